@@ -1,0 +1,38 @@
+// attn-to-linalg: everything attn-to-onednn left becomes linalg/tensor/scf code.
+#include "compiler/Conversion/AttnToLinalg/Patterns.h"
+#include "compiler/Conversion/Passes.h"
+#include "dialect/AttnOps.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNTOLINALG
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+struct AttnToLinalg : mlir::attn::impl::AttnToLinalgBase<AttnToLinalg> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    attn::linalg_lowering::populateCorePatterns(patterns);
+    attn::linalg_lowering::populateRecurrentPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config)))
+      return signalPassFailure();
+    // Whatever is left has no lowering here: say which op, and what usually fixes it.
+    WalkResult leftover = getOperation().walk([](Operation *op) {
+      if (!isa<attn::AttnDialect>(op->getDialect()))
+        return WalkResult::advance();
+      op->emitError("'") << op->getName()
+                         << "' has no lowering to linalg (composite ops need attn-decompose, "
+                            "params attn-params-to-args, matmuls attn-to-onednn first)";
+      return WalkResult::interrupt();
+    });
+    if (leftover.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

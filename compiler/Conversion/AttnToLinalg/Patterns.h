@@ -1,0 +1,11 @@
+// Pattern sets of attn-to-linalg, one populate function per op family.
+#pragma once
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::attn::linalg_lowering {
+/// Elementwise, softmax, layer_norm, reductions, shape ops, embedding, constant.
+void populateCorePatterns(RewritePatternSet &patterns);
+/// attn.scan -> scf.for over time.
+void populateRecurrentPatterns(RewritePatternSet &patterns);
+} // namespace mlir::attn::linalg_lowering

@@ -1,0 +1,136 @@
+// attn-to-onednn, core family: matmul and dense become calls of the runtime's kernels
+// (runtime/include/attn/kernels.h). The kernels see memref descriptors, so operands can be
+// strided views and nothing is copied on the way in.
+#include "compiler/Conversion/AttnToOneDNN/Patterns.h"
+#include "compiler/Conversion/Passes.h"
+#include "dialect/AttnOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+// memref<?x...xf32, strided<[?, ...], offset: ?>>: the one argument type of every kernel, so
+// a single declaration serves all shapes.
+MemRefType kernelMemrefType(MLIRContext *ctx, int64_t rank) {
+  SmallVector<int64_t> dyn(rank, ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dyn);
+  return MemRefType::get(dyn, Float32Type::get(ctx), layout);
+}
+
+// Declares `@name(kernel memrefs..., i64...)` once per module.
+func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef name,
+                           ArrayRef<int64_t> memrefRanks, unsigned numI64) {
+  auto module = from->getParentOfType<ModuleOp>();
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<Type> inputs;
+  for (int64_t r : memrefRanks)
+    inputs.push_back(kernelMemrefType(ctx, r));
+  inputs.append(numI64, rewriter.getI64Type());
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(module.getBody());
+  auto f = rewriter.create<func::FuncOp>(module.getLoc(), name,
+                                         rewriter.getFunctionType(inputs, {}));
+  f.setPrivate();
+  f->setAttr("llvm.emit_c_interface", rewriter.getUnitAttr());
+  return f;
+}
+
+// A tensor operand as a kernel argument: its buffer, viewed with a dynamic layout.
+Value asKernelOperand(PatternRewriter &rewriter, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<int64_t> dynStrides(type.getRank(), ShapedType::kDynamic);
+  auto viewType = MemRefType::get(type.getShape(), type.getElementType(),
+                                  StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dynStrides));
+  Value view = rewriter.create<bufferization::ToMemrefOp>(loc, viewType, tensor);
+  return rewriter.create<memref::CastOp>(loc, kernelMemrefType(ctx, type.getRank()), view);
+}
+
+// A fresh output buffer of `shape`, plus its kernel view.
+std::pair<Value, Value> allocKernelResult(PatternRewriter &rewriter, Location loc,
+                                          ArrayRef<int64_t> shape) {
+  auto type = MemRefType::get(shape, rewriter.getF32Type());
+  Value buffer = rewriter.create<memref::AllocOp>(loc, type, rewriter.getI64IntegerAttr(64));
+  Value view = rewriter.create<memref::CastOp>(
+      loc, kernelMemrefType(rewriter.getContext(), shape.size()), buffer);
+  return {buffer, view};
+}
+
+Value asTensor(PatternRewriter &rewriter, Location loc, Value buffer) {
+  return rewriter.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
+                                                    /*writable=*/true);
+}
+
+Value reshape(PatternRewriter &rewriter, Location loc, Value v, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getShape() == shape)
+    return v;
+  return rewriter.create<ReshapeOp>(loc, RankedTensorType::get(shape, type.getElementType()),
+                                    v);
+}
+
+// [batch..., R, C] -> [prod(batch), R, C]  (no batch dims: 1)
+SmallVector<int64_t> asRank3(ArrayRef<int64_t> shape) {
+  int64_t batch = 1;
+  for (int64_t d : shape.drop_back(2))
+    batch *= d;
+  return {batch, shape[shape.size() - 2], shape.back()};
+}
+
+// attn.matmul -> attn_rt_matmul(a [Ba, M, K], b [Bb, K, N], c [B, M, N], trans_a, trans_b)
+struct MatmulToKernel : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto kernel = declareKernel(rewriter, op, "attn_rt_matmul", {3, 3, 3}, 2);
+    Value a = reshape(rewriter, loc, op.getLhs(), asRank3(op.getLhs().getType().getShape()));
+    Value b = reshape(rewriter, loc, op.getRhs(), asRank3(op.getRhs().getType().getShape()));
+    auto resultShape = op.getType().getShape();
+    auto [buffer, view] = allocKernelResult(rewriter, loc, asRank3(resultShape));
+    Value ta = rewriter.create<arith::ConstantIntOp>(loc, op.getTransposeLhs(), 64);
+    Value tb = rewriter.create<arith::ConstantIntOp>(loc, op.getTransposeRhs(), 64);
+    rewriter.create<func::CallOp>(
+        loc, kernel,
+        ValueRange{asKernelOperand(rewriter, loc, a), asKernelOperand(rewriter, loc, b), view,
+                   ta, tb});
+    rewriter.replaceOp(op, reshape(rewriter, loc, asTensor(rewriter, loc, buffer), resultShape));
+    return success();
+  }
+};
+
+// attn.dense -> attn_rt_dense(x [M, K], w [K, N], bias [N], y [M, N]); without a bias it is
+// a plain matmul.
+struct DenseToKernel : OpRewritePattern<DenseOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DenseOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto inShape = op.getInput().getType().getShape();
+    int64_t rows = 1;
+    for (int64_t d : inShape.drop_back())
+      rows *= d;
+    Value x = reshape(rewriter, loc, op.getInput(), {rows, inShape.back()});
+    if (!op.getBias()) {
+      Value y = rewriter.create<MatmulOp>(loc, x, op.getWeight());
+      rewriter.replaceOp(op, reshape(rewriter, loc, y, op.getType().getShape()));
+      return success();
+    }
+    auto kernel = declareKernel(rewriter, op, "attn_rt_dense", {2, 2, 1, 2}, 0);
+    int64_t n = op.getType().getShape().back();
+    auto [buffer, view] = allocKernelResult(rewriter, loc, {rows, n});
+    rewriter.create<func::CallOp>(loc, kernel,
+                                  ValueRange{asKernelOperand(rewriter, loc, x),
+                                             asKernelOperand(rewriter, loc, op.getWeight()),
+                                             asKernelOperand(rewriter, loc, op.getBias()),
+                                             view});
+    rewriter.replaceOp(op, reshape(rewriter, loc, asTensor(rewriter, loc, buffer),
+                                   op.getType().getShape()));
+    return success();
+  }
+};
+} // namespace
+
+void mlir::attn::onednn::populateCorePatterns(RewritePatternSet &patterns) {
+  patterns.add<MatmulToKernel, DenseToKernel>(patterns.getContext());
+}

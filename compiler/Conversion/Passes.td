@@ -1,0 +1,35 @@
+//===- Passes.td - lowerings out of the attn dialect ------------------------------------===//
+#ifndef ATTN_CONVERSION_PASSES_TD
+#define ATTN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnToOneDNN : Pass<"attn-to-onednn", "mlir::ModuleOp"> {
+  let summary = "lowers matmul and dense to calls of the runtime's cached oneDNN kernels";
+  let description = [{
+    `attn.matmul` and `attn.dense` become `func.call`s of `@attn_rt_matmul` /
+    `@attn_rt_dense` (declared `llvm.emit_c_interface`, implemented in runtime/cpu) on
+    memrefs of the operands and a fresh output buffer. Shapes are folded to the kernels'
+    rank-3 (matmul: batch, rows, cols) and rank-2 (dense) forms with reshapes; everything
+    else is left for attn-to-linalg.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
+                           "mlir::bufferization::BufferizationDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def AttnToLinalg : Pass<"attn-to-linalg", "mlir::ModuleOp"> {
+  let summary = "lowers the remaining attn ops to linalg, tensor, arith, math and scf";
+  let description = [{
+    Elementwise ops (with broadcasting), softmax, layer_norm, reductions and embedding become
+    `linalg.generic`s; shape ops become tensor ops; `attn.scan` becomes an `scf.for` over
+    time whose iteration arguments are the carried values and the stacked outputs. Composite
+    ops must have been decomposed and matmuls lowered first: any attn op left over is an
+    error naming it.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+#endif // ATTN_CONVERSION_PASSES_TD

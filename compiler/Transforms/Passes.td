@@ -1,0 +1,53 @@
+//===- Passes.td - attn-to-attn transformations -----------------------------------------===//
+#ifndef ATTN_TRANSFORMS_PASSES_TD
+#define ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnParamsToArgs : Pass<"attn-params-to-args", "mlir::ModuleOp"> {
+  let summary = "turns attn.param ops into leading arguments of every entry point";
+  let description = [{
+    Collects the module's parameters (by name, in order of first appearance), records them
+    as the module attribute `attn.params` (the program's parameter table: name, type, init,
+    scale), prepends one argument per parameter to every public function, and replaces each
+    `attn.param` with its argument. Afterwards every entry point has the runtime's calling
+    convention: parameters, then inputs. Two params of one name with different types or
+    inits are an error.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def AttnDecompose : Pass<"attn-decompose"> {
+  let summary = "rewrites composite ops (cells) into core attn ops";
+  let description = [{
+    `attn.rnn_cell` becomes `tanh(dense(x, w_ax, b) + matmul(h, w_aa))`. Run after fusion
+    (which wants to see whole cells) and before the lowerings, which only know core ops.
+  }];
+}
+
+def AttnPackedEntries : Pass<"attn-packed-entries", "mlir::ModuleOp"> {
+  let summary = "gives every entry point the runtime's `void f(void **args)` C ABI";
+  let description = [{
+    Runs on bufferized code (outputs already turned into out-parameters). For each public
+    function `@f` it creates `@<prefix>f(!llvm.ptr)` that loads one buffer pointer per
+    argument from the array, rebuilds each static memref descriptor and calls `@f`, which
+    becomes private (and is inlined by LLVM). See runtime/include/attn/abi.h.
+  }];
+  let options = [
+    Option<"prefix", "prefix", "std::string", /*default=*/"\"attn_\"",
+           "symbol prefix of the packed entry points (the model's C name)">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect"];
+}
+
+def AttnExpandMath : Pass<"attn-expand-math"> {
+  let summary = "replaces math.tanh/exp/log/... by polynomial approximations";
+  let description = [{
+    libm calls block LLVM's loop vectorizer; MLIR's polynomial approximations are plain
+    arithmetic (float32 error within a few ulp), so elementwise loops vectorize.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::vector::VectorDialect",
+                           "mlir::math::MathDialect"];
+}
+
+#endif // ATTN_TRANSFORMS_PASSES_TD

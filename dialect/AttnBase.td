@@ -1,0 +1,53 @@
+//===- AttnBase.td - the attn dialect and its op base class ------------------------------===//
+//
+// Shared by every op family in ops/. Tensors in attn are ranked with static shapes: a model's
+// batch size and lengths are fixed when it is compiled, which lets every later stage (oneDNN
+// primitive caching, vectorized loops, the C ABI) work with known sizes.
+//
+//===----------------------------------------------------------------------------------===//
+#ifndef ATTN_BASE_TD
+#define ATTN_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def Attn_Dialect : Dialect {
+  let name = "attn";
+  let cppNamespace = "::mlir::attn";
+  let summary = "Tensor-level ops of sequence models: cells, attention, losses.";
+  let description = [{
+    The `attn` dialect is what the YAML frontend emits and what autodiff, fusion and the
+    lowerings to oneDNN, linalg and CUDA consume. Values are ranked `f32` tensors with static
+    shapes (token ids are `i32` tensors). Model parameters are named `attn.param` ops; entry
+    points are `func.func`s.
+
+    Broadcasting (elementwise binary ops) follows NumPy: shapes are aligned at their trailing
+    dimensions, and each aligned pair must be equal or one of them 1; the result takes the
+    larger. A missing leading dimension counts as 1.
+  }];
+}
+
+class Attn_Op<string mnemonic, list<Trait> traits = []> : Op<Attn_Dialect, mnemonic, traits>;
+
+def Attn_FloatTensor : RankedTensorOf<[F32]>;
+def Attn_IdTensor : RankedTensorOf<[I32]>;
+
+// Ops whose result type follows from the operands through a shared C++ rule in
+// dialect/ops/ShapeRules.h (`rule` names the function).
+class Attn_InferredOp<string mnemonic, string rule, list<Trait> traits = []>
+    : Attn_Op<mnemonic, !listconcat(traits, [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>])> {
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(::mlir::MLIRContext *context,
+        std::optional<::mlir::Location> location, ::mlir::ValueRange operands,
+        ::mlir::DictionaryAttr attributes, ::mlir::OpaqueProperties properties,
+        ::mlir::RegionRange regions, ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes) {
+      return ::mlir::attn::}] # rule # [{(getOperationName(), location, operands,
+                                         inferredReturnTypes);
+    }
+  }];
+}
+
+#endif // ATTN_BASE_TD

@@ -1,0 +1,8 @@
+//===- AttnOps.td - every op of the attn dialect, by family ------------------------------===//
+#ifndef ATTN_OPS_TD
+#define ATTN_OPS_TD
+
+include "dialect/ops/Core.td"
+include "dialect/ops/Recurrent.td"
+
+#endif // ATTN_OPS_TD

@@ -1,0 +1,273 @@
+// Shape rules and verifiers of the core ops (ops/Core.td).
+#include "dialect/AttnOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+} // namespace
+
+//===----------------------------------------------------------------------------------===//
+// param, constant
+//===----------------------------------------------------------------------------------===//
+
+LogicalResult ParamOp::verify() {
+  static const char *kInits[] = {"zeros", "ones", "uniform", "normal"};
+  if (!llvm::is_contained(kInits, getInit()))
+    return emitOpError("has unknown init '")
+           << getInit() << "' (expected zeros, ones, uniform or normal)";
+  if (!getType().hasStaticShape())
+    return emitOpError("needs a static shape, got ") << getType();
+  if (getName().empty())
+    return emitOpError("needs a non-empty name");
+  return success();
+}
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                           ValueRange, DictionaryAttr attributes,
+                                           OpaqueProperties properties, RegionRange regions,
+                                           SmallVectorImpl<Type> &results) {
+  Adaptor adaptor({}, attributes, properties, regions);
+  results.push_back(adaptor.getValue().getType());
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------------------===//
+// matmul, dense
+//===----------------------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         ValueRange operands, DictionaryAttr attributes,
+                                         OpaqueProperties properties, RegionRange regions,
+                                         SmallVectorImpl<Type> &results) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  auto lhs = tensorOf(adaptor.getLhs()), rhs = tensorOf(adaptor.getRhs());
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return emitOptionalError(loc, "'attn.matmul' needs operands of rank >= 2, got ",
+                             typeStr(lhs), " and ", typeStr(rhs));
+  auto ls = lhs.getShape(), rs = rhs.getShape();
+  int64_t lr = ls.size(), rr = rs.size();
+  int64_t m = adaptor.getTransposeLhs() ? ls[lr - 1] : ls[lr - 2];
+  int64_t kl = adaptor.getTransposeLhs() ? ls[lr - 2] : ls[lr - 1];
+  int64_t kr = adaptor.getTransposeRhs() ? rs[rr - 1] : rs[rr - 2];
+  int64_t n = adaptor.getTransposeRhs() ? rs[rr - 2] : rs[rr - 1];
+  if (kl != kr)
+    return emitOptionalError(loc, "'attn.matmul' contracts K=", kl, " of ", typeStr(lhs),
+                             " with K=", kr, " of ", typeStr(rhs),
+                             adaptor.getTransposeLhs() || adaptor.getTransposeRhs()
+                                 ? " (after transposes)"
+                                 : "");
+  auto lb = ls.drop_back(2), rb = rs.drop_back(2);
+  if (!lb.empty() && !rb.empty() && lb != rb)
+    return emitOptionalError(loc, "'attn.matmul' batch dimensions differ: ", typeStr(lhs),
+                             " vs ", typeStr(rhs),
+                             " (they must be equal, or one operand must be rank 2)");
+  SmallVector<int64_t> shape(lb.empty() ? rb : lb);
+  shape.append({m, n});
+  results.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+LogicalResult DenseOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        ValueRange operands, DictionaryAttr attributes,
+                                        OpaqueProperties properties, RegionRange regions,
+                                        SmallVectorImpl<Type> &results) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  auto in = tensorOf(adaptor.getInput()), w = tensorOf(adaptor.getWeight());
+  if (in.getRank() < 1 || w.getRank() != 2 || in.getShape().back() != w.getShape()[0])
+    return emitOptionalError(loc, "'attn.dense' needs input [..., K] and weight [K, N], got ",
+                             typeStr(in), " and ", typeStr(w));
+  int64_t n = w.getShape()[1];
+  if (Value bias = adaptor.getBias()) {
+    auto b = tensorOf(bias);
+    if (b.getRank() != 1 || b.getShape()[0] != n)
+      return emitOptionalError(loc, "'attn.dense' bias must be [", n, "] for weight ",
+                               typeStr(w), ", got ", typeStr(b));
+  }
+  SmallVector<int64_t> shape(in.getShape().drop_back());
+  shape.push_back(n);
+  results.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------------------===//
+// softmax, layer_norm
+//===----------------------------------------------------------------------------------===//
+
+int64_t SoftmaxOp::getPositiveAxis() {
+  return *normalizeAxis(getAxis(), getType().getRank());
+}
+
+LogicalResult SoftmaxOp::verify() {
+  if (!normalizeAxis(getAxis(), getType().getRank()))
+    return emitOpError("axis ") << getAxis() << " is out of range for " << getInput().getType();
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            ValueRange operands, DictionaryAttr attributes,
+                                            OpaqueProperties properties, RegionRange regions,
+                                            SmallVectorImpl<Type> &results) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  auto in = tensorOf(adaptor.getInput());
+  if (in.getRank() < 1)
+    return emitOptionalError(loc, "'attn.layer_norm' needs an input of rank >= 1");
+  int64_t d = in.getShape().back();
+  for (Value v : {adaptor.getGamma(), adaptor.getBeta()}) {
+    auto t = tensorOf(v);
+    if (t.getRank() != 1 || t.getShape()[0] != d)
+      return emitOptionalError(loc, "'attn.layer_norm' gamma and beta must be [", d,
+                               "] for input ", typeStr(in), ", got ", typeStr(t));
+  }
+  results.push_back(in);
+  return success();
+}
+
+//===----------------------------------------------------------------------------------===//
+// reductions
+//===----------------------------------------------------------------------------------===//
+
+static LogicalResult inferReduce(StringRef opName, std::optional<Location> loc,
+                                 RankedTensorType in, ArrayRef<int64_t> axes, bool keepdims,
+                                 SmallVectorImpl<Type> &results) {
+  SmallVector<bool> reduced(in.getRank(), false);
+  for (int64_t axis : axes) {
+    if (axis < 0 || axis >= in.getRank() || reduced[axis])
+      return emitOptionalError(loc, "'", opName, "' axes ", shapeStr(axes),
+                               " must be distinct and within [0, ", in.getRank(), ") for ",
+                               typeStr(in));
+    reduced[axis] = true;
+  }
+  SmallVector<int64_t> shape;
+  for (auto [i, d] : llvm::enumerate(in.getShape())) {
+    if (!reduced[i])
+      shape.push_back(d);
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  results.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+#define ATTN_REDUCE_INFER(OP)                                                                  \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc,               \
+                                     ValueRange operands, DictionaryAttr attributes,           \
+                                     OpaqueProperties properties, RegionRange regions,         \
+                                     SmallVectorImpl<Type> &results) {                         \
+    Adaptor adaptor(operands, attributes, properties, regions);                                \
+    return inferReduce(getOperationName(), loc, tensorOf(adaptor.getInput()),                  \
+                       adaptor.getAxes(), adaptor.getKeepdims(), results);                     \
+  }
+ATTN_REDUCE_INFER(ReduceSumOp)
+ATTN_REDUCE_INFER(ReduceMeanOp)
+ATTN_REDUCE_INFER(ReduceMaxOp)
+#undef ATTN_REDUCE_INFER
+
+//===----------------------------------------------------------------------------------===//
+// reshape, transpose, concat, slice, embedding
+//===----------------------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto in = getInput().getType(), out = getType();
+  if (!in.hasStaticShape() || !out.hasStaticShape() ||
+      in.getNumElements() != out.getNumElements())
+    return emitOpError("cannot reshape ") << in << " (" << in.getNumElements()
+                                          << " elements) to " << out;
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            ValueRange operands, DictionaryAttr attributes,
+                                            OpaqueProperties properties, RegionRange regions,
+                                            SmallVectorImpl<Type> &results) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  auto in = tensorOf(adaptor.getInput());
+  ArrayRef<int64_t> perm = adaptor.getPerm();
+  SmallVector<bool> seen(in.getRank(), false);
+  bool ok = (int64_t)perm.size() == in.getRank();
+  for (int64_t p : perm) {
+    ok = ok && p >= 0 && p < in.getRank() && !seen[p];
+    if (ok)
+      seen[p] = true;
+  }
+  if (!ok)
+    return emitOptionalError(loc, "'attn.transpose' perm ", shapeStr(perm),
+                             " is not a permutation of the ", in.getRank(), " dims of ",
+                             typeStr(in));
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(in.getShape()[p]);
+  results.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         ValueRange operands, DictionaryAttr attributes,
+                                         OpaqueProperties properties, RegionRange regions,
+                                         SmallVectorImpl<Type> &results) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  if (operands.empty())
+    return emitOptionalError(loc, "'attn.concat' needs at least one input");
+  auto first = tensorOf(operands[0]);
+  auto axis = normalizeAxis(adaptor.getAxis(), first.getRank());
+  if (!axis)
+    return emitOptionalError(loc, "'attn.concat' axis ", adaptor.getAxis(),
+                             " is out of range for ", typeStr(first));
+  SmallVector<int64_t> shape(first.getShape());
+  for (Value v : operands.drop_front()) {
+    auto t = tensorOf(v);
+    bool ok = t.getRank() == first.getRank();
+    for (int64_t i = 0; ok && i < t.getRank(); ++i)
+      ok = i == *axis || t.getShape()[i] == first.getShape()[i];
+    if (!ok)
+      return emitOptionalError(loc, "'attn.concat' inputs ", typeStr(first), " and ",
+                               typeStr(t), " differ outside axis ", *axis);
+    shape[*axis] += t.getShape()[*axis];
+  }
+  results.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        ValueRange operands, DictionaryAttr attributes,
+                                        OpaqueProperties properties, RegionRange regions,
+                                        SmallVectorImpl<Type> &results) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  auto in = tensorOf(adaptor.getInput());
+  ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes();
+  bool ok = (int64_t)offsets.size() == in.getRank() && (int64_t)sizes.size() == in.getRank();
+  for (int64_t i = 0; ok && i < in.getRank(); ++i)
+    ok = offsets[i] >= 0 && sizes[i] >= 1 && offsets[i] + sizes[i] <= in.getShape()[i];
+  if (!ok)
+    return emitOptionalError(loc, "'attn.slice' box offsets ", shapeStr(offsets), " sizes ",
+                             shapeStr(sizes), " does not fit in ", typeStr(in));
+  results.push_back(RankedTensorType::get(sizes, in.getElementType()));
+  return success();
+}
+
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            ValueRange operands, DictionaryAttr attributes,
+                                            OpaqueProperties properties, RegionRange regions,
+                                            SmallVectorImpl<Type> &results) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  auto table = tensorOf(adaptor.getTable()), ids = tensorOf(adaptor.getIds());
+  if (table.getRank() != 2)
+    return emitOptionalError(loc, "'attn.embedding' table must be [V, D], got ",
+                             typeStr(table));
+  SmallVector<int64_t> shape(ids.getShape());
+  shape.push_back(table.getShape()[1]);
+  results.push_back(RankedTensorType::get(shape, table.getElementType()));
+  return success();
+}

@@ -1,0 +1,289 @@
+//===- Core.td - parameters, constants, matmul, elementwise, shapes ----------------------===//
+#ifndef ATTN_OPS_CORE_TD
+#define ATTN_OPS_CORE_TD
+
+include "dialect/AttnBase.td"
+
+//===----------------------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------------------===//
+
+def Attn_ParamOp : Attn_Op<"param", [Pure]> {
+  let summary = "a named, trainable model parameter";
+  let description = [{
+    Reads the parameter `name`. Parameters are owned by the runtime, not by the IR: the
+    `attn-params-to-args` pass turns every `attn.param` into an argument of each entry point,
+    and the runtime initialises them with `init` (`zeros`, `ones`, `uniform` in
+    `[-scale, scale]`, `normal` with standard deviation `scale`) from a seed.
+
+    ```mlir
+    %w = attn.param "rnn.w_ax" {init = "uniform", scale = 0.25 : f32} : tensor<1x32xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name,
+                       DefaultValuedStrAttr<StrAttr, "uniform">:$init,
+                       DefaultValuedAttr<F32Attr, "0.1f">:$scale);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Attn_ConstantOp : Attn_Op<"constant",
+    [Pure, ConstantLike, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "a constant tensor";
+  let description = [{
+    ```mlir
+    %c = attn.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------------------===//
+
+def Attn_MatmulOp : Attn_Op<"matmul", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "(batched) matrix product with optional transposes";
+  let description = [{
+    `result[b] = op(lhs[b]) x op(rhs[b])` where `op` transposes the last two dimensions when
+    `transpose_lhs` / `transpose_rhs` is set. `lhs` is `[batch..., M, K]`, `rhs` is
+    `[batch..., K, N]`, the result `[batch..., M, N]`. The batch dimensions of both sides must
+    be equal, or one side has none (rank 2): it is then shared by every batch.
+
+    ```mlir
+    %y = attn.matmul %q, %k {transpose_rhs = true} : tensor<4x10x16xf32>, tensor<4x12x16xf32>
+    // %y : tensor<4x10x12xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$lhs, Attn_FloatTensor:$rhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_lhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+}
+
+def Attn_DenseOp : Attn_Op<"dense", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "affine layer: input x weight + bias";
+  let description = [{
+    `result = input x weight + bias` over the last dimension: `input` is `[..., K]`, `weight`
+    `[K, N]`, the optional `bias` `[N]`, the result `[..., N]`.
+
+    ```mlir
+    %y = attn.dense %x, %w, %b : tensor<32x16xf32>, tensor<16x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$weight,
+                       Optional<Attn_FloatTensor>:$bias);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight) (`,` type($bias)^)?
+  }];
+}
+
+//===----------------------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------------------===//
+
+class Attn_BinaryOp<string mnemonic, string formula>
+    : Attn_InferredOp<mnemonic, "inferBroadcastType"> {
+  let summary = "elementwise " # formula # " with broadcasting";
+  let description = [{
+    `result = }] # formula # [{`, elementwise, with NumPy broadcasting (see the dialect
+    description).
+
+    ```mlir
+    %z = attn.}] # mnemonic # [{ %x, %b : tensor<32x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$lhs, Attn_FloatTensor:$rhs);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+}
+
+def Attn_AddOp : Attn_BinaryOp<"add", "lhs + rhs">;
+def Attn_SubOp : Attn_BinaryOp<"sub", "lhs - rhs">;
+def Attn_MulOp : Attn_BinaryOp<"mul", "lhs * rhs">;
+def Attn_DivOp : Attn_BinaryOp<"div", "lhs / rhs">;
+
+class Attn_UnaryOp<string mnemonic, string formula>
+    : Attn_InferredOp<mnemonic, "inferSameType"> {
+  let summary = "elementwise " # formula;
+  let description = [{
+    `result = }] # formula # [{`, elementwise.
+
+    ```mlir
+    %y = attn.}] # mnemonic # [{ %x : tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Attn_NegOp : Attn_UnaryOp<"neg", "-x">;
+def Attn_TanhOp : Attn_UnaryOp<"tanh", "tanh(x)">;
+def Attn_SigmoidOp : Attn_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def Attn_ReluOp : Attn_UnaryOp<"relu", "max(x, 0)">;
+def Attn_ExpOp : Attn_UnaryOp<"exp", "exp(x)">;
+def Attn_LogOp : Attn_UnaryOp<"log", "log(x)">;
+
+//===----------------------------------------------------------------------------------===//
+// Normalisation
+//===----------------------------------------------------------------------------------===//
+
+def Attn_SoftmaxOp : Attn_InferredOp<"softmax", "inferSameType"> {
+  let summary = "softmax along one axis";
+  let description = [{
+    `result = exp(x - max(x)) / sum(exp(x - max(x)))` along `axis` (negative counts from the
+    end; default: the last).
+
+    ```mlir
+    %p = attn.softmax %logits {axis = -1 : i64} : tensor<32x10xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// `axis` as a non-negative dimension index.
+    int64_t getPositiveAxis();
+  }];
+}
+
+def Attn_LayerNormOp : Attn_Op<"layer_norm",
+    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "layer normalisation over the last dimension";
+  let description = [{
+    `result = (x - mean) / sqrt(var + epsilon) * gamma + beta`, with mean and (biased)
+    variance over the last dimension `D`; `gamma` and `beta` are `[D]`.
+
+    ```mlir
+    %y = attn.layer_norm %x, %g, %b {epsilon = 1.0e-5 : f32}
+        : tensor<32x64xf32>, tensor<64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$gamma,
+                       Attn_FloatTensor:$beta, DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta attr-dict `:` type($input) `,` type($gamma) `,` type($beta)
+  }];
+}
+
+//===----------------------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------------------===//
+
+class Attn_ReduceOp<string mnemonic, string what>
+    : Attn_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = what # " over the given axes";
+  let description = [{
+    Reduces `input` with }] # what # [{ over `axes` (each in `[0, rank)`, no repeats).
+    The reduced dimensions are dropped, or kept with size 1 when `keepdims` is set.
+
+    ```mlir
+    %s = attn.}] # mnemonic # [{ %x {axes = array<i64: 1>} : tensor<32x64xf32>
+    // %s : tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, DenseI64ArrayAttr:$axes,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdims);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Attn_ReduceSumOp : Attn_ReduceOp<"reduce_sum", "the sum">;
+def Attn_ReduceMeanOp : Attn_ReduceOp<"reduce_mean", "the mean">;
+def Attn_ReduceMaxOp : Attn_ReduceOp<"reduce_max", "the maximum">;
+
+//===----------------------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------------------===//
+
+def Attn_ReshapeOp : Attn_Op<"reshape", [Pure]> {
+  let summary = "the same elements, in row-major order, with another shape";
+  let description = [{
+    The result type is written out; it must hold as many elements as the input.
+
+    ```mlir
+    %y = attn.reshape %x : tensor<4x16x8xf32> -> tensor<64x8xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Attn_TransposeOp : Attn_Op<"transpose",
+    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "permutes dimensions";
+  let description = [{
+    `result.shape[i] = input.shape[perm[i]]`; `perm` is a permutation of `[0, rank)`.
+
+    ```mlir
+    %y = attn.transpose %x {perm = array<i64: 1, 0, 2>} : tensor<4x16x8xf32>
+    // %y : tensor<16x4x8xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Attn_ConcatOp : Attn_Op<"concat", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "joins tensors along one axis";
+  let description = [{
+    All inputs have the same rank and agree on every dimension but `axis`.
+
+    ```mlir
+    %y = attn.concat %a, %b {axis = 1 : i64} : tensor<4x8xf32>, tensor<4x3xf32>
+    // %y : tensor<4x11xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Attn_FloatTensor>:$inputs, I64Attr:$axis);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+}
+
+def Attn_SliceOp : Attn_Op<"slice", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "a contiguous box of a tensor";
+  let description = [{
+    `result[i...] = input[offsets + i...]` with `result.shape = sizes`; the box must lie inside
+    the input.
+
+    ```mlir
+    %y = attn.slice %x {offsets = array<i64: 0, 15, 0>, sizes = array<i64: 4, 1, 8>}
+        : tensor<4x16x8xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Attn_EmbeddingOp : Attn_Op<"embedding",
+    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "looks up rows of a table by token id";
+  let description = [{
+    `result[i..., :] = table[ids[i...], :]`: `table` is `[V, D]`, `ids` any shape of `i32`,
+    the result `ids.shape + [D]`. Ids outside `[0, V)` read row 0 (they are rejected by the
+    runtime's data pipeline before they get here).
+
+    ```mlir
+    %e = attn.embedding %table, %ids : tensor<1000x64xf32>, tensor<32x20xi32>
+    // %e : tensor<32x20x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$table, Attn_IdTensor:$ids);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$table `,` $ids attr-dict `:` type($table) `,` type($ids)";
+}
+
+#endif // ATTN_OPS_CORE_TD

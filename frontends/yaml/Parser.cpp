@@ -1,0 +1,614 @@
+// Spec files: YAML text -> validated Spec. Validation walks the document against the schema
+// table (Schema.cpp), collecting every problem as a Diagnostic instead of stopping at the first,
+// and resolves each key to either the user's node or the schema's default; the Spec is then
+// read from those resolved nodes, so defaults live only in the schema table.
+#include "frontends/yaml/Schema.h"
+#include "frontends/yaml/Spec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace attn::yaml {
+
+std::string Diagnostic::str() const {
+  std::ostringstream out;
+  out << loc.file;
+  // A file that cannot be read has no position to show.
+  if (loc.line > 0)
+    out << ":" << loc.line << ":" << loc.col;
+  out << ": error: " << message;
+  if (!hint.empty())
+    out << "\n  hint: " << hint;
+  return out.str();
+}
+
+namespace {
+
+// yaml-cpp marks are 0-based; nodes built in memory (by overrides) have none.
+bool hasMark(const YAML::Node &node) { return node && !node.Mark().is_null(); }
+
+Loc locFromMark(const std::string &file, const YAML::Mark &mark) {
+  return {file, mark.line + 1, mark.column + 1};
+}
+
+std::string join(const std::string &parent, const std::string &name) {
+  return parent.empty() ? name : parent + "." + name;
+}
+
+// Where a map is, in words: "at the top level" / "in 'model.rnn'".
+std::string where(const std::string &path) {
+  return path.empty() ? "at the top level" : "in '" + path + "'";
+}
+
+std::string quoteList(const std::vector<std::string> &items) {
+  std::string out;
+  for (const std::string &item : items)
+    out += (out.empty() ? "'" : ", '") + item + "'";
+  return out;
+}
+
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+    }
+  }
+  return row[b.size()];
+}
+
+// The closest candidate when it is close enough to be a plausible typo; "" otherwise.
+std::string closest(const std::string &word, const std::vector<std::string> &candidates) {
+  std::string best;
+  size_t bestDistance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const std::string &candidate : candidates) {
+    size_t d = editDistance(word, candidate);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+// Quoted scalars ("16") are strings in YAML; only plain ones may be numbers or booleans.
+bool isPlainScalar(const YAML::Node &node) { return node.IsScalar() && node.Tag() == "?"; }
+
+// Strict: digits with an optional sign, nothing else ("16.0", "1e3", "0x10" are not integers).
+// `tooLarge` tells a well-formed integer that does not fit in 64 bits from a non-integer.
+std::optional<int64_t> parseInt(const std::string &text, bool *tooLarge = nullptr) {
+  const char *begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+  const char *end = text.data() + text.size();
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (tooLarge)
+    *tooLarge = ec == std::errc::result_out_of_range && ptr == end;
+  if (ec != std::errc() || ptr != end || begin == end)
+    return std::nullopt;
+  return value;
+}
+
+std::optional<double> parseFloat(const std::string &text) {
+  if (text.empty())
+    return std::nullopt;
+  char *end = nullptr;
+  errno = 0;
+  double value = std::strtod(text.c_str(), &end);
+  if (errno != 0 || end != text.c_str() + text.size())
+    return std::nullopt;
+  return value;
+}
+
+std::optional<bool> parseBool(const std::string &text) {
+  if (text == "true" || text == "True" || text == "TRUE")
+    return true;
+  if (text == "false" || text == "False" || text == "FALSE")
+    return false;
+  return std::nullopt;
+}
+
+// What a wrong value looks like, for "expected X for 'k', got <this>".
+std::string describeValue(const YAML::Node &node) {
+  if (!node || node.IsNull())
+    return "an empty value";
+  if (node.IsSequence())
+    return "a list";
+  if (node.IsMap())
+    return "a map";
+  if (!isPlainScalar(node))
+    return "the quoted string \"" + node.Scalar() + "\"";
+  return "'" + node.Scalar() + "'";
+}
+
+// A `--set` override after it has been applied: diagnostics about anything at or under its
+// path point at the command line rather than at the file.
+struct OverrideSite {
+  std::string path;
+  std::string file; // "--set train.batch_size"
+
+  bool covers(const std::string &p) const {
+    return p == path || p.rfind(path + ".", 0) == 0 || p.rfind(path + "[", 0) == 0;
+  }
+  // The override created the (mark-less) intermediate map at `p`.
+  bool isBelow(const std::string &p) const { return path.rfind(p + ".", 0) == 0; }
+  Loc loc(const YAML::Node &node) const {
+    // Marks of nodes parsed from the override's value are positions within that value.
+    return hasMark(node) ? locFromMark(file, node.Mark()) : Loc{file, 1, 1};
+  }
+};
+
+class Validator {
+public:
+  Validator(std::string file, std::vector<OverrideSite> overrides, std::vector<Diagnostic> &diags)
+      : file_(std::move(file)), overrides_(std::move(overrides)), diags_(diags) {}
+
+  void validateRoot(const YAML::Node &root) {
+    Loc rootLoc{file_, 1, 1};
+    if (!root || root.IsNull()) {
+      error(rootLoc, "the spec is empty",
+            "a spec is a map with the keys " + quoteList(keyNames(childrenOf(""))));
+      return;
+    }
+    if (!root.IsMap()) {
+      error(locate(root, "", rootLoc), "expected a map at the top level, got " + describeValue(root),
+            "a spec is a map with the keys " + quoteList(keyNames(childrenOf(""))));
+      return;
+    }
+    validateMap(root, "", locate(root, "", rootLoc), /*present=*/true);
+  }
+
+  // Accessors for building the Spec once validation passed, so every value parses.
+  YAML::Node node(const std::string &path) const {
+    auto it = resolved_.find(path);
+    return it == resolved_.end() ? YAML::Node() : it->second;
+  }
+  bool has(const std::string &path) const { return present_.count(path) != 0; }
+  int64_t intAt(const std::string &path) const { return *parseInt(node(path).Scalar()); }
+  std::string stringAt(const std::string &path) const { return node(path).Scalar(); }
+  std::vector<int64_t> intListAt(const std::string &path) const {
+    std::vector<int64_t> values;
+    for (const YAML::Node &item : node(path))
+      values.push_back(*parseInt(item.Scalar()));
+    return values;
+  }
+  Loc mapLoc(const std::string &path) const { return mapLocs_.at(path); }
+
+private:
+  void error(Loc loc, std::string message, std::string hint = "") {
+    diags_.push_back({std::move(loc), std::move(message), std::move(hint)});
+  }
+
+  static std::vector<std::string> keyNames(const std::vector<const KeySchema *> &keys) {
+    std::vector<std::string> names;
+    for (const KeySchema *key : keys)
+      names.push_back(key->name());
+    return names;
+  }
+
+  const OverrideSite *overrideCovering(const std::string &path) const {
+    // The latest override wins, as it did when the overrides were applied.
+    for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it)
+      if (it->covers(path))
+        return &*it;
+    return nullptr;
+  }
+
+  const OverrideSite *overrideBelow(const std::string &path) const {
+    for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it)
+      if (it->isBelow(path))
+        return &*it;
+    return nullptr;
+  }
+
+  // The location of `node` at `path`; `fallback` (the parent's) when it has none of its own.
+  Loc locate(const YAML::Node &node, const std::string &path, const Loc &fallback) const {
+    if (const OverrideSite *site = path.empty() ? nullptr : overrideCovering(path))
+      return site->loc(node);
+    if (hasMark(node))
+      return locFromMark(file_, node.Mark());
+    if (const OverrideSite *site = overrideBelow(path))
+      return site->loc(YAML::Node());
+    return fallback;
+  }
+
+  // `map` is the node at `path`; when `present` is false the section was left out, and only
+  // its defaults are filled in (its required keys are required only when it is written).
+  void validateMap(const YAML::Node &map, const std::string &path, const Loc &loc, bool present) {
+    mapLocs_[path] = loc;
+    std::vector<const KeySchema *> children = childrenOf(path);
+    std::map<std::string, Loc> seen; // key -> where it was first written
+    std::vector<std::pair<const KeySchema *, Loc>> exclusivePresent;
+
+    if (present && map.IsMap()) {
+      for (const auto &entry : map) {
+        const YAML::Node &keyNode = entry.first;
+        const YAML::Node &value = entry.second;
+        if (!keyNode.IsScalar()) {
+          error(locate(keyNode, path, loc),
+                "expected a key name " + where(path) + ", got " + describeValue(keyNode));
+          continue;
+        }
+        std::string name = keyNode.Scalar();
+        std::string childPath = join(path, name);
+        Loc keyLoc = locate(keyNode, childPath, loc);
+        if (auto [it, inserted] = seen.emplace(name, keyLoc); !inserted) {
+          error(keyLoc, "duplicate key '" + name + "' " + where(path),
+                "first written at line " + std::to_string(it->second.line) + ", column " +
+                    std::to_string(it->second.col));
+          continue;
+        }
+        const KeySchema *key = findKey(childPath);
+        if (!key) {
+          unknownKey(name, path, children, keyLoc);
+          continue;
+        }
+        if (!key->oneOf.empty())
+          exclusivePresent.push_back({key, keyLoc});
+        present_.insert(childPath);
+        // An empty value's mark is wherever the parser stopped (often the next line): the key
+        // is the better place to point at.
+        checkValue(*key, value, value.IsNull() ? keyLoc : locate(value, childPath, keyLoc));
+      }
+    }
+
+    for (const KeySchema *key : children) {
+      if (present_.count(key->path))
+        continue;
+      if (key->required && present) {
+        missingKey(*key, loc);
+        continue;
+      }
+      // An absent optional section still provides its defaults; an absent alternative
+      // (model.mlp when model.rnn is used) provides nothing.
+      if (key->type == KeyType::Map && key->oneOf.empty())
+        validateMap(YAML::Node(), key->path, loc, /*present=*/false);
+      else if (!key->defaultValue.empty())
+        resolved_[key->path] = YAML::Load(key->defaultValue);
+    }
+
+    if (present)
+      checkExclusive(path, children, exclusivePresent, loc);
+  }
+
+  void unknownKey(const std::string &name, const std::string &path,
+                  const std::vector<const KeySchema *> &children, const Loc &loc) {
+    std::vector<std::string> allowed = keyNames(children);
+    std::string suggestion = closest(name, allowed);
+    std::string hint = suggestion.empty() ? "allowed keys " + where(path) + ": " + quoteList(allowed)
+                                          : "did you mean '" + suggestion + "'?";
+    error(loc, "unknown key '" + name + "' " + where(path), hint);
+  }
+
+  void missingKey(const KeySchema &key, const Loc &parentLoc) {
+    std::string hint = "'" + key.path + "': " + key.doc;
+    if (!key.allowed.empty())
+      hint += " One of: " + quoteList(key.allowed) + ".";
+    error(parentLoc, "missing required key '" + key.name() + "' " + where(key.parent()), hint);
+  }
+
+  // Exactly one of the keys sharing a oneOf tag (model.mlp / model.rnn) must be present.
+  void checkExclusive(const std::string &path, const std::vector<const KeySchema *> &children,
+                      const std::vector<std::pair<const KeySchema *, Loc>> &presentKeys,
+                      const Loc &mapLoc) {
+    std::vector<std::string> groups;
+    for (const KeySchema *key : children)
+      if (!key->oneOf.empty() && std::find(groups.begin(), groups.end(), key->oneOf) == groups.end())
+        groups.push_back(key->oneOf);
+    for (const std::string &group : groups) {
+      std::vector<std::string> names;
+      for (const KeySchema *key : children)
+        if (key->oneOf == group)
+          names.push_back(key->name());
+      std::vector<std::pair<const KeySchema *, Loc>> found;
+      for (const auto &entry : presentKeys)
+        if (entry.first->oneOf == group)
+          found.push_back(entry);
+      std::string choices = "exactly one of " + quoteList(names);
+      if (found.empty())
+        error(mapLoc, "'" + path + "' needs " + choices, "add one of " + quoteList(names));
+      else if (found.size() > 1)
+        error(found[1].second,
+              "'" + path + "' takes " + choices + ", got both '" + found[0].first->name() +
+                  "' and '" + found[1].first->name() + "'",
+              "keep one and remove the others");
+    }
+  }
+
+  void wrongType(const KeySchema &key, const std::string &path, const YAML::Node &value,
+                 const Loc &loc) {
+    std::string hint;
+    if (value.IsScalar() && !isPlainScalar(value) && key.type != KeyType::String)
+      hint = "quoted values are strings; remove the quotes";
+    error(loc, "expected " + describeType(key.type) + " for '" + path + "', got " +
+                   describeValue(value),
+          hint);
+  }
+
+  void checkMin(const KeySchema &key, const std::string &path, double value,
+                const std::string &text, const Loc &loc) {
+    if (key.min && value < static_cast<double>(*key.min))
+      error(loc, "'" + path + "' must be >= " + std::to_string(*key.min) + ", got " + text);
+  }
+
+  // Checks one integer (a scalar key, or an item of a list); false when it is not one.
+  bool checkInt(const KeySchema &key, const std::string &path, const YAML::Node &value,
+                const Loc &loc) {
+    bool tooLarge = false;
+    std::optional<int64_t> number =
+        isPlainScalar(value) ? parseInt(value.Scalar(), &tooLarge) : std::nullopt;
+    if (tooLarge) {
+      error(loc, "'" + path + "' is too large, got " + value.Scalar());
+      return false;
+    }
+    if (!number) {
+      KeySchema itemKey = key;
+      itemKey.type = KeyType::Int;
+      wrongType(itemKey, path, value, loc);
+      return false;
+    }
+    checkMin(key, path, static_cast<double>(*number), value.Scalar(), loc);
+    return true;
+  }
+
+  void checkValue(const KeySchema &key, const YAML::Node &value, const Loc &loc) {
+    const std::string &path = key.path;
+    resolved_[path] = value;
+    switch (key.type) {
+    case KeyType::Map:
+      if (value.IsNull())
+        validateMap(YAML::Node(YAML::NodeType::Map), path, loc, /*present=*/true);
+      else if (value.IsMap())
+        validateMap(value, path, loc, /*present=*/true);
+      else
+        wrongType(key, path, value, loc);
+      return;
+    case KeyType::String:
+      if (!value.IsScalar())
+        wrongType(key, path, value, loc);
+      else
+        checkEnum(key, value.Scalar(), loc);
+      return;
+    case KeyType::Int:
+      checkInt(key, path, value, loc);
+      return;
+    case KeyType::Float: {
+      std::optional<double> number =
+          isPlainScalar(value) ? parseFloat(value.Scalar()) : std::nullopt;
+      if (!number)
+        wrongType(key, path, value, loc);
+      else
+        checkMin(key, path, *number, value.Scalar(), loc);
+      return;
+    }
+    case KeyType::Bool:
+      if (!isPlainScalar(value) || !parseBool(value.Scalar()))
+        wrongType(key, path, value, loc);
+      return;
+    case KeyType::IntList:
+      checkIntList(key, value, loc);
+      return;
+    }
+  }
+
+  void checkEnum(const KeySchema &key, const std::string &text, const Loc &loc) {
+    if (key.allowed.empty() ||
+        std::find(key.allowed.begin(), key.allowed.end(), text) != key.allowed.end())
+      return;
+    std::string suggestion = closest(text, key.allowed);
+    std::string hint = "allowed values: " + quoteList(key.allowed);
+    if (!suggestion.empty())
+      hint = "did you mean '" + suggestion + "'? " + hint;
+    error(loc, "'" + key.path + "' must be one of " + quoteList(key.allowed) + ", got '" + text + "'",
+          hint);
+  }
+
+  void checkIntList(const KeySchema &key, const YAML::Node &value, const Loc &loc) {
+    if (!value.IsSequence()) {
+      wrongType(key, key.path, value, loc);
+      return;
+    }
+    if (static_cast<int64_t>(value.size()) < key.minItems) {
+      error(loc, "'" + key.path + "' needs at least " + std::to_string(key.minItems) +
+                     (key.minItems == 1 ? " item" : " items") + ", got " +
+                     std::to_string(value.size()),
+            "'" + key.path + "': " + key.doc);
+      return;
+    }
+    for (size_t i = 0; i < value.size(); ++i) {
+      std::string itemPath = key.path + "[" + std::to_string(i) + "]";
+      checkInt(key, itemPath, value[i], locate(value[i], itemPath, loc));
+    }
+  }
+
+  std::string file_;
+  std::vector<OverrideSite> overrides_;
+  std::vector<Diagnostic> &diags_;
+  std::set<std::string> present_;              // keys written (in the file or by --set)
+  std::map<std::string, YAML::Node> resolved_; // key -> the user's node or its default
+  std::map<std::string, Loc> mapLocs_;         // section -> where it is (or its parent)
+};
+
+Spec buildSpec(const Validator &v, const std::string &file) {
+  Spec spec;
+  spec.file = file;
+  spec.name = v.stringAt("name");
+  spec.task = v.stringAt("task");
+
+  spec.data.builtin = v.stringAt("data.builtin");
+  spec.data.window = v.intAt("data.window");
+  spec.data.train = v.intAt("data.train");
+  spec.data.valid = v.intAt("data.valid");
+  spec.data.seed = static_cast<uint64_t>(v.intAt("data.seed"));
+  spec.data.loc = v.mapLoc("data");
+
+  spec.model.loc = v.mapLoc("model");
+  if (v.has("model.mlp")) {
+    MlpSpec mlp;
+    mlp.hidden = v.intListAt("model.mlp.hidden");
+    mlp.activation = v.stringAt("model.mlp.activation");
+    mlp.loc = v.mapLoc("model.mlp");
+    spec.model.mlp = mlp;
+  }
+  if (v.has("model.rnn")) {
+    RnnSpec rnn;
+    rnn.cell = v.stringAt("model.rnn.cell");
+    rnn.hidden = v.intAt("model.rnn.hidden");
+    rnn.layers = v.intAt("model.rnn.layers");
+    rnn.loc = v.mapLoc("model.rnn");
+    spec.model.rnn = rnn;
+  }
+  spec.model.output.size = v.intAt("model.output.size");
+  spec.model.output.loc = v.mapLoc("model.output");
+
+  spec.train.batchSize = v.intAt("train.batch_size");
+  spec.train.seed = static_cast<uint64_t>(v.intAt("train.seed"));
+  spec.train.loc = v.mapLoc("train");
+  return spec;
+}
+
+// Parses YAML text holding at most one document; otherwise reports the problem (located in
+// `file`) and returns nullopt.
+std::optional<YAML::Node> loadYaml(const std::string &text, const std::string &file,
+                                   std::vector<Diagnostic> &diags) {
+  try {
+    // LoadAll, not Load: Load would silently ignore everything after a second `---`.
+    std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      const YAML::Mark &mark = documents[1].Mark();
+      diags.push_back({mark.is_null() ? Loc{file, 1, 1} : locFromMark(file, mark),
+                       "expected one YAML document, found " + std::to_string(documents.size()),
+                       "a spec is a single document; remove the extra '---' sections"});
+      return std::nullopt;
+    }
+    return documents.empty() ? YAML::Node() : documents.front();
+  } catch (const YAML::Exception &e) {
+    Loc loc = e.mark.is_null() ? Loc{file, 1, 1} : locFromMark(file, e.mark);
+    diags.push_back({loc, "invalid YAML: " + e.msg, ""});
+  } catch (const std::exception &e) {
+    diags.push_back({Loc{file, 1, 1}, std::string("invalid YAML: ") + e.what(), ""});
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> splitPath(const std::string &path) {
+  std::vector<std::string> parts;
+  std::string::size_type start = 0;
+  while (true) {
+    auto dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos)
+      return parts;
+    start = dot + 1;
+  }
+}
+
+// Sets `override.path` in `root` to the parsed value, creating missing intermediate maps.
+// Whether the key exists in the schema is left to validation, which then reports it (with a
+// "did you mean") at the override's location like any other key.
+bool applyOverride(YAML::Node &root, const Override &override, const std::string &site,
+                   std::vector<Diagnostic> &diags) {
+  Loc loc{site, 1, 1};
+  std::vector<std::string> parts = splitPath(override.path);
+  if (std::any_of(parts.begin(), parts.end(), [](const std::string &p) { return p.empty(); })) {
+    diags.push_back({loc, "invalid override key '" + override.path + "'",
+                     "write --set <dotted.key>=<value>, e.g. --set train.batch_size=64"});
+    return false;
+  }
+  std::optional<YAML::Node> value = loadYaml(override.value, site, diags);
+  if (!value)
+    return false;
+  if (!root || root.IsNull())
+    root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) // reported by validation of the document itself
+    return false;
+
+  YAML::Node current = root;
+  std::string walked;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    walked = join(walked, parts[i]);
+    // reset() rebinds `current`; plain assignment would overwrite the node it refers to.
+    YAML::Node child = current[parts[i]];
+    if (!child.IsDefined() || child.IsNull())
+      child = YAML::Node(YAML::NodeType::Map);
+    if (!child.IsMap()) {
+      diags.push_back({loc, "cannot set '" + override.path + "': '" + walked + "' is not a map",
+                       "override '" + walked + "' itself instead"});
+      return false;
+    }
+    current.reset(child);
+  }
+  current[parts.back()] = *value;
+  return true;
+}
+
+std::optional<Spec> parse(YAML::Node root, const std::string &file,
+                          const std::vector<Override> &overrides, std::vector<Diagnostic> &diags) {
+  size_t before = diags.size();
+  std::vector<OverrideSite> sites;
+  for (const Override &override : overrides) {
+    std::string site = "--set " + override.path;
+    if (applyOverride(root, override, site, diags))
+      sites.push_back({override.path, site});
+  }
+  Validator validator(file, sites, diags);
+  validator.validateRoot(root);
+  if (diags.size() != before)
+    return std::nullopt;
+  return buildSpec(validator, file);
+}
+
+std::optional<Spec> parseText(const std::string &text, const std::string &file,
+                              const std::vector<Override> &overrides,
+                              std::vector<Diagnostic> &diags) {
+  std::optional<YAML::Node> root = loadYaml(text, file, diags);
+  if (!root)
+    return std::nullopt;
+  // Nothing above throws by design; this keeps a yaml-cpp surprise from escaping the API.
+  try {
+    return parse(*root, file, overrides, diags);
+  } catch (const std::exception &e) {
+    diags.push_back({Loc{file, 1, 1}, std::string("internal error while reading the spec: ") +
+                                          e.what(),
+                     ""});
+    return std::nullopt;
+  }
+}
+
+} // namespace
+
+std::optional<Spec> parseSpecString(const std::string &text, const std::string &file,
+                                    std::vector<Diagnostic> &diags) {
+  return parseText(text, file, {}, diags);
+}
+
+std::optional<Spec> parseSpecFile(const std::string &path, const std::vector<Override> &overrides,
+                                  std::vector<Diagnostic> &diags) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    diags.push_back({Loc{path, 0, 0}, "cannot read the spec file", ""});
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parseText(text.str(), path, overrides, diags);
+}
+
+std::optional<Spec> parseSpecFile(const std::string &path, std::vector<Diagnostic> &diags) {
+  return parseSpecFile(path, {}, diags);
+}
+
+} // namespace attn::yaml

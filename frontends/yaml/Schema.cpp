@@ -1,0 +1,262 @@
+#include "frontends/yaml/Schema.h"
+#include "frontends/yaml/Spec.h"
+
+#include <sstream>
+
+namespace attn::yaml {
+
+namespace {
+
+// Builds one table row; the named setters keep the table readable without C++20 designated
+// initialisers.
+struct Key {
+  KeySchema k;
+  Key(std::string path, KeyType type, std::string doc) {
+    k.path = std::move(path);
+    k.type = type;
+    k.doc = std::move(doc);
+  }
+  Key &required() { k.required = true; return *this; }
+  Key &byDefault(std::string text) { k.defaultValue = std::move(text); return *this; }
+  Key &oneOf(std::vector<std::string> values) { k.allowed = std::move(values); return *this; }
+  Key &atLeast(int64_t min) { k.min = min; return *this; }
+  Key &minItems(int64_t n) { k.minItems = n; return *this; }
+  Key &exclusive(std::string group) { k.oneOf = std::move(group); return *this; }
+  operator KeySchema() const { return k; }
+};
+
+std::vector<KeySchema> buildTable() {
+  using T = KeyType;
+  return {
+      Key("name", T::String, "Name of the model.").required(),
+      Key("task", T::String, "The learning problem: `regress` predicts real-valued targets.")
+          .oneOf({"regress"}).byDefault("regress"),
+
+      Key("data", T::Map, "Where the examples come from.").required(),
+      Key("data.builtin", T::String, "Built-in data generator (see Data sets).")
+          .oneOf({"sine"}).required(),
+      Key("data.window", T::Int, "Input length N: time steps per example.")
+          .atLeast(1).byDefault("16"),
+      Key("data.train", T::Int, "Number of training examples generated.")
+          .atLeast(1).byDefault("2000"),
+      Key("data.valid", T::Int, "Number of validation examples generated.")
+          .atLeast(0).byDefault("200"),
+      Key("data.seed", T::Int, "Seed of the data generator.").atLeast(0).byDefault("1"),
+
+      Key("model", T::Map, "The network: exactly one of `mlp` / `rnn`, then the `output` head.")
+          .required(),
+      Key("model.mlp", T::Map, "Multi-layer perceptron; reads the window as [batch, window].")
+          .exclusive("architecture"),
+      Key("model.mlp.hidden", T::IntList, "Widths of the hidden layers, first to last.")
+          .atLeast(1).minItems(1).required(),
+      Key("model.mlp.activation", T::String, "Activation after each hidden layer.")
+          .oneOf({"tanh", "relu", "sigmoid"}).byDefault("tanh"),
+      Key("model.rnn", T::Map, "Recurrent network; reads the window as [batch, window, 1].")
+          .exclusive("architecture"),
+      Key("model.rnn.cell", T::String, "Recurrent cell type.").oneOf({"rnn"}).byDefault("rnn"),
+      Key("model.rnn.hidden", T::Int, "Width of the hidden state.").atLeast(1).byDefault("32"),
+      Key("model.rnn.layers", T::Int, "Number of stacked recurrent layers.")
+          .atLeast(1).byDefault("1"),
+      Key("model.output", T::Map, "Dense head that maps the network's features to predictions."),
+      Key("model.output.size", T::Int, "Width of the output layer.").atLeast(1).byDefault("1"),
+
+      Key("train", T::Map, "Training settings; every key has a default."),
+      Key("train.batch_size", T::Int, "Examples per training step.").atLeast(1).byDefault("32"),
+      Key("train.seed", T::Int, "Seed of the parameter initialisation.")
+          .atLeast(0).byDefault("1"),
+  };
+}
+
+std::string code(const std::string &text) { return "`" + text + "`"; }
+
+std::string joinCode(const std::vector<std::string> &items) {
+  std::string out;
+  for (const std::string &item : items)
+    out += (out.empty() ? "" : ", ") + code(item);
+  return out;
+}
+
+std::string requiredCell(const KeySchema &key) {
+  if (key.oneOf.empty())
+    return key.required ? "yes" : "no";
+  std::vector<std::string> group;
+  for (const KeySchema *sibling : childrenOf(key.parent()))
+    if (sibling->oneOf == key.oneOf)
+      group.push_back(sibling->name());
+  return "exactly one of " + joinCode(group);
+}
+
+std::string allowedCell(const KeySchema &key) {
+  if (key.type == KeyType::Map)
+    return "-";
+  if (!key.allowed.empty())
+    return joinCode(key.allowed);
+  std::string bound = key.min ? ">= " + std::to_string(*key.min) : "";
+  if (key.type == KeyType::IntList) {
+    std::string items = bound.empty() ? "" : "items " + bound;
+    if (key.minItems > 0)
+      items += (items.empty() ? "" : ", ") + std::string("at least ") +
+               std::to_string(key.minItems) + (key.minItems == 1 ? " item" : " items");
+    return items.empty() ? "any" : items;
+  }
+  return bound.empty() ? "any" : bound;
+}
+
+void renderTable(std::ostringstream &md, const std::string &parentPath) {
+  md << "| Key | Type | Default | Required | Allowed values | Description |\n";
+  md << "|-----|------|---------|----------|----------------|-------------|\n";
+  for (const KeySchema *key : childrenOf(parentPath)) {
+    md << "| " << code(key->path) << " | " << typeName(key->type) << " | "
+       << (key->defaultValue.empty() ? "-" : code(key->defaultValue)) << " | "
+       << requiredCell(*key) << " | " << allowedCell(*key) << " | " << key->doc << " |\n";
+  }
+}
+
+const char *kIntro = R"(# attnc YAML spec reference
+
+<!-- Generated by schemaMarkdown() from frontends/yaml/Schema.cpp; do not edit by hand.
+     Regenerate: ATTN_REGENERATE_DOCS=1 ./bin/attn-frontend-yaml-tests -->
+
+A spec file describes one model: the data it learns from, the network, and how it is trained.
+This page lists every key `attnc` accepts; it is generated from the same table the parser
+validates against, so it is always complete.
+
+- Keys are case-sensitive. An unknown key is an error (with a "did you mean" hint), so a typo
+  never silently falls back to a default.
+- A key marked *required* must be present whenever its section is; every other key has the
+  default shown. A section marked "no" may be left out entirely.
+- Integers are plain numbers (`16`, not `"16"` or `16.0`).
+- Any key can be overridden from the command line with `--set <key>=<value>`, where the value
+  is YAML, e.g. `--set train.batch_size=64` or `--set model.mlp.hidden=[128,128]`. Overrides
+  are applied before validation and checked like the file; their errors point at
+  `--set <key>:1:1`.
+
+Problems are reported all at once, one per line, as `file:line:col: error: message`,
+followed by a hint where one helps:
+
+```
+rnn-sine.yaml:5:20: error: unknown key 'hiden' in 'model.rnn'
+  hint: did you mean 'hidden'?
+rnn-sine.yaml:7:21: error: 'train.batch_size' must be >= 1, got 0
+```
+
+## Examples
+
+)";
+
+const char *kDataSets = R"(## Data sets
+
+### `sine`
+
+`data.builtin: sine` generates windows of a sine wave and asks for the next value. Example `i`
+has a phase `phi_i` drawn uniformly from `[0, 2pi)` by a generator seeded with `data.seed`:
+
+- input: `x[i, t] = sin(phi_i + 0.1 t)` for `t = 0 .. window-1`
+- target: `y[i] = sin(phi_i + 0.1 window)`
+
+`data.train` and `data.valid` examples are generated. An `rnn` reads the inputs as a tensor of
+shape `[batch, window, 1]` (one feature per time step); an `mlp` reads them as
+`[batch, window]`. Both predict `[batch, output.size]`; the target has one value, so use
+`output.size: 1`.
+
+## Keys
+
+)";
+
+} // namespace
+
+std::string KeySchema::name() const {
+  size_t dot = path.rfind('.');
+  return dot == std::string::npos ? path : path.substr(dot + 1);
+}
+
+std::string KeySchema::parent() const {
+  size_t dot = path.rfind('.');
+  return dot == std::string::npos ? "" : path.substr(0, dot);
+}
+
+const std::vector<KeySchema> &schema() {
+  static const std::vector<KeySchema> table = buildTable();
+  return table;
+}
+
+const KeySchema *findKey(const std::string &path) {
+  for (const KeySchema &key : schema())
+    if (key.path == path)
+      return &key;
+  return nullptr;
+}
+
+std::vector<const KeySchema *> childrenOf(const std::string &parentPath) {
+  std::vector<const KeySchema *> children;
+  for (const KeySchema &key : schema())
+    if (key.parent() == parentPath)
+      children.push_back(&key);
+  return children;
+}
+
+std::string describeType(KeyType type) {
+  switch (type) {
+  case KeyType::String: return "a string";
+  case KeyType::Int: return "an integer";
+  case KeyType::Float: return "a number";
+  case KeyType::Bool: return "true or false";
+  case KeyType::IntList: return "a list of integers";
+  case KeyType::Map: return "a map";
+  }
+  return "a value";
+}
+
+std::string typeName(KeyType type) {
+  switch (type) {
+  case KeyType::String: return "string";
+  case KeyType::Int: return "int";
+  case KeyType::Float: return "float";
+  case KeyType::Bool: return "bool";
+  case KeyType::IntList: return "list of int";
+  case KeyType::Map: return "map";
+  }
+  return "value";
+}
+
+const std::vector<ExampleSpec> &exampleSpecs() {
+  static const std::vector<ExampleSpec> examples = {
+      {"A recurrent network",
+       "name: rnn-sine\n"
+       "task: regress\n"
+       "data: {builtin: sine, window: 16, train: 2000, valid: 200, seed: 7}\n"
+       "model:\n"
+       "  rnn: {cell: rnn, hidden: 32}\n"
+       "  output: {size: 1}\n"
+       "train: {batch_size: 32, seed: 1}\n"},
+      {"A multi-layer perceptron",
+       "name: mlp-sine\n"
+       "task: regress\n"
+       "data: {builtin: sine, window: 16, train: 2000, valid: 200, seed: 7}\n"
+       "model:\n"
+       "  mlp: {hidden: [64, 64], activation: tanh}\n"
+       "  output: {size: 1}\n"
+       "train: {batch_size: 32, seed: 1}\n"},
+  };
+  return examples;
+}
+
+std::string schemaMarkdown() {
+  std::ostringstream md;
+  md << kIntro;
+  for (const ExampleSpec &example : exampleSpecs())
+    md << example.title << ":\n\n```yaml\n" << example.yaml << "```\n\n";
+  md << kDataSets;
+
+  md << "### Top level\n\n";
+  renderTable(md, "");
+  for (const KeySchema &section : schema()) {
+    if (section.type != KeyType::Map)
+      continue;
+    md << "\n### " << code(section.path) << "\n\n" << section.doc << "\n\n";
+    renderTable(md, section.path);
+  }
+  return md.str();
+}
+
+} // namespace attn::yaml

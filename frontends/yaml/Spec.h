@@ -1,0 +1,96 @@
+// The typed model spec: what a user's YAML file says, validated, with source locations.
+// Parser.cpp builds it from YAML; Importer.cpp turns it into attn IR. The schema (Schema.cpp)
+// is the one source of truth for keys, types and defaults.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn::yaml {
+
+// A position in a spec file, 1-based (yaml-cpp's marks are 0-based).
+struct Loc {
+  std::string file;
+  int line = 0;
+  int col = 0;
+};
+
+struct Diagnostic {
+  Loc loc;
+  std::string message;
+  std::string hint; // empty when there is nothing useful to add
+  // "file:line:col: error: message" and, when present, "\n  hint: ..."
+  std::string str() const;
+};
+
+struct DataSpec {
+  std::string builtin;        // "sine"
+  int64_t window = 16;        // sine: input length N (output length is 1)
+  int64_t train = 2000;       // examples generated for training
+  int64_t valid = 200;        // examples generated for validation
+  uint64_t seed = 1;
+  Loc loc;
+};
+
+struct MlpSpec {
+  std::vector<int64_t> hidden;     // sizes of the hidden layers, e.g. [64, 64]
+  std::string activation = "tanh"; // tanh | relu | sigmoid
+  Loc loc;
+};
+
+struct RnnSpec {
+  std::string cell = "rnn";   // rnn (later: gru, lstm)
+  int64_t hidden = 32;
+  int64_t layers = 1;
+  Loc loc;
+};
+
+struct OutputSpec {
+  int64_t size = 1;           // width of the dense head
+  Loc loc;
+};
+
+struct ModelSpec {
+  std::optional<MlpSpec> mlp; // exactly one of mlp / rnn is set
+  std::optional<RnnSpec> rnn;
+  OutputSpec output;
+  Loc loc;
+};
+
+struct TrainSpec {
+  int64_t batchSize = 32;
+  uint64_t seed = 1;          // parameter initialisation seed
+  Loc loc;
+};
+
+struct Spec {
+  std::string name;
+  std::string task = "regress"; // regress (later: seq2seq, lm, classify, tag)
+  DataSpec data;
+  ModelSpec model;
+  TrainSpec train;
+  std::string file;             // the path it was read from
+};
+
+// Parses and validates a spec file. On failure returns nullopt and appends one Diagnostic per
+// problem found (unknown key, wrong type, missing required key, value out of range, ...).
+std::optional<Spec> parseSpecFile(const std::string &path, std::vector<Diagnostic> &diags);
+// Same, from text; `file` names it in diagnostics.
+std::optional<Spec> parseSpecString(const std::string &text, const std::string &file,
+                                    std::vector<Diagnostic> &diags);
+
+// Applies a `--set key.path=value` override (YAML value syntax) before validation.
+// Returned as a diagnostic-free helper to the parser: see Parser.cpp.
+struct Override {
+  std::string path;  // "train.batch_size"
+  std::string value; // "64"
+};
+std::optional<Spec> parseSpecFile(const std::string &path, const std::vector<Override> &overrides,
+                                  std::vector<Diagnostic> &diags);
+
+// The schema rendered as Markdown (docs/yaml-reference.md is this text, checked by a test).
+std::string schemaMarkdown();
+
+} // namespace attn::yaml

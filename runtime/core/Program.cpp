@@ -1,0 +1,106 @@
+#include "attn/Program.h"
+
+#include <stdexcept>
+
+namespace attn {
+
+std::vector<int64_t> infoShape(const attn_tensor_info &info) {
+  if (info.rank < 0 || info.rank > ATTN_MAX_RANK)
+    throw std::runtime_error(std::string("attn: tensor '") + (info.name ? info.name : "?") +
+                             "' has invalid rank " + std::to_string(info.rank));
+  return std::vector<int64_t>(info.shape, info.shape + info.rank);
+}
+
+Tensor makeTensor(const attn_tensor_info &info) { return Tensor(info.dtype, infoShape(info)); }
+
+namespace {
+
+std::string describe(attn_dtype dtype, const std::vector<int64_t> &shape) {
+  return dtypeName(dtype) + shapeToString(shape);
+}
+
+std::string safeName(const char *name) { return name ? name : "<unnamed>"; }
+
+// `tensors` must match `infos` one to one; `what` is "parameter" / "input".
+void checkTensors(const std::string &where, const char *what, const attn_tensor_info *infos,
+                  int32_t count, const std::vector<Tensor> &tensors) {
+  if (static_cast<int64_t>(tensors.size()) != count)
+    throw std::runtime_error(where + ": expected " + std::to_string(count) + " " + what +
+                             "s, got " + std::to_string(tensors.size()));
+  for (int32_t i = 0; i < count; ++i) {
+    const attn_tensor_info &info = infos[i];
+    const Tensor &t = tensors[i];
+    std::vector<int64_t> want = infoShape(info);
+    if (t.dtype() != info.dtype || t.shape() != want)
+      throw std::runtime_error(where + ": " + what + " '" + safeName(info.name) + "' is " +
+                               describe(t.dtype(), t.shape()) + ", expected " +
+                               describe(info.dtype, want));
+  }
+}
+
+} // namespace
+
+Program::Program(const attn_program_info *info) : info_(info) {
+  if (!info)
+    throw std::runtime_error("attn: Program: null program info");
+  if ((info->num_params && !info->params) || (info->num_entries && !info->entries))
+    throw std::runtime_error("attn: Program '" + safeName(info->name) +
+                             "': manifest has counts but null arrays");
+  for (int32_t i = 0; i < info->num_entries; ++i)
+    if (!info->entries[i].name || !info->entries[i].fn)
+      throw std::runtime_error("attn: Program '" + safeName(info->name) + "': entry " +
+                               std::to_string(i) + " has no name or function");
+}
+
+std::string Program::name() const { return safeName(info_->name); }
+
+const attn_entry_info *Program::findEntry(const std::string &name) const {
+  for (int32_t i = 0; i < info_->num_entries; ++i)
+    if (name == info_->entries[i].name)
+      return &info_->entries[i];
+  return nullptr;
+}
+
+const attn_entry_info &Program::entry(const std::string &name) const {
+  if (const attn_entry_info *e = findEntry(name))
+    return *e;
+  std::string known;
+  for (const std::string &n : entryNames())
+    known += (known.empty() ? "" : ", ") + n;
+  throw std::runtime_error("attn: model '" + this->name() + "' has no entry '" + name +
+                           "' (entries: " + (known.empty() ? "none" : known) + ")");
+}
+
+std::vector<std::string> Program::entryNames() const {
+  std::vector<std::string> names;
+  for (int32_t i = 0; i < info_->num_entries; ++i)
+    names.emplace_back(info_->entries[i].name);
+  return names;
+}
+
+std::vector<Tensor> Program::call(const std::string &entryName, const std::vector<Tensor> &params,
+                                  const std::vector<Tensor> &inputs) const {
+  const attn_entry_info &e = entry(entryName);
+  std::string where = "attn: model '" + name() + "', entry '" + entryName + "'";
+  checkTensors(where, "parameter", info_->params, info_->num_params, params);
+  checkTensors(where, "input", e.inputs, e.num_inputs, inputs);
+
+  std::vector<Tensor> outputs;
+  outputs.reserve(e.num_outputs);
+  for (int32_t i = 0; i < e.num_outputs; ++i)
+    outputs.push_back(makeTensor(e.outputs[i]));
+
+  // args = params..., inputs..., outputs... (attn/abi.h).
+  std::vector<void *> args;
+  args.reserve(params.size() + inputs.size() + outputs.size());
+  for (const Tensor &t : params)
+    args.push_back(const_cast<void *>(t.raw()));
+  for (const Tensor &t : inputs)
+    args.push_back(const_cast<void *>(t.raw()));
+  for (Tensor &t : outputs)
+    args.push_back(t.raw());
+  e.fn(args.data());
+  return outputs;
+}
+
+} // namespace attn

@@ -1,0 +1,262 @@
+// oneDNN implementations of the kernels declared in attn/kernels.h.
+//
+// Each memref descriptor becomes a dnnl::memory::desc with the memref's sizes and strides (in
+// elements) wrapped around the caller's pointer (aligned + offset), so views need no copies.
+// A transpose is just the last two dims/strides of the desc swapped. Primitives are cached by
+// the descriptors, because compiled loops call the same kernel with the same shapes many times
+// and creating a oneDNN primitive costs far more than executing a small one.
+//
+// These functions are called from compiled code through a C ABI: they must not throw. Invalid
+// shapes or a oneDNN failure print a message to stderr and abort.
+#include "attn/cpu/Matmul.h"
+#include "attn/kernels.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#define ATTN_EXPORT __attribute__((visibility("default")))
+
+namespace attn::cpu {
+namespace {
+
+using dims = dnnl::memory::dims;
+
+[[noreturn]] void fail(const char *kernel, const std::string &msg) {
+  std::fprintf(stderr, "attn runtime: %s: %s\n", kernel, msg.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+std::string dimsStr(const dims &d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+// A tensor view in oneDNN terms: logical dims and element strides.
+struct View {
+  dims sizes;
+  dims strides;
+};
+
+template <typename Memref> View viewOf(const Memref &m, int rank) {
+  View v{dims(m.sizes, m.sizes + rank), dims(m.strides, m.strides + rank)};
+  return v;
+}
+
+// Swaps the last two dims: op(a) = a^T without touching data.
+void transposeLast2(View &v) {
+  size_t r = v.sizes.size();
+  std::swap(v.sizes[r - 1], v.sizes[r - 2]);
+  std::swap(v.strides[r - 1], v.strides[r - 2]);
+}
+
+// The stride of a size-1 dim never affects addressing, but MLIR may give it any value and
+// oneDNN uses strides to recognise plain (gemm-able) layouts. Rewrite such strides to what a
+// dense row-major layout over the inner dims would have, innermost first.
+void canonicaliseUnitStrides(View &v) {
+  for (size_t i = v.sizes.size(); i-- > 0;) {
+    if (v.sizes[i] != 1)
+      continue;
+    int64_t s = 1;
+    for (size_t j = i + 1; j < v.sizes.size(); ++j)
+      s = std::max<int64_t>(s, v.strides[j] * v.sizes[j]);
+    v.strides[i] = s;
+  }
+}
+
+dnnl::memory::desc mdOf(const View &v) {
+  return dnnl::memory::desc(v.sizes, dnnl::memory::data_type::f32, v.strides);
+}
+
+dnnl::engine &engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+// One stream per thread: oneDNN streams are not meant to be shared between threads that
+// execute concurrently, and a CPU stream is cheap.
+dnnl::stream &stream() {
+  static thread_local dnnl::stream s(engine());
+  return s;
+}
+
+// Cache key: a kind tag, then rank, sizes and strides of every operand (src, weights, [bias],
+// dst). Transposes and batch broadcasting are part of the sizes/strides, so they are covered.
+using Key = std::vector<int64_t>;
+
+void appendView(Key &key, const View &v) {
+  key.push_back(static_cast<int64_t>(v.sizes.size()));
+  key.insert(key.end(), v.sizes.begin(), v.sizes.end());
+  key.insert(key.end(), v.strides.begin(), v.strides.end());
+}
+
+// Bounded so that a pathological caller cannot grow it without limit; compiled programs have a
+// handful of distinct configurations.
+constexpr size_t kMaxCached = 1024;
+
+std::mutex cacheMutex;
+std::map<Key, dnnl::matmul> cache;
+
+// Returns the cached primitive for `key`, creating it with `make` on a miss. The mutex covers
+// only the lookup/insert; execution happens outside it.
+template <typename Make> dnnl::matmul lookup(const Key &key, Make make) {
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto it = cache.find(key);
+    if (it != cache.end())
+      return it->second;
+  }
+  dnnl::matmul prim = make(); // outside the lock: creation can take a while
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  if (cache.size() >= kMaxCached)
+    cache.clear();
+  return cache.emplace(key, prim).first->second;
+}
+
+void *dataOf(const void *aligned, int64_t offset) {
+  return const_cast<float *>(static_cast<const float *>(aligned) + offset);
+}
+
+bool anyZero(const View &v) {
+  return std::any_of(v.sizes.begin(), v.sizes.end(), [](int64_t d) { return d == 0; });
+}
+
+} // namespace
+
+size_t cachedPrimitiveCount() {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  return cache.size();
+}
+
+void clearPrimitiveCache() {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  cache.clear();
+}
+
+} // namespace attn::cpu
+
+using namespace attn::cpu;
+
+// a: [Ba, M, K] (memref [Ba, K, M] when trans_a), b: [Bb, K, N] (memref [Bb, N, K] when
+// trans_b), c: [B, M, N]; Ba, Bb in {1, B}.
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_memref3 *b,
+                                                        attn_memref3 *c, int64_t trans_a,
+                                                        int64_t trans_b) {
+  static const char *kName = "attn_rt_matmul";
+  View va = viewOf(*a, 3), vb = viewOf(*b, 3), vc = viewOf(*c, 3);
+  if (trans_a)
+    transposeLast2(va);
+  if (trans_b)
+    transposeLast2(vb);
+
+  const int64_t B = vc.sizes[0], M = vc.sizes[1], N = vc.sizes[2];
+  const int64_t K = va.sizes[2];
+  bool ok = va.sizes[1] == M && vb.sizes[1] == K && vb.sizes[2] == N &&
+            (va.sizes[0] == B || va.sizes[0] == 1) && (vb.sizes[0] == B || vb.sizes[0] == 1);
+  if (!ok)
+    fail(kName, "incompatible shapes: op(a) " + dimsStr(va.sizes) + " x op(b) " +
+                    dimsStr(vb.sizes) + " -> c " + dimsStr(vc.sizes));
+  if (anyZero(vc))
+    return;
+  if (K == 0) { // an empty sum: oneDNN rejects K = 0, the answer is zeros
+    for (int64_t i = 0; i < B; ++i)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n)
+          c->aligned[c->offset + i * vc.strides[0] + m * vc.strides[1] + n * vc.strides[2]] = 0;
+    return;
+  }
+  canonicaliseUnitStrides(va);
+  canonicaliseUnitStrides(vb);
+  canonicaliseUnitStrides(vc);
+
+  try {
+    Key key{/*kind=matmul*/ 0};
+    appendView(key, va);
+    appendView(key, vb);
+    appendView(key, vc);
+    dnnl::memory::desc mdA = mdOf(va), mdB = mdOf(vb), mdC = mdOf(vc);
+    dnnl::matmul prim = lookup(key, [&] {
+      dnnl::matmul::desc d(mdA, mdB, mdC);
+      return dnnl::matmul(dnnl::matmul::primitive_desc(d, engine()));
+    });
+    dnnl::memory memA(mdA, engine(), dataOf(a->aligned, a->offset));
+    dnnl::memory memB(mdB, engine(), dataOf(b->aligned, b->offset));
+    dnnl::memory memC(mdC, engine(), dataOf(c->aligned, c->offset));
+    prim.execute(stream(), {{DNNL_ARG_SRC, memA}, {DNNL_ARG_WEIGHTS, memB}, {DNNL_ARG_DST, memC}});
+    stream().wait();
+  } catch (const dnnl::error &e) {
+    fail(kName, std::string("oneDNN error: ") + e.what() + " (op(a) " + dimsStr(va.sizes) +
+                    ", op(b) " + dimsStr(vb.sizes) + ", c " + dimsStr(vc.sizes) + ")");
+  }
+}
+
+// x: [M, K], w: [K, N], bias: [N], y: [M, N]; y = x w + bias.
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_memref2 *w,
+                                                       attn_memref1 *bias, attn_memref2 *y) {
+  static const char *kName = "attn_rt_dense";
+  View vx = viewOf(*x, 2), vw = viewOf(*w, 2), vy = viewOf(*y, 2);
+  // oneDNN wants the bias with the dst's rank: [1, N]. oneDNN 2.6's gemm-based matmul reads
+  // the bias as dense whatever its md strides say, so a strided bias view (rare, and only N
+  // floats) is first copied into a contiguous buffer.
+  const float *biasData = bias->aligned + bias->offset;
+  std::vector<float> biasCopy;
+  if (bias->strides[0] != 1 && bias->sizes[0] > 1) {
+    biasCopy.resize(bias->sizes[0]);
+    for (int64_t n = 0; n < bias->sizes[0]; ++n)
+      biasCopy[n] = biasData[n * bias->strides[0]];
+    biasData = biasCopy.data();
+  }
+  View vbias{{1, bias->sizes[0]}, {bias->sizes[0], 1}};
+
+  const int64_t M = vy.sizes[0], N = vy.sizes[1], K = vx.sizes[1];
+  bool ok = vx.sizes[0] == M && vw.sizes[0] == K && vw.sizes[1] == N && vbias.sizes[1] == N;
+  if (!ok)
+    fail(kName, "incompatible shapes: x " + dimsStr(vx.sizes) + ", w " + dimsStr(vw.sizes) +
+                    ", bias " + dimsStr({bias->sizes[0]}) + " -> y " + dimsStr(vy.sizes));
+  if (anyZero(vy))
+    return;
+  if (K == 0) { // empty sum: y = bias broadcast over rows
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n)
+        y->aligned[y->offset + m * vy.strides[0] + n * vy.strides[1]] =
+            biasData[n];
+    return;
+  }
+  canonicaliseUnitStrides(vx);
+  canonicaliseUnitStrides(vw);
+  canonicaliseUnitStrides(vy);
+
+  try {
+    Key key{/*kind=dense*/ 1};
+    appendView(key, vx);
+    appendView(key, vw);
+    appendView(key, vbias);
+    appendView(key, vy);
+    dnnl::memory::desc mdX = mdOf(vx), mdW = mdOf(vw), mdBias = mdOf(vbias), mdY = mdOf(vy);
+    dnnl::matmul prim = lookup(key, [&] {
+      dnnl::matmul::desc d(mdX, mdW, mdBias, mdY);
+      return dnnl::matmul(dnnl::matmul::primitive_desc(d, engine()));
+    });
+    dnnl::memory memX(mdX, engine(), dataOf(x->aligned, x->offset));
+    dnnl::memory memW(mdW, engine(), dataOf(w->aligned, w->offset));
+    dnnl::memory memBias(mdBias, engine(), dataOf(biasData, 0));
+    dnnl::memory memY(mdY, engine(), dataOf(y->aligned, y->offset));
+    prim.execute(stream(), {{DNNL_ARG_SRC, memX},
+                            {DNNL_ARG_WEIGHTS, memW},
+                            {DNNL_ARG_BIAS, memBias},
+                            {DNNL_ARG_DST, memY}});
+    stream().wait();
+  } catch (const dnnl::error &e) {
+    fail(kName, std::string("oneDNN error: ") + e.what() + " (x " + dimsStr(vx.sizes) + ", w " +
+                    dimsStr(vw.sizes) + ", y " + dimsStr(vy.sizes) + ")");
+  }
+}

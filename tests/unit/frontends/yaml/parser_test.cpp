@@ -1,0 +1,463 @@
+#include "frontends/yaml/Schema.h"
+#include "frontends/yaml/Spec.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+using namespace attn::yaml;
+
+namespace {
+
+const char *kRnnSpec = R"(name: rnn-sine
+task: regress
+data: {builtin: sine, window: 16, train: 2000, valid: 200, seed: 7}
+model:
+  rnn: {cell: rnn, hidden: 32}
+  output: {size: 1}
+train: {batch_size: 32, seed: 1}
+)";
+
+const char *kMlpSpec = R"(name: mlp-sine
+data:
+  builtin: sine
+  window: 8
+model:
+  mlp:
+    hidden: [64, 48]
+    activation: relu
+)";
+
+// Expects exactly one diagnostic and returns it.
+Diagnostic onlyError(const std::string &text) {
+  std::vector<Diagnostic> diags;
+  std::optional<Spec> spec = parseSpecString(text, "t.yaml", diags);
+  EXPECT_FALSE(spec.has_value());
+  std::string all;
+  for (const Diagnostic &d : diags)
+    all += d.str() + "\n";
+  EXPECT_EQ(diags.size(), 1u) << all;
+  return diags.empty() ? Diagnostic{} : diags.front();
+}
+
+std::string at(const Diagnostic &d) {
+  return d.loc.file + ":" + std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col);
+}
+
+std::string writeTemp(const std::string &name, const std::string &text) {
+  std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+} // namespace
+
+// --- valid specs ---------------------------------------------------------------------------------
+
+TEST(SpecParser, ValidRnnSpec) {
+  std::vector<Diagnostic> diags;
+  std::optional<Spec> spec = parseSpecString(kRnnSpec, "rnn.yaml", diags);
+  ASSERT_TRUE(spec.has_value());
+  EXPECT_TRUE(diags.empty());
+  EXPECT_EQ(spec->file, "rnn.yaml");
+  EXPECT_EQ(spec->name, "rnn-sine");
+  EXPECT_EQ(spec->task, "regress");
+  EXPECT_EQ(spec->data.builtin, "sine");
+  EXPECT_EQ(spec->data.window, 16);
+  EXPECT_EQ(spec->data.train, 2000);
+  EXPECT_EQ(spec->data.valid, 200);
+  EXPECT_EQ(spec->data.seed, 7u);
+  ASSERT_TRUE(spec->model.rnn.has_value());
+  EXPECT_FALSE(spec->model.mlp.has_value());
+  EXPECT_EQ(spec->model.rnn->cell, "rnn");
+  EXPECT_EQ(spec->model.rnn->hidden, 32);
+  EXPECT_EQ(spec->model.rnn->layers, 1); // default
+  EXPECT_EQ(spec->model.output.size, 1);
+  EXPECT_EQ(spec->train.batchSize, 32);
+  EXPECT_EQ(spec->train.seed, 1u);
+
+  // Each section is located at its map ('{' of a flow map, the first key of a block map).
+  EXPECT_EQ(spec->data.loc.file, "rnn.yaml");
+  EXPECT_EQ(spec->data.loc.line, 3);
+  EXPECT_EQ(spec->data.loc.col, 7);
+  EXPECT_EQ(spec->model.loc.line, 5);
+  EXPECT_EQ(spec->model.loc.col, 3);
+  EXPECT_EQ(spec->model.rnn->loc.line, 5);
+  EXPECT_EQ(spec->model.rnn->loc.col, 8);
+  EXPECT_EQ(spec->model.output.loc.line, 6);
+  EXPECT_EQ(spec->model.output.loc.col, 11);
+  EXPECT_EQ(spec->train.loc.line, 7);
+  EXPECT_EQ(spec->train.loc.col, 8);
+}
+
+TEST(SpecParser, ValidMlpSpecWithDefaults) {
+  std::vector<Diagnostic> diags;
+  std::optional<Spec> spec = parseSpecString(kMlpSpec, "mlp.yaml", diags);
+  ASSERT_TRUE(spec.has_value());
+  EXPECT_TRUE(diags.empty());
+  EXPECT_EQ(spec->name, "mlp-sine");
+  EXPECT_EQ(spec->task, "regress");
+  EXPECT_EQ(spec->data.window, 8);
+  EXPECT_EQ(spec->data.train, 2000);
+  EXPECT_EQ(spec->data.valid, 200);
+  EXPECT_EQ(spec->data.seed, 1u);
+  ASSERT_TRUE(spec->model.mlp.has_value());
+  EXPECT_FALSE(spec->model.rnn.has_value());
+  EXPECT_EQ(spec->model.mlp->hidden, (std::vector<int64_t>{64, 48}));
+  EXPECT_EQ(spec->model.mlp->activation, "relu");
+  EXPECT_EQ(spec->model.mlp->loc.line, 7);
+  EXPECT_EQ(spec->model.mlp->loc.col, 5);
+  EXPECT_EQ(spec->model.output.size, 1);
+  EXPECT_EQ(spec->train.batchSize, 32);
+  // Sections left out are located at their parent map.
+  EXPECT_EQ(spec->model.output.loc.line, 6);
+  EXPECT_EQ(spec->model.output.loc.col, 3);
+  EXPECT_EQ(spec->train.loc.line, 1);
+  EXPECT_EQ(spec->train.loc.col, 1);
+}
+
+// The schema table is the source of truth for defaults; Spec.h's member initialisers must agree
+// with it, since the importer may default-construct sub-specs.
+TEST(SpecParser, SchemaDefaultsMatchSpecStruct) {
+  std::vector<Diagnostic> diags;
+  std::optional<Spec> spec =
+      parseSpecString("name: n\ndata: {builtin: sine}\nmodel: {rnn: {}}\n", "d.yaml", diags);
+  ASSERT_TRUE(spec.has_value());
+  EXPECT_EQ(spec->task, Spec{}.task);
+  EXPECT_EQ(spec->data.window, DataSpec{}.window);
+  EXPECT_EQ(spec->data.train, DataSpec{}.train);
+  EXPECT_EQ(spec->data.valid, DataSpec{}.valid);
+  EXPECT_EQ(spec->data.seed, DataSpec{}.seed);
+  EXPECT_EQ(spec->model.rnn->cell, RnnSpec{}.cell);
+  EXPECT_EQ(spec->model.rnn->hidden, RnnSpec{}.hidden);
+  EXPECT_EQ(spec->model.rnn->layers, RnnSpec{}.layers);
+  EXPECT_EQ(spec->model.output.size, OutputSpec{}.size);
+  EXPECT_EQ(spec->train.batchSize, TrainSpec{}.batchSize);
+  EXPECT_EQ(spec->train.seed, TrainSpec{}.seed);
+  EXPECT_EQ(findKey("model.mlp.activation")->defaultValue, MlpSpec{}.activation);
+}
+
+TEST(SpecParser, ReferenceExamplesParse) {
+  ASSERT_FALSE(exampleSpecs().empty());
+  for (const ExampleSpec &example : exampleSpecs()) {
+    std::vector<Diagnostic> diags;
+    EXPECT_TRUE(parseSpecString(example.yaml, example.title, diags).has_value()) << example.title;
+    for (const Diagnostic &d : diags)
+      ADD_FAILURE() << d.str();
+  }
+}
+
+TEST(SpecParser, EveryKeyHasAParentAndDefaultsAreValid) {
+  for (const KeySchema &key : schema()) {
+    if (!key.parent().empty()) {
+      ASSERT_NE(findKey(key.parent()), nullptr) << key.path;
+      EXPECT_EQ(findKey(key.parent())->type, KeyType::Map) << key.path;
+    }
+    EXPECT_FALSE(key.required && !key.defaultValue.empty()) << key.path;
+    EXPECT_FALSE(key.doc.empty()) << key.path;
+  }
+}
+
+// --- one test per error kind ---------------------------------------------------------------------
+
+TEST(SpecErrors, YamlSyntax) {
+  Diagnostic d = onlyError("name: x\ndata: {builtin: sine\nmodel: {rnn: {}}\n");
+  EXPECT_NE(d.message.find("invalid YAML"), std::string::npos) << d.message;
+  EXPECT_EQ(at(d), "t.yaml:3:6");
+}
+
+TEST(SpecErrors, YamlSyntaxTab) {
+  Diagnostic d = onlyError("name: x\ndata:\n\tbuiltin: sine\n");
+  EXPECT_NE(d.message.find("invalid YAML"), std::string::npos) << d.message;
+  EXPECT_EQ(d.loc.line, 3);
+}
+
+TEST(SpecErrors, UnknownKeySuggestsClosest) {
+  Diagnostic d = onlyError("name: x\ndata: {builtin: sine}\nmodel:\n  rnn:\n    hiden: 8\n");
+  EXPECT_EQ(d.message, "unknown key 'hiden' in 'model.rnn'");
+  EXPECT_EQ(d.hint, "did you mean 'hidden'?");
+  EXPECT_EQ(at(d), "t.yaml:5:5");
+}
+
+TEST(SpecErrors, UnknownKeyListsAllowedKeys) {
+  Diagnostic d = onlyError("name: x\ndata: {builtin: sine}\nmodel: {rnn: {}}\ncolour: red\n");
+  EXPECT_EQ(d.message, "unknown key 'colour' at the top level");
+  EXPECT_EQ(d.hint, "allowed keys at the top level: 'name', 'task', 'data', 'model', 'train'");
+  EXPECT_EQ(at(d), "t.yaml:4:1");
+}
+
+TEST(SpecErrors, WrongType) {
+  Diagnostic d = onlyError("name: x\ndata: {builtin: sine}\nmodel:\n  rnn:\n    hidden: abc\n");
+  EXPECT_EQ(d.message, "expected an integer for 'model.rnn.hidden', got 'abc'");
+  EXPECT_EQ(at(d), "t.yaml:5:13");
+}
+
+TEST(SpecErrors, WrongTypeQuotedNumber) {
+  Diagnostic d = onlyError("name: x\ndata: {builtin: sine, window: \"16\"}\nmodel: {rnn: {}}\n");
+  EXPECT_EQ(d.message, "expected an integer for 'data.window', got the quoted string \"16\"");
+  EXPECT_EQ(d.hint, "quoted values are strings; remove the quotes");
+  EXPECT_EQ(at(d), "t.yaml:2:31");
+}
+
+TEST(SpecErrors, WrongTypeListItemAndMap) {
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(parseSpecString("name: x\ndata: sine\nmodel:\n  mlp: {hidden: [64, 1.5]}\n", "t.yaml",
+                               diags));
+  ASSERT_EQ(diags.size(), 2u);
+  EXPECT_EQ(diags[0].message, "expected a map for 'data', got 'sine'");
+  EXPECT_EQ(at(diags[0]), "t.yaml:2:7");
+  EXPECT_EQ(diags[1].message, "expected an integer for 'model.mlp.hidden[1]', got '1.5'");
+  EXPECT_EQ(at(diags[1]), "t.yaml:4:22");
+}
+
+TEST(SpecErrors, MissingRequiredKeyAtParent) {
+  Diagnostic d = onlyError("name: x\ndata:\n  window: 4\nmodel: {rnn: {}}\n");
+  EXPECT_EQ(d.message, "missing required key 'builtin' in 'data'");
+  EXPECT_EQ(d.hint, "'data.builtin': Built-in data generator (see Data sets). One of: 'sine'.");
+  EXPECT_EQ(at(d), "t.yaml:3:3");
+}
+
+TEST(SpecErrors, MissingRequiredTopLevelKey) {
+  Diagnostic d = onlyError("\n\ndata: {builtin: sine}\nmodel: {rnn: {}}\n");
+  EXPECT_EQ(d.message, "missing required key 'name' at the top level");
+  EXPECT_EQ(at(d), "t.yaml:3:1");
+}
+
+TEST(SpecErrors, ValueOutOfRange) {
+  Diagnostic d = onlyError("name: x\ndata: {builtin: sine, window: 0}\nmodel: {rnn: {}}\n");
+  EXPECT_EQ(d.message, "'data.window' must be >= 1, got 0");
+  EXPECT_EQ(at(d), "t.yaml:2:31");
+}
+
+TEST(SpecErrors, EmptyHiddenList) {
+  Diagnostic d = onlyError("name: x\ndata: {builtin: sine}\nmodel: {mlp: {hidden: []}}\n");
+  EXPECT_EQ(d.message, "'model.mlp.hidden' needs at least 1 item, got 0");
+  EXPECT_EQ(at(d), "t.yaml:3:23");
+}
+
+TEST(SpecErrors, NotAnEnumValue) {
+  Diagnostic d =
+      onlyError("name: x\ndata: {builtin: sine}\nmodel:\n  mlp: {hidden: [8], activation: tahn}\n");
+  EXPECT_EQ(d.message, "'model.mlp.activation' must be one of 'tanh', 'relu', 'sigmoid', got 'tahn'");
+  EXPECT_EQ(d.hint, "did you mean 'tanh'? allowed values: 'tanh', 'relu', 'sigmoid'");
+  EXPECT_EQ(at(d), "t.yaml:4:34");
+}
+
+TEST(SpecErrors, BothArchitectures) {
+  Diagnostic d = onlyError(
+      "name: x\ndata: {builtin: sine}\nmodel:\n  mlp: {hidden: [8]}\n  rnn: {hidden: 8}\n");
+  EXPECT_EQ(d.message, "'model' takes exactly one of 'mlp', 'rnn', got both 'mlp' and 'rnn'");
+  EXPECT_EQ(at(d), "t.yaml:5:3");
+}
+
+TEST(SpecErrors, NeitherArchitecture) {
+  Diagnostic d = onlyError("name: x\ndata: {builtin: sine}\nmodel:\n  output: {size: 1}\n");
+  EXPECT_EQ(d.message, "'model' needs exactly one of 'mlp', 'rnn'");
+  EXPECT_EQ(d.hint, "add one of 'mlp', 'rnn'");
+  EXPECT_EQ(at(d), "t.yaml:4:3");
+}
+
+TEST(SpecErrors, DuplicateKey) {
+  Diagnostic d = onlyError("name: x\nname: y\ndata: {builtin: sine}\nmodel: {rnn: {}}\n");
+  EXPECT_EQ(d.message, "duplicate key 'name' at the top level");
+  EXPECT_EQ(d.hint, "first written at line 1, column 1");
+  EXPECT_EQ(at(d), "t.yaml:2:1");
+}
+
+TEST(SpecErrors, EmptyAndNonMapDocuments) {
+  EXPECT_EQ(onlyError("").message, "the spec is empty");
+  Diagnostic d = onlyError("- a\n- b\n");
+  EXPECT_EQ(d.message, "expected a map at the top level, got a list");
+  EXPECT_EQ(at(d), "t.yaml:1:1");
+}
+
+TEST(SpecErrors, CollectsAllProblems) {
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(parseSpecString(
+      "data: {builtin: cosine, window: -1}\nmodel:\n  rnn: {hiden: 8, layers: x}\ntrain: {}\n",
+      "t.yaml", diags));
+  std::vector<std::string> got;
+  for (const Diagnostic &d : diags)
+    got.push_back(at(d) + " " + d.message);
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "t.yaml:1:17 'data.builtin' must be one of 'sine', got 'cosine'",
+                     "t.yaml:1:33 'data.window' must be >= 1, got -1",
+                     "t.yaml:3:9 unknown key 'hiden' in 'model.rnn'",
+                     "t.yaml:3:27 expected an integer for 'model.rnn.layers', got 'x'",
+                     "t.yaml:1:1 missing required key 'name' at the top level",
+                 }));
+}
+
+// The sample output shown in the reference, reproduced from its first example.
+TEST(SpecErrors, ReferenceSampleOutput) {
+  std::string text = exampleSpecs().front().yaml;
+  text.replace(text.find("hidden: 32"), 6, "hiden");
+  text.replace(text.find("batch_size: 32"), 14, "batch_size: 0");
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(parseSpecString(text, "rnn-sine.yaml", diags));
+  std::string out;
+  for (const Diagnostic &d : diags)
+    out += d.str() + "\n";
+  EXPECT_EQ(out, "rnn-sine.yaml:5:20: error: unknown key 'hiden' in 'model.rnn'\n"
+                 "  hint: did you mean 'hidden'?\n"
+                 "rnn-sine.yaml:7:21: error: 'train.batch_size' must be >= 1, got 0\n");
+  EXPECT_NE(schemaMarkdown().find(out), std::string::npos);
+}
+
+TEST(SpecErrors, IntegerTooLarge) {
+  Diagnostic d = onlyError("name: x\ndata: {builtin: sine, seed: 99999999999999999999}\n"
+                           "model: {rnn: {}}\n");
+  EXPECT_EQ(d.message, "'data.seed' is too large, got 99999999999999999999");
+  EXPECT_EQ(at(d), "t.yaml:2:29");
+}
+
+// Odd documents must produce diagnostics, never an exception or a crash.
+TEST(SpecErrors, OddInputsOnlyDiagnose) {
+  const char *inputs[] = {
+      "name: x\ndata: {builtin: sine}\nmodel: {rnn: {}}\n? [a, b]\n: c\n",
+      "name: *undefined\n",
+      "name: &n x\ndata: {builtin: sine}\nmodel: {rnn: *n}\n",
+      "name: [x]\ndata: {builtin: [sine]}\nmodel: {rnn: 3, mlp: {hidden: {a: 1}}}\n",
+      "name: x\ndata: {builtin: sine}\nmodel: {rnn: {hidden: -9223372036854775808}}\n",
+      "name: x\ndata: {builtin: sine}\nmodel:\n  rnn:\n  mlp:\n",
+      "\"just a string\"\n",
+      "name: x\n---\nname: y\n--- [\n",
+      "{",
+      "\x01\x02\xff",
+  };
+  for (const char *input : inputs) {
+    std::vector<Diagnostic> diags;
+    std::optional<Spec> spec;
+    EXPECT_NO_THROW(spec = parseSpecString(input, "odd.yaml", diags)) << input;
+    EXPECT_FALSE(spec.has_value()) << input;
+    EXPECT_FALSE(diags.empty()) << input;
+  }
+}
+
+TEST(SpecErrors, EmptySectionPointsAtItsKey) {
+  Diagnostic d = onlyError("name: x\ndata: {builtin: sine}\nmodel:\n  mlp:\n");
+  EXPECT_EQ(d.message, "missing required key 'hidden' in 'model.mlp'");
+  EXPECT_EQ(at(d), "t.yaml:4:3");
+}
+
+TEST(SpecErrors, SeveralDocuments) {
+  Diagnostic d = onlyError("name: x\n---\nname: y\n");
+  EXPECT_EQ(d.message, "expected one YAML document, found 2");
+  EXPECT_EQ(at(d), "t.yaml:3:1");
+}
+
+TEST(SpecErrors, DiagnosticFormat) {
+  Diagnostic d{{"a.yaml", 3, 7}, "something is off", "try this"};
+  EXPECT_EQ(d.str(), "a.yaml:3:7: error: something is off\n  hint: try this");
+  d.hint.clear();
+  EXPECT_EQ(d.str(), "a.yaml:3:7: error: something is off");
+}
+
+TEST(SpecErrors, MissingFile) {
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(parseSpecFile("/nonexistent/spec.yaml", diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].str(), "/nonexistent/spec.yaml: error: cannot read the spec file");
+}
+
+// --- overrides -----------------------------------------------------------------------------------
+
+TEST(SpecOverrides, ApplyBeforeValidation) {
+  std::string path = writeTemp("override_ok.yaml", kMlpSpec);
+  std::vector<Diagnostic> diags;
+  std::optional<Spec> spec = parseSpecFile(
+      path,
+      {{"train.batch_size", "64"}, {"model.mlp.hidden", "[128, 128, 8]"}, {"data.seed", "9"}},
+      diags);
+  ASSERT_TRUE(spec.has_value());
+  EXPECT_TRUE(diags.empty());
+  EXPECT_EQ(spec->file, path);
+  EXPECT_EQ(spec->train.batchSize, 64); // `train` did not exist: created by the override
+  EXPECT_EQ(spec->train.seed, 1u);
+  EXPECT_EQ(spec->model.mlp->hidden, (std::vector<int64_t>{128, 128, 8}));
+  EXPECT_EQ(spec->data.seed, 9u);
+  EXPECT_EQ(spec->data.window, 8); // untouched
+}
+
+TEST(SpecOverrides, CanSwitchArchitectureBySettingASection) {
+  std::string path = writeTemp("override_arch.yaml", kRnnSpec);
+  std::vector<Diagnostic> diags;
+  // Later overrides win: the second one replaces `model` wholesale.
+  std::optional<Spec> spec = parseSpecFile(
+      path, {{"model.rnn.hidden", "8"}, {"model", "{mlp: {hidden: [4]}}"}}, diags);
+  ASSERT_TRUE(spec.has_value());
+  EXPECT_TRUE(spec->model.mlp.has_value());
+  EXPECT_FALSE(spec->model.rnn.has_value());
+}
+
+TEST(SpecOverrides, UnknownKeyPointsAtCommandLine) {
+  std::string path = writeTemp("override_unknown.yaml", kRnnSpec);
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(parseSpecFile(path, {{"train.batchsize", "64"}}, diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].str(), "--set train.batchsize:1:1: error: unknown key 'batchsize' in 'train'\n"
+                            "  hint: did you mean 'batch_size'?");
+}
+
+TEST(SpecOverrides, BadValuePointsAtCommandLine) {
+  std::string path = writeTemp("override_bad.yaml", kRnnSpec);
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(parseSpecFile(path, {{"train.batch_size", "0"}, {"model.rnn.hidden", "[8, x]"}},
+                             diags));
+  ASSERT_EQ(diags.size(), 2u);
+  EXPECT_EQ(diags[0].str(),
+            "--set model.rnn.hidden:1:1: error: expected an integer for 'model.rnn.hidden', got a list");
+  EXPECT_EQ(diags[1].str(), "--set train.batch_size:1:1: error: 'train.batch_size' must be >= 1, got 0");
+}
+
+TEST(SpecOverrides, NewSectionMissingRequiredKey) {
+  std::string path = writeTemp("override_section.yaml", kRnnSpec);
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(parseSpecFile(path, {{"model.mlp.activation", "relu"}}, diags));
+  std::vector<std::string> got;
+  for (const Diagnostic &d : diags)
+    got.push_back(at(d) + " " + d.message);
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "--set model.mlp.activation:1:1 missing required key 'hidden' in 'model.mlp'",
+                     "--set model.mlp.activation:1:1 'model' takes exactly one of 'mlp', 'rnn', got "
+                     "both 'rnn' and 'mlp'",
+                 }));
+}
+
+TEST(SpecOverrides, MalformedOverrides) {
+  std::string path = writeTemp("override_malformed.yaml", kRnnSpec);
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(parseSpecFile(
+      path, {{"train..seed", "1"}, {"train.seed", "[1, 2"}, {"name.first", "x"}}, diags));
+  ASSERT_EQ(diags.size(), 3u);
+  EXPECT_EQ(diags[0].str(), "--set train..seed:1:1: error: invalid override key 'train..seed'\n"
+                            "  hint: write --set <dotted.key>=<value>, e.g. --set train.batch_size=64");
+  EXPECT_EQ(diags[1].loc.file, "--set train.seed");
+  EXPECT_NE(diags[1].message.find("invalid YAML"), std::string::npos) << diags[1].message;
+  EXPECT_EQ(diags[2].str(), "--set name.first:1:1: error: cannot set 'name.first': 'name' is not a map\n"
+                            "  hint: override 'name' itself instead");
+}
+
+// --- the reference ----------------------------------------------------------------------------
+
+// docs/yaml-reference.md is schemaMarkdown()'s output, so the docs cannot drift from the parser.
+// ATTN_REGENERATE_DOCS=1 rewrites it.
+TEST(SpecReference, DocsMatchSchema) {
+  const std::string path = std::string(ATTN_SOURCE_DIR) + "/docs/yaml-reference.md";
+  const std::string expected = schemaMarkdown();
+  if (const char *regenerate = std::getenv("ATTN_REGENERATE_DOCS");
+      regenerate && std::string(regenerate) == "1")
+    std::ofstream(path, std::ios::binary) << expected;
+  EXPECT_TRUE(readFile(path) == expected)
+      << path << " is out of date; regenerate it with "
+      << "ATTN_REGENERATE_DOCS=1 ./bin/attn-frontend-yaml-tests --gtest_filter=SpecReference.*";
+}
