@@ -71,13 +71,23 @@ void buildAttnToLowered(OpPassManager &pm) {
 void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix) {
   bufferization::OneShotBufferizationOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  // A scan step produces fresh buffers for its carried values; the loop may hand them on.
+  bufferize.allowReturnAllocsFromLoops = true;
   bufferize.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
+  // Copies become linalg.copy (plain loops after convert-linalg-to-loops) rather than
+  // memref.copy, whose strided form calls MLIR's C runner library: the runtime links no MLIR.
+  auto copyAsLoops = [](OpBuilder &b, Location loc, Value from, Value to) {
+    b.create<linalg::CopyOp>(loc, from, to);
+    return success();
+  };
+  bufferize.memCpyFn = copyAsLoops;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   // Outputs become caller-provided buffers: the packed ABI passes every tensor by pointer.
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.hoistStaticAllocs = true;
+  outParams.memCpyFn = copyAsLoops;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);

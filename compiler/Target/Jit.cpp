@@ -1,0 +1,51 @@
+#include "compiler/Target/Jit.h"
+
+#include "attn/kernels.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/TargetSelect.h"
+
+namespace attn::target {
+
+llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::create(mlir::ModuleOp llvmModule,
+                                                               const Manifest &manifest) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  // A named std::function: the engine keeps only a function_ref to it (TOOLCHAIN.md).
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      mlir::makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, /*targetMachine=*/nullptr);
+  mlir::ExecutionEngineOptions options;
+  options.transformer = optimize;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = mlir::ExecutionEngine::create(llvmModule, options);
+  if (!engine)
+    return engine.takeError();
+  // The runtime's kernels, by address: no reliance on the tool exporting its symbols.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    auto add = [&](const char *name, void *addr) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
+                                 llvm::JITSymbolFlags::Exported};
+    };
+    add("_mlir_ciface_attn_rt_matmul", (void *)&_mlir_ciface_attn_rt_matmul);
+    add("_mlir_ciface_attn_rt_dense", (void *)&_mlir_ciface_attn_rt_dense);
+    return symbols;
+  });
+  auto jit = std::unique_ptr<JitProgram>(new JitProgram());
+  llvm::Error lookupError = llvm::Error::success();
+  jit->program = std::make_unique<ProgramInfo>(manifest, [&](const std::string &symbol) {
+    auto fn = (*engine)->lookup(symbol);
+    if (!fn) {
+      lookupError = llvm::joinErrors(std::move(lookupError), fn.takeError());
+      return attn_entry_fn(nullptr);
+    }
+    return reinterpret_cast<attn_entry_fn>(*fn);
+  });
+  if (lookupError)
+    return std::move(lookupError);
+  jit->engine = std::move(*engine);
+  return jit;
+}
+
+} // namespace attn::target

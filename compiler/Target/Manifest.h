@@ -1,0 +1,66 @@
+// The program manifest: what a compiled module holds (parameters, entry points, tensor
+// shapes), read off the lowered module, rendered as the C header of an AOT object, or
+// materialised as the runtime's attn_program_info for the JIT.
+#pragma once
+
+#include "attn/abi.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn::target {
+
+struct TensorDesc {
+  std::string name;
+  attn_dtype dtype = ATTN_F32;
+  std::vector<int64_t> shape;
+  std::string init; // parameters only
+  float scale = 0.0f;
+};
+
+struct EntryDesc {
+  std::string name;   // "forward"
+  std::string symbol; // "attn_rnn_sine_forward"
+  std::vector<TensorDesc> inputs, outputs;
+};
+
+struct Manifest {
+  std::string model;  // "rnn-sine"
+  std::string cname;  // "rnn_sine"
+  std::vector<TensorDesc> params;
+  std::vector<EntryDesc> entries;
+};
+
+/// The symbol prefix of a model's packed entry points: "attn_<cname>_".
+std::string entryPrefix(const std::string &cname);
+
+/// Reads the manifest of a module after attn-params-to-args (parameter table in the
+/// `attn.params` attribute, entry signatures on tensors). Fails with a diagnostic on types
+/// the ABI cannot carry.
+mlir::FailureOr<Manifest> readManifest(mlir::ModuleOp module, const std::string &model,
+                                       const std::string &cname);
+
+/// The C header declaring an AOT object's entry points and its attn_program_info.
+std::string renderHeader(const Manifest &manifest, const std::string &source);
+
+/// attn_program_info over a Manifest, with entry functions from `resolve(symbol)`.
+/// Owns every array it points to; the Manifest may go away.
+class ProgramInfo {
+public:
+  ProgramInfo(const Manifest &manifest,
+              const std::function<attn_entry_fn(const std::string &)> &resolve);
+  const attn_program_info *get() const { return &info; }
+
+private:
+  attn_tensor_info convert(const TensorDesc &t);
+  std::vector<std::unique_ptr<std::string>> strings;
+  std::vector<std::vector<attn_tensor_info>> tensorLists;
+  std::vector<attn_entry_info> entries;
+  attn_program_info info{};
+};
+
+} // namespace attn::target

@@ -1,0 +1,44 @@
+// One model's way through the compiler: spec -> attn -> lowered -> LLVM, stopping at any
+// stage. Every attnc verb goes through it, so `emit`, `run` and `compile` see the same IR.
+#pragma once
+
+#include "compiler/Target/Manifest.h"
+#include "frontends/yaml/Spec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnc {
+
+class Compiler {
+public:
+  Compiler();
+
+  /// Parses and validates the spec; prints diagnostics to stderr on failure.
+  bool load(const std::string &path, const std::vector<attn::yaml::Override> &overrides);
+  const attn::yaml::Spec &spec() const { return *spec_; }
+
+  /// Importer output (stage "attn").
+  bool import();
+  /// attn -> lowered tensors; also reads the manifest (stage "lowered").
+  bool lower();
+  /// lowered -> LLVM dialect (stage "llvm").
+  bool lowerToLLVM();
+
+  mlir::ModuleOp module() { return *module_; }
+  const attn::target::Manifest &manifest() const { return *manifest_; }
+  mlir::MLIRContext &context() { return context_; }
+
+private:
+  mlir::MLIRContext context_;
+  std::optional<attn::yaml::Spec> spec_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  std::optional<attn::target::Manifest> manifest_;
+};
+
+} // namespace attnc
