@@ -17,6 +17,9 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 def Attn_Dialect : Dialect {
   let name = "attn";
   let cppNamespace = "::mlir::attn";
+  // Inherent attributes live in the attribute dictionary: shape rules then read the same
+  // attributes whether an op is being parsed, built or verified.
+  let usePropertiesForAttributes = 0;
   let summary = "Tensor-level ops of sequence models: cells, attention, losses.";
   let description = [{
     The `attn` dialect is what the YAML frontend emits and what autodiff, fusion and the

@@ -38,6 +38,8 @@ LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location
                                            OpaqueProperties properties, RegionRange regions,
                                            SmallVectorImpl<Type> &results) {
   Adaptor adaptor({}, attributes, properties, regions);
+  if (!adaptor.getValueAttr())
+    return failure();
   results.push_back(adaptor.getValue().getType());
   return success();
 }
@@ -59,14 +61,17 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                              typeStr(lhs), " and ", typeStr(rhs));
   auto ls = lhs.getShape(), rs = rhs.getShape();
   int64_t lr = ls.size(), rr = rs.size();
-  int64_t m = adaptor.getTransposeLhs() ? ls[lr - 1] : ls[lr - 2];
-  int64_t kl = adaptor.getTransposeLhs() ? ls[lr - 2] : ls[lr - 1];
-  int64_t kr = adaptor.getTransposeRhs() ? rs[rr - 1] : rs[rr - 2];
-  int64_t n = adaptor.getTransposeRhs() ? rs[rr - 2] : rs[rr - 1];
+  // Default-valued attributes may be absent while the op is being parsed.
+  bool tl = adaptor.getTransposeLhsAttr() && adaptor.getTransposeLhs();
+  bool tr = adaptor.getTransposeRhsAttr() && adaptor.getTransposeRhs();
+  int64_t m = tl ? ls[lr - 1] : ls[lr - 2];
+  int64_t kl = tl ? ls[lr - 2] : ls[lr - 1];
+  int64_t kr = tr ? rs[rr - 1] : rs[rr - 2];
+  int64_t n = tr ? rs[rr - 2] : rs[rr - 1];
   if (kl != kr)
     return emitOptionalError(loc, "'attn.matmul' contracts K=", kl, " of ", typeStr(lhs),
                              " with K=", kr, " of ", typeStr(rhs),
-                             adaptor.getTransposeLhs() || adaptor.getTransposeRhs()
+                             tl || tr
                                  ? " (after transposes)"
                                  : "");
   auto lb = ls.drop_back(2), rb = rs.drop_back(2);
@@ -167,8 +172,11 @@ static LogicalResult inferReduce(StringRef opName, std::optional<Location> loc,
                                      OpaqueProperties properties, RegionRange regions,         \
                                      SmallVectorImpl<Type> &results) {                         \
     Adaptor adaptor(operands, attributes, properties, regions);                                \
+    if (!adaptor.getAxesAttr())                                                                \
+      return emitOptionalError(loc, "'", getOperationName(), "' needs 'axes'");                \
+    bool keepdims = adaptor.getKeepdimsAttr() && adaptor.getKeepdims();                        \
     return inferReduce(getOperationName(), loc, tensorOf(adaptor.getInput()),                  \
-                       adaptor.getAxes(), adaptor.getKeepdims(), results);                     \
+                       adaptor.getAxes(), keepdims, results);                                  \
   }
 ATTN_REDUCE_INFER(ReduceSumOp)
 ATTN_REDUCE_INFER(ReduceMeanOp)
@@ -194,6 +202,8 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
                                             SmallVectorImpl<Type> &results) {
   Adaptor adaptor(operands, attributes, properties, regions);
   auto in = tensorOf(adaptor.getInput());
+  if (!adaptor.getPermAttr())
+    return emitOptionalError(loc, "'attn.transpose' needs 'perm'");
   ArrayRef<int64_t> perm = adaptor.getPerm();
   SmallVector<bool> seen(in.getRank(), false);
   bool ok = (int64_t)perm.size() == in.getRank();
@@ -218,8 +228,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                                          OpaqueProperties properties, RegionRange regions,
                                          SmallVectorImpl<Type> &results) {
   Adaptor adaptor(operands, attributes, properties, regions);
-  if (operands.empty())
-    return emitOptionalError(loc, "'attn.concat' needs at least one input");
+  if (operands.empty() || !adaptor.getAxisAttr())
+    return emitOptionalError(loc, "'attn.concat' needs at least one input and an 'axis'");
   auto first = tensorOf(operands[0]);
   auto axis = normalizeAxis(adaptor.getAxis(), first.getRank());
   if (!axis)
@@ -246,6 +256,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
                                         SmallVectorImpl<Type> &results) {
   Adaptor adaptor(operands, attributes, properties, regions);
   auto in = tensorOf(adaptor.getInput());
+  if (!adaptor.getOffsetsAttr() || !adaptor.getSizesAttr())
+    return emitOptionalError(loc, "'attn.slice' needs 'offsets' and 'sizes'");
   ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes();
   bool ok = (int64_t)offsets.size() == in.getRank() && (int64_t)sizes.size() == in.getRank();
   for (int64_t i = 0; ok && i < in.getRank(); ++i)

@@ -1,0 +1,82 @@
+// Every attn op prints and parses back to itself.
+// RUN: attn-opt %s | attn-opt | FileCheck %s
+
+// CHECK-LABEL: func @core
+func.func @core(%x: tensor<4x8xf32>, %y: tensor<8xf32>, %ids: tensor<4x3xi32>) -> tensor<4x8xf32> {
+  // CHECK: attn.param "w" {init = "normal", scale = 5.000000e-01 : f32} : tensor<8x8xf32>
+  %w = attn.param "w" {init = "normal", scale = 0.5 : f32} : tensor<8x8xf32>
+  // CHECK: attn.constant dense<1.000000e+00> : tensor<8xf32>
+  %c = attn.constant dense<1.0> : tensor<8xf32>
+  // CHECK: attn.matmul %{{.*}}, %{{.*}} {transpose_rhs = true} : tensor<4x8xf32>, tensor<8x8xf32>
+  %m = attn.matmul %x, %w {transpose_rhs = true} : tensor<4x8xf32>, tensor<8x8xf32>
+  // CHECK: attn.dense %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  %d = attn.dense %m, %w, %c : tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  // CHECK: attn.dense %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x8xf32>
+  %d2 = attn.dense %d, %w : tensor<4x8xf32>, tensor<8x8xf32>
+  // CHECK: attn.add {{.*}} : tensor<4x8xf32>, tensor<8xf32>
+  %a = attn.add %d2, %y : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: attn.sub
+  %s = attn.sub %a, %x : tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: attn.mul
+  %mu = attn.mul %s, %x : tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: attn.div
+  %dv = attn.div %mu, %y : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: attn.neg
+  %n = attn.neg %dv : tensor<4x8xf32>
+  // CHECK: attn.tanh
+  %t = attn.tanh %n : tensor<4x8xf32>
+  // CHECK: attn.sigmoid
+  %sg = attn.sigmoid %t : tensor<4x8xf32>
+  // CHECK: attn.relu
+  %r = attn.relu %sg : tensor<4x8xf32>
+  // CHECK: attn.exp
+  %e = attn.exp %r : tensor<4x8xf32>
+  // CHECK: attn.log
+  %l = attn.log %e : tensor<4x8xf32>
+  // CHECK: attn.softmax %{{.*}} {axis = 0 : i64} : tensor<4x8xf32>
+  %sm = attn.softmax %l {axis = 0 : i64} : tensor<4x8xf32>
+  // CHECK: attn.layer_norm {{.*}} {epsilon = 1.000000e-03 : f32}
+  %ln = attn.layer_norm %sm, %y, %c {epsilon = 1.0e-3 : f32} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  // CHECK: attn.reduce_sum %{{.*}} {axes = array<i64: 1>} : tensor<4x8xf32>
+  %rs = attn.reduce_sum %ln {axes = array<i64: 1>} : tensor<4x8xf32>
+  // CHECK: attn.reduce_mean %{{.*}} {axes = array<i64: 0>, keepdims = true} : tensor<4x8xf32>
+  %rm = attn.reduce_mean %ln {axes = array<i64: 0>, keepdims = true} : tensor<4x8xf32>
+  // CHECK: attn.reduce_max %{{.*}} {axes = array<i64: 0, 1>} : tensor<4x8xf32>
+  %rx = attn.reduce_max %ln {axes = array<i64: 0, 1>} : tensor<4x8xf32>
+  // CHECK: attn.reshape %{{.*}} : tensor<4x8xf32> -> tensor<2x16xf32>
+  %rh = attn.reshape %ln : tensor<4x8xf32> -> tensor<2x16xf32>
+  // CHECK: attn.transpose %{{.*}} {perm = array<i64: 1, 0>} : tensor<2x16xf32>
+  %tr = attn.transpose %rh {perm = array<i64: 1, 0>} : tensor<2x16xf32>
+  // CHECK: attn.concat %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<4x8xf32>, tensor<4x8xf32>
+  %cc = attn.concat %ln, %x {axis = 0 : i64} : tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: attn.slice %{{.*}} {offsets = array<i64: 2, 0>, sizes = array<i64: 4, 8>} : tensor<8x8xf32>
+  %sl = attn.slice %cc {offsets = array<i64: 2, 0>, sizes = array<i64: 4, 8>} : tensor<8x8xf32>
+  // CHECK: attn.embedding %{{.*}}, %{{.*}} : tensor<8x8xf32>, tensor<4x3xi32>
+  %em = attn.embedding %w, %ids : tensor<8x8xf32>, tensor<4x3xi32>
+  return %sl : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func @recurrent
+func.func @recurrent(%x: tensor<4x16x1xf32>, %h0: tensor<4x32xf32>, %wax: tensor<1x32xf32>,
+                     %waa: tensor<32x32xf32>, %b: tensor<32xf32>) -> tensor<4x16x32xf32> {
+  // CHECK: attn.scan reverse inits(%{{.*}}) over(%{{.*}}) {axis = 1 : i64}
+  // CHECK-SAME: : (tensor<4x32xf32>, tensor<4x16x1xf32>) -> (tensor<4x32xf32>, tensor<4x16x32xf32>)
+  // CHECK: attn.rnn_cell
+  // CHECK: attn.yield %{{.*}}, %{{.*}} : tensor<4x32xf32>, tensor<4x32xf32>
+  %h, %hs = attn.scan reverse inits(%h0) over(%x) {axis = 1 : i64}
+      : (tensor<4x32xf32>, tensor<4x16x1xf32>) -> (tensor<4x32xf32>, tensor<4x16x32xf32>) {
+  ^bb0(%hp: tensor<4x32xf32>, %xt: tensor<4x1xf32>):
+    %hn = attn.rnn_cell %xt, %hp, %wax, %waa, %b
+        : tensor<4x1xf32>, tensor<4x32xf32>, tensor<1x32xf32>, tensor<32x32xf32>, tensor<32xf32>
+    attn.yield %hn, %hn : tensor<4x32xf32>, tensor<4x32xf32>
+  }
+  // A scan without sequence inputs runs `length` steps.
+  // CHECK: attn.scan inits(%{{.*}}) over() {axis = 1 : i64, length = 5 : i64}
+  %g, %gs = attn.scan inits(%h0) over() {axis = 1 : i64, length = 5 : i64}
+      : (tensor<4x32xf32>) -> (tensor<4x32xf32>, tensor<4x5x32xf32>) {
+  ^bb0(%hp: tensor<4x32xf32>):
+    %hn = attn.tanh %hp : tensor<4x32xf32>
+    attn.yield %hn, %hn : tensor<4x32xf32>, tensor<4x32xf32>
+  }
+  return %hs : tensor<4x16x32xf32>
+}

@@ -1,0 +1,20 @@
+# lit configuration of attnc's IR and frontend tests.
+import os
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "attnc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_binary_dir, "tests", "lit")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "inputs"]
+
+config.substitutions.append(("%models", os.path.join(config.attn_source_dir, "models")))
+config.substitutions.append(("%inputs", os.path.join(os.path.dirname(__file__), "inputs")))
+config.substitutions.append(("%src", config.attn_source_dir))
+config.substitutions.append(("%bin", config.attn_binary_dir))
+
+llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=False)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["FileCheck", "not", "count"], [config.llvm_tools_dir])
