@@ -15,6 +15,7 @@ config.substitutions.append(("%inputs", os.path.join(os.path.dirname(__file__), 
 config.substitutions.append(("%src", config.attn_source_dir))
 config.substitutions.append(("%bin", config.attn_binary_dir))
 
-llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=False)
-llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+# Our tools first, then LLVM's (FileCheck, not), then the system's (diff).
+config.environment["PATH"] = os.pathsep.join(
+    [config.attn_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "/usr/bin:/bin")])
 llvm_config.add_tool_substitutions(["FileCheck", "not", "count"], [config.llvm_tools_dir])

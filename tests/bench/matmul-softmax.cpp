@@ -1,0 +1,182 @@
+// Benchmark: softmax(A x B), A and B 512x512 f32, attnc's JIT-compiled code vs. oneDNN called
+// directly (matmul primitive + softmax primitive on axis 1). Not a test; not run by ctest.
+//
+//   build/bin/attn-bench-matmul-softmax                     # oneDNN's default thread count
+//   OMP_NUM_THREADS=1 build/bin/attn-bench-matmul-softmax   # single-threaded
+//
+// FLOPs counted per call: 2*N^3 for the matmul plus 5*N^2 for the softmax (max, subtract, exp,
+// sum, divide: one each per element). Each repetition times ITERS back-to-back calls; attnc and
+// oneDNN repetitions are interleaved and the medians are reported.
+
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/Jit.h"
+#include "compiler/Target/Manifest.h"
+
+#include "attn/Program.h"
+#include "attn/Tensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "oneapi/dnnl/dnnl.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr int64_t N = 512;
+constexpr int WARMUP = 3;
+constexpr int REPS = 15;
+constexpr int ITERS = 5;
+
+const char *kSource = R"mlir(
+func.func @forward(%a: tensor<512x512xf32> {attn.name = "a"},
+                   %b: tensor<512x512xf32> {attn.name = "b"})
+    -> (tensor<512x512xf32> {attn.name = "y"}) {
+  %m = attn.matmul %a, %b : tensor<512x512xf32>, tensor<512x512xf32>
+  %y = attn.softmax %m : tensor<512x512xf32>
+  return %y : tensor<512x512xf32>
+}
+)mlir";
+
+[[noreturn]] void die(const char *what) {
+  std::fprintf(stderr, "attn-bench-matmul-softmax: error: %s\n", what);
+  std::exit(1);
+}
+
+double seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+} // namespace
+
+int main() {
+  // ---- attnc: parse, lower, JIT ----
+  mlir::DialectRegistry registry;
+  ::attn::pipelines::registerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  double t0 = seconds();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(kSource, &context);
+  if (!module)
+    die("cannot parse the benchmark module");
+  {
+    mlir::PassManager pm(&context);
+    ::attn::pipelines::buildAttnToLowered(pm);
+    if (mlir::failed(pm.run(*module)))
+      die("attn -> lowered failed");
+  }
+  auto manifest = ::attn::target::readManifest(*module, "bench", "bench");
+  if (mlir::failed(manifest))
+    die("cannot read the manifest");
+  {
+    mlir::PassManager pm(&context);
+    ::attn::pipelines::buildLoweredToLLVM(pm, ::attn::target::entryPrefix("bench"));
+    if (mlir::failed(pm.run(*module)))
+      die("lowered -> LLVM failed");
+  }
+  auto jit = ::attn::target::JitProgram::create(*module, *manifest);
+  if (!jit) {
+    std::fprintf(stderr, "attn-bench-matmul-softmax: error: JIT failed: %s\n",
+                 llvm::toString(jit.takeError()).c_str());
+    return 1;
+  }
+  double compileSeconds = seconds() - t0;
+  ::attn::Program program((*jit)->info());
+  const attn_entry_info &entry = program.entry("forward");
+  if (program.info().num_params != 0 || entry.num_inputs != 2 || entry.num_outputs != 1)
+    die("unexpected manifest");
+  attn_entry_fn fn = entry.fn;
+
+  // ---- data: A in 0.05 * U(-1, 1) (keeps the softmax non-degenerate), B in U(-1, 1) ----
+  ::attn::Tensor a(ATTN_F32, {N, N}), b(ATTN_F32, {N, N}), yAttn(ATTN_F32, {N, N}),
+      yDnnl(ATTN_F32, {N, N});
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (int64_t i = 0; i < N * N; ++i)
+    a.data<float>()[i] = 0.05f * uniform(rng);
+  for (int64_t i = 0; i < N * N; ++i)
+    b.data<float>()[i] = uniform(rng);
+
+  void *args[] = {a.raw(), b.raw(), yAttn.raw()};
+  auto runAttn = [&] { fn(args); };
+
+  // ---- oneDNN: matmul then in-place softmax on axis 1, primitives created once ----
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  dnnl::memory::desc md({N, N}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
+  dnnl::memory memA(md, eng, a.raw()), memB(md, eng, b.raw()), memY(md, eng, yDnnl.raw());
+  dnnl::matmul matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(md, md, md), eng));
+  dnnl::softmax_forward softmax(dnnl::softmax_forward::primitive_desc(
+      dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, 1), eng));
+  auto runDnnl = [&] {
+    matmul.execute(strm, {{DNNL_ARG_SRC, memA}, {DNNL_ARG_WEIGHTS, memB}, {DNNL_ARG_DST, memY}});
+    softmax.execute(strm, {{DNNL_ARG_SRC, memY}, {DNNL_ARG_DST, memY}});
+    strm.wait();
+  };
+
+  // ---- agreement ----
+  runAttn();
+  runDnnl();
+  double maxDiff = 0.0, ySum = 0.0, yMax = 0.0;
+  for (int64_t i = 0; i < N * N; ++i) {
+    double x = yAttn.data<float>()[i];
+    maxDiff = std::max(maxDiff, std::fabs(x - (double)yDnnl.data<float>()[i]));
+    ySum += x;
+    yMax = std::max(yMax, x);
+  }
+
+  // ---- timing ----
+  for (int i = 0; i < WARMUP; ++i) {
+    runAttn();
+    runDnnl();
+  }
+  auto timeOnce = [](auto &f) {
+    double s = seconds();
+    for (int i = 0; i < ITERS; ++i)
+      f();
+    return (seconds() - s) / ITERS;
+  };
+  std::vector<double> tAttn, tDnnl;
+  for (int r = 0; r < REPS; ++r) {
+    tAttn.push_back(timeOnce(runAttn));
+    tDnnl.push_back(timeOnce(runDnnl));
+  }
+  double mAttn = median(tAttn), mDnnl = median(tDnnl);
+
+  const double flops = 2.0 * N * N * N + 5.0 * N * N;
+  const char *omp = std::getenv("OMP_NUM_THREADS");
+  std::printf("softmax(A x B), A, B: %lldx%lld f32, softmax on axis 1\n", (long long)N,
+              (long long)N);
+  std::printf("threads: OMP_NUM_THREADS=%s (hardware threads: %u)\n", omp ? omp : "unset",
+              std::thread::hardware_concurrency());
+  std::printf("attnc compile (parse + lower + JIT): %.2f s\n", compileSeconds);
+  std::printf("max abs diff attnc vs oneDNN: %.3g %s (row sum of y: %.4f, max y: %.4g)\n",
+              maxDiff, maxDiff < 1e-4 ? "(ok, < 1e-4)" : "(MISMATCH, >= 1e-4)", ySum / N,
+              yMax);
+  std::printf("FLOPs per call: 2*N^3 + 5*N^2 = %.0f (matmul + softmax)\n", flops);
+  std::printf("timing: %d warm-up, %d interleaved repetitions x %d calls, median per call\n",
+              WARMUP, REPS, ITERS);
+  std::printf("  attnc : %8.3f ms  %7.2f GFLOP/s\n", mAttn * 1e3, flops / mAttn * 1e-9);
+  std::printf("  oneDNN: %8.3f ms  %7.2f GFLOP/s\n", mDnnl * 1e3, flops / mDnnl * 1e-9);
+  std::printf("attnc/oneDNN time ratio: %.2f\n", mAttn / mDnnl);
+  return maxDiff < 1e-4 ? 0 : 1;
+}

@@ -1,0 +1,101 @@
+// RUN: attn-opt %s -attn-to-linalg -split-input-file -verify-diagnostics | FileCheck %s
+
+// Broadcasting reads index 0 of size-1 dims and skips missing leading ones.
+// CHECK: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func @add_broadcast
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[ROW]], #{{.*}}], iterator_types = ["parallel", "parallel"]}
+// CHECK: arith.addf
+func.func @add_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %c = attn.add %a, %b : tensor<4x8xf32>, tensor<8xf32>
+  return %c : tensor<4x8xf32>
+}
+
+// Softmax: max, exp(x - max), sum, divide.
+// CHECK-LABEL: func @softmax
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: arith.divf
+func.func @softmax(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %c = attn.softmax %a : tensor<4x8xf32>
+  return %c : tensor<4x8xf32>
+}
+
+// scan: an scf.for over time carrying the state and the stacked outputs.
+// CHECK-LABEL: func @scan
+// CHECK: %[[N:[[:alnum:]_]+]] = arith.constant 5 : index
+// CHECK: scf.for %[[T:[[:alnum:]_]+]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[H:[[:alnum:]_]+]] = %{{.*}}, %[[YS:[[:alnum:]_]+]] = %{{.*}}) -> (tensor<4x8xf32>, tensor<4x5x8xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[0, %[[T]], 0] [4, 1, 8] [1, 1, 1] : tensor<4x5x8xf32> to tensor<4x8xf32>
+// CHECK: math.tanh
+// CHECK: tensor.insert_slice %{{.*}} into %[[YS]][0, %[[T]], 0] [4, 1, 8] [1, 1, 1]
+// CHECK: scf.yield
+func.func @scan(%h0: tensor<4x8xf32>, %x: tensor<4x5x8xf32>) -> tensor<4x5x8xf32> {
+  %h, %ys = attn.scan inits(%h0) over(%x) : (tensor<4x8xf32>, tensor<4x5x8xf32>) -> (tensor<4x8xf32>, tensor<4x5x8xf32>) {
+  ^bb0(%hp: tensor<4x8xf32>, %xt: tensor<4x8xf32>):
+    %s = attn.add %hp, %xt : tensor<4x8xf32>, tensor<4x8xf32>
+    %hn = attn.tanh %s : tensor<4x8xf32>
+    attn.yield %hn, %hn : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %ys : tensor<4x5x8xf32>
+}
+
+// A reversed scan walks t = T-1 .. 0.
+// CHECK-LABEL: func @scan_reverse
+// CHECK: %[[LAST:[[:alnum:]_]+]] = arith.constant 4 : index
+// CHECK: scf.for %[[I:[[:alnum:]_]+]] =
+// CHECK: arith.subi %[[LAST]], %[[I]]
+func.func @scan_reverse(%h0: tensor<4x8xf32>, %x: tensor<4x5x8xf32>) -> tensor<4x8xf32> {
+  %h = attn.scan reverse inits(%h0) over(%x) : (tensor<4x8xf32>, tensor<4x5x8xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%hp: tensor<4x8xf32>, %xt: tensor<4x8xf32>):
+    %s = attn.add %hp, %xt : tensor<4x8xf32>, tensor<4x8xf32>
+    attn.yield %s : tensor<4x8xf32>
+  }
+  return %h : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func @shapes
+// CHECK: tensor.collapse_shape
+// CHECK: tensor.expand_shape
+// CHECK: linalg.transpose
+// CHECK: tensor.insert_slice
+// CHECK: tensor.extract_slice
+func.func @shapes(%a: tensor<4x8xf32>) -> tensor<8x2xf32> {
+  %r = attn.reshape %a : tensor<4x8xf32> -> tensor<2x16xf32>
+  %t = attn.transpose %r {perm = array<i64: 1, 0>} : tensor<2x16xf32>
+  %c = attn.concat %t, %t {axis = 0 : i64} : tensor<16x2xf32>, tensor<16x2xf32>
+  %s = attn.slice %c {offsets = array<i64: 8, 0>, sizes = array<i64: 8, 2>} : tensor<32x2xf32>
+  return %s : tensor<8x2xf32>
+}
+
+// CHECK-LABEL: func @embedding
+// CHECK: linalg.index 2
+// CHECK: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<10x4xf32>
+func.func @embedding(%t: tensor<10x4xf32>, %ids: tensor<2x3xi32>) -> tensor<2x3x4xf32> {
+  %e = attn.embedding %t, %ids : tensor<10x4xf32>, tensor<2x3xi32>
+  return %e : tensor<2x3x4xf32>
+}
+
+// CHECK-LABEL: func @layer_norm
+// CHECK: math.rsqrt
+func.func @layer_norm(%x: tensor<4x8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
+  %y = attn.layer_norm %x, %g, %g : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func @reduce_mean
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK: arith.divf
+func.func @reduce_mean(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %y = attn.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32>
+  return %y : tensor<4x1xf32>
+}
+
+// -----
+
+func.func @leftover(%x: tensor<4x1xf32>, %h: tensor<4x8xf32>, %wax: tensor<1x8xf32>,
+                    %waa: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.rnn_cell' has no lowering to linalg}}
+  %y = attn.rnn_cell %x, %h, %wax, %waa, %b : tensor<4x1xf32>, tensor<4x8xf32>, tensor<1x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -1,0 +1,206 @@
+// Every verifier and shape rule of the attn dialect rejects bad IR with the op and the shapes.
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+func.func @param_init() {
+  // expected-error @+1 {{has unknown init 'gaussian' (expected zeros, ones, uniform or normal)}}
+  %w = attn.param "w" {init = "gaussian"} : tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_k(%a: tensor<4x8xf32>, %b: tensor<7x3xf32>) {
+  // expected-error @+1 {{'attn.matmul' contracts K=8 of tensor<4x8xf32> with K=7 of tensor<7x3xf32>}}
+  %c = attn.matmul %a, %b : tensor<4x8xf32>, tensor<7x3xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<8xf32>, %b: tensor<8x3xf32>) {
+  // expected-error @+1 {{'attn.matmul' needs operands of rank >= 2, got tensor<8xf32> and tensor<8x3xf32>}}
+  %c = attn.matmul %a, %b : tensor<8xf32>, tensor<8x3xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x4x8xf32>, %b: tensor<3x8x5xf32>) {
+  // expected-error @+1 {{'attn.matmul' batch dimensions differ: tensor<2x4x8xf32> vs tensor<3x8x5xf32>}}
+  %c = attn.matmul %a, %b : tensor<2x4x8xf32>, tensor<3x8x5xf32>
+  return
+}
+
+// -----
+
+func.func @dense_k(%x: tensor<4x8xf32>, %w: tensor<6x3xf32>) {
+  // expected-error @+1 {{'attn.dense' needs input [..., K] and weight [K, N], got tensor<4x8xf32> and tensor<6x3xf32>}}
+  %y = attn.dense %x, %w : tensor<4x8xf32>, tensor<6x3xf32>
+  return
+}
+
+// -----
+
+func.func @dense_bias(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{'attn.dense' bias must be [3] for weight tensor<8x3xf32>, got tensor<4xf32>}}
+  %y = attn.dense %x, %w, %b : tensor<4x8xf32>, tensor<8x3xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast(%a: tensor<4x8xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'attn.add' cannot broadcast tensor<4x8xf32> with tensor<3xf32>}}
+  %c = attn.add %a, %b : tensor<4x8xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_axis(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for 'tensor<4x8xf32>'}}
+  %c = attn.softmax %a {axis = 2 : i64} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm(%x: tensor<4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'attn.layer_norm' gamma and beta must be [8] for input tensor<4x8xf32>, got tensor<4xf32>}}
+  %y = attn.layer_norm %x, %g, %g : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axes(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'attn.reduce_sum' axes [1, 1] must be distinct and within [0, 2) for tensor<4x8xf32>}}
+  %y = attn.reduce_sum %x {axes = array<i64: 1, 1>} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{cannot reshape 'tensor<4x8xf32>' (32 elements) to 'tensor<5x6xf32>'}}
+  %y = attn.reshape %x : tensor<4x8xf32> -> tensor<5x6xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_perm(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'attn.transpose' perm [0, 0] is not a permutation of the 2 dims of tensor<4x8xf32>}}
+  %y = attn.transpose %x {perm = array<i64: 0, 0>} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat(%a: tensor<4x8xf32>, %b: tensor<3x8xf32>) {
+  // expected-error @+1 {{'attn.concat' inputs tensor<4x8xf32> and tensor<3x8xf32> differ outside axis 1}}
+  %y = attn.concat %a, %b {axis = 1 : i64} : tensor<4x8xf32>, tensor<3x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{'attn.slice' box offsets [2, 0] sizes [3, 8] does not fit in tensor<4x8xf32>}}
+  %y = attn.slice %a {offsets = array<i64: 2, 0>, sizes = array<i64: 3, 8>} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding(%t: tensor<10xf32>, %ids: tensor<4xi32>) {
+  // expected-error @+1 {{'attn.embedding' table must be [V, D], got tensor<10xf32>}}
+  %y = attn.embedding %t, %ids : tensor<10xf32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @rnn_cell(%x: tensor<4x1xf32>, %h: tensor<4x32xf32>, %wax: tensor<2x32xf32>,
+                    %waa: tensor<32x32xf32>, %b: tensor<32xf32>) {
+  // expected-error @+1 {{'attn.rnn_cell' needs input [B, I], hidden [B, H], w_ax [I, H], w_aa [H, H], bias [H]; got tensor<4x1xf32>, tensor<4x32xf32>, tensor<2x32xf32>}}
+  %y = attn.rnn_cell %x, %h, %wax, %waa, %b : tensor<4x1xf32>, tensor<4x32xf32>, tensor<2x32xf32>, tensor<32x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @scan_no_length(%h0: tensor<4x8xf32>) {
+  // expected-error @+1 {{without sequence inputs needs a 'length'}}
+  %h = attn.scan inits(%h0) over() : (tensor<4x8xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%h: tensor<4x8xf32>):
+    attn.yield %h : tensor<4x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @scan_steps(%h0: tensor<4x8xf32>, %x: tensor<4x5x2xf32>, %y: tensor<4x6x2xf32>) {
+  // expected-error @+1 {{sequence inputs disagree on the number of steps: 'tensor<4x5x2xf32>' vs 'tensor<4x6x2xf32>' along axis 1}}
+  %h = attn.scan inits(%h0) over(%x, %y) : (tensor<4x8xf32>, tensor<4x5x2xf32>, tensor<4x6x2xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%h: tensor<4x8xf32>, %a: tensor<4x2xf32>, %b: tensor<4x2xf32>):
+    attn.yield %h : tensor<4x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @scan_args(%h0: tensor<4x8xf32>, %x: tensor<4x5x2xf32>) {
+  // expected-error @+1 {{body takes 1 arguments, expected 1 carried + 1 step inputs}}
+  %h = attn.scan inits(%h0) over(%x) : (tensor<4x8xf32>, tensor<4x5x2xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%h: tensor<4x8xf32>):
+    attn.yield %h : tensor<4x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @scan_step_type(%h0: tensor<4x8xf32>, %x: tensor<4x5x2xf32>) {
+  // expected-error @+1 {{step input #0 of 'tensor<4x5x2xf32>' along axis 1 is 'tensor<4x2xf32>' but the body argument is 'tensor<4x5xf32>'}}
+  %h = attn.scan inits(%h0) over(%x) : (tensor<4x8xf32>, tensor<4x5x2xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%h: tensor<4x8xf32>, %a: tensor<4x5xf32>):
+    attn.yield %h : tensor<4x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @scan_carry(%h0: tensor<4x8xf32>, %x: tensor<4x5x2xf32>) {
+  // expected-error @+1 {{carried value #0 changes type: init 'tensor<4x8xf32>', yielded 'tensor<4x2xf32>', result 'tensor<4x8xf32>'}}
+  %h = attn.scan inits(%h0) over(%x) : (tensor<4x8xf32>, tensor<4x5x2xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%h: tensor<4x8xf32>, %a: tensor<4x2xf32>):
+    attn.yield %a : tensor<4x2xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @scan_yield_count(%h0: tensor<4x8xf32>, %x: tensor<4x5x2xf32>) {
+  // expected-error @+1 {{body yields 2 values but the op has 1 results}}
+  %h = attn.scan inits(%h0) over(%x) : (tensor<4x8xf32>, tensor<4x5x2xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%h: tensor<4x8xf32>, %a: tensor<4x2xf32>):
+    attn.yield %h, %a : tensor<4x8xf32>, tensor<4x2xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @scan_stacked(%h0: tensor<4x8xf32>, %x: tensor<4x5x2xf32>) {
+  // expected-error @+1 {{stacked output #0 should be 'tensor<4x5x2xf32>' (step output 'tensor<4x2xf32>', 5 steps on axis 1), got 'tensor<4x2xf32>'}}
+  %h, %ys = attn.scan inits(%h0) over(%x) : (tensor<4x8xf32>, tensor<4x5x2xf32>) -> (tensor<4x8xf32>, tensor<4x2xf32>) {
+  ^bb0(%h: tensor<4x8xf32>, %a: tensor<4x2xf32>):
+    attn.yield %h, %a : tensor<4x8xf32>, tensor<4x2xf32>
+  }
+  return
+}
