@@ -104,6 +104,7 @@ void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(mlir::attn::createAttnInternalize(mlir::attn::AttnInternalizeOptions{entryPrefix}));
 }
 
 void registerPassesAndPipelines() {

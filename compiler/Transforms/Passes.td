@@ -50,4 +50,19 @@ def AttnExpandMath : Pass<"attn-expand-math"> {
                            "mlir::math::MathDialect"];
 }
 
+def AttnInternalize : Pass<"attn-internalize", "mlir::ModuleOp"> {
+  let summary = "hides every LLVM function but the packed entry points";
+  let description = [{
+    Runs last, on the LLVM dialect. Helpers that lowering creates under fixed names
+    (`forward`, `dealloc_helper`, the C-interface wrappers of runtime kernels) get internal
+    linkage, so several compiled models link into one program, and LLVM may inline them.
+    Declarations (the runtime's kernels, malloc, free) keep external linkage.
+  }];
+  let options = [
+    Option<"prefix", "prefix", "std::string", /*default=*/"\"attn_\"",
+           "symbol prefix of the entry points that stay visible">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD
