@@ -3,6 +3,7 @@
 #include "attn/kernels.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -12,13 +13,22 @@ llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::create(mlir::ModuleOp ll
                                                                const Manifest &manifest) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // The host machine (CPU name and features): without it LLVM's cost model assumes scalar
+  // code and vectorizes nothing.
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto machine = builder->createTargetMachine();
+  if (!machine)
+    return machine.takeError();
   // A named std::function: the engine keeps only a function_ref to it (TOOLCHAIN.md).
   std::function<llvm::Error(llvm::Module *)> optimize =
-      mlir::makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, /*targetMachine=*/nullptr);
+      mlir::makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, machine->get());
   mlir::ExecutionEngineOptions options;
   options.transformer = optimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  auto engine = mlir::ExecutionEngine::create(llvmModule, options);
+  auto engine = mlir::ExecutionEngine::create(llvmModule, options, std::move(*machine));
   if (!engine)
     return engine.takeError();
   // The runtime's kernels, by address: no reliance on the tool exporting its symbols.

@@ -127,6 +127,10 @@ Value subBody(OpBuilder &b, Location l, ValueRange a) { return b.create<arith::S
 Value mulBody(OpBuilder &b, Location l, ValueRange a) { return b.create<arith::MulFOp>(l, a[0], a[1]); }
 Value divBody(OpBuilder &b, Location l, ValueRange a) { return b.create<arith::DivFOp>(l, a[0], a[1]); }
 Value maxBody(OpBuilder &b, Location l, ValueRange a) { return b.create<arith::MaximumFOp>(l, a[0], a[1]); }
+// Sums of reductions may be reassociated: that is what lets LLVM vectorize them.
+Value sumBody(OpBuilder &b, Location l, ValueRange a) {
+  return b.create<arith::AddFOp>(l, a[0], a[1], arith::FastMathFlags::reassoc);
+}
 Value negBody(OpBuilder &b, Location l, ValueRange a) { return b.create<arith::NegFOp>(l, a[0]); }
 Value tanhBody(OpBuilder &b, Location l, ValueRange a) { return b.create<math::TanhOp>(l, a[0]); }
 Value expBody(OpBuilder &b, Location l, ValueRange a) { return b.create<math::ExpOp>(l, a[0]); }
@@ -165,7 +169,7 @@ struct SoftmaxToGeneric : OpRewritePattern<SoftmaxOp> {
     Value max = reduce(rewriter, loc, x, reduced, -std::numeric_limits<float>::infinity(),
                        maxBody);
     Value e = withReduced(rewriter, loc, x, max, reduced, expDiffBody);
-    Value sum = reduce(rewriter, loc, e, reduced, 0.0f, addBody);
+    Value sum = reduce(rewriter, loc, e, reduced, 0.0f, sumBody);
     rewriter.replaceOp(op, withReduced(rewriter, loc, e, sum, reduced, divBody));
     return success();
   }
@@ -197,8 +201,8 @@ struct ReduceToGeneric : OpRewritePattern<Op> {
     return success();
   }
 };
-using ReduceSumLowering = ReduceToGeneric<ReduceSumOp, addBody, false, false>;
-using ReduceMeanLowering = ReduceToGeneric<ReduceMeanOp, addBody, false, true>;
+using ReduceSumLowering = ReduceToGeneric<ReduceSumOp, sumBody, false, false>;
+using ReduceMeanLowering = ReduceToGeneric<ReduceMeanOp, sumBody, false, true>;
 using ReduceMaxLowering = ReduceToGeneric<ReduceMaxOp, maxBody, true, false>;
 
 struct LayerNormToGeneric : OpRewritePattern<LayerNormOp> {
@@ -210,14 +214,14 @@ struct LayerNormToGeneric : OpRewritePattern<LayerNormOp> {
     reduced.back() = true;
     Value x = op.getInput();
     float inv = 1.0f / (float)shape.back();
-    Value mean = reduce(rewriter, loc, x, reduced, 0.0f, addBody);
+    Value mean = reduce(rewriter, loc, x, reduced, 0.0f, sumBody);
     Value invD = rewriter.create<arith::ConstantOp>(
         loc, DenseElementsAttr::get(RankedTensorType::get({}, rewriter.getF32Type()),
                                     rewriter.getF32FloatAttr(inv)));
     mean = elementwise(rewriter, loc, {mean, invD}, tensorOf(mean).getShape(), mulBody);
     Value centered = withReduced(rewriter, loc, x, mean, reduced, subBody);
     Value sq = elementwise(rewriter, loc, {centered, centered}, shape, mulBody);
-    Value var = reduce(rewriter, loc, sq, reduced, 0.0f, addBody);
+    Value var = reduce(rewriter, loc, sq, reduced, 0.0f, sumBody);
     // rstd = 1 / sqrt(var / D + eps)
     Value eps = rewriter.create<arith::ConstantOp>(
         loc, DenseElementsAttr::get(RankedTensorType::get({}, rewriter.getF32Type()),
