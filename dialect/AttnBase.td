@@ -13,6 +13,7 @@ include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "dialect/AttnInterfaces.td"
 
 def Attn_Dialect : Dialect {
   let name = "attn";

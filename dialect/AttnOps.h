@@ -11,6 +11,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnInterfaces.h"
 #include "dialect/ops/ShapeRules.h"
 
 #define GET_OP_CLASSES

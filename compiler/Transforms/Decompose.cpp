@@ -1,8 +1,7 @@
-// attn-decompose: composite ops (cells) into the core ops the lowerings know.
+// attn-decompose: composite ops into the core ops the lowerings know, through
+// DecomposableOpInterface (each op's rule lives beside its definition).
 #include "compiler/Transforms/Passes.h"
 #include "dialect/AttnOps.h"
-
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNDECOMPOSE
@@ -13,26 +12,21 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-// tanh(x w_ax + b + h w_aa): the input projection carries the bias so it maps onto one
-// oneDNN matmul-with-bias.
-struct DecomposeRnnCell : OpRewritePattern<RnnCellOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(RnnCellOp op, PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value in = rewriter.create<DenseOp>(loc, op.getInput(), op.getWAx(), op.getBias());
-    Value rec = rewriter.create<MatmulOp>(loc, op.getHidden(), op.getWAa());
-    Value sum = rewriter.create<AddOp>(loc, in, rec);
-    rewriter.replaceOpWithNewOp<TanhOp>(op, sum);
-    return success();
-  }
-};
-
 struct Decompose : mlir::attn::impl::AttnDecomposeBase<Decompose> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<DecomposeRnnCell>(&getContext());
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+    // A decomposition may itself produce composite ops: repeat until none is left.
+    while (true) {
+      SmallVector<DecomposableOpInterface> composites;
+      getOperation()->walk([&](DecomposableOpInterface op) { composites.push_back(op); });
+      if (composites.empty())
+        return;
+      for (DecomposableOpInterface op : composites) {
+        OpBuilder b(op);
+        SmallVector<Value> replacements = op.decompose(b);
+        op->replaceAllUsesWith(replacements);
+        op->erase();
+      }
+    }
   }
 };
 } // namespace

@@ -20,8 +20,10 @@ def AttnParamsToArgs : Pass<"attn-params-to-args", "mlir::ModuleOp"> {
 def AttnDecompose : Pass<"attn-decompose"> {
   let summary = "rewrites composite ops (cells) into core attn ops";
   let description = [{
-    `attn.rnn_cell` becomes `tanh(dense(x, w_ax, b) + matmul(h, w_aa))`. Run after fusion
-    (which wants to see whole cells) and before the lowerings, which only know core ops.
+    Replaces every op implementing `DecomposableOpInterface` by its decomposition (for
+    `attn.rnn_cell`: `tanh(dense(x, w_ax, b) + matmul(h, w_aa))`) until none is left. Run
+    after fusion (which wants to see whole cells) and before the lowerings, which only know
+    core ops.
   }];
 }
 

@@ -159,3 +159,11 @@ LogicalResult RnnCellOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   results.push_back(h);
   return success();
 }
+
+SmallVector<Value> RnnCellOp::decompose(OpBuilder &b) {
+  // The input projection carries the bias so it maps onto one oneDNN matmul-with-bias.
+  Location loc = getLoc();
+  Value in = b.create<DenseOp>(loc, getInput(), getWAx(), getBias());
+  Value rec = b.create<MatmulOp>(loc, getHidden(), getWAa());
+  return {b.create<TanhOp>(loc, b.create<AddOp>(loc, in, rec))};
+}

@@ -58,12 +58,14 @@ def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike, HasParent<"Sc
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
-def Attn_RnnCellOp : Attn_Op<"rnn_cell", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+def Attn_RnnCellOp : Attn_Op<"rnn_cell", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+                                          DeclareOpInterfaceMethods<Attn_DecomposableOpInterface>]> {
   let summary = "one step of the vanilla (Elman) RNN";
   let description = [{
     The seed's cell `a<t> = tanh(W_ax x<t> + W_aa a<t-1> + b_a)`, written for row-major
     batches: `result = tanh(input x w_ax + hidden x w_aa + bias)` with `input` `[B, I]`,
     `hidden` `[B, H]`, `w_ax` `[I, H]`, `w_aa` `[H, H]`, `bias` `[H]`; the result is `[B, H]`.
+    Decomposes into `tanh(dense(input, w_ax, bias) + matmul(hidden, w_aa))`.
 
     ```mlir
     %h_t = attn.rnn_cell %x_t, %h, %w_ax, %w_aa, %b

@@ -234,7 +234,7 @@ int run(attnc::Compiler &c, const Options &o) {
   int64_t n = x.shape()[0];
   std::cout << s.name << ": forward on " << n << " examples of " << source
             << ", parameters initialised from seed " << seed << "\n";
-  std::cout << "      #      " << (target.numel() ? "target      " : "") << "output\n";
+  std::cout << "      #" << (target.numel() ? "      target" : "") << "      output\n";
 
   std::ofstream raw;
   if (!o.output.empty())
@@ -247,18 +247,21 @@ int run(attnc::Compiler &c, const Options &o) {
     auto outputs = program.call("forward", params, {xb});
     const float *y = outputs[0].data<float>();
     for (int64_t r = 0; r < rows; ++r) {
-      char line[128];
-      std::snprintf(line, sizeof line, "%7lld  ", (long long)(start + r));
-      std::cout << line;
-      if (target.numel())
-        std::printf("%10.6f  ", target.data<float>()[start + r]), std::fflush(stdout);
-      for (int64_t j = 0; j < outWidth; ++j) {
-        std::printf("%10.6f ", y[r * outWidth + j]);
-        if (raw)
-          raw << (j ? " " : "") << std::setprecision(9) << y[r * outWidth + j];
+      char cell[32];
+      std::snprintf(cell, sizeof cell, "%7lld", (long long)(start + r));
+      std::string line = cell;
+      if (target.numel()) {
+        std::snprintf(cell, sizeof cell, "  %10.6f", target.data<float>()[start + r]);
+        line += cell;
       }
-      std::printf("\n");
-      std::fflush(stdout);
+      for (int64_t j = 0; j < outWidth; ++j) {
+        float v = y[r * outWidth + j];
+        std::snprintf(cell, sizeof cell, "  %10.6f", v);
+        line += cell;
+        if (raw)
+          raw << (j ? " " : "") << std::setprecision(9) << v;
+      }
+      std::cout << line << "\n";
       if (raw)
         raw << "\n";
     }

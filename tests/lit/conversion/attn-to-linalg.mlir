@@ -99,3 +99,20 @@ func.func @leftover(%x: tensor<4x1xf32>, %h: tensor<4x8xf32>, %wax: tensor<1x8xf
   %y = attn.rnn_cell %x, %h, %wax, %waa, %b : tensor<4x1xf32>, tensor<4x8xf32>, tensor<1x8xf32>, tensor<8x8xf32>, tensor<8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// Without sequence inputs the loop runs `length` steps and slices nothing.
+// CHECK-LABEL: func @scan_length
+// CHECK: %[[N:[[:alnum:]_]+]] = arith.constant 3 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[N]]
+// CHECK-NOT: tensor.extract_slice
+// CHECK: tensor.insert_slice
+func.func @scan_length(%h0: tensor<2x4xf32>) -> tensor<2x3x4xf32> {
+  %h, %ys = attn.scan inits(%h0) over() {length = 3 : i64} : (tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x3x4xf32>) {
+  ^bb0(%hp: tensor<2x4xf32>):
+    %hn = attn.tanh %hp : tensor<2x4xf32>
+    attn.yield %hn, %hn : tensor<2x4xf32>, tensor<2x4xf32>
+  }
+  return %ys : tensor<2x3x4xf32>
+}

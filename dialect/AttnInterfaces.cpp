@@ -1,0 +1,3 @@
+#include "dialect/AttnInterfaces.h"
+
+#include "dialect/AttnInterfaces.cpp.inc"

@@ -1,0 +1,7 @@
+// Interfaces of the attn dialect (AttnInterfaces.td): what passes ask of ops.
+#pragma once
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpDefinition.h"
+
+#include "dialect/AttnInterfaces.h.inc"
