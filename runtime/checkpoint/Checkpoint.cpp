@@ -1,0 +1,430 @@
+#include "attn/checkpoint/Checkpoint.h"
+
+#include "Json.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace attn::checkpoint {
+
+// Tensor data is written and read as raw host memory; safetensors data is little-endian.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "checkpoint I/O assumes a little-endian host");
+
+namespace {
+
+constexpr const char *kMetadataKey = "__metadata__";
+// The reference implementation's limit; it also bounds what a corrupt length makes us allocate.
+constexpr uint64_t kMaxHeaderSize = 100u << 20;
+constexpr size_t kLengthPrefixSize = 8;
+
+[[noreturn]] void fail(const std::string &path, const std::string &reason) {
+  throw std::runtime_error(path + ": " + reason);
+}
+
+std::string errnoText() { return std::strerror(errno); }
+
+// Owns a POSIX file descriptor so that every error path closes it.
+class Fd {
+public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd &) = delete;
+  Fd &operator=(const Fd &) = delete;
+  ~Fd() {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  // Closes now and reports the result: close() can be where a deferred write error surfaces.
+  int close() {
+    int rc = ::close(fd_);
+    fd_ = -1;
+    return rc;
+  }
+
+private:
+  int fd_;
+};
+
+// ---- writing -----------------------------------------------------------------------------------
+
+const char *safetensorsDtype(attn_dtype dtype) { return dtype == ATTN_I32 ? "I32" : "F32"; }
+
+// Rejects what could not be read back: duplicate or reserved names, strings that are not UTF-8.
+void validateForSave(const std::string &path, const Checkpoint &ckpt) {
+  std::set<std::string> names;
+  for (const auto &[name, tensor] : ckpt.tensors) {
+    if (name == kMetadataKey)
+      fail(path, "tensor name \"__metadata__\" is reserved");
+    if (!names.insert(name).second)
+      fail(path, "duplicate tensor name " + json::quote(name));
+    if (!json::isValidUtf8(name))
+      fail(path, "tensor name " + json::quote(name) + " is not valid UTF-8");
+    dtypeSize(tensor.dtype()); // throws on an unknown dtype
+  }
+  for (const auto &[key, value] : ckpt.metadata)
+    if (!json::isValidUtf8(key) || !json::isValidUtf8(value))
+      fail(path, "metadata entry " + json::quote(key) + " is not valid UTF-8");
+}
+
+json::Value integerArray(const std::vector<int64_t> &values) {
+  json::Value array = json::Value::makeArray();
+  for (int64_t v : values)
+    array.array.push_back(json::Value::makeInteger(v));
+  return array;
+}
+
+// The length prefix plus the JSON header, padded with spaces so that the data starts at a
+// multiple of 8 bytes. Tensors are laid out back to back in `ckpt.tensors` order.
+std::string buildHeader(const Checkpoint &ckpt) {
+  json::Value header = json::Value::makeObject();
+  if (!ckpt.metadata.empty()) {
+    json::Value metadata = json::Value::makeObject();
+    for (const auto &[key, value] : ckpt.metadata)
+      metadata.object.emplace_back(key, json::Value::makeString(value));
+    header.object.emplace_back(kMetadataKey, std::move(metadata));
+  }
+  int64_t offset = 0;
+  for (const auto &[name, tensor] : ckpt.tensors) {
+    int64_t end = offset + static_cast<int64_t>(tensor.nbytes());
+    json::Value info = json::Value::makeObject();
+    info.object.emplace_back("dtype", json::Value::makeString(safetensorsDtype(tensor.dtype())));
+    info.object.emplace_back("shape", integerArray(tensor.shape()));
+    info.object.emplace_back("data_offsets", integerArray({offset, end}));
+    header.object.emplace_back(name, std::move(info));
+    offset = end;
+  }
+  std::string text = json::serialize(header);
+  text.resize((text.size() + 7) / 8 * 8, ' ');
+
+  std::string bytes(kLengthPrefixSize, '\0');
+  uint64_t n = text.size();
+  for (size_t i = 0; i < kLengthPrefixSize; ++i)
+    bytes[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  return bytes + text;
+}
+
+// write() until done, retrying on EINTR and short writes. Returns false with errno set.
+bool writeAll(int fd, const void *data, size_t size) {
+  const char *p = static_cast<const char *>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n == 0)
+      errno = EIO; // no progress and no error code: report it as an I/O error
+    if (n <= 0)
+      return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::filesystem::path parentDirectory(const std::string &path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? std::filesystem::path(".") : parent;
+}
+
+void createParentDirectories(const std::string &path) {
+  std::filesystem::path parent = parentDirectory(path);
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  if (ec)
+    fail(path, "cannot create directory '" + parent.string() + "': " + ec.message());
+}
+
+// Makes the rename durable: a directory entry change is only persistent once the directory is.
+void fsyncDirectory(const std::string &path) {
+  std::filesystem::path dir = parentDirectory(path);
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid() || ::fsync(fd.get()) != 0)
+    fail(path, "cannot sync directory '" + dir.string() + "': " + errnoText());
+}
+
+// Writes the complete file to `tmpPath` and fsyncs it, so that it is on disk before the rename
+// makes it visible under the real name.
+void writeTempFile(const std::string &path, const std::string &tmpPath, const std::string &header,
+                   const Checkpoint &ckpt) {
+  Fd fd(::open(tmpPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+  if (!fd.valid())
+    fail(path, "cannot create temporary file '" + tmpPath + "': " + errnoText());
+  bool ok = writeAll(fd.get(), header.data(), header.size());
+  for (size_t i = 0; ok && i < ckpt.tensors.size(); ++i) {
+    const Tensor &t = ckpt.tensors[i].second;
+    if (t.nbytes() > 0)
+      ok = writeAll(fd.get(), t.raw(), t.nbytes());
+  }
+  if (!ok)
+    fail(path, "cannot write '" + tmpPath + "': " + errnoText());
+  if (::fsync(fd.get()) != 0)
+    fail(path, "cannot sync '" + tmpPath + "': " + errnoText());
+  if (fd.close() != 0)
+    fail(path, "cannot close '" + tmpPath + "': " + errnoText());
+}
+
+// ---- reading -----------------------------------------------------------------------------------
+
+// One tensor's header entry, validated on its own; layout checks come after all are parsed.
+struct Entry {
+  std::string name;
+  attn_dtype dtype = ATTN_F32;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0, end = 0;
+};
+
+// pread() exactly `size` bytes at `offset`, retrying on EINTR and short reads.
+void readExact(const std::string &path, int fd, uint64_t offset, void *data, size_t size) {
+  char *p = static_cast<char *>(data);
+  while (size > 0) {
+    ssize_t n = ::pread(fd, p, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      fail(path, "read error: " + errnoText());
+    if (n == 0)
+      fail(path, "unexpected end of file (was it truncated while being read?)");
+    p += n;
+    offset += static_cast<uint64_t>(n);
+    size -= static_cast<size_t>(n);
+  }
+}
+
+std::string describeTensor(const std::string &name) { return "tensor " + json::quote(name); }
+
+// "an object", "an array", "a string", "an integer".
+std::string withArticle(json::Value::Kind kind) {
+  std::string name = json::kindName(kind);
+  return (name[0] == 'a' || name[0] == 'o' || name[0] == 'i' ? "an " : "a ") + name;
+}
+
+const json::Value &requireMember(const std::string &path, const std::string &name,
+                                 const json::Value &info, const char *key, json::Value::Kind kind) {
+  const json::Value *member = info.get(key);
+  if (!member)
+    fail(path, describeTensor(name) + ": missing \"" + key + "\"");
+  if (member->kind != kind)
+    fail(path, describeTensor(name) + ": \"" + key + "\" must be " + withArticle(kind) +
+                   ", got " + withArticle(member->kind));
+  return *member;
+}
+
+attn_dtype parseDtype(const std::string &path, const std::string &name, const std::string &dtype) {
+  if (dtype == "F32")
+    return ATTN_F32;
+  if (dtype == "I32")
+    return ATTN_I32;
+  fail(path, describeTensor(name) + ": unsupported dtype " + json::quote(dtype) +
+                 " (only F32 and I32 are supported)");
+}
+
+// Non-negative dimensions whose element count (ignoring zeros, so that Tensor's running product
+// cannot overflow either) fits comfortably in int64_t.
+std::vector<int64_t> parseShape(const std::string &path, const std::string &name,
+                                const json::Value &shape) {
+  std::vector<int64_t> dims;
+  int64_t product = 1;
+  for (const json::Value &d : shape.array) {
+    if (d.kind != json::Value::Kind::Integer || d.integer < 0)
+      fail(path, describeTensor(name) + ": shape must hold non-negative integers");
+    if (d.integer > 0 && product > std::numeric_limits<int64_t>::max() / 16 / d.integer)
+      fail(path, describeTensor(name) + ": shape is too large");
+    if (d.integer > 0)
+      product *= d.integer;
+    dims.push_back(d.integer);
+  }
+  return dims;
+}
+
+Entry parseEntry(const std::string &path, const std::string &name, const json::Value &info) {
+  if (info.kind != json::Value::Kind::Object)
+    fail(path, describeTensor(name) + ": expected an object, got " + withArticle(info.kind));
+  for (const auto &member : info.object)
+    if (member.first != "dtype" && member.first != "shape" && member.first != "data_offsets")
+      fail(path, describeTensor(name) + ": unknown key " + json::quote(member.first));
+
+  Entry entry;
+  entry.name = name;
+  entry.dtype = parseDtype(path, name, requireMember(path, name, info, "dtype", json::Value::Kind::String).string);
+  entry.shape = parseShape(path, name, requireMember(path, name, info, "shape", json::Value::Kind::Array));
+
+  const json::Value &offsets = requireMember(path, name, info, "data_offsets", json::Value::Kind::Array);
+  bool wellFormed = offsets.array.size() == 2;
+  for (const json::Value &o : offsets.array)
+    wellFormed = wellFormed && o.kind == json::Value::Kind::Integer && o.integer >= 0;
+  if (!wellFormed)
+    fail(path, describeTensor(name) + ": data_offsets must be two non-negative integers [begin, end]");
+  entry.begin = static_cast<uint64_t>(offsets.array[0].integer);
+  entry.end = static_cast<uint64_t>(offsets.array[1].integer);
+  if (entry.begin > entry.end)
+    fail(path, describeTensor(name) + ": data_offsets [" + std::to_string(entry.begin) + ", " +
+                   std::to_string(entry.end) + "] end before they begin");
+  return entry;
+}
+
+std::map<std::string, std::string> parseMetadata(const std::string &path, const json::Value &value) {
+  if (value.kind != json::Value::Kind::Object)
+    fail(path, "\"__metadata__\" must be an object, got " + withArticle(value.kind));
+  std::map<std::string, std::string> metadata;
+  for (const auto &[key, v] : value.object) {
+    if (v.kind != json::Value::Kind::String)
+      fail(path, "\"__metadata__\" value for " + json::quote(key) + " must be a string, got " +
+                     withArticle(v.kind));
+    metadata[key] = v.string;
+  }
+  return metadata;
+}
+
+std::string rangeText(const Entry &e) {
+  return "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
+}
+
+// Each entry's byte span lies within the data section and matches its shape.
+void checkEntrySize(const std::string &path, const Entry &e, uint64_t dataSize) {
+  if (e.end > dataSize)
+    fail(path, describeTensor(e.name) + ": data_offsets " + rangeText(e) +
+                   " are out of range: the data section has " + std::to_string(dataSize) + " bytes");
+  uint64_t expected = static_cast<uint64_t>(shapeNumel(e.shape)) * dtypeSize(e.dtype);
+  if (e.end - e.begin != expected)
+    fail(path, describeTensor(e.name) + ": shape " + shapeToString(e.shape) + " of " +
+                   safetensorsDtype(e.dtype) + " needs " + std::to_string(expected) +
+                   " bytes but data_offsets " + rangeText(e) + " span " +
+                   std::to_string(e.end - e.begin));
+}
+
+// Sorted by offset, the tensors must tile the data section exactly: no overlap, no gap, no
+// trailing bytes (the safetensors rule, which also rejects files with extra data appended).
+void checkLayout(const std::string &path, const std::vector<Entry> &sorted, uint64_t dataSize) {
+  uint64_t covered = 0;
+  const Entry *previous = nullptr;
+  for (const Entry &e : sorted) {
+    if (e.begin < covered)
+      fail(path, describeTensor(e.name) + " " + rangeText(e) + " overlaps " +
+                     describeTensor(previous->name) + " " + rangeText(*previous));
+    if (e.begin > covered)
+      fail(path, "bytes [" + std::to_string(covered) + ", " + std::to_string(e.begin) +
+                     ") of the data section belong to no tensor");
+    covered = e.end;
+    previous = &e;
+  }
+  if (covered != dataSize)
+    fail(path, "the data section has " + std::to_string(dataSize) + " bytes but the tensors cover " +
+                   std::to_string(covered));
+}
+
+// Returns the header length N after checking that 8 + N bytes fit in the file.
+uint64_t readHeaderLength(const std::string &path, int fd, uint64_t fileSize) {
+  if (fileSize < kLengthPrefixSize)
+    fail(path, "file is too small (" + std::to_string(fileSize) +
+                   " bytes) to hold the 8-byte header length; not a safetensors file?");
+  unsigned char prefix[kLengthPrefixSize];
+  readExact(path, fd, 0, prefix, sizeof prefix);
+  uint64_t n = 0;
+  for (size_t i = 0; i < kLengthPrefixSize; ++i)
+    n |= static_cast<uint64_t>(prefix[i]) << (8 * i);
+  if (n > kMaxHeaderSize)
+    fail(path, "header length " + std::to_string(n) + " exceeds the limit of " +
+                   std::to_string(kMaxHeaderSize) + " bytes; not a safetensors file?");
+  if (n > fileSize - kLengthPrefixSize)
+    fail(path, "header length " + std::to_string(n) + " exceeds the file size (" +
+                   std::to_string(fileSize) + " bytes); truncated file?");
+  return n;
+}
+
+json::Value parseHeaderJson(const std::string &path, const std::string &text) {
+  json::Value header;
+  try {
+    header = json::parse(text);
+  } catch (const json::ParseError &e) {
+    fail(path, std::string("malformed JSON header: ") + e.what());
+  }
+  if (header.kind != json::Value::Kind::Object)
+    fail(path, "header must be a JSON object, got " + withArticle(header.kind));
+  return header;
+}
+
+} // namespace
+
+const Tensor *Checkpoint::find(const std::string &name) const {
+  for (const auto &[n, tensor] : tensors)
+    if (n == name)
+      return &tensor;
+  return nullptr;
+}
+
+void save(const std::string &path, const Checkpoint &ckpt) {
+  validateForSave(path, ckpt);
+  std::string header = buildHeader(ckpt);
+  // load() rejects larger headers, so refuse to write a file that could not be read back.
+  if (header.size() - kLengthPrefixSize > kMaxHeaderSize)
+    fail(path, "header of " + std::to_string(header.size() - kLengthPrefixSize) +
+                   " bytes exceeds the limit of " + std::to_string(kMaxHeaderSize) + " bytes");
+  createParentDirectories(path);
+
+  std::string tmpPath = path + ".tmp-" + std::to_string(::getpid());
+  try {
+    writeTempFile(path, tmpPath, header, ckpt);
+    // rename() atomically replaces `path`: readers see the old or the new file, never a mix.
+    if (::rename(tmpPath.c_str(), path.c_str()) != 0)
+      fail(path, "cannot rename '" + tmpPath + "' over it: " + errnoText());
+  } catch (...) {
+    ::unlink(tmpPath.c_str());
+    throw;
+  }
+  fsyncDirectory(path);
+}
+
+Checkpoint load(const std::string &path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid())
+    fail(path, "cannot open: " + errnoText());
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0)
+    fail(path, "cannot stat: " + errnoText());
+  if (!S_ISREG(st.st_mode))
+    fail(path, "not a regular file");
+  uint64_t fileSize = static_cast<uint64_t>(st.st_size);
+
+  uint64_t headerSize = readHeaderLength(path, fd.get(), fileSize);
+  std::string text(headerSize, '\0');
+  readExact(path, fd.get(), kLengthPrefixSize, text.data(), text.size());
+  json::Value header = parseHeaderJson(path, text);
+
+  Checkpoint ckpt;
+  std::vector<Entry> entries;
+  uint64_t dataStart = kLengthPrefixSize + headerSize;
+  uint64_t dataSize = fileSize - dataStart;
+  for (const auto &[name, value] : header.object) {
+    if (name == kMetadataKey) {
+      ckpt.metadata = parseMetadata(path, value);
+      continue;
+    }
+    entries.push_back(parseEntry(path, name, value));
+    checkEntrySize(path, entries.back(), dataSize);
+  }
+
+  // File order; stable so that empty tensors sharing an offset keep their header order.
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  checkLayout(path, entries, dataSize);
+
+  for (Entry &e : entries) {
+    Tensor tensor(e.dtype, e.shape);
+    if (tensor.nbytes() > 0)
+      readExact(path, fd.get(), dataStart + e.begin, tensor.raw(), tensor.nbytes());
+    ckpt.tensors.emplace_back(std::move(e.name), std::move(tensor));
+  }
+  return ckpt;
+}
+
+} // namespace attn::checkpoint

@@ -1,0 +1,567 @@
+#include "attn/train/Plot.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace attn::train {
+
+// ------------------------------------------------------------------------------------------------
+// PNG encoding
+// ------------------------------------------------------------------------------------------------
+
+namespace {
+
+// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), as PNG chunks require.
+uint32_t crc32(const uint8_t *data, size_t n, uint32_t crc = 0) {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k)
+        c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  crc = ~crc;
+  for (size_t i = 0; i < n; ++i)
+    crc = table[(crc ^ data[i]) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+// Adler-32, the checksum that ends a zlib stream.
+uint32_t adler32(const uint8_t *data, size_t n) {
+  uint32_t a = 1, b = 0;
+  for (size_t i = 0; i < n; ++i) {
+    a = (a + data[i]) % 65521;
+    b = (b + a) % 65521;
+  }
+  return (b << 16) | a;
+}
+
+void putBE32(std::vector<uint8_t> &out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(static_cast<uint8_t>(v >> shift));
+}
+
+// length, type, data, CRC over type + data.
+void appendChunk(std::vector<uint8_t> &png, const char type[4], const std::vector<uint8_t> &data) {
+  putBE32(png, static_cast<uint32_t>(data.size()));
+  size_t typeAt = png.size();
+  png.insert(png.end(), type, type + 4);
+  png.insert(png.end(), data.begin(), data.end());
+  putBE32(png, crc32(png.data() + typeAt, png.size() - typeAt));
+}
+
+// A zlib stream (RFC 1950) holding `raw` in stored deflate blocks (RFC 1951, BTYPE 00): each block
+// is a header byte, LEN and its one's complement NLEN (little-endian), then LEN raw bytes.
+std::vector<uint8_t> zlibStored(const std::vector<uint8_t> &raw) {
+  constexpr size_t kMaxBlock = 65535;
+  std::vector<uint8_t> z = {0x78, 0x01}; // deflate, 32K window; 0x7801 % 31 == 0 as required
+  size_t pos = 0;
+  do {
+    size_t len = std::min(kMaxBlock, raw.size() - pos);
+    bool last = pos + len == raw.size();
+    z.push_back(last ? 1 : 0); // BFINAL, BTYPE = 00 (stored); the rest of the byte is padding
+    z.push_back(static_cast<uint8_t>(len));
+    z.push_back(static_cast<uint8_t>(len >> 8));
+    z.push_back(static_cast<uint8_t>(~len));
+    z.push_back(static_cast<uint8_t>(~len >> 8));
+    z.insert(z.end(), raw.begin() + pos, raw.begin() + pos + len);
+    pos += len;
+  } while (pos < raw.size());
+  putBE32(z, adler32(raw.data(), raw.size()));
+  return z;
+}
+
+} // namespace
+
+std::vector<uint8_t> encodePng(uint32_t width, uint32_t height, const std::vector<uint8_t> &rgb) {
+  size_t rowBytes = static_cast<size_t>(width) * 3;
+  if (width == 0 || height == 0 || rgb.size() != rowBytes * height)
+    throw std::invalid_argument("encodePng: pixel buffer does not match " + std::to_string(width) +
+                                "x" + std::to_string(height) + " RGB");
+  // Scanlines, each prefixed with filter type 0 (None).
+  std::vector<uint8_t> raw;
+  raw.reserve((rowBytes + 1) * height);
+  for (uint32_t row = 0; row < height; ++row) {
+    raw.push_back(0);
+    raw.insert(raw.end(), rgb.begin() + row * rowBytes, rgb.begin() + (row + 1) * rowBytes);
+  }
+
+  std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  std::vector<uint8_t> ihdr;
+  putBE32(ihdr, width);
+  putBE32(ihdr, height);
+  // bit depth 8, colour type 2 (RGB), compression 0, filter method 0, no interlace.
+  ihdr.insert(ihdr.end(), {8, 2, 0, 0, 0});
+  appendChunk(png, "IHDR", ihdr);
+  appendChunk(png, "IDAT", zlibStored(raw));
+  appendChunk(png, "IEND", {});
+  return png;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The 5x7 font: each glyph is 7 rows of 5 columns, '#' = ink. Drawn in 6x8 cells.
+// ------------------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr int kGlyphW = 5, kGlyphH = 7, kCellW = 6;
+
+struct Glyph {
+  char c;
+  const char *rows[kGlyphH];
+};
+
+// clang-format off
+const Glyph kFont[] = {
+  {' ', {".....", ".....", ".....", ".....", ".....", ".....", "....."}},
+  {'0', {".###.", "#...#", "#..##", "#.#.#", "##..#", "#...#", ".###."}},
+  {'1', {"..#..", ".##..", "..#..", "..#..", "..#..", "..#..", ".###."}},
+  {'2', {".###.", "#...#", "....#", "...#.", "..#..", ".#...", "#####"}},
+  {'3', {"#####", "...#.", "..#..", "...#.", "....#", "#...#", ".###."}},
+  {'4', {"...#.", "..##.", ".#.#.", "#..#.", "#####", "...#.", "...#."}},
+  {'5', {"#####", "#....", "####.", "....#", "....#", "#...#", ".###."}},
+  {'6', {"..##.", ".#...", "#....", "####.", "#...#", "#...#", ".###."}},
+  {'7', {"#####", "....#", "...#.", "..#..", ".#...", ".#...", ".#..."}},
+  {'8', {".###.", "#...#", "#...#", ".###.", "#...#", "#...#", ".###."}},
+  {'9', {".###.", "#...#", "#...#", ".####", "....#", "...#.", ".##.."}},
+  {'A', {".###.", "#...#", "#...#", "#####", "#...#", "#...#", "#...#"}},
+  {'B', {"####.", "#...#", "#...#", "####.", "#...#", "#...#", "####."}},
+  {'C', {".###.", "#...#", "#....", "#....", "#....", "#...#", ".###."}},
+  {'D', {"###..", "#..#.", "#...#", "#...#", "#...#", "#..#.", "###.."}},
+  {'E', {"#####", "#....", "#....", "####.", "#....", "#....", "#####"}},
+  {'F', {"#####", "#....", "#....", "####.", "#....", "#....", "#...."}},
+  {'G', {".###.", "#...#", "#....", "#.###", "#...#", "#...#", ".####"}},
+  {'H', {"#...#", "#...#", "#...#", "#####", "#...#", "#...#", "#...#"}},
+  {'I', {".###.", "..#..", "..#..", "..#..", "..#..", "..#..", ".###."}},
+  {'J', {"..###", "...#.", "...#.", "...#.", "...#.", "#..#.", ".##.."}},
+  {'K', {"#...#", "#..#.", "#.#..", "##...", "#.#..", "#..#.", "#...#"}},
+  {'L', {"#....", "#....", "#....", "#....", "#....", "#....", "#####"}},
+  {'M', {"#...#", "##.##", "#.#.#", "#.#.#", "#...#", "#...#", "#...#"}},
+  {'N', {"#...#", "#...#", "##..#", "#.#.#", "#..##", "#...#", "#...#"}},
+  {'O', {".###.", "#...#", "#...#", "#...#", "#...#", "#...#", ".###."}},
+  {'P', {"####.", "#...#", "#...#", "####.", "#....", "#....", "#...."}},
+  {'Q', {".###.", "#...#", "#...#", "#...#", "#.#.#", "#..#.", ".##.#"}},
+  {'R', {"####.", "#...#", "#...#", "####.", "#.#..", "#..#.", "#...#"}},
+  {'S', {".####", "#....", "#....", ".###.", "....#", "....#", "####."}},
+  {'T', {"#####", "..#..", "..#..", "..#..", "..#..", "..#..", "..#.."}},
+  {'U', {"#...#", "#...#", "#...#", "#...#", "#...#", "#...#", ".###."}},
+  {'V', {"#...#", "#...#", "#...#", "#...#", "#...#", ".#.#.", "..#.."}},
+  {'W', {"#...#", "#...#", "#...#", "#.#.#", "#.#.#", "#.#.#", ".#.#."}},
+  {'X', {"#...#", "#...#", ".#.#.", "..#..", ".#.#.", "#...#", "#...#"}},
+  {'Y', {"#...#", "#...#", ".#.#.", "..#..", "..#..", "..#..", "..#.."}},
+  {'Z', {"#####", "....#", "...#.", "..#..", ".#...", "#....", "#####"}},
+  {'a', {".....", ".....", ".###.", "....#", ".####", "#...#", ".####"}},
+  {'b', {"#....", "#....", "#.##.", "##..#", "#...#", "#...#", "####."}},
+  {'c', {".....", ".....", ".###.", "#....", "#....", "#...#", ".###."}},
+  {'d', {"....#", "....#", ".##.#", "#..##", "#...#", "#...#", ".####"}},
+  {'e', {".....", ".....", ".###.", "#...#", "#####", "#....", ".###."}},
+  {'f', {"..##.", ".#..#", ".#...", "###..", ".#...", ".#...", ".#..."}},
+  {'g', {".....", ".....", ".####", "#...#", ".####", "....#", "####."}},
+  {'h', {"#....", "#....", "#.##.", "##..#", "#...#", "#...#", "#...#"}},
+  {'i', {"..#..", ".....", ".##..", "..#..", "..#..", "..#..", ".###."}},
+  {'j', {"...#.", ".....", "..##.", "...#.", "...#.", "#..#.", ".##.."}},
+  {'k', {"#....", "#....", "#..#.", "#.#..", "##...", "#.#..", "#..#."}},
+  {'l', {".##..", "..#..", "..#..", "..#..", "..#..", "..#..", ".###."}},
+  {'m', {".....", ".....", "##.#.", "#.#.#", "#.#.#", "#...#", "#...#"}},
+  {'n', {".....", ".....", "#.##.", "##..#", "#...#", "#...#", "#...#"}},
+  {'o', {".....", ".....", ".###.", "#...#", "#...#", "#...#", ".###."}},
+  {'p', {".....", ".....", "####.", "#...#", "####.", "#....", "#...."}},
+  {'q', {".....", ".....", ".##.#", "#..##", ".####", "....#", "....#"}},
+  {'r', {".....", ".....", "#.##.", "##..#", "#....", "#....", "#...."}},
+  {'s', {".....", ".....", ".###.", "#....", ".###.", "....#", "####."}},
+  {'t', {".#...", ".#...", "###..", ".#...", ".#...", ".#..#", "..##."}},
+  {'u', {".....", ".....", "#...#", "#...#", "#...#", "#..##", ".##.#"}},
+  {'v', {".....", ".....", "#...#", "#...#", "#...#", ".#.#.", "..#.."}},
+  {'w', {".....", ".....", "#...#", "#...#", "#.#.#", "#.#.#", ".#.#."}},
+  {'x', {".....", ".....", "#...#", ".#.#.", "..#..", ".#.#.", "#...#"}},
+  {'y', {".....", ".....", "#...#", "#...#", ".####", "....#", ".###."}},
+  {'z', {".....", ".....", "#####", "...#.", "..#..", ".#...", "#####"}},
+  {'.', {".....", ".....", ".....", ".....", ".....", ".##..", ".##.."}},
+  {',', {".....", ".....", ".....", ".....", ".##..", "..#..", ".#..."}},
+  {'-', {".....", ".....", ".....", ".###.", ".....", ".....", "....."}},
+  {'+', {".....", "..#..", "..#..", "#####", "..#..", "..#..", "....."}},
+  {'_', {".....", ".....", ".....", ".....", ".....", ".....", "#####"}},
+  {':', {".....", ".##..", ".##..", ".....", ".##..", ".##..", "....."}},
+  {'/', {".....", "....#", "...#.", "..#..", ".#...", "#....", "....."}},
+  {'(', {"...#.", "..#..", ".#...", ".#...", ".#...", "..#..", "...#."}},
+  {')', {".#...", "..#..", "...#.", "...#.", "...#.", "..#..", ".#..."}},
+  {'=', {".....", ".....", "#####", ".....", "#####", ".....", "....."}},
+  {'%', {"##...", "##..#", "...#.", "..#..", ".#...", "#..##", "...##"}},
+  {'?', {".###.", "#...#", "....#", "...#.", "..#..", ".....", "..#.."}},
+};
+// clang-format on
+
+// Characters the font lacks are drawn as '?'.
+const Glyph &glyphFor(char c) {
+  const Glyph *fallback = nullptr;
+  for (const Glyph &g : kFont) {
+    if (g.c == c)
+      return g;
+    if (g.c == '?')
+      fallback = &g;
+  }
+  return *fallback;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Raster drawing
+// ------------------------------------------------------------------------------------------------
+
+struct Rect {
+  int x0, y0, x1, y1; // inclusive
+  bool contains(int x, int y) const { return x >= x0 && x <= x1 && y >= y0 && y <= y1; }
+};
+
+class Canvas {
+public:
+  Canvas(int w, int h) : w_(w), h_(h), rgb_(static_cast<size_t>(w) * h * 3, 0xff) {}
+
+  int width() const { return w_; }
+  int height() const { return h_; }
+  const std::vector<uint8_t> &pixels() const { return rgb_; }
+
+  void set(int x, int y, uint32_t color) {
+    if (x < 0 || y < 0 || x >= w_ || y >= h_)
+      return;
+    uint8_t *p = &rgb_[(static_cast<size_t>(y) * w_ + x) * 3];
+    p[0] = static_cast<uint8_t>(color >> 16);
+    p[1] = static_cast<uint8_t>(color >> 8);
+    p[2] = static_cast<uint8_t>(color);
+  }
+
+  void fill(const Rect &r, uint32_t color) {
+    for (int y = r.y0; y <= r.y1; ++y)
+      for (int x = r.x0; x <= r.x1; ++x)
+        set(x, y, color);
+  }
+
+  void outline(const Rect &r, uint32_t color) {
+    fill({r.x0, r.y0, r.x1, r.y0}, color);
+    fill({r.x0, r.y1, r.x1, r.y1}, color);
+    fill({r.x0, r.y0, r.x0, r.y1}, color);
+    fill({r.x1, r.y0, r.x1, r.y1}, color);
+  }
+
+  // Bresenham with a 2x2 brush (the 2-px line width), clipped to `clip`.
+  void line(int x0, int y0, int x1, int y1, uint32_t color, const Rect &clip) {
+    int dx = std::abs(x1 - x0), sx = x0 < x1 ? 1 : -1;
+    int dy = -std::abs(y1 - y0), sy = y0 < y1 ? 1 : -1;
+    int err = dx + dy;
+    for (;;) {
+      for (int by = 0; by < 2; ++by)
+        for (int bx = 0; bx < 2; ++bx)
+          if (clip.contains(x0 + bx, y0 + by))
+            set(x0 + bx, y0 + by, color);
+      if (x0 == x1 && y0 == y1)
+        return;
+      int e2 = 2 * err;
+      if (e2 >= dy) {
+        err += dy;
+        x0 += sx;
+      }
+      if (e2 <= dx) {
+        err += dx;
+        y0 += sy;
+      }
+    }
+  }
+
+  // Draws `text` with its top-left corner at (x, y), each font pixel as a scale x scale square.
+  void text(int x, int y, const std::string &s, uint32_t color, int scale) {
+    for (char c : s) {
+      const Glyph &g = glyphFor(c);
+      for (int row = 0; row < kGlyphH; ++row)
+        for (int col = 0; col < kGlyphW; ++col)
+          if (g.rows[row][col] == '#')
+            fill({x + col * scale, y + row * scale, x + (col + 1) * scale - 1,
+                  y + (row + 1) * scale - 1},
+                 color);
+      x += kCellW * scale;
+    }
+  }
+
+private:
+  int w_, h_;
+  std::vector<uint8_t> rgb_;
+};
+
+int textWidth(const std::string &s, int scale) {
+  return s.empty() ? 0 : static_cast<int>(s.size()) * kCellW * scale - scale;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Axes
+// ------------------------------------------------------------------------------------------------
+
+struct Tick {
+  double value; // in data units
+  std::string label;
+};
+
+struct Axis {
+  double lo = 0, hi = 1; // in axis units (log10 of the data for a log axis)
+  bool log = false;
+  std::vector<Tick> ticks;
+  std::vector<double> minorTicks; // log axes: 2..9 x 10^k, unlabelled
+
+  // Position in [0, 1] along the axis.
+  double fraction(double v) const { return ((log ? std::log10(v) : v) - lo) / (hi - lo); }
+};
+
+// 1, 2 or 5 times a power of ten, giving about `target` intervals over `range`.
+double niceStep(double range, int target) {
+  double raw = range / target;
+  double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double norm = raw / mag;
+  return (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
+}
+
+// Enough decimals to tell ticks `step` apart, and %g for very large or small magnitudes.
+std::string linearLabel(double v, double step) {
+  char buf[32];
+  if (std::fabs(v) < step * 1e-6)
+    v = 0; // -1.2e-17 from floating-point steps reads as 0
+  if (std::fabs(v) >= 1e6 || step < 1e-4)
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.*f",
+                  std::max(0, -static_cast<int>(std::floor(std::log10(step) + 1e-9))), v);
+  return buf;
+}
+
+std::string decadeLabel(int e) {
+  char buf[32];
+  if (e >= -3 && e <= 4)
+    std::snprintf(buf, sizeof buf, "%g", std::pow(10.0, e));
+  else
+    std::snprintf(buf, sizeof buf, "1e%d", e);
+  return buf;
+}
+
+Axis linearAxis(double min, double max, int target) {
+  if (!(max > min)) { // one value (or none): give it some room
+    double pad = min != 0 ? std::fabs(min) * 0.1 : 1.0;
+    min -= pad;
+    max += pad;
+  }
+  Axis a;
+  double step = niceStep(max - min, target);
+  a.lo = std::floor(min / step) * step;
+  a.hi = std::ceil(max / step) * step;
+  long n = std::lround((a.hi - a.lo) / step);
+  for (long i = 0; i <= n; ++i) {
+    double v = a.lo + static_cast<double>(i) * step;
+    a.ticks.push_back({v, linearLabel(v, step)});
+  }
+  return a;
+}
+
+Axis logAxis(double min, double max) {
+  Axis a;
+  a.log = true;
+  int lo = static_cast<int>(std::floor(std::log10(min)));
+  int hi = static_cast<int>(std::ceil(std::log10(max)));
+  if (hi == lo)
+    ++hi;
+  a.lo = lo;
+  a.hi = hi;
+  int every = (hi - lo + 7) / 8; // at most ~8 labelled decades
+  for (int e = lo; e <= hi; e += every)
+    a.ticks.push_back({std::pow(10.0, e), decadeLabel(e)});
+  if (every == 1)
+    for (int e = lo; e < hi; ++e)
+      for (int m = 2; m <= 9; ++m)
+        a.minorTicks.push_back(m * std::pow(10.0, e));
+  return a;
+}
+
+bool finitePoint(const Series &s, size_t i) { return std::isfinite(s.x[i]) && std::isfinite(s.y[i]); }
+
+struct Range {
+  double min = INFINITY, max = -INFINITY;
+  void add(double v) {
+    min = std::min(min, v);
+    max = std::max(max, v);
+  }
+  bool empty() const { return min > max; }
+};
+
+// ------------------------------------------------------------------------------------------------
+// The plot
+// ------------------------------------------------------------------------------------------------
+
+constexpr uint32_t kBlack = 0x000000, kGrid = 0xe6e6e6, kFrame = 0x808080, kText = 0x202020;
+constexpr int kLabelScale = 1, kTitleScale = 2, kTickLen = 5;
+
+class LossPlot {
+public:
+  LossPlot(const std::vector<Series> &series, const std::string &title)
+      : series_(series), title_(title), canvas_(kPlotWidth, kPlotHeight),
+        area_{80, 44, static_cast<int>(kPlotWidth) - 24, static_cast<int>(kPlotHeight) - 44} {}
+
+  const Canvas &render() {
+    for (const Series &s : series_) // before anything indexes y by x's indices
+      if (s.x.size() != s.y.size())
+        throw std::invalid_argument("writeLossCurvePng: series '" + s.name + "' has " +
+                                    std::to_string(s.x.size()) + " x values but " +
+                                    std::to_string(s.y.size()) + " y values");
+    computeAxes();
+    drawGrid();
+    for (const Series &s : series_)
+      drawSeries(s);
+    drawAxes();
+    drawLegend();
+    canvas_.text((canvas_.width() - textWidth(title_, kTitleScale)) / 2, 12, title_, kBlack,
+                 kTitleScale);
+    return canvas_;
+  }
+
+private:
+  void computeAxes() {
+    Range xr, yr;
+    for (const Series &s : series_)
+      for (size_t i = 0; i < s.x.size(); ++i)
+        if (finitePoint(s, i)) {
+          xr.add(s.x[i]);
+          yr.add(s.y[i]);
+        }
+    if (xr.empty()) { // nothing to plot: still draw a frame with 0..1 axes
+      xr.add(0), xr.add(1), yr.add(0), yr.add(1);
+    }
+    x_ = linearAxis(xr.min, xr.max, 8);
+    // Log when losses span orders of magnitude (a linear axis would flatten everything late).
+    y_ = yr.min > 0 && yr.max / yr.min > 100 ? logAxis(yr.min, yr.max) : linearAxis(yr.min, yr.max, 6);
+  }
+
+  int px(double x) const {
+    return area_.x0 + static_cast<int>(std::lround(x_.fraction(x) * (area_.x1 - area_.x0)));
+  }
+  int py(double y) const {
+    return area_.y1 - static_cast<int>(std::lround(y_.fraction(y) * (area_.y1 - area_.y0)));
+  }
+
+  void drawGrid() {
+    for (const Tick &t : x_.ticks)
+      canvas_.fill({px(t.value), area_.y0, px(t.value), area_.y1}, kGrid);
+    for (const Tick &t : y_.ticks)
+      canvas_.fill({area_.x0, py(t.value), area_.x1, py(t.value)}, kGrid);
+  }
+
+  void drawSeries(const Series &s) {
+    bool havePrev = false, alone = true;
+    int prevX = 0, prevY = 0;
+    for (size_t i = 0; i < s.x.size(); ++i) {
+      if (!finitePoint(s, i))
+        continue; // skipped: the neighbours get joined
+      int x = px(s.x[i]), y = py(s.y[i]);
+      canvas_.line(havePrev ? prevX : x, havePrev ? prevY : y, x, y, s.rgb, area_);
+      alone = !havePrev;
+      prevX = x, prevY = y, havePrev = true;
+    }
+    if (havePrev && alone) // a single point: a 2x2 dot would be easy to miss, draw a 6x6 marker
+      for (int y = std::max(prevY - 2, area_.y0); y <= std::min(prevY + 3, area_.y1); ++y)
+        for (int x = std::max(prevX - 2, area_.x0); x <= std::min(prevX + 3, area_.x1); ++x)
+          canvas_.set(x, y, s.rgb);
+  }
+
+  void drawAxes() {
+    canvas_.outline(area_, kFrame);
+    canvas_.fill({area_.x0, area_.y1, area_.x1, area_.y1}, kBlack); // x axis
+    canvas_.fill({area_.x0, area_.y0, area_.x0, area_.y1}, kBlack); // y axis
+    int charH = kGlyphH * kLabelScale;
+    for (const Tick &t : x_.ticks) {
+      int x = px(t.value);
+      canvas_.fill({x, area_.y1, x, area_.y1 + kTickLen}, kBlack);
+      canvas_.text(x - textWidth(t.label, kLabelScale) / 2, area_.y1 + kTickLen + 4, t.label,
+                   kText, kLabelScale);
+    }
+    for (const Tick &t : y_.ticks) {
+      int y = py(t.value);
+      canvas_.fill({area_.x0 - kTickLen, y, area_.x0, y}, kBlack);
+      canvas_.text(area_.x0 - kTickLen - 4 - textWidth(t.label, kLabelScale), y - charH / 2,
+                   t.label, kText, kLabelScale);
+    }
+    for (double v : y_.minorTicks) {
+      int y = py(v);
+      canvas_.fill({area_.x0 - kTickLen / 2, y, area_.x0, y}, kBlack);
+    }
+  }
+
+  // Top right inside the plot area, where a falling loss curve usually leaves room.
+  void drawLegend() {
+    std::vector<const Series *> named;
+    int textW = 0;
+    for (const Series &s : series_)
+      if (!s.name.empty()) {
+        named.push_back(&s);
+        textW = std::max(textW, textWidth(s.name, kLabelScale));
+      }
+    if (named.empty())
+      return;
+    constexpr int kPad = 6, kSwatch = 20, kRowH = 14;
+    int w = kPad + kSwatch + kPad + textW + kPad;
+    int h = kPad + static_cast<int>(named.size()) * kRowH - (kRowH - kGlyphH * kLabelScale) + kPad;
+    Rect box{area_.x1 - 10 - w, area_.y0 + 10, area_.x1 - 10, area_.y0 + 10 + h};
+    canvas_.fill(box, 0xffffff);
+    canvas_.outline(box, kFrame);
+    int y = box.y0 + kPad;
+    for (const Series *s : named) {
+      int mid = y + kGlyphH * kLabelScale / 2;
+      canvas_.fill({box.x0 + kPad, mid - 1, box.x0 + kPad + kSwatch - 1, mid}, s->rgb);
+      canvas_.text(box.x0 + kPad + kSwatch + kPad, y, s->name, kText, kLabelScale);
+      y += kRowH;
+    }
+  }
+
+  const std::vector<Series> &series_;
+  std::string title_;
+  Canvas canvas_;
+  Rect area_;
+  Axis x_, y_;
+};
+
+[[noreturn]] void writeError(const std::string &path, const std::string &what) {
+  throw std::runtime_error(path + ": error: " + what + ": " + std::strerror(errno));
+}
+
+// Writes to "<path>.tmp.<pid>" and renames it over `path` (atomic on POSIX file systems).
+void writeFileAtomically(const std::string &path, const std::vector<uint8_t> &bytes) {
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  std::FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f)
+    writeError(path, "cannot create " + tmp);
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) {
+    int saved = errno;
+    std::remove(tmp.c_str());
+    errno = saved;
+    writeError(path, "cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int saved = errno;
+    std::remove(tmp.c_str());
+    errno = saved;
+    writeError(path, "cannot rename " + tmp);
+  }
+}
+
+} // namespace
+
+void writeLossCurvePng(const std::string &path, const std::vector<Series> &series,
+                       const std::string &title) {
+  LossPlot plot(series, title);
+  const Canvas &canvas = plot.render();
+  writeFileAtomically(path, encodePng(kPlotWidth, kPlotHeight, canvas.pixels()));
+}
+
+} // namespace attn::train

@@ -1,0 +1,242 @@
+#include "attn/train/Plot.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <unistd.h>
+
+using namespace attn::train;
+
+namespace {
+
+// --- An independent PNG reader (deliberately not sharing code with Plot.cpp) -------------------
+
+uint32_t be32(const uint8_t *p) {
+  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+}
+
+// Bitwise CRC-32 (no table), so a wrong table in the encoder would not go unnoticed.
+uint32_t crcBitwise(const uint8_t *p, size_t n) {
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; ++i) {
+    c ^= p[i];
+    for (int k = 0; k < 8; ++k)
+      c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
+  }
+  return ~c;
+}
+
+uint32_t adlerSlow(const std::vector<uint8_t> &d) {
+  uint64_t a = 1, b = 0;
+  for (uint8_t v : d) {
+    a = (a + v) % 65521;
+    b = (b + a) % 65521;
+  }
+  return uint32_t(b << 16 | a);
+}
+
+struct Image {
+  uint32_t width = 0, height = 0;
+  std::vector<uint8_t> rgb;
+  uint32_t at(uint32_t x, uint32_t y) const {
+    const uint8_t *p = &rgb[(size_t(y) * width + x) * 3];
+    return uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2];
+  }
+};
+
+// Inflates a zlib stream made only of stored blocks, checking NLEN and the Adler-32.
+std::vector<uint8_t> inflateStored(const std::vector<uint8_t> &z) {
+  EXPECT_GE(z.size(), 6u);
+  EXPECT_EQ(z[0] & 0x0f, 8);                  // CM = deflate
+  EXPECT_EQ((z[0] << 8 | z[1]) % 31, 0);      // FCHECK
+  EXPECT_EQ(z[1] & 0x20, 0);                  // no preset dictionary
+  std::vector<uint8_t> out;
+  size_t pos = 2;
+  for (bool final = false; !final;) {
+    if (pos + 5 > z.size())
+      throw std::runtime_error("truncated deflate stream");
+    final = z[pos] & 1;
+    if (((z[pos] >> 1) & 3) != 0)
+      throw std::runtime_error("not a stored block");
+    unsigned len = z[pos + 1] | z[pos + 2] << 8, nlen = z[pos + 3] | z[pos + 4] << 8;
+    EXPECT_EQ(len ^ 0xffffu, nlen);
+    EXPECT_LE(len, 65535u);
+    pos += 5;
+    if (pos + len > z.size())
+      throw std::runtime_error("block runs past the stream");
+    out.insert(out.end(), z.begin() + pos, z.begin() + pos + len);
+    pos += len;
+  }
+  EXPECT_EQ(pos + 4, z.size());
+  EXPECT_EQ(be32(&z[pos]), adlerSlow(out));
+  return out;
+}
+
+Image decodePng(const std::vector<uint8_t> &png) {
+  static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (png.size() < 8 || !std::equal(sig, sig + 8, png.begin()))
+    throw std::runtime_error("bad signature");
+  Image img;
+  std::vector<uint8_t> idat;
+  std::vector<std::string> order;
+  size_t pos = 8;
+  while (pos + 12 <= png.size()) {
+    uint32_t len = be32(&png[pos]);
+    std::string type(png.begin() + pos + 4, png.begin() + pos + 8);
+    if (pos + 12 + len > png.size())
+      throw std::runtime_error("chunk runs past the file");
+    const uint8_t *data = &png[pos + 8];
+    EXPECT_EQ(be32(data + len), crcBitwise(&png[pos + 4], len + 4)) << type << " CRC";
+    if (type == "IHDR") {
+      EXPECT_EQ(len, 13u);
+      img.width = be32(data);
+      img.height = be32(data + 4);
+      EXPECT_EQ(data[8], 8);  // bit depth
+      EXPECT_EQ(data[9], 2);  // RGB
+      EXPECT_EQ(data[12], 0); // not interlaced
+    } else if (type == "IDAT") {
+      idat.insert(idat.end(), data, data + len);
+    }
+    if (order.empty() || order.back() != type)
+      order.push_back(type);
+    pos += 12 + len;
+  }
+  EXPECT_EQ(pos, png.size());
+  EXPECT_EQ(order, (std::vector<std::string>{"IHDR", "IDAT", "IEND"}));
+  std::vector<uint8_t> raw = inflateStored(idat);
+  size_t stride = size_t(img.width) * 3;
+  if (raw.size() != (stride + 1) * img.height)
+    throw std::runtime_error("wrong amount of image data");
+  for (uint32_t y = 0; y < img.height; ++y) {
+    EXPECT_EQ(raw[y * (stride + 1)], 0) << "filter of row " << y; // the encoder only uses None
+    img.rgb.insert(img.rgb.end(), raw.begin() + y * (stride + 1) + 1,
+                   raw.begin() + (y + 1) * (stride + 1));
+  }
+  return img;
+}
+
+std::vector<uint8_t> readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string tempPath(const std::string &name) {
+  return ::testing::TempDir() + "attn_train_" + std::to_string(getpid()) + "_" + name;
+}
+
+size_t countColour(const Image &img, uint32_t rgb) {
+  size_t n = 0;
+  for (uint32_t y = 0; y < img.height; ++y)
+    for (uint32_t x = 0; x < img.width; ++x)
+      n += img.at(x, y) == rgb;
+  return n;
+}
+
+// A typical run: training loss falling over 3 decades with noise and a NaN, validation sparser.
+std::vector<Series> lossCurves() {
+  Series train{"loss", {}, {}, 0x1f77b4};
+  Series valid{"valid_loss", {}, {}, 0xd62728};
+  for (int step = 1; step <= 3000; ++step) {
+    train.x.push_back(step);
+    train.y.push_back(step == 1500 ? NAN : 2.0 * std::exp(-step / 400.0) + 0.002 +
+                                               0.0005 * std::sin(step * 0.7));
+    if (step % 250 == 0) {
+      valid.x.push_back(step);
+      valid.y.push_back(2.2 * std::exp(-step / 450.0) + 0.004);
+    }
+  }
+  return {train, valid};
+}
+
+} // namespace
+
+TEST(Plot, EncodePngSmallImage) {
+  std::vector<uint8_t> rgb = {255, 0, 0, 0, 255, 0, 0, 0, 255, 10, 20, 30};
+  Image img = decodePng(encodePng(2, 2, rgb));
+  EXPECT_EQ(img.width, 2u);
+  EXPECT_EQ(img.height, 2u);
+  EXPECT_EQ(img.rgb, rgb);
+  EXPECT_THROW(encodePng(2, 2, {1, 2, 3}), std::invalid_argument);
+  EXPECT_THROW(encodePng(0, 0, {}), std::invalid_argument);
+}
+
+TEST(Plot, EncodePngSplitsStoredBlocks) {
+  // 300 x 100 RGB = 90100 bytes of scanlines: two stored blocks.
+  std::vector<uint8_t> rgb(300 * 100 * 3);
+  for (size_t i = 0; i < rgb.size(); ++i)
+    rgb[i] = uint8_t(i * 7);
+  Image img = decodePng(encodePng(300, 100, rgb));
+  EXPECT_EQ(img.rgb, rgb);
+}
+
+TEST(Plot, LossCurvePng) {
+  const char *keep = std::getenv("ATTN_PLOT_OUT"); // for looking at the picture by hand
+  std::string path = keep ? std::string(keep) : tempPath("loss.png");
+  writeLossCurvePng(path, lossCurves(), "sine_rnn training loss");
+  Image img = decodePng(readFile(path));
+  ASSERT_EQ(img.width, 800u);
+  ASSERT_EQ(img.height, 500u);
+  // White background: the corners, and most of the picture.
+  for (auto [x, y] : {std::pair{0u, 0u}, {799u, 0u}, {0u, 499u}, {799u, 499u}})
+    EXPECT_EQ(img.at(x, y), 0xffffffu) << x << "," << y;
+  EXPECT_GT(countColour(img, 0xffffff), 800u * 500 / 2);
+  EXPECT_GT(countColour(img, 0x1f77b4), 1000u); // the training curve, 2 px wide
+  EXPECT_GT(countColour(img, 0xd62728), 300u);  // the validation curve
+  EXPECT_GT(countColour(img, 0x000000), 500u);  // axes, ticks and the title
+  // No temporary file is left behind.
+  EXPECT_NE(access(path.c_str(), F_OK), -1);
+  EXPECT_EQ(access((path + ".tmp." + std::to_string(getpid())).c_str(), F_OK), -1);
+
+  // An independent decoder, where one is installed: Python's zlib checks the deflate stream.
+  if (std::system("python3 -c 'import zlib' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3 with zlib not available";
+  std::string script =
+      "import struct, sys, zlib\n"
+      "b = open(sys.argv[1], 'rb').read()\n"
+      "assert b[:8] == b'\\x89PNG\\r\\n\\x1a\\n'\n"
+      "p, idat = 8, b''\n"
+      "while p < len(b):\n"
+      "    n, t = struct.unpack('>I4s', b[p:p+8])\n"
+      "    assert struct.unpack('>I', b[p+8+n:p+12+n])[0] == zlib.crc32(b[p+4:p+8+n]), t\n"
+      "    if t == b'IHDR': w, h = struct.unpack('>II', b[p+8:p+16])\n"
+      "    if t == b'IDAT': idat += b[p+8:p+8+n]\n"
+      "    p += 12 + n\n"
+      "raw = zlib.decompress(idat)\n"
+      "assert (w, h) == (800, 500) and len(raw) == h * (1 + 3 * w)\n";
+  std::string scriptPath = tempPath("check_png.py");
+  std::ofstream(scriptPath) << script;
+  EXPECT_EQ(std::system(("python3 " + scriptPath + " " + path).c_str()), 0);
+  std::remove(scriptPath.c_str());
+  if (!keep)
+    std::remove(path.c_str());
+}
+
+TEST(Plot, LinearAxisAndEdgeCases) {
+  std::string path = tempPath("edge.png");
+  // Linear y (max/min < 100), a single-point series, an all-NaN series and an unnamed one.
+  std::vector<Series> series = {
+      {"flat", {1, 2, 3, 4}, {0.5, 0.5, 0.5, 0.5}, 0x00aa00},
+      {"one", {2}, {0.5}, 0xff00ff},
+      {"nan", {1, 2}, {NAN, NAN}, 0x123456},
+      {"", {1, 4}, {0.4, 0.6}, 0x0000ff},
+  };
+  writeLossCurvePng(path, series, "edge cases (ok?)");
+  Image img = decodePng(readFile(path));
+  EXPECT_GT(countColour(img, 0x00aa00), 100u);
+  EXPECT_GT(countColour(img, 0xff00ff), 3u);
+  EXPECT_GT(countColour(img, 0x0000ff), 100u);
+  EXPECT_GE(countColour(img, 0x123456), 10u); // only its legend swatch
+  writeLossCurvePng(path, {}, "");              // nothing at all still makes a valid picture
+  EXPECT_EQ(decodePng(readFile(path)).width, 800u);
+  std::remove(path.c_str());
+}
+
+TEST(Plot, Errors) {
+  EXPECT_THROW(writeLossCurvePng(tempPath("x.png"), {{"bad", {1, 2}, {1}, 0}}, "t"),
+               std::invalid_argument);
+  EXPECT_THROW(writeLossCurvePng("/nonexistent-dir/x/loss.png", {}, "t"), std::runtime_error);
+}
