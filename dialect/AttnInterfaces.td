@@ -24,4 +24,31 @@ def Attn_DecomposableOpInterface : OpInterface<"DecomposableOpInterface"> {
   ];
 }
 
+def Attn_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    An op with a gradient rule: its vector-Jacobian product written in attn ops, next to the
+    op's definition. `attn-autodiff` (through `buildBackward` in dialect/Autodiff.h) calls
+    it for every op on the path from the parameters to the loss.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Builds the gradients of the operands from `resultGrads` (one per result, same type,
+        zeros where no gradient flows) at the builder's insertion point. Appends one value per
+        operand to `operandGrads`, of the operand's type, or a null Value where the operand
+        gets no gradient (token ids, labels). Fails with a diagnostic on the op.
+      }],
+      "::llvm::LogicalResult", "buildGradient",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::ValueRange":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+    InterfaceMethod<[{
+        Rewrites the forward op before any gradient is built, so that it keeps what its rule
+        needs (a scan saves its per-step carried values). Returns the op that replaces it
+        (all uses already redirected), or the op itself.
+      }],
+      "::mlir::Operation *", "prepareForGradient", (ins "::mlir::OpBuilder &":$builder), [{}],
+      /*defaultImplementation=*/[{ return $_op.getOperation(); }]>,
+  ];
+}
+
 #endif // ATTN_INTERFACES_TD

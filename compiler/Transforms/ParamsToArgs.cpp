@@ -42,6 +42,7 @@ struct ParamsToArgs : mlir::attn::impl::AttnParamsToArgsBase<ParamsToArgs> {
           b.getNamedAttr("type", TypeAttr::get(op.getType())),
           b.getNamedAttr("init", op.getInitAttr()),
           b.getNamedAttr("scale", op.getScaleAttr()),
+          b.getNamedAttr("trainable", op.getTrainableAttr()),
       }));
       paramTypes.push_back(op.getType());
     }

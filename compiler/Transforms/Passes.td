@@ -67,4 +67,45 @@ def AttnInternalize : Pass<"attn-internalize", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def AttnAutodiff : Pass<"attn-autodiff", "mlir::ModuleOp"> {
+  let summary = "reverse-mode differentiation of a loss function";
+  let description = [{
+    For `@<func>` (default `@loss`), whose first result is a rank-0 f32 loss, adds
+    `@<func>_grad` with the same arguments returning the loss followed by the gradient of
+    every trainable `attn.param` it reads (by name, in order of first appearance; result
+    names `loss` and `grad:<param>`). Gradients come from each op's
+    `DifferentiableOpInterface` rule; `attn.scan` is differentiated as back-propagation
+    through time. Integer values (token ids, labels) get no gradient. An op between the
+    parameters and the loss without a rule is an error naming the op.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"loss\"",
+           "the function to differentiate">
+  ];
+}
+
+def AttnTrainStep : Pass<"attn-train-step", "mlir::ModuleOp"> {
+  let summary = "builds @train_step: loss, gradients, clipping and the optimizer update";
+  let description = [{
+    From `@loss_grad` (made by attn-autodiff) builds `@train_step` taking the loss's
+    arguments plus the learning rate `lr` and the 1-based step count `step` (rank-0 f32), and
+    returning `loss`, `grad_norm` (the global L2 norm before clipping) and the new value of
+    every parameter and optimizer state (`update:<name>`). Optimizer state (momentum, Adam's
+    moments) is non-trainable `attn.param`s initialised to zeros, named `<param>/<state>`.
+    With `clip-norm > 0` gradients are scaled by `min(1, clip_norm / grad_norm)`.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adam\"",
+           "sgd | adam | adamw">,
+    Option<"momentum", "momentum", "float", /*default=*/"0.0f", "sgd momentum">,
+    Option<"beta1", "beta1", "float", /*default=*/"0.9f", "adam beta1">,
+    Option<"beta2", "beta2", "float", /*default=*/"0.999f", "adam beta2">,
+    Option<"epsilon", "epsilon", "float", /*default=*/"1.0e-8f", "adam epsilon">,
+    Option<"weightDecay", "weight-decay", "float", /*default=*/"0.0f",
+           "L2 penalty (sgd, adam) or decoupled decay (adamw)">,
+    Option<"clipNorm", "clip-norm", "float", /*default=*/"0.0f",
+           "global gradient-norm clipping threshold; 0 disables it">
+  ];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

@@ -283,3 +283,49 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   results.push_back(RankedTensorType::get(shape, table.getElementType()));
   return success();
 }
+
+//===----------------------------------------------------------------------------------===//
+// broadcast, pad, embedding_grad
+//===----------------------------------------------------------------------------------===//
+
+LogicalResult BroadcastOp::verify() {
+  auto in = getInput().getType(), out = getType();
+  auto shape = broadcastShapes(in.getShape(), out.getShape());
+  if (in.getRank() > out.getRank() || !shape || ArrayRef<int64_t>(*shape) != out.getShape())
+    return emitOpError("cannot broadcast ") << in << " to " << out;
+  return success();
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                      ValueRange operands, DictionaryAttr attributes,
+                                      OpaqueProperties properties, RegionRange regions,
+                                      SmallVectorImpl<Type> &results) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  auto in = tensorOf(adaptor.getInput());
+  if (!adaptor.getLowAttr() || !adaptor.getHighAttr())
+    return emitOptionalError(loc, "'attn.pad' needs 'low' and 'high'");
+  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh();
+  bool ok = (int64_t)low.size() == in.getRank() && (int64_t)high.size() == in.getRank();
+  SmallVector<int64_t> shape(in.getShape());
+  for (int64_t d = 0; ok && d < in.getRank(); ++d) {
+    ok = low[d] >= 0 && high[d] >= 0;
+    shape[d] += low[d] + high[d];
+  }
+  if (!ok)
+    return emitOptionalError(loc, "'attn.pad' low ", shapeStr(low), " and high ",
+                             shapeStr(high), " must be non-negative, one per dim of ",
+                             typeStr(in));
+  results.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  auto ids = getIds().getType(), grad = getGrad().getType(), table = getType();
+  SmallVector<int64_t> expected(ids.getShape());
+  if (table.getRank() == 2)
+    expected.push_back(table.getShape()[1]);
+  if (table.getRank() != 2 || grad.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("needs grad of shape ids.shape + [D] and a [V, D] result, got ids ")
+           << ids << ", grad " << grad << ", result " << table;
+  return success();
+}

@@ -15,6 +15,8 @@ def Attn_ParamOp : Attn_Op<"param", [Pure]> {
     `attn-params-to-args` pass turns every `attn.param` into an argument of each entry point,
     and the runtime initialises them with `init` (`zeros`, `ones`, `uniform` in
     `[-scale, scale]`, `normal` with standard deviation `scale`) from a seed.
+    `trainable = false` marks state that is not learned (optimizer moments): autodiff
+    computes no gradient for it, checkpoints save it all the same.
 
     ```mlir
     %w = attn.param "rnn.w_ax" {init = "uniform", scale = 0.25 : f32} : tensor<1x32xf32>
@@ -22,7 +24,8 @@ def Attn_ParamOp : Attn_Op<"param", [Pure]> {
   }];
   let arguments = (ins StrAttr:$name,
                        DefaultValuedStrAttr<StrAttr, "uniform">:$init,
-                       DefaultValuedAttr<F32Attr, "0.1f">:$scale);
+                       DefaultValuedAttr<F32Attr, "0.1f">:$scale,
+                       DefaultValuedAttr<BoolAttr, "true">:$trainable);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -46,7 +49,8 @@ def Attn_ConstantOp : Attn_Op<"constant",
 // Linear algebra
 //===----------------------------------------------------------------------------------===//
 
-def Attn_MatmulOp : Attn_Op<"matmul", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+def Attn_MatmulOp : Attn_Op<"matmul", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+                                       DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "(batched) matrix product with optional transposes";
   let description = [{
     `result[b] = op(lhs[b]) x op(rhs[b])` where `op` transposes the last two dimensions when
@@ -66,7 +70,8 @@ def Attn_MatmulOp : Attn_Op<"matmul", [Pure, DeclareOpInterfaceMethods<InferType
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
 }
 
-def Attn_DenseOp : Attn_Op<"dense", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+def Attn_DenseOp : Attn_Op<"dense", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+                                     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "affine layer: input x weight + bias";
   let description = [{
     `result = input x weight + bias` over the last dimension: `input` is `[..., K]`, `weight`
@@ -88,8 +93,8 @@ def Attn_DenseOp : Attn_Op<"dense", [Pure, DeclareOpInterfaceMethods<InferTypeOp
 // Elementwise
 //===----------------------------------------------------------------------------------===//
 
-class Attn_BinaryOp<string mnemonic, string formula>
-    : Attn_InferredOp<mnemonic, "inferBroadcastType"> {
+class Attn_BinaryOp<string mnemonic, string formula, list<Trait> traits = [DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]>
+    : Attn_InferredOp<mnemonic, "inferBroadcastType", traits> {
   let summary = "elementwise " # formula # " with broadcasting";
   let description = [{
     `result = }] # formula # [{`, elementwise, with NumPy broadcasting (see the dialect
@@ -108,9 +113,12 @@ def Attn_AddOp : Attn_BinaryOp<"add", "lhs + rhs">;
 def Attn_SubOp : Attn_BinaryOp<"sub", "lhs - rhs">;
 def Attn_MulOp : Attn_BinaryOp<"mul", "lhs * rhs">;
 def Attn_DivOp : Attn_BinaryOp<"div", "lhs / rhs">;
+def Attn_MaximumOp : Attn_BinaryOp<"maximum", "max(lhs, rhs)">;
+// Comparisons are piecewise constant: their gradient rule passes no gradient on.
+def Attn_EqOp : Attn_BinaryOp<"eq", "lhs == rhs ? 1 : 0">;
 
-class Attn_UnaryOp<string mnemonic, string formula>
-    : Attn_InferredOp<mnemonic, "inferSameType"> {
+class Attn_UnaryOp<string mnemonic, string formula, list<Trait> traits = [DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]>
+    : Attn_InferredOp<mnemonic, "inferSameType", traits> {
   let summary = "elementwise " # formula;
   let description = [{
     `result = }] # formula # [{`, elementwise.
@@ -130,12 +138,14 @@ def Attn_SigmoidOp : Attn_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Attn_ReluOp : Attn_UnaryOp<"relu", "max(x, 0)">;
 def Attn_ExpOp : Attn_UnaryOp<"exp", "exp(x)">;
 def Attn_LogOp : Attn_UnaryOp<"log", "log(x)">;
+def Attn_SqrtOp : Attn_UnaryOp<"sqrt", "sqrt(x)">;
+def Attn_StepOp : Attn_UnaryOp<"step", "x > 0 ? 1 : 0">;
 
 //===----------------------------------------------------------------------------------===//
 // Normalisation
 //===----------------------------------------------------------------------------------===//
 
-def Attn_SoftmaxOp : Attn_InferredOp<"softmax", "inferSameType"> {
+def Attn_SoftmaxOp : Attn_InferredOp<"softmax", "inferSameType", [DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "softmax along one axis";
   let description = [{
     `result = exp(x - max(x)) / sum(exp(x - max(x)))` along `axis` (negative counts from the
@@ -156,7 +166,7 @@ def Attn_SoftmaxOp : Attn_InferredOp<"softmax", "inferSameType"> {
 }
 
 def Attn_LayerNormOp : Attn_Op<"layer_norm",
-    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>, DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "layer normalisation over the last dimension";
   let description = [{
     `result = (x - mean) / sqrt(var + epsilon) * gamma + beta`, with mean and (biased)
@@ -180,7 +190,7 @@ def Attn_LayerNormOp : Attn_Op<"layer_norm",
 //===----------------------------------------------------------------------------------===//
 
 class Attn_ReduceOp<string mnemonic, string what>
-    : Attn_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    : Attn_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>, DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = what # " over the given axes";
   let description = [{
     Reduces `input` with }] # what # [{ over `axes` (each in `[0, rank)`, no repeats).
@@ -205,7 +215,7 @@ def Attn_ReduceMaxOp : Attn_ReduceOp<"reduce_max", "the maximum">;
 // Shapes
 //===----------------------------------------------------------------------------------===//
 
-def Attn_ReshapeOp : Attn_Op<"reshape", [Pure]> {
+def Attn_ReshapeOp : Attn_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "the same elements, in row-major order, with another shape";
   let description = [{
     The result type is written out; it must hold as many elements as the input.
@@ -221,7 +231,7 @@ def Attn_ReshapeOp : Attn_Op<"reshape", [Pure]> {
 }
 
 def Attn_TransposeOp : Attn_Op<"transpose",
-    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>, DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "permutes dimensions";
   let description = [{
     `result.shape[i] = input.shape[perm[i]]`; `perm` is a permutation of `[0, rank)`.
@@ -236,7 +246,8 @@ def Attn_TransposeOp : Attn_Op<"transpose",
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Attn_ConcatOp : Attn_Op<"concat", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+def Attn_ConcatOp : Attn_Op<"concat", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+                                       DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "joins tensors along one axis";
   let description = [{
     All inputs have the same rank and agree on every dimension but `axis`.
@@ -251,7 +262,8 @@ def Attn_ConcatOp : Attn_Op<"concat", [Pure, DeclareOpInterfaceMethods<InferType
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
 }
 
-def Attn_SliceOp : Attn_Op<"slice", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+def Attn_SliceOp : Attn_Op<"slice", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+                                     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "a contiguous box of a tensor";
   let description = [{
     `result[i...] = input[offsets + i...]` with `result.shape = sizes`; the box must lie inside
@@ -269,12 +281,12 @@ def Attn_SliceOp : Attn_Op<"slice", [Pure, DeclareOpInterfaceMethods<InferTypeOp
 }
 
 def Attn_EmbeddingOp : Attn_Op<"embedding",
-    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>, DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "looks up rows of a table by token id";
   let description = [{
     `result[i..., :] = table[ids[i...], :]`: `table` is `[V, D]`, `ids` any shape of `i32`,
-    the result `ids.shape + [D]`. Ids outside `[0, V)` read row 0 (they are rejected by the
-    runtime's data pipeline before they get here).
+    the result `ids.shape + [D]`. An id outside `[0, V)` reads a zero vector, and its
+    position passes no gradient to the table.
 
     ```mlir
     %e = attn.embedding %table, %ids : tensor<1000x64xf32>, tensor<32x20xi32>
@@ -284,6 +296,54 @@ def Attn_EmbeddingOp : Attn_Op<"embedding",
   let arguments = (ins Attn_FloatTensor:$table, Attn_IdTensor:$ids);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$table `,` $ids attr-dict `:` type($table) `,` type($ids)";
+}
+
+def Attn_BroadcastOp : Attn_Op<"broadcast", [Pure, DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
+  let summary = "NumPy-broadcasts a tensor to the result shape";
+  let description = [{
+    Trailing dimensions align; each input dimension is 1 or equal to the result's. The
+    gradient of broadcasting sums over the broadcast dimensions.
+
+    ```mlir
+    %y = attn.broadcast %b : tensor<64xf32> -> tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Attn_PadOp : Attn_Op<"pad", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>, DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
+  let summary = "surrounds a tensor with zeros";
+  let description = [{
+    Adds `low[d]` zeros before and `high[d]` zeros after dimension `d`: the adjoint of
+    `attn.slice`.
+
+    ```mlir
+    %y = attn.pad %x {low = array<i64: 0, 2>, high = array<i64: 0, 1>} : tensor<4x8xf32>
+    // %y : tensor<4x11xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, DenseI64ArrayAttr:$low, DenseI64ArrayAttr:$high);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Attn_EmbeddingGradOp : Attn_Op<"embedding_grad", [Pure]> {
+  let summary = "the gradient of attn.embedding with respect to its table";
+  let description = [{
+    `result[v, :] = sum of grad[i..., :] over all positions i... with ids[i...] == v`: the
+    scatter-add adjoint of the lookup. Ids outside `[0, V)` contribute nothing.
+
+    ```mlir
+    %dt = attn.embedding_grad %ids, %dy : tensor<32x20xi32>, tensor<32x20x64xf32> -> tensor<1000x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_IdTensor:$ids, Attn_FloatTensor:$grad);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$ids `,` $grad attr-dict `:` type($ids) `,` type($grad) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 #endif // ATTN_OPS_CORE_TD

@@ -3,6 +3,8 @@
 
 #include "mlir/IR/OpImplementation.h"
 
+#include "llvm/ADT/SetVector.h"
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -10,33 +12,41 @@ using namespace mlir::attn;
 // scan
 //===----------------------------------------------------------------------------------===//
 
-// attn.scan [reverse] inits(%a, ...) over(%x, ...) {attrs} : (types) -> (types) { body }
+// attn.scan [reverse] inits(%a, ...) over(%x, ...) [consts(%k, ...)] {attrs}
+//     : (types) -> (types) { body }
 ParseResult ScanOp::parse(OpAsmParser &parser, OperationState &result) {
   Builder &b = parser.getBuilder();
   if (succeeded(parser.parseOptionalKeyword("reverse")))
     result.addAttribute("reverse", b.getUnitAttr());
-  SmallVector<OpAsmParser::UnresolvedOperand> inits, xs;
+  SmallVector<OpAsmParser::UnresolvedOperand> inits, xs, consts;
   if (parser.parseKeyword("inits") ||
       parser.parseOperandList(inits, OpAsmParser::Delimiter::Paren) ||
       parser.parseKeyword("over") ||
-      parser.parseOperandList(xs, OpAsmParser::Delimiter::Paren) ||
-      parser.parseOptionalAttrDict(result.attributes))
+      parser.parseOperandList(xs, OpAsmParser::Delimiter::Paren))
+    return failure();
+  if (succeeded(parser.parseOptionalKeyword("consts")) &&
+      parser.parseOperandList(consts, OpAsmParser::Delimiter::Paren))
+    return failure();
+  if (parser.parseOptionalAttrDict(result.attributes))
     return failure();
   FunctionType type;
   llvm::SMLoc typeLoc = parser.getCurrentLocation();
   if (parser.parseColonType(type))
     return failure();
-  if (type.getNumInputs() != inits.size() + xs.size())
+  size_t numOperands = inits.size() + xs.size() + consts.size();
+  if (type.getNumInputs() != numOperands)
     return parser.emitError(typeLoc, "expected ")
-           << inits.size() + xs.size() << " operand types, got " << type.getNumInputs();
-  if (parser.resolveOperands(inits, type.getInputs().take_front(inits.size()), typeLoc,
+           << numOperands << " operand types, got " << type.getNumInputs();
+  ArrayRef<Type> types = type.getInputs();
+  if (parser.resolveOperands(inits, types.take_front(inits.size()), typeLoc, result.operands) ||
+      parser.resolveOperands(xs, types.slice(inits.size(), xs.size()), typeLoc,
                              result.operands) ||
-      parser.resolveOperands(xs, type.getInputs().drop_front(inits.size()), typeLoc,
-                             result.operands))
+      parser.resolveOperands(consts, types.take_back(consts.size()), typeLoc, result.operands))
     return failure();
   result.addTypes(type.getResults());
   result.addAttribute("operandSegmentSizes",
-                      b.getDenseI32ArrayAttr({(int32_t)inits.size(), (int32_t)xs.size()}));
+                      b.getDenseI32ArrayAttr({(int32_t)inits.size(), (int32_t)xs.size(),
+                                              (int32_t)consts.size()}));
   return parser.parseRegion(*result.addRegion(), /*arguments=*/{});
 }
 
@@ -44,6 +54,8 @@ void ScanOp::print(OpAsmPrinter &p) {
   if (getReverse())
     p << " reverse";
   p << " inits(" << getInits() << ") over(" << getXs() << ")";
+  if (!getConsts().empty())
+    p << " consts(" << getConsts() << ")";
   p.printOptionalAttrDict((*this)->getAttrDictionary().getValue(),
                           {"reverse", "operandSegmentSizes"});
   p << " : ";
@@ -83,10 +95,15 @@ LogicalResult ScanOp::verifyRegions() {
   Block &body = getBodyBlock();
   unsigned nInits = getInits().size();
   int64_t axis = getAxis();
-  if (body.getNumArguments() != nInits + getXs().size())
+  if (body.getNumArguments() != nInits + getXs().size() + getConsts().size())
     return emitOpError("body takes ")
            << body.getNumArguments() << " arguments, expected " << nInits << " carried + "
-           << getXs().size() << " step inputs";
+           << getXs().size() << " step inputs + " << getConsts().size() << " consts";
+  for (auto [i, k] : llvm::enumerate(getConsts()))
+    if (getConstArgs()[i].getType() != k.getType())
+      return emitOpError("const #") << i << " is " << k.getType()
+                                    << " but the body argument is "
+                                    << getConstArgs()[i].getType();
   for (unsigned i = 0; i < nInits; ++i)
     if (body.getArgument(i).getType() != getInits()[i].getType())
       return emitOpError("carried value #")
@@ -128,6 +145,35 @@ LogicalResult ScanOp::verifyRegions() {
              << getResult(i).getType();
   }
   return success();
+}
+
+ScanOp ScanOp::makeCapturesExplicit(OpBuilder &b) {
+  // Values used in the body but defined outside it, in first-use order.
+  llvm::SetVector<Value> captured;
+  getBody().walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!getBody().isAncestor(v.getParentRegion()))
+        captured.insert(v);
+  });
+  if (captured.empty())
+    return *this;
+  SmallVector<Value> consts(getConsts());
+  consts.append(captured.begin(), captured.end());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(*this);
+  auto scan = b.create<ScanOp>(getLoc(), getResultTypes(), getInits(), getXs(), consts,
+                               getAxisAttr(), getReverseAttr(), getLengthAttr());
+  scan.getBody().takeBody(getBody());
+  Block &body = scan.getBodyBlock();
+  for (Value v : captured) {
+    BlockArgument arg = body.addArgument(v.getType(), v.getLoc());
+    v.replaceUsesWithIf(arg, [&](OpOperand &use) {
+      return scan.getBody().isAncestor(use.getOwner()->getParentRegion());
+    });
+  }
+  replaceAllUsesWith(scan.getResults());
+  erase();
+  return scan;
 }
 
 //===----------------------------------------------------------------------------------===//

@@ -5,13 +5,19 @@
 include "dialect/AttnBase.td"
 
 def Attn_ScanOp : Attn_Op<"scan", [RecursiveMemoryEffects, AttrSizedOperandSegments,
-                                   SingleBlock]> {
+    SingleBlock, DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface, ["prepareForGradient"]>]> {
   let summary = "a loop over the time axis with loop-carried state";
   let description = [{
     Runs `body` once per step `t` of the time axis `axis` (forward, or from the last step to
     the first with `reverse`). The body's block arguments are the carried values (initially
-    `inits`) followed by the step-`t` slice of each tensor in `xs` (the `axis` dimension
-    dropped). It yields the next carried values followed by per-step outputs `y_t`.
+    `inits`), the step-`t` slice of each tensor in `xs` (the `axis` dimension dropped), then
+    the loop-invariant `consts` (written `consts(...)`, omitted when empty). It yields the
+    next carried values followed by per-step outputs `y_t`. The body may also use values
+    from above; autodiff turns those into `consts` first.
+
+    The gradient is back-propagation through time: the forward scan also saves the carried
+    value entering each step, and a reversed scan recomputes each step's body and applies
+    its ops' gradient rules, accumulating the gradients of `consts` as carried values.
 
     The results are the final carried values followed by the per-step outputs stacked along
     `axis` (in time order, also when reversed). Without `xs` the number of steps is `length`.
@@ -29,6 +35,7 @@ def Attn_ScanOp : Attn_Op<"scan", [RecursiveMemoryEffects, AttrSizedOperandSegme
     ```
   }];
   let arguments = (ins Variadic<Attn_FloatTensor>:$inits, Variadic<Attn_FloatTensor>:$xs,
+                       Variadic<AnyRankedTensor>:$consts,
                        DefaultValuedAttr<I64Attr, "1">:$axis, UnitAttr:$reverse,
                        OptionalAttr<I64Attr>:$length);
   let results = (outs Variadic<Attn_FloatTensor>:$results);
@@ -44,6 +51,19 @@ def Attn_ScanOp : Attn_Op<"scan", [RecursiveMemoryEffects, AttrSizedOperandSegme
     ::mlir::ValueRange getFinalCarries() { return getResults().take_front(getInits().size()); }
     ::mlir::ValueRange getStackedOutputs() { return getResults().drop_front(getInits().size()); }
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    /// The body's block arguments of each operand group.
+    ::mlir::Block::BlockArgListType getCarryArgs() {
+      return getBodyBlock().getArguments().take_front(getInits().size());
+    }
+    ::mlir::Block::BlockArgListType getStepArgs() {
+      return getBodyBlock().getArguments().slice(getInits().size(), getXs().size());
+    }
+    ::mlir::Block::BlockArgListType getConstArgs() {
+      return getBodyBlock().getArguments().take_back(getConsts().size());
+    }
+    /// A copy of this scan whose body takes every value it used from above as a `consts`
+    /// operand. Uses of this scan's results are redirected to the copy; this op is erased.
+    ScanOp makeCapturesExplicit(::mlir::OpBuilder &builder);
   }];
 }
 
@@ -59,7 +79,8 @@ def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike, HasParent<"Sc
 }
 
 def Attn_RnnCellOp : Attn_Op<"rnn_cell", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
-                                          DeclareOpInterfaceMethods<Attn_DecomposableOpInterface>]> {
+                                          DeclareOpInterfaceMethods<Attn_DecomposableOpInterface>,
+                                          DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "one step of the vanilla (Elman) RNN";
   let description = [{
     The seed's cell `a<t> = tanh(W_ax x<t> + W_aa a<t-1> + b_a)`, written for row-major

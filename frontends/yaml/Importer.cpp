@@ -50,7 +50,7 @@ private:
               float scale) {
     return b.create<mlir::attn::ParamOp>(l, RankedTensorType::get(shape, b.getF32Type()),
                                    b.getStringAttr(name), b.getStringAttr(init),
-                                   b.getF32FloatAttr(scale));
+                                   b.getF32FloatAttr(scale), /*trainable=*/b.getBoolAttr(true));
   }
 
   // x [..., K] -> [..., n], weights initialised like PyTorch's nn.Linear: U(+-1/sqrt(K)).
@@ -100,7 +100,7 @@ private:
       if (stack)
         resultTypes.push_back(
             RankedTensorType::get({batch, seqType.getShape()[1], hidden}, b.getF32Type()));
-      auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, ValueRange{h0}, ValueRange{seq},
+      auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, ValueRange{h0}, ValueRange{seq}, ValueRange{},
                                          /*axis=*/1, /*reverse=*/false, /*length=*/nullptr);
       Block *body = b.createBlock(&scan.getBody(), {},
                                   {stateType, RankedTensorType::get({batch, in}, b.getF32Type())},

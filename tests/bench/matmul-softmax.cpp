@@ -10,7 +10,6 @@
 
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Jit.h"
-#include "compiler/Target/Manifest.h"
 
 #include "attn/Program.h"
 #include "attn/Tensor.h"
@@ -18,7 +17,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 
 #include "oneapi/dnnl/dnnl.hpp"
 
@@ -78,22 +76,7 @@ int main() {
       mlir::parseSourceString<mlir::ModuleOp>(kSource, &context);
   if (!module)
     die("cannot parse the benchmark module");
-  {
-    mlir::PassManager pm(&context);
-    ::attn::pipelines::buildAttnToLowered(pm);
-    if (mlir::failed(pm.run(*module)))
-      die("attn -> lowered failed");
-  }
-  auto manifest = ::attn::target::readManifest(*module, "bench", "bench");
-  if (mlir::failed(manifest))
-    die("cannot read the manifest");
-  {
-    mlir::PassManager pm(&context);
-    ::attn::pipelines::buildLoweredToLLVM(pm, ::attn::target::entryPrefix("bench"));
-    if (mlir::failed(pm.run(*module)))
-      die("lowered -> LLVM failed");
-  }
-  auto jit = ::attn::target::JitProgram::create(*module, *manifest);
+  auto jit = ::attn::target::JitProgram::compile(*module, "bench", "bench");
   if (!jit) {
     std::fprintf(stderr, "attn-bench-matmul-softmax: error: JIT failed: %s\n",
                  llvm::toString(jit.takeError()).c_str());

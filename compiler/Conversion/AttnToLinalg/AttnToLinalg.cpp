@@ -18,6 +18,8 @@ struct AttnToLinalg : mlir::attn::impl::AttnToLinalgBase<AttnToLinalg> {
     RewritePatternSet patterns(&getContext());
     attn::linalg_lowering::populateCorePatterns(patterns);
     attn::linalg_lowering::populateRecurrentPatterns(patterns);
+    attn::linalg_lowering::populateLossPatterns(patterns);
+    attn::linalg_lowering::populateOptimPatterns(patterns);
     GreedyRewriteConfig config;
     config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config)))

@@ -1,5 +1,6 @@
 // attn-to-linalg, core family. Every computation becomes a linalg.generic over static
 // shapes (so later stages can vectorize it) and every shape op a tensor op.
+#include "compiler/Conversion/AttnToLinalg/Generics.h"
 #include "compiler/Conversion/AttnToLinalg/Patterns.h"
 #include "compiler/Conversion/Passes.h"
 #include "dialect/AttnOps.h"
@@ -11,126 +12,9 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+using namespace mlir::attn::linalg_lowering;
 
 namespace {
-using BodyFn = Value (*)(OpBuilder &, Location, ValueRange);
-
-RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-Value emptyOf(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
-  return b.create<tensor::EmptyOp>(loc, shape, b.getF32Type());
-}
-
-Value filled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, float value) {
-  Value cst = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(value));
-  return b.create<linalg::FillOp>(loc, cst, emptyOf(b, loc, shape)).getResult(0);
-}
-
-SmallVector<utils::IteratorType> iterators(int64_t rank, ArrayRef<bool> reduced = {}) {
-  SmallVector<utils::IteratorType> its(rank, utils::IteratorType::parallel);
-  for (auto [i, r] : llvm::enumerate(reduced))
-    if (r)
-      its[i] = utils::IteratorType::reduction;
-  return its;
-}
-
-// Map from the iteration space of `outShape` to an operand of `inShape` under NumPy
-// broadcasting: trailing dims align, a size-1 dim against a larger one reads index 0.
-AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> inShape, ArrayRef<int64_t> outShape) {
-  SmallVector<AffineExpr> exprs;
-  int64_t lead = outShape.size() - inShape.size();
-  for (auto [j, d] : llvm::enumerate(inShape)) {
-    int64_t i = j + lead;
-    exprs.push_back(d == 1 && outShape[i] != 1 ? getAffineConstantExpr(0, ctx)
-                                               : getAffineDimExpr(i, ctx));
-  }
-  return AffineMap::get(outShape.size(), 0, exprs, ctx);
-}
-
-// Map from a rank-`rank` iteration space to a tensor that lacks the `reduced` dims.
-AffineMap dropDimsMap(MLIRContext *ctx, ArrayRef<bool> reduced) {
-  SmallVector<AffineExpr> exprs;
-  for (auto [i, r] : llvm::enumerate(reduced))
-    if (!r)
-      exprs.push_back(getAffineDimExpr(i, ctx));
-  return AffineMap::get(reduced.size(), 0, exprs, ctx);
-}
-
-SmallVector<int64_t> dropDims(ArrayRef<int64_t> shape, ArrayRef<bool> reduced) {
-  SmallVector<int64_t> out;
-  for (auto [i, d] : llvm::enumerate(shape))
-    if (!reduced[i])
-      out.push_back(d);
-  return out;
-}
-
-// out[i...] = body(inputs[broadcast(i)]...) over the iteration space `outShape`.
-Value elementwise(OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<int64_t> outShape,
-                  BodyFn body) {
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineMap> maps;
-  for (Value in : inputs)
-    maps.push_back(broadcastMap(ctx, tensorOf(in).getShape(), outShape));
-  maps.push_back(b.getMultiDimIdentityMap(outShape.size()));
-  auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{RankedTensorType::get(outShape, b.getF32Type())}, inputs,
-      ValueRange{emptyOf(b, loc, outShape)}, maps, iterators(outShape.size()),
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args.drop_back()));
-      });
-  return generic.getResult(0);
-}
-
-// Reduces `input` over the `reduced` dims with `combine(element, accumulator)`, starting
-// from `init`; the result drops the reduced dims.
-Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<bool> reduced, float init,
-             BodyFn combine) {
-  MLIRContext *ctx = b.getContext();
-  auto shape = tensorOf(input).getShape();
-  SmallVector<int64_t> outShape = dropDims(shape, reduced);
-  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(shape.size()),
-                                 dropDimsMap(ctx, reduced)};
-  auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{RankedTensorType::get(outShape, b.getF32Type())}, ValueRange{input},
-      ValueRange{filled(b, loc, outShape, init)}, maps, iterators(shape.size(), reduced),
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        nb.create<linalg::YieldOp>(nloc, combine(nb, nloc, args));
-      });
-  return generic.getResult(0);
-}
-
-// body(x, r) over x's shape where r lacks the `reduced` dims (broadcast back).
-Value withReduced(OpBuilder &b, Location loc, ValueRange full, Value reducedValue,
-                  ArrayRef<bool> reduced, BodyFn body) {
-  MLIRContext *ctx = b.getContext();
-  auto shape = tensorOf(full[0]).getShape();
-  SmallVector<Value> inputs(full);
-  inputs.push_back(reducedValue);
-  SmallVector<AffineMap> maps(full.size(), b.getMultiDimIdentityMap(shape.size()));
-  maps.push_back(dropDimsMap(ctx, reduced));
-  maps.push_back(b.getMultiDimIdentityMap(shape.size()));
-  auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{RankedTensorType::get(shape, b.getF32Type())}, inputs,
-      ValueRange{emptyOf(b, loc, shape)}, maps, iterators(shape.size()),
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args.drop_back()));
-      });
-  return generic.getResult(0);
-}
-
-Value cstF(OpBuilder &b, Location loc, float v) {
-  return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v));
-}
-
-Value addBody(OpBuilder &b, Location l, ValueRange a) { return b.create<arith::AddFOp>(l, a[0], a[1]); }
-Value subBody(OpBuilder &b, Location l, ValueRange a) { return b.create<arith::SubFOp>(l, a[0], a[1]); }
-Value mulBody(OpBuilder &b, Location l, ValueRange a) { return b.create<arith::MulFOp>(l, a[0], a[1]); }
-Value divBody(OpBuilder &b, Location l, ValueRange a) { return b.create<arith::DivFOp>(l, a[0], a[1]); }
-Value maxBody(OpBuilder &b, Location l, ValueRange a) { return b.create<arith::MaximumFOp>(l, a[0], a[1]); }
-// Sums of reductions may be reassociated: that is what lets LLVM vectorize them.
-Value sumBody(OpBuilder &b, Location l, ValueRange a) {
-  return b.create<arith::AddFOp>(l, a[0], a[1], arith::FastMathFlags::reassoc);
-}
 Value negBody(OpBuilder &b, Location l, ValueRange a) { return b.create<arith::NegFOp>(l, a[0]); }
 Value tanhBody(OpBuilder &b, Location l, ValueRange a) { return b.create<math::TanhOp>(l, a[0]); }
 Value expBody(OpBuilder &b, Location l, ValueRange a) { return b.create<math::ExpOp>(l, a[0]); }
@@ -142,9 +26,18 @@ Value sigmoidBody(OpBuilder &b, Location l, ValueRange a) {
   Value e = b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, a[0]));
   return b.create<arith::DivFOp>(l, cstF(b, l, 1.0f), b.create<arith::AddFOp>(l, cstF(b, l, 1.0f), e));
 }
+Value sqrtBody(OpBuilder &b, Location l, ValueRange a) { return b.create<math::SqrtOp>(l, a[0]); }
+Value identityBody(OpBuilder &, Location, ValueRange a) { return a[0]; }
+Value eqBody(OpBuilder &b, Location l, ValueRange a) {
+  return indicator(b, l, arith::CmpFPredicate::OEQ, a[0], a[1]);
+}
+Value stepBody(OpBuilder &b, Location l, ValueRange a) {
+  return indicator(b, l, arith::CmpFPredicate::OGT, a[0], cstF(b, l, 0.0f));
+}
 Value expDiffBody(OpBuilder &b, Location l, ValueRange a) {
   return b.create<math::ExpOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]));
 }
+
 
 // Elementwise ops, matched by name so one pattern serves the whole family.
 struct ElementwiseToGeneric : RewritePattern {
@@ -254,9 +147,18 @@ struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
   LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto in = op.getInput().getType(), out = op.getType();
-    if (in.getRank() == 0 || out.getRank() == 0)
-      return rewriter.notifyMatchFailure(op, "rank-0 reshape");
     Value v = op.getInput();
+    // A single element: rank 0 <-> all-ones shapes, with an empty reassociation.
+    if (in.getRank() == 0) {
+      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, out, v,
+                                                         ArrayRef<ReassociationIndices>{});
+      return success();
+    }
+    if (out.getRank() == 0) {
+      rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(op, out, v,
+                                                           ArrayRef<ReassociationIndices>{});
+      return success();
+    }
     if (in.getRank() > 1) {
       ReassociationIndices all(in.getRank());
       std::iota(all.begin(), all.end(), 0);
@@ -313,7 +215,7 @@ struct SliceLowering : OpRewritePattern<SliceOp> {
   }
 };
 
-// out[i..., d] = table[clamp(ids[i...]), d]
+// out[i..., d] = table[ids[i...], d], or 0 for an id outside the table
 struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(EmbeddingOp op, PatternRewriter &rewriter) const override {
@@ -332,15 +234,83 @@ struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
         loc, TypeRange{op.getType()}, ValueRange{op.getIds()},
         ValueRange{emptyOf(rewriter, loc, shape)}, maps, iterators(rank),
         [&](OpBuilder &b, Location l, ValueRange args) {
+          // An id outside [0, V) reads a zero vector (and gets no gradient).
           Value id = b.create<arith::IndexCastOp>(l, b.getIndexType(), args[0]);
           Value lo = b.create<arith::ConstantIndexOp>(l, 0);
           Value hi = b.create<arith::ConstantIndexOp>(l, vocab - 1);
-          id = b.create<arith::MinSIOp>(l, b.create<arith::MaxSIOp>(l, id, lo), hi);
+          Value inRange = b.create<arith::AndIOp>(
+              l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, id, lo),
+              b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sle, id, hi));
+          Value safe = b.create<arith::MinSIOp>(l, b.create<arith::MaxSIOp>(l, id, lo), hi);
           Value d = b.create<linalg::IndexOp>(l, rank - 1);
-          b.create<linalg::YieldOp>(l, b.create<tensor::ExtractOp>(l, table, ValueRange{id, d})
-                                           .getResult());
+          Value row = b.create<tensor::ExtractOp>(l, table, ValueRange{safe, d});
+          b.create<linalg::YieldOp>(
+              l, b.create<arith::SelectOp>(l, inRange, row, cstF(b, l, 0.0f)).getResult());
         });
     rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+// Zeros, with the input inserted at offsets `low`.
+struct PadLowering : OpRewritePattern<PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PadOp op, PatternRewriter &rewriter) const override {
+    auto shape = op.getInput().getType().getShape();
+    SmallVector<int64_t> strides(shape.size(), 1);
+    Value zeros = filled(rewriter, op.getLoc(), op.getType().getShape(), 0.0f);
+    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(op, op.getInput(), zeros, ValueRange{},
+                                                       ValueRange{}, ValueRange{}, op.getLow(),
+                                                       shape, strides);
+    return success();
+  }
+};
+
+// Scatter-add as a loop over positions: table[id] += grad[i] for each in-range id.
+struct EmbeddingGradLowering : OpRewritePattern<EmbeddingGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingGradOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto tableShape = op.getType().getShape();
+    int64_t vocab = tableShape[0], dim = tableShape[1];
+    int64_t count = op.getIds().getType().getNumElements();
+    Value ids = rewriter.create<ReshapeOp>(
+        loc, RankedTensorType::get({count}, rewriter.getI32Type()), op.getIds());
+    Value grad = rewriter.create<ReshapeOp>(
+        loc, RankedTensorType::get({count, dim}, rewriter.getF32Type()), op.getGrad());
+    Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
+    Value n = rewriter.create<arith::ConstantIndexOp>(loc, count);
+    Value v = rewriter.create<arith::ConstantIndexOp>(loc, vocab);
+    auto rowType = RankedTensorType::get({1, dim}, rewriter.getF32Type());
+    SmallVector<OpFoldResult> rowSizes = {rewriter.getIndexAttr(1), rewriter.getIndexAttr(dim)};
+    SmallVector<OpFoldResult> unit = {rewriter.getIndexAttr(1), rewriter.getIndexAttr(1)};
+    auto loop = rewriter.create<scf::ForOp>(
+        loc, zero, n, one, ValueRange{filled(rewriter, loc, tableShape, 0.0f)},
+        [&](OpBuilder &b, Location l, Value i, ValueRange acc) {
+          Value id = b.create<arith::IndexCastOp>(
+              l, b.getIndexType(), b.create<tensor::ExtractOp>(l, ids, ValueRange{i}));
+          Value inRange = b.create<arith::AndIOp>(
+              l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, id, zero),
+              b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, id, v));
+          auto ifOp = b.create<scf::IfOp>(
+              l, inRange,
+              [&](OpBuilder &tb, Location tl) {
+                SmallVector<OpFoldResult> src = {i, tb.getIndexAttr(0)};
+                SmallVector<OpFoldResult> dst = {id, tb.getIndexAttr(0)};
+                Value row = tb.create<tensor::ExtractSliceOp>(tl, rowType, grad, src,
+                                                              rowSizes, unit);
+                Value cur = tb.create<tensor::ExtractSliceOp>(tl, rowType, acc[0], dst,
+                                                              rowSizes, unit);
+                Value sum = elementwise(tb, tl, {cur, row}, {1, dim}, addBody);
+                tb.create<scf::YieldOp>(tl, tb.create<tensor::InsertSliceOp>(
+                                                tl, sum, acc[0], dst, rowSizes, unit)
+                                                .getResult());
+              },
+              [&](OpBuilder &eb, Location el) { eb.create<scf::YieldOp>(el, acc[0]); });
+          b.create<scf::YieldOp>(l, ifOp.getResult(0));
+        });
+    rewriter.replaceOp(op, loop.getResult(0));
     return success();
   }
 };
@@ -354,10 +324,14 @@ void mlir::attn::linalg_lowering::populateCorePatterns(RewritePatternSet &patter
       {NegOp::getOperationName(), negBody},         {TanhOp::getOperationName(), tanhBody},
       {SigmoidOp::getOperationName(), sigmoidBody}, {ReluOp::getOperationName(), reluBody},
       {ExpOp::getOperationName(), expBody},         {LogOp::getOperationName(), logBody},
+      {SqrtOp::getOperationName(), sqrtBody},       {StepOp::getOperationName(), stepBody},
+      {MaximumOp::getOperationName(), maxBody},     {EqOp::getOperationName(), eqBody},
+      {BroadcastOp::getOperationName(), identityBody},
   };
   for (auto [name, body] : elementwiseOps)
     patterns.add<ElementwiseToGeneric>(name, ctx, body);
   patterns.add<SoftmaxToGeneric, ReduceSumLowering, ReduceMeanLowering, ReduceMaxLowering,
                LayerNormToGeneric, ConstantLowering, ReshapeLowering, TransposeLowering,
-               ConcatLowering, SliceLowering, EmbeddingLowering>(ctx);
+               ConcatLowering, SliceLowering, EmbeddingLowering, PadLowering,
+               EmbeddingGradLowering>(ctx);
 }

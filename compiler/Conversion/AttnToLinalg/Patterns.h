@@ -8,4 +8,8 @@ namespace mlir::attn::linalg_lowering {
 void populateCorePatterns(RewritePatternSet &patterns);
 /// attn.scan -> scf.for over time.
 void populateRecurrentPatterns(RewritePatternSet &patterns);
+/// mse, cross_entropy and its gradient.
+void populateLossPatterns(RewritePatternSet &patterns);
+/// sgd_update, adam_update.
+void populateOptimPatterns(RewritePatternSet &patterns);
 } // namespace mlir::attn::linalg_lowering

@@ -53,13 +53,14 @@ struct ScanToFor : OpRewritePattern<ScanOp> {
     }
     // Block arguments of the scan body: carried values, then step slices of the inputs.
     SmallVector<Value> bodyArgs(loop.getRegionIterArgs().take_front(nInits));
-    for (auto [x, arg] :
-         llvm::zip(op.getXs(), op.getBodyBlock().getArguments().drop_front(nInits))) {
+    for (auto [x, arg] : llvm::zip(op.getXs(), op.getStepArgs())) {
       auto xType = cast<RankedTensorType>(x.getType());
       StepBox box = stepBox(rewriter, xType, axis, t);
       bodyArgs.push_back(rewriter.create<tensor::ExtractSliceOp>(
           loc, cast<RankedTensorType>(arg.getType()), x, box.offsets, box.sizes, box.strides));
     }
+    // Loop-invariant consts are used as they are.
+    bodyArgs.append(op.getConsts().begin(), op.getConsts().end());
     auto yield = cast<YieldOp>(op.getBodyBlock().getTerminator());
     rewriter.inlineBlockBefore(&op.getBodyBlock(), loopBody, loopBody->end(), bodyArgs);
 

@@ -204,3 +204,70 @@ func.func @scan_stacked(%h0: tensor<4x8xf32>, %x: tensor<4x5x2xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @broadcast(%x: tensor<3xf32>) {
+  // expected-error @+1 {{cannot broadcast 'tensor<3xf32>' to 'tensor<4x5xf32>'}}
+  %y = attn.broadcast %x : tensor<3xf32> -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @pad(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'attn.pad' low [-1] and high [0] must be non-negative, one per dim of tensor<3xf32>}}
+  %y = attn.pad %x {low = array<i64: -1>, high = array<i64: 0>} : tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_grad(%ids: tensor<4xi32>, %g: tensor<4x3xf32>) {
+  // expected-error @+1 {{needs grad of shape ids.shape + [D] and a [V, D] result, got ids 'tensor<4xi32>', grad 'tensor<4x3xf32>', result 'tensor<9x2xf32>'}}
+  %t = attn.embedding_grad %ids, %g : tensor<4xi32>, tensor<4x3xf32> -> tensor<9x2xf32>
+  return
+}
+
+// -----
+
+func.func @mse(%p: tensor<4x3xf32>, %t: tensor<4x1xf32>) {
+  // expected-error @+1 {{'attn.mse' prediction tensor<4x3xf32> and target tensor<4x1xf32> must have the same shape}}
+  %l = attn.mse %p, %t : tensor<4x3xf32>, tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy(%x: tensor<4x3xf32>, %y: tensor<5xi32>) {
+  // expected-error @+1 {{'attn.cross_entropy' needs logits [..., C] and labels [...], got tensor<4x3xf32> and tensor<5xi32>}}
+  %l = attn.cross_entropy %x, %y : tensor<4x3xf32>, tensor<5xi32>
+  return
+}
+
+// -----
+
+func.func @sgd(%p: tensor<4xf32>, %lr: tensor<1xf32>) {
+  // expected-error @+1 {{'lr' must be a rank-0 tensor, got 'tensor<1xf32>'}}
+  %a, %b = attn.sgd_update %p, %p, %p, %lr : tensor<4xf32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @adam(%p: tensor<4xf32>, %lr: tensor<2xf32>) {
+  // expected-error @+1 {{'lr' must be a rank-0 tensor, got 'tensor<2xf32>'}}
+  %a, %b, %c = attn.adam_update %p, %p, %p, %p, %lr, %lr : tensor<4xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @scan_const(%h0: tensor<4x8xf32>, %k: tensor<3xf32>) {
+  // expected-error @+1 {{const #0 is 'tensor<3xf32>' but the body argument is 'tensor<4xf32>'}}
+  %h = attn.scan inits(%h0) over() consts(%k) {length = 2 : i64} : (tensor<4x8xf32>, tensor<3xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%h: tensor<4x8xf32>, %c: tensor<4xf32>):
+    attn.yield %h : tensor<4x8xf32>
+  }
+  return
+}

@@ -53,7 +53,39 @@ func.func @core(%x: tensor<4x8xf32>, %y: tensor<8xf32>, %ids: tensor<4x3xi32>) -
   %sl = attn.slice %cc {offsets = array<i64: 2, 0>, sizes = array<i64: 4, 8>} : tensor<8x8xf32>
   // CHECK: attn.embedding %{{.*}}, %{{.*}} : tensor<8x8xf32>, tensor<4x3xi32>
   %em = attn.embedding %w, %ids : tensor<8x8xf32>, tensor<4x3xi32>
+  // CHECK: attn.maximum
+  %mx = attn.maximum %sl, %x : tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: attn.eq
+  %eq = attn.eq %mx, %x : tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: attn.sqrt
+  %sq = attn.sqrt %eq : tensor<4x8xf32>
+  // CHECK: attn.step
+  %st = attn.step %sq : tensor<4x8xf32>
+  // CHECK: attn.broadcast %{{.*}} : tensor<8xf32> -> tensor<4x8xf32>
+  %bc = attn.broadcast %y : tensor<8xf32> -> tensor<4x8xf32>
+  // CHECK: attn.pad %{{.*}} {high = array<i64: 0, 2>, low = array<i64: 1, 0>} : tensor<4x8xf32>
+  %pd = attn.pad %bc {low = array<i64: 1, 0>, high = array<i64: 0, 2>} : tensor<4x8xf32>
+  // CHECK: attn.embedding_grad %{{.*}}, %{{.*}} : tensor<4x3xi32>, tensor<4x3x8xf32> -> tensor<8x8xf32>
+  %eg = attn.embedding_grad %ids, %em : tensor<4x3xi32>, tensor<4x3x8xf32> -> tensor<8x8xf32>
   return %sl : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func @training
+func.func @training(%p: tensor<4x3xf32>, %t: tensor<4x3xf32>, %ids: tensor<4xi32>,
+                    %lr: tensor<f32>, %step: tensor<f32>) -> tensor<f32> {
+  // CHECK: attn.param "m" {init = "zeros", trainable = false} : tensor<4x3xf32>
+  %m = attn.param "m" {init = "zeros", trainable = false} : tensor<4x3xf32>
+  // CHECK: attn.mse %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<4x3xf32>
+  %l = attn.mse %p, %t : tensor<4x3xf32>, tensor<4x3xf32>
+  // CHECK: attn.cross_entropy %{{.*}}, %{{.*}} {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : tensor<4x3xf32>, tensor<4xi32>
+  %ce = attn.cross_entropy %p, %ids {ignore_index = 0 : i64, label_smoothing = 0.1 : f32} : tensor<4x3xf32>, tensor<4xi32>
+  // CHECK: attn.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<4xi32>, tensor<f32>
+  %dce = attn.cross_entropy_grad %p, %ids, %ce : tensor<4x3xf32>, tensor<4xi32>, tensor<f32>
+  // CHECK: attn.sgd_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {momentum = 0.899999976 : f32} : tensor<4x3xf32>, tensor<f32>
+  %p1, %v1 = attn.sgd_update %p, %dce, %m, %lr {momentum = 0.9 : f32} : tensor<4x3xf32>, tensor<f32>
+  // CHECK: attn.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {decoupled, weight_decay = 0.00999999977 : f32} : tensor<4x3xf32>, tensor<f32>
+  %p2, %m2, %v2 = attn.adam_update %p, %dce, %m, %m, %lr, %step {decoupled, weight_decay = 0.01 : f32} : tensor<4x3xf32>, tensor<f32>
+  return %l : tensor<f32>
 }
 
 // CHECK-LABEL: func @recurrent
@@ -77,6 +109,14 @@ func.func @recurrent(%x: tensor<4x16x1xf32>, %h0: tensor<4x32xf32>, %wax: tensor
   ^bb0(%hp: tensor<4x32xf32>):
     %hn = attn.tanh %hp : tensor<4x32xf32>
     attn.yield %hn, %hn : tensor<4x32xf32>, tensor<4x32xf32>
+  }
+  // Loop invariants as consts: block arguments after the step inputs.
+  // CHECK: attn.scan inits(%{{.*}}) over(%{{.*}}) consts(%{{.*}}) {axis = 1 : i64}
+  %k = attn.scan inits(%h0) over(%x) consts(%waa) {axis = 1 : i64}
+      : (tensor<4x32xf32>, tensor<4x16x1xf32>, tensor<32x32xf32>) -> (tensor<4x32xf32>) {
+  ^bb0(%hp: tensor<4x32xf32>, %xt: tensor<4x1xf32>, %w: tensor<32x32xf32>):
+    %hn = attn.matmul %hp, %w : tensor<4x32xf32>, tensor<32x32xf32>
+    attn.yield %hn : tensor<4x32xf32>
   }
   return %hs : tensor<4x16x32xf32>
 }

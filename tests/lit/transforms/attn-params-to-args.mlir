@@ -2,7 +2,7 @@
 
 // Parameters become leading arguments (in order of first appearance) and the module records
 // the parameter table.
-// CHECK: module attributes {attn.params = [{init = "uniform", name = "w", scale = 5.000000e-01 : f32, type = tensor<2x3xf32>}, {init = "zeros", name = "b", scale = 1.000000e-01 : f32, type = tensor<3xf32>}]}
+// CHECK: module attributes {attn.params = [{init = "uniform", name = "w", scale = 5.000000e-01 : f32, trainable = true, type = tensor<2x3xf32>}, {init = "zeros", name = "b", scale = 1.000000e-01 : f32, trainable = true, type = tensor<3xf32>}]}
 // CHECK-LABEL: func @forward(
 // CHECK-SAME: %[[W:.*]]: tensor<2x3xf32> {attn.param = "w"}, %[[B:.*]]: tensor<3xf32> {attn.param = "b"}, %[[X:.*]]: tensor<4x2xf32>
 // CHECK-NOT: attn.param "

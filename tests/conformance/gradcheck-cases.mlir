@@ -1,0 +1,285 @@
+// Gradient-check cases: one function per differentiable attn op, named after the op
+// (`@add` for attn.add; more cases of an op are named `@<op>_<variant>`). Float inputs are
+// `attn.param`s (initialised U(-1, 1) unless the case says otherwise); token ids and labels
+// are constants. gradcheck-test.cpp turns each function into loss = sum_i <result_i, W_i>
+// with random W_i, differentiates it with attn-autodiff and compares every parameter's
+// gradient with central finite differences. A differentiable op without a case here fails
+// the suite.
+
+func.func @add() -> tensor<3x4xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<4xf32>
+  %y = attn.add %a, %b : tensor<3x4xf32>, tensor<4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+func.func @sub() -> tensor<3x4xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<3x1xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %y = attn.sub %a, %b : tensor<3x1xf32>, tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+func.func @mul() -> tensor<2x3x4xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x3x4xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<3x1xf32>
+  %y = attn.mul %a, %b : tensor<2x3x4xf32>, tensor<3x1xf32>
+  return %y : tensor<2x3x4xf32>
+}
+
+func.func @div() -> tensor<3x4xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<4xf32>
+  %two = attn.constant dense<2.0> : tensor<f32>
+  %d = attn.add %b, %two : tensor<4xf32>, tensor<f32>
+  %y = attn.div %a, %d : tensor<3x4xf32>, tensor<4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+func.func @maximum() -> tensor<3x4xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<4xf32>
+  %y = attn.maximum %a, %b : tensor<3x4xf32>, tensor<4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+// eq passes no gradient: x * (x == x) has the gradient of x alone.
+func.func @eq() -> tensor<3x4xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %e = attn.eq %a, %a : tensor<3x4xf32>, tensor<3x4xf32>
+  %y = attn.mul %a, %e : tensor<3x4xf32>, tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+func.func @neg() -> tensor<5xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<5xf32>
+  %y = attn.neg %a : tensor<5xf32>
+  return %y : tensor<5xf32>
+}
+
+func.func @tanh() -> tensor<2x5xf32> {
+  %a = attn.param "a" {scale = 2.0 : f32} : tensor<2x5xf32>
+  %y = attn.tanh %a : tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+func.func @sigmoid() -> tensor<2x5xf32> {
+  %a = attn.param "a" {scale = 2.0 : f32} : tensor<2x5xf32>
+  %y = attn.sigmoid %a : tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+func.func @relu() -> tensor<2x5xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x5xf32>
+  %y = attn.relu %a : tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+func.func @exp() -> tensor<2x5xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x5xf32>
+  %y = attn.exp %a : tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+func.func @log() -> tensor<2x5xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x5xf32>
+  %two = attn.constant dense<2.0> : tensor<f32>
+  %p = attn.add %a, %two : tensor<2x5xf32>, tensor<f32>
+  %y = attn.log %p : tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+func.func @sqrt() -> tensor<2x5xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x5xf32>
+  %two = attn.constant dense<2.0> : tensor<f32>
+  %p = attn.add %a, %two : tensor<2x5xf32>, tensor<f32>
+  %y = attn.sqrt %p : tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+// step passes no gradient.
+func.func @step() -> tensor<2x5xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x5xf32>
+  %s = attn.step %a : tensor<2x5xf32>
+  %y = attn.mul %a, %s : tensor<2x5xf32>, tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+func.func @matmul() -> tensor<3x5xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<4x5xf32>
+  %y = attn.matmul %a, %b : tensor<3x4xf32>, tensor<4x5xf32>
+  return %y : tensor<3x5xf32>
+}
+
+func.func @matmul_transposed() -> tensor<3x5xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<4x3xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<5x4xf32>
+  %y = attn.matmul %a, %b {transpose_lhs = true, transpose_rhs = true} : tensor<4x3xf32>, tensor<5x4xf32>
+  return %y : tensor<3x5xf32>
+}
+
+// A shared right-hand side sums its gradient over the batch.
+func.func @matmul_batched() -> tensor<2x3x5xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x3x4xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<5x4xf32>
+  %y = attn.matmul %a, %b {transpose_rhs = true} : tensor<2x3x4xf32>, tensor<5x4xf32>
+  return %y : tensor<2x3x5xf32>
+}
+
+func.func @dense() -> tensor<2x3x5xf32> {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<2x3x4xf32>
+  %w = attn.param "w" {scale = 1.0 : f32} : tensor<4x5xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<5xf32>
+  %y = attn.dense %x, %w, %b : tensor<2x3x4xf32>, tensor<4x5xf32>, tensor<5xf32>
+  return %y : tensor<2x3x5xf32>
+}
+
+func.func @softmax() -> tensor<3x6xf32> {
+  %a = attn.param "a" {scale = 2.0 : f32} : tensor<3x6xf32>
+  %y = attn.softmax %a : tensor<3x6xf32>
+  return %y : tensor<3x6xf32>
+}
+
+func.func @softmax_axis0() -> tensor<3x6xf32> {
+  %a = attn.param "a" {scale = 2.0 : f32} : tensor<3x6xf32>
+  %y = attn.softmax %a {axis = 0 : i64} : tensor<3x6xf32>
+  return %y : tensor<3x6xf32>
+}
+
+func.func @layer_norm() -> tensor<3x6xf32> {
+  %x = attn.param "x" {scale = 2.0 : f32} : tensor<3x6xf32>
+  %g = attn.param "g" {scale = 1.0 : f32} : tensor<6xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<6xf32>
+  %y = attn.layer_norm %x, %g, %b : tensor<3x6xf32>, tensor<6xf32>, tensor<6xf32>
+  return %y : tensor<3x6xf32>
+}
+
+func.func @reduce_sum() -> tensor<2x4xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x3x4xf32>
+  %y = attn.reduce_sum %a {axes = array<i64: 1>} : tensor<2x3x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+func.func @reduce_mean() -> tensor<2x1x4xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x3x4xf32>
+  %y = attn.reduce_mean %a {axes = array<i64: 1>, keepdims = true} : tensor<2x3x4xf32>
+  return %y : tensor<2x1x4xf32>
+}
+
+func.func @reduce_max() -> tensor<4xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x3x4xf32>
+  %y = attn.reduce_max %a {axes = array<i64: 0, 1>} : tensor<2x3x4xf32>
+  return %y : tensor<4xf32>
+}
+
+func.func @reshape() -> tensor<4x3xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x6xf32>
+  %y = attn.reshape %a : tensor<2x6xf32> -> tensor<4x3xf32>
+  %z = attn.mul %y, %y : tensor<4x3xf32>, tensor<4x3xf32>
+  return %z : tensor<4x3xf32>
+}
+
+func.func @transpose() -> tensor<4x2x3xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x3x4xf32>
+  %y = attn.transpose %a {perm = array<i64: 2, 0, 1>} : tensor<2x3x4xf32>
+  return %y : tensor<4x2x3xf32>
+}
+
+func.func @concat() -> tensor<2x7xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<2x4xf32>
+  %y = attn.concat %a, %b {axis = 1 : i64} : tensor<2x3xf32>, tensor<2x4xf32>
+  %z = attn.tanh %y : tensor<2x7xf32>
+  return %z : tensor<2x7xf32>
+}
+
+func.func @slice() -> tensor<2x2xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<3x5xf32>
+  %y = attn.slice %a {offsets = array<i64: 1, 2>, sizes = array<i64: 2, 2>} : tensor<3x5xf32>
+  return %y : tensor<2x2xf32>
+}
+
+func.func @pad() -> tensor<4x5xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %y = attn.pad %a {low = array<i64: 1, 0>, high = array<i64: 1, 2>} : tensor<2x3xf32>
+  return %y : tensor<4x5xf32>
+}
+
+func.func @broadcast() -> tensor<2x3x4xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<3x1xf32>
+  %y = attn.broadcast %a : tensor<3x1xf32> -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}
+
+// Repeated and out-of-range ids: the table gradient accumulates, skips what was not read.
+func.func @embedding() -> tensor<2x3x4xf32> {
+  %t = attn.param "t" {scale = 1.0 : f32} : tensor<5x4xf32>
+  %ids = attn.constant dense<[[0, 3, 3], [4, 1, 9]]> : tensor<2x3xi32>
+  %y = attn.embedding %t, %ids : tensor<5x4xf32>, tensor<2x3xi32>
+  return %y : tensor<2x3x4xf32>
+}
+
+func.func @rnn_cell() -> tensor<3x4xf32> {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x2xf32>
+  %h = attn.param "h" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %wax = attn.param "w_ax" {scale = 1.0 : f32} : tensor<2x4xf32>
+  %waa = attn.param "w_aa" {scale = 1.0 : f32} : tensor<4x4xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<4xf32>
+  %y = attn.rnn_cell %x, %h, %wax, %waa, %b : tensor<3x2xf32>, tensor<3x4xf32>, tensor<2x4xf32>, tensor<4x4xf32>, tensor<4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+// Back-propagation through time: gradients of the initial state, the sequence, and the
+// weights the body captures, through both the final state and the per-step outputs.
+func.func @scan() -> (tensor<2x3xf32>, tensor<2x4x3xf32>) {
+  %h0 = attn.param "h0" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<2x4x2xf32>
+  %wax = attn.param "w_ax" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %waa = attn.param "w_aa" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<3xf32>
+  %h, %hs = attn.scan inits(%h0) over(%x) : (tensor<2x3xf32>, tensor<2x4x2xf32>) -> (tensor<2x3xf32>, tensor<2x4x3xf32>) {
+  ^bb0(%hp: tensor<2x3xf32>, %xt: tensor<2x2xf32>):
+    %hn = attn.rnn_cell %xt, %hp, %wax, %waa, %b : tensor<2x2xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3x3xf32>, tensor<3xf32>
+    %o = attn.sigmoid %hn : tensor<2x3xf32>
+    attn.yield %hn, %o : tensor<2x3xf32>, tensor<2x3xf32>
+  }
+  return %h, %hs : tensor<2x3xf32>, tensor<2x4x3xf32>
+}
+
+// A reversed scan with two carries and no sequence input, and a nested scan inside.
+func.func @scan_reverse_nested() -> tensor<2x3xf32> {
+  %a0 = attn.param "a0" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %c0 = attn.param "c0" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %w = attn.param "w" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %xs = attn.param "xs" {scale = 1.0 : f32} : tensor<2x2x3xf32>
+  %a, %c = attn.scan reverse inits(%a0, %c0) over() {length = 3 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  ^bb0(%ap: tensor<2x3xf32>, %cp: tensor<2x3xf32>):
+    %m = attn.matmul %ap, %w : tensor<2x3xf32>, tensor<3x3xf32>
+    %inner = attn.scan inits(%m) over(%xs) : (tensor<2x3xf32>, tensor<2x2x3xf32>) -> (tensor<2x3xf32>) {
+    ^bb0(%s: tensor<2x3xf32>, %x: tensor<2x3xf32>):
+      %sx = attn.mul %s, %x : tensor<2x3xf32>, tensor<2x3xf32>
+      %t = attn.tanh %sx : tensor<2x3xf32>
+      attn.yield %t : tensor<2x3xf32>
+    }
+    %an = attn.add %inner, %cp : tensor<2x3xf32>, tensor<2x3xf32>
+    %cn = attn.tanh %ap : tensor<2x3xf32>
+    attn.yield %an, %cn : tensor<2x3xf32>, tensor<2x3xf32>
+  }
+  return %a : tensor<2x3xf32>
+}
+
+func.func @mse() -> tensor<f32> {
+  %p = attn.param "p" {scale = 1.0 : f32} : tensor<4x2xf32>
+  %t = attn.param "t" {scale = 1.0 : f32} : tensor<4x2xf32>
+  %l = attn.mse %p, %t : tensor<4x2xf32>, tensor<4x2xf32>
+  return %l : tensor<f32>
+}
+
+// Label 3 is ignored, -1 and 7 are out of range: three of six positions count.
+func.func @cross_entropy() -> tensor<f32> {
+  %x = attn.param "x" {scale = 2.0 : f32} : tensor<2x3x5xf32>
+  %labels = attn.constant dense<[[0, 3, 4], [-1, 2, 7]]> : tensor<2x3xi32>
+  %l = attn.cross_entropy %x, %labels {ignore_index = 3 : i64, label_smoothing = 0.1 : f32} : tensor<2x3x5xf32>, tensor<2x3xi32>
+  return %l : tensor<f32>
+}

@@ -1,0 +1,168 @@
+// Finite-difference gradient checks of every differentiable attn op, generated from the op
+// registry: each op implementing DifferentiableOpInterface must have a case in
+// gradcheck-cases.mlir (the `Coverage` test fails otherwise), and each case is compiled with
+// attn-autodiff and the JIT and compared with central differences.
+//
+// Tolerance: |analytic - numeric| <= 2e-3 + 2e-2 |analytic|, with h = 5e-3 (float32
+// evaluation of both losses; the loss weights are O(1), so round-off stays near 1e-4).
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/Jit.h"
+#include "compiler/Transforms/Passes.h"
+#include "dialect/AttnOps.h"
+
+#include "attn/Init.h"
+#include "attn/Program.h"
+#include "attn/Random.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace {
+
+constexpr float kStep = 5e-3f, kAbsTol = 2e-3f, kRelTol = 2e-2f;
+constexpr int kMaxElementsPerParam = 24;
+
+std::string casesPath() { return std::string(ATTN_CONFORMANCE_DIR) + "/gradcheck-cases.mlir"; }
+
+// The case names, read without MLIR so that gtest can list them at registration time.
+std::vector<std::string> caseNames() {
+  std::ifstream in(casesPath());
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  std::regex func(R"(func\.func @(\w+))");
+  std::vector<std::string> names;
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), func); it != std::sregex_iterator(); ++it)
+    names.push_back((*it)[1]);
+  return names;
+}
+
+mlir::DialectRegistry registry() {
+  mlir::DialectRegistry r;
+  attn::pipelines::registerDialects(r);
+  return r;
+}
+
+// loss = sum_i sum(result_i * W_i), W_i fixed random in [-1, 1]: every output element
+// reaches the loss with its own weight.
+mlir::OwningOpRef<mlir::ModuleOp> lossModule(mlir::func::FuncOp testCase, uint64_t seed) {
+  using namespace mlir;
+  OpBuilder b(testCase.getContext());
+  Location loc = testCase.getLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto scalar = RankedTensorType::get({}, b.getF32Type());
+  auto loss = b.create<func::FuncOp>(loc, "loss", b.getFunctionType({}, {scalar}));
+  IRMapping map;
+  testCase.getBody().cloneInto(&loss.getBody(), map);
+  Block &body = loss.front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  b.setInsertionPoint(ret);
+  ::attn::Rng rng(seed);
+  Value total = b.create<mlir::attn::ConstantOp>(loc, DenseElementsAttr::get(scalar, 0.0f));
+  for (Value r : ret.getOperands()) {
+    auto type = cast<RankedTensorType>(r.getType());
+    std::vector<float> w(type.getNumElements());
+    for (float &v : w)
+      v = (float)(2.0 * rng.nextDouble() - 1.0);
+    Value weights = b.create<mlir::attn::ConstantOp>(loc, DenseElementsAttr::get(type, ArrayRef<float>(w)));
+    Value term = b.create<mlir::attn::MulOp>(loc, r, weights);
+    if (type.getRank() > 0) {
+      SmallVector<int64_t> all(type.getRank());
+      std::iota(all.begin(), all.end(), 0);
+      term = b.create<mlir::attn::ReduceSumOp>(loc, term, b.getDenseI64ArrayAttr(all), b.getBoolAttr(false));
+    }
+    total = b.create<mlir::attn::AddOp>(loc, total, term);
+  }
+  b.create<func::ReturnOp>(loc, total);
+  ret.erase();
+  return module;
+}
+
+TEST(Gradcheck, EveryDifferentiableOpHasACase) {
+  mlir::MLIRContext context(registry());
+  context.loadAllAvailableDialects();
+  auto names = caseNames();
+  std::set<std::string> covered;
+  for (const std::string &n : names)
+    covered.insert(n);
+  for (mlir::RegisteredOperationName op : context.getRegisteredOperations()) {
+    if (op.getDialectNamespace() != "attn" || !op.hasInterface<mlir::attn::DifferentiableOpInterface>())
+      continue;
+    std::string mnemonic = op.getStringRef().drop_front(strlen("attn.")).str();
+    EXPECT_TRUE(covered.count(mnemonic))
+        << "'" << op.getStringRef().str() << "' has a gradient rule but no @" << mnemonic
+        << " case in tests/conformance/gradcheck-cases.mlir";
+  }
+}
+
+class Gradcheck : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Gradcheck, MatchesFiniteDifferences) {
+  const std::string name = GetParam();
+  mlir::MLIRContext context(registry());
+  context.loadAllAvailableDialects();
+  auto cases = mlir::parseSourceFile<mlir::ModuleOp>(casesPath(), &context);
+  ASSERT_TRUE(cases) << "cannot parse " << casesPath();
+  auto testCase = cases->lookupSymbol<mlir::func::FuncOp>(name);
+  ASSERT_TRUE(testCase);
+
+  auto module = lossModule(testCase, attn::fnv1a64(name));
+  mlir::PassManager pm(&context);
+  pm.addPass(mlir::attn::createAttnAutodiff());
+  ASSERT_TRUE(mlir::succeeded(pm.run(*module))) << "attn-autodiff failed on @" << name;
+  auto jit = attn::target::JitProgram::compile(*module, name, "gradcheck_" + name);
+  ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
+  attn::Program program((*jit)->info());
+  const attn_program_info &info = program.info();
+
+  std::vector<attn::Tensor> params = attn::initParams(info, /*seed=*/7);
+  auto lossAt = [&]() { return program.call("loss", params, {})[0].data<float>()[0]; };
+  std::vector<attn::Tensor> grads = program.call("loss_grad", params, {});
+  const attn_entry_info &gradEntry = program.entry("loss_grad");
+  EXPECT_NEAR(grads[0].data<float>()[0], lossAt(), 1e-5f * std::max(1.0f, std::fabs(lossAt())))
+      << "loss_grad's loss differs from loss";
+
+  int checked = 0;
+  for (int o = 1; o < gradEntry.num_outputs; ++o) {
+    std::string param = std::string(gradEntry.outputs[o].name).substr(strlen("grad:"));
+    int index = -1;
+    for (int p = 0; p < info.num_params; ++p)
+      if (param == info.params[p].name)
+        index = p;
+    ASSERT_GE(index, 0) << "no parameter " << param;
+    attn::Tensor &value = params[index];
+    const float *analytic = grads[o].data<float>();
+    int64_t n = value.numel();
+    int64_t stride = std::max<int64_t>(1, n / kMaxElementsPerParam);
+    for (int64_t i = 0; i < n; i += stride) {
+      float saved = value.data<float>()[i];
+      value.data<float>()[i] = saved + kStep;
+      float up = lossAt();
+      value.data<float>()[i] = saved - kStep;
+      float down = lossAt();
+      value.data<float>()[i] = saved;
+      float numeric = (up - down) / (2 * kStep);
+      EXPECT_NEAR(analytic[i], numeric, kAbsTol + kRelTol * std::fabs(analytic[i]))
+          << "@" << name << " d loss / d " << param << "[" << i << "]";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0) << "@" << name << " has no parameter to check";
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, Gradcheck, ::testing::ValuesIn(caseNames()),
+                         [](const auto &info) { return info.param; });
+
+} // namespace

@@ -1,0 +1,50 @@
+// RUN: attn-opt %s -attn-autodiff -split-input-file -verify-diagnostics | FileCheck %s
+
+// @loss_grad returns the loss and one gradient per trainable parameter, named after it;
+// the forward scan saves its carries and a reversed scan runs back-propagation through time.
+// CHECK-LABEL: func.func @loss_grad(%{{.*}}: tensor<2x3x1xf32>, %{{.*}}: tensor<2x1xf32>)
+// CHECK-SAME: -> (tensor<f32> {attn.name = "loss"}, tensor<1x4xf32> {attn.name = "grad:w_ax"}, tensor<4x4xf32> {attn.name = "grad:w_aa"}, tensor<4xf32> {attn.name = "grad:b"}, tensor<4x1xf32> {attn.name = "grad:out"})
+// CHECK: attn.scan inits(%{{.*}}) over(%{{.*}}) consts(%{{.*}}, %{{.*}}, %{{.*}}) {attn.saved_carries, axis = 1 : i64}
+// CHECK: attn.yield %{{.*}}, %{{.*}} :
+// CHECK: %[[LOSS:.*]] = attn.mse
+// CHECK: attn.scan reverse inits(
+// CHECK: attn.rnn_cell
+// CHECK: attn.matmul {{.*}} {transpose_rhs = true}
+// CHECK: return %[[LOSS]],
+func.func @loss(%x: tensor<2x3x1xf32>, %y: tensor<2x1xf32>) -> tensor<f32> {
+  %h0 = attn.constant dense<0.0> : tensor<2x4xf32>
+  %wax = attn.param "w_ax" : tensor<1x4xf32>
+  %waa = attn.param "w_aa" : tensor<4x4xf32>
+  %b = attn.param "b" : tensor<4xf32>
+  %wo = attn.param "out" : tensor<4x1xf32>
+  // Not trainable: no gradient is returned for it.
+  %s = attn.param "frozen" {trainable = false} : tensor<4x1xf32>
+  %w = attn.add %wo, %s : tensor<4x1xf32>, tensor<4x1xf32>
+  %h = attn.scan inits(%h0) over(%x) : (tensor<2x4xf32>, tensor<2x3x1xf32>) -> (tensor<2x4xf32>) {
+  ^bb0(%hp: tensor<2x4xf32>, %xt: tensor<2x1xf32>):
+    %hn = attn.rnn_cell %xt, %hp, %wax, %waa, %b : tensor<2x1xf32>, tensor<2x4xf32>, tensor<1x4xf32>, tensor<4x4xf32>, tensor<4xf32>
+    attn.yield %hn : tensor<2x4xf32>
+  }
+  %p = attn.dense %h, %w : tensor<2x4xf32>, tensor<4x1xf32>
+  %l = attn.mse %p, %y : tensor<2x1xf32>, tensor<2x1xf32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{@loss must return the loss, a rank-0 f32 tensor, first; got 'tensor<2xf32>'}}
+func.func @loss(%x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+
+// -----
+
+// A parameter the loss does not depend on gets a zero gradient.
+// CHECK-LABEL: func.func @loss_grad()
+// CHECK: %[[Z:.*]] = attn.constant dense<0.000000e+00> : tensor<3xf32>
+// CHECK: return %{{.*}}, %[[Z]]
+func.func @loss() -> tensor<f32> {
+  %unused = attn.param "unused" : tensor<3xf32>
+  %c = attn.constant dense<1.0> : tensor<f32>
+  return %c : tensor<f32>
+}
