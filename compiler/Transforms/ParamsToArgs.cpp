@@ -33,39 +33,47 @@ struct ParamsToArgs : mlir::attn::impl::AttnParamsToArgsBase<ParamsToArgs> {
     if (walk.wasInterrupted())
       return signalPassFailure();
 
+    // What every entry point needs of each parameter, copied out: the first declaring op
+    // may sit in a function whose params are replaced (and erased) before the next one's.
+    struct Param {
+      StringAttr name;
+      Type type;
+      Location loc;
+    };
     OpBuilder b(module.getContext());
-    SmallVector<Attribute> table;
-    SmallVector<Type> paramTypes;
+    SmallVector<Param> table;
+    SmallVector<Attribute> entries;
     for (auto &[name, op] : params) {
-      table.push_back(b.getDictionaryAttr({
+      table.push_back({op.getNameAttr(), op.getType(), op.getLoc()});
+      entries.push_back(b.getDictionaryAttr({
           b.getNamedAttr("name", op.getNameAttr()),
           b.getNamedAttr("type", TypeAttr::get(op.getType())),
           b.getNamedAttr("init", op.getInitAttr()),
           b.getNamedAttr("scale", op.getScaleAttr()),
           b.getNamedAttr("trainable", op.getTrainableAttr()),
       }));
-      paramTypes.push_back(op.getType());
     }
-    module->setAttr("attn.params", b.getArrayAttr(table));
+    module->setAttr("attn.params", b.getArrayAttr(entries));
 
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isPrivate() || func.isExternal())
         continue;
       // Prepend one argument per parameter, in table order.
-      unsigned n = paramTypes.size();
-      SmallVector<unsigned> indices(n, 0);
+      SmallVector<unsigned> indices(table.size(), 0);
+      SmallVector<Type> types;
       SmallVector<DictionaryAttr> argAttrs;
       SmallVector<Location> locs;
-      for (auto &[name, op] : params) {
-        argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("attn.param", op.getNameAttr())));
-        locs.push_back(op.getLoc());
+      for (const Param &p : table) {
+        types.push_back(p.type);
+        argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("attn.param", p.name)));
+        locs.push_back(p.loc);
       }
-      func.insertArguments(indices, paramTypes, argAttrs, locs);
-      DenseMap<StringRef, Value> argOf;
-      for (auto [i, entry] : llvm::enumerate(params))
-        argOf[entry.first] = func.getArgument(i);
+      func.insertArguments(indices, types, argAttrs, locs);
+      DenseMap<StringAttr, Value> argOf;
+      for (auto [i, p] : llvm::enumerate(table))
+        argOf[p.name] = func.getArgument(i);
       func.walk([&](ParamOp op) {
-        op.replaceAllUsesWith(argOf[op.getName()]);
+        op.replaceAllUsesWith(argOf[op.getNameAttr()]);
         op.erase();
       });
     }

@@ -27,16 +27,19 @@ public:
                                                  : SmallVector<int64_t>{batch, window};
     auto xType = RankedTensorType::get(xShape, b.getF32Type());
     auto yType = RankedTensorType::get({batch, spec.model.output.size}, b.getF32Type());
-    auto func = b.create<func::FuncOp>(loc(spec.model.loc), "forward",
-                                       b.getFunctionType({xType}, {yType}));
-    func.setArgAttr(0, "attn.name", b.getStringAttr("x"));
-    func.setResultAttr(0, "attn.name", b.getStringAttr("y"));
-    b.setInsertionPointToStart(func.addEntryBlock());
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    Location l = loc(spec.model.loc);
 
-    Value features = spec.model.rnn ? rnn(*spec.model.rnn, func.getArgument(0))
-                                    : mlp(*spec.model.mlp, func.getArgument(0));
-    Value y = dense("output", features, spec.model.output.size, loc(spec.model.output.loc));
-    b.create<func::ReturnOp>(loc(spec.model.loc), y);
+    // @forward(x) -> y: inference.
+    auto forward = entry("forward", {xType}, {"x"}, {yType}, {"y"}, l);
+    b.create<func::ReturnOp>(l, network(forward.getArgument(0)));
+
+    // @loss(x, target) -> mean squared error: what training differentiates.
+    b.setInsertionPointToEnd(module->getBody());
+    auto loss = entry("loss", {xType, yType}, {"x", "target"}, {scalar}, {"loss"}, l);
+    Value prediction = network(loss.getArgument(0));
+    b.create<func::ReturnOp>(l, b.create<mlir::attn::MseOp>(l, prediction, loss.getArgument(1))
+                                    .getResult());
     return module;
   }
 
@@ -44,6 +47,24 @@ private:
   Location loc(const Loc &l) {
     return FileLineColLoc::get(b.getStringAttr(l.file.empty() ? spec.file : l.file), l.line,
                                l.col);
+  }
+
+  // A public function with named inputs and results; the builder is left in its body.
+  func::FuncOp entry(StringRef name, ArrayRef<Type> inputs, ArrayRef<StringRef> inputNames,
+                     ArrayRef<Type> results, ArrayRef<StringRef> resultNames, Location l) {
+    auto func = b.create<func::FuncOp>(l, name, b.getFunctionType(inputs, results));
+    for (auto [i, n] : llvm::enumerate(inputNames))
+      func.setArgAttr(i, "attn.name", b.getStringAttr(n));
+    for (auto [i, n] : llvm::enumerate(resultNames))
+      func.setResultAttr(i, "attn.name", b.getStringAttr(n));
+    b.setInsertionPointToStart(func.addEntryBlock());
+    return func;
+  }
+
+  // The model from its input to its prediction: the network, then the dense head.
+  Value network(Value x) {
+    Value features = spec.model.rnn ? rnn(*spec.model.rnn, x) : mlp(*spec.model.mlp, x);
+    return dense("output", features, spec.model.output.size, loc(spec.model.output.loc));
   }
 
   Value param(Location l, const std::string &name, ArrayRef<int64_t> shape, StringRef init,

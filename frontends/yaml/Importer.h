@@ -12,10 +12,12 @@
 
 namespace attn::yaml {
 
-/// Builds `func.func @forward(%x) -> %y` for the spec's model, with its parameters as named
-/// `attn.param` ops. Inputs and results carry `attn.name` attributes ("x", "y") that become
-/// the tensor names of the compiled program's manifest. Needs the attn and func dialects
-/// loaded in `context`.
+/// Builds the spec's model as attn functions reading named `attn.param` ops:
+///   @forward(x) -> y            inference;
+///   @loss(x, target) -> loss    the training objective (mean squared error), which
+///                               attn-autodiff differentiates.
+/// Inputs and results carry `attn.name` attributes that become the tensor names of the
+/// compiled program's manifest. Needs the attn and func dialects loaded in `context`.
 mlir::OwningOpRef<mlir::ModuleOp> importSpec(const Spec &spec, mlir::MLIRContext &context);
 
 /// The model's name as a C identifier: "rnn-sine" -> "rnn_sine".

@@ -179,6 +179,7 @@ public:
   bool has(const std::string &path) const { return present_.count(path) != 0; }
   int64_t intAt(const std::string &path) const { return *parseInt(node(path).Scalar()); }
   std::string stringAt(const std::string &path) const { return node(path).Scalar(); }
+  double floatAt(const std::string &path) const { return *parseFloat(node(path).Scalar()); }
   std::vector<int64_t> intListAt(const std::string &path) const {
     std::vector<int64_t> values;
     for (const YAML::Node &item : node(path))
@@ -476,6 +477,28 @@ Spec buildSpec(const Validator &v, const std::string &file) {
 
   spec.train.batchSize = v.intAt("train.batch_size");
   spec.train.seed = static_cast<uint64_t>(v.intAt("train.seed"));
+  spec.train.steps = v.intAt("train.steps");
+  OptimizerSpec &opt = spec.train.optimizer;
+  opt.type = v.stringAt("train.optimizer.type");
+  opt.lr = v.floatAt("train.optimizer.lr");
+  opt.momentum = v.floatAt("train.optimizer.momentum");
+  opt.beta1 = v.floatAt("train.optimizer.beta1");
+  opt.beta2 = v.floatAt("train.optimizer.beta2");
+  opt.epsilon = v.floatAt("train.optimizer.epsilon");
+  opt.weightDecay = v.floatAt("train.optimizer.weight_decay");
+  ScheduleSpec &schedule = spec.train.schedule;
+  schedule.type = v.stringAt("train.schedule.type");
+  schedule.warmup = v.intAt("train.schedule.warmup");
+  schedule.stepSize = v.intAt("train.schedule.step_size");
+  schedule.gamma = v.floatAt("train.schedule.gamma");
+  schedule.minLr = v.floatAt("train.schedule.min_lr");
+  spec.train.clipNorm = v.floatAt("train.clip_norm");
+  spec.train.evalEvery = v.intAt("train.eval_every");
+  spec.train.logEvery = v.intAt("train.log_every");
+  spec.train.checkpointEvery = v.intAt("train.checkpoint.every");
+  spec.train.checkpointDir = v.stringAt("train.checkpoint.dir");
+  spec.train.patience = v.intAt("train.early_stopping.patience");
+  spec.train.minDelta = v.floatAt("train.early_stopping.min_delta");
   spec.train.loc = v.mapLoc("train");
   return spec;
 }

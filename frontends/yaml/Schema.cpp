@@ -62,8 +62,61 @@ std::vector<KeySchema> buildTable() {
 
       Key("train", T::Map, "Training settings; every key has a default."),
       Key("train.batch_size", T::Int, "Examples per training step.").atLeast(1).byDefault("32"),
-      Key("train.seed", T::Int, "Seed of the parameter initialisation.")
+      Key("train.seed", T::Int, "Seed of the parameter initialisation and of the shuffling.")
           .atLeast(0).byDefault("1"),
+      Key("train.steps", T::Int, "Training steps (one batch each).").atLeast(1).byDefault("1000"),
+      Key("train.optimizer", T::Map, "The update rule; every key has a default."),
+      Key("train.optimizer.type", T::String,
+          "`adam`, `adamw` (decoupled weight decay) or `sgd` (with optional momentum).")
+          .oneOf({"adam", "adamw", "sgd"}).byDefault("adam"),
+      Key("train.optimizer.lr", T::Float, "Peak learning rate (the schedule scales it).")
+          .atLeast(0).byDefault("0.001"),
+      Key("train.optimizer.momentum", T::Float, "SGD momentum; 0 is plain SGD.")
+          .atLeast(0).byDefault("0.0"),
+      Key("train.optimizer.beta1", T::Float, "Adam's first-moment decay.").atLeast(0)
+          .byDefault("0.9"),
+      Key("train.optimizer.beta2", T::Float, "Adam's second-moment decay.").atLeast(0)
+          .byDefault("0.999"),
+      Key("train.optimizer.epsilon", T::Float, "Adam's denominator guard.").atLeast(0)
+          .byDefault("1.0e-8"),
+      Key("train.optimizer.weight_decay", T::Float,
+          "L2 penalty (`sgd`, `adam`) or decoupled decay (`adamw`).")
+          .atLeast(0).byDefault("0.0"),
+      Key("train.schedule", T::Map, "Learning-rate schedule over the steps."),
+      Key("train.schedule.type", T::String,
+          "`constant`; `linear_warmup` (warm-up, then constant); `inverse_sqrt` (warm-up, then "
+          "lr * sqrt(warmup / step)); `cosine` (warm-up, then cosine decay to `min_lr` at the "
+          "last step); `step` (lr * gamma^floor(step / step_size)).")
+          .oneOf({"constant", "linear_warmup", "inverse_sqrt", "cosine", "step"})
+          .byDefault("constant"),
+      Key("train.schedule.warmup", T::Int, "Steps of linear warm-up from 0 to `lr`.")
+          .atLeast(0).byDefault("0"),
+      Key("train.schedule.step_size", T::Int, "`step` schedule: steps between decays.")
+          .atLeast(1).byDefault("1000"),
+      Key("train.schedule.gamma", T::Float, "`step` schedule: factor per decay.")
+          .atLeast(0).byDefault("0.1"),
+      Key("train.schedule.min_lr", T::Float, "`cosine` schedule: the final learning rate.")
+          .atLeast(0).byDefault("0.0"),
+      Key("train.clip_norm", T::Float,
+          "Scale gradients down to this global L2 norm when above it; 0 disables clipping.")
+          .atLeast(0).byDefault("0.0"),
+      Key("train.eval_every", T::Int, "Steps between validation passes (and best-model saves).")
+          .atLeast(1).byDefault("100"),
+      Key("train.log_every", T::Int, "Steps between progress lines when not on a terminal.")
+          .atLeast(1).byDefault("50"),
+      Key("train.checkpoint", T::Map, "Where and how often checkpoints are written."),
+      Key("train.checkpoint.every", T::Int, "Steps between checkpoints (and one at the end).")
+          .atLeast(1).byDefault("500"),
+      Key("train.checkpoint.dir", T::String,
+          "Run directory: checkpoints, metrics.jsonl, loss.png; empty means `runs/<name>`.")
+          .byDefault("\"\""),
+      Key("train.early_stopping", T::Map, "Stop when validation stops improving."),
+      Key("train.early_stopping.patience", T::Int,
+          "Validation passes without improvement before stopping; 0 never stops early.")
+          .atLeast(0).byDefault("0"),
+      Key("train.early_stopping.min_delta", T::Float,
+          "How much the validation loss must drop to count as an improvement.")
+          .atLeast(0).byDefault("0.0"),
   };
 }
 

@@ -59,9 +59,35 @@ struct ModelSpec {
   Loc loc;
 };
 
+struct OptimizerSpec {
+  std::string type = "adam";  // adam | adamw | sgd
+  double lr = 1e-3;
+  double momentum = 0.0;      // sgd
+  double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
+  double weightDecay = 0.0;
+};
+
+struct ScheduleSpec {
+  std::string type = "constant"; // constant | linear_warmup | inverse_sqrt | cosine | step
+  int64_t warmup = 0;
+  int64_t stepSize = 1000;
+  double gamma = 0.1;
+  double minLr = 0.0;
+};
+
 struct TrainSpec {
   int64_t batchSize = 32;
-  uint64_t seed = 1;          // parameter initialisation seed
+  uint64_t seed = 1;          // parameter initialisation and shuffling seed
+  int64_t steps = 1000;
+  OptimizerSpec optimizer;
+  ScheduleSpec schedule;
+  double clipNorm = 0.0;      // 0: no clipping
+  int64_t evalEvery = 100;
+  int64_t logEvery = 50;
+  int64_t checkpointEvery = 500;
+  std::string checkpointDir;  // empty: runs/<name>
+  int64_t patience = 0;       // 0: no early stopping
+  double minDelta = 0.0;
   Loc loc;
 };
 
@@ -89,6 +115,9 @@ struct Override {
 };
 std::optional<Spec> parseSpecFile(const std::string &path, const std::vector<Override> &overrides,
                                   std::vector<Diagnostic> &diags);
+
+// The spec as YAML with every default filled in; parsing it gives the same Spec.
+std::string specToYaml(const Spec &spec);
 
 // The schema rendered as Markdown (docs/yaml-reference.md is this text, checked by a test).
 std::string schemaMarkdown();

@@ -1,6 +1,7 @@
 #include "Compiler.h"
 
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Transforms/Passes.h"
 #include "frontends/yaml/Importer.h"
 
 #include "mlir/IR/Verifier.h"
@@ -27,9 +28,33 @@ bool Compiler::load(const std::string &path,
   return spec_.has_value();
 }
 
+bool Compiler::loadText(const std::string &text, const std::string &name) {
+  std::vector<attn::yaml::Diagnostic> diags;
+  spec_ = attn::yaml::parseSpecString(text, name, diags);
+  for (const auto &d : diags)
+    std::cerr << d.str() << "\n";
+  return spec_.has_value();
+}
+
 bool Compiler::import() {
   module_ = attn::yaml::importSpec(*spec_, context_);
   return module_ && succeeded(mlir::verify(*module_));
+}
+
+bool Compiler::addTraining() {
+  const auto &t = spec_->train;
+  mlir::attn::AttnTrainStepOptions step;
+  step.optimizer = t.optimizer.type;
+  step.momentum = t.optimizer.momentum;
+  step.beta1 = t.optimizer.beta1;
+  step.beta2 = t.optimizer.beta2;
+  step.epsilon = t.optimizer.epsilon;
+  step.weightDecay = t.optimizer.weightDecay;
+  step.clipNorm = t.clipNorm;
+  mlir::PassManager pm(&context_);
+  pm.addPass(mlir::attn::createAttnAutodiff());
+  pm.addPass(mlir::attn::createAttnTrainStep(step));
+  return succeeded(pm.run(*module_));
 }
 
 bool Compiler::lower() {

@@ -21,10 +21,15 @@ public:
 
   /// Parses and validates the spec; prints diagnostics to stderr on failure.
   bool load(const std::string &path, const std::vector<attn::yaml::Override> &overrides);
+  /// The same from spec text (a checkpoint's); `name` names it in diagnostics.
+  bool loadText(const std::string &text, const std::string &name);
   const attn::yaml::Spec &spec() const { return *spec_; }
 
   /// Importer output (stage "attn").
   bool import();
+  /// Adds @loss_grad and @train_step (attn-autodiff, attn-train-step with the spec's
+  /// optimizer) to the imported module (stage "grad").
+  bool addTraining();
   /// attn -> lowered tensors; also reads the manifest (stage "lowered").
   bool lower();
   /// lowered -> LLVM dialect (stage "llvm").

@@ -1,23 +1,14 @@
 // attnc: the user's command line. One binary, verbs like Marian's and IREE's:
 //   attnc check | emit | run | compile  MODEL.yaml [options]
 #include "Compiler.h"
+#include "Verbs.h"
 
-#include "compiler/Target/Jit.h"
-#include "compiler/Target/Object.h"
 
-#include "attn/Init.h"
-#include "attn/Program.h"
-#include "attn/data/Sine.h"
-#include "attn/data/TextFile.h"
-
-#include "llvm/Support/raw_ostream.h"
-
-#include <cstdio>
-#include <iomanip>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
+
+using attnc::Options;
 
 namespace {
 
@@ -29,6 +20,8 @@ verbs:
   check     parse and validate the spec, build its attn IR, report problems
   emit      print one stage of the compilation (--stage)
   run       compile in-process (JIT) and run the model's forward pass on data
+  train     compile the training step and train, with checkpoints, logs and a loss plot
+  eval      the validation loss of a trained model (from its checkpoint)
   compile   compile ahead of time to an object file and a C header
 
 common options:
@@ -46,7 +39,8 @@ dialect and verifies the IR. Prints a one-line summary and exits 0 when the mode
 
 Prints one stage of the compilation:
   spec      the validated spec with every default filled in (YAML)
-  attn      the attn dialect as imported from the spec
+  attn      the attn dialect as imported from the spec (@forward, @loss)
+  grad      attn after attn-autodiff and attn-train-step (@loss_grad, @train_step)
   lowered   after attn-lower: linalg/tensor/scf on tensors plus oneDNN kernel calls
   llvm      the optimised LLVM IR that is JIT-compiled or written as an object
 )"},
@@ -59,6 +53,22 @@ validation examples, default one batch) or from --input FILE: whitespace-separat
 one example (data.window values) per line, '#' comments. Prints one line per example;
 --output FILE also writes the raw outputs, one example per line.
 )"},
+    {"train", R"(usage: attnc train MODEL.yaml [--steps N] [--out DIR] [--resume] [--set KEY=VALUE]...
+
+Compiles @train_step (loss, gradients by attn-autodiff, clipping, the spec's optimizer) and
+trains for train.steps (or --steps) on the builtin data's training split, validating every
+train.eval_every steps. The run directory (--out, else train.checkpoint.dir, else runs/<name>)
+receives last.safetensors (every train.checkpoint.every steps and at the end),
+best.safetensors (best validation loss), metrics.jsonl and loss.png. --resume continues from
+last.safetensors exactly as if the run had not stopped. A NaN or infinite loss stops training
+with exit code 1 and leaves the last good checkpoint in place.
+)"},
+    {"eval", R"(usage: attnc eval [MODEL.yaml] --ckpt DIR|FILE [--set KEY=VALUE]...
+
+Loads a checkpoint (DIR means DIR/best.safetensors, else DIR/last.safetensors) and prints the
+mean loss over the validation split. Without MODEL.yaml the spec stored in the checkpoint is
+used.
+)"},
     {"compile", R"(usage: attnc compile MODEL.yaml -o MODEL.o [--header MODEL.h] [--set KEY=VALUE]...
 
 Compiles ahead of time for the host CPU: MODEL.o holds the entry points
@@ -68,18 +78,6 @@ Link MODEL.o with the attn runtime (AttnRuntime) and oneDNN; MLIR is not needed.
 )"},
 };
 
-struct Options {
-  std::string verb, model, stage, output, header, input;
-  std::vector<attn::yaml::Override> overrides;
-  std::optional<uint64_t> seed;
-  std::optional<int64_t> count;
-  bool help = false;
-};
-
-int usageError(const std::string &msg) {
-  std::cerr << "attnc: error: " << msg << "\n(see attnc --help)\n";
-  return 2;
-}
 
 // Returns an error message, or "" when the arguments parse.
 std::string parseArgs(int argc, char **argv, Options &o) {
@@ -116,6 +114,14 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       o.seed = std::stoull(value);
     else if (takeValue("--count"))
       o.count = std::stoll(value);
+    else if (takeValue("--steps"))
+      o.steps = std::stoll(value);
+    else if (takeValue("--out"))
+      o.out = value;
+    else if (takeValue("--ckpt"))
+      o.ckpt = value;
+    else if (a == "--resume")
+      o.resume = true;
     else if (takeValue("--set")) {
       auto eq = value.find('=');
       if (eq == std::string::npos)
@@ -133,162 +139,6 @@ std::string parseArgs(int argc, char **argv, Options &o) {
   return "";
 }
 
-std::string specYaml(const attn::yaml::Spec &s) {
-  std::ostringstream os;
-  os << "name: " << s.name << "\ntask: " << s.task << "\ndata:\n  builtin: " << s.data.builtin
-     << "\n  window: " << s.data.window << "\n  train: " << s.data.train
-     << "\n  valid: " << s.data.valid << "\n  seed: " << s.data.seed << "\nmodel:\n";
-  if (s.model.mlp) {
-    os << "  mlp:\n    hidden: [";
-    for (size_t i = 0; i < s.model.mlp->hidden.size(); ++i)
-      os << (i ? ", " : "") << s.model.mlp->hidden[i];
-    os << "]\n    activation: " << s.model.mlp->activation << "\n";
-  } else {
-    os << "  rnn:\n    cell: " << s.model.rnn->cell << "\n    hidden: " << s.model.rnn->hidden
-       << "\n    layers: " << s.model.rnn->layers << "\n";
-  }
-  os << "  output:\n    size: " << s.model.output.size << "\ntrain:\n  batch_size: "
-     << s.train.batchSize << "\n  seed: " << s.train.seed << "\n";
-  return os.str();
-}
-
-int writeText(const std::string &path, const std::string &text) {
-  if (path.empty() || path == "-") {
-    std::cout << text;
-    return 0;
-  }
-  std::ofstream out(path);
-  out << text;
-  if (!out)
-    return std::cerr << "attnc: error: cannot write " << path << "\n", 1;
-  return 0;
-}
-
-int check(attnc::Compiler &c) {
-  if (!c.import())
-    return 1;
-  const auto &s = c.spec();
-  std::cout << s.file << ": ok: model '" << s.name << "' (" << s.task << ", "
-            << (s.model.rnn ? "rnn" : "mlp") << ")\n";
-  return 0;
-}
-
-int emit(attnc::Compiler &c, const Options &o) {
-  if (o.stage == "spec")
-    return writeText(o.output, specYaml(c.spec()));
-  if (o.stage != "attn" && o.stage != "lowered" && o.stage != "llvm")
-    return usageError("--stage must be spec, attn, lowered or llvm (got '" + o.stage + "')");
-  if (!c.import())
-    return 1;
-  if (o.stage != "attn" && !c.lower())
-    return 1;
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (o.stage == "llvm") {
-    if (!c.lowerToLLVM())
-      return 1;
-    llvm::LLVMContext llvmContext;
-    auto module = attn::target::toOptimizedLLVMIR(c.module(), llvmContext);
-    if (!module)
-      return 1;
-    module->print(os, nullptr);
-  } else {
-    c.module().print(os);
-    os << "\n";
-  }
-  return writeText(o.output, os.str());
-}
-
-// The forward pass over `x` [n, window] in batches of the compiled batch size.
-int run(attnc::Compiler &c, const Options &o) {
-  if (!c.import() || !c.lower() || !c.lowerToLLVM())
-    return 1;
-  auto jit = attn::target::JitProgram::create(c.module(), c.manifest());
-  if (!jit) {
-    std::cerr << "attnc: error: JIT compilation failed: " << llvm::toString(jit.takeError())
-              << "\n";
-    return 1;
-  }
-  const auto &s = c.spec();
-  attn::Program program((*jit)->info());
-  const attn_entry_info &forward = program.entry("forward");
-  std::vector<int64_t> xShape(forward.inputs[0].shape,
-                              forward.inputs[0].shape + forward.inputs[0].rank);
-  int64_t batch = xShape[0], window = s.data.window;
-  int64_t outWidth = forward.outputs[0].shape[1];
-
-  attn::Tensor x, target;
-  std::string source;
-  if (!o.input.empty()) {
-    x = attn::data::readNumbers(o.input, window);
-    source = o.input;
-  } else {
-    // The validation split of the builtin data: a seed apart from the training split.
-    auto examples = attn::data::makeSine(window, o.count.value_or(batch), s.data.seed + 1);
-    x = std::move(examples.x);
-    target = std::move(examples.y);
-    source = "builtin " + s.data.builtin + " (validation split)";
-  }
-  uint64_t seed = o.seed.value_or(s.train.seed);
-  auto params = attn::initParams(program.info(), seed);
-  int64_t n = x.shape()[0];
-  std::cout << s.name << ": forward on " << n << " examples of " << source
-            << ", parameters initialised from seed " << seed << "\n";
-  std::cout << "      #" << (target.numel() ? "      target" : "") << "      output\n";
-
-  std::ofstream raw;
-  if (!o.output.empty())
-    raw.open(o.output);
-  for (int64_t start = 0; start < n; start += batch) {
-    attn::Tensor xb(ATTN_F32, xShape); // zero-padded past the last example
-    int64_t rows = std::min(batch, n - start);
-    std::copy(x.data<float>() + start * window, x.data<float>() + (start + rows) * window,
-              xb.data<float>());
-    auto outputs = program.call("forward", params, {xb});
-    const float *y = outputs[0].data<float>();
-    for (int64_t r = 0; r < rows; ++r) {
-      char cell[32];
-      std::snprintf(cell, sizeof cell, "%7lld", (long long)(start + r));
-      std::string line = cell;
-      if (target.numel()) {
-        std::snprintf(cell, sizeof cell, "  %10.6f", target.data<float>()[start + r]);
-        line += cell;
-      }
-      for (int64_t j = 0; j < outWidth; ++j) {
-        float v = y[r * outWidth + j];
-        std::snprintf(cell, sizeof cell, "  %10.6f", v);
-        line += cell;
-        if (raw)
-          raw << (j ? " " : "") << std::setprecision(9) << v;
-      }
-      std::cout << line << "\n";
-      if (raw)
-        raw << "\n";
-    }
-  }
-  return 0;
-}
-
-int compile(attnc::Compiler &c, const Options &o) {
-  if (o.output.empty())
-    return usageError("compile needs -o MODEL.o");
-  if (!c.import() || !c.lower() || !c.lowerToLLVM())
-    return 1;
-  std::string error = attn::target::writeObject(c.module(), o.output);
-  if (!error.empty())
-    return std::cerr << "attnc: error: " << error << "\n", 1;
-  std::string header = o.header;
-  if (header.empty()) {
-    header = o.output;
-    auto dot = header.rfind('.');
-    header = (dot == std::string::npos ? header : header.substr(0, dot)) + ".h";
-  }
-  if (int rc = writeText(header, attn::target::renderHeader(c.manifest(), c.spec().file)))
-    return rc;
-  std::cout << "wrote " << o.output << " and " << header << "\n";
-  return 0;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -300,30 +150,34 @@ int main(int argc, char **argv) {
     error = e.what();
   }
   if (!error.empty())
-    return usageError(error);
+    return attnc::usageError(error);
   if (o.verb.empty() || (o.help && !kVerbHelp.count(o.verb))) {
     std::cout << kUsage;
     return o.help ? 0 : 2;
   }
   if (!kVerbHelp.count(o.verb))
-    return usageError("unknown verb '" + o.verb + "'");
+    return attnc::usageError("unknown verb '" + o.verb + "'");
   if (o.help) {
     std::cout << kVerbHelp.at(o.verb);
     return 0;
   }
-  if (o.model.empty())
-    return usageError(o.verb + " needs a MODEL.yaml");
+  if (o.model.empty() && !(o.verb == "eval" && !o.ckpt.empty()))
+    return attnc::usageError(o.verb + " needs a MODEL.yaml");
   attnc::Compiler c;
-  if (!c.load(o.model, o.overrides))
-    return 1;
   try {
+    if (o.verb == "eval")
+      return attnc::eval(c, o);
+    if (!c.load(o.model, o.overrides))
+      return 1;
+    if (o.verb == "train")
+      return attnc::train(c, o);
     if (o.verb == "check")
-      return check(c);
+      return attnc::check(c, o);
     if (o.verb == "emit")
-      return emit(c, o);
+      return attnc::emit(c, o);
     if (o.verb == "run")
-      return run(c, o);
-    return compile(c, o);
+      return attnc::run(c, o);
+    return attnc::compile(c, o);
   } catch (const std::exception &e) {
     // Runtime errors (bad input files, shape mismatches) carry their own context.
     std::cerr << "attnc: error: " << e.what() << "\n";

@@ -143,6 +143,26 @@ TEST(SpecParser, SchemaDefaultsMatchSpecStruct) {
   EXPECT_EQ(spec->model.output.size, OutputSpec{}.size);
   EXPECT_EQ(spec->train.batchSize, TrainSpec{}.batchSize);
   EXPECT_EQ(spec->train.seed, TrainSpec{}.seed);
+  EXPECT_EQ(spec->train.steps, TrainSpec{}.steps);
+  EXPECT_EQ(spec->train.optimizer.type, OptimizerSpec{}.type);
+  EXPECT_DOUBLE_EQ(spec->train.optimizer.lr, OptimizerSpec{}.lr);
+  EXPECT_DOUBLE_EQ(spec->train.optimizer.momentum, OptimizerSpec{}.momentum);
+  EXPECT_DOUBLE_EQ(spec->train.optimizer.beta1, OptimizerSpec{}.beta1);
+  EXPECT_DOUBLE_EQ(spec->train.optimizer.beta2, OptimizerSpec{}.beta2);
+  EXPECT_DOUBLE_EQ(spec->train.optimizer.epsilon, OptimizerSpec{}.epsilon);
+  EXPECT_DOUBLE_EQ(spec->train.optimizer.weightDecay, OptimizerSpec{}.weightDecay);
+  EXPECT_EQ(spec->train.schedule.type, ScheduleSpec{}.type);
+  EXPECT_EQ(spec->train.schedule.warmup, ScheduleSpec{}.warmup);
+  EXPECT_EQ(spec->train.schedule.stepSize, ScheduleSpec{}.stepSize);
+  EXPECT_DOUBLE_EQ(spec->train.schedule.gamma, ScheduleSpec{}.gamma);
+  EXPECT_DOUBLE_EQ(spec->train.schedule.minLr, ScheduleSpec{}.minLr);
+  EXPECT_DOUBLE_EQ(spec->train.clipNorm, TrainSpec{}.clipNorm);
+  EXPECT_EQ(spec->train.evalEvery, TrainSpec{}.evalEvery);
+  EXPECT_EQ(spec->train.logEvery, TrainSpec{}.logEvery);
+  EXPECT_EQ(spec->train.checkpointEvery, TrainSpec{}.checkpointEvery);
+  EXPECT_EQ(spec->train.checkpointDir, TrainSpec{}.checkpointDir);
+  EXPECT_EQ(spec->train.patience, TrainSpec{}.patience);
+  EXPECT_DOUBLE_EQ(spec->train.minDelta, TrainSpec{}.minDelta);
   EXPECT_EQ(findKey("model.mlp.activation")->defaultValue, MlpSpec{}.activation);
 }
 

@@ -1,0 +1,109 @@
+// attnc run / compile: the forward pass in-process, or the model ahead of time.
+#include "Verbs.h"
+
+#include "compiler/Target/Jit.h"
+#include "compiler/Target/Object.h"
+
+#include "attn/Init.h"
+#include "attn/Program.h"
+#include "attn/data/Sine.h"
+#include "attn/data/TextFile.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+
+namespace attnc {
+
+// The forward pass over `x` [n, window] in batches of the compiled batch size.
+int run(Compiler &c, const Options &o) {
+  if (!c.import() || !c.lower() || !c.lowerToLLVM())
+    return 1;
+  auto jit = attn::target::JitProgram::create(c.module(), c.manifest());
+  if (!jit) {
+    std::cerr << "attnc: error: JIT compilation failed: " << llvm::toString(jit.takeError())
+              << "\n";
+    return 1;
+  }
+  const auto &s = c.spec();
+  attn::Program program((*jit)->info());
+  const attn_entry_info &forward = program.entry("forward");
+  std::vector<int64_t> xShape(forward.inputs[0].shape,
+                              forward.inputs[0].shape + forward.inputs[0].rank);
+  int64_t batch = xShape[0], window = s.data.window;
+  int64_t outWidth = forward.outputs[0].shape[1];
+
+  attn::Tensor x, target;
+  std::string source;
+  if (!o.input.empty()) {
+    x = attn::data::readNumbers(o.input, window);
+    source = o.input;
+  } else {
+    // The validation split of the builtin data: a seed apart from the training split.
+    auto examples = attn::data::makeSine(window, o.count.value_or(batch), s.data.seed + 1);
+    x = std::move(examples.x);
+    target = std::move(examples.y);
+    source = "builtin " + s.data.builtin + " (validation split)";
+  }
+  uint64_t seed = o.seed.value_or(s.train.seed);
+  auto params = attn::initParams(program.info(), seed);
+  int64_t n = x.shape()[0];
+  std::cout << s.name << ": forward on " << n << " examples of " << source
+            << ", parameters initialised from seed " << seed << "\n";
+  std::cout << "      #" << (target.numel() ? "      target" : "") << "      output\n";
+
+  std::ofstream raw;
+  if (!o.output.empty())
+    raw.open(o.output);
+  for (int64_t start = 0; start < n; start += batch) {
+    attn::Tensor xb(ATTN_F32, xShape); // zero-padded past the last example
+    int64_t rows = std::min(batch, n - start);
+    std::copy(x.data<float>() + start * window, x.data<float>() + (start + rows) * window,
+              xb.data<float>());
+    auto outputs = program.call("forward", params, {xb});
+    const float *y = outputs[0].data<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      char cell[32];
+      std::snprintf(cell, sizeof cell, "%7lld", (long long)(start + r));
+      std::string line = cell;
+      if (target.numel()) {
+        std::snprintf(cell, sizeof cell, "  %10.6f", target.data<float>()[start + r]);
+        line += cell;
+      }
+      for (int64_t j = 0; j < outWidth; ++j) {
+        float v = y[r * outWidth + j];
+        std::snprintf(cell, sizeof cell, "  %10.6f", v);
+        line += cell;
+        if (raw)
+          raw << (j ? " " : "") << std::setprecision(9) << v;
+      }
+      std::cout << line << "\n";
+      if (raw)
+        raw << "\n";
+    }
+  }
+  return 0;
+}
+
+int compile(Compiler &c, const Options &o) {
+  if (o.output.empty())
+    return usageError("compile needs -o MODEL.o");
+  if (!c.import() || !c.lower() || !c.lowerToLLVM())
+    return 1;
+  std::string error = attn::target::writeObject(c.module(), o.output);
+  if (!error.empty())
+    return std::cerr << "attnc: error: " << error << "\n", 1;
+  std::string header = o.header;
+  if (header.empty()) {
+    header = o.output;
+    auto dot = header.rfind('.');
+    header = (dot == std::string::npos ? header : header.substr(0, dot)) + ".h";
+  }
+  if (int rc = writeText(header, attn::target::renderHeader(c.manifest(), c.spec().file)))
+    return rc;
+  std::cout << "wrote " << o.output << " and " << header << "\n";
+  return 0;
+}
+
+} // namespace attnc

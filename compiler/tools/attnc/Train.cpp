@@ -1,0 +1,141 @@
+// attnc train / eval: the training loop (runtime/train) over the compiled @train_step, and
+// evaluation of a checkpoint.
+#include "Verbs.h"
+
+#include "compiler/Target/Jit.h"
+
+#include "attn/Init.h"
+#include "attn/Program.h"
+#include "attn/data/Sine.h"
+#include "attn/train/Trainer.h"
+
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+namespace attnc {
+namespace {
+
+// The builtin data as a Split: inputs, then targets (the order of @loss's arguments).
+attn::train::Split sineSplit(const attn::yaml::Spec &s, int64_t count, uint64_t seed) {
+  auto examples = attn::data::makeSine(s.data.window, count, seed);
+  return {std::move(examples.x), std::move(examples.y)};
+}
+
+bool checkTargets(const attn::yaml::Spec &s) {
+  if (s.model.output.size == 1)
+    return true;
+  std::cerr << s.file << ": error: data.builtin " << s.data.builtin
+            << " has one target per example, but model.output.size is " << s.model.output.size
+            << "\n  hint: set model.output.size to 1\n";
+  return false;
+}
+
+std::unique_ptr<attn::target::JitProgram> jit(Compiler &c) {
+  auto program = attn::target::JitProgram::create(c.module(), c.manifest());
+  if (!program) {
+    std::cerr << "attnc: error: JIT compilation failed: " << llvm::toString(program.takeError())
+              << "\n";
+    return nullptr;
+  }
+  return std::move(*program);
+}
+
+int64_t countWeights(const attn_program_info &info) {
+  int64_t n = 0;
+  for (int i = 0; i < info.num_params; ++i)
+    if (!std::strchr(info.params[i].name, '/')) // optimizer state is not a weight
+      n += attn::shapeNumel(attn::infoShape(info.params[i]));
+  return n;
+}
+
+// DIR -> DIR/best.safetensors, else DIR/last.safetensors; a file stays itself.
+std::string checkpointFile(const std::string &path) {
+  if (!std::filesystem::is_directory(path))
+    return path;
+  for (const char *name : {"best.safetensors", "last.safetensors"})
+    if (std::filesystem::exists(path + "/" + name))
+      return path + "/" + name;
+  throw std::runtime_error(path + ": no best.safetensors or last.safetensors in this directory");
+}
+
+} // namespace
+
+int train(Compiler &c, const Options &o) {
+  const attn::yaml::Spec &s = c.spec();
+  if (!checkTargets(s) || !c.import() || !c.addTraining() || !c.lower() || !c.lowerToLLVM())
+    return 1;
+  auto compiled = jit(c);
+  if (!compiled)
+    return 1;
+  attn::Program program(compiled->info());
+  std::vector<attn::Tensor> params = attn::initParams(program.info(), s.train.seed);
+
+  attn::train::TrainOptions t;
+  t.steps = o.steps.value_or(s.train.steps);
+  t.schedule.type = s.train.schedule.type;
+  t.schedule.lr = s.train.optimizer.lr;
+  t.schedule.warmup = s.train.schedule.warmup;
+  t.schedule.stepSize = s.train.schedule.stepSize;
+  t.schedule.gamma = s.train.schedule.gamma;
+  t.schedule.minLr = s.train.schedule.minLr;
+  t.schedule.totalSteps = t.steps;
+  t.seed = s.train.seed;
+  t.evalEvery = s.train.evalEvery;
+  t.logEvery = s.train.logEvery;
+  t.checkpointEvery = s.train.checkpointEvery;
+  t.patience = s.train.patience;
+  t.minDelta = s.train.minDelta;
+  t.dir = !o.out.empty() ? o.out
+          : !s.train.checkpointDir.empty() ? s.train.checkpointDir
+                                           : "runs/" + s.name;
+  t.resume = o.resume;
+  t.metadata = {{"model", s.name}, {"spec", attn::yaml::specToYaml(s)}};
+
+  std::cout << s.name << ": training " << countWeights(program.info()) << " weights for "
+            << t.steps << " steps (" << s.train.optimizer.type << ", lr "
+            << s.train.optimizer.lr << ", " << s.train.schedule.type << " schedule, batch "
+            << s.train.batchSize << ") into " << t.dir << std::endl;
+  auto result = attn::train::train(program, params, sineSplit(s, s.data.train, s.data.seed),
+                                   sineSplit(s, s.data.valid, s.data.seed + 1), t);
+  if (!result.error.empty()) {
+    std::cerr << "attnc: error: " << result.error << "\n";
+    return 1;
+  }
+  std::cout << "done at step " << result.lastStep << (result.stoppedEarly ? " (early stop)" : "")
+            << ": loss " << result.lastLoss << ", best validation loss " << result.bestValid
+            << "\nwrote " << t.dir << "/{last,best}.safetensors, metrics.jsonl, loss.png"
+            << std::endl;
+  return 0;
+}
+
+int eval(Compiler &c, const Options &o) {
+  if (o.ckpt.empty())
+    return usageError("eval needs --ckpt DIR|FILE");
+  std::string file = checkpointFile(o.ckpt);
+  if (o.model.empty()) {
+    // The checkpoint carries the spec it was trained from.
+    std::map<std::string, std::string> meta = attn::train::readCheckpointMetadata(file);
+    if (!meta.count("spec"))
+      throw std::runtime_error(file + ": holds no spec; name the MODEL.yaml");
+    if (!c.loadText(meta.at("spec"), file + ":spec"))
+      return 1;
+  } else if (!c.load(o.model, o.overrides)) {
+    return 1;
+  }
+  const attn::yaml::Spec &s = c.spec();
+  if (!checkTargets(s) || !c.import() || !c.lower() || !c.lowerToLLVM())
+    return 1;
+  auto compiled = jit(c);
+  if (!compiled)
+    return 1;
+  attn::Program program(compiled->info());
+  std::vector<attn::Tensor> params = attn::initParams(program.info(), s.train.seed);
+  auto meta = attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
+  double loss = attn::train::evaluate(program, params, sineSplit(s, s.data.valid, s.data.seed + 1));
+  std::cout << s.name << ": validation loss " << loss << " (" << file << ", step "
+            << (meta.count("step") ? meta.at("step") : "?") << ")" << std::endl;
+  return 0;
+}
+
+} // namespace attnc

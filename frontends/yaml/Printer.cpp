@@ -1,0 +1,44 @@
+// Spec -> YAML: the validated spec with every default filled in. `attnc emit --stage=spec`
+// prints it, and checkpoints carry it, so a checkpoint alone can rebuild its model.
+#include "frontends/yaml/Spec.h"
+
+#include <sstream>
+
+namespace attn::yaml {
+
+std::string specToYaml(const Spec &s) {
+  std::ostringstream os;
+  os.precision(9);
+  os << "name: " << s.name << "\ntask: " << s.task << "\n";
+  os << "data:\n  builtin: " << s.data.builtin << "\n  window: " << s.data.window
+     << "\n  train: " << s.data.train << "\n  valid: " << s.data.valid
+     << "\n  seed: " << s.data.seed << "\n";
+  os << "model:\n";
+  if (s.model.mlp) {
+    os << "  mlp:\n    hidden: [";
+    for (size_t i = 0; i < s.model.mlp->hidden.size(); ++i)
+      os << (i ? ", " : "") << s.model.mlp->hidden[i];
+    os << "]\n    activation: " << s.model.mlp->activation << "\n";
+  }
+  if (s.model.rnn)
+    os << "  rnn:\n    cell: " << s.model.rnn->cell << "\n    hidden: " << s.model.rnn->hidden
+       << "\n    layers: " << s.model.rnn->layers << "\n";
+  os << "  output:\n    size: " << s.model.output.size << "\n";
+  const TrainSpec &t = s.train;
+  os << "train:\n  batch_size: " << t.batchSize << "\n  seed: " << t.seed
+     << "\n  steps: " << t.steps << "\n  optimizer:\n    type: " << t.optimizer.type
+     << "\n    lr: " << t.optimizer.lr << "\n    momentum: " << t.optimizer.momentum
+     << "\n    beta1: " << t.optimizer.beta1 << "\n    beta2: " << t.optimizer.beta2
+     << "\n    epsilon: " << t.optimizer.epsilon
+     << "\n    weight_decay: " << t.optimizer.weightDecay << "\n  schedule:\n    type: "
+     << t.schedule.type << "\n    warmup: " << t.schedule.warmup
+     << "\n    step_size: " << t.schedule.stepSize << "\n    gamma: " << t.schedule.gamma
+     << "\n    min_lr: " << t.schedule.minLr << "\n  clip_norm: " << t.clipNorm
+     << "\n  eval_every: " << t.evalEvery << "\n  log_every: " << t.logEvery
+     << "\n  checkpoint:\n    every: " << t.checkpointEvery << "\n    dir: \""
+     << t.checkpointDir << "\"\n  early_stopping:\n    patience: " << t.patience
+     << "\n    min_delta: " << t.minDelta << "\n";
+  return os.str();
+}
+
+} // namespace attn::yaml

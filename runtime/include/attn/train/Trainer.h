@@ -1,0 +1,76 @@
+// The training loop over a compiled program's `train_step` and `loss` entry points.
+//
+// train_step(params..., inputs..., lr, step) -> (loss, grad_norm, update:<name>...) is one
+// compiled call: gradients, clipping and the optimizer update. The loop owns the rest: batches,
+// the learning-rate schedule, validation, checkpoints, the metrics log and the progress line.
+//
+// Batches depend only on (seed, step): batch `step` of epoch `e` takes rows of a permutation
+// drawn from Rng(seed + e). A resumed run therefore replays exactly the steps an
+// uninterrupted run would have taken.
+#ifndef ATTN_TRAIN_TRAINER_H
+#define ATTN_TRAIN_TRAINER_H
+
+#include "attn/Program.h"
+#include "attn/Tensor.h"
+#include "attn/train/Schedule.h"
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attn::train {
+
+// A data split: one tensor per input of the entry points (excluding lr and step), each with
+// the example index as its first dimension and the same number of examples.
+using Split = std::vector<Tensor>;
+
+struct TrainOptions {
+  int64_t steps = 1000;
+  ScheduleSpec schedule;
+  uint64_t seed = 1;            // shuffling
+  int64_t evalEvery = 100;      // validation (and best.safetensors) every N steps
+  int64_t logEvery = 50;        // progress lines when not on a terminal
+  int64_t checkpointEvery = 500;
+  int64_t patience = 0;         // validation passes without improvement; 0: never stop early
+  double minDelta = 0.0;
+  std::string dir;              // last.safetensors, best.safetensors, metrics.jsonl, loss.png
+  bool resume = false;          // continue from dir/last.safetensors
+  std::map<std::string, std::string> metadata; // stored in every checkpoint (e.g. the spec)
+  std::FILE *out = stdout;
+};
+
+struct TrainResult {
+  int64_t firstStep = 1;        // > 1 when resumed
+  int64_t lastStep = 0;         // the last step whose update was applied
+  double lastLoss = 0.0;
+  double bestValid = 0.0;       // NaN when never validated
+  bool stoppedEarly = false;
+  std::string error;            // non-empty when training stopped on a NaN/Inf loss
+};
+
+// Trains `params` (in manifest order, updated in place) on `train`, validating on `valid`.
+TrainResult train(const Program &program, std::vector<Tensor> &params, const Split &train,
+                  const Split &valid, const TrainOptions &options);
+
+// The mean of the `loss` entry over the full batches of `split`.
+double evaluate(const Program &program, const std::vector<Tensor> &params, const Split &split);
+
+// Checkpoints hold every parameter and optimizer state by name, and `metadata`.
+void saveCheckpoint(const std::string &path, const attn_program_info &info,
+                    const std::vector<Tensor> &params,
+                    const std::map<std::string, std::string> &metadata);
+// Loads the tensors named like `info`'s parameters into `params` (shapes must match). A name
+// missing from the file is an error, unless `statesOptional` and it is optimizer state (named
+// `<param>/<state>` by attn-train-step): evaluation needs no optimizer. Returns the metadata.
+std::map<std::string, std::string> loadCheckpoint(const std::string &path,
+                                                  const attn_program_info &info,
+                                                  std::vector<Tensor> &params,
+                                                  bool statesOptional = false);
+
+// Only the metadata of a checkpoint (its tensors are validated, not kept).
+std::map<std::string, std::string> readCheckpointMetadata(const std::string &path);
+
+} // namespace attn::train
+
+#endif // ATTN_TRAIN_TRAINER_H

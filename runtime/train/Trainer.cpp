@@ -1,0 +1,231 @@
+#include "attn/train/Trainer.h"
+
+#include "attn/Random.h"
+#include "attn/checkpoint/Checkpoint.h"
+#include "attn/train/EarlyStopping.h"
+#include "attn/train/MetricsLog.h"
+#include "attn/train/Plot.h"
+#include "attn/train/Progress.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+#include <stdexcept>
+
+namespace attn::train {
+namespace {
+
+const char *kLast = "last.safetensors";
+const char *kBest = "best.safetensors";
+
+int64_t numExamples(const Split &split) { return split.empty() ? 0 : split[0].shape()[0]; }
+
+// Rows `rows` of every tensor of `split`, shaped like the entry's inputs.
+std::vector<Tensor> gather(const Split &split, const std::vector<int64_t> &rows,
+                           const attn_entry_info &entry) {
+  std::vector<Tensor> batch;
+  for (size_t i = 0; i < split.size(); ++i) {
+    Tensor t = makeTensor(entry.inputs[i]);
+    size_t rowBytes = split[i].nbytes() / split[i].shape()[0];
+    if (rowBytes * rows.size() != t.nbytes())
+      throw std::runtime_error(std::string("attn: batch input '") + entry.inputs[i].name +
+                               "' is " + shapeToString(t.shape()) + ", which does not hold " +
+                               std::to_string(rows.size()) + " examples of the data");
+    auto *dst = static_cast<char *>(t.raw());
+    auto *src = static_cast<const char *>(split[i].raw());
+    for (size_t r = 0; r < rows.size(); ++r)
+      std::memcpy(dst + r * rowBytes, src + rows[r] * rowBytes, rowBytes);
+    batch.push_back(std::move(t));
+  }
+  return batch;
+}
+
+// The examples of batch `step` (1-based): epoch e = (step - 1) / batchesPerEpoch shuffles
+// with Rng(seed + e); a partial last batch of an epoch is dropped.
+std::vector<int64_t> batchRows(int64_t step, int64_t examples, int64_t batch, uint64_t seed) {
+  int64_t perEpoch = examples / batch;
+  int64_t epoch = (step - 1) / perEpoch, index = (step - 1) % perEpoch;
+  std::vector<int64_t> order(examples);
+  std::iota(order.begin(), order.end(), 0);
+  Rng rng(seed + (uint64_t)epoch);
+  for (int64_t i = examples - 1; i > 0; --i)
+    std::swap(order[i], order[(int64_t)(rng.next() % (uint64_t)(i + 1))]);
+  return std::vector<int64_t>(order.begin() + index * batch, order.begin() + (index + 1) * batch);
+}
+
+Tensor scalar(float v) { return Tensor::f32({}, {v}); }
+
+int paramIndex(const attn_program_info &info, const std::string &name) {
+  for (int i = 0; i < info.num_params; ++i)
+    if (name == info.params[i].name)
+      return i;
+  return -1;
+}
+
+double now() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+void writePlot(const std::string &dir, const std::string &title) {
+  Series loss{"loss", {}, {}, 0x1f77b4}, valid{"valid_loss", {}, {}, 0xd62728};
+  for (const Record &r : readMetrics(dir + "/metrics.jsonl")) {
+    loss.x.push_back(r.step);
+    loss.y.push_back(r.loss);
+    double v = r.get("valid_loss");
+    if (!std::isnan(v)) {
+      valid.x.push_back(r.step);
+      valid.y.push_back(v);
+    }
+  }
+  std::vector<Series> series = {loss};
+  if (!valid.x.empty())
+    series.push_back(valid);
+  writeLossCurvePng(dir + "/loss.png", series, title);
+}
+
+} // namespace
+
+double evaluate(const Program &program, const std::vector<Tensor> &params, const Split &split) {
+  const attn_entry_info &entry = program.entry("loss");
+  int64_t batch = entry.inputs[0].shape[0];
+  int64_t batches = numExamples(split) / batch;
+  if (batches == 0)
+    return std::nan("");
+  double total = 0;
+  for (int64_t k = 0; k < batches; ++k) {
+    std::vector<int64_t> rows(batch);
+    std::iota(rows.begin(), rows.end(), k * batch);
+    total += program.call("loss", params, gather(split, rows, entry))[0].data<float>()[0];
+  }
+  return total / (double)batches;
+}
+
+void saveCheckpoint(const std::string &path, const attn_program_info &info,
+                    const std::vector<Tensor> &params,
+                    const std::map<std::string, std::string> &metadata) {
+  checkpoint::Checkpoint ckpt;
+  for (int i = 0; i < info.num_params; ++i)
+    ckpt.tensors.emplace_back(info.params[i].name, params[i]);
+  ckpt.metadata = metadata;
+  checkpoint::save(path, ckpt);
+}
+
+std::map<std::string, std::string> loadCheckpoint(const std::string &path,
+                                                  const attn_program_info &info,
+                                                  std::vector<Tensor> &params,
+                                                  bool statesOptional) {
+  checkpoint::Checkpoint ckpt = checkpoint::load(path);
+  for (int i = 0; i < info.num_params; ++i) {
+    const attn_tensor_info &p = info.params[i];
+    const Tensor *t = ckpt.find(p.name);
+    if (!t) {
+      if (statesOptional && std::strchr(p.name, '/'))
+        continue;
+      throw std::runtime_error(path + ": no tensor '" + p.name + "' (the model has it)");
+    }
+    if (t->shape() != infoShape(p) || t->dtype() != p.dtype)
+      throw std::runtime_error(path + ": '" + p.name + "' is " + dtypeName(t->dtype()) +
+                               shapeToString(t->shape()) + ", the model expects " +
+                               dtypeName(p.dtype) + shapeToString(infoShape(p)));
+    params[i] = *t;
+  }
+  return ckpt.metadata;
+}
+
+std::map<std::string, std::string> readCheckpointMetadata(const std::string &path) {
+  return checkpoint::load(path).metadata;
+}
+
+TrainResult train(const Program &program, std::vector<Tensor> &params, const Split &trainSplit,
+                  const Split &valid, const TrainOptions &o) {
+  const attn_program_info &info = program.info();
+  const attn_entry_info &step = program.entry("train_step");
+  int64_t batch = step.inputs[0].shape[0];
+  if (numExamples(trainSplit) < batch)
+    throw std::runtime_error("attn: " + std::to_string(numExamples(trainSplit)) +
+                             " training examples do not fill one batch of " +
+                             std::to_string(batch));
+  // Where each `update:<name>` output goes.
+  std::vector<int> updateTarget(step.num_outputs, -1);
+  for (int i = 2; i < step.num_outputs; ++i)
+    updateTarget[i] = paramIndex(info, std::string(step.outputs[i].name).substr(strlen("update:")));
+
+  std::filesystem::create_directories(o.dir);
+  std::string last = o.dir + "/" + kLast, best = o.dir + "/" + kBest;
+  TrainResult result;
+  result.bestValid = std::nan("");
+  EarlyStopping early(std::max<int64_t>(1, o.patience), o.minDelta);
+  if (o.resume && std::filesystem::exists(last)) {
+    auto meta = loadCheckpoint(last, info, params);
+    result.firstStep = std::stoll(meta.at("step")) + 1;
+    if (meta.count("best_valid")) {
+      result.bestValid = std::stod(meta.at("best_valid"));
+      early.update(result.bestValid);
+    }
+    std::fprintf(o.out, "resuming from %s at step %lld\n", last.c_str(),
+                 (long long)result.firstStep);
+  }
+  result.lastStep = result.firstStep - 1;
+
+  MetricsLog log(o.dir + "/metrics.jsonl", /*truncate=*/!o.resume);
+  ProgressOptions progressOptions;
+  progressOptions.every = o.logEvery;
+  progressOptions.startStep = result.firstStep - 1;
+  Progress progress(o.out, o.steps, progressOptions);
+  auto metadata = [&](int64_t s) {
+    auto m = o.metadata;
+    m["step"] = std::to_string(s);
+    if (!std::isnan(result.bestValid))
+      m["best_valid"] = std::to_string(result.bestValid);
+    return m;
+  };
+  double start = now();
+  for (int64_t s = result.firstStep; s <= o.steps; ++s) {
+    double lr = learningRate(o.schedule, s);
+    std::vector<Tensor> inputs =
+        gather(trainSplit, batchRows(s, numExamples(trainSplit), batch, o.seed), step);
+    inputs.push_back(scalar((float)lr));
+    inputs.push_back(scalar((float)s));
+    std::vector<Tensor> outputs = program.call("train_step", params, inputs);
+    double loss = outputs[0].data<float>()[0], norm = outputs[1].data<float>()[0];
+    if (!std::isfinite(loss)) {
+      progress.finish();
+      result.error = "the loss became " + std::to_string(loss) + " at step " +
+                     std::to_string(s) + "; the last good checkpoint is " + last;
+      return result;
+    }
+    for (int i = 2; i < step.num_outputs; ++i)
+      params[updateTarget[i]] = std::move(outputs[i]);
+    result.lastStep = s;
+    result.lastLoss = loss;
+    progress.update(s, loss);
+
+    std::vector<std::pair<std::string, double>> extra;
+    bool stop = false;
+    if (s % o.evalEvery == 0 || s == o.steps) {
+      double v = evaluate(program, params, valid);
+      extra.push_back({"valid_loss", v});
+      if (!std::isnan(v) && early.update(v)) {
+        result.bestValid = v;
+        saveCheckpoint(best, info, params, metadata(s));
+      }
+      stop = o.patience > 0 && early.shouldStop();
+    }
+    log.write(s, loss, lr, norm, now() - start, extra);
+    if (s % o.checkpointEvery == 0 || s == o.steps || stop)
+      saveCheckpoint(last, info, params, metadata(s));
+    if (stop) {
+      result.stoppedEarly = true;
+      break;
+    }
+  }
+  progress.finish();
+  writePlot(o.dir, info.name);
+  return result;
+}
+
+} // namespace attn::train
