@@ -129,8 +129,11 @@ TEST(SineModels, MlpMatchesReferenceThroughAotAndJit) {
 TEST(SineModels, HeaderDescribesTheProgram) {
   const attn_program_info &info = attn_rnn_sine_program;
   EXPECT_STREQ(info.name, "rnn-sine");
-  ASSERT_EQ(info.num_entries, 1);
+  ASSERT_EQ(info.num_entries, 2);
   EXPECT_STREQ(info.entries[0].name, "forward");
+  EXPECT_STREQ(info.entries[1].name, "loss");
+  ASSERT_EQ(info.entries[1].num_inputs, 2);
+  EXPECT_STREQ(info.entries[1].inputs[1].name, "target");
   EXPECT_EQ(info.entries[0].fn, &attn_rnn_sine_forward);
   ASSERT_EQ(info.entries[0].num_inputs, 1);
   EXPECT_STREQ(info.entries[0].inputs[0].name, "x");
