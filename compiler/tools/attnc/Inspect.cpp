@@ -5,27 +5,11 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 namespace attnc {
-
-int usageError(const std::string &msg) {
-  std::cerr << "attnc: error: " << msg << "\n(see attnc --help)\n";
-  return 2;
-}
-
-int writeText(const std::string &path, const std::string &text) {
-  if (path.empty() || path == "-") {
-    std::cout << text;
-    return 0;
-  }
-  std::ofstream out(path);
-  out << text;
-  if (!out)
-    return std::cerr << "attnc: error: cannot write " << path << "\n", 1;
-  return 0;
-}
 
 int check(Compiler &c, const Options &) {
   if (!c.import())

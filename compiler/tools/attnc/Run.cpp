@@ -8,6 +8,7 @@
 #include "attn/Program.h"
 #include "attn/data/Sine.h"
 #include "attn/data/TextFile.h"
+#include "attn/train/Trainer.h"
 
 #include <cstdio>
 #include <fstream>
@@ -48,9 +49,15 @@ int run(Compiler &c, const Options &o) {
   }
   uint64_t seed = o.seed.value_or(s.train.seed);
   auto params = attn::initParams(program.info(), seed);
+  std::string origin = "initialised from seed " + std::to_string(seed);
+  if (!o.ckpt.empty()) {
+    std::string file = checkpointFile(o.ckpt);
+    auto meta = attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
+    origin = "from " + file + " (step " + (meta.count("step") ? meta.at("step") : "?") + ")";
+  }
   int64_t n = x.shape()[0];
-  std::cout << s.name << ": forward on " << n << " examples of " << source
-            << ", parameters initialised from seed " << seed << "\n";
+  std::cout << s.name << ": forward on " << n << " examples of " << source << ", parameters "
+            << origin << "\n";
   std::cout << "      #" << (target.numel() ? "      target" : "") << "      output\n";
 
   std::ofstream raw;

@@ -49,16 +49,6 @@ int64_t countWeights(const attn_program_info &info) {
   return n;
 }
 
-// DIR -> DIR/best.safetensors, else DIR/last.safetensors; a file stays itself.
-std::string checkpointFile(const std::string &path) {
-  if (!std::filesystem::is_directory(path))
-    return path;
-  for (const char *name : {"best.safetensors", "last.safetensors"})
-    if (std::filesystem::exists(path + "/" + name))
-      return path + "/" + name;
-  throw std::runtime_error(path + ": no best.safetensors or last.safetensors in this directory");
-}
-
 } // namespace
 
 int train(Compiler &c, const Options &o) {
@@ -79,7 +69,8 @@ int train(Compiler &c, const Options &o) {
   t.schedule.stepSize = s.train.schedule.stepSize;
   t.schedule.gamma = s.train.schedule.gamma;
   t.schedule.minLr = s.train.schedule.minLr;
-  t.schedule.totalSteps = t.steps;
+  // The schedule spans the spec's steps: --steps N only stops early (and --resume goes on).
+  t.schedule.totalSteps = s.train.steps;
   t.seed = s.train.seed;
   t.evalEvery = s.train.evalEvery;
   t.logEvery = s.train.logEvery;

@@ -23,6 +23,10 @@ int usageError(const std::string &msg);
 /// Writes `text` to `path` ("" or "-": stdout); returns an exit code.
 int writeText(const std::string &path, const std::string &text);
 
+/// A checkpoint named on the command line: DIR means DIR/best.safetensors, else
+/// DIR/last.safetensors; a file is itself.
+std::string checkpointFile(const std::string &path);
+
 int check(Compiler &c, const Options &o);    // Inspect.cpp
 int emit(Compiler &c, const Options &o);     // Inspect.cpp
 int run(Compiler &c, const Options &o);      // Run.cpp

@@ -44,11 +44,12 @@ Prints one stage of the compilation:
   lowered   after attn-lower: linalg/tensor/scf on tensors plus oneDNN kernel calls
   llvm      the optimised LLVM IR that is JIT-compiled or written as an object
 )"},
-    {"run", R"(usage: attnc run MODEL.yaml [--input FILE] [--count N] [--seed N] [--output FILE]
-                 [--set KEY=VALUE]...
+    {"run", R"(usage: attnc run MODEL.yaml [--ckpt DIR|FILE] [--input FILE] [--count N] [--seed N]
+                 [--output FILE] [--set KEY=VALUE]...
 
-Compiles the model in-process and runs its forward pass with parameters initialised from
---seed (default: train.seed). Inputs come from the spec's builtin data (the first --count
+Compiles the model in-process and runs its forward pass with the parameters of a trained
+checkpoint (--ckpt; DIR means DIR/best.safetensors, else DIR/last.safetensors), or freshly
+initialised from --seed (default: train.seed). Inputs come from the spec's builtin data (the first --count
 validation examples, default one batch) or from --input FILE: whitespace-separated numbers,
 one example (data.window values) per line, '#' comments. Prints one line per example;
 --output FILE also writes the raw outputs, one example per line.
