@@ -15,12 +15,22 @@ namespace {
 
 class Importer {
 public:
-  Importer(const Spec &spec, MLIRContext &ctx) : spec(spec), b(&ctx) {}
+  Importer(const Spec &spec, const ImportOptions &options, MLIRContext &ctx)
+      : spec(spec), options(options), b(&ctx) {}
 
   OwningOpRef<ModuleOp> run() {
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc(Loc{spec.file, 1, 1}));
     (*module)->setAttr("attn.model", b.getStringAttr(spec.name));
-    b.setInsertionPointToEnd(module->getBody());
+    if (spec.task == "lm")
+      languageModel(*module);
+    else
+      regression(*module);
+    return module;
+  }
+
+  // @forward(x) -> y and @loss(x, target) -> mean squared error.
+  void regression(ModuleOp module) {
+    b.setInsertionPointToEnd(module.getBody());
     int64_t batch = spec.train.batchSize, window = spec.data.window;
     // The rnn reads one feature per step; the mlp sees the whole window as one vector.
     SmallVector<int64_t> xShape = spec.model.rnn ? SmallVector<int64_t>{batch, window, 1}
@@ -30,17 +40,68 @@ public:
     auto scalar = RankedTensorType::get({}, b.getF32Type());
     Location l = loc(spec.model.loc);
 
-    // @forward(x) -> y: inference.
     auto forward = entry("forward", {xType}, {"x"}, {yType}, {"y"}, l);
     b.create<func::ReturnOp>(l, network(forward.getArgument(0)));
 
-    // @loss(x, target) -> mean squared error: what training differentiates.
-    b.setInsertionPointToEnd(module->getBody());
+    b.setInsertionPointToEnd(module.getBody());
     auto loss = entry("loss", {xType, yType}, {"x", "target"}, {scalar}, {"loss"}, l);
     Value prediction = network(loss.getArgument(0));
     b.create<func::ReturnOp>(l, b.create<mlir::attn::MseOp>(l, prediction, loss.getArgument(1))
                                     .getResult());
-    return module;
+  }
+
+  // A character-level language model: embeddings, the rnn over every position, a dense head
+  // giving next-character logits.
+  //   @loss(tokens [B, T], next [B, T]) -> cross-entropy over every position
+  //   @step(token [1], state_l [1, H]...) -> (logits [1, V], state_l'...), for sampling
+  void languageModel(ModuleOp module) {
+    int64_t batch = spec.train.batchSize, window = spec.data.window, vocab = options.vocabSize;
+    auto ids = RankedTensorType::get({batch, window}, b.getI32Type());
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    Location l = loc(spec.model.loc);
+
+    b.setInsertionPointToEnd(module.getBody());
+    auto loss = entry("loss", {ids, ids}, {"tokens", "next"}, {scalar}, {"loss"}, l);
+    Value embedded = b.create<mlir::attn::EmbeddingOp>(l, embeddingTable(), loss.getArgument(0));
+    Value states = rnn(*spec.model.rnn, embedded, /*allSteps=*/true);
+    Value logits = dense("output", states, vocab, loc(spec.model.output.loc));
+    b.create<func::ReturnOp>(
+        l, b.create<mlir::attn::CrossEntropyOp>(l, logits, loss.getArgument(1),
+                                                b.getI64IntegerAttr(-1), b.getF32FloatAttr(0.0f))
+               .getResult());
+
+    // One position for one sequence, the state of every layer in and out.
+    const RnnSpec &r = *spec.model.rnn;
+    auto token = RankedTensorType::get({1}, b.getI32Type());
+    auto state = RankedTensorType::get({1, r.hidden}, b.getF32Type());
+    SmallVector<Type> inputs = {token}, results = {RankedTensorType::get({1, vocab}, b.getF32Type())};
+    SmallVector<std::string> names = {"token"}, resultNames = {"logits"};
+    for (int64_t layer = 0; layer < r.layers; ++layer) {
+      inputs.push_back(state);
+      results.push_back(state);
+      names.push_back("state" + std::to_string(layer));
+      resultNames.push_back("state" + std::to_string(layer));
+    }
+    SmallVector<StringRef> nameRefs(names.begin(), names.end());
+    SmallVector<StringRef> resultRefs(resultNames.begin(), resultNames.end());
+    b.setInsertionPointToEnd(module.getBody());
+    auto step = entry("step", inputs, nameRefs, results, resultRefs, l);
+    Value x = b.create<mlir::attn::EmbeddingOp>(l, embeddingTable(), step.getArgument(0));
+    SmallVector<Value> outs = {Value()};
+    for (int64_t layer = 0; layer < r.layers; ++layer) {
+      int64_t in = cast<RankedTensorType>(x.getType()).getShape()[1];
+      CellParams p = cellParams(layer, in, r.hidden, l);
+      x = b.create<mlir::attn::RnnCellOp>(l, x, step.getArgument(1 + layer), p.wax, p.waa, p.bias);
+      outs.push_back(x);
+    }
+    outs[0] = dense("output", x, vocab, loc(spec.model.output.loc));
+    b.create<func::ReturnOp>(l, outs);
+  }
+
+  // PyTorch's nn.Embedding initialisation: N(0, 1).
+  Value embeddingTable() {
+    return param(loc(spec.model.embedding.loc), "embedding",
+                 {options.vocabSize, spec.model.embedding.dim}, "normal", 1.0f);
   }
 
 private:
@@ -97,38 +158,47 @@ private:
     return x;
   }
 
-  // Stacked vanilla RNN over x [B, T, I]; returns the last layer's final state [B, H].
-  // Weights initialised like PyTorch's nn.RNN: U(+-1/sqrt(H)).
-  Value rnn(const RnnSpec &r, Value x) {
+  struct CellParams {
+    Value wax, waa, bias;
+  };
+  // Layer `layer`'s weights, initialised like PyTorch's nn.RNN: U(+-1/sqrt(H)).
+  CellParams cellParams(int64_t layer, int64_t in, int64_t hidden, Location l) {
+    std::string prefix = "rnn.layer" + std::to_string(layer);
+    float scale = 1.0f / std::sqrt((float)hidden);
+    return {param(l, prefix + ".w_ax", {in, hidden}, "uniform", scale),
+            param(l, prefix + ".w_aa", {hidden, hidden}, "uniform", scale),
+            param(l, prefix + ".b_a", {hidden}, "uniform", scale)};
+  }
+
+  // Stacked vanilla RNN over x [B, T, I]: the last layer's final state [B, H], or with
+  // `allSteps` its state at every step [B, T, H].
+  Value rnn(const RnnSpec &r, Value x, bool allSteps = false) {
     Location l = loc(r.loc);
     int64_t batch = cast<RankedTensorType>(x.getType()).getShape()[0];
     int64_t hidden = r.hidden;
-    float scale = 1.0f / std::sqrt((float)hidden);
     auto stateType = RankedTensorType::get({batch, hidden}, b.getF32Type());
     Value seq = x, last;
     for (int64_t layer = 0; layer < r.layers; ++layer) {
-      std::string prefix = "rnn.layer" + std::to_string(layer);
       auto seqType = cast<RankedTensorType>(seq.getType());
       int64_t in = seqType.getShape()[2];
-      Value wax = param(l, prefix + ".w_ax", {in, hidden}, "uniform", scale);
-      Value waa = param(l, prefix + ".w_aa", {hidden, hidden}, "uniform", scale);
-      Value bias = param(l, prefix + ".b_a", {hidden}, "uniform", scale);
+      CellParams p = cellParams(layer, in, hidden, l);
       Value h0 = b.create<mlir::attn::ConstantOp>(
           l, DenseElementsAttr::get(stateType, b.getF32FloatAttr(0.0f)));
-      // Every layer but the last also hands its per-step states to the next layer.
-      bool stack = layer + 1 < r.layers;
+      // Every layer but the last hands its per-step states to the next layer.
+      bool stack = layer + 1 < r.layers || allSteps;
       SmallVector<Type> resultTypes = {stateType};
       if (stack)
         resultTypes.push_back(
             RankedTensorType::get({batch, seqType.getShape()[1], hidden}, b.getF32Type()));
-      auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, ValueRange{h0}, ValueRange{seq}, ValueRange{},
-                                         /*axis=*/1, /*reverse=*/false, /*length=*/nullptr);
+      auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, ValueRange{h0}, ValueRange{seq},
+                                               ValueRange{}, /*axis=*/1, /*reverse=*/false,
+                                               /*length=*/nullptr);
       Block *body = b.createBlock(&scan.getBody(), {},
                                   {stateType, RankedTensorType::get({batch, in}, b.getF32Type())},
                                   {l, l});
       b.setInsertionPointToStart(body);
-      Value h = b.create<mlir::attn::RnnCellOp>(l, body->getArgument(1), body->getArgument(0), wax,
-                                          waa, bias);
+      Value h = b.create<mlir::attn::RnnCellOp>(l, body->getArgument(1), body->getArgument(0),
+                                                p.wax, p.waa, p.bias);
       SmallVector<Value> yields = {h};
       if (stack)
         yields.push_back(h);
@@ -138,18 +208,20 @@ private:
       if (stack)
         seq = scan.getResult(1);
     }
-    return last;
+    return allSteps ? seq : last;
   }
 
   const Spec &spec;
+  ImportOptions options;
   OpBuilder b;
 };
 
 } // namespace
 
-OwningOpRef<ModuleOp> importSpec(const Spec &spec, MLIRContext &context) {
+OwningOpRef<ModuleOp> importSpec(const Spec &spec, MLIRContext &context,
+                                 const ImportOptions &options) {
   context.loadDialect<mlir::attn::AttnDialect, func::FuncDialect>();
-  return Importer(spec, context).run();
+  return Importer(spec, options, context).run();
 }
 
 std::string cName(const std::string &name) {

@@ -12,13 +12,21 @@
 
 namespace attn::yaml {
 
+struct ImportOptions {
+  /// `task: lm`: the number of characters in the vocabulary (from the data).
+  int64_t vocabSize = 0;
+};
+
 /// Builds the spec's model as attn functions reading named `attn.param` ops:
 ///   @forward(x) -> y            inference;
 ///   @loss(x, target) -> loss    the training objective (mean squared error), which
-///                               attn-autodiff differentiates.
+///                               attn-autodiff differentiates;
+/// or, for `task: lm`, @loss(tokens, next) -> cross-entropy and @step(token, states...) ->
+/// (logits, states...) for sampling.
 /// Inputs and results carry `attn.name` attributes that become the tensor names of the
 /// compiled program's manifest. Needs the attn and func dialects loaded in `context`.
-mlir::OwningOpRef<mlir::ModuleOp> importSpec(const Spec &spec, mlir::MLIRContext &context);
+mlir::OwningOpRef<mlir::ModuleOp> importSpec(const Spec &spec, mlir::MLIRContext &context,
+                                             const ImportOptions &options = {});
 
 /// The model's name as a C identifier: "rnn-sine" -> "rnn_sine".
 std::string cName(const std::string &name);

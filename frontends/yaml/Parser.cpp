@@ -472,8 +472,15 @@ Spec buildSpec(const Validator &v, const std::string &file) {
     rnn.loc = v.mapLoc("model.rnn");
     spec.model.rnn = rnn;
   }
+  spec.model.embedding.dim = v.intAt("model.embedding.dim");
+  spec.model.embedding.loc = v.mapLoc("model.embedding");
   spec.model.output.size = v.intAt("model.output.size");
   spec.model.output.loc = v.mapLoc("model.output");
+
+  spec.sample.length = v.intAt("sample.length");
+  spec.sample.temperature = v.floatAt("sample.temperature");
+  spec.sample.seed = static_cast<uint64_t>(v.intAt("sample.seed"));
+  spec.sample.prime = v.stringAt("sample.prime");
 
   spec.train.batchSize = v.intAt("train.batch_size");
   spec.train.seed = static_cast<uint64_t>(v.intAt("train.seed"));

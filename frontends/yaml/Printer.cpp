@@ -5,6 +5,22 @@
 #include <sstream>
 
 namespace attn::yaml {
+namespace {
+// A YAML double-quoted scalar.
+std::string quoted(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+} // namespace
 
 std::string specToYaml(const Spec &s) {
   std::ostringstream os;
@@ -23,7 +39,10 @@ std::string specToYaml(const Spec &s) {
   if (s.model.rnn)
     os << "  rnn:\n    cell: " << s.model.rnn->cell << "\n    hidden: " << s.model.rnn->hidden
        << "\n    layers: " << s.model.rnn->layers << "\n";
+  os << "  embedding:\n    dim: " << s.model.embedding.dim << "\n";
   os << "  output:\n    size: " << s.model.output.size << "\n";
+  os << "sample:\n  length: " << s.sample.length << "\n  temperature: " << s.sample.temperature
+     << "\n  seed: " << s.sample.seed << "\n  prime: " << quoted(s.sample.prime) << "\n";
   const TrainSpec &t = s.train;
   os << "train:\n  batch_size: " << t.batchSize << "\n  seed: " << t.seed
      << "\n  steps: " << t.steps << "\n  optimizer:\n    type: " << t.optimizer.type
@@ -35,8 +54,8 @@ std::string specToYaml(const Spec &s) {
      << "\n    step_size: " << t.schedule.stepSize << "\n    gamma: " << t.schedule.gamma
      << "\n    min_lr: " << t.schedule.minLr << "\n  clip_norm: " << t.clipNorm
      << "\n  eval_every: " << t.evalEvery << "\n  log_every: " << t.logEvery
-     << "\n  checkpoint:\n    every: " << t.checkpointEvery << "\n    dir: \""
-     << t.checkpointDir << "\"\n  early_stopping:\n    patience: " << t.patience
+     << "\n  checkpoint:\n    every: " << t.checkpointEvery << "\n    dir: "
+     << quoted(t.checkpointDir) << "\n  early_stopping:\n    patience: " << t.patience
      << "\n    min_delta: " << t.minDelta << "\n";
   return os.str();
 }

@@ -29,13 +29,16 @@ std::vector<KeySchema> buildTable() {
   using T = KeyType;
   return {
       Key("name", T::String, "Name of the model.").required(),
-      Key("task", T::String, "The learning problem: `regress` predicts real-valued targets.")
-          .oneOf({"regress"}).byDefault("regress"),
+      Key("task", T::String,
+          "The learning problem: `regress` predicts a real-valued target from a window "
+          "(`data.builtin: sine`); `lm` predicts the next character at every position "
+          "(`data.builtin: text`).")
+          .oneOf({"regress", "lm"}).byDefault("regress"),
 
       Key("data", T::Map, "Where the examples come from.").required(),
       Key("data.builtin", T::String, "Built-in data generator (see Data sets).")
-          .oneOf({"sine"}).required(),
-      Key("data.window", T::Int, "Input length N: time steps per example.")
+          .oneOf({"sine", "text"}).required(),
+      Key("data.window", T::Int, "Input length N: time steps (samples or characters) per example.")
           .atLeast(1).byDefault("16"),
       Key("data.train", T::Int, "Number of training examples generated.")
           .atLeast(1).byDefault("2000"),
@@ -57,8 +60,22 @@ std::vector<KeySchema> buildTable() {
       Key("model.rnn.hidden", T::Int, "Width of the hidden state.").atLeast(1).byDefault("32"),
       Key("model.rnn.layers", T::Int, "Number of stacked recurrent layers.")
           .atLeast(1).byDefault("1"),
+      Key("model.embedding", T::Map, "`lm`: learned character embeddings feeding the rnn."),
+      Key("model.embedding.dim", T::Int, "Width of each character's embedding.")
+          .atLeast(1).byDefault("32"),
       Key("model.output", T::Map, "Dense head that maps the network's features to predictions."),
-      Key("model.output.size", T::Int, "Width of the output layer.").atLeast(1).byDefault("1"),
+      Key("model.output.size", T::Int,
+          "Width of the output layer (`regress`; an `lm` predicts one logit per character).")
+          .atLeast(1).byDefault("1"),
+
+      Key("sample", T::Map, "`lm`: how `attnc run` generates text."),
+      Key("sample.length", T::Int, "Characters to generate.").atLeast(1).byDefault("200"),
+      Key("sample.temperature", T::Float,
+          "Softmax temperature: lower is more conservative; 0 always takes the likeliest.")
+          .atLeast(0).byDefault("0.8"),
+      Key("sample.seed", T::Int, "Seed of the sampling.").atLeast(0).byDefault("1"),
+      Key("sample.prime", T::String, "Text fed to the model before it starts generating.")
+          .byDefault("\"The \""),
 
       Key("train", T::Map, "Training settings; every key has a default."),
       Key("train.batch_size", T::Int, "Examples per training step.").atLeast(1).byDefault("32"),
@@ -212,6 +229,17 @@ shape `[batch, window, 1]` (one feature per time step); an `mlp` reads them as
 `[batch, window]`. Both predict `[batch, output.size]`; the target has one value, so use
 `output.size: 1`.
 
+### `text`
+
+`data.builtin: text` is an embedded English corpus of a few KB (plain ASCII). Its characters,
+sorted, are the vocabulary (about 40 of them); the first 90% of the text is the training part,
+the rest the validation part. Each example is a window of `data.window` consecutive
+characters starting at a random position (`data.train` / `data.valid` of them, seeded with
+`data.seed` and `data.seed + 1`): the input is the window and the target is the window shifted
+by one character, so a `task: lm` model learns to predict the next character at every position
+(teacher forcing). It reads the characters through `model.embedding` into `model.rnn`; a dense
+head gives one logit per character of the vocabulary, and the loss is the cross-entropy.
+
 ## Keys
 
 )";
@@ -290,6 +318,20 @@ const std::vector<ExampleSpec> &exampleSpecs() {
        "  mlp: {hidden: [64, 64], activation: tanh}\n"
        "  output: {size: 1}\n"
        "train: {batch_size: 32, seed: 1}\n"},
+      {"A character-level language model, trained with Adam and sampled by `attnc run`",
+       "name: char-rnn\n"
+       "task: lm\n"
+       "data: {builtin: text, window: 48, train: 4000, valid: 200, seed: 3}\n"
+       "model:\n"
+       "  embedding: {dim: 32}\n"
+       "  rnn: {cell: rnn, hidden: 128}\n"
+       "train:\n"
+       "  batch_size: 32\n"
+       "  steps: 1500\n"
+       "  optimizer: {type: adam, lr: 0.003}\n"
+       "  schedule: {type: cosine, warmup: 50, min_lr: 0.0003}\n"
+       "  clip_norm: 1.0\n"
+       "sample: {length: 240, temperature: 0.7, prime: \"The \"}\n"},
   };
   return examples;
 }

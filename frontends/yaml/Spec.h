@@ -26,7 +26,7 @@ struct Diagnostic {
 };
 
 struct DataSpec {
-  std::string builtin;        // "sine"
+  std::string builtin;        // "sine" | "text"
   int64_t window = 16;        // sine: input length N (output length is 1)
   int64_t train = 2000;       // examples generated for training
   int64_t valid = 200;        // examples generated for validation
@@ -47,6 +47,11 @@ struct RnnSpec {
   Loc loc;
 };
 
+struct EmbeddingSpec {
+  int64_t dim = 32;
+  Loc loc;
+};
+
 struct OutputSpec {
   int64_t size = 1;           // width of the dense head
   Loc loc;
@@ -55,6 +60,7 @@ struct OutputSpec {
 struct ModelSpec {
   std::optional<MlpSpec> mlp; // exactly one of mlp / rnn is set
   std::optional<RnnSpec> rnn;
+  EmbeddingSpec embedding;    // lm only
   OutputSpec output;
   Loc loc;
 };
@@ -91,12 +97,20 @@ struct TrainSpec {
   Loc loc;
 };
 
+struct SampleSpec {
+  int64_t length = 200;
+  double temperature = 0.8;
+  uint64_t seed = 1;
+  std::string prime = "The ";
+};
+
 struct Spec {
   std::string name;
-  std::string task = "regress"; // regress (later: seq2seq, lm, classify, tag)
+  std::string task = "regress"; // regress | lm (later: seq2seq, classify, tag)
   DataSpec data;
   ModelSpec model;
   TrainSpec train;
+  SampleSpec sample;
   std::string file;             // the path it was read from
 };
 

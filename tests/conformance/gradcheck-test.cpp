@@ -13,6 +13,8 @@
 #include "attn/Init.h"
 #include "attn/Program.h"
 #include "attn/Random.h"
+#include "attn/data/Text.h"
+#include "frontends/yaml/Importer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -21,6 +23,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -90,6 +94,44 @@ mlir::OwningOpRef<mlir::ModuleOp> lossModule(mlir::func::FuncOp testCase, uint64
   return module;
 }
 
+// Compares every gradient `loss_grad` returns with central differences of `loss`.
+void checkGradients(const ::attn::Program &program, std::vector<::attn::Tensor> &params,
+                    const std::vector<::attn::Tensor> &inputs, const std::string &label) {
+  const attn_program_info &info = program.info();
+  auto lossAt = [&]() { return program.call("loss", params, inputs)[0].data<float>()[0]; };
+  std::vector<::attn::Tensor> grads = program.call("loss_grad", params, inputs);
+  const attn_entry_info &gradEntry = program.entry("loss_grad");
+  EXPECT_NEAR(grads[0].data<float>()[0], lossAt(), 1e-5f * std::max(1.0f, std::fabs(lossAt())))
+      << label << ": loss_grad's loss differs from loss";
+
+  int checked = 0;
+  for (int o = 1; o < gradEntry.num_outputs; ++o) {
+    std::string param = std::string(gradEntry.outputs[o].name).substr(strlen("grad:"));
+    int index = -1;
+    for (int p = 0; p < info.num_params; ++p)
+      if (param == info.params[p].name)
+        index = p;
+    ASSERT_GE(index, 0) << "no parameter " << param;
+    ::attn::Tensor &value = params[index];
+    const float *analytic = grads[o].data<float>();
+    int64_t n = value.numel();
+    int64_t stride = std::max<int64_t>(1, n / kMaxElementsPerParam);
+    for (int64_t i = 0; i < n; i += stride) {
+      float saved = value.data<float>()[i];
+      value.data<float>()[i] = saved + kStep;
+      float up = lossAt();
+      value.data<float>()[i] = saved - kStep;
+      float down = lossAt();
+      value.data<float>()[i] = saved;
+      float numeric = (up - down) / (2 * kStep);
+      EXPECT_NEAR(analytic[i], numeric, kAbsTol + kRelTol * std::fabs(analytic[i]))
+          << label << " d loss / d " << param << "[" << i << "]";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0) << label << " has no parameter to check";
+}
+
 TEST(Gradcheck, EveryDifferentiableOpHasACase) {
   mlir::MLIRContext context(registry());
   context.loadAllAvailableDialects();
@@ -124,45 +166,81 @@ TEST_P(Gradcheck, MatchesFiniteDifferences) {
   ASSERT_TRUE(mlir::succeeded(pm.run(*module))) << "attn-autodiff failed on @" << name;
   auto jit = attn::target::JitProgram::compile(*module, name, "gradcheck_" + name);
   ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
-  attn::Program program((*jit)->info());
+  ::attn::Program program((*jit)->info());
   const attn_program_info &info = program.info();
 
-  std::vector<attn::Tensor> params = attn::initParams(info, /*seed=*/7);
-  auto lossAt = [&]() { return program.call("loss", params, {})[0].data<float>()[0]; };
-  std::vector<attn::Tensor> grads = program.call("loss_grad", params, {});
-  const attn_entry_info &gradEntry = program.entry("loss_grad");
-  EXPECT_NEAR(grads[0].data<float>()[0], lossAt(), 1e-5f * std::max(1.0f, std::fabs(lossAt())))
-      << "loss_grad's loss differs from loss";
-
-  int checked = 0;
-  for (int o = 1; o < gradEntry.num_outputs; ++o) {
-    std::string param = std::string(gradEntry.outputs[o].name).substr(strlen("grad:"));
-    int index = -1;
-    for (int p = 0; p < info.num_params; ++p)
-      if (param == info.params[p].name)
-        index = p;
-    ASSERT_GE(index, 0) << "no parameter " << param;
-    attn::Tensor &value = params[index];
-    const float *analytic = grads[o].data<float>();
-    int64_t n = value.numel();
-    int64_t stride = std::max<int64_t>(1, n / kMaxElementsPerParam);
-    for (int64_t i = 0; i < n; i += stride) {
-      float saved = value.data<float>()[i];
-      value.data<float>()[i] = saved + kStep;
-      float up = lossAt();
-      value.data<float>()[i] = saved - kStep;
-      float down = lossAt();
-      value.data<float>()[i] = saved;
-      float numeric = (up - down) / (2 * kStep);
-      EXPECT_NEAR(analytic[i], numeric, kAbsTol + kRelTol * std::fabs(analytic[i]))
-          << "@" << name << " d loss / d " << param << "[" << i << "]";
-      ++checked;
-    }
-  }
-  EXPECT_GT(checked, 0) << "@" << name << " has no parameter to check";
+  std::vector<attn::Tensor> params = ::attn::initParams(info, /*seed=*/7);
+  checkGradients(program, params, {}, "@" + name);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, Gradcheck, ::testing::ValuesIn(caseNames()),
                          [](const auto &info) { return info.param; });
+
+// Every model of models/, shrunk so that finite differences stay cheap: its @loss through
+// the importer, attn-autodiff and the JIT, on random data.
+std::vector<std::string> modelNames() {
+  std::vector<std::string> names;
+  for (const auto &e : std::filesystem::directory_iterator(std::string(ATTN_SOURCE_DIR) + "/models"))
+    if (e.path().extension() == ".yaml")
+      names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class ModelGradcheck : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
+  std::string path = std::string(ATTN_SOURCE_DIR) + "/models/" + GetParam() + ".yaml";
+  std::vector<::attn::yaml::Diagnostic> diags;
+  auto plain = ::attn::yaml::parseSpecFile(path, {}, diags);
+  ASSERT_TRUE(plain) << (diags.empty() ? "" : diags[0].str());
+  std::vector<::attn::yaml::Override> small = {{"train.batch_size", "2"}, {"data.window", "4"}};
+  if (plain->model.rnn)
+    small.push_back({"model.rnn.hidden", "5"});
+  if (plain->model.mlp)
+    small.push_back({"model.mlp.hidden", "[5, 4]"});
+  if (plain->task == "lm")
+    small.push_back({"model.embedding.dim", "3"});
+  auto spec = ::attn::yaml::parseSpecFile(path, small, diags);
+  ASSERT_TRUE(spec) << (diags.empty() ? "" : diags.back().str());
+
+  mlir::MLIRContext context(registry());
+  context.loadAllAvailableDialects();
+  ::attn::yaml::ImportOptions options;
+  if (spec->task == "lm")
+    options.vocabSize = ::attn::data::CharVocab(::attn::data::builtinText()).size();
+  auto module = ::attn::yaml::importSpec(*spec, context, options);
+  mlir::PassManager pm(&context);
+  pm.addPass(mlir::attn::createAttnAutodiff());
+  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+  std::string cname = "model_" + ::attn::yaml::cName(spec->name);
+  auto jit = ::attn::target::JitProgram::compile(*module, spec->name, cname);
+  ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
+  ::attn::Program program((*jit)->info());
+  std::vector<::attn::Tensor> params = ::attn::initParams(program.info(), /*seed=*/11);
+
+  // Random inputs of the loss: values in [-1, 1], ids within the vocabulary.
+  const attn_entry_info &loss = program.entry("loss");
+  ::attn::Rng rng(5);
+  std::vector<::attn::Tensor> inputs;
+  for (int i = 0; i < loss.num_inputs; ++i) {
+    ::attn::Tensor t = ::attn::makeTensor(loss.inputs[i]);
+    for (int64_t k = 0; k < t.numel(); ++k) {
+      if (t.dtype() == ATTN_I32)
+        t.data<int32_t>()[k] = (int32_t)(rng.next() % (uint64_t)std::max<int64_t>(1, options.vocabSize));
+      else
+        t.data<float>()[k] = (float)(2 * rng.nextDouble() - 1);
+    }
+    inputs.push_back(std::move(t));
+  }
+  checkGradients(program, params, inputs, "models/" + GetParam() + ".yaml");
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ModelGradcheck, ::testing::ValuesIn(modelNames()),
+                         [](const auto &info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
 
 } // namespace

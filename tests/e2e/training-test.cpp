@@ -163,4 +163,36 @@ TEST(Training, NanLossStopsAndKeepsTheLastGoodCheckpoint) {
       ASSERT_TRUE(std::isfinite(t.data<float>()[i])) << name << " at step " << step;
 }
 
+TEST(Training, CharRnnLearnsTheTextAndSamplesFromIt) {
+  std::string lm = std::string(ATTN_SOURCE_DIR) + "/models/char-rnn.yaml";
+  std::string dir = scratch("char-rnn"), out;
+  ASSERT_EQ(attnc("train " + lm + " --steps 400 --out " + dir +
+                      " --set train.eval_every=100 --set train.checkpoint.every=400",
+                  &out),
+            0)
+      << out;
+  auto records = attn::train::readMetrics(dir + "/metrics.jsonl");
+  ASSERT_EQ(records.size(), 400u);
+  // A uniform guess over the ~40 characters costs ln(40) = 3.7 nats; the model must do far
+  // better on the text it trains on.
+  double early = 0, late = 0;
+  for (int i = 0; i < 20; ++i) {
+    early += records[i].loss / 20;
+    late += records[records.size() - 1 - i].loss / 20;
+  }
+  EXPECT_GT(early, 3.0);
+  EXPECT_LT(late, 1.6);
+
+  // Sampling: the requested length, characters of the corpus, the same text for the same seed.
+  std::string a, b, c;
+  ASSERT_EQ(attnc("run " + lm + " --ckpt " + dir + "/last.safetensors --count 120 --sample-seed 5", &a), 0) << a;
+  ASSERT_EQ(attnc("run " + lm + " --ckpt " + dir + "/last.safetensors --count 120 --sample-seed 5", &b), 0) << b;
+  ASSERT_EQ(attnc("run " + lm + " --ckpt " + dir + "/last.safetensors --count 120 --sample-seed 6", &c), 0) << c;
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  std::string text = a.substr(a.find('\n') + 1);
+  ASSERT_EQ(text.rfind("The ", 0), 0u) << text;
+  EXPECT_EQ(text.size(), std::string("The ").size() + 120 + 1) << text; // + the newline
+}
+
 } // namespace

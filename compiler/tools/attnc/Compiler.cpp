@@ -4,6 +4,8 @@
 #include "compiler/Transforms/Passes.h"
 #include "frontends/yaml/Importer.h"
 
+#include "Data.h"
+
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -36,8 +38,36 @@ bool Compiler::loadText(const std::string &text, const std::string &name) {
   return spec_.has_value();
 }
 
+// Combinations the schema alone cannot rule out, reported like the parser's errors.
+static bool checkConsistency(const attn::yaml::Spec &s) {
+  auto error = [&](const attn::yaml::Loc &loc, const std::string &msg, const std::string &hint) {
+    std::cerr << attn::yaml::Diagnostic{loc, msg, hint}.str() << "\n";
+    return false;
+  };
+  if (s.task == "lm" && s.data.builtin != "text")
+    return error(s.data.loc, "task 'lm' learns from text, but data.builtin is '" +
+                                 s.data.builtin + "'",
+                 "set data.builtin: text");
+  if (s.task == "lm" && !s.model.rnn)
+    return error(s.model.loc, "task 'lm' needs model.rnn", "replace model.mlp by model.rnn");
+  if (s.task == "regress" && s.data.builtin != "sine")
+    return error(s.data.loc, "task 'regress' learns from numbers, but data.builtin is '" +
+                                 s.data.builtin + "'",
+                 "set data.builtin: sine, or task: lm");
+  if (s.task == "regress" && s.model.output.size != 1)
+    return error(s.model.output.loc, "data.builtin sine has one target per example, but "
+                                     "model.output.size is " + std::to_string(s.model.output.size),
+                 "set model.output.size to 1");
+  return true;
+}
+
 bool Compiler::import() {
-  module_ = attn::yaml::importSpec(*spec_, context_);
+  if (!checkConsistency(*spec_))
+    return false;
+  attn::yaml::ImportOptions options;
+  if (spec_->task == "lm")
+    options.vocabSize = textVocab().size();
+  module_ = attn::yaml::importSpec(*spec_, context_, options);
   return module_ && succeeded(mlir::verify(*module_));
 }
 

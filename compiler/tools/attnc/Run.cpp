@@ -1,4 +1,5 @@
 // attnc run / compile: the forward pass in-process, or the model ahead of time.
+#include "Data.h"
 #include "Verbs.h"
 
 #include "compiler/Target/Jit.h"
@@ -6,6 +7,7 @@
 
 #include "attn/Init.h"
 #include "attn/Program.h"
+#include "attn/decode/Sample.h"
 #include "attn/data/Sine.h"
 #include "attn/data/TextFile.h"
 #include "attn/train/Trainer.h"
@@ -17,7 +19,8 @@
 
 namespace attnc {
 
-// The forward pass over `x` [n, window] in batches of the compiled batch size.
+// The forward pass over `x` [n, window] in batches of the compiled batch size, or, for a
+// language model, sampling.
 int run(Compiler &c, const Options &o) {
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
     return 1;
@@ -29,6 +32,27 @@ int run(Compiler &c, const Options &o) {
   }
   const auto &s = c.spec();
   attn::Program program((*jit)->info());
+  uint64_t seed = o.seed.value_or(s.train.seed);
+  auto params = attn::initParams(program.info(), seed);
+  std::string origin = "initialised from seed " + std::to_string(seed);
+  if (!o.ckpt.empty()) {
+    std::string file = checkpointFile(o.ckpt);
+    auto meta = attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
+    origin = "from " + file + " (step " + (meta.count("step") ? meta.at("step") : "?") + ")";
+  }
+  if (s.task == "lm") {
+    // A language model generates: feed the prime, then sample one character at a time.
+    attn::decode::SampleOptions so;
+    so.length = o.count.value_or(s.sample.length);
+    so.temperature = o.temperature.value_or(s.sample.temperature);
+    so.seed = o.sampleSeed.value_or(s.sample.seed);
+    std::string prime = o.prime.value_or(s.sample.prime);
+    auto ids = attn::decode::sample(program, params, textVocab().encode(prime), so);
+    std::cout << s.name << ": " << so.length << " characters at temperature " << so.temperature
+              << ", parameters " << origin << "\n"
+              << prime << textVocab().decode(ids) << std::endl;
+    return 0;
+  }
   const attn_entry_info &forward = program.entry("forward");
   std::vector<int64_t> xShape(forward.inputs[0].shape,
                               forward.inputs[0].shape + forward.inputs[0].rank);
@@ -46,14 +70,6 @@ int run(Compiler &c, const Options &o) {
     x = std::move(examples.x);
     target = std::move(examples.y);
     source = "builtin " + s.data.builtin + " (validation split)";
-  }
-  uint64_t seed = o.seed.value_or(s.train.seed);
-  auto params = attn::initParams(program.info(), seed);
-  std::string origin = "initialised from seed " + std::to_string(seed);
-  if (!o.ckpt.empty()) {
-    std::string file = checkpointFile(o.ckpt);
-    auto meta = attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
-    origin = "from " + file + " (step " + (meta.count("step") ? meta.at("step") : "?") + ")";
   }
   int64_t n = x.shape()[0];
   std::cout << s.name << ": forward on " << n << " examples of " << source << ", parameters "

@@ -1,12 +1,12 @@
 // attnc train / eval: the training loop (runtime/train) over the compiled @train_step, and
 // evaluation of a checkpoint.
+#include "Data.h"
 #include "Verbs.h"
 
 #include "compiler/Target/Jit.h"
 
 #include "attn/Init.h"
 #include "attn/Program.h"
-#include "attn/data/Sine.h"
 #include "attn/train/Trainer.h"
 
 #include <cstring>
@@ -15,21 +15,6 @@
 
 namespace attnc {
 namespace {
-
-// The builtin data as a Split: inputs, then targets (the order of @loss's arguments).
-attn::train::Split sineSplit(const attn::yaml::Spec &s, int64_t count, uint64_t seed) {
-  auto examples = attn::data::makeSine(s.data.window, count, seed);
-  return {std::move(examples.x), std::move(examples.y)};
-}
-
-bool checkTargets(const attn::yaml::Spec &s) {
-  if (s.model.output.size == 1)
-    return true;
-  std::cerr << s.file << ": error: data.builtin " << s.data.builtin
-            << " has one target per example, but model.output.size is " << s.model.output.size
-            << "\n  hint: set model.output.size to 1\n";
-  return false;
-}
 
 std::unique_ptr<attn::target::JitProgram> jit(Compiler &c) {
   auto program = attn::target::JitProgram::create(c.module(), c.manifest());
@@ -53,7 +38,7 @@ int64_t countWeights(const attn_program_info &info) {
 
 int train(Compiler &c, const Options &o) {
   const attn::yaml::Spec &s = c.spec();
-  if (!checkTargets(s) || !c.import() || !c.addTraining() || !c.lower() || !c.lowerToLLVM())
+  if (!c.import() || !c.addTraining() || !c.lower() || !c.lowerToLLVM())
     return 1;
   auto compiled = jit(c);
   if (!compiled)
@@ -87,8 +72,7 @@ int train(Compiler &c, const Options &o) {
             << t.steps << " steps (" << s.train.optimizer.type << ", lr "
             << s.train.optimizer.lr << ", " << s.train.schedule.type << " schedule, batch "
             << s.train.batchSize << ") into " << t.dir << std::endl;
-  auto result = attn::train::train(program, params, sineSplit(s, s.data.train, s.data.seed),
-                                   sineSplit(s, s.data.valid, s.data.seed + 1), t);
+  auto result = attn::train::train(program, params, trainSplit(s), validSplit(s), t);
   if (!result.error.empty()) {
     std::cerr << "attnc: error: " << result.error << "\n";
     return 1;
@@ -115,7 +99,7 @@ int eval(Compiler &c, const Options &o) {
     return 1;
   }
   const attn::yaml::Spec &s = c.spec();
-  if (!checkTargets(s) || !c.import() || !c.lower() || !c.lowerToLLVM())
+  if (!c.import() || !c.lower() || !c.lowerToLLVM())
     return 1;
   auto compiled = jit(c);
   if (!compiled)
@@ -123,7 +107,7 @@ int eval(Compiler &c, const Options &o) {
   attn::Program program(compiled->info());
   std::vector<attn::Tensor> params = attn::initParams(program.info(), s.train.seed);
   auto meta = attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
-  double loss = attn::train::evaluate(program, params, sineSplit(s, s.data.valid, s.data.seed + 1));
+  double loss = attn::train::evaluate(program, params, validSplit(s));
   std::cout << s.name << ": validation loss " << loss << " (" << file << ", step "
             << (meta.count("step") ? meta.at("step") : "?") << ")" << std::endl;
   return 0;

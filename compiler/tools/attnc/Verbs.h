@@ -14,6 +14,9 @@ struct Options {
   std::vector<attn::yaml::Override> overrides;
   std::optional<uint64_t> seed;
   std::optional<int64_t> count, steps;
+  std::optional<double> temperature;
+  std::optional<uint64_t> sampleSeed;
+  std::optional<std::string> prime;
   bool resume = false;
   bool help = false;
 };

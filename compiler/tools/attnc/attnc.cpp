@@ -53,6 +53,10 @@ initialised from --seed (default: train.seed). Inputs come from the spec's built
 validation examples, default one batch) or from --input FILE: whitespace-separated numbers,
 one example (data.window values) per line, '#' comments. Prints one line per example;
 --output FILE also writes the raw outputs, one example per line.
+
+A language model (task: lm) generates text instead: it reads --prime (default sample.prime)
+and samples --count characters (default sample.length) at --temperature (default
+sample.temperature; 0 is greedy) with --sample-seed (default sample.seed).
 )"},
     {"train", R"(usage: attnc train MODEL.yaml [--steps N] [--out DIR] [--resume] [--set KEY=VALUE]...
 
@@ -121,6 +125,12 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       o.out = value;
     else if (takeValue("--ckpt"))
       o.ckpt = value;
+    else if (takeValue("--temperature"))
+      o.temperature = std::stod(value);
+    else if (takeValue("--sample-seed"))
+      o.sampleSeed = std::stoull(value);
+    else if (takeValue("--prime"))
+      o.prime = value;
     else if (a == "--resume")
       o.resume = true;
     else if (takeValue("--set")) {
