@@ -1,5 +1,5 @@
 // attnc: the user's command line. One binary, verbs like Marian's and IREE's:
-//   attnc check | emit | run | compile  MODEL.yaml [options]
+//   attnc check | emit | run | train | eval | compile  MODEL.yaml [options]
 #include "Compiler.h"
 #include "Verbs.h"
 
