@@ -11,6 +11,7 @@
 #include "attn/cpu/Matmul.h"
 #include "attn/kernels.h"
 
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -126,6 +127,29 @@ void *dataOf(const void *aligned, int64_t offset) {
   return const_cast<float *>(static_cast<const float *>(aligned) + offset);
 }
 
+// Below this many flops a matmul runs on one thread: oneDNN's OpenMP fork/join costs more than
+// it saves (measured: a [32,32]x[32,32] matmul takes ~1.3 us on one thread, ~8 us on two), and
+// recurrent models make hundreds of such calls per step. Primitives for such shapes are also
+// created on one thread, since oneDNN may size its work split when it creates a primitive.
+constexpr double kSmallFlops = 2.0 * 1024 * 1024;
+
+// Runs `body` with OpenMP limited to one thread when `flops` is small (restored on the way
+// out, also when oneDNN throws).
+template <typename Body> void withThreadsFor(double flops, Body body) {
+  struct Restore {
+    int threads;
+    ~Restore() {
+      if (threads > 0)
+        omp_set_num_threads(threads);
+    }
+  } restore{0};
+  if (flops < kSmallFlops && !omp_in_parallel()) {
+    restore.threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+  }
+  body();
+}
+
 bool anyZero(const View &v) {
   return std::any_of(v.sizes.begin(), v.sizes.end(), [](int64_t d) { return d == 0; });
 }
@@ -178,21 +202,25 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_me
   canonicaliseUnitStrides(vb);
   canonicaliseUnitStrides(vc);
 
+  double flops = 2.0 * B * M * N * K;
   try {
-    Key key{/*kind=matmul*/ 0};
-    appendView(key, va);
-    appendView(key, vb);
-    appendView(key, vc);
-    dnnl::memory::desc mdA = mdOf(va), mdB = mdOf(vb), mdC = mdOf(vc);
-    dnnl::matmul prim = lookup(key, [&] {
-      dnnl::matmul::desc d(mdA, mdB, mdC);
-      return dnnl::matmul(dnnl::matmul::primitive_desc(d, engine()));
+    withThreadsFor(flops, [&] {
+      Key key{/*kind=matmul*/ 0};
+      appendView(key, va);
+      appendView(key, vb);
+      appendView(key, vc);
+      dnnl::memory::desc mdA = mdOf(va), mdB = mdOf(vb), mdC = mdOf(vc);
+      dnnl::matmul prim = lookup(key, [&] {
+        dnnl::matmul::desc d(mdA, mdB, mdC);
+        return dnnl::matmul(dnnl::matmul::primitive_desc(d, engine()));
+      });
+      dnnl::memory memA(mdA, engine(), dataOf(a->aligned, a->offset));
+      dnnl::memory memB(mdB, engine(), dataOf(b->aligned, b->offset));
+      dnnl::memory memC(mdC, engine(), dataOf(c->aligned, c->offset));
+      prim.execute(stream(),
+                   {{DNNL_ARG_SRC, memA}, {DNNL_ARG_WEIGHTS, memB}, {DNNL_ARG_DST, memC}});
+      stream().wait();
     });
-    dnnl::memory memA(mdA, engine(), dataOf(a->aligned, a->offset));
-    dnnl::memory memB(mdB, engine(), dataOf(b->aligned, b->offset));
-    dnnl::memory memC(mdC, engine(), dataOf(c->aligned, c->offset));
-    prim.execute(stream(), {{DNNL_ARG_SRC, memA}, {DNNL_ARG_WEIGHTS, memB}, {DNNL_ARG_DST, memC}});
-    stream().wait();
   } catch (const dnnl::error &e) {
     fail(kName, std::string("oneDNN error: ") + e.what() + " (op(a) " + dimsStr(va.sizes) +
                     ", op(b) " + dimsStr(vb.sizes) + ", c " + dimsStr(vc.sizes) + ")");
@@ -227,34 +255,36 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_mem
   if (K == 0) { // empty sum: y = bias broadcast over rows
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n)
-        y->aligned[y->offset + m * vy.strides[0] + n * vy.strides[1]] =
-            biasData[n];
+        y->aligned[y->offset + m * vy.strides[0] + n * vy.strides[1]] = biasData[n];
     return;
   }
   canonicaliseUnitStrides(vx);
   canonicaliseUnitStrides(vw);
   canonicaliseUnitStrides(vy);
 
+  double flops = 2.0 * M * N * K;
   try {
-    Key key{/*kind=dense*/ 1};
-    appendView(key, vx);
-    appendView(key, vw);
-    appendView(key, vbias);
-    appendView(key, vy);
-    dnnl::memory::desc mdX = mdOf(vx), mdW = mdOf(vw), mdBias = mdOf(vbias), mdY = mdOf(vy);
-    dnnl::matmul prim = lookup(key, [&] {
-      dnnl::matmul::desc d(mdX, mdW, mdBias, mdY);
-      return dnnl::matmul(dnnl::matmul::primitive_desc(d, engine()));
+    withThreadsFor(flops, [&] {
+      Key key{/*kind=dense*/ 1};
+      appendView(key, vx);
+      appendView(key, vw);
+      appendView(key, vbias);
+      appendView(key, vy);
+      dnnl::memory::desc mdX = mdOf(vx), mdW = mdOf(vw), mdBias = mdOf(vbias), mdY = mdOf(vy);
+      dnnl::matmul prim = lookup(key, [&] {
+        dnnl::matmul::desc d(mdX, mdW, mdBias, mdY);
+        return dnnl::matmul(dnnl::matmul::primitive_desc(d, engine()));
+      });
+      dnnl::memory memX(mdX, engine(), dataOf(x->aligned, x->offset));
+      dnnl::memory memW(mdW, engine(), dataOf(w->aligned, w->offset));
+      dnnl::memory memBias(mdBias, engine(), dataOf(biasData, 0));
+      dnnl::memory memY(mdY, engine(), dataOf(y->aligned, y->offset));
+      prim.execute(stream(), {{DNNL_ARG_SRC, memX},
+                              {DNNL_ARG_WEIGHTS, memW},
+                              {DNNL_ARG_BIAS, memBias},
+                              {DNNL_ARG_DST, memY}});
+      stream().wait();
     });
-    dnnl::memory memX(mdX, engine(), dataOf(x->aligned, x->offset));
-    dnnl::memory memW(mdW, engine(), dataOf(w->aligned, w->offset));
-    dnnl::memory memBias(mdBias, engine(), dataOf(biasData, 0));
-    dnnl::memory memY(mdY, engine(), dataOf(y->aligned, y->offset));
-    prim.execute(stream(), {{DNNL_ARG_SRC, memX},
-                            {DNNL_ARG_WEIGHTS, memW},
-                            {DNNL_ARG_BIAS, memBias},
-                            {DNNL_ARG_DST, memY}});
-    stream().wait();
   } catch (const dnnl::error &e) {
     fail(kName, std::string("oneDNN error: ") + e.what() + " (x " + dimsStr(vx.sizes) + ", w " +
                     dimsStr(vw.sizes) + ", y " + dimsStr(vy.sizes) + ")");

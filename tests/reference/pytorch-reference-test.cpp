@@ -1,18 +1,20 @@
-// attnc's gradients of models/rnn-sine.yaml against PyTorch.
+// attnc's gradients of models/rnn-sine.yaml and models/char-rnn.yaml against PyTorch.
 //
-// rnn-sine-reference.safetensors (written by make-rnn-sine-reference.py, see README.md here)
-// holds, for each configuration CFG (batch, window, hidden and layers in its metadata), the
-// parameters, inputs and targets, and the loss and every gradient computed by
-// torch.nn.RNN + nn.Linear in float64. This test builds the model the way attnc does (the YAML
-// file through the real frontend with --set style overrides, attn-autodiff, the JIT), runs
-// @loss_grad on the same parameters and inputs, and compares.
+// rnn-sine-reference.safetensors (written by make-rnn-sine-reference.py) and
+// char-rnn-reference.safetensors (written by make-char-rnn-reference.py; see README.md here)
+// hold, for each configuration CFG (its sizes in the metadata), the parameters, the inputs of
+// @loss, and the loss and every gradient computed by the equivalent PyTorch model in float64
+// (nn.RNN + nn.Linear + MSE; nn.Embedding + nn.RNN + nn.Linear + F.cross_entropy). This test
+// builds each model the way attnc does (the YAML file through the real frontend with --set
+// style overrides, attn-autodiff, the JIT), runs @loss_grad on the same parameters and inputs,
+// and compares.
 //
 // Measure, per tensor (the loss and each grad:<param>), with a = attnc (float32) and
 // b = PyTorch (float64, stored rounded to float32):
 //
 //     relative error = max_i |a_i - b_i| / max(max_i |b_i|, 1e-6)  <  1e-4
 //
-// Python is not needed here: only to regenerate the reference file.
+// Python is not needed here: only to regenerate the reference files.
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Jit.h"
 #include "compiler/Transforms/Passes.h"
@@ -33,6 +35,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -41,22 +44,66 @@ namespace {
 
 constexpr double kRelTol = 1e-4;
 
-std::string referencePath() {
-  return std::string(ATTN_SOURCE_DIR) + "/tests/reference/rnn-sine-reference.safetensors";
-}
-std::string modelPath() { return std::string(ATTN_SOURCE_DIR) + "/models/rnn-sine.yaml"; }
+// One model checked against one reference file.
+struct Reference {
+  const char *file;   // in tests/reference/
+  const char *model;  // in models/
+  const char *script; // in tests/reference/, writes `file`
+  // metadata key (per configuration: "<cfg>.<key>") -> the spec path it overrides
+  std::vector<std::pair<const char *, const char *>> overrides;
+  std::vector<const char *> inputs; // @loss's inputs, as named in the manifest and the file
+  const char *vocabKey;             // metadata key of ImportOptions::vocabSize, or null
+};
 
-const ::attn::checkpoint::Checkpoint &reference() {
-  static const ::attn::checkpoint::Checkpoint ckpt = ::attn::checkpoint::load(referencePath());
-  return ckpt;
+const Reference kRnnSine = {
+    "rnn-sine-reference.safetensors",
+    "rnn-sine.yaml",
+    "make-rnn-sine-reference.py",
+    {{"batch", "train.batch_size"},
+     {"window", "data.window"},
+     {"hidden", "model.rnn.hidden"},
+     {"layers", "model.rnn.layers"}},
+    {"x", "target"},
+    nullptr,
+};
+
+// The vocabulary size comes from the file, not the builtin text, so the reference does not
+// depend on the corpus.
+const Reference kCharRnn = {
+    "char-rnn-reference.safetensors",
+    "char-rnn.yaml",
+    "make-char-rnn-reference.py",
+    {{"batch", "train.batch_size"},
+     {"window", "data.window"},
+     {"embedding", "model.embedding.dim"},
+     {"hidden", "model.rnn.hidden"},
+     {"layers", "model.rnn.layers"}},
+    {"tokens", "next"},
+    "vocab",
+};
+
+std::string referencePath(const Reference &r) {
+  return std::string(ATTN_SOURCE_DIR) + "/tests/reference/" + r.file;
+}
+std::string modelPath(const Reference &r) {
+  return std::string(ATTN_SOURCE_DIR) + "/models/" + r.model;
 }
 
-// The configurations named in the file's metadata ("configs": "layers1,layers2"), read at
+// Loaded once per file; throws std::runtime_error if unreadable.
+const ::attn::checkpoint::Checkpoint &load(const Reference &r) {
+  static std::map<std::string, ::attn::checkpoint::Checkpoint> cache;
+  auto it = cache.find(r.file);
+  if (it == cache.end())
+    it = cache.emplace(r.file, ::attn::checkpoint::load(referencePath(r))).first;
+  return it->second;
+}
+
+// The configurations named in a file's metadata ("configs": "layers1,layers2"), read at
 // registration time. An unreadable file yields one case that reports why.
-std::vector<std::string> configNames() {
+std::vector<std::string> configNames(const Reference &r) {
   std::vector<std::string> names;
   try {
-    std::stringstream list(reference().metadata.at("configs"));
+    std::stringstream list(load(r).metadata.at("configs"));
     for (std::string name; std::getline(list, name, ',');)
       names.push_back(name);
   } catch (const std::exception &) {
@@ -81,16 +128,15 @@ mlir::DialectRegistry registry() {
   return r;
 }
 
-class PyTorchReference : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(PyTorchReference, LossGradMatchesFloat64) {
-  const std::string cfg = GetParam();
+// Builds r.model with configuration cfg's sizes, runs @loss_grad on the file's parameters and
+// inputs, and compares the loss and every gradient with the file's.
+void checkLossGrad(const Reference &r, const std::string &cfg) {
   const ::attn::checkpoint::Checkpoint *ref = nullptr;
   try {
-    ref = &reference();
+    ref = &load(r);
   } catch (const std::exception &e) {
-    FAIL() << e.what() << "\n  hint: regenerate it with "
-           << "/usr/bin/python3 tests/reference/make-rnn-sine-reference.py";
+    FAIL() << e.what() << "\n  hint: regenerate it with /usr/bin/python3 tests/reference/"
+           << r.script;
   }
   auto meta = [&](const std::string &key) -> std::string {
     auto it = ref->metadata.find(cfg + "." + key);
@@ -99,20 +145,26 @@ TEST_P(PyTorchReference, LossGradMatchesFloat64) {
   auto tensor = [&](const std::string &name) -> const ::attn::Tensor & {
     const ::attn::Tensor *t = ref->find(cfg + "/" + name);
     if (!t)
-      throw std::runtime_error(referencePath() + ": no tensor '" + cfg + "/" + name + "'");
+      throw std::runtime_error(referencePath(r) + ": no tensor '" + cfg + "/" + name + "'");
     return *t;
   };
-  ASSERT_FALSE(meta("batch").empty()) << "no metadata for configuration " << cfg;
 
   // The model through the real frontend, with the configuration as overrides.
-  std::vector<::attn::yaml::Override> overrides = {
-      {"train.batch_size", meta("batch")},
-      {"data.window", meta("window")},
-      {"model.rnn.hidden", meta("hidden")},
-      {"model.rnn.layers", meta("layers")},
-  };
+  std::vector<::attn::yaml::Override> overrides;
+  std::string sizes;
+  for (const auto &[key, path] : r.overrides) {
+    ASSERT_FALSE(meta(key).empty()) << "no metadata '" << key << "' for configuration " << cfg;
+    overrides.push_back({path, meta(key)});
+    sizes += (sizes.empty() ? "" : ", ") + std::string(key) + " " + meta(key);
+  }
+  ::attn::yaml::ImportOptions options;
+  if (r.vocabKey) {
+    ASSERT_FALSE(meta(r.vocabKey).empty()) << "no metadata '" << r.vocabKey << "' for " << cfg;
+    options.vocabSize = std::stoll(meta(r.vocabKey));
+    sizes += ", " + std::string(r.vocabKey) + " " + meta(r.vocabKey);
+  }
   std::vector<::attn::yaml::Diagnostic> diags;
-  auto spec = ::attn::yaml::parseSpecFile(modelPath(), overrides, diags);
+  auto spec = ::attn::yaml::parseSpecFile(modelPath(r), overrides, diags);
   std::string problems;
   for (const auto &d : diags)
     problems += d.str() + "\n";
@@ -120,7 +172,7 @@ TEST_P(PyTorchReference, LossGradMatchesFloat64) {
 
   mlir::MLIRContext context(registry());
   context.loadAllAvailableDialects();
-  auto module = ::attn::yaml::importSpec(*spec, context);
+  auto module = ::attn::yaml::importSpec(*spec, context, options);
   ASSERT_TRUE(module && mlir::succeeded(mlir::verify(*module)));
   mlir::PassManager pm(&context);
   pm.addPass(mlir::attn::createAttnAutodiff());
@@ -131,12 +183,13 @@ TEST_P(PyTorchReference, LossGradMatchesFloat64) {
   ::attn::Program program((*jit)->info());
   const attn_program_info &info = program.info();
 
-  // Parameters in manifest order, matched by name.
-  std::vector<::attn::Tensor> params;
+  // Parameters in manifest order, matched by name; inputs by name.
+  std::vector<::attn::Tensor> params, inputs;
   for (int i = 0; i < info.num_params; ++i)
     params.push_back(tensor(info.params[i].name));
-  std::vector<::attn::Tensor> outputs =
-      program.call("loss_grad", params, {tensor("x"), tensor("target")});
+  for (const char *name : r.inputs)
+    inputs.push_back(tensor(name));
+  std::vector<::attn::Tensor> outputs = program.call("loss_grad", params, inputs);
   const attn_entry_info &entry = program.entry("loss_grad");
   ASSERT_EQ(entry.num_outputs, 1 + info.num_params);
 
@@ -154,10 +207,8 @@ TEST_P(PyTorchReference, LossGradMatchesFloat64) {
       worst = err, worstName = name;
     ++checked;
   }
-  std::printf("%s (batch %s, window %s, hidden %s, layers %s): largest relative error %.3g "
-              "(%s), tolerance %.0e\n",
-              cfg.c_str(), meta("batch").c_str(), meta("window").c_str(),
-              meta("hidden").c_str(), meta("layers").c_str(), worst, worstName.c_str(), kRelTol);
+  std::printf("%s %s (%s): largest relative error %.3g (%s), tolerance %.0e\n", r.model,
+              cfg.c_str(), sizes.c_str(), worst, worstName.c_str(), kRelTol);
   // Every parameter has its gradient checked, and the file holds nothing the model lacks.
   EXPECT_EQ(checked, 1 + info.num_params);
   int inFile = 0;
@@ -166,7 +217,21 @@ TEST_P(PyTorchReference, LossGradMatchesFloat64) {
   EXPECT_EQ(inFile, info.num_params) << "the reference has gradients for other parameters";
 }
 
-INSTANTIATE_TEST_SUITE_P(RnnSine, PyTorchReference, ::testing::ValuesIn(configNames()),
+// models/rnn-sine.yaml: regression, MSE of the last state's prediction.
+class PyTorchReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PyTorchReference, LossGradMatchesFloat64) { checkLossGrad(kRnnSine, GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(RnnSine, PyTorchReference, ::testing::ValuesIn(configNames(kRnnSine)),
+                         [](const auto &info) { return info.param; });
+
+// models/char-rnn.yaml: embedding, rnn over every position, cross-entropy of every position.
+class CharRnnPyTorchReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CharRnnPyTorchReference, LossGradMatchesFloat64) { checkLossGrad(kCharRnn, GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(CharRnn, CharRnnPyTorchReference,
+                         ::testing::ValuesIn(configNames(kCharRnn)),
                          [](const auto &info) { return info.param; });
 
 } // namespace
