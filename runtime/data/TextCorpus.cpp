@@ -43,6 +43,35 @@ needs water and which needs sun, and she reads the leaves the way a sailor reads
 
 Every long journey is made of small steps, and every long text is made of small letters.
 Read them one at a time, remember what matters, forget what does not, and guess the next one.
+
+The lighthouse keeper climbs the stairs at dusk. There are one hundred and twelve of them,
+and she knows each one by the sound it makes under her boots. At the top she trims the wick,
+polishes the glass, and lights the lamp. All night the beam turns over the water, and all
+night the ships that pass can see where the rocks are and where the safe channel runs.
+
+A map is a model of the land. It leaves out almost everything: the smell of the pine woods,
+the colour of the morning, the names of the dogs in the farmyards. What it keeps is what a
+traveller needs to find the way. A good model is like a good map. It forgets wisely.
+
+The cook in the small restaurant by the station starts the soup before the sun is up. She
+chops onions and carrots and celery, she adds salt and pepper and a little thyme, and she
+lets the pot simmer while the first trains arrive. By the time the travellers come in from
+the cold, the whole room smells of soup, and nobody can remember why they were in a hurry.
+
+Some words are common and some are rare. The word the appears in almost every sentence,
+while a word like lighthouse may appear only once in a long book. A model that reads text one
+letter at a time soon learns that a space often follows the letter e, that a capital letter
+often follows a full stop, and that the letter q is nearly always followed by the letter u.
+
+In the winter the village is quiet. Snow covers the roads and the roofs, and the only sounds
+are the bells of the church and the scrape of shovels in the morning. The children build a
+snowman in the square and give it a carrot for a nose and two black stones for eyes. When
+spring comes the snowman melts away, and only the carrot and the stones are left behind.
+
+The clock in the tower has kept time for two hundred years. Every Sunday the clockmaker climbs
+up to wind it, oils the gears, and checks it against the radio. It is never more than a minute
+slow. People in the town set their watches by it, and when it strikes noon the pigeons rise
+from the roof all at once and circle the tower before they settle again.
 )";
   return text;
 }

@@ -1,7 +1,7 @@
 // `attnc train` end to end, as a user runs it: the RNN sine model trains to a low validation
 // loss; --resume continues exactly like the uninterrupted run; SIGKILL during checkpoint
 // saves never leaves an unreadable checkpoint; a NaN loss stops training and keeps the last
-// good checkpoint.
+// good checkpoint; early stopping; the character LM learns its text and samples from it.
 #include "attn/checkpoint/Checkpoint.h"
 #include "attn/train/MetricsLog.h"
 
@@ -161,6 +161,22 @@ TEST(Training, NanLossStopsAndKeepsTheLastGoodCheckpoint) {
   for (auto &[name, t] : ckpt.tensors)
     for (int64_t i = 0; i < t.numel(); ++i)
       ASSERT_TRUE(std::isfinite(t.data<float>()[i])) << name << " at step " << step;
+}
+
+TEST(Training, EarlyStoppingEndsARunThatStopsImproving) {
+  std::string dir = scratch("early"), out;
+  // No validation pass can improve on the first by 10: the run stops at the second.
+  ASSERT_EQ(attnc("train " + kModel + " --steps 500 --out " + dir +
+                      " --set train.eval_every=10 --set train.early_stopping.patience=1"
+                      " --set train.early_stopping.min_delta=10",
+                  &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("done at step 20 (early stop)"), std::string::npos) << out;
+  EXPECT_EQ(losses(dir).size(), 20u);
+  auto best = attn::checkpoint::load(dir + "/best.safetensors");
+  EXPECT_EQ(best.metadata.at("step"), "10");
+  EXPECT_EQ(attn::checkpoint::load(dir + "/last.safetensors").metadata.at("step"), "20");
 }
 
 TEST(Training, CharRnnLearnsTheTextAndSamplesFromIt) {
