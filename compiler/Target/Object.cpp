@@ -3,6 +3,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
@@ -13,31 +14,44 @@
 
 namespace attn::target {
 
-static std::unique_ptr<llvm::TargetMachine> hostMachine(std::string &error) {
+// `cpu` "native" is the host with all its features; another name is that CPU with its
+// default features ("x86-64-v3": any AVX2 machine).
+static std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &cpu,
+                                                          std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   std::string triple = llvm::sys::getProcessTriple();
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return nullptr;
+  bool native = cpu.empty() || cpu == "native";
+  // Checked first: LLVM would only warn, and then build for a generic CPU.
+  std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(triple, "", ""));
+  if (!native && !info->isCPUStringValid(cpu)) {
+    error = "unknown CPU '" + cpu + "' for " + triple + " (try native, x86-64, x86-64-v2, " +
+            "x86-64-v3, x86-64-v4, or a name such as skylake or znver3)";
+    return nullptr;
+  }
   llvm::SubtargetFeatures features;
-  for (auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
-    features.AddFeature(feature, enabled);
+  if (native)
+    for (auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
+      features.AddFeature(feature, enabled);
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(), options, llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      triple, native ? llvm::sys::getHostCPUName() : llvm::StringRef(cpu), features.getString(),
+      options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 
 std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
-                                                llvm::LLVMContext &context) {
+                                                llvm::LLVMContext &context,
+                                                const std::string &cpu) {
   auto module = mlir::translateModuleToLLVMIR(llvmModule, context);
   if (!module)
     return nullptr;
   std::string error;
-  auto machine = hostMachine(error);
+  auto machine = targetMachine(cpu, error);
   if (!machine) {
-    llvm::errs() << "attnc: no target for the host: " << error << "\n";
+    llvm::errs() << "attnc: error: " << error << "\n";
     return nullptr;
   }
   module->setDataLayout(machine->createDataLayout());
@@ -50,13 +64,16 @@ std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
   return module;
 }
 
-std::string writeObject(mlir::ModuleOp llvmModule, const std::string &path) {
+std::string writeObject(mlir::ModuleOp llvmModule, const std::string &path,
+                        const std::string &cpu) {
+  std::string error;
+  auto machine = targetMachine(cpu, error);
+  if (!machine)
+    return error;
   llvm::LLVMContext context;
-  auto module = toOptimizedLLVMIR(llvmModule, context);
+  auto module = toOptimizedLLVMIR(llvmModule, context, cpu);
   if (!module)
     return "cannot translate the module to LLVM IR";
-  std::string error;
-  auto machine = hostMachine(error);
   if (!machine)
     return error;
   // Write to a temporary file and rename, so a failed build never leaves a half object.

@@ -10,12 +10,16 @@
 
 namespace attn::target {
 
-/// Translates to LLVM IR and optimises it at -O3 for the host CPU. nullptr on failure (a
-/// diagnostic has been emitted).
+/// Translates to LLVM IR and optimises it at -O3 for `cpu`: "native" (the host, with all its
+/// features) or an LLVM CPU name such as "x86-64-v3". nullptr on failure (a diagnostic has
+/// been printed).
 std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
-                                                llvm::LLVMContext &context);
+                                                llvm::LLVMContext &context,
+                                                const std::string &cpu = "native");
 
-/// Writes a relocatable object for the host CPU. Returns an error message, empty on success.
-std::string writeObject(mlir::ModuleOp llvmModule, const std::string &path);
+/// Writes a relocatable object for `cpu` (as above). Returns an error message, empty on
+/// success.
+std::string writeObject(mlir::ModuleOp llvmModule, const std::string &path,
+                        const std::string &cpu = "native");
 
 } // namespace attn::target

@@ -7,7 +7,10 @@
 #include "attn/train/Plot.h"
 #include "attn/train/Progress.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -87,6 +90,20 @@ void writePlot(const std::string &dir, const std::string &title) {
   writeLossCurvePng(dir + "/loss.png", series, title);
 }
 
+// A save killed midway leaves `<name>.tmp-<pid>` behind (checkpoint::save's temporary). Those
+// of processes that no longer exist are removed; a live writer's are left alone.
+void removeStaleTemporaries(const std::string &dir) {
+  for (const auto &entry : std::filesystem::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    auto at = name.find(".safetensors.tmp-");
+    if (at == std::string::npos)
+      continue;
+    pid_t pid = (pid_t)std::atol(name.c_str() + at + strlen(".safetensors.tmp-"));
+    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
+      std::filesystem::remove(entry.path());
+  }
+}
+
 } // namespace
 
 double evaluate(const Program &program, const std::vector<Tensor> &params, const Split &split) {
@@ -159,12 +176,14 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
   TrainResult result;
   result.bestValid = std::nan("");
   EarlyStopping early(std::max<int64_t>(1, o.patience), o.minDelta);
+  removeStaleTemporaries(o.dir);
   if (o.resume && std::filesystem::exists(last)) {
     auto meta = loadCheckpoint(last, info, params);
     result.firstStep = std::stoll(meta.at("step")) + 1;
     if (meta.count("best_valid")) {
       result.bestValid = std::stod(meta.at("best_valid"));
-      early.update(result.bestValid);
+      early.restore(result.bestValid,
+                    meta.count("bad_evals") ? std::stoll(meta.at("bad_evals")) : 0);
     }
     std::fprintf(o.out, "resuming from %s at step %lld\n", last.c_str(),
                  (long long)result.firstStep);
@@ -181,6 +200,7 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     m["step"] = std::to_string(s);
     if (!std::isnan(result.bestValid))
       m["best_valid"] = std::to_string(result.bestValid);
+    m["bad_evals"] = std::to_string(early.badEvaluations());
     return m;
   };
   double start = now();

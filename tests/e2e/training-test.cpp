@@ -142,6 +142,10 @@ TEST(Training, KilledDuringCheckpointSavesStillResumes) {
   EXPECT_NE(out.find("resuming from"), std::string::npos) << out;
   EXPECT_EQ(std::stoll(attn::checkpoint::load(dir + "/last.safetensors").metadata.at("step")),
             saved + 5);
+  // The killed saves' temporaries are gone (their writers are dead).
+  for (const auto &entry : fs::directory_iterator(dir))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos)
+        << entry.path();
 }
 
 TEST(Training, NanLossStopsAndKeepsTheLastGoodCheckpoint) {

@@ -114,7 +114,7 @@ int compile(Compiler &c, const Options &o) {
     return usageError("compile needs -o MODEL.o");
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
     return 1;
-  std::string error = attn::target::writeObject(c.module(), o.output);
+  std::string error = attn::target::writeObject(c.module(), o.output, o.cpu);
   if (!error.empty())
     return std::cerr << "attnc: error: " << error << "\n", 1;
   std::string header = o.header;

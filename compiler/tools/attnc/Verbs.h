@@ -11,6 +11,7 @@ namespace attnc {
 
 struct Options {
   std::string verb, model, stage, output, header, input, out, ckpt;
+  std::string cpu = "native";
   std::vector<attn::yaml::Override> overrides;
   std::optional<uint64_t> seed;
   std::optional<int64_t> count, steps;

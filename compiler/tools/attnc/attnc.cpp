@@ -74,9 +74,12 @@ Loads a checkpoint (DIR means DIR/best.safetensors, else DIR/last.safetensors) a
 mean loss over the validation split. Without MODEL.yaml the spec stored in the checkpoint is
 used.
 )"},
-    {"compile", R"(usage: attnc compile MODEL.yaml -o MODEL.o [--header MODEL.h] [--set KEY=VALUE]...
+    {"compile", R"(usage: attnc compile MODEL.yaml -o MODEL.o [--header MODEL.h] [--cpu NAME]
+                     [--set KEY=VALUE]...
 
-Compiles ahead of time for the host CPU: MODEL.o holds the entry points
+Compiles ahead of time for --cpu: native (default: this machine, with all its features, e.g.
+AVX-512) or an LLVM CPU name for objects that run elsewhere (x86-64-v3: any AVX2 machine;
+x86-64: any x86-64). MODEL.o holds the entry points
 `void attn_<model>_<entry>(void **args)`, and the header declares them together with the
 program manifest `attn_<model>_program` (parameters, inputs, outputs; see attn/abi.h).
 Link MODEL.o with the attn runtime (AttnRuntime) and oneDNN; MLIR is not needed.
@@ -125,6 +128,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       o.out = value;
     else if (takeValue("--ckpt"))
       o.ckpt = value;
+    else if (takeValue("--cpu"))
+      o.cpu = value;
     else if (takeValue("--temperature"))
       o.temperature = std::stod(value);
     else if (takeValue("--sample-seed"))

@@ -26,6 +26,12 @@ public:
   // Evaluations since the last improvement.
   int64_t badEvaluations() const { return bad_; }
 
+  // Continues a run that stopped with these values (they are saved in checkpoints).
+  void restore(double best, int64_t badEvaluations) {
+    best_ = best;
+    bad_ = badEvaluations;
+  }
+
 private:
   int64_t patience_;
   double minDelta_;
