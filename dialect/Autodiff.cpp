@@ -109,6 +109,30 @@ FailureOr<SmallVector<Value>> buildBackward(OpBuilder &b, ArrayRef<Operation *> 
   return result;
 }
 
+LogicalResult buildGradientByDecomposition(Operation *op, OpBuilder &b, ValueRange resultGrads,
+                                           SmallVectorImpl<Value> &operandGrads) {
+  // Records the ops the decomposition creates: they are what gets differentiated.
+  struct Recorder : OpBuilder::Listener {
+    SmallVector<Operation *> ops;
+    void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+      ops.push_back(op);
+    }
+  } recorder;
+  OpBuilder::Listener *previous = b.getListener();
+  b.setListener(&recorder);
+  SmallVector<Value> results = cast<DecomposableOpInterface>(op).decompose(b);
+  b.setListener(previous);
+  SmallVector<std::pair<Value, Value>> seeds;
+  for (auto [r, g] : llvm::zip(results, resultGrads))
+    seeds.push_back({r, g});
+  SmallVector<Value> wrt(op->getOperands());
+  auto grads = buildBackward(b, recorder.ops, seeds, wrt);
+  if (failed(grads))
+    return failure();
+  operandGrads.append(grads->begin(), grads->end());
+  return success();
+}
+
 Value zerosOf(OpBuilder &b, Location loc, Type type) {
   auto tensor = cast<RankedTensorType>(type);
   return b.create<ConstantOp>(

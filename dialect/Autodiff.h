@@ -25,6 +25,12 @@ FailureOr<SmallVector<Value>> buildBackward(OpBuilder &b, ArrayRef<Operation *> 
                                             ArrayRef<std::pair<Value, Value>> seeds,
                                             ArrayRef<Value> wrt);
 
+/// The gradient rule of a composite op: builds its decomposition (DecomposableOpInterface)
+/// at `b` and differentiates that. The forward value is recomputed, which is what a cell
+/// inside a scan's backward step does anyway.
+LogicalResult buildGradientByDecomposition(Operation *op, OpBuilder &b, ValueRange resultGrads,
+                                           SmallVectorImpl<Value> &operandGrads);
+
 //===- helpers for gradient rules ------------------------------------------------------===//
 
 /// A zero tensor of `type`.

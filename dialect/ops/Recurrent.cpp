@@ -213,3 +213,158 @@ SmallVector<Value> RnnCellOp::decompose(OpBuilder &b) {
   Value rec = b.create<MatmulOp>(loc, getHidden(), getWAa());
   return {b.create<TanhOp>(loc, b.create<AddOp>(loc, in, rec))};
 }
+
+//===----------------------------------------------------------------------------------===//
+// lstm_cell, gru_cell
+//===----------------------------------------------------------------------------------===//
+
+namespace {
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+bool hasShape(Value v, ArrayRef<int64_t> shape) { return typeOf(v).getShape() == shape; }
+
+// Columns [k*width, (k+1)*width) of a [rows, n*width] matrix.
+Value gateBlock(OpBuilder &b, Location l, Value v, int64_t k, int64_t width) {
+  auto shape = typeOf(v).getShape();
+  return b.create<SliceOp>(l, v, b.getDenseI64ArrayAttr({0, k * width}),
+                           b.getDenseI64ArrayAttr({shape[0], width}));
+}
+// Entries [k*width, (k+1)*width) of a vector.
+Value vectorBlock(OpBuilder &b, Location l, Value v, int64_t k, int64_t width) {
+  return b.create<SliceOp>(l, v, b.getDenseI64ArrayAttr({k * width}),
+                           b.getDenseI64ArrayAttr({width}));
+}
+Value one(OpBuilder &b, Location l) {
+  auto type = RankedTensorType::get({}, b.getF32Type());
+  return b.create<ConstantOp>(l, DenseElementsAttr::get(type, b.getF32FloatAttr(1.0f)));
+}
+} // namespace
+
+LogicalResult LstmCellOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                           ValueRange operands, DictionaryAttr attributes,
+                                           OpaqueProperties properties, RegionRange regions,
+                                           SmallVectorImpl<Type> &results) {
+  Adaptor a(operands, attributes, properties, regions);
+  auto x = typeOf(a.getInput()), h = typeOf(a.getHidden()), c = typeOf(a.getCell());
+  bool ok = x.getRank() == 2 && h.getRank() == 2 && c.getRank() == 2;
+  int64_t batch = ok ? x.getShape()[0] : 0, in = ok ? x.getShape()[1] : 0;
+  int64_t hid = ok ? c.getShape()[1] : 0, proj = ok ? h.getShape()[1] : 0;
+  ok = ok && h.getShape()[0] == batch && c.getShape()[0] == batch &&
+       hasShape(a.getWIh(), {in, 4 * hid}) && hasShape(a.getWHh(), {proj, 4 * hid}) &&
+       hasShape(a.getBias(), {4 * hid});
+  if (ok && a.getWPeephole())
+    ok = hasShape(a.getWPeephole(), {3, hid});
+  if (ok && (bool)a.getWProj() != (bool)a.getBProj())
+    ok = false;
+  if (ok && a.getWProj())
+    ok = hasShape(a.getWProj(), {hid, proj}) && hasShape(a.getBProj(), {proj});
+  else if (ok)
+    ok = proj == hid;
+  if (!ok) {
+    std::string shapes;
+    for (Value v : operands)
+      shapes += (shapes.empty() ? "" : ", ") + typeStr(v.getType());
+    return emitOptionalError(
+        loc, "'attn.lstm_cell' needs input [B, I], hidden [B, P], cell [B, H], w_ih [I, 4H], "
+             "w_hh [P, 4H], bias [4H], peephole [3, H], projection [H, P] and [P] (P = H "
+             "without one); got ",
+        shapes);
+  }
+  results.push_back(h);
+  results.push_back(c);
+  return success();
+}
+
+SmallVector<Value> LstmCellOp::decompose(OpBuilder &b) {
+  Location l = getLoc();
+  int64_t hid = typeOf(getCell()).getShape()[1];
+  Value z = b.create<AddOp>(l, b.create<DenseOp>(l, getInput(), getWIh(), getBias()),
+                            b.create<MatmulOp>(l, getHidden(), getWHh()));
+  auto gate = [&](int64_t k) { return gateBlock(b, l, z, k, hid); };
+  // The peephole weight of gate k (0: i, 1: f, 2: o) times a cell state.
+  auto peep = [&](int64_t k, Value cell) -> Value {
+    Value w = b.create<ReshapeOp>(l, RankedTensorType::get({hid}, b.getF32Type()),
+                                  b.create<SliceOp>(l, getWPeephole(),
+                                                    b.getDenseI64ArrayAttr({k, 0}),
+                                                    b.getDenseI64ArrayAttr({1, hid})));
+    return b.create<MulOp>(l, cell, w);
+  };
+  Value zi = gate(0), zf = gate(1), zg = gate(2), zo = gate(3);
+  if (getWPeephole()) {
+    zi = b.create<AddOp>(l, zi, peep(0, getCell()));
+    zf = b.create<AddOp>(l, zf, peep(1, getCell()));
+  }
+  Value i = b.create<SigmoidOp>(l, zi), f = b.create<SigmoidOp>(l, zf);
+  Value g = b.create<TanhOp>(l, zg);
+  Value cell = b.create<AddOp>(l, b.create<MulOp>(l, f, getCell()), b.create<MulOp>(l, i, g));
+  if (getWPeephole())
+    zo = b.create<AddOp>(l, zo, peep(2, cell));
+  Value o = b.create<SigmoidOp>(l, zo);
+  Value m = b.create<MulOp>(l, o, b.create<TanhOp>(l, cell));
+  Value hidden = getWProj() ? b.create<DenseOp>(l, m, getWProj(), getBProj()).getResult() : m;
+  return {hidden, cell};
+}
+
+LogicalResult GruCellOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          ValueRange operands, DictionaryAttr attributes,
+                                          OpaqueProperties properties, RegionRange regions,
+                                          SmallVectorImpl<Type> &results) {
+  Adaptor a(operands, attributes, properties, regions);
+  StringRef form = a.getFormAttr() ? a.getForm() : "pytorch";
+  if (form != "pytorch" && form != "seed" && form != "minimal")
+    return emitOptionalError(loc, "'attn.gru_cell' form must be pytorch, seed or minimal, got '",
+                             form, "'");
+  int64_t gates = form == "minimal" ? 2 : 3;
+  auto x = typeOf(a.getInput()), h = typeOf(a.getHidden());
+  bool ok = x.getRank() == 2 && h.getRank() == 2 && x.getShape()[0] == h.getShape()[0];
+  int64_t in = ok ? x.getShape()[1] : 0, hid = ok ? h.getShape()[1] : 0;
+  ok = ok && hasShape(a.getWIh(), {in, gates * hid}) &&
+       hasShape(a.getWHh(), {hid, gates * hid}) && hasShape(a.getBIh(), {gates * hid}) &&
+       hasShape(a.getBHh(), {gates * hid});
+  if (!ok) {
+    std::string shapes;
+    for (Value v : operands)
+      shapes += (shapes.empty() ? "" : ", ") + typeStr(v.getType());
+    return emitOptionalError(loc, "'attn.gru_cell' (", form,
+                             ") needs input [B, I], hidden [B, H], w_ih [I, ", gates,
+                             "H], w_hh [H, ", gates, "H], b_ih and b_hh [", gates, "H]; got ",
+                             shapes);
+  }
+  results.push_back(h);
+  return success();
+}
+
+SmallVector<Value> GruCellOp::decompose(OpBuilder &b) {
+  Location l = getLoc();
+  int64_t hid = typeOf(getHidden()).getShape()[1];
+  Value h = getHidden();
+  Value a = b.create<DenseOp>(l, getInput(), getWIh(), getBIh());
+  auto ablock = [&](int64_t k) { return gateBlock(b, l, a, k, hid); };
+  // hidden x w_hh[:, block k] + b_hh[block k], for any left-hand side.
+  auto hproj = [&](Value lhs, int64_t k) -> Value {
+    return b.create<DenseOp>(l, lhs, gateBlock(b, l, getWHh(), k, hid),
+                             vectorBlock(b, l, getBHh(), k, hid));
+  };
+  // u * candidate + (1 - u) * hidden, or the PyTorch form's (1 - z) * n + z * hidden.
+  auto mix = [&](Value keepNew, Value candidate) -> Value {
+    Value keepOld = b.create<SubOp>(l, one(b, l), keepNew);
+    return b.create<AddOp>(l, b.create<MulOp>(l, keepNew, candidate),
+                           b.create<MulOp>(l, keepOld, h));
+  };
+  if (getForm() == "minimal") {
+    Value u = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(0), hproj(h, 0)));
+    Value cand = b.create<TanhOp>(l, b.create<AddOp>(l, ablock(1), hproj(h, 1)));
+    return {mix(u, cand)};
+  }
+  if (getForm() == "seed") {
+    Value u = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(0), hproj(h, 0)));
+    Value r = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(1), hproj(h, 1)));
+    Value cand = b.create<TanhOp>(
+        l, b.create<AddOp>(l, ablock(2), hproj(b.create<MulOp>(l, r, h), 2)));
+    return {mix(u, cand)};
+  }
+  Value r = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(0), hproj(h, 0)));
+  Value z = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(1), hproj(h, 1)));
+  Value n = b.create<TanhOp>(l, b.create<AddOp>(l, ablock(2), b.create<MulOp>(l, r, hproj(h, 2))));
+  // (1 - z) * n + z * h
+  return {mix(b.create<SubOp>(l, one(b, l), z), n)};
+}

@@ -102,4 +102,82 @@ def Attn_RnnCellOp : Attn_Op<"rnn_cell", [Pure, DeclareOpInterfaceMethods<InferT
   }];
 }
 
+def Attn_LstmCellOp : Attn_Op<"lstm_cell", [Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DecomposableOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
+  let summary = "one step of an LSTM, with optional peepholes and projection";
+  let description = [{
+    With `z = input x w_ih + hidden x w_hh + bias` split into the gates `i, f, g, o` (each
+    `[B, H]`, PyTorch's order):
+    `i = sigmoid(z_i + w_peephole[0] * cell)`, `f = sigmoid(z_f + w_peephole[1] * cell)`,
+    `g = tanh(z_g)`, `new_cell = f * cell + i * g`,
+    `o = sigmoid(z_o + w_peephole[2] * new_cell)`, `m = o * tanh(new_cell)`, and
+    `new_hidden = m x w_proj + b_proj` with a projection (the seed's
+    `a<t> = W_proj a0<t> + b_proj`), else `m`. Peephole terms are absent without
+    `w_peephole`.
+
+    Shapes: `input [B, I]`, `hidden [B, P]`, `cell [B, H]`, `w_ih [I, 4H]`, `w_hh [P, 4H]`,
+    `bias [4H]`, `w_peephole [3, H]`, `w_proj [H, P]`, `b_proj [P]`; `P = H` without a
+    projection. Results: `new_hidden [B, P]`, `new_cell [B, H]`. The gradient rule
+    differentiates the decomposition.
+
+    ```mlir
+    %h2, %c2 = attn.lstm_cell %x, %h, %c, %wi, %wh, %b peephole(%wp : tensor<3x8xf32>)
+        : tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$hidden, Attn_FloatTensor:$cell,
+                       Attn_FloatTensor:$w_ih, Attn_FloatTensor:$w_hh, Attn_FloatTensor:$bias,
+                       Optional<Attn_FloatTensor>:$w_peephole, Optional<Attn_FloatTensor>:$w_proj,
+                       Optional<Attn_FloatTensor>:$b_proj);
+  let results = (outs Attn_FloatTensor:$new_hidden, Attn_FloatTensor:$new_cell);
+  let assemblyFormat = [{
+    $input `,` $hidden `,` $cell `,` $w_ih `,` $w_hh `,` $bias
+    (`peephole` `(` $w_peephole^ `:` type($w_peephole) `)`)?
+    (`projection` `(` $w_proj^ `,` $b_proj `:` type($w_proj) `,` type($b_proj) `)`)?
+    attr-dict `:` type($input) `,` type($hidden) `,` type($cell) `,` type($w_ih) `,`
+    type($w_hh) `,` type($bias)
+  }];
+}
+
+def Attn_GruCellOp : Attn_Op<"gru_cell", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DecomposableOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
+  let summary = "one step of a GRU, in PyTorch's form or one of the seed's";
+  let description = [{
+    With `a = input x w_ih + b_ih` and `b = hidden x w_hh + b_hh`, each split into gate
+    blocks of width `H`:
+
+    - `form = "pytorch"` (gates r, z, n): `r = sigmoid(a_r + b_r)`, `z = sigmoid(a_z + b_z)`,
+      `n = tanh(a_n + r * b_n)`, `result = (1 - z) * n + z * hidden`.
+    - `form = "seed"` (the seed's full GRU; gates u, r, c): `u = sigmoid(a_u + b_u)`,
+      `r = sigmoid(a_r + b_r)`, `c~ = tanh(a_c + (r * hidden) x w_hh[:, c] + b_hh[c])`,
+      `result = u * c~ + (1 - u) * hidden`.
+    - `form = "minimal"` (the seed's memory cell with the update gate only; gates u, c):
+      `u = sigmoid(a_u + b_u)`, `c~ = tanh(a_c + b_c)`, `result = u * c~ + (1 - u) * hidden`.
+
+    Shapes: `input [B, I]`, `hidden [B, H]`, `w_ih [I, kH]`, `w_hh [H, kH]`, `b_ih`, `b_hh`
+    `[kH]` with `k = 3` (2 for `minimal`). The gradient rule differentiates the
+    decomposition.
+
+    ```mlir
+    %h2 = attn.gru_cell %x, %h, %wi, %wh, %bi, %bh {form = "pytorch"}
+        : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$hidden, Attn_FloatTensor:$w_ih,
+                       Attn_FloatTensor:$w_hh, Attn_FloatTensor:$b_ih, Attn_FloatTensor:$b_hh,
+                       DefaultValuedStrAttr<StrAttr, "pytorch">:$form);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $hidden `,` $w_ih `,` $w_hh `,` $b_ih `,` $b_hh attr-dict `:` type($input) `,`
+    type($hidden) `,` type($w_ih) `,` type($w_hh) `,` type($b_ih) `,` type($b_hh)
+  }];
+  let extraClassDeclaration = [{
+    /// Gate blocks in the weights: 3, or 2 for the minimal form.
+    int64_t getNumGates() { return getForm() == "minimal" ? 2 : 3; }
+  }];
+}
+
 #endif // ATTN_OPS_RECURRENT_TD

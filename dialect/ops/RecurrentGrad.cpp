@@ -179,3 +179,15 @@ LogicalResult ScanOp::buildGradient(OpBuilder &b, ValueRange grads,
                       : Value());
   return success();
 }
+
+//===- lstm_cell, gru_cell ---------------------------------------------------------------===//
+
+LogicalResult LstmCellOp::buildGradient(OpBuilder &b, ValueRange grads,
+                                        SmallVectorImpl<Value> &out) {
+  return buildGradientByDecomposition(*this, b, grads, out);
+}
+
+LogicalResult GruCellOp::buildGradient(OpBuilder &b, ValueRange grads,
+                                       SmallVectorImpl<Value> &out) {
+  return buildGradientByDecomposition(*this, b, grads, out);
+}

@@ -63,36 +63,42 @@ public:
     b.setInsertionPointToEnd(module.getBody());
     auto loss = entry("loss", {ids, ids}, {"tokens", "next"}, {scalar}, {"loss"}, l);
     Value embedded = b.create<mlir::attn::EmbeddingOp>(l, embeddingTable(), loss.getArgument(0));
-    Value states = rnn(*spec.model.rnn, embedded, /*allSteps=*/true);
-    Value logits = dense("output", states, vocab, loc(spec.model.output.loc));
+    Value outputs = rnn(*spec.model.rnn, embedded, /*allSteps=*/true);
+    Value logits = dense("output", outputs, vocab, loc(spec.model.output.loc));
     b.create<func::ReturnOp>(
         l, b.create<mlir::attn::CrossEntropyOp>(l, logits, loss.getArgument(1),
                                                 b.getI64IntegerAttr(-1), b.getF32FloatAttr(0.0f))
                .getResult());
 
-    // One position for one sequence, the state of every layer in and out.
+    // One position for one sequence, the states of every layer in and out.
     const RnnSpec &r = *spec.model.rnn;
-    auto token = RankedTensorType::get({1}, b.getI32Type());
-    auto state = RankedTensorType::get({1, r.hidden}, b.getF32Type());
-    SmallVector<Type> inputs = {token}, results = {RankedTensorType::get({1, vocab}, b.getF32Type())};
+    SmallVector<Type> states = stateTypes(r, 1);
+    SmallVector<Type> inputs = {RankedTensorType::get({1}, b.getI32Type())};
+    SmallVector<Type> results = {RankedTensorType::get({1, vocab}, b.getF32Type())};
     SmallVector<std::string> names = {"token"}, resultNames = {"logits"};
-    for (int64_t layer = 0; layer < r.layers; ++layer) {
-      inputs.push_back(state);
-      results.push_back(state);
-      names.push_back("state" + std::to_string(layer));
-      resultNames.push_back("state" + std::to_string(layer));
-    }
+    for (int64_t layer = 0; layer < r.layers; ++layer)
+      for (auto [k, t] : llvm::enumerate(states)) {
+        std::string name = "state" + std::to_string(layer) + (k ? "_c" : "");
+        inputs.push_back(t);
+        results.push_back(t);
+        names.push_back(name);
+        resultNames.push_back(name);
+      }
     SmallVector<StringRef> nameRefs(names.begin(), names.end());
     SmallVector<StringRef> resultRefs(resultNames.begin(), resultNames.end());
     b.setInsertionPointToEnd(module.getBody());
     auto step = entry("step", inputs, nameRefs, results, resultRefs, l);
     Value x = b.create<mlir::attn::EmbeddingOp>(l, embeddingTable(), step.getArgument(0));
     SmallVector<Value> outs = {Value()};
+    unsigned arg = 1;
     for (int64_t layer = 0; layer < r.layers; ++layer) {
       int64_t in = cast<RankedTensorType>(x.getType()).getShape()[1];
-      CellParams p = cellParams(layer, in, r.hidden, l);
-      x = b.create<mlir::attn::RnnCellOp>(l, x, step.getArgument(1 + layer), p.wax, p.waa, p.bias);
-      outs.push_back(x);
+      LayerParams w = layerParams(r, layer, in, l);
+      SmallVector<Value> state(step.getArguments().slice(arg, states.size()));
+      arg += states.size();
+      SmallVector<Value> next = cellStep(r, w, x, state, l);
+      outs.append(next.begin(), next.end());
+      x = next[0];
     }
     outs[0] = dense("output", x, vocab, loc(spec.model.output.loc));
     b.create<func::ReturnOp>(l, outs);
@@ -158,55 +164,110 @@ private:
     return x;
   }
 
-  struct CellParams {
-    Value wax, waa, bias;
+  // The weights of one recurrent layer (unused members stay null).
+  struct LayerParams {
+    Value wih, whh, bias, bhh, peephole, proj, projBias;
   };
-  // Layer `layer`'s weights, initialised like PyTorch's nn.RNN: U(+-1/sqrt(H)).
-  CellParams cellParams(int64_t layer, int64_t in, int64_t hidden, Location l) {
-    std::string prefix = "rnn.layer" + std::to_string(layer);
-    float scale = 1.0f / std::sqrt((float)hidden);
-    return {param(l, prefix + ".w_ax", {in, hidden}, "uniform", scale),
-            param(l, prefix + ".w_aa", {hidden, hidden}, "uniform", scale),
-            param(l, prefix + ".b_a", {hidden}, "uniform", scale)};
+
+  // The state a layer carries: h, and for an lstm the cell c.
+  SmallVector<Type> stateTypes(const RnnSpec &r, int64_t batch) {
+    auto f32 = b.getF32Type();
+    if (r.cell == "lstm")
+      return {RankedTensorType::get({batch, outWidth(r)}, f32),
+              RankedTensorType::get({batch, r.hidden}, f32)};
+    return {RankedTensorType::get({batch, r.hidden}, f32)};
   }
 
-  // Stacked vanilla RNN over x [B, T, I]: the last layer's final state [B, H], or with
-  // `allSteps` its state at every step [B, T, H].
+  // What a layer hands on: the hidden state, projected for an lstm with a projection.
+  int64_t outWidth(const RnnSpec &r) {
+    return r.cell == "lstm" && r.projection > 0 ? r.projection : r.hidden;
+  }
+
+  // Layer `layer`'s weights, initialised like PyTorch's recurrent layers: U(+-1/sqrt(H)).
+  LayerParams layerParams(const RnnSpec &r, int64_t layer, int64_t in, Location l) {
+    std::string p = "rnn.layer" + std::to_string(layer) + ".";
+    int64_t h = r.hidden, out = outWidth(r);
+    float scale = 1.0f / std::sqrt((float)h);
+    auto u = [&](const std::string &name, ArrayRef<int64_t> shape) {
+      return param(l, p + name, shape, "uniform", scale);
+    };
+    LayerParams w;
+    if (r.cell == "rnn") {
+      w.wih = u("w_ax", {in, h});
+      w.whh = u("w_aa", {h, h});
+      w.bias = u("b_a", {h});
+    } else if (r.cell == "gru") {
+      int64_t gates = r.gruForm == "minimal" ? 2 : 3;
+      w.wih = u("w_ih", {in, gates * h});
+      w.whh = u("w_hh", {h, gates * h});
+      w.bias = u("b_ih", {gates * h});
+      w.bhh = u("b_hh", {gates * h});
+    } else {
+      w.wih = u("w_ih", {in, 4 * h});
+      w.whh = u("w_hh", {out, 4 * h});
+      w.bias = u("b", {4 * h});
+      if (r.peephole)
+        w.peephole = u("w_peephole", {3, h});
+      if (r.projection > 0) {
+        w.proj = u("w_proj", {h, out});
+        w.projBias = u("b_proj", {out});
+      }
+    }
+    return w;
+  }
+
+  // One step of a layer: the new states (the first is what the layer hands on).
+  SmallVector<Value> cellStep(const RnnSpec &r, const LayerParams &w, Value x, ValueRange state,
+                              Location l) {
+    if (r.cell == "rnn")
+      return {b.create<mlir::attn::RnnCellOp>(l, x, state[0], w.wih, w.whh, w.bias)};
+    if (r.cell == "gru")
+      return {b.create<mlir::attn::GruCellOp>(l, x, state[0], w.wih, w.whh, w.bias, w.bhh,
+                                              b.getStringAttr(r.gruForm))};
+    auto cell = b.create<mlir::attn::LstmCellOp>(l, x, state[0], state[1], w.wih, w.whh, w.bias,
+                                                 w.peephole, w.proj, w.projBias);
+    return {cell.getNewHidden(), cell.getNewCell()};
+  }
+
+  // Stacked recurrent layers over x [B, T, I]: the last layer's final output [B, H], or with
+  // `allSteps` its output at every step [B, T, H].
   Value rnn(const RnnSpec &r, Value x, bool allSteps = false) {
     Location l = loc(r.loc);
     int64_t batch = cast<RankedTensorType>(x.getType()).getShape()[0];
-    int64_t hidden = r.hidden;
-    auto stateType = RankedTensorType::get({batch, hidden}, b.getF32Type());
+    SmallVector<Type> states = stateTypes(r, batch);
     Value seq = x, last;
     for (int64_t layer = 0; layer < r.layers; ++layer) {
       auto seqType = cast<RankedTensorType>(seq.getType());
-      int64_t in = seqType.getShape()[2];
-      CellParams p = cellParams(layer, in, hidden, l);
-      Value h0 = b.create<mlir::attn::ConstantOp>(
-          l, DenseElementsAttr::get(stateType, b.getF32FloatAttr(0.0f)));
-      // Every layer but the last hands its per-step states to the next layer.
+      int64_t in = seqType.getShape()[2], steps = seqType.getShape()[1];
+      LayerParams w = layerParams(r, layer, in, l);
+      SmallVector<Value> inits;
+      for (Type t : states)
+        inits.push_back(b.create<mlir::attn::ConstantOp>(
+            l, DenseElementsAttr::get(cast<RankedTensorType>(t), b.getF32FloatAttr(0.0f))));
+      // Every layer but the last hands its per-step outputs to the next layer.
       bool stack = layer + 1 < r.layers || allSteps;
-      SmallVector<Type> resultTypes = {stateType};
+      SmallVector<Type> resultTypes(states);
       if (stack)
         resultTypes.push_back(
-            RankedTensorType::get({batch, seqType.getShape()[1], hidden}, b.getF32Type()));
-      auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, ValueRange{h0}, ValueRange{seq},
+            RankedTensorType::get({batch, steps, outWidth(r)}, b.getF32Type()));
+      auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, inits, ValueRange{seq},
                                                ValueRange{}, /*axis=*/1, /*reverse=*/false,
                                                /*length=*/nullptr);
-      Block *body = b.createBlock(&scan.getBody(), {},
-                                  {stateType, RankedTensorType::get({batch, in}, b.getF32Type())},
-                                  {l, l});
+      SmallVector<Type> argTypes(states);
+      argTypes.push_back(RankedTensorType::get({batch, in}, b.getF32Type()));
+      SmallVector<Location> locs(argTypes.size(), l);
+      Block *body = b.createBlock(&scan.getBody(), {}, argTypes, locs);
       b.setInsertionPointToStart(body);
-      Value h = b.create<mlir::attn::RnnCellOp>(l, body->getArgument(1), body->getArgument(0),
-                                                p.wax, p.waa, p.bias);
-      SmallVector<Value> yields = {h};
+      SmallVector<Value> next = cellStep(r, w, body->getArguments().back(),
+                                         body->getArguments().drop_back(), l);
+      SmallVector<Value> yields(next);
       if (stack)
-        yields.push_back(h);
+        yields.push_back(next[0]);
       b.create<mlir::attn::YieldOp>(l, yields);
       b.setInsertionPointAfter(scan);
       last = scan.getResult(0);
       if (stack)
-        seq = scan.getResult(1);
+        seq = scan.getResults().back();
     }
     return allSteps ? seq : last;
   }

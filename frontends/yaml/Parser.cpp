@@ -180,6 +180,7 @@ public:
   int64_t intAt(const std::string &path) const { return *parseInt(node(path).Scalar()); }
   std::string stringAt(const std::string &path) const { return node(path).Scalar(); }
   double floatAt(const std::string &path) const { return *parseFloat(node(path).Scalar()); }
+  bool boolAt(const std::string &path) const { return *parseBool(node(path).Scalar()); }
   std::vector<int64_t> intListAt(const std::string &path) const {
     std::vector<int64_t> values;
     for (const YAML::Node &item : node(path))
@@ -469,6 +470,9 @@ Spec buildSpec(const Validator &v, const std::string &file) {
     rnn.cell = v.stringAt("model.rnn.cell");
     rnn.hidden = v.intAt("model.rnn.hidden");
     rnn.layers = v.intAt("model.rnn.layers");
+    rnn.gruForm = v.stringAt("model.rnn.gru_form");
+    rnn.peephole = v.boolAt("model.rnn.peephole");
+    rnn.projection = v.intAt("model.rnn.projection");
     rnn.loc = v.mapLoc("model.rnn");
     spec.model.rnn = rnn;
   }

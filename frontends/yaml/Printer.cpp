@@ -38,7 +38,9 @@ std::string specToYaml(const Spec &s) {
   }
   if (s.model.rnn)
     os << "  rnn:\n    cell: " << s.model.rnn->cell << "\n    hidden: " << s.model.rnn->hidden
-       << "\n    layers: " << s.model.rnn->layers << "\n";
+       << "\n    layers: " << s.model.rnn->layers << "\n    gru_form: " << s.model.rnn->gruForm
+       << "\n    peephole: " << (s.model.rnn->peephole ? "true" : "false")
+       << "\n    projection: " << s.model.rnn->projection << "\n";
   os << "  embedding:\n    dim: " << s.model.embedding.dim << "\n";
   os << "  output:\n    size: " << s.model.output.size << "\n";
   os << "sample:\n  length: " << s.sample.length << "\n  temperature: " << s.sample.temperature

@@ -56,7 +56,18 @@ std::vector<KeySchema> buildTable() {
           .oneOf({"tanh", "relu", "sigmoid"}).byDefault("tanh"),
       Key("model.rnn", T::Map, "Recurrent network; reads the window as [batch, window, 1].")
           .exclusive("architecture"),
-      Key("model.rnn.cell", T::String, "Recurrent cell type.").oneOf({"rnn"}).byDefault("rnn"),
+      Key("model.rnn.cell", T::String,
+          "Recurrent cell: `rnn` (the seed's tanh cell), `gru` or `lstm`.")
+          .oneOf({"rnn", "gru", "lstm"}).byDefault("rnn"),
+      Key("model.rnn.gru_form", T::String,
+          "`gru` equations: `pytorch` (reset gate applied after the recurrent product), "
+          "`seed` (the seed's full GRU: reset gate before it, update gate keeps the candidate) "
+          "or `minimal` (the seed's cell with the update gate only).")
+          .oneOf({"pytorch", "seed", "minimal"}).byDefault("pytorch"),
+      Key("model.rnn.peephole", T::Bool, "`lstm`: peephole connections from the cell state "
+          "to the input, forget and output gates.").byDefault("false"),
+      Key("model.rnn.projection", T::Int, "`lstm`: project the output to this width "
+          "(a<t> = W_proj a0<t> + b_proj); 0 means no projection.").atLeast(0).byDefault("0"),
       Key("model.rnn.hidden", T::Int, "Width of the hidden state.").atLeast(1).byDefault("32"),
       Key("model.rnn.layers", T::Int, "Number of stacked recurrent layers.")
           .atLeast(1).byDefault("1"),

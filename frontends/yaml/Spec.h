@@ -41,9 +41,12 @@ struct MlpSpec {
 };
 
 struct RnnSpec {
-  std::string cell = "rnn";   // rnn (later: gru, lstm)
+  std::string cell = "rnn";   // rnn | gru | lstm
   int64_t hidden = 32;
   int64_t layers = 1;
+  std::string gruForm = "pytorch"; // gru: pytorch | seed | minimal
+  bool peephole = false;      // lstm
+  int64_t projection = 0;     // lstm: output width; 0 = none
   Loc loc;
 };
 

@@ -230,6 +230,65 @@ func.func @rnn_cell() -> tensor<3x4xf32> {
   return %y : tensor<3x4xf32>
 }
 
+func.func @lstm_cell() -> (tensor<3x4xf32>, tensor<3x4xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x2xf32>
+  %h = attn.param "h" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %c = attn.param "c" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x16xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<4x16xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<16xf32>
+  %h1, %c1 = attn.lstm_cell %x, %h, %c, %wi, %wh, %b : tensor<3x2xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<2x16xf32>, tensor<4x16xf32>, tensor<16xf32>
+  return %h1, %c1 : tensor<3x4xf32>, tensor<3x4xf32>
+}
+
+// Peepholes and a projection (hidden 4 projected to 3) together.
+func.func @lstm_cell_peephole_projection() -> (tensor<3x3xf32>, tensor<3x4xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x2xf32>
+  %h = attn.param "h" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %c = attn.param "c" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x16xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<3x16xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<16xf32>
+  %wp = attn.param "w_peephole" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %pw = attn.param "w_proj" {scale = 1.0 : f32} : tensor<4x3xf32>
+  %pb = attn.param "b_proj" {scale = 1.0 : f32} : tensor<3xf32>
+  %h1, %c1 = attn.lstm_cell %x, %h, %c, %wi, %wh, %b peephole(%wp : tensor<3x4xf32>) projection(%pw, %pb : tensor<4x3xf32>, tensor<3xf32>) : tensor<3x2xf32>, tensor<3x3xf32>, tensor<3x4xf32>, tensor<2x16xf32>, tensor<3x16xf32>, tensor<16xf32>
+  return %h1, %c1 : tensor<3x3xf32>, tensor<3x4xf32>
+}
+
+func.func @gru_cell() -> tensor<3x4xf32> {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x2xf32>
+  %h = attn.param "h" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x12xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<4x12xf32>
+  %bi = attn.param "b_ih" {scale = 1.0 : f32} : tensor<12xf32>
+  %bh = attn.param "b_hh" {scale = 1.0 : f32} : tensor<12xf32>
+  %y = attn.gru_cell %x, %h, %wi, %wh, %bi, %bh : tensor<3x2xf32>, tensor<3x4xf32>, tensor<2x12xf32>, tensor<4x12xf32>, tensor<12xf32>, tensor<12xf32>
+  return %y : tensor<3x4xf32>
+}
+
+func.func @gru_cell_seed() -> tensor<3x4xf32> {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x2xf32>
+  %h = attn.param "h" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x12xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<4x12xf32>
+  %bi = attn.param "b_ih" {scale = 1.0 : f32} : tensor<12xf32>
+  %bh = attn.param "b_hh" {scale = 1.0 : f32} : tensor<12xf32>
+  %y = attn.gru_cell %x, %h, %wi, %wh, %bi, %bh {form = "seed"} : tensor<3x2xf32>, tensor<3x4xf32>, tensor<2x12xf32>, tensor<4x12xf32>, tensor<12xf32>, tensor<12xf32>
+  return %y : tensor<3x4xf32>
+}
+
+func.func @gru_cell_minimal() -> tensor<3x4xf32> {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x2xf32>
+  %h = attn.param "h" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x8xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<4x8xf32>
+  %bi = attn.param "b_ih" {scale = 1.0 : f32} : tensor<8xf32>
+  %bh = attn.param "b_hh" {scale = 1.0 : f32} : tensor<8xf32>
+  %y = attn.gru_cell %x, %h, %wi, %wh, %bi, %bh {form = "minimal"} : tensor<3x2xf32>, tensor<3x4xf32>, tensor<2x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  return %y : tensor<3x4xf32>
+}
+
 // Back-propagation through time: gradients of the initial state, the sequence, and the
 // weights the body captures, through both the final state and the per-step outputs.
 func.func @scan() -> (tensor<2x3xf32>, tensor<2x4x3xf32>) {

@@ -271,3 +271,27 @@ func.func @scan_const(%h0: tensor<4x8xf32>, %k: tensor<3xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @lstm(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8xf32>, %wi: tensor<2x30xf32>, %wh: tensor<8x32xf32>, %b: tensor<32xf32>) {
+  // expected-error @+1 {{'attn.lstm_cell' needs input [B, I], hidden [B, P], cell [B, H], w_ih [I, 4H], w_hh [P, 4H], bias [4H], peephole [3, H], projection [H, P] and [P] (P = H without one); got tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x30xf32>}}
+  %h1, %c1 = attn.lstm_cell %x, %h, %c, %wi, %wh, %b : tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x30xf32>, tensor<8x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @gru(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %b: tensor<24xf32>) {
+  // expected-error @+1 {{'attn.gru_cell' (minimal) needs input [B, I], hidden [B, H], w_ih [I, 2H], w_hh [H, 2H], b_ih and b_hh [2H]; got}}
+  %g = attn.gru_cell %x, %h, %wi, %wh, %b, %b {form = "minimal"} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+  return
+}
+
+// -----
+
+func.func @gru_form(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %b: tensor<24xf32>) {
+  // expected-error @+1 {{'attn.gru_cell' form must be pytorch, seed or minimal, got 'cho'}}
+  %g = attn.gru_cell %x, %h, %wi, %wh, %b, %b {form = "cho"} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+  return
+}

@@ -120,3 +120,19 @@ func.func @recurrent(%x: tensor<4x16x1xf32>, %h0: tensor<4x32xf32>, %wax: tensor
   }
   return %hs : tensor<4x16x32xf32>
 }
+
+// CHECK-LABEL: func @cells
+func.func @cells(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8xf32>, %wi: tensor<2x32xf32>,
+                 %wh: tensor<8x32xf32>, %b: tensor<32xf32>, %wp: tensor<3x8xf32>,
+                 %hp: tensor<4x5xf32>, %whp: tensor<5x32xf32>, %proj: tensor<8x5xf32>, %bproj: tensor<5xf32>,
+                 %gi: tensor<2x24xf32>, %gh: tensor<8x24xf32>, %gb: tensor<24xf32>) -> tensor<4x8xf32> {
+  // CHECK: attn.lstm_cell %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x2xf32>
+  %h1, %c1 = attn.lstm_cell %x, %h, %c, %wi, %wh, %b : tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+  // CHECK: attn.lstm_cell {{.*}} peephole(%{{.*}} : tensor<3x8xf32>) projection(%{{.*}}, %{{.*}} : tensor<8x5xf32>, tensor<5xf32>)
+  %h2, %c2 = attn.lstm_cell %x, %hp, %c, %wi, %whp, %b peephole(%wp : tensor<3x8xf32>) projection(%proj, %bproj : tensor<8x5xf32>, tensor<5xf32>) : tensor<4x2xf32>, tensor<4x5xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<5x32xf32>, tensor<32xf32>
+  // CHECK: attn.gru_cell {{.*}} : tensor<4x2xf32>
+  %g1 = attn.gru_cell %x, %h, %gi, %gh, %gb, %gb : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+  // CHECK: attn.gru_cell {{.*}} {form = "seed"}
+  %g2 = attn.gru_cell %x, %h, %gi, %gh, %gb, %gb {form = "seed"} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+  return %g2 : tensor<4x8xf32>
+}

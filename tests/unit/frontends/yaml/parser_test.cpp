@@ -140,6 +140,9 @@ TEST(SpecParser, SchemaDefaultsMatchSpecStruct) {
   EXPECT_EQ(spec->model.rnn->cell, RnnSpec{}.cell);
   EXPECT_EQ(spec->model.rnn->hidden, RnnSpec{}.hidden);
   EXPECT_EQ(spec->model.rnn->layers, RnnSpec{}.layers);
+  EXPECT_EQ(spec->model.rnn->gruForm, RnnSpec{}.gruForm);
+  EXPECT_EQ(spec->model.rnn->peephole, RnnSpec{}.peephole);
+  EXPECT_EQ(spec->model.rnn->projection, RnnSpec{}.projection);
   EXPECT_EQ(spec->model.output.size, OutputSpec{}.size);
   EXPECT_EQ(spec->train.batchSize, TrainSpec{}.batchSize);
   EXPECT_EQ(spec->train.seed, TrainSpec{}.seed);
