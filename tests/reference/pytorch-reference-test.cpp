@@ -1,4 +1,6 @@
 // attnc's gradients of models/rnn-sine.yaml and models/char-rnn.yaml against PyTorch.
+// (gated-reference.safetensors, from make-gated-reference.py: rnn-sine.yaml with LSTM and GRU
+// cells, including the peephole LSTM and the seed/minimal GRU forms as unrolled torch ops.)
 //
 // rnn-sine-reference.safetensors (written by make-rnn-sine-reference.py) and
 // char-rnn-reference.safetensors (written by make-char-rnn-reference.py; see README.md here)
@@ -80,6 +82,24 @@ const Reference kCharRnn = {
      {"layers", "model.rnn.layers"}},
     {"tokens", "next"},
     "vocab",
+};
+
+// models/rnn-sine.yaml with gated cells (LSTM with/without peepholes and projection, GRU in
+// its three forms): every configuration stores every key, so all of them are overridden.
+const Reference kGated = {
+    "gated-reference.safetensors",
+    "rnn-sine.yaml",
+    "make-gated-reference.py",
+    {{"batch", "train.batch_size"},
+     {"window", "data.window"},
+     {"hidden", "model.rnn.hidden"},
+     {"layers", "model.rnn.layers"},
+     {"cell", "model.rnn.cell"},
+     {"gru_form", "model.rnn.gru_form"},
+     {"peephole", "model.rnn.peephole"},
+     {"projection", "model.rnn.projection"}},
+    {"x", "target"},
+    nullptr,
 };
 
 std::string referencePath(const Reference &r) {
@@ -232,6 +252,16 @@ TEST_P(CharRnnPyTorchReference, LossGradMatchesFloat64) { checkLossGrad(kCharRnn
 
 INSTANTIATE_TEST_SUITE_P(CharRnn, CharRnnPyTorchReference,
                          ::testing::ValuesIn(configNames(kCharRnn)),
+                         [](const auto &info) { return info.param; });
+
+// models/rnn-sine.yaml with model.rnn.cell=lstm|gru: nn.LSTM (also with proj_size) and nn.GRU,
+// and unrolled float64 torch ops for the peephole LSTM and the seed/minimal GRU forms.
+class GatedPyTorchReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GatedPyTorchReference, LossGradMatchesFloat64) { checkLossGrad(kGated, GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(GatedCells, GatedPyTorchReference,
+                         ::testing::ValuesIn(configNames(kGated)),
                          [](const auto &info) { return info.param; });
 
 } // namespace

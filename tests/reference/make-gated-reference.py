@@ -1,0 +1,333 @@
+#!/usr/bin/python3
+"""PyTorch reference for the loss and gradients of models/rnn-sine.yaml with gated cells.
+
+Writes tests/reference/gated-reference.safetensors, which tests/reference/pytorch-reference-test.cpp
+(ctest: attn-pytorch-reference-tests, suite GatedCells/GatedPyTorchReference) compares attnc's
+@loss_grad against. The test reads only that file; Python and PyTorch are needed only to
+regenerate it:
+
+    apt-get install -y python3-torch python3-numpy libopenblas0-openmp   # Debian, not pip
+    /usr/bin/python3 tests/reference/make-gated-reference.py             # from the repo root
+    # (or: ... make-gated-reference.py -o OTHER.safetensors)
+
+The model is models/rnn-sine.yaml with `model.rnn.cell=lstm|gru` and the overrides below: for
+x [B, T, 1], stacked layers from zero states (layer l > 0 reads layer l-1's per-step outputs),
+prediction = h_T W + b on the last layer's final output, loss = mean((prediction - target)^2).
+The cells, as in dialect/ops/Recurrent.td (row-major `x W`, so attnc's w_ih [I, kH] is
+PyTorch's weight_ih_l{k} transposed):
+
+  lstm (gates i, f, g, o; z = x w_ih + h w_hh + b; peephole rows i, f, o; projection P):
+    i = sigmoid(z_i + p_i * c), f = sigmoid(z_f + p_f * c), g = tanh(z_g),
+    c' = f * c + i * g, o = sigmoid(z_o + p_o * c'), m = o * tanh(c'),
+    h' = m w_proj + b_proj (with a projection) else m
+  gru, a = x w_ih + b_ih, b = h w_hh + b_hh (blocks of width H):
+    pytorch (r, z, n): r = sigmoid(a_r + b_r), z = sigmoid(a_z + b_z), n = tanh(a_n + r * b_n),
+                       h' = (1 - z) * n + z * h
+    seed (u, r, c):    u = sigmoid(a_u + b_u), r = sigmoid(a_r + b_r),
+                       c~ = tanh(a_c + (r * h) w_hh[:, c] + b_hh[c]), h' = u * c~ + (1 - u) * h
+    minimal (u, c):    u = sigmoid(a_u + b_u), c~ = tanh(a_c + b_c), h' = u * c~ + (1 - u) * h
+
+How the reference is computed, per configuration ("method" in the metadata):
+  - "torch.nn.LSTM" / "torch.nn.GRU": the stock modules (batch_first) on attnc's weights:
+    weight_ih_l{k} = w_ih^T, weight_hh_l{k} = w_hh^T; LSTM bias_ih_l{k} = b, bias_hh_l{k} = 0
+    (attnc has a single LSTM bias, so d/db = d/dbias_ih); GRU bias_ih_l{k} = b_ih,
+    bias_hh_l{k} = b_hh. With a projection (nn.LSTM(proj_size=P)) weight_hr_l{k} = w_proj^T;
+    PyTorch's projection has NO bias, so these configurations set attnc's b_proj = 0, and the
+    gradient of b_proj (which nn.LSTM cannot give) is taken from the unrolled implementation
+    below with b_proj as an explicit leaf.
+  - "unrolled": PyTorch has no peephole LSTM and no seed/minimal GRU, so these cells are written
+    out above as explicit float64 torch ops, unrolled over time, and differentiated by
+    autograd (torch.autograd.grad). The same unrolled code is also run on every nn.LSTM/nn.GRU
+    configuration and must agree with the stock module to 1e-10 (checked here, recorded as
+    "CFG.unrolled_vs_module_max_rel_err"), which validates it.
+
+Parameters are U(-1/sqrt(H), 1/sqrt(H)) (output head: U(+-1/sqrt(width))), inputs windows of
+sin(phi + 0.1 t) plus a little noise, targets the next sample, all from
+numpy.random.default_rng(SEED + index) and rounded to float32. The loss and gradients are
+computed in float64 from those float32 values (the reference), and again in float32 to record
+how far a float32 evaluation is from it (metadata only).
+
+File contents (safetensors, all tensors F32), for each configuration CFG in CONFIGS:
+    CFG/<param>        the parameters, named like attnc's (rnn.layer0.w_ih, ..., output.bias)
+    CFG/x, CFG/target  the inputs of @loss: [B, T, 1] and [B, 1]
+    CFG/loss           the float64 loss, rank 0
+    CFG/grad:<param>   the float64 gradients, shaped like the parameters
+and __metadata__ with "configs", "CFG.batch", "CFG.window", "CFG.hidden", "CFG.layers",
+"CFG.cell", "CFG.gru_form", "CFG.peephole", "CFG.projection" (every key for every
+configuration, the test passes them all as --set style overrides), "CFG.method",
+"CFG.float32_max_rel_err", "CFG.unrolled_vs_module_max_rel_err" (module configurations) and
+"generator".
+"""
+
+import argparse
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+import torch
+
+SEED = 20240611
+B, T, H = 3, 5, 6
+# name -> (cell, gru_form, peephole, projection, layers)
+CONFIGS = {
+    "lstm1": ("lstm", "pytorch", False, 0, 1),
+    "lstm2": ("lstm", "pytorch", False, 0, 2),
+    "gru1": ("gru", "pytorch", False, 0, 1),
+    "gru2": ("gru", "pytorch", False, 0, 2),
+    "lstm_proj": ("lstm", "pytorch", False, 4, 2),
+    "lstm_peephole": ("lstm", "pytorch", True, 0, 1),
+    "lstm_peephole_proj": ("lstm", "pytorch", True, 4, 2),
+    "gru_seed": ("gru", "seed", False, 0, 2),
+    "gru_minimal": ("gru", "minimal", False, 0, 2),
+}
+
+
+def out_width(cfg):
+    cell, _, _, proj, _ = cfg
+    return proj if cell == "lstm" and proj > 0 else H
+
+
+def param_shapes(cfg):
+    """attnc's parameters in the importer's order (frontends/yaml/Importer.cpp, layerParams)."""
+    cell, form, peephole, proj, layers = cfg
+    out = out_width(cfg)
+    shapes = []
+    inp = 1
+    for layer in range(layers):
+        p = f"rnn.layer{layer}."
+        if cell == "gru":
+            k = 2 if form == "minimal" else 3
+            shapes += [(p + "w_ih", (inp, k * H)), (p + "w_hh", (H, k * H)),
+                       (p + "b_ih", (k * H,)), (p + "b_hh", (k * H,))]
+        else:
+            shapes += [(p + "w_ih", (inp, 4 * H)), (p + "w_hh", (out, 4 * H)), (p + "b", (4 * H,))]
+            if peephole:
+                shapes.append((p + "w_peephole", (3, H)))
+            if proj > 0:
+                shapes += [(p + "w_proj", (H, out)), (p + "b_proj", (out,))]
+        inp = out
+    shapes += [("output.weight", (out, 1)), ("output.bias", (1,))]
+    return shapes
+
+
+def uses_module(cfg):
+    cell, form, peephole, _, _ = cfg
+    return not peephole and (cell == "lstm" or form == "pytorch")
+
+
+def make_inputs(rng, cfg):
+    params = {}
+    for n, s in param_shapes(cfg):
+        scale = 1.0 / np.sqrt(out_width(cfg) if n.startswith("output.") else H)
+        params[n] = rng.uniform(-scale, scale, size=s).astype(np.float32)
+    if uses_module(cfg):  # nn.LSTM's projection has no bias
+        for n in params:
+            if n.endswith(".b_proj"):
+                params[n][...] = 0.0
+    phi = rng.uniform(0.0, 2 * np.pi, size=(B, 1))
+    t = np.arange(T + 1)[None, :]
+    wave = np.sin(phi + 0.1 * t) + 0.05 * rng.standard_normal((B, T + 1))
+    x = wave[:, :T, None].astype(np.float32)
+    target = wave[:, T:].astype(np.float32)
+    return params, x, target
+
+
+def unrolled(params, x, target, cfg, dtype):
+    """The cells written out as torch ops, unrolled over time; autograd for the gradients."""
+    cell, form, peephole, proj, layers = cfg
+    leaves = {n: torch.tensor(v, dtype=dtype, requires_grad=True) for n, v in params.items()}
+    seq = [torch.from_numpy(x[:, t, :]).to(dtype) for t in range(T)]
+    blk = lambda v, k: v[..., k * H:(k + 1) * H]
+    for layer in range(layers):
+        w = lambda s: leaves[f"rnn.layer{layer}." + s]
+        h = torch.zeros(B, out_width(cfg), dtype=dtype)
+        c = torch.zeros(B, H, dtype=dtype)
+        outs = []
+        for xt in seq:
+            if cell == "lstm":
+                z = xt @ w("w_ih") + h @ w("w_hh") + w("b")
+                zi, zf, zg, zo = (blk(z, k) for k in range(4))
+                if peephole:
+                    zi = zi + w("w_peephole")[0] * c
+                    zf = zf + w("w_peephole")[1] * c
+                i, f, g = torch.sigmoid(zi), torch.sigmoid(zf), torch.tanh(zg)
+                c = f * c + i * g
+                if peephole:
+                    zo = zo + w("w_peephole")[2] * c
+                m = torch.sigmoid(zo) * torch.tanh(c)
+                h = m @ w("w_proj") + w("b_proj") if proj > 0 else m
+            else:
+                a = xt @ w("w_ih") + w("b_ih")
+                hp = lambda lhs, k: lhs @ blk(w("w_hh"), k) + blk(w("b_hh"), k)
+                if form == "pytorch":
+                    r = torch.sigmoid(blk(a, 0) + hp(h, 0))
+                    zg = torch.sigmoid(blk(a, 1) + hp(h, 1))
+                    n = torch.tanh(blk(a, 2) + r * hp(h, 2))
+                    h = (1 - zg) * n + zg * h
+                elif form == "seed":
+                    u = torch.sigmoid(blk(a, 0) + hp(h, 0))
+                    r = torch.sigmoid(blk(a, 1) + hp(h, 1))
+                    cand = torch.tanh(blk(a, 2) + hp(r * h, 2))
+                    h = u * cand + (1 - u) * h
+                else:
+                    u = torch.sigmoid(blk(a, 0) + hp(h, 0))
+                    cand = torch.tanh(blk(a, 1) + hp(h, 1))
+                    h = u * cand + (1 - u) * h
+            outs.append(h)
+        seq = outs
+    prediction = seq[-1] @ leaves["output.weight"] + leaves["output.bias"]
+    loss = torch.mean((prediction - torch.from_numpy(target).to(dtype)) ** 2)
+    names = list(leaves)
+    grads = torch.autograd.grad(loss, [leaves[n] for n in names])
+    return float(loss.detach()), {n: g.detach().to(torch.float64).numpy().copy()
+                                  for n, g in zip(names, grads)}
+
+
+def module(params, x, target, cfg, dtype):
+    """The same model through torch.nn.LSTM / torch.nn.GRU (batch_first) + torch.nn.Linear."""
+    cell, _, _, proj, layers = cfg
+    if cell == "lstm":
+        rnn = torch.nn.LSTM(1, H, num_layers=layers, batch_first=True, proj_size=proj).to(dtype)
+    else:
+        rnn = torch.nn.GRU(1, H, num_layers=layers, batch_first=True).to(dtype)
+    out = out_width(cfg)
+    head = torch.nn.Linear(out, 1).to(dtype)
+    T_ = lambda a: torch.from_numpy(np.ascontiguousarray(a.T))
+    with torch.no_grad():
+        for layer in range(layers):
+            p = f"rnn.layer{layer}."
+            getattr(rnn, f"weight_ih_l{layer}").copy_(T_(params[p + "w_ih"]))
+            getattr(rnn, f"weight_hh_l{layer}").copy_(T_(params[p + "w_hh"]))
+            if cell == "lstm":
+                getattr(rnn, f"bias_ih_l{layer}").copy_(torch.from_numpy(params[p + "b"]))
+                getattr(rnn, f"bias_hh_l{layer}").zero_()
+                if proj > 0:
+                    assert not params[p + "b_proj"].any()
+                    getattr(rnn, f"weight_hr_l{layer}").copy_(T_(params[p + "w_proj"]))
+            else:
+                getattr(rnn, f"bias_ih_l{layer}").copy_(torch.from_numpy(params[p + "b_ih"]))
+                getattr(rnn, f"bias_hh_l{layer}").copy_(torch.from_numpy(params[p + "b_hh"]))
+        head.weight.copy_(T_(params["output.weight"]))
+        head.bias.copy_(torch.from_numpy(params["output.bias"]))
+    xs = torch.from_numpy(x).to(dtype)
+    states, _ = rnn(xs)                          # zero initial states; [B, T, out]
+    prediction = head(states[:, -1, :])
+    loss = torch.mean((prediction - torch.from_numpy(target).to(dtype)) ** 2)
+    loss.backward()
+    grads = {}
+    for layer in range(layers):
+        p = f"rnn.layer{layer}."
+        g = lambda s: getattr(rnn, f"{s}_l{layer}").grad.T
+        grads[p + "w_ih"] = g("weight_ih")
+        grads[p + "w_hh"] = g("weight_hh")
+        if cell == "lstm":
+            grads[p + "b"] = getattr(rnn, f"bias_ih_l{layer}").grad
+            if proj > 0:
+                grads[p + "w_proj"] = g("weight_hr")
+        else:
+            grads[p + "b_ih"] = getattr(rnn, f"bias_ih_l{layer}").grad
+            grads[p + "b_hh"] = getattr(rnn, f"bias_hh_l{layer}").grad
+    grads["output.weight"] = head.weight.grad.T
+    grads["output.bias"] = head.bias.grad
+    return float(loss.detach()), {n: v.detach().to(torch.float64).numpy().copy()
+                                  for n, v in grads.items()}
+
+
+def reference(params, x, target, cfg, dtype):
+    """(loss, grads, unrolled-vs-module error or None) in `dtype`."""
+    loss_u, grads_u = unrolled(params, x, target, cfg, dtype)
+    if not uses_module(cfg):
+        return loss_u, grads_u, None
+    loss_m, grads_m = module(params, x, target, cfg, dtype)
+    grads = dict(grads_u)
+    grads.update(grads_m)  # the module's wherever it has one; b_proj's from the unrolled code
+    assert set(grads) == set(grads_u)
+    err = max([abs(loss_u - loss_m) / max(abs(loss_m), 1e-6)] +
+              [rel_err(grads_u[n], grads_m[n]) for n in grads_m])
+    return loss_m, grads, err
+
+
+def rel_err(a, b):
+    """max|a - b| / max(max|b|, 1e-6): the test's measure, per tensor."""
+    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-6))
+
+
+def write_safetensors(path, tensors, metadata):
+    """tensors: list of (name, float32 array). Little-endian F32, header padded to 8 bytes."""
+    header = {"__metadata__": metadata}
+    offset = 0
+    blobs = []
+    for name, array in tensors:
+        data = np.ascontiguousarray(array, dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blobs.append(data)
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * ((8 - (8 + len(text)) % 8) % 8)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for blob in blobs:
+            f.write(blob)
+    os.replace(tmp, path)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("-o", "--output", default=os.path.join(here, "gated-reference.safetensors"))
+    args = parser.parse_args()
+
+    torch.set_num_threads(1)
+    tensors = []
+    metadata = {
+        "configs": ",".join(CONFIGS),
+        "generator": (f"tests/reference/make-gated-reference.py: torch {torch.__version__}, "
+                      f"numpy {np.__version__}, seed {SEED}; torch.nn.LSTM/GRU(batch_first) or "
+                      "explicit unrolled float64 torch ops (peephole LSTM, seed/minimal GRU) + "
+                      "linear head, loss = mean((pred - target)^2); loss and grad:* in float64, "
+                      "stored as float32"),
+    }
+    for index, (name, cfg) in enumerate(CONFIGS.items()):
+        cell, form, peephole, proj, layers = cfg
+        rng = np.random.default_rng(SEED + index)
+        params, x, target = make_inputs(rng, cfg)
+        loss64, grads64, check = reference(params, x, target, cfg, torch.float64)
+        loss32, grads32, _ = reference(params, x, target, cfg, torch.float32)
+        worst = max([abs(loss32 - loss64) / max(abs(loss64), 1e-6)] +
+                    [rel_err(grads32[n], grads64[n]) for n in grads64])
+        if check is not None and check > 1e-10:
+            sys.exit(f"{name}: the unrolled cell disagrees with the torch module: {check:.3g}")
+        shapes = param_shapes(cfg)
+        assert set(grads64) == {n for n, _ in shapes}
+        for n, _ in shapes:
+            tensors.append((f"{name}/{n}", params[n]))
+        tensors.append((f"{name}/x", x))
+        tensors.append((f"{name}/target", target))
+        tensors.append((f"{name}/loss", np.array(loss64, dtype=np.float32)))
+        for n, _ in shapes:
+            tensors.append((f"{name}/grad:{n}", grads64[n].astype(np.float32)))
+        method = ("unrolled" if check is None else
+                  ("torch.nn.LSTM" if cell == "lstm" else "torch.nn.GRU") +
+                  (" (b_proj = 0; grad:b_proj unrolled)" if proj else ""))
+        metadata.update({f"{name}.batch": str(B), f"{name}.window": str(T),
+                         f"{name}.hidden": str(H), f"{name}.layers": str(layers),
+                         f"{name}.cell": cell, f"{name}.gru_form": form,
+                         f"{name}.peephole": "true" if peephole else "false",
+                         f"{name}.projection": str(proj), f"{name}.method": method,
+                         f"{name}.float32_max_rel_err": f"{worst:.3g}"})
+        if check is not None:
+            metadata[f"{name}.unrolled_vs_module_max_rel_err"] = f"{check:.3g}"
+        print(f"{name}: {cell} form={form} peephole={peephole} projection={proj} "
+              f"layers={layers} [{method}]: loss {loss64:.9g}, torch float32 vs float64 "
+              f"{worst:.3g}" + ("" if check is None else f", unrolled vs module {check:.3g}"))
+    write_safetensors(args.output, tensors, metadata)
+    print(f"wrote {args.output} ({os.path.getsize(args.output)} bytes)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
