@@ -93,7 +93,7 @@ public:
     unsigned arg = 1;
     for (int64_t layer = 0; layer < r.layers; ++layer) {
       int64_t in = cast<RankedTensorType>(x.getType()).getShape()[1];
-      LayerParams w = layerParams(r, layer, in, l);
+      LayerParams w = layerParams(r, layer, in, /*reverse=*/false, l);
       SmallVector<Value> state(step.getArguments().slice(arg, states.size()));
       arg += states.size();
       SmallVector<Value> next = cellStep(r, w, x, state, l);
@@ -184,8 +184,9 @@ private:
   }
 
   // Layer `layer`'s weights, initialised like PyTorch's recurrent layers: U(+-1/sqrt(H)).
-  LayerParams layerParams(const RnnSpec &r, int64_t layer, int64_t in, Location l) {
-    std::string p = "rnn.layer" + std::to_string(layer) + ".";
+  LayerParams layerParams(const RnnSpec &r, int64_t layer, int64_t in, bool reverse,
+                          Location l) {
+    std::string p = "rnn.layer" + std::to_string(layer) + (reverse ? ".reverse." : ".");
     int64_t h = r.hidden, out = outWidth(r);
     float scale = 1.0f / std::sqrt((float)h);
     auto u = [&](const std::string &name, ArrayRef<int64_t> shape) {
@@ -229,45 +230,68 @@ private:
     return {cell.getNewHidden(), cell.getNewCell()};
   }
 
-  // Stacked recurrent layers over x [B, T, I]: the last layer's final output [B, H], or with
-  // `allSteps` its output at every step [B, T, H].
+  // One direction of one layer over seq [B, T, I]: its final output [B, W] and, with
+  // `stack`, its output at every step [B, T, W] (in time order also when reversed).
+  std::pair<Value, Value> direction(const RnnSpec &r, int64_t layer, Value seq, bool reverse,
+                                    bool stack, Location l) {
+    auto seqType = cast<RankedTensorType>(seq.getType());
+    int64_t batch = seqType.getShape()[0], steps = seqType.getShape()[1];
+    int64_t in = seqType.getShape()[2];
+    SmallVector<Type> states = stateTypes(r, batch);
+    LayerParams w = layerParams(r, layer, in, reverse, l);
+    SmallVector<Value> inits;
+    for (Type t : states)
+      inits.push_back(b.create<mlir::attn::ConstantOp>(
+          l, DenseElementsAttr::get(cast<RankedTensorType>(t), b.getF32FloatAttr(0.0f))));
+    SmallVector<Type> resultTypes(states);
+    if (stack)
+      resultTypes.push_back(RankedTensorType::get({batch, steps, outWidth(r)}, b.getF32Type()));
+    auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, inits, ValueRange{seq},
+                                             ValueRange{}, /*axis=*/1, reverse,
+                                             /*length=*/nullptr);
+    SmallVector<Type> argTypes(states);
+    argTypes.push_back(RankedTensorType::get({batch, in}, b.getF32Type()));
+    SmallVector<Location> locs(argTypes.size(), l);
+    Block *body = b.createBlock(&scan.getBody(), {}, argTypes, locs);
+    b.setInsertionPointToStart(body);
+    SmallVector<Value> next =
+        cellStep(r, w, body->getArguments().back(), body->getArguments().drop_back(), l);
+    SmallVector<Value> yields(next);
+    if (stack)
+      yields.push_back(next[0]);
+    b.create<mlir::attn::YieldOp>(l, yields);
+    b.setInsertionPointAfter(scan);
+    return {scan.getResult(0), stack ? scan.getResults().back() : Value()};
+  }
+
+  // The two directions' outputs as one: concatenated features, or their sum.
+  Value merge(const RnnSpec &r, Value forward, Value backward, Location l) {
+    if (r.merge == "sum")
+      return b.create<mlir::attn::AddOp>(l, forward, backward);
+    int64_t axis = cast<RankedTensorType>(forward.getType()).getRank() - 1;
+    return b.create<mlir::attn::ConcatOp>(l, ValueRange{forward, backward},
+                                          b.getI64IntegerAttr(axis));
+  }
+
+  // Stacked recurrent layers over x [B, T, I]: the last layer's final output [B, W], or with
+  // `allSteps` its output at every step [B, T, W]. A bidirectional layer also runs a
+  // reversed scan and merges both directions (its final output: both final states).
   Value rnn(const RnnSpec &r, Value x, bool allSteps = false) {
     Location l = loc(r.loc);
-    int64_t batch = cast<RankedTensorType>(x.getType()).getShape()[0];
-    SmallVector<Type> states = stateTypes(r, batch);
     Value seq = x, last;
     for (int64_t layer = 0; layer < r.layers; ++layer) {
-      auto seqType = cast<RankedTensorType>(seq.getType());
-      int64_t in = seqType.getShape()[2], steps = seqType.getShape()[1];
-      LayerParams w = layerParams(r, layer, in, l);
-      SmallVector<Value> inits;
-      for (Type t : states)
-        inits.push_back(b.create<mlir::attn::ConstantOp>(
-            l, DenseElementsAttr::get(cast<RankedTensorType>(t), b.getF32FloatAttr(0.0f))));
       // Every layer but the last hands its per-step outputs to the next layer.
       bool stack = layer + 1 < r.layers || allSteps;
-      SmallVector<Type> resultTypes(states);
+      auto [final, steps] = direction(r, layer, seq, /*reverse=*/false, stack, l);
+      if (r.bidirectional) {
+        auto [finalBack, stepsBack] = direction(r, layer, seq, /*reverse=*/true, stack, l);
+        final = merge(r, final, finalBack, l);
+        if (stack)
+          steps = merge(r, steps, stepsBack, l);
+      }
+      last = final;
       if (stack)
-        resultTypes.push_back(
-            RankedTensorType::get({batch, steps, outWidth(r)}, b.getF32Type()));
-      auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, inits, ValueRange{seq},
-                                               ValueRange{}, /*axis=*/1, /*reverse=*/false,
-                                               /*length=*/nullptr);
-      SmallVector<Type> argTypes(states);
-      argTypes.push_back(RankedTensorType::get({batch, in}, b.getF32Type()));
-      SmallVector<Location> locs(argTypes.size(), l);
-      Block *body = b.createBlock(&scan.getBody(), {}, argTypes, locs);
-      b.setInsertionPointToStart(body);
-      SmallVector<Value> next = cellStep(r, w, body->getArguments().back(),
-                                         body->getArguments().drop_back(), l);
-      SmallVector<Value> yields(next);
-      if (stack)
-        yields.push_back(next[0]);
-      b.create<mlir::attn::YieldOp>(l, yields);
-      b.setInsertionPointAfter(scan);
-      last = scan.getResult(0);
-      if (stack)
-        seq = scan.getResults().back();
+        seq = steps;
     }
     return allSteps ? seq : last;
   }

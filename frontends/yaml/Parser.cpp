@@ -473,6 +473,8 @@ Spec buildSpec(const Validator &v, const std::string &file) {
     rnn.gruForm = v.stringAt("model.rnn.gru_form");
     rnn.peephole = v.boolAt("model.rnn.peephole");
     rnn.projection = v.intAt("model.rnn.projection");
+    rnn.bidirectional = v.boolAt("model.rnn.bidirectional");
+    rnn.merge = v.stringAt("model.rnn.merge");
     rnn.loc = v.mapLoc("model.rnn");
     spec.model.rnn = rnn;
   }

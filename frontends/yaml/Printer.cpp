@@ -40,7 +40,9 @@ std::string specToYaml(const Spec &s) {
     os << "  rnn:\n    cell: " << s.model.rnn->cell << "\n    hidden: " << s.model.rnn->hidden
        << "\n    layers: " << s.model.rnn->layers << "\n    gru_form: " << s.model.rnn->gruForm
        << "\n    peephole: " << (s.model.rnn->peephole ? "true" : "false")
-       << "\n    projection: " << s.model.rnn->projection << "\n";
+       << "\n    projection: " << s.model.rnn->projection
+       << "\n    bidirectional: " << (s.model.rnn->bidirectional ? "true" : "false")
+       << "\n    merge: " << s.model.rnn->merge << "\n";
   os << "  embedding:\n    dim: " << s.model.embedding.dim << "\n";
   os << "  output:\n    size: " << s.model.output.size << "\n";
   os << "sample:\n  length: " << s.sample.length << "\n  temperature: " << s.sample.temperature

@@ -64,6 +64,12 @@ std::vector<KeySchema> buildTable() {
           "`seed` (the seed's full GRU: reset gate before it, update gate keeps the candidate) "
           "or `minimal` (the seed's cell with the update gate only).")
           .oneOf({"pytorch", "seed", "minimal"}).byDefault("pytorch"),
+      Key("model.rnn.bidirectional", T::Bool,
+          "Also run each layer from the last step to the first and merge both directions "
+          "(not for `task: lm`, which must not see the future).").byDefault("false"),
+      Key("model.rnn.merge", T::String,
+          "How a bidirectional layer merges its directions: `concat` (features side by "
+          "side, twice as wide) or `sum`.").oneOf({"concat", "sum"}).byDefault("concat"),
       Key("model.rnn.peephole", T::Bool, "`lstm`: peephole connections from the cell state "
           "to the input, forget and output gates.").byDefault("false"),
       Key("model.rnn.projection", T::Int, "`lstm`: project the output to this width "

@@ -47,6 +47,8 @@ struct RnnSpec {
   std::string gruForm = "pytorch"; // gru: pytorch | seed | minimal
   bool peephole = false;      // lstm
   int64_t projection = 0;     // lstm: output width; 0 = none
+  bool bidirectional = false;
+  std::string merge = "concat"; // bidirectional: concat | sum
   Loc loc;
 };
 

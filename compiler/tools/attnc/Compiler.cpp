@@ -50,6 +50,10 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
                  "set data.builtin: text");
   if (s.task == "lm" && !s.model.rnn)
     return error(s.model.loc, "task 'lm' needs model.rnn", "replace model.mlp by model.rnn");
+  if (s.task == "lm" && s.model.rnn->bidirectional)
+    return error(s.model.rnn->loc,
+                 "task 'lm' predicts the next character, so its rnn must not read ahead",
+                 "remove model.rnn.bidirectional");
   if (s.task == "regress" && s.data.builtin != "sine")
     return error(s.data.loc, "task 'regress' learns from numbers, but data.builtin is '" +
                                  s.data.builtin + "'",

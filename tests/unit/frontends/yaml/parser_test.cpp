@@ -143,6 +143,8 @@ TEST(SpecParser, SchemaDefaultsMatchSpecStruct) {
   EXPECT_EQ(spec->model.rnn->gruForm, RnnSpec{}.gruForm);
   EXPECT_EQ(spec->model.rnn->peephole, RnnSpec{}.peephole);
   EXPECT_EQ(spec->model.rnn->projection, RnnSpec{}.projection);
+  EXPECT_EQ(spec->model.rnn->bidirectional, RnnSpec{}.bidirectional);
+  EXPECT_EQ(spec->model.rnn->merge, RnnSpec{}.merge);
   EXPECT_EQ(spec->model.output.size, OutputSpec{}.size);
   EXPECT_EQ(spec->train.batchSize, TrainSpec{}.batchSize);
   EXPECT_EQ(spec->train.seed, TrainSpec{}.seed);
