@@ -60,13 +60,14 @@ configuration, the test passes them all as --set style overrides), "CFG.method",
 """
 
 import argparse
-import json
 import os
-import struct
 import sys
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_io import rel_err, write_safetensors  # noqa: E402
 
 SEED = 20240611
 B, T, H = 3, 5, 6
@@ -247,33 +248,6 @@ def reference(params, x, target, cfg, dtype):
     err = max([abs(loss_u - loss_m) / max(abs(loss_m), 1e-6)] +
               [rel_err(grads_u[n], grads_m[n]) for n in grads_m])
     return loss_m, grads, err
-
-
-def rel_err(a, b):
-    """max|a - b| / max(max|b|, 1e-6): the test's measure, per tensor."""
-    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-6))
-
-
-def write_safetensors(path, tensors, metadata):
-    """tensors: list of (name, float32 array). Little-endian F32, header padded to 8 bytes."""
-    header = {"__metadata__": metadata}
-    offset = 0
-    blobs = []
-    for name, array in tensors:
-        data = np.ascontiguousarray(array, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * ((8 - (8 + len(text)) % 8) % 8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
-    os.replace(tmp, path)
 
 
 def main():

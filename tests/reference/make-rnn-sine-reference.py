@@ -38,13 +38,14 @@ and __metadata__ with "configs" (comma-separated CFG names), "CFG.batch", "CFG.w
 """
 
 import argparse
-import json
 import os
-import struct
 import sys
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_io import rel_err, write_safetensors  # noqa: E402
 
 SEED = 20240601
 # name -> (batch, window, hidden, layers)
@@ -111,33 +112,6 @@ def torch_loss_and_grads(params, x, target, hidden, layers, dtype):
     grads["output.bias"] = head.bias.grad
     grads = {n: g.detach().to(torch.float64).numpy().copy() for n, g in grads.items()}
     return float(loss.detach()), grads
-
-
-def rel_err(a, b):
-    """max|a - b| / max(max|b|, 1e-6): the test's measure, per tensor."""
-    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-6))
-
-
-def write_safetensors(path, tensors, metadata):
-    """tensors: list of (name, float32 array). Little-endian F32, header padded to 8 bytes."""
-    header = {"__metadata__": metadata}
-    offset = 0
-    blobs = []
-    for name, array in tensors:
-        data = np.ascontiguousarray(array, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * ((8 - (8 + len(text)) % 8) % 8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
-    os.replace(tmp, path)
 
 
 def main():
