@@ -1,5 +1,6 @@
 #include "frontends/yaml/Importer.h"
 
+#include "compiler/Transforms/Passes.h"
 #include "dialect/AttnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -307,6 +308,19 @@ OwningOpRef<ModuleOp> importSpec(const Spec &spec, MLIRContext &context,
                                  const ImportOptions &options) {
   context.loadDialect<mlir::attn::AttnDialect, func::FuncDialect>();
   return Importer(spec, options, context).run();
+}
+
+void addTrainingPasses(OpPassManager &pm, const TrainSpec &t) {
+  mlir::attn::AttnTrainStepOptions step;
+  step.optimizer = t.optimizer.type;
+  step.momentum = t.optimizer.momentum;
+  step.beta1 = t.optimizer.beta1;
+  step.beta2 = t.optimizer.beta2;
+  step.epsilon = t.optimizer.epsilon;
+  step.weightDecay = t.optimizer.weightDecay;
+  step.clipNorm = t.clipNorm;
+  pm.addPass(mlir::attn::createAttnAutodiff());
+  pm.addPass(mlir::attn::createAttnTrainStep(step));
 }
 
 std::string cName(const std::string &name) {

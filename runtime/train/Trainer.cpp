@@ -34,8 +34,8 @@ std::vector<Tensor> gather(const Split &split, const std::vector<int64_t> &rows,
     Tensor t = makeTensor(entry.inputs[i]);
     size_t rowBytes = split[i].nbytes() / split[i].shape()[0];
     if (rowBytes * rows.size() != t.nbytes())
-      throw std::runtime_error(std::string("attn: batch input '") + entry.inputs[i].name +
-                               "' is " + shapeToString(t.shape()) + ", which does not hold " +
+      throw std::runtime_error(std::string("attn: batch input '") + entry.inputs[i].name + "' is " +
+                               shapeToString(t.shape()) + ", which does not hold " +
                                std::to_string(rows.size()) + " examples of the data");
     auto *dst = static_cast<char *>(t.raw());
     auto *src = static_cast<const char *>(split[i].raw());
@@ -47,17 +47,33 @@ std::vector<Tensor> gather(const Split &split, const std::vector<int64_t> &rows,
 }
 
 // The examples of batch `step` (1-based): epoch e = (step - 1) / batchesPerEpoch shuffles
-// with Rng(seed + e); a partial last batch of an epoch is dropped.
-std::vector<int64_t> batchRows(int64_t step, int64_t examples, int64_t batch, uint64_t seed) {
-  int64_t perEpoch = examples / batch;
-  int64_t epoch = (step - 1) / perEpoch, index = (step - 1) % perEpoch;
-  std::vector<int64_t> order(examples);
-  std::iota(order.begin(), order.end(), 0);
-  Rng rng(seed + (uint64_t)epoch);
-  for (int64_t i = examples - 1; i > 0; --i)
-    std::swap(order[i], order[(int64_t)(rng.next() % (uint64_t)(i + 1))]);
-  return std::vector<int64_t>(order.begin() + index * batch, order.begin() + (index + 1) * batch);
-}
+// with Rng(seed + e); a partial last batch of an epoch is dropped. The epoch's order is drawn
+// once and kept until the epoch changes.
+class Batches {
+public:
+  Batches(int64_t examples, int64_t batch, uint64_t seed)
+      : examples(examples), batch(batch), seed(seed) {}
+
+  std::vector<int64_t> rows(int64_t step) {
+    int64_t perEpoch = examples / batch;
+    int64_t e = (step - 1) / perEpoch, index = (step - 1) % perEpoch;
+    if (e != epoch) {
+      epoch = e;
+      order.resize(examples);
+      std::iota(order.begin(), order.end(), 0);
+      Rng rng(seed + (uint64_t)e);
+      for (int64_t i = examples - 1; i > 0; --i)
+        std::swap(order[i], order[(int64_t)(rng.next() % (uint64_t)(i + 1))]);
+    }
+    return std::vector<int64_t>(order.begin() + index * batch, order.begin() + (index + 1) * batch);
+  }
+
+private:
+  int64_t examples, batch;
+  uint64_t seed;
+  int64_t epoch = -1;
+  std::vector<int64_t> order;
+};
 
 Tensor scalar(float v) { return Tensor::f32({}, {v}); }
 
@@ -203,19 +219,19 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     m["bad_evals"] = std::to_string(early.badEvaluations());
     return m;
   };
+  Batches batches(numExamples(trainSplit), batch, o.seed);
   double start = now();
   for (int64_t s = result.firstStep; s <= o.steps; ++s) {
     double lr = learningRate(o.schedule, s);
-    std::vector<Tensor> inputs =
-        gather(trainSplit, batchRows(s, numExamples(trainSplit), batch, o.seed), step);
+    std::vector<Tensor> inputs = gather(trainSplit, batches.rows(s), step);
     inputs.push_back(scalar((float)lr));
     inputs.push_back(scalar((float)s));
     std::vector<Tensor> outputs = program.call("train_step", params, inputs);
     double loss = outputs[0].data<float>()[0], norm = outputs[1].data<float>()[0];
     if (!std::isfinite(loss)) {
       progress.finish();
-      result.error = "the loss became " + std::to_string(loss) + " at step " +
-                     std::to_string(s) + "; the last good checkpoint is " + last;
+      result.error = "the loss became " + std::to_string(loss) + " at step " + std::to_string(s) +
+                     "; the last good checkpoint is " + last;
       return result;
     }
     for (int i = 2; i < step.num_outputs; ++i)

@@ -22,7 +22,6 @@
 // ITERS steps for attnc and for PyTorch alternately; reported is the median time per step.
 // If /usr/bin/python3 has no torch, only attnc's time is printed (with a note).
 #include "compiler/Target/Jit.h"
-#include "compiler/Transforms/Passes.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "frontends/yaml/Importer.h"
 #include "frontends/yaml/Spec.h"
@@ -210,17 +209,8 @@ int main(int argc, char **argv) {
   auto module = ::attn::yaml::importSpec(*spec, context);
   if (!module || mlir::failed(mlir::verify(*module)))
     die("the imported module does not verify");
-  mlir::attn::AttnTrainStepOptions step;
-  step.optimizer = t.optimizer.type;
-  step.momentum = t.optimizer.momentum;
-  step.beta1 = t.optimizer.beta1;
-  step.beta2 = t.optimizer.beta2;
-  step.epsilon = t.optimizer.epsilon;
-  step.weightDecay = t.optimizer.weightDecay;
-  step.clipNorm = t.clipNorm;
   mlir::PassManager pm(&context);
-  pm.addPass(mlir::attn::createAttnAutodiff());
-  pm.addPass(mlir::attn::createAttnTrainStep(step));
+  ::attn::yaml::addTrainingPasses(pm, t);
   if (mlir::failed(pm.run(*module)))
     die("attn-autodiff / attn-train-step failed");
   auto jit =

@@ -1,7 +1,6 @@
 #include "Compiler.h"
 
 #include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Transforms/Passes.h"
 #include "frontends/yaml/Importer.h"
 
 #include "Data.h"
@@ -76,18 +75,8 @@ bool Compiler::import() {
 }
 
 bool Compiler::addTraining() {
-  const auto &t = spec_->train;
-  mlir::attn::AttnTrainStepOptions step;
-  step.optimizer = t.optimizer.type;
-  step.momentum = t.optimizer.momentum;
-  step.beta1 = t.optimizer.beta1;
-  step.beta2 = t.optimizer.beta2;
-  step.epsilon = t.optimizer.epsilon;
-  step.weightDecay = t.optimizer.weightDecay;
-  step.clipNorm = t.clipNorm;
   mlir::PassManager pm(&context_);
-  pm.addPass(mlir::attn::createAttnAutodiff());
-  pm.addPass(mlir::attn::createAttnTrainStep(step));
+  attn::yaml::addTrainingPasses(pm, spec_->train);
   return succeeded(pm.run(*module_));
 }
 
