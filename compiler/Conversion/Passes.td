@@ -10,8 +10,11 @@ def AttnToOneDNN : Pass<"attn-to-onednn", "mlir::ModuleOp"> {
     `attn.matmul` and `attn.dense` become `func.call`s of `@attn_rt_matmul` /
     `@attn_rt_dense` (declared `llvm.emit_c_interface`, implemented in runtime/cpu) on
     memrefs of the operands and a fresh output buffer. Shapes are folded to the kernels'
-    rank-3 (matmul: batch, rows, cols) and rank-2 (dense) forms with reshapes; everything
-    else is left for attn-to-linalg.
+    rank-3 (matmul: batch, rows, cols) and rank-2 (dense) forms with reshapes. It runs
+    last in `attn-lower`, after attn-to-linalg and the clean-ups, and rewrites only the attn
+    ops: a later fold or CSE of the `to_memref` / `to_tensor` pairs would hide a kernel's
+    reads from one-shot bufferization, which could then let an in-place write clobber an
+    operand before the kernel reads it.
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::bufferization::BufferizationDialect",
@@ -23,9 +26,9 @@ def AttnToLinalg : Pass<"attn-to-linalg", "mlir::ModuleOp"> {
   let description = [{
     Elementwise ops (with broadcasting), softmax, layer_norm, reductions and embedding become
     `linalg.generic`s; shape ops become tensor ops; `attn.scan` becomes an `scf.for` over
-    time whose iteration arguments are the carried values and the stacked outputs. Composite
-    ops must have been decomposed and matmuls lowered first: any attn op left over is an
-    error naming it.
+    time whose iteration arguments are the carried values and the stacked outputs. Matmuls
+    and dense layers are left for attn-to-onednn. Composite ops must have been decomposed
+    first: any other attn op left over is an error naming it.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect", "mlir::math::MathDialect",
