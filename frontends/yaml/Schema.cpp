@@ -32,14 +32,37 @@ std::vector<KeySchema> buildTable() {
       Key("task", T::String,
           "The learning problem: `regress` predicts a real-valued target from a window "
           "(`data.builtin: sine`); `lm` predicts the next character at every position "
-          "(`data.builtin: text`).")
-          .oneOf({"regress", "lm"}).byDefault("regress"),
+          "(`data.builtin: text`); `seq2seq` maps a source sequence to a target sequence "
+          "with an encoder-decoder (`data.builtin: copy | reverse | dates`, or `data.path`).")
+          .oneOf({"regress", "lm", "seq2seq"}).byDefault("regress"),
 
       Key("data", T::Map, "Where the examples come from.").required(),
       Key("data.builtin", T::String, "Built-in data generator (see Data sets).")
-          .oneOf({"sine", "text"}).required(),
+          .oneOf({"sine", "text", "copy", "reverse", "dates"}).exclusive("source"),
+      Key("data.path", T::String,
+          "`seq2seq`: a UTF-8 text file of `source<TAB>target` lines (blank lines skipped).")
+          .exclusive("source"),
+      Key("data.valid_path", T::String,
+          "`seq2seq` with `path`: the validation pairs; empty holds out the last `valid` "
+          "lines of `path`.").byDefault("\"\""),
       Key("data.window", T::Int, "Input length N: time steps (samples or characters) per example.")
           .atLeast(1).byDefault("16"),
+      Key("data.min_len", T::Int, "`copy` / `reverse`: the shortest source, in symbols.")
+          .atLeast(1).byDefault("3"),
+      Key("data.max_len", T::Int,
+          "`seq2seq`: the longest source and target in tokens; the model is compiled for "
+          "this length and longer pairs are dropped.").atLeast(1).byDefault("10"),
+      Key("data.symbols", T::Int, "`copy` / `reverse`: distinct symbols (2 to 62).")
+          .atLeast(2).byDefault("10"),
+      Key("data.tokens", T::String,
+          "`seq2seq`: `word` splits lines at whitespace, `char` makes every character a token "
+          "(use it for `dates`).").oneOf({"word", "char"}).byDefault("word"),
+      Key("data.min_count", T::Int,
+          "`seq2seq` vocabularies: tokens seen fewer times in training become `<unk>`.")
+          .atLeast(1).byDefault("1"),
+      Key("data.max_vocab", T::Int,
+          "`seq2seq` vocabularies: keep the most frequent tokens up to this size (with the "
+          "4 specials); 0 keeps all.").atLeast(0).byDefault("0"),
       Key("data.train", T::Int, "Number of training examples generated.")
           .atLeast(1).byDefault("2000"),
       Key("data.valid", T::Int, "Number of validation examples generated.")
@@ -77,9 +100,22 @@ std::vector<KeySchema> buildTable() {
       Key("model.rnn.hidden", T::Int, "Width of the hidden state.").atLeast(1).byDefault("32"),
       Key("model.rnn.layers", T::Int, "Number of stacked recurrent layers.")
           .atLeast(1).byDefault("1"),
-      Key("model.embedding", T::Map, "`lm`: learned character embeddings feeding the rnn."),
-      Key("model.embedding.dim", T::Int, "Width of each character's embedding.")
+      Key("model.embedding", T::Map,
+          "`lm`, `seq2seq`: learned token embeddings feeding the rnn (a `seq2seq` model has "
+          "one table for the source and one for the target)."),
+      Key("model.embedding.dim", T::Int, "Width of each token's embedding.")
           .atLeast(1).byDefault("32"),
+      Key("model.seq2seq", T::Map,
+          "`seq2seq`: how the encoder (`model.rnn`) hands the source to the decoder (the "
+          "same cell, width and depth)."),
+      Key("model.seq2seq.context", T::String,
+          "`initial`: the encoder's final states start the decoder (Sutskever et al.); "
+          "`every_step`: c = V h_T joins the decoder's input at every step and its readout, "
+          "softmax(W h_t + U c + b) (Cho et al.).")
+          .oneOf({"initial", "every_step"}).byDefault("initial"),
+      Key("model.seq2seq.reverse_source", T::Bool,
+          "Read the source last token first, so that its start is near the decoder's "
+          "(Sutskever et al.).").byDefault("false"),
       Key("model.output", T::Map, "Dense head that maps the network's features to predictions."),
       Key("model.output.size", T::Int,
           "Width of the output layer (`regress`; an `lm` predicts one logit per character).")
@@ -151,6 +187,41 @@ std::vector<KeySchema> buildTable() {
       Key("train.early_stopping.min_delta", T::Float,
           "How much the validation loss must drop to count as an improvement.")
           .atLeast(0).byDefault("0.0"),
+      Key("train.label_smoothing", T::Float,
+          "`lm`, `seq2seq`: spread this much of each target's probability evenly over the "
+          "vocabulary.").atLeast(0).byDefault("0.0"),
+      Key("train.teacher_forcing", T::Map,
+          "`seq2seq`: scheduled sampling. At step i the decoder reads the true previous "
+          "token with probability p(i), else its own most likely prediction (p = 1 is plain "
+          "teacher forcing)."),
+      Key("train.teacher_forcing.schedule", T::String,
+          "`constant`: p = ratio; `linear`: max(min, 1 - slope * i); `exponential`: "
+          "max(min, k^i); `inverse_sigmoid`: max(min, k / (k + exp(i / k))).")
+          .oneOf({"constant", "linear", "exponential", "inverse_sigmoid"})
+          .byDefault("constant"),
+      Key("train.teacher_forcing.ratio", T::Float, "`constant`: p.").atLeast(0)
+          .byDefault("1.0"),
+      Key("train.teacher_forcing.slope", T::Float, "`linear`: decrease of p per step.")
+          .atLeast(0).byDefault("0.0001"),
+      Key("train.teacher_forcing.k", T::Float,
+          "`exponential`: the decay per step (< 1); `inverse_sigmoid`: the steps scale (>= 1).")
+          .atLeast(0).byDefault("0.999"),
+      Key("train.teacher_forcing.min", T::Float, "The floor of p.").atLeast(0)
+          .byDefault("0.0"),
+
+      Key("decode", T::Map, "`seq2seq`: how `attnc translate` and evaluation decode."),
+      Key("decode.beam", T::Int, "Beam size; 1 decodes greedily.").atLeast(1).byDefault("1"),
+      Key("decode.length_penalty", T::Float,
+          "GNMT's alpha: hypotheses are ranked by log p / ((5 + length) / 6)^alpha; 0 ranks "
+          "by log p.").atLeast(0).byDefault("0.0"),
+      Key("decode.max_length", T::Int,
+          "Longest output in tokens; 0 means the target length the model was compiled for "
+          "(`data.max_len` + 1).").atLeast(0).byDefault("0"),
+      Key("decode.nbest", T::Int, "Hypotheses printed per input (at most `beam`).")
+          .atLeast(1).byDefault("1"),
+      Key("decode.batch", T::Int,
+          "Greedy decoding: sentences decoded at once (the compiled decoder's rows).")
+          .atLeast(1).byDefault("16"),
   };
 }
 
