@@ -328,6 +328,36 @@ by one character, so a `task: lm` model learns to predict the next character at 
 (teacher forcing). It reads the characters through `model.embedding` into `model.rnn`; a dense
 head gives one logit per character of the vocabulary, and the loss is the cross-entropy.
 
+### Sequence pairs (`task: seq2seq`)
+
+An encoder-decoder learns from (source, target) pairs of token sequences:
+
+- `data.builtin: copy` / `reverse`: sources of `data.min_len` to `data.max_len` symbols
+  (uniform), drawn from `data.symbols` distinct symbols written `0`-`9`, then `a`-`z`, then
+  `A`-`Z`, separated by spaces (`3 0 9 7`); the target is the source (`copy`) or the source
+  backwards (`reverse`: `7 9 0 3`). Use `data.tokens: word`.
+- `data.builtin: dates`: a date between 1950 and 2049 written in one of nine human formats
+  (`5 March 2019`, `March 5, 2019`, `05/03/2019` (day first), `Tue 5 Mar 2019`, `2019 Mar 5`,
+  `5.3.19`, ...), translated to ISO `2019-03-05`. Use `data.tokens: char` and
+  `data.max_len: 32` (the longest, `Wednesday, September 30, 2049`, has 29 characters).
+- `data.path: FILE.tsv`: one pair per line, `source<TAB>target` (blank lines are skipped, CRLF
+  is accepted; a line without exactly one tab is an error naming `FILE:LINE`). Validation pairs
+  come from `data.valid_path`, or are the last `data.valid` lines of the file.
+
+Generated data draws `data.train` training pairs with `data.seed` and `data.valid` validation
+pairs with `data.seed + 1`. Lines are split into tokens by `data.tokens` (`word`: at
+whitespace; `char`: every character, spaces included). The source and the target each get a
+vocabulary built from the training pairs: `<pad>` = 0, `<bos>` = 1, `<eos>` = 2, `<unk>` = 3,
+then the tokens seen at least `data.min_count` times, most frequent first (ties in byte order),
+at most `data.max_vocab` entries in all (0: no limit); other tokens read as `<unk>`. Checkpoints
+store both vocabularies, so `attnc translate` needs only the checkpoint.
+
+The model is compiled for sources of `data.max_len` tokens and targets of `data.max_len + 1`
+(room for `<eos>`); longer pairs are dropped from training and evaluation. Sources are
+right-padded with `<pad>` and a mask keeps the encoder's state unchanged past a source's last
+token; the decoder reads `<bos> y1 .. yn` and is trained to write `y1 .. yn <eos>` (padding
+positions are ignored by the loss).
+
 ## Keys
 
 )";
@@ -420,6 +450,34 @@ const std::vector<ExampleSpec> &exampleSpecs() {
        "  schedule: {type: cosine, warmup: 50, min_lr: 0.0003}\n"
        "  clip_norm: 1.0\n"
        "sample: {length: 240, temperature: 0.7, prime: \"The \"}\n"},
+      {"An encoder-decoder that learns to reverse sequences, decoded by `attnc translate`",
+       "name: reverse-seq2seq\n"
+       "task: seq2seq\n"
+       "data: {builtin: reverse, min_len: 3, max_len: 10, symbols: 10, train: 20000, valid: 500}\n"
+       "model:\n"
+       "  embedding: {dim: 32}\n"
+       "  rnn: {cell: gru, hidden: 128}\n"
+       "  seq2seq: {context: initial}\n"
+       "train:\n"
+       "  batch_size: 64\n"
+       "  steps: 3000\n"
+       "  optimizer: {type: adam, lr: 0.003}\n"
+       "  clip_norm: 1.0\n"
+       "decode: {beam: 1}\n"},
+      {"Translation pairs from a TSV file: the context at every decoder step, scheduled "
+       "sampling, beam search",
+       "name: words\n"
+       "task: seq2seq\n"
+       "data: {path: pairs.tsv, valid: 200, max_len: 12, tokens: word, min_count: 2}\n"
+       "model:\n"
+       "  embedding: {dim: 64}\n"
+       "  rnn: {cell: lstm, hidden: 256, layers: 2}\n"
+       "  seq2seq: {context: every_step, reverse_source: true}\n"
+       "train:\n"
+       "  steps: 5000\n"
+       "  label_smoothing: 0.1\n"
+       "  teacher_forcing: {schedule: inverse_sigmoid, k: 500, min: 0.75}\n"
+       "decode: {beam: 5, length_penalty: 0.6, nbest: 1}\n"},
   };
   return examples;
 }
