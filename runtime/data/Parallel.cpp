@@ -264,45 +264,4 @@ std::vector<int32_t> encodeSource(const std::string &line, const Vocab &vocab, T
   return s;
 }
 
-std::vector<int64_t> bucketOrder(const Tensor &srcMask, int64_t batch, uint64_t seed) {
-  if (srcMask.rank() != 2 || srcMask.dtype() != ATTN_F32)
-    throw std::runtime_error("attn: bucketOrder needs an f32 [N, S] source mask, got " +
-                             std::string(dtypeName(srcMask.dtype())) +
-                             shapeToString(srcMask.shape()));
-  if (batch < 1)
-    throw std::runtime_error("attn: bucketOrder needs batch >= 1, got " + std::to_string(batch));
-  const int64_t n = srcMask.shape()[0], s = srcMask.shape()[1];
-  std::vector<int64_t> length(n, 0);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < s; ++j)
-      length[i] += srcMask.data<float>()[i * s + j] > 0.5f;
-
-  Rng rng(seed);
-  auto shuffle = [&rng](auto first, auto last) { // Fisher-Yates
-    for (auto i = last - first - 1; i > 0; --i)
-      std::swap(first[i], first[(int64_t)(rng.next() % (uint64_t)(i + 1))]);
-  };
-  std::vector<int64_t> order(n);
-  for (int64_t i = 0; i < n; ++i)
-    order[i] = i;
-  shuffle(order.begin(), order.end());
-  // Sorting only within chunks keeps some randomness in which rows share a batch.
-  const int64_t chunk = 50 * batch;
-  for (int64_t begin = 0; begin < n; begin += chunk)
-    std::stable_sort(order.begin() + begin, order.begin() + std::min(n, begin + chunk),
-                     [&](int64_t a, int64_t b) { return length[a] < length[b]; });
-  // Shuffle whole batches, so that training does not see lengths in increasing order.
-  int64_t full = n / batch;
-  std::vector<int64_t> batches(full);
-  for (int64_t b = 0; b < full; ++b)
-    batches[b] = b;
-  shuffle(batches.begin(), batches.end());
-  std::vector<int64_t> result;
-  result.reserve(n);
-  for (int64_t b : batches)
-    result.insert(result.end(), order.begin() + b * batch, order.begin() + (b + 1) * batch);
-  result.insert(result.end(), order.begin() + full * batch, order.end());
-  return result;
-}
-
 } // namespace attn::data

@@ -1,5 +1,5 @@
-// Parallel text: TSV files, the builtin copy / reverse / date tasks, padded id tensors and
-// length bucketing (runtime/data).
+// Parallel text: TSV files, the builtin copy / reverse / date tasks and padded id tensors
+// (runtime/data).
 #include "attn/data/Parallel.h"
 
 #include <gtest/gtest.h>
@@ -246,59 +246,6 @@ TEST(EncodeSource, MatchesEncodePairs) {
   }
   EXPECT_THROW(attn::data::encodeSource(" ", src, Tokenize::Word, 5, false, mask),
                std::runtime_error);
-}
-
-// Padded positions computed over full batches: sum of batch * (longest row in the batch).
-int64_t paddedCost(const std::vector<int64_t> &order, const std::vector<int64_t> &length,
-                   int64_t batch) {
-  int64_t cost = 0;
-  for (size_t b = 0; b + batch <= order.size(); b += batch) {
-    int64_t longest = 0;
-    for (int64_t i = 0; i < batch; ++i)
-      longest = std::max(longest, length[order[b + i]]);
-    cost += batch * longest;
-  }
-  return cost;
-}
-
-TEST(BucketOrder, PermutationThatReducesPadding) {
-  const int64_t n = 1003, s = 30, batch = 8;
-  std::vector<Pair> pairs = attn::data::makeCopy(n, 1, s, 10, 5);
-  Vocab v = Vocab::build({words("0 1 2 3 4 5 6 7 8 9")}, 1, 0);
-  attn::data::Seq2SeqTensors t =
-      attn::data::encodePairs(pairs, v, v, Tokenize::Word, Tokenize::Word, s, s + 1, false);
-  ASSERT_EQ(t.dropped, 0);
-  std::vector<int64_t> length(n);
-  for (int64_t i = 0; i < n; ++i)
-    length[i] = (int64_t)words(pairs[i].source).size();
-
-  std::vector<int64_t> order = attn::data::bucketOrder(t.srcMask, batch, 42);
-  ASSERT_EQ((int64_t)order.size(), n);
-  std::vector<int64_t> sorted = order;
-  std::sort(sorted.begin(), sorted.end());
-  for (int64_t i = 0; i < n; ++i)
-    ASSERT_EQ(sorted[i], i);
-
-  std::vector<int64_t> identity(n);
-  for (int64_t i = 0; i < n; ++i)
-    identity[i] = i;
-  int64_t before = paddedCost(identity, length, batch), after = paddedCost(order, length, batch);
-  EXPECT_LT(after, before * 6 / 10) << before << " -> " << after;
-
-  // Deterministic per seed; another seed gives another order; the batch order is shuffled
-  // (the first batch is not simply the shortest rows).
-  EXPECT_EQ(attn::data::bucketOrder(t.srcMask, batch, 42), order);
-  EXPECT_NE(attn::data::bucketOrder(t.srcMask, batch, 43), order);
-  int64_t firstLongest = 0;
-  for (int64_t i = 0; i < batch; ++i)
-    firstLongest = std::max(firstLongest, length[order[i]]);
-  EXPECT_GT(firstLongest, 1);
-
-  // Degenerate sizes.
-  EXPECT_EQ(attn::data::bucketOrder(Tensor(ATTN_F32, {3, 4}), 8, 1).size(), 3u);
-  EXPECT_TRUE(attn::data::bucketOrder(Tensor(ATTN_F32, {0, 4}), 8, 1).empty());
-  EXPECT_THROW(attn::data::bucketOrder(t.srcMask, 0, 1), std::runtime_error);
-  EXPECT_THROW(attn::data::bucketOrder(t.src, 8, 1), std::runtime_error);
 }
 
 } // namespace

@@ -67,14 +67,6 @@ Seq2SeqTensors encodePairs(const std::vector<Pair> &pairs, const Vocab &srcVocab
 std::vector<int32_t> encodeSource(const std::string &line, const Vocab &vocab, Tokenize tok,
                                   int64_t srcLen, bool reverseSource, std::vector<float> &mask);
 
-// Length bucketing: a permutation of the rows of srcMask (f32 [N, S]) such that each block of
-// `batch` consecutive rows starting at a multiple of `batch` holds rows of similar source
-// length (the number of mask entries > 0.5), which cuts padding work. Rows are shuffled,
-// cut into chunks of 50 batches, each chunk is sorted by length (stable), and the order of the
-// full batches is shuffled; a final partial batch (N % batch rows) stays last, so that a
-// consumer taking N / batch full batches never gets a mixed one. Deterministic from `seed`.
-std::vector<int64_t> bucketOrder(const Tensor &srcMask, int64_t batch, uint64_t seed);
-
 } // namespace attn::data
 
 #endif // ATTN_DATA_PARALLEL_H
