@@ -1,6 +1,7 @@
 // attnc's gradients of models/rnn-sine.yaml and models/char-rnn.yaml against PyTorch.
 // (gated-reference.safetensors, from make-gated-reference.py: rnn-sine.yaml with LSTM and GRU
-// cells, including the peephole LSTM and the seed/minimal GRU forms as unrolled torch ops.)
+// cells, including the peephole LSTM and the seed/minimal GRU forms as unrolled torch ops, and
+// bidirectional 2-layer LSTM (also with projection, and with peepholes and projection) and GRU.)
 //
 // rnn-sine-reference.safetensors (written by make-rnn-sine-reference.py) and
 // char-rnn-reference.safetensors (written by make-char-rnn-reference.py; see README.md here)
@@ -85,7 +86,8 @@ const Reference kCharRnn = {
 };
 
 // models/rnn-sine.yaml with gated cells (LSTM with/without peepholes and projection, GRU in
-// its three forms): every configuration stores every key, so all of them are overridden.
+// its three forms, and 2-layer bidirectional LSTM/GRU with merge: concat): every
+// configuration stores every key, so all of them are overridden.
 const Reference kGated = {
     "gated-reference.safetensors",
     "rnn-sine.yaml",
@@ -97,7 +99,9 @@ const Reference kGated = {
      {"cell", "model.rnn.cell"},
      {"gru_form", "model.rnn.gru_form"},
      {"peephole", "model.rnn.peephole"},
-     {"projection", "model.rnn.projection"}},
+     {"projection", "model.rnn.projection"},
+     {"bidirectional", "model.rnn.bidirectional"},
+     {"merge", "model.rnn.merge"}},
     {"x", "target"},
     nullptr,
 };
@@ -255,7 +259,9 @@ INSTANTIATE_TEST_SUITE_P(CharRnn, CharRnnPyTorchReference,
                          [](const auto &info) { return info.param; });
 
 // models/rnn-sine.yaml with model.rnn.cell=lstm|gru: nn.LSTM (also with proj_size) and nn.GRU,
-// and unrolled float64 torch ops for the peephole LSTM and the seed/minimal GRU forms.
+// and unrolled float64 torch ops for the peephole LSTM and the seed/minimal GRU forms; the
+// bi* configurations with model.rnn.bidirectional=true (nn.LSTM/nn.GRU(bidirectional=True),
+// unrolled ops for the peephole one).
 class GatedPyTorchReference : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GatedPyTorchReference, LossGradMatchesFloat64) { checkLossGrad(kGated, GetParam()); }
