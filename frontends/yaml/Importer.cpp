@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <cctype>
 #include <cmath>
@@ -49,8 +50,9 @@ public:
     b.create<func::ReturnOp>(l, network(forward.getArgument(0)));
 
     b.setInsertionPointToEnd(module.getBody());
-    auto loss = entry("loss", {xType, yType}, {"x", "target"}, {scalar}, {"loss"}, l);
+    auto loss = lossEntry({xType, yType}, {"x", "target"}, {{"rnn", window}}, l);
     Value prediction = network(loss.getArgument(0));
+    dropout.clear();
     b.create<func::ReturnOp>(l, b.create<mlir::attn::MseOp>(l, prediction, loss.getArgument(1))
                                     .getResult());
   }
@@ -66,9 +68,10 @@ public:
     Location l = loc(spec.model.loc);
 
     b.setInsertionPointToEnd(module.getBody());
-    auto loss = entry("loss", {ids, ids}, {"tokens", "next"}, {scalar}, {"loss"}, l);
+    auto loss = lossEntry({ids, ids}, {"tokens", "next"}, {{"rnn", window}}, l);
     Value embedded = b.create<mlir::attn::EmbeddingOp>(l, embeddingTable(), loss.getArgument(0));
     Value outputs = rnn(*spec.model.rnn, embedded, /*allSteps=*/true);
+    dropout.clear();
     Value logits = dense("output", outputs, vocab, loc(spec.model.output.loc));
     b.create<func::ReturnOp>(
         l, b.create<mlir::attn::CrossEntropyOp>(l, logits, loss.getArgument(1),
@@ -297,9 +300,63 @@ private:
       }
       last = final;
       if (stack)
-        seq = steps;
+        seq = dropBetweenLayers("rnn", layer, steps, l);
     }
     return allSteps ? seq : last;
+  }
+
+  //===------------------------------------------------------------------------------------===//
+  // Dropout between recurrent layers (model.rnn.dropout)
+  //===------------------------------------------------------------------------------------===//
+
+  // Where a @loss drops: the stack ("rnn", "encoder", "decoder") and its number of steps.
+  struct DropoutSite {
+    std::string stack;
+    int64_t steps;
+  };
+
+  // @loss with its data inputs and, with model.rnn.dropout, one keep mask per layer but the
+  // last of each site: `dropout.<stack>.layer<l>` f32 [B, steps, W], 0 or 1 / (1 - p), drawn
+  // by the trainer at every step and all ones in validation (attnc's perStepInputs).
+  // Inference entries have no masks: the importer clears `dropout` after the loss.
+  func::FuncOp lossEntry(ArrayRef<Type> dataTypes, ArrayRef<StringRef> dataNames,
+                         ArrayRef<DropoutSite> sites, Location l) {
+    SmallVector<Type> types(dataTypes);
+    SmallVector<std::string> names(dataNames.begin(), dataNames.end());
+    const RnnSpec *r = spec.model.rnn ? &*spec.model.rnn : nullptr;
+    bool drops = r && r->dropout > 0.0 && r->layers > 1;
+    int64_t batch = spec.train.batchSize;
+    if (drops)
+      for (const DropoutSite &site : sites)
+        for (int64_t layer = 0; layer + 1 < r->layers; ++layer) {
+          types.push_back(RankedTensorType::get({batch, site.steps, layerWidth(*r, site.stack)},
+                                                b.getF32Type()));
+          names.push_back("dropout." + site.stack + ".layer" + std::to_string(layer));
+        }
+    SmallVector<StringRef> refs(names.begin(), names.end());
+    auto loss = entry("loss", types, refs, {RankedTensorType::get({}, b.getF32Type())},
+                      {"loss"}, l);
+    unsigned arg = dataTypes.size();
+    if (drops)
+      for (const DropoutSite &site : sites)
+        for (int64_t layer = 0; layer + 1 < r->layers; ++layer)
+          dropout[site.stack].push_back(loss.getArgument(arg++));
+    return loss;
+  }
+
+  // What a layer of `stack` hands on: both directions side by side for a bidirectional
+  // concat stack (only model.rnn stacks are bidirectional).
+  int64_t layerWidth(const RnnSpec &r, StringRef stack) {
+    bool both = stack == "rnn" && r.bidirectional && r.merge == "concat";
+    return outWidth(r) * (both ? 2 : 1);
+  }
+
+  // x [B, T, W], the outputs of layer `layer` of `stack`, times its keep mask (if any).
+  Value dropBetweenLayers(StringRef stack, int64_t layer, Value x, Location l) {
+    auto it = dropout.find(stack);
+    if (it == dropout.end())
+      return x;
+    return b.create<mlir::attn::MulOp>(l, x, it->second[layer]);
   }
 
 
@@ -333,10 +390,10 @@ private:
     };
 
     b.setInsertionPointToEnd(module.getBody());
-    auto loss = entry("loss", {srcType, maskType, labelType},
-                      {"src", "src_mask", tagging ? "tags" : "label"},
-                      {RankedTensorType::get({}, f32)}, {"loss"}, l);
+    auto loss = lossEntry({srcType, maskType, labelType},
+                          {"src", "src_mask", tagging ? "tags" : "label"}, {{"rnn", steps}}, l);
     Value scores = network(loss.getArgument(0), loss.getArgument(1));
+    dropout.clear();
     b.create<func::ReturnOp>(
         l, b.create<mlir::attn::CrossEntropyOp>(l, scores, loss.getArgument(2),
                                                 b.getI64IntegerAttr(kPadId),
@@ -373,7 +430,6 @@ private:
     bool sampling = spec.train.teacherForcing.schedule != "constant" ||
                     spec.train.teacherForcing.ratio < 1.0;
     Type f32 = b.getF32Type(), i32 = b.getI32Type();
-    auto scalar = RankedTensorType::get({}, f32);
 
     b.setInsertionPointToEnd(module.getBody());
     SmallVector<Type> lossInputs = {
@@ -384,10 +440,11 @@ private:
       lossInputs.push_back(RankedTensorType::get({batch, tgtLen}, f32));
       lossNames.push_back("teacher");
     }
-    auto loss = entry("loss", lossInputs, lossNames, {scalar}, {"loss"}, l);
+    auto loss = lossEntry(lossInputs, lossNames, {{"encoder", srcLen}, {"decoder", tgtLen}}, l);
     Encoded enc = encoder(r, loss.getArgument(0), loss.getArgument(1), l);
     Value logits = sampling ? decodeSampled(r, enc, loss.getArgument(2), loss.getArgument(4), l)
                             : decodeForced(r, enc, loss.getArgument(2), l);
+    dropout.clear();
     b.create<func::ReturnOp>(
         l, b.create<mlir::attn::CrossEntropyOp>(l, logits, loss.getArgument(3),
                                                 b.getI64IntegerAttr(kPadId),
@@ -461,7 +518,7 @@ private:
     for (int64_t layer = 0; layer < r.layers; ++layer) {
       Masked m = maskedDirection(r, "encoder", layer, seq, mask3, /*reverse=*/false, l);
       enc.finals.append(m.finals.begin(), m.finals.end());
-      seq = m.steps;
+      seq = layer + 1 < r.layers ? dropBetweenLayers("encoder", layer, m.steps, l) : m.steps;
     }
     if (chosContext()) {
       Value v = param(l, "encoder.context.weight", {outWidth(r), r.hidden}, "uniform",
@@ -538,7 +595,7 @@ private:
         steps = merge(r, steps, backward.steps, l);
         final = merge(r, final, backward.finals[0], l);
       }
-      seq = steps;
+      seq = layer + 1 < r.layers ? dropBetweenLayers("rnn", layer, steps, l) : steps;
     }
     return {seq, final};
   }
@@ -594,7 +651,7 @@ private:
   // every_step): every layer's new states, flattened in layer order like `states`; the top
   // layer's output is topOutput() of them.
   SmallVector<Value> decoderStep(const RnnSpec &r, const Decoder &d, Value x, ValueRange states,
-                                 Value context, Location l) {
+                                 Value context, Location l, ValueRange keepMasks = {}) {
     size_t perLayer = stateTypes(r, 1).size();
     if (context)
       x = b.create<mlir::attn::ConcatOp>(l, ValueRange{x, context}, b.getI64IntegerAttr(1));
@@ -604,8 +661,17 @@ private:
           cellStep(r, d.layers[layer], x, states.slice(layer * perLayer, perLayer), l);
       next.append(s.begin(), s.end());
       x = s[0];
+      // Dropout between layers: this step's slice [B, W] of the layer's keep mask.
+      if (layer + 1 < r.layers && !keepMasks.empty())
+        x = b.create<mlir::attn::MulOp>(l, x, keepMasks[layer]);
     }
     return next;
+  }
+
+  // The decoder's keep masks [B, T, W] (with dropout), scanned alongside its inputs.
+  SmallVector<Value> decoderMasks() {
+    auto it = dropout.find("decoder");
+    return it == dropout.end() ? SmallVector<Value>{} : it->second;
   }
 
   Value topOutput(const RnnSpec &r, ArrayRef<Value> states) {
@@ -646,15 +712,22 @@ private:
     for (Value v : inits)
       resultTypes.push_back(v.getType());
     resultTypes.push_back(RankedTensorType::get({batch, steps, outWidth(r)}, b.getF32Type()));
-    auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, inits, ValueRange{embedded},
-                                             ValueRange{}, 1, false, nullptr);
+    SmallVector<Value> masks = decoderMasks(), xs = {embedded};
+    xs.append(masks.begin(), masks.end());
+    auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, inits, xs, ValueRange{}, 1, false,
+                                             nullptr);
     SmallVector<Type> argTypes(resultTypes.begin(), resultTypes.end() - 1);
     argTypes.push_back(RankedTensorType::get({batch, spec.model.embedding.dim}, b.getF32Type()));
+    for (Value m : masks)
+      argTypes.push_back(stepSlice(m));
     Block *body =
         b.createBlock(&scan.getBody(), {}, argTypes, SmallVector<Location>(argTypes.size(), l));
     b.setInsertionPointToStart(body);
-    SmallVector<Value> next = decoderStep(r, d, body->getArguments().back(),
-                                          body->getArguments().drop_back(), enc.context, l);
+    ValueRange args = body->getArguments();
+    size_t numStates = inits.size();
+    SmallVector<Value> next =
+        decoderStep(r, d, args[numStates], args.take_front(numStates), enc.context, l,
+                    args.drop_front(numStates + 1));
     SmallVector<Value> yields(next);
     yields.push_back(topOutput(r, next));
     b.create<mlir::attn::YieldOp>(l, yields);
@@ -682,12 +755,15 @@ private:
     for (Value v : inits)
       resultTypes.push_back(v.getType());
     resultTypes.push_back(RankedTensorType::get({batch, steps, vocab}, f32));
-    auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, inits,
-                                             ValueRange{embedded, teacher3}, ValueRange{}, 1,
-                                             false, nullptr);
+    SmallVector<Value> masks = decoderMasks(), xs = {embedded, teacher3};
+    xs.append(masks.begin(), masks.end());
+    auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, inits, xs, ValueRange{}, 1, false,
+                                             nullptr);
     SmallVector<Type> argTypes(resultTypes.begin(), resultTypes.end() - 1);
     argTypes.push_back(RankedTensorType::get({batch, spec.model.embedding.dim}, f32));
     argTypes.push_back(RankedTensorType::get({batch, 1}, f32));
+    for (Value m : masks)
+      argTypes.push_back(stepSlice(m));
     Block *body =
         b.createBlock(&scan.getBody(), {}, argTypes, SmallVector<Location>(argTypes.size(), l));
     b.setInsertionPointToStart(body);
@@ -701,7 +777,8 @@ private:
     Value x = b.create<mlir::attn::AddOp>(
         l, predicted,
         b.create<mlir::attn::MulOp>(l, coin, b.create<mlir::attn::SubOp>(l, gold, predicted)));
-    SmallVector<Value> next = decoderStep(r, d, x, args.take_front(numStates), enc.context, l);
+    SmallVector<Value> next = decoderStep(r, d, x, args.take_front(numStates), enc.context, l,
+                                          args.drop_front(numStates + 3));
     Value logits = readout(d, topOutput(r, next), enc.context, l);
     SmallVector<Value> yields(next);
     yields.push_back(logits);
@@ -711,8 +788,16 @@ private:
     return scan.getResults().back();
   }
 
+  // A scan's per-step slice type of x [B, T, W]: [B, W].
+  Type stepSlice(Value x) {
+    auto shape = cast<RankedTensorType>(x.getType()).getShape();
+    return RankedTensorType::get({shape[0], shape[2]}, b.getF32Type());
+  }
+
   const Spec &spec;
   ImportOptions options;
+  // While a @loss is built: the keep masks of each stack's layers (see lossEntry).
+  llvm::StringMap<SmallVector<Value>> dropout;
   OpBuilder b;
 };
 

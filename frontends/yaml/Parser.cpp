@@ -485,6 +485,7 @@ Spec buildSpec(const Validator &v, const std::string &file) {
     rnn.projection = v.intAt("model.rnn.projection");
     rnn.bidirectional = v.boolAt("model.rnn.bidirectional");
     rnn.merge = v.stringAt("model.rnn.merge");
+    rnn.dropout = v.floatAt("model.rnn.dropout");
     rnn.loc = v.mapLoc("model.rnn");
     spec.model.rnn = rnn;
   }

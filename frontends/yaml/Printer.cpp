@@ -50,7 +50,8 @@ std::string specToYaml(const Spec &s) {
        << "\n    peephole: " << (s.model.rnn->peephole ? "true" : "false")
        << "\n    projection: " << s.model.rnn->projection
        << "\n    bidirectional: " << (s.model.rnn->bidirectional ? "true" : "false")
-       << "\n    merge: " << s.model.rnn->merge << "\n";
+       << "\n    merge: " << s.model.rnn->merge << "\n    dropout: " << s.model.rnn->dropout
+       << "\n";
   os << "  embedding:\n    dim: " << s.model.embedding.dim << "\n";
   os << "  seq2seq:\n    context: " << s.model.seq2seq.context << "\n    reverse_source: "
      << (s.model.seq2seq.reverseSource ? "true" : "false") << "\n";

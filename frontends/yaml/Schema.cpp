@@ -109,6 +109,11 @@ std::vector<KeySchema> buildTable() {
       Key("model.rnn.hidden", T::Int, "Width of the hidden state.").atLeast(1).byDefault("32"),
       Key("model.rnn.layers", T::Int, "Number of stacked recurrent layers.")
           .atLeast(1).byDefault("1"),
+      Key("model.rnn.dropout", T::Float,
+          "Dropout probability on the outputs of every layer but the last (as PyTorch's "
+          "`dropout`), while training only; each element is zeroed with this probability and "
+          "the others scaled by 1 / (1 - p). Needs `layers` >= 2 to do anything.")
+          .atLeast(0).byDefault("0.0"),
       Key("model.embedding", T::Map,
           "`lm`, `seq2seq`, `tag`, `classify`: learned token embeddings feeding the rnn (a "
           "`seq2seq` model has one table for the source and one for the target)."),

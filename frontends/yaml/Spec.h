@@ -57,6 +57,7 @@ struct RnnSpec {
   int64_t projection = 0;     // lstm: output width; 0 = none
   bool bidirectional = false;
   std::string merge = "concat"; // bidirectional: concat | sum
+  double dropout = 0.0;       // on the outputs of every layer but the last, while training
   Loc loc;
 };
 

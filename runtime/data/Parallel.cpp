@@ -226,7 +226,6 @@ Seq2SeqTensors encodePairs(const std::vector<Pair> &pairs, const Vocab &srcVocab
   out.srcMask = Tensor(ATTN_F32, {n, srcLen});
   out.tgtIn = Tensor(ATTN_I32, {n, tgtLen});
   out.tgtOut = Tensor(ATTN_I32, {n, tgtLen});
-  out.teacher = Tensor(ATTN_F32, {n, tgtLen});
   out.dropped = dropped;
   for (int64_t i = 0; i < n; ++i) {
     const std::vector<int32_t> &s = sources[i], &t = targets[i];
@@ -243,8 +242,6 @@ Seq2SeqTensors encodePairs(const std::vector<Pair> &pairs, const Vocab &srcVocab
     target.push_back(Vocab::kEos);
     writePadded(in.begin(), in.end(), out.tgtIn.data<int32_t>() + i * tgtLen, tgtLen);
     writePadded(target.begin(), target.end(), out.tgtOut.data<int32_t>() + i * tgtLen, tgtLen);
-    float *teacher = out.teacher.data<float>() + i * tgtLen;
-    std::fill(teacher, teacher + tgtLen, 1.0f);
   }
   return out;
 }

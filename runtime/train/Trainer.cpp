@@ -26,9 +26,11 @@ const char *kBest = "best.safetensors";
 
 int64_t numExamples(const Split &split) { return split.empty() ? 0 : split[0].shape()[0]; }
 
-// Rows `rows` of every tensor of `split`, shaped like the entry's inputs.
+// Rows `rows` of every tensor of `split`, shaped like the entry's inputs, then the entry's
+// per-step inputs (see BatchHook) made by `hook` for `step` (0: validation).
 std::vector<Tensor> gather(const Split &split, const std::vector<int64_t> &rows,
-                           const attn_entry_info &entry) {
+                           const attn_entry_info &entry, int numInputs, const BatchHook &hook,
+                           int64_t step) {
   std::vector<Tensor> batch;
   for (size_t i = 0; i < split.size(); ++i) {
     Tensor t = makeTensor(entry.inputs[i]);
@@ -41,6 +43,14 @@ std::vector<Tensor> gather(const Split &split, const std::vector<int64_t> &rows,
     auto *src = static_cast<const char *>(split[i].raw());
     for (size_t r = 0; r < rows.size(); ++r)
       std::memcpy(dst + r * rowBytes, src + rows[r] * rowBytes, rowBytes);
+    batch.push_back(std::move(t));
+  }
+  if ((int)split.size() < numInputs && !hook)
+    throw std::runtime_error(std::string("attn: entry input '") + entry.inputs[split.size()].name +
+                             "' is neither in the data nor made per step");
+  for (int i = (int)split.size(); i < numInputs; ++i) {
+    Tensor t = makeTensor(entry.inputs[i]);
+    hook(step, entry.inputs[i].name, t);
     batch.push_back(std::move(t));
   }
   return batch;
@@ -122,7 +132,8 @@ void removeStaleTemporaries(const std::string &dir) {
 
 } // namespace
 
-double evaluate(const Program &program, const std::vector<Tensor> &params, const Split &split) {
+double evaluate(const Program &program, const std::vector<Tensor> &params, const Split &split,
+                const BatchHook &hook) {
   const attn_entry_info &entry = program.entry("loss");
   int64_t batch = entry.inputs[0].shape[0];
   int64_t batches = numExamples(split) / batch;
@@ -132,7 +143,8 @@ double evaluate(const Program &program, const std::vector<Tensor> &params, const
   for (int64_t k = 0; k < batches; ++k) {
     std::vector<int64_t> rows(batch);
     std::iota(rows.begin(), rows.end(), k * batch);
-    total += program.call("loss", params, gather(split, rows, entry))[0].data<float>()[0];
+    total += program.call("loss", params, gather(split, rows, entry, entry.num_inputs, hook, 0))[0]
+                 .data<float>()[0];
   }
   return total / (double)batches;
 }
@@ -223,9 +235,9 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
   double start = now();
   for (int64_t s = result.firstStep; s <= o.steps; ++s) {
     double lr = learningRate(o.schedule, s);
-    std::vector<Tensor> inputs = gather(trainSplit, batches.rows(s), step);
-    if (o.prepareBatch)
-      o.prepareBatch(s, inputs);
+    // train_step's inputs: the loss's, then lr and step.
+    std::vector<Tensor> inputs =
+        gather(trainSplit, batches.rows(s), step, step.num_inputs - 2, o.perStepInput, s);
     inputs.push_back(scalar((float)lr));
     inputs.push_back(scalar((float)s));
     std::vector<Tensor> outputs = program.call("train_step", params, inputs);
@@ -245,7 +257,7 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     std::vector<std::pair<std::string, double>> extra;
     bool stop = false;
     if (s % o.evalEvery == 0 || s == o.steps) {
-      double v = evaluate(program, params, valid);
+      double v = evaluate(program, params, valid, o.perStepInput);
       extra.push_back({"valid_loss", v});
       if (!std::isnan(v) && early.update(v)) {
         result.bestValid = v;

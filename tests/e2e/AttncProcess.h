@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -33,10 +34,11 @@ inline int attnc(const std::string &args, std::string *out = nullptr) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// The same with `input` on stdin (through a file next to the test's runs, `dir`).
+// The same with `input` on stdin (through a file in `dir`, named after this process: tests
+// of one binary may run at once).
 inline int attncWithInput(const std::string &args, const std::string &input,
                           const std::string &dir, std::string *out = nullptr) {
-  std::string file = dir + "/stdin.txt";
+  std::string file = dir + "/stdin-" + std::to_string(getpid()) + ".txt";
   std::FILE *f = std::fopen(file.c_str(), "w");
   std::fputs(input.c_str(), f);
   std::fclose(f);

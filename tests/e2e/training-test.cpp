@@ -56,12 +56,14 @@ TEST(Training, RnnSineReachesLowValidationLoss) {
   EXPECT_NE(out.find("rnn-sine: validation loss"), std::string::npos) << out;
 }
 
-TEST(Training, ResumeEqualsTheUninterruptedRun) {
-  std::string whole = scratch("whole"), parts = scratch("parts"), out;
-  std::string common = " --set train.checkpoint.every=50 --set train.eval_every=50";
-  ASSERT_EQ(attnc("train " + kModel + " --steps 200 --out " + whole + common, &out), 0) << out;
-  ASSERT_EQ(attnc("train " + kModel + " --steps 120 --out " + parts + common, &out), 0) << out;
-  ASSERT_EQ(attnc("train " + kModel + " --steps 200 --resume --out " + parts + common, &out), 0)
+// The uninterrupted run and the resumed one of `model` (with `extra` options) agree exactly.
+void expectResumeEqualsTheUninterruptedRun(const std::string &model, const std::string &name,
+                                           const std::string &extra) {
+  std::string whole = scratch(name + "-whole"), parts = scratch(name + "-parts"), out;
+  std::string common = " --set train.checkpoint.every=50 --set train.eval_every=50" + extra;
+  ASSERT_EQ(attnc("train " + model + " --steps 200 --out " + whole + common, &out), 0) << out;
+  ASSERT_EQ(attnc("train " + model + " --steps 120 --out " + parts + common, &out), 0) << out;
+  ASSERT_EQ(attnc("train " + model + " --steps 200 --resume --out " + parts + common, &out), 0)
       << out;
   EXPECT_NE(out.find("resuming from"), std::string::npos) << out;
   auto a = losses(whole), b = losses(parts);
@@ -77,6 +79,16 @@ TEST(Training, ResumeEqualsTheUninterruptedRun) {
     EXPECT_EQ(0, std::memcmp(x.tensors[i].second.raw(), y.tensors[i].second.raw(),
                              x.tensors[i].second.nbytes()))
         << x.tensors[i].first;
+}
+
+TEST(Training, ResumeEqualsTheUninterruptedRun) {
+  expectResumeEqualsTheUninterruptedRun(kModel, "resume", "");
+}
+
+// Dropout masks are drawn from (seed, step): a resumed run draws the same ones.
+TEST(Training, ResumeWithDropoutEqualsTheUninterruptedRun) {
+  std::string lstm = std::string(ATTN_SOURCE_DIR) + "/models/lstm-sine.yaml";
+  expectResumeEqualsTheUninterruptedRun(lstm, "dropout", " --set model.rnn.dropout=0.3");
 }
 
 TEST(Training, KilledDuringCheckpointSavesStillResumes) {

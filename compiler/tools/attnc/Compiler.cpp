@@ -44,6 +44,10 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
     std::cerr << attn::yaml::Diagnostic{loc, msg, hint}.str() << "\n";
     return false;
   };
+  if (s.model.rnn && s.model.rnn->dropout >= 1.0)
+    return error(s.model.rnn->loc, "model.rnn.dropout must be below 1, got " +
+                                       std::to_string(s.model.rnn->dropout),
+                 "it is the probability of dropping an element");
   std::string source = s.data.builtin.empty() ? "data.path" : "data.builtin: " + s.data.builtin;
   if (s.task == "seq2seq") {
     if (s.data.builtin == "sine" || s.data.builtin == "text")

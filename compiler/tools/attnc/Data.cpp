@@ -1,7 +1,10 @@
 #include "Data.h"
 
+#include "attn/Random.h"
 #include "attn/data/Sine.h"
+#include "attn/train/Schedule.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace attnc {
@@ -37,8 +40,38 @@ bool usesPairs(const attn::yaml::Spec &s) {
   return s.task == "seq2seq" || s.task == "tag" || s.task == "classify";
 }
 
-bool scheduledSampling(const attn::yaml::Spec &s) {
-  return s.train.teacherForcing.schedule != "constant" || s.train.teacherForcing.ratio < 1.0;
+attn::train::BatchHook perStepInputs(const attn::yaml::Spec &s) {
+  attn::train::TeacherForcingSpec tf;
+  tf.schedule = s.train.teacherForcing.schedule;
+  tf.ratio = s.train.teacherForcing.ratio;
+  tf.slope = s.train.teacherForcing.slope;
+  tf.k = s.train.teacherForcing.k;
+  tf.min = s.train.teacherForcing.min;
+  attn::train::teacherForcingProbability(tf, 1); // reports a bad k before training starts
+  double dropout = s.model.rnn ? s.model.rnn->dropout : 0.0;
+  uint64_t seed = s.train.seed;
+  return [tf, dropout, seed](int64_t step, const std::string &name, attn::Tensor &t) {
+    float *v = t.data<float>();
+    if (step == 0) {
+      std::fill(v, v + t.numel(), 1.0f);
+      return;
+    }
+    attn::Rng rng(attn::fnv1a64(name) ^ (seed * 1000003ull + (uint64_t)step));
+    if (name == "teacher") {
+      double p = attn::train::teacherForcingProbability(tf, step);
+      int64_t steps = t.shape()[1];
+      for (int64_t k = 0; k < t.numel(); ++k)
+        v[k] = k % steps == 0 || rng.nextDouble() < p ? 1.0f : 0.0f;
+      return;
+    }
+    if (name.rfind("dropout", 0) == 0) {
+      float keep = (float)(1.0 / (1.0 - dropout));
+      for (int64_t k = 0; k < t.numel(); ++k)
+        v[k] = rng.nextDouble() < dropout ? 0.0f : keep;
+      return;
+    }
+    throw std::runtime_error("attn: no per-step rule for the input '" + name + "'");
+  };
 }
 
 namespace {
@@ -153,11 +186,7 @@ attn::train::Split pairSplit(const attn::yaml::Spec &spec, const PairData &d,
   attn::data::Seq2SeqTensors t = attn::data::encodePairs(
       pairs, d.source, d.target, d.tokenize, d.tokenize, d.sourceLength, d.targetLength,
       spec.model.seq2seq.reverseSource);
-  attn::train::Split split = {std::move(t.src), std::move(t.srcMask), std::move(t.tgtIn),
-                              std::move(t.tgtOut)};
-  if (scheduledSampling(spec))
-    split.push_back(std::move(t.teacher));
-  return split;
+  return {std::move(t.src), std::move(t.srcMask), std::move(t.tgtIn), std::move(t.tgtOut)};
 }
 
 const attn::data::CharVocab &textVocab() {

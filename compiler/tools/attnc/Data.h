@@ -39,12 +39,17 @@ PairData pairDataFromMetadata(const attn::yaml::Spec &spec,
                               const std::string &file);
 /// What the importer needs to know of the data.
 attn::yaml::ImportOptions pairImportOptions(const PairData &data);
-/// The pairs as the @loss inputs: src, src_mask, tgt_in, tgt_out[, teacher] (seq2seq), or
+/// The pairs as the @loss inputs: src, src_mask, tgt_in, tgt_out (seq2seq), or
 /// src, src_mask, tags | label (tag, classify).
 attn::train::Split pairSplit(const attn::yaml::Spec &spec, const PairData &data,
                              const std::vector<attn::data::Pair> &pairs);
-/// Whether the spec trains with scheduled sampling (then @loss takes `teacher`).
-bool scheduledSampling(const attn::yaml::Spec &spec);
+/// The loss's inputs that are drawn at every training step (see attn::train::BatchHook):
+///   teacher [B, T]        scheduled sampling's coins: 1 reads the true previous token, with
+///                         probability p(step) (train.teacher_forcing); always 1 at t = 0
+///   dropout<k> [B, T, W]  model.rnn.dropout's keep masks: 0, or 1 / (1 - p)
+/// Validation (step 0) gets all ones: the model without its training noise. Drawn from
+/// Rng(train.seed, step, input), so a resumed run repeats them.
+attn::train::BatchHook perStepInputs(const attn::yaml::Spec &spec);
 
 /// The training and validation splits: (x, target) for `sine`, (tokens, next) for `text`.
 attn::train::Split trainSplit(const attn::yaml::Spec &spec);

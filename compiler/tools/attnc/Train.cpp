@@ -9,13 +9,10 @@
 
 #include "attn/Init.h"
 #include "attn/Program.h"
-#include "attn/Random.h"
-#include "attn/train/Schedule.h"
 #include "attn/train/Trainer.h"
 
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <iomanip>
 #include <iostream>
 
@@ -38,29 +35,6 @@ int64_t countWeights(const attn_program_info &info) {
     if (!std::strchr(info.params[i].name, '/')) // optimizer state is not a weight
       n += attn::shapeNumel(attn::infoShape(info.params[i]));
   return n;
-}
-
-// Scheduled sampling's coins: teacher[b, t] = 1 with probability p(step) (always at t = 0,
-// where the decoder reads bos), drawn from Rng(seed, step) so that a resumed run repeats them.
-std::function<void(int64_t, std::vector<attn::Tensor> &)> teacherCoins(const attn::yaml::Spec &s) {
-  attn::train::TeacherForcingSpec tf;
-  tf.schedule = s.train.teacherForcing.schedule;
-  tf.ratio = s.train.teacherForcing.ratio;
-  tf.slope = s.train.teacherForcing.slope;
-  tf.k = s.train.teacherForcing.k;
-  tf.min = s.train.teacherForcing.min;
-  attn::train::teacherForcingProbability(tf, 1); // reports a bad k before training starts
-  uint64_t seed = s.train.seed;
-  return [tf, seed](int64_t step, std::vector<attn::Tensor> &batch) {
-    double p = attn::train::teacherForcingProbability(tf, step);
-    attn::Tensor &teacher = batch.back();
-    int64_t rows = teacher.shape()[0], steps = teacher.shape()[1];
-    attn::Rng rng(seed * 1000003ull + (uint64_t)step);
-    float *coin = teacher.data<float>();
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t t = 0; t < steps; ++t)
-        coin[r * steps + t] = t == 0 || rng.nextDouble() < p ? 1.0f : 0.0f;
-  };
 }
 
 // What a pair model gets right on the validation pairs: a seq2seq model's decoded outputs,
@@ -114,6 +88,7 @@ int train(Compiler &c, const Options &o) {
                                            : "runs/" + s.name;
   t.resume = o.resume;
   t.metadata = {{"model", s.name}, {"spec", attn::yaml::specToYaml(s)}};
+  t.perStepInput = perStepInputs(s);
   if (usesPairs(s)) {
     const PairData &data = pairData(s);
     for (auto &[key, value] : pairMetadata(data))
@@ -121,8 +96,6 @@ int train(Compiler &c, const Options &o) {
     std::cout << s.name << ": " << data.train.size() << " training and " << data.valid.size()
               << " validation pairs, vocabularies of " << data.source.size() << " and "
               << data.target.size() << " tokens" << std::endl;
-    if (scheduledSampling(s))
-      t.prepareBatch = teacherCoins(s);
   }
 
   std::cout << s.name << ": training " << countWeights(program.info()) << " weights for "
@@ -172,7 +145,8 @@ int eval(Compiler &c, const Options &o) {
   std::vector<attn::Tensor> params = attn::initParams(program.info(), s.train.seed);
   auto meta = attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
   double loss = attn::train::evaluate(
-      program, params, data ? pairSplit(s, *data, data->valid) : validSplit(s));
+      program, params, data ? pairSplit(s, *data, data->valid) : validSplit(s),
+      perStepInputs(s));
   std::cout << s.name << ": validation loss " << loss << " (" << file << ", step "
             << (meta.count("step") ? meta.at("step") : "?") << ")" << std::endl;
   if (data)

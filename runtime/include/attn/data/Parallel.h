@@ -50,9 +50,8 @@ std::vector<Pair> makeDates(int64_t count, uint64_t seed);
 //   srcMask f32 [N, srcLen]  1 for a source token, 0 for padding
 //   tgtIn   i32 [N, tgtLen]  kBos y1 .. yn, then kPad      (the decoder's inputs)
 //   tgtOut  i32 [N, tgtLen]  y1 .. yn kEos, then kPad      (what it must predict)
-//   teacher f32 [N, tgtLen]  all 1 (teacher forcing at every position)
 struct Seq2SeqTensors {
-  Tensor src, srcMask, tgtIn, tgtOut, teacher;
+  Tensor src, srcMask, tgtIn, tgtOut;
   // Pairs left out: a source of more than srcLen tokens or none at all (nothing to attend
   // to), or a target of more than tgtLen - 1 tokens (eos needs a slot).
   int64_t dropped = 0;

@@ -26,6 +26,13 @@ namespace attn::train {
 // the example index as its first dimension and the same number of examples.
 using Split = std::vector<Tensor>;
 
+// The loss's inputs after the data's are made per step rather than read from a split:
+// random masks and coins (dropout, scheduled sampling). hook(step, name, t) fills the
+// zero tensor `t` made for the input `name`; step is the 1-based training step, or 0 for a
+// validation batch (which must see the model without its training noise). It must depend
+// only on its arguments, so that a resumed run repeats it.
+using BatchHook = std::function<void(int64_t step, const std::string &name, Tensor &t)>;
+
 struct TrainOptions {
   int64_t steps = 1000;
   ScheduleSpec schedule;
@@ -39,10 +46,7 @@ struct TrainOptions {
   bool resume = false;          // continue from dir/last.safetensors
   std::map<std::string, std::string> metadata; // stored in every checkpoint (e.g. the spec)
   std::FILE *out = stdout;
-  // Called on each training batch (its tensors in input order) before train_step, with the
-  // 1-based step: how scheduled sampling draws its per-step `teacher` coins. Must depend only
-  // on the step and the batch, so that a resumed run repeats it.
-  std::function<void(int64_t step, std::vector<Tensor> &batch)> prepareBatch;
+  BatchHook perStepInput;       // for the loss's inputs past the split's (see BatchHook)
 };
 
 struct TrainResult {
@@ -58,8 +62,10 @@ struct TrainResult {
 TrainResult train(const Program &program, std::vector<Tensor> &params, const Split &train,
                   const Split &valid, const TrainOptions &options);
 
-// The mean of the `loss` entry over the full batches of `split`.
-double evaluate(const Program &program, const std::vector<Tensor> &params, const Split &split);
+// The mean of the `loss` entry over the full batches of `split` (`hook` makes the inputs past
+// the split's, with step 0).
+double evaluate(const Program &program, const std::vector<Tensor> &params, const Split &split,
+                const BatchHook &hook = {});
 
 // Checkpoints hold every parameter and optimizer state by name, and `metadata`.
 void saveCheckpoint(const std::string &path, const attn_program_info &info,
