@@ -10,8 +10,10 @@ def AttnToOneDNN : Pass<"attn-to-onednn", "mlir::ModuleOp"> {
     `attn.matmul` and `attn.dense` become `func.call`s of `@attn_rt_matmul` /
     `@attn_rt_dense` (declared `llvm.emit_c_interface`, implemented in runtime/cpu) on
     memrefs of the operands and a fresh output buffer. Shapes are folded to the kernels'
-    rank-3 (matmul: batch, rows, cols) and rank-2 (dense) forms with reshapes; everything
-    else is left for attn-to-linalg.
+    rank-3 (matmul: batch, rows, cols) and rank-2 (dense) forms with reshapes. The sequence
+    ops `attn.rnn`, `attn.gru`, `attn.lstm` become calls of `@attn_rt_rnn_forward` (oneDNN's
+    RNN primitives; `training` forwards keep their workspace) and their `*_grad` ops calls
+    of `@attn_rt_rnn_backward`. Everything else is left for attn-to-linalg.
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::bufferization::BufferizationDialect",

@@ -27,6 +27,10 @@ public:
 
   /// Importer output (stage "attn").
   bool import();
+  /// Structural fusion (attn-fuse-recurrence) before autodiff and in the lowering; on unless
+  /// turned off (`--no-fuse`).
+  void setFuse(bool fuse) { fuse_ = fuse; }
+
   /// Adds @loss_grad and @train_step (attn-autodiff, attn-train-step with the spec's
   /// optimizer) to the imported module (stage "grad").
   bool addTraining();
@@ -44,6 +48,7 @@ private:
   std::optional<attn::yaml::Spec> spec_;
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   std::optional<attn::target::Manifest> manifest_;
+  bool fuse_ = true;
 };
 
 } // namespace attnc
