@@ -13,6 +13,8 @@
 // `training` keeps its workspace in a small cache keyed by its `outputs` buffer (address and a
 // hash of the contents); the backward takes it from there, or recomputes the forward when the
 // entry is missing or stale. Counters (attn/cpu/Recurrent.h) tell which happened.
+// ATTN_RNN_RECOMPUTE=1 in the environment turns the cache off (every backward recomputes its
+// forward): kept to measure what the cache saves (docs/benchmarks.md).
 //
 // Called from compiled code through a C ABI: these functions must not throw; a oneDNN error
 // prints a message to stderr and aborts.
@@ -59,6 +61,14 @@ dnnl::stream &stream() {
 }
 
 std::atomic<size_t> workspaceHits{0}, workspaceMisses{0};
+
+bool keepWorkspaces() {
+  static const bool keep = [] {
+    const char *v = std::getenv("ATTN_RNN_RECOMPUTE");
+    return !(v && *v && std::strcmp(v, "0") != 0);
+  }();
+  return keep;
+}
 
 //===- strided memrefs <-> dense buffers ------------------------------------------------===//
 
@@ -449,6 +459,7 @@ void forward(const Shape &s, const Strided &x, const Strided &h0, const Strided 
   float *cnP = s.kind == ATTN_RNN_LSTM ? writeDense(cn, cnTmp) : nullptr;
   dnnl::memory outM = wrap(d.layerOut, outP), hnM = wrap(d.iter, hnP);
   dnnl::memory cnM = cnP ? wrap(d.iter, cnP) : dnnl::memory();
+  training = training && keepWorkspaces();
   Prims<Cell> &p = forwardPrims<Cell>(s, training);
   if (training) {
     dnnl::memory ws(p.trainingPd.workspace_desc(), engine());
