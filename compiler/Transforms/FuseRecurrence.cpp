@@ -66,8 +66,6 @@ LogicalResult match(ScanOp scan, Match &m, std::string &why) {
     m.stateOperands = {gru.getHidden()};
     m.newStates = {gru.getResult()};
   } else if (auto lstm = dyn_cast<LstmCellOp>(cell)) {
-    if (lstm.getWPeephole())
-      return refuse("LSTM peepholes are not fused");
     if (lstm.getWProj())
       return refuse("an LSTM projection with a bias has no oneDNN form");
     if (lstm.getInput() != x)

@@ -375,12 +375,14 @@ SmallVector<Value> GruCellOp::decompose(OpBuilder &b) {
 
 namespace {
 // The shape rule shared by the sequence ops. `operands` are input [B, T, I], h0 [B, H],
-// (c0 [B, H] with `cell`), w_ih [I, G*H], w_hh [H, G*H], then `numBiases` biases [G*H].
+// (c0 [B, H] with `cell`), w_ih [I, G*H], w_hh [H, G*H], then `numBiases` biases [G*H], and
+// with `cell` optionally peephole weights [3, H].
 LogicalResult inferSequence(StringRef name, std::optional<Location> loc, ValueRange operands,
                             int64_t gates, bool cell, unsigned numBiases,
                             SmallVectorImpl<Type> &results) {
   unsigned expected = (cell ? 5 : 4) + numBiases;
-  bool ok = operands.size() == expected;
+  bool peephole = cell && operands.size() == expected + 1;
+  bool ok = operands.size() == expected || peephole;
   int64_t batch = 0, steps = 0, in = 0, hid = 0;
   if (ok) {
     auto x = typeOf(operands[0]), h = typeOf(operands[1]);
@@ -398,6 +400,8 @@ LogicalResult inferSequence(StringRef name, std::optional<Location> loc, ValueRa
        hasShape(operands[w + 1], {hid, gates * hid});
   for (unsigned i = 0; ok && i < numBiases; ++i)
     ok = hasShape(operands[w + 2 + i], {gates * hid});
+  if (ok && peephole)
+    ok = hasShape(operands[expected], {3, hid});
   if (!ok) {
     std::string shapes;
     for (Value v : operands)
@@ -405,7 +409,8 @@ LogicalResult inferSequence(StringRef name, std::optional<Location> loc, ValueRa
     std::string g = gates == 1 ? "" : std::to_string(gates);
     return emitOptionalError(loc, "'attn.", name, "' needs input [B, T, I], h0 [B, H]",
                              cell ? ", c0 [B, H]" : "", ", w_ih [I, ", g, "H], w_hh [H, ", g,
-                             "H] and ", numBiases, " bias(es) [", g, "H]; got ", shapes);
+                             "H] and ", numBiases, " bias(es) [", g, "H]",
+                             cell ? " (and peepholes [3, H])" : "", "; got ", shapes);
   }
   results.push_back(RankedTensorType::get({batch, steps, hid}, typeOf(operands[0]).getElementType()));
   results.push_back(operands[1].getType());
@@ -420,13 +425,18 @@ LogicalResult inferSequence(StringRef name, std::optional<Location> loc, ValueRa
 LogicalResult inferSequenceGrad(StringRef name, std::optional<Location> loc, ValueRange operands,
                                 unsigned numForward, int64_t gates, bool cell,
                                 unsigned numBiases, SmallVectorImpl<Type> &results) {
+  // An LSTM's peephole weights come last (after the result gradients).
+  unsigned n = cell ? 3 : 2;
+  bool peephole = cell && operands.size() == numForward + 2 * n + 1;
+  SmallVector<Value> forwardOperands(operands.take_front(std::min<size_t>(numForward, operands.size())));
+  if (peephole)
+    forwardOperands.push_back(operands.back());
   SmallVector<Type> forward;
   if (operands.size() < numForward ||
-      failed(inferSequence(name.drop_back(5) /* "_grad" */, loc, operands.take_front(numForward),
-                           gates, cell, numBiases, forward)))
+      failed(inferSequence(name.drop_back(5) /* "_grad" */, loc, forwardOperands, gates, cell,
+                           numBiases, forward)))
     return failure();
-  unsigned n = forward.size();
-  bool ok = operands.size() == numForward + 2 * n;
+  bool ok = operands.size() == numForward + 2 * n + (peephole ? 1 : 0);
   for (unsigned i = 0; ok && i < n; ++i)
     ok = operands[numForward + i].getType() == forward[i] &&
          operands[numForward + n + i].getType() == forward[i];
@@ -439,7 +449,7 @@ LogicalResult inferSequenceGrad(StringRef name, std::optional<Location> loc, Val
                              "gradients, each of types (",
                              want, ")");
   }
-  for (Value v : operands.take_front(numForward))
+  for (Value v : forwardOperands)
     results.push_back(v.getType());
   return success();
 }

@@ -249,11 +249,12 @@ def Attn_GruOp : Attn_SequenceOp<"gru"> {
 def Attn_LstmOp : Attn_SequenceOp<"lstm"> {
   let summary = "an LSTM layer over a whole sequence";
   let description = [{
-    Runs `attn.lstm_cell` (no peepholes, no projection; gates i, f, g, o) over the time axis
-    1 of `input` `[B, T, I]` from `h0`, `c0` `[B, H]` (backwards in time with `reverse`),
-    with `w_ih [I, 4H]`, `w_hh [H, 4H]`, `bias [4H]`. Results: `outputs` `[B, T, H]` (the
-    hidden state of every step, in time order), and the final `h_n`, `c_n`. Lowered to
-    oneDNN's LSTM primitive (same gate order and weight layout). Gradient: `attn.lstm_grad`.
+    Runs `attn.lstm_cell` (gates i, f, g, o; optional peepholes, no projection) over the time
+    axis 1 of `input` `[B, T, I]` from `h0`, `c0` `[B, H]` (backwards in time with `reverse`),
+    with `w_ih [I, 4H]`, `w_hh [H, 4H]`, `bias [4H]` and optionally `w_peephole [3, H]` (gates
+    i, f, o, as the cell's). Results: `outputs` `[B, T, H]` (the hidden state of every step,
+    in time order), and the final `h_n`, `c_n`. Lowered to oneDNN's LSTM primitive (same gate
+    order, weight layout and peephole formula). Gradient: `attn.lstm_grad`.
 
     ```mlir
     %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b
@@ -262,10 +263,12 @@ def Attn_LstmOp : Attn_SequenceOp<"lstm"> {
   }];
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$c0,
                        Attn_FloatTensor:$w_ih, Attn_FloatTensor:$w_hh, Attn_FloatTensor:$bias,
-                       UnitAttr:$reverse, UnitAttr:$training);
+                       Optional<Attn_FloatTensor>:$w_peephole, UnitAttr:$reverse,
+                       UnitAttr:$training);
   let results = (outs Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n, Attn_FloatTensor:$c_n);
   let assemblyFormat = [{
-    $input `,` $h0 `,` $c0 `,` $w_ih `,` $w_hh `,` $bias attr-dict `:` type($input) `,`
+    $input `,` $h0 `,` $c0 `,` $w_ih `,` $w_hh `,` $bias
+    (`peephole` `(` $w_peephole^ `:` type($w_peephole) `)`)? attr-dict `:` type($input) `,`
     type($h0) `,` type($c0) `,` type($w_ih) `,` type($w_hh) `,` type($bias)
   }];
 }
@@ -318,8 +321,8 @@ def Attn_LstmGradOp : Attn_SequenceGradOp<"lstm_grad"> {
   let summary = "the backward of attn.lstm (oneDNN's LSTM backward)";
   let description = [{
     Operands: the forward's operands (`input, h0, c0, w_ih, w_hh, bias`), its results
-    (`outputs, h_n, c_n`) and their gradients; results: the gradients of the forward's
-    operands.
+    (`outputs, h_n, c_n`) and their gradients, then the forward's `w_peephole` if it has one;
+    results: the gradients of the forward's operands (`d_w_peephole` last, with peepholes).
 
     ```mlir
     %dx, %dh0, %dc0, %dwi, %dwh, %db = attn.lstm_grad %x, %h0, %c0, %wi, %wh, %b, %hs, %h, %c, %dhs, %dh, %dc
@@ -332,10 +335,11 @@ def Attn_LstmGradOp : Attn_SequenceGradOp<"lstm_grad"> {
                        Attn_FloatTensor:$w_ih, Attn_FloatTensor:$w_hh, Attn_FloatTensor:$bias,
                        Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n, Attn_FloatTensor:$c_n,
                        Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n,
-                       Attn_FloatTensor:$d_c_n, UnitAttr:$reverse);
+                       Attn_FloatTensor:$d_c_n, Optional<Attn_FloatTensor>:$w_peephole,
+                       UnitAttr:$reverse);
   let results = (outs Attn_FloatTensor:$d_input, Attn_FloatTensor:$d_h0, Attn_FloatTensor:$d_c0,
                       Attn_FloatTensor:$d_w_ih, Attn_FloatTensor:$d_w_hh,
-                      Attn_FloatTensor:$d_bias);
+                      Attn_FloatTensor:$d_bias, Optional<Attn_FloatTensor>:$d_w_peephole);
 }
 
 #endif // ATTN_OPS_RECURRENT_TD

@@ -5,6 +5,8 @@
 
 #include "mlir/IR/IRMapping.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -202,8 +204,15 @@ template <typename GradOp, typename Op>
 LogicalResult buildSequenceGradient(Op op, OpBuilder &b, ValueRange grads,
                                     SmallVectorImpl<Value> &out) {
   SmallVector<Value> operands(op->getOperands());
+  Value peephole; // an LSTM's peephole weights go last
+  if constexpr (std::is_same_v<Op, LstmOp>) {
+    if ((peephole = op.getWPeephole()))
+      operands.pop_back();
+  }
   operands.append(op->getResults().begin(), op->getResults().end());
   operands.append(grads.begin(), grads.end());
+  if (peephole)
+    operands.push_back(peephole);
   auto grad = b.create<GradOp>(op.getLoc(), operands);
   if (op.getReverse())
     grad->setAttr("reverse", b.getUnitAttr());

@@ -137,10 +137,10 @@ void writeBack(const Strided &m, const std::vector<float> &tmp) {
 //===- shapes, descriptors, primitives ---------------------------------------------------===//
 
 struct Shape {
-  int64_t kind, reverse, B, T, I, H;
+  int64_t kind, reverse, B, T, I, H, peephole;
   int64_t gates() const { return kind == ATTN_RNN_LSTM ? 4 : kind == ATTN_RNN_GRU ? 3 : 1; }
   int64_t biasGates() const { return kind == ATTN_RNN_GRU ? 4 : gates(); }
-  std::vector<int64_t> key() const { return {kind, reverse, B, T, I, H}; }
+  std::vector<int64_t> key() const { return {kind, reverse, B, T, I, H, peephole}; }
   std::string str() const {
     return "B=" + std::to_string(B) + " T=" + std::to_string(T) + " I=" + std::to_string(I) +
            " H=" + std::to_string(H);
@@ -149,7 +149,7 @@ struct Shape {
 
 // The descriptors every primitive of one shape is built from (plain formats; weights `any`).
 struct Descs {
-  md layerIn, layerOut, iter, wLayer, wIter, bias, wLayerPlain, wIterPlain;
+  md layerIn, layerOut, iter, wLayer, wIter, bias, wLayerPlain, wIterPlain, peephole;
   explicit Descs(const Shape &s)
       : layerIn({s.T, s.B, s.I}, dt::f32, tag::ntc), layerOut({s.T, s.B, s.H}, dt::f32, tag::ntc),
         iter({1, 1, s.B, s.H}, dt::f32, tag::ldnc),
@@ -157,7 +157,8 @@ struct Descs {
         wIter({1, 1, s.H, s.gates(), s.H}, dt::f32, tag::any),
         bias({1, 1, s.biasGates(), s.H}, dt::f32, tag::ldgo),
         wLayerPlain({1, 1, s.I, s.gates(), s.H}, dt::f32, tag::ldigo),
-        wIterPlain({1, 1, s.H, s.gates(), s.H}, dt::f32, tag::ldigo) {}
+        wIterPlain({1, 1, s.H, s.gates(), s.H}, dt::f32, tag::ldigo),
+        peephole({1, 1, 3, s.H}, dt::f32, tag::ldgo) {}
 };
 
 dnnl::rnn_direction direction(const Shape &s) {
@@ -195,14 +196,18 @@ struct Gru {
 struct Lstm {
   using Fwd = dnnl::lstm_forward;
   using Bwd = dnnl::lstm_backward;
+  // Without peepholes, a zero peephole descriptor.
   static Fwd::desc fwd(dnnl::prop_kind pk, const Shape &s, const Descs &d) {
-    return Fwd::desc(pk, direction(s), d.layerIn, d.iter, d.iter, d.wLayer, d.wIter, d.bias,
-                     d.layerOut, d.iter, d.iter);
+    md peep = s.peephole ? d.peephole : md();
+    return Fwd::desc(pk, direction(s), d.layerIn, d.iter, d.iter, d.wLayer, d.wIter, peep,
+                     d.bias, d.layerOut, d.iter, d.iter);
   }
   static Bwd::desc bwd(const Shape &s, const Descs &d) {
+    md peep = s.peephole ? d.peephole : md();
     return Bwd::desc(dnnl::prop_kind::backward, direction(s), d.layerIn, d.iter, d.iter,
-                     d.wLayer, d.wIter, d.bias, d.layerOut, d.iter, d.iter, d.layerIn, d.iter,
-                     d.iter, d.wLayer, d.wIter, d.bias, d.layerOut, d.iter, d.iter);
+                     d.wLayer, d.wIter, peep, d.bias, d.layerOut, d.iter, d.iter, d.layerIn,
+                     d.iter, d.iter, d.wLayer, d.wIter, peep, d.bias, d.layerOut, d.iter,
+                     d.iter);
   }
 };
 
@@ -388,12 +393,17 @@ dnnl::memory takeWorkspace(const Shape &s, const float *outputs, uint64_t hash) 
 //===- the kernels ------------------------------------------------------------------------===//
 
 Shape shapeOf(const char *kernel, const Strided &x, const Strided &h0, const Strided &wih,
-              const Strided &whh, int64_t kind, int64_t reverse) {
+              const Strided &whh, const Strided &wp, int64_t kind, int64_t reverse,
+              int64_t peephole) {
   if (kind != ATTN_RNN_VANILLA && kind != ATTN_RNN_GRU && kind != ATTN_RNN_LSTM)
     fail(kernel, "unknown cell kind " + std::to_string(kind));
-  Shape s{kind, reverse ? 1 : 0, x.sizes[0], x.sizes[1], x.sizes[2], h0.sizes[1]};
+  if (peephole && kind != ATTN_RNN_LSTM)
+    fail(kernel, "peepholes need an LSTM");
+  Shape s{kind, reverse ? 1 : 0, x.sizes[0], x.sizes[1], x.sizes[2], h0.sizes[1],
+          peephole ? 1 : 0};
   bool ok = h0.sizes[0] == s.B && wih.sizes[0] == s.I && wih.sizes[1] == s.gates() * s.H &&
-            whh.sizes[0] == s.H && whh.sizes[1] == s.gates() * s.H;
+            whh.sizes[0] == s.H && whh.sizes[1] == s.gates() * s.H &&
+            (!peephole || (wp.sizes[0] == 3 && wp.sizes[1] == s.H));
   if (!ok)
     fail(kernel, "inconsistent shapes: x [" + std::to_string(s.B) + ", " + std::to_string(s.T) +
                      ", " + std::to_string(s.I) + "], h0 [" + std::to_string(h0.sizes[0]) +
@@ -408,11 +418,11 @@ dnnl::memory wrap(const md &d, const float *p) {
 
 // The forward's dense inputs in oneDNN terms.
 struct ForwardInputs {
-  std::vector<float> xTmp, h0Tmp, c0Tmp, wLayer, wIter, bias;
-  dnnl::memory x, h0, c0, wLayerPlain, wIterPlain, b;
+  std::vector<float> xTmp, h0Tmp, c0Tmp, peepTmp, wLayer, wIter, bias;
+  dnnl::memory x, h0, c0, wLayerPlain, wIterPlain, b, peep;
   ForwardInputs(const Shape &s, const Descs &d, const Strided &x_, const Strided &h0_,
                 const Strided &c0_, const Strided &wih, const Strided &whh, const Strided &bih,
-                const Strided &bhh)
+                const Strided &bhh, const Strided &wp)
       : wLayer(weightsIn(s, wih)), wIter(weightsIn(s, whh)), bias(biasIn(s, bih, bhh)) {
     x = wrap(d.layerIn, readDense(x_, xTmp));
     h0 = wrap(d.iter, readDense(h0_, h0Tmp));
@@ -421,6 +431,8 @@ struct ForwardInputs {
     wLayerPlain = wrap(d.wLayerPlain, wLayer.data());
     wIterPlain = wrap(d.wIterPlain, wIter.data());
     b = wrap(d.bias, bias.data());
+    if (s.peephole)
+      peep = wrap(d.peephole, readDense(wp, peepTmp));
   }
 };
 
@@ -442,6 +454,8 @@ void runForward(const Shape &s, const typename Cell::Fwd &prim,
     args[DNNL_ARG_SRC_ITER_C] = in.c0;
     args[DNNL_ARG_DST_ITER_C] = cn;
   }
+  if (s.peephole)
+    args[DNNL_ARG_WEIGHTS_PEEPHOLE] = in.peep;
   if (ws)
     args[DNNL_ARG_WORKSPACE] = *ws;
   prim.execute(stream(), args);
@@ -451,9 +465,10 @@ void runForward(const Shape &s, const typename Cell::Fwd &prim,
 template <typename Cell>
 void forward(const Shape &s, const Strided &x, const Strided &h0, const Strided &c0,
              const Strided &wih, const Strided &whh, const Strided &bih, const Strided &bhh,
-             const Strided &out, const Strided &hn, const Strided &cn, bool training) {
+             const Strided &wp, const Strided &out, const Strided &hn, const Strided &cn,
+             bool training) {
   Descs d(s);
-  ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh);
+  ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh, wp);
   std::vector<float> outTmp, hnTmp, cnTmp;
   float *outP = writeDense(out, outTmp), *hnP = writeDense(hn, hnTmp);
   float *cnP = s.kind == ATTN_RNN_LSTM ? writeDense(cn, cnTmp) : nullptr;
@@ -477,13 +492,13 @@ void forward(const Shape &s, const Strided &x, const Strided &h0, const Strided 
 template <typename Cell>
 void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided &c0,
               const Strided &wih, const Strided &whh, const Strided &bih, const Strided &bhh,
-              const Strided &out, const Strided &hn, const Strided &cn, const Strided &dout,
-              const Strided &dhn, const Strided &dcn, const Strided &dx, const Strided &dh0,
-              const Strided &dc0, const Strided &dwih, const Strided &dwhh, Strided dbih,
-              Strided dbhh) {
+              const Strided &wp, const Strided &out, const Strided &hn, const Strided &cn,
+              const Strided &dout, const Strided &dhn, const Strided &dcn, const Strided &dx,
+              const Strided &dh0, const Strided &dc0, const Strided &dwih, const Strided &dwhh,
+              Strided dbih, Strided dbhh, const Strided &dwp) {
   Descs d(s);
   bool lstm = s.kind == ATTN_RNN_LSTM;
-  ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh);
+  ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh, wp);
   Prims<Cell> &p = backwardPrims<Cell>(s);
 
   std::vector<float> outTmp, hnTmp, cnTmp;
@@ -519,6 +534,7 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
   std::memset(dwLayer.get_data_handle(), 0, p.backwardPd.diff_weights_layer_desc().get_size());
   std::memset(dwIter.get_data_handle(), 0, p.backwardPd.diff_weights_iter_desc().get_size());
   dnnl::memory dbM = wrap(d.bias, dbias.data());
+  std::vector<float> dpeep(s.peephole ? 3 * s.H : 0, 0.0f);
 
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC_LAYER, in.x},
@@ -542,6 +558,10 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
     args[DNNL_ARG_DIFF_DST_ITER_C] = wrap(d.iter, readDense(dcn, dcnTmp));
     args[DNNL_ARG_DIFF_SRC_ITER_C] = wrap(d.iter, dc0P);
   }
+  if (s.peephole) {
+    args[DNNL_ARG_WEIGHTS_PEEPHOLE] = in.peep;
+    args[DNNL_ARG_DIFF_WEIGHTS_PEEPHOLE] = wrap(d.peephole, dpeep.data());
+  }
   p.backward.execute(stream(), args);
   stream().wait();
 
@@ -551,6 +571,8 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
   weightsOut(s, static_cast<float *>(dwLayerPlain.get_data_handle()), dwih);
   weightsOut(s, static_cast<float *>(dwIterPlain.get_data_handle()), dwhh);
   biasOut(s, dbias.data(), dbih, dbhh);
+  if (s.peephole)
+    dwp.forEach([&](float *p, int64_t k) { *p = dpeep[k]; });
   writeBack(dx, dxTmp);
   writeBack(dh0, dh0Tmp);
   if (dc0P)
@@ -572,16 +594,17 @@ using namespace attn::cpu;
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_forward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref3 *outputs, attn_memref2 *h_n,
-    attn_memref2 *c_n, int64_t kind, int64_t reverse, int64_t training) {
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *outputs,
+    attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind, int64_t reverse, int64_t training,
+    int64_t peephole) {
   static const char *kName = "attn_rt_rnn_forward";
   Strided sx = strided(x, 3), sh0 = strided(h0, 2), swih = strided(w_ih, 2),
-          swhh = strided(w_hh, 2);
-  Shape s = shapeOf(kName, sx, sh0, swih, swhh, kind, reverse);
+          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2);
+  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, kind, reverse, peephole);
   try {
     auto run = [&](auto cell) {
       forward<decltype(cell)>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1),
-                              strided(b_hh, 1), strided(outputs, 3), strided(h_n, 2),
+                              strided(b_hh, 1), swp, strided(outputs, 3), strided(h_n, 2),
                               strided(c_n, 2), training != 0);
     };
     if (kind == ATTN_RNN_LSTM)
@@ -597,23 +620,25 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_forward(
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_backward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih,
-    attn_memref2 *w_hh, attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref3 *outputs,
-    attn_memref2 *h_n, attn_memref2 *c_n, attn_memref3 *d_outputs, attn_memref2 *d_h_n,
-    attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0, attn_memref2 *d_c0,
-    attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih, attn_memref1 *d_b_hh,
-    int64_t kind, int64_t reverse) {
+    attn_memref2 *w_hh, attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole,
+    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, attn_memref3 *d_outputs,
+    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
+    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
+    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
+    int64_t peephole) {
   static const char *kName = "attn_rt_rnn_backward";
   Strided sx = strided(x, 3), sh0 = strided(h0, 2), swih = strided(w_ih, 2),
-          swhh = strided(w_hh, 2);
-  Shape s = shapeOf(kName, sx, sh0, swih, swhh, kind, reverse);
+          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2);
+  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, kind, reverse, peephole);
   try {
     auto run = [&](auto cell) {
       backward<decltype(cell)>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1),
-                               strided(b_hh, 1), strided(outputs, 3), strided(h_n, 2),
+                               strided(b_hh, 1), swp, strided(outputs, 3), strided(h_n, 2),
                                strided(c_n, 2), strided(d_outputs, 3), strided(d_h_n, 2),
                                strided(d_c_n, 2), strided(d_x, 3), strided(d_h0, 2),
                                strided(d_c0, 2), strided(d_w_ih, 2), strided(d_w_hh, 2),
-                               strided(d_b_ih, 1), strided(d_b_hh, 1));
+                               strided(d_b_ih, 1), strided(d_b_hh, 1),
+                               strided(d_w_peephole, 2));
     };
     if (kind == ATTN_RNN_LSTM)
       run(Lstm{});

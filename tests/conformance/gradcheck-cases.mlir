@@ -377,3 +377,16 @@ func.func @lstm() -> (tensor<2x4x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
   %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b : tensor<2x4x2xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x12xf32>, tensor<3x12xf32>, tensor<12xf32>
   return %hs, %h, %c : tensor<2x4x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+// With peepholes (oneDNN's peephole LSTM), reversed.
+func.func @lstm_peephole() -> (tensor<2x4x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<2x4x2xf32>
+  %h0 = attn.param "h0" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %c0 = attn.param "c0" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x12xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<3x12xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<12xf32>
+  %wp = attn.param "w_peephole" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b peephole(%wp : tensor<3x3xf32>) {reverse} : tensor<2x4x2xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x12xf32>, tensor<3x12xf32>, tensor<12xf32>
+  return %hs, %h, %c : tensor<2x4x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}

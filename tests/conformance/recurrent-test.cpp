@@ -4,7 +4,7 @@
 // back-propagation through time in attn ops), and @loss and every gradient of @loss_grad must
 // agree to 1e-4 relative on the same parameters and inputs. Cases cover each fused cell, a
 // 2-layer stack, reversed scans (bidirectional layers) and per-step outputs (the char LM).
-// Models whose cells oneDNN lacks (seed GRU, peephole/projection LSTM) must stay unfused.
+// Models whose cells oneDNN lacks (seed GRU, projection LSTM) must stay unfused.
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Jit.h"
 #include "compiler/Transforms/Passes.h"
@@ -60,13 +60,23 @@ const std::vector<Case> &cases() {
        2},
       {"rnn_bidirectional", "rnn-sine",
        {{"model.rnn.hidden", "8"}, {"model.rnn.bidirectional", "true"}}, 2},
+      {"lstm_peephole", "rnn-sine",
+       {{"model.rnn.cell", "lstm"}, {"model.rnn.hidden", "12"}, {"model.rnn.peephole", "true"}},
+       1},
+      {"lstm_peephole_bidirectional_2_layers", "rnn-sine",
+       {{"model.rnn.cell", "lstm"},
+        {"model.rnn.hidden", "8"},
+        {"model.rnn.layers", "2"},
+        {"model.rnn.peephole", "true"},
+        {"model.rnn.bidirectional", "true"}},
+       4},
       {"char_lstm", "char-rnn",
        {{"model.rnn.cell", "lstm"}, {"model.rnn.hidden", "16"}, {"model.embedding.dim", "6"}},
        1},
       {"char_gru", "char-rnn",
        {{"model.rnn.cell", "gru"}, {"model.rnn.hidden", "16"}, {"model.embedding.dim", "6"}},
        1},
-      // Cells oneDNN has no primitive for stay generic scans.
+      // Cells oneDNN has no primitive for stay generic scans (lstm-sine has a projection).
       {"gru_seed_unfused", "rnn-sine",
        {{"model.rnn.cell", "gru"}, {"model.rnn.gru_form", "seed"}, {"model.rnn.hidden", "8"}},
        0},

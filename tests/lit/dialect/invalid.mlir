@@ -299,7 +299,7 @@ func.func @gru_form(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x24xf
 // -----
 
 func.func @lstm_sequence(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x7xf32>, %wi: tensor<2x32xf32>, %wh: tensor<8x32xf32>, %b: tensor<32xf32>) {
-  // expected-error @+1 {{'attn.lstm' needs input [B, T, I], h0 [B, H], c0 [B, H], w_ih [I, 4H], w_hh [H, 4H] and 1 bias(es) [4H]; got tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x7xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>}}
+  // expected-error @+1 {{'attn.lstm' needs input [B, T, I], h0 [B, H], c0 [B, H], w_ih [I, 4H], w_hh [H, 4H] and 1 bias(es) [4H] (and peepholes [3, H]); got tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x7xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>}}
   %hs, %h1, %c1 = attn.lstm %x, %h, %c, %wi, %wh, %b : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x7xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
   return
 }

@@ -107,11 +107,12 @@ func.func @masked(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %m: tensor<4x8xf3
   return %h : tensor<4x8xf32>
 }
 
-// Peepholes and projections are not mapped onto oneDNN.
+// Peepholes are oneDNN's peephole LSTM (same gates i, f, o and formula).
 // CHECK-LABEL: func @lstm_peephole(
-// CHECK: attn.scan
+// CHECK-SAME: %[[WP:[^:]*]]: tensor<3x8xf32>
+// CHECK: attn.lstm {{.*}} peephole(%[[WP]] : tensor<3x8xf32>) :
+// CHECK-NOT: attn.scan
 func.func @lstm_peephole(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor<2x32xf32>, %wh: tensor<8x32xf32>, %b: tensor<32xf32>, %wp: tensor<3x8xf32>) -> tensor<4x8xf32> {
-  // expected-remark @+1 {{not fused: LSTM peepholes are not fused}}
   %h, %c = attn.scan inits(%h0, %h0) over(%x) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x6x2xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   ^bb0(%hp: tensor<4x8xf32>, %cp: tensor<4x8xf32>, %xt: tensor<4x2xf32>):
     %ht, %ct = attn.lstm_cell %xt, %hp, %cp, %wi, %wh, %b peephole(%wp : tensor<3x8xf32>) : tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
@@ -120,6 +121,7 @@ func.func @lstm_peephole(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tenso
   return %h : tensor<4x8xf32>
 }
 
+// A projection (with its bias) has no oneDNN form.
 // CHECK-LABEL: func @lstm_projection(
 // CHECK: attn.scan
 func.func @lstm_projection(%x: tensor<4x6x2xf32>, %h0: tensor<4x5xf32>, %c0: tensor<4x8xf32>, %wi: tensor<2x32xf32>, %wh: tensor<5x32xf32>, %b: tensor<32xf32>, %pw: tensor<8x5xf32>, %pb: tensor<5xf32>) -> tensor<4x5xf32> {

@@ -106,7 +106,8 @@ TEST_P(LstmKernel, ForwardMatchesNaiveLoopsOnStridedViews) {
       wh({H, 4 * H}, rng, 0, 4), hn({B, H}, rng, 1, 0), cn({B, H}, rng, 0, 3);
   V1 b({4 * H}, rng, 0, 2);
   _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                   &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, reverse, 0);
+                                   &wh.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, reverse,
+                                   /*training=*/0, /*peephole=*/0);
   std::vector<float> eHs, eHn, eCn;
   naiveLstm(x.values(), h0.values(), c0.values(), wi.values(), wh.values(), b.values(), reverse,
             eHs, eHn, eCn);
@@ -136,18 +137,18 @@ Grads trainStep(bool clobberWithOtherContents) {
       dwi({I, 4 * H}, rng), dwh({H, 4 * H}, rng);
   V1 b({4 * H}, rng), db({4 * H}, rng);
   _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                   &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1);
+                                   &wh.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1, 0);
   if (clobberWithOtherContents) {
     std::vector<float> saved = hs.buf;
     V2 h0b({B, H}, rng);
     _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0b.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                     &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1);
+                                     &wh.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1, 0);
     std::copy(saved.begin(), saved.end(), hs.buf.begin()); // same address, first contents
   }
   _mlir_ciface_attn_rt_rnn_backward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                    &hs.ref, &hn.ref, &cn.ref, &dhs.ref, &dhn.ref, &dcn.ref,
-                                    &dx.ref, &dh0.ref, &dc0.ref, &dwi.ref, &dwh.ref, &db.ref,
-                                    &db.ref, ATTN_RNN_LSTM, 0);
+                                    &wh.ref, &hs.ref, &hn.ref, &cn.ref, &dhs.ref, &dhn.ref,
+                                    &dcn.ref, &dx.ref, &dh0.ref, &dc0.ref, &dwi.ref, &dwh.ref,
+                                    &db.ref, &db.ref, &dwh.ref, ATTN_RNN_LSTM, 0, 0);
   return {dx.values(), dh0.values(), dc0.values(), dwi.values(), dwh.values(), db.values()};
 }
 
