@@ -66,10 +66,12 @@ void buildAttnToLowered(OpPassManager &pm, bool fuse) {
   pm.addPass(mlir::attn::createAttnParamsToArgs());
   pm.addPass(mlir::attn::createAttnDecompose());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(mlir::attn::createAttnToOneDNN());
   pm.addPass(mlir::attn::createAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Last, and with nothing after it: one-shot bufferization must see each kernel call's
+  // to_memref / to_tensor exactly as emitted (see AttnToOneDNN.cpp).
+  pm.addPass(mlir::attn::createAttnToOneDNN());
 }
 
 void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix) {

@@ -24,6 +24,8 @@ public:
     (*module)->setAttr("attn.model", b.getStringAttr(spec.name));
     if (spec.task == "lm")
       languageModel(*module);
+    else if (spec.task == "seq2seq")
+      seq2seq(*module);
     else
       regression(*module);
     return module;
@@ -68,7 +70,8 @@ public:
     Value logits = dense("output", outputs, vocab, loc(spec.model.output.loc));
     b.create<func::ReturnOp>(
         l, b.create<mlir::attn::CrossEntropyOp>(l, logits, loss.getArgument(1),
-                                                b.getI64IntegerAttr(-1), b.getF32FloatAttr(0.0f))
+                                                b.getI64IntegerAttr(-1),
+                                                b.getF32FloatAttr(spec.train.labelSmoothing))
                .getResult());
 
     // One position for one sequence, the states of every layer in and out.
@@ -94,7 +97,7 @@ public:
     unsigned arg = 1;
     for (int64_t layer = 0; layer < r.layers; ++layer) {
       int64_t in = cast<RankedTensorType>(x.getType()).getShape()[1];
-      LayerParams w = layerParams(r, layer, in, /*reverse=*/false, l);
+      LayerParams w = layerParams(r, "rnn", layer, in, /*reverse=*/false, l);
       SmallVector<Value> state(step.getArguments().slice(arg, states.size()));
       arg += states.size();
       SmallVector<Value> next = cellStep(r, w, x, state, l);
@@ -185,9 +188,9 @@ private:
   }
 
   // Layer `layer`'s weights, initialised like PyTorch's recurrent layers: U(+-1/sqrt(H)).
-  LayerParams layerParams(const RnnSpec &r, int64_t layer, int64_t in, bool reverse,
-                          Location l) {
-    std::string p = "rnn.layer" + std::to_string(layer) + (reverse ? ".reverse." : ".");
+  LayerParams layerParams(const RnnSpec &r, const std::string &prefix, int64_t layer, int64_t in,
+                          bool reverse, Location l) {
+    std::string p = prefix + ".layer" + std::to_string(layer) + (reverse ? ".reverse." : ".");
     int64_t h = r.hidden, out = outWidth(r);
     float scale = 1.0f / std::sqrt((float)h);
     auto u = [&](const std::string &name, ArrayRef<int64_t> shape) {
@@ -239,7 +242,7 @@ private:
     int64_t batch = seqType.getShape()[0], steps = seqType.getShape()[1];
     int64_t in = seqType.getShape()[2];
     SmallVector<Type> states = stateTypes(r, batch);
-    LayerParams w = layerParams(r, layer, in, reverse, l);
+    LayerParams w = layerParams(r, "rnn", layer, in, reverse, l);
     SmallVector<Value> inits;
     for (Type t : states)
       inits.push_back(b.create<mlir::attn::ConstantOp>(
@@ -295,6 +298,328 @@ private:
         seq = steps;
     }
     return allSteps ? seq : last;
+  }
+
+
+  //===------------------------------------------------------------------------------------===//
+  // Encoder-decoder (task: seq2seq)
+  //===------------------------------------------------------------------------------------===//
+
+  // The seed's two encoder-decoder frameworks over `model.rnn` cells:
+  //   context: initial     encoder h_T (every layer's final states) starts the decoder,
+  //                        o_t = softmax(V h_t + d)                          (Sutskever et al.)
+  //   context: every_step  c = V h_T; the decoder starts at zero and reads [y_{t-1}, c] at
+  //                        every step, o_t = softmax(W h_t + U c + d)        (Cho et al.)
+  // Sources are right-padded; the encoder's scan keeps a row's state past its last token (a
+  // mask, not a length), so its final state is the one at its last real token.
+  //   @loss(src [B,S], src_mask [B,S], tgt_in [B,T], tgt_out [B,T][, teacher [B,T]]) -> loss
+  //   @encode(src [K,S], src_mask [K,S]) -> (state_l [K,W]..., [context [K,H]])
+  //   @decode_step(token [K], state_l..., [context]) -> (log_probs [K,V], state_l'...)
+  // `teacher` is there with scheduled sampling: 1 feeds the true previous token, 0 the
+  // decoder's own most likely one.
+  void seq2seq(ModuleOp module) {
+    const RnnSpec &r = *spec.model.rnn;
+    int64_t batch = spec.train.batchSize, srcLen = options.sourceLength;
+    int64_t tgtLen = options.targetLength;
+    Location l = loc(spec.model.loc);
+    bool sampling = spec.train.teacherForcing.schedule != "constant" ||
+                    spec.train.teacherForcing.ratio < 1.0;
+    Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    auto scalar = RankedTensorType::get({}, f32);
+
+    b.setInsertionPointToEnd(module.getBody());
+    SmallVector<Type> lossInputs = {
+        RankedTensorType::get({batch, srcLen}, i32), RankedTensorType::get({batch, srcLen}, f32),
+        RankedTensorType::get({batch, tgtLen}, i32), RankedTensorType::get({batch, tgtLen}, i32)};
+    SmallVector<StringRef> lossNames = {"src", "src_mask", "tgt_in", "tgt_out"};
+    if (sampling) {
+      lossInputs.push_back(RankedTensorType::get({batch, tgtLen}, f32));
+      lossNames.push_back("teacher");
+    }
+    auto loss = entry("loss", lossInputs, lossNames, {scalar}, {"loss"}, l);
+    Encoded enc = encoder(r, loss.getArgument(0), loss.getArgument(1), l);
+    Value logits = sampling ? decodeSampled(r, enc, loss.getArgument(2), loss.getArgument(4), l)
+                            : decodeForced(r, enc, loss.getArgument(2), l);
+    b.create<func::ReturnOp>(
+        l, b.create<mlir::attn::CrossEntropyOp>(l, logits, loss.getArgument(3),
+                                                b.getI64IntegerAttr(kPadId),
+                                                b.getF32FloatAttr(spec.train.labelSmoothing))
+               .getResult());
+
+    // The decoding entries, for K rows at once.
+    int64_t rows = spec.decode.beam > 1 ? spec.decode.beam : spec.decode.batch;
+    b.setInsertionPointToEnd(module.getBody());
+    SmallVector<Type> stateTypesK;
+    SmallVector<std::string> stateNames;
+    for (int64_t layer = 0; layer < r.layers; ++layer)
+      for (auto [k, t] : llvm::enumerate(stateTypes(r, rows))) {
+        stateTypesK.push_back(t);
+        stateNames.push_back("state" + std::to_string(layer) + (k ? "_c" : ""));
+      }
+    SmallVector<Type> carried(stateTypesK);
+    SmallVector<std::string> carriedNames(stateNames);
+    if (chosContext()) {
+      carried.push_back(RankedTensorType::get({rows, r.hidden}, f32));
+      carriedNames.push_back("context");
+    }
+    SmallVector<StringRef> carriedRefs(carriedNames.begin(), carriedNames.end());
+    auto encode = entry("encode",
+                        {RankedTensorType::get({rows, srcLen}, i32),
+                         RankedTensorType::get({rows, srcLen}, f32)},
+                        {"src", "src_mask"}, carried, carriedRefs, l);
+    Encoded e = encoder(r, encode.getArgument(0), encode.getArgument(1), l);
+    SmallVector<Value> initial = decoderInitialStates(r, e, l);
+    if (chosContext())
+      initial.push_back(e.context);
+    b.create<func::ReturnOp>(l, initial);
+
+    b.setInsertionPointToEnd(module.getBody());
+    SmallVector<Type> stepInputs = {RankedTensorType::get({rows}, i32)};
+    stepInputs.append(carried.begin(), carried.end());
+    SmallVector<StringRef> stepNames = {"token"};
+    stepNames.append(carriedRefs.begin(), carriedRefs.end());
+    SmallVector<Type> stepResults = {RankedTensorType::get({rows, options.targetVocab}, f32)};
+    stepResults.append(stateTypesK.begin(), stateTypesK.end());
+    SmallVector<StringRef> stepResultNames = {"log_probs"};
+    for (const std::string &n : stateNames)
+      stepResultNames.push_back(n);
+    auto step = entry("decode_step", stepInputs, stepNames, stepResults, stepResultNames, l);
+    Decoder dec = decoderParams(r, l);
+    Value context = chosContext() ? step.getArguments().back() : Value();
+    Value x = b.create<mlir::attn::EmbeddingOp>(l, dec.embedding, step.getArgument(0));
+    SmallVector<Value> states(step.getArguments().slice(1, stateTypesK.size()));
+    SmallVector<Value> next = decoderStep(r, dec, x, states, context, l);
+    SmallVector<Value> outs = {logSoftmax(readout(dec, next[0], context, l), l)};
+    outs.append(next.begin(), next.end());
+    b.create<func::ReturnOp>(l, outs);
+  }
+
+  static constexpr int64_t kPadId = 0; // attn::data::Vocab::kPad
+
+  bool chosContext() const { return spec.model.seq2seq.context == "every_step"; }
+
+  struct Encoded {
+    SmallVector<Value> finals; // every layer's final states, layer by layer (h[, c])
+    Value context;             // every_step: c = V h_T [B, H]
+  };
+
+  // The encoder over src ids [B, S] with src_mask [B, S] (1 at tokens, 0 at padding).
+  Encoded encoder(const RnnSpec &r, Value src, Value mask, Location l) {
+    auto srcType = cast<RankedTensorType>(src.getType());
+    int64_t batch = srcType.getShape()[0], steps = srcType.getShape()[1];
+    Value table = param(loc(spec.model.embedding.loc), "encoder.embedding",
+                        {options.sourceVocab, spec.model.embedding.dim}, "normal", 1.0f);
+    Value seq = b.create<mlir::attn::EmbeddingOp>(l, table, src);
+    Value mask3 = b.create<mlir::attn::ReshapeOp>(
+        l, RankedTensorType::get({batch, steps, 1}, b.getF32Type()), mask);
+    Encoded enc;
+    for (int64_t layer = 0; layer < r.layers; ++layer) {
+      int64_t in = cast<RankedTensorType>(seq.getType()).getShape()[2];
+      LayerParams w = layerParams(r, "encoder", layer, in, /*reverse=*/false, l);
+      SmallVector<Type> states = stateTypes(r, batch);
+      SmallVector<Type> resultTypes(states);
+      resultTypes.push_back(RankedTensorType::get({batch, steps, outWidth(r)}, b.getF32Type()));
+      auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, zerosFor(states, l),
+                                               ValueRange{seq, mask3}, ValueRange{}, /*axis=*/1,
+                                               /*reverse=*/false, /*length=*/nullptr);
+      SmallVector<Type> argTypes(states);
+      argTypes.push_back(RankedTensorType::get({batch, in}, b.getF32Type()));
+      argTypes.push_back(RankedTensorType::get({batch, 1}, b.getF32Type()));
+      Block *body = b.createBlock(&scan.getBody(), {}, argTypes,
+                                  SmallVector<Location>(argTypes.size(), l));
+      b.setInsertionPointToStart(body);
+      ValueRange args = body->getArguments();
+      ValueRange old = args.take_front(states.size());
+      Value x = args[states.size()], m = args[states.size() + 1];
+      SmallVector<Value> kept;
+      // Past a row's last token its state stays: s' = s + m (cell(x, s) - s).
+      for (auto [s, n] : llvm::zip(old, cellStep(r, w, x, old, l)))
+        kept.push_back(b.create<mlir::attn::AddOp>(
+            l, s, b.create<mlir::attn::MulOp>(l, m, b.create<mlir::attn::SubOp>(l, n, s))));
+      SmallVector<Value> yields(kept);
+      yields.push_back(kept[0]);
+      b.create<mlir::attn::YieldOp>(l, yields);
+      b.setInsertionPointAfter(scan);
+      for (size_t k = 0; k < states.size(); ++k)
+        enc.finals.push_back(scan.getResult(k));
+      seq = scan.getResults().back();
+    }
+    if (chosContext()) {
+      Value v = param(l, "encoder.context.weight", {outWidth(r), r.hidden}, "uniform",
+                      1.0f / std::sqrt((float)outWidth(r)));
+      enc.context = b.create<mlir::attn::MatmulOp>(l, enc.finals[enc.finals.size() -
+                                                                 stateTypes(r, 1).size()],
+                                                   v, false, false);
+    }
+    return enc;
+  }
+
+  SmallVector<Value> zerosFor(ArrayRef<Type> types, Location l) {
+    SmallVector<Value> zeros;
+    for (Type t : types)
+      zeros.push_back(b.create<mlir::attn::ConstantOp>(
+          l, DenseElementsAttr::get(cast<RankedTensorType>(t), b.getF32FloatAttr(0.0f))));
+    return zeros;
+  }
+
+  // initial: the encoder's final states; every_step: zeros.
+  SmallVector<Value> decoderInitialStates(const RnnSpec &r, const Encoded &enc, Location l) {
+    if (!chosContext())
+      return enc.finals;
+    int64_t batch = cast<RankedTensorType>(enc.finals[0].getType()).getShape()[0];
+    SmallVector<Value> zeros;
+    for (int64_t layer = 0; layer < r.layers; ++layer)
+      for (Value z : zerosFor(stateTypes(r, batch), l))
+        zeros.push_back(z);
+    return zeros;
+  }
+
+  // The decoder's weights, made before its scan so the body reads them from above.
+  struct Decoder {
+    Value embedding;                 // [Vt, E]
+    SmallVector<LayerParams> layers;
+    Value outWeight, outBias;        // [W, Vt], [Vt]
+    Value contextWeight;             // every_step: U [H, Vt]
+  };
+
+  Decoder decoderParams(const RnnSpec &r, Location l) {
+    Decoder d;
+    int64_t vocab = options.targetVocab, e = spec.model.embedding.dim;
+    d.embedding = param(loc(spec.model.embedding.loc), "decoder.embedding", {vocab, e},
+                        "normal", 1.0f);
+    for (int64_t layer = 0; layer < r.layers; ++layer) {
+      int64_t in = layer ? outWidth(r) : e + (chosContext() ? r.hidden : 0);
+      d.layers.push_back(layerParams(r, "decoder", layer, in, /*reverse=*/false, l));
+    }
+    Location lo = loc(spec.model.output.loc);
+    float scale = 1.0f / std::sqrt((float)outWidth(r));
+    d.outWeight = param(lo, "decoder.output.weight", {outWidth(r), vocab}, "uniform", scale);
+    d.outBias = param(lo, "decoder.output.bias", {vocab}, "uniform", scale);
+    if (chosContext())
+      d.contextWeight = param(lo, "decoder.context.weight", {r.hidden, vocab}, "uniform",
+                              1.0f / std::sqrt((float)r.hidden));
+    return d;
+  }
+
+  // One decoder step from the embedded previous token x [B, E] (joined by c with
+  // every_step): every layer's new states, flattened in layer order like `states`; the top
+  // layer's output is topOutput() of them.
+  SmallVector<Value> decoderStep(const RnnSpec &r, const Decoder &d, Value x, ValueRange states,
+                                 Value context, Location l) {
+    size_t perLayer = stateTypes(r, 1).size();
+    if (context)
+      x = b.create<mlir::attn::ConcatOp>(l, ValueRange{x, context}, b.getI64IntegerAttr(1));
+    SmallVector<Value> next;
+    for (int64_t layer = 0; layer < r.layers; ++layer) {
+      SmallVector<Value> s =
+          cellStep(r, d.layers[layer], x, states.slice(layer * perLayer, perLayer), l);
+      next.append(s.begin(), s.end());
+      x = s[0];
+    }
+    return next;
+  }
+
+  Value topOutput(const RnnSpec &r, ArrayRef<Value> states) {
+    return states[(r.layers - 1) * stateTypes(r, 1).size()];
+  }
+
+  // Logits from the top layer's output h [..., W] (and, every_step, c [B, H]).
+  Value readout(const Decoder &d, Value h, Value context, Location l) {
+    Value logits = b.create<mlir::attn::DenseOp>(l, h, d.outWeight, d.outBias);
+    if (!context)
+      return logits;
+    Value fromContext = b.create<mlir::attn::MatmulOp>(l, context, d.contextWeight, false, false);
+    auto shape = cast<RankedTensorType>(logits.getType()).getShape();
+    if (shape.size() == 3) // [B, T, V]: the same U c at every step
+      fromContext = b.create<mlir::attn::ReshapeOp>(
+          l, RankedTensorType::get({shape[0], 1, shape[2]}, b.getF32Type()), fromContext);
+    return b.create<mlir::attn::AddOp>(l, logits, fromContext);
+  }
+
+  // log softmax over the last axis of x [K, V], stable: x - max - log sum exp(x - max).
+  Value logSoftmax(Value x, Location l) {
+    auto axes = b.getDenseI64ArrayAttr({1});
+    Value shifted = b.create<mlir::attn::SubOp>(
+        l, x, b.create<mlir::attn::ReduceMaxOp>(l, x, axes, b.getBoolAttr(true)));
+    Value sum = b.create<mlir::attn::ReduceSumOp>(
+        l, b.create<mlir::attn::ExpOp>(l, shifted), axes, b.getBoolAttr(true));
+    return b.create<mlir::attn::SubOp>(l, shifted, b.create<mlir::attn::LogOp>(l, sum));
+  }
+
+  // Teacher forcing: the decoder reads tgt_in [B, T] (bos y1 .. yn); logits [B, T, V].
+  Value decodeForced(const RnnSpec &r, const Encoded &enc, Value tgtIn, Location l) {
+    Decoder d = decoderParams(r, l);
+    auto inType = cast<RankedTensorType>(tgtIn.getType());
+    int64_t batch = inType.getShape()[0], steps = inType.getShape()[1];
+    Value embedded = b.create<mlir::attn::EmbeddingOp>(l, d.embedding, tgtIn);
+    SmallVector<Value> inits = decoderInitialStates(r, enc, l);
+    SmallVector<Type> resultTypes;
+    for (Value v : inits)
+      resultTypes.push_back(v.getType());
+    resultTypes.push_back(RankedTensorType::get({batch, steps, outWidth(r)}, b.getF32Type()));
+    auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, inits, ValueRange{embedded},
+                                             ValueRange{}, 1, false, nullptr);
+    SmallVector<Type> argTypes(resultTypes.begin(), resultTypes.end() - 1);
+    argTypes.push_back(RankedTensorType::get({batch, spec.model.embedding.dim}, b.getF32Type()));
+    Block *body =
+        b.createBlock(&scan.getBody(), {}, argTypes, SmallVector<Location>(argTypes.size(), l));
+    b.setInsertionPointToStart(body);
+    SmallVector<Value> next = decoderStep(r, d, body->getArguments().back(),
+                                          body->getArguments().drop_back(), enc.context, l);
+    SmallVector<Value> yields(next);
+    yields.push_back(topOutput(r, next));
+    b.create<mlir::attn::YieldOp>(l, yields);
+    b.setInsertionPointAfter(scan);
+    return readout(d, scan.getResults().back(), enc.context, l);
+  }
+
+  // Scheduled sampling: at step t the decoder reads, where teacher[b, t] is 1, the true
+  // previous token tgt_in[b, t], else the argmax of its own logits at t - 1 (as a one-hot
+  // row times the embedding table; no gradient flows through the choice). teacher[:, 0] is 1.
+  Value decodeSampled(const RnnSpec &r, const Encoded &enc, Value tgtIn, Value teacher,
+                      Location l) {
+    Decoder d = decoderParams(r, l);
+    auto inType = cast<RankedTensorType>(tgtIn.getType());
+    int64_t batch = inType.getShape()[0], steps = inType.getShape()[1];
+    int64_t vocab = options.targetVocab;
+    auto f32 = b.getF32Type();
+    Value embedded = b.create<mlir::attn::EmbeddingOp>(l, d.embedding, tgtIn);
+    Value teacher3 = b.create<mlir::attn::ReshapeOp>(
+        l, RankedTensorType::get({batch, steps, 1}, f32), teacher);
+    auto logitsType = RankedTensorType::get({batch, vocab}, f32);
+    SmallVector<Value> inits = decoderInitialStates(r, enc, l);
+    inits.push_back(zerosFor({logitsType}, l)[0]);
+    SmallVector<Type> resultTypes;
+    for (Value v : inits)
+      resultTypes.push_back(v.getType());
+    resultTypes.push_back(RankedTensorType::get({batch, steps, vocab}, f32));
+    auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, inits,
+                                             ValueRange{embedded, teacher3}, ValueRange{}, 1,
+                                             false, nullptr);
+    SmallVector<Type> argTypes(resultTypes.begin(), resultTypes.end() - 1);
+    argTypes.push_back(RankedTensorType::get({batch, spec.model.embedding.dim}, f32));
+    argTypes.push_back(RankedTensorType::get({batch, 1}, f32));
+    Block *body =
+        b.createBlock(&scan.getBody(), {}, argTypes, SmallVector<Location>(argTypes.size(), l));
+    b.setInsertionPointToStart(body);
+    ValueRange args = body->getArguments();
+    size_t numStates = inits.size() - 1;
+    Value previous = args[numStates], gold = args[numStates + 1], coin = args[numStates + 2];
+    Value best = b.create<mlir::attn::ReduceMaxOp>(l, previous, b.getDenseI64ArrayAttr({1}),
+                                                   b.getBoolAttr(true));
+    Value oneHot = b.create<mlir::attn::EqOp>(l, previous, best);
+    Value predicted = b.create<mlir::attn::MatmulOp>(l, oneHot, d.embedding, false, false);
+    Value x = b.create<mlir::attn::AddOp>(
+        l, predicted,
+        b.create<mlir::attn::MulOp>(l, coin, b.create<mlir::attn::SubOp>(l, gold, predicted)));
+    SmallVector<Value> next = decoderStep(r, d, x, args.take_front(numStates), enc.context, l);
+    Value logits = readout(d, topOutput(r, next), enc.context, l);
+    SmallVector<Value> yields(next);
+    yields.push_back(logits);
+    yields.push_back(logits);
+    b.create<mlir::attn::YieldOp>(l, yields);
+    b.setInsertionPointAfter(scan);
+    return scan.getResults().back();
   }
 
   const Spec &spec;

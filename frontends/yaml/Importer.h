@@ -16,6 +16,10 @@ namespace attn::yaml {
 struct ImportOptions {
   /// `task: lm`: the number of characters in the vocabulary (from the data).
   int64_t vocabSize = 0;
+  /// `task: seq2seq`: vocabulary sizes (with the specials) and the compiled lengths: sources
+  /// of `sourceLength` tokens, targets of `targetLength` (the longest target and its eos).
+  int64_t sourceVocab = 0, targetVocab = 0;
+  int64_t sourceLength = 0, targetLength = 0;
 };
 
 /// Builds the spec's model as attn functions reading named `attn.param` ops:
@@ -23,7 +27,11 @@ struct ImportOptions {
 ///   @loss(x, target) -> loss    the training objective (mean squared error), which
 ///                               attn-autodiff differentiates;
 /// or, for `task: lm`, @loss(tokens, next) -> cross-entropy and @step(token, states...) ->
-/// (logits, states...) for sampling.
+/// (logits, states...) for sampling;
+/// or, for `task: seq2seq`, @loss(src, src_mask, tgt_in, tgt_out[, teacher]) -> cross-entropy
+/// and, for decoding, @encode(src, src_mask) -> (decoder states..., [context]) and
+/// @decode_step(token, states..., [context]) -> (log_probs, states...), with
+/// `spec.decode.batch` (greedy) or `spec.decode.beam` rows.
 /// Inputs and results carry `attn.name` attributes that become the tensor names of the
 /// compiled program's manifest. Needs the attn and func dialects loaded in `context`.
 mlir::OwningOpRef<mlir::ModuleOp> importSpec(const Spec &spec, mlir::MLIRContext &context,

@@ -450,8 +450,18 @@ Spec buildSpec(const Validator &v, const std::string &file) {
   spec.name = v.stringAt("name");
   spec.task = v.stringAt("task");
 
-  spec.data.builtin = v.stringAt("data.builtin");
+  if (v.has("data.builtin"))
+    spec.data.builtin = v.stringAt("data.builtin");
+  if (v.has("data.path"))
+    spec.data.path = v.stringAt("data.path");
+  spec.data.validPath = v.stringAt("data.valid_path");
   spec.data.window = v.intAt("data.window");
+  spec.data.minLen = v.intAt("data.min_len");
+  spec.data.maxLen = v.intAt("data.max_len");
+  spec.data.symbols = v.intAt("data.symbols");
+  spec.data.tokens = v.stringAt("data.tokens");
+  spec.data.minCount = v.intAt("data.min_count");
+  spec.data.maxVocab = v.intAt("data.max_vocab");
   spec.data.train = v.intAt("data.train");
   spec.data.valid = v.intAt("data.valid");
   spec.data.seed = static_cast<uint64_t>(v.intAt("data.seed"));
@@ -480,6 +490,9 @@ Spec buildSpec(const Validator &v, const std::string &file) {
   }
   spec.model.embedding.dim = v.intAt("model.embedding.dim");
   spec.model.embedding.loc = v.mapLoc("model.embedding");
+  spec.model.seq2seq.context = v.stringAt("model.seq2seq.context");
+  spec.model.seq2seq.reverseSource = v.boolAt("model.seq2seq.reverse_source");
+  spec.model.seq2seq.loc = v.mapLoc("model.seq2seq");
   spec.model.output.size = v.intAt("model.output.size");
   spec.model.output.loc = v.mapLoc("model.output");
 
@@ -512,7 +525,23 @@ Spec buildSpec(const Validator &v, const std::string &file) {
   spec.train.checkpointDir = v.stringAt("train.checkpoint.dir");
   spec.train.patience = v.intAt("train.early_stopping.patience");
   spec.train.minDelta = v.floatAt("train.early_stopping.min_delta");
+  spec.train.labelSmoothing = v.floatAt("train.label_smoothing");
+  TeacherForcingSpec &tf = spec.train.teacherForcing;
+  tf.schedule = v.stringAt("train.teacher_forcing.schedule");
+  tf.ratio = v.floatAt("train.teacher_forcing.ratio");
+  tf.slope = v.floatAt("train.teacher_forcing.slope");
+  tf.k = v.floatAt("train.teacher_forcing.k");
+  tf.min = v.floatAt("train.teacher_forcing.min");
+  tf.loc = v.mapLoc("train.teacher_forcing");
   spec.train.loc = v.mapLoc("train");
+
+  DecodeSpec &d = spec.decode;
+  d.beam = v.intAt("decode.beam");
+  d.lengthPenalty = v.floatAt("decode.length_penalty");
+  d.maxLength = v.intAt("decode.max_length");
+  d.nbest = v.intAt("decode.nbest");
+  d.batch = v.intAt("decode.batch");
+  d.loc = v.mapLoc("decode");
   return spec;
 }
 
@@ -629,6 +658,12 @@ std::optional<Spec> parseText(const std::string &text, const std::string &file,
 std::optional<Spec> parseSpecString(const std::string &text, const std::string &file,
                                     std::vector<Diagnostic> &diags) {
   return parseText(text, file, {}, diags);
+}
+
+std::optional<Spec> parseSpecString(const std::string &text, const std::string &file,
+                                    const std::vector<Override> &overrides,
+                                    std::vector<Diagnostic> &diags) {
+  return parseText(text, file, overrides, diags);
 }
 
 std::optional<Spec> parseSpecFile(const std::string &path, const std::vector<Override> &overrides,

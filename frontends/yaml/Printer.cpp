@@ -26,7 +26,15 @@ std::string specToYaml(const Spec &s) {
   std::ostringstream os;
   os.precision(9);
   os << "name: " << s.name << "\ntask: " << s.task << "\n";
-  os << "data:\n  builtin: " << s.data.builtin << "\n  window: " << s.data.window
+  os << "data:\n";
+  if (!s.data.builtin.empty())
+    os << "  builtin: " << s.data.builtin << "\n";
+  if (!s.data.path.empty())
+    os << "  path: " << quoted(s.data.path) << "\n";
+  os << "  valid_path: " << quoted(s.data.validPath) << "\n  window: " << s.data.window
+     << "\n  min_len: " << s.data.minLen << "\n  max_len: " << s.data.maxLen
+     << "\n  symbols: " << s.data.symbols << "\n  tokens: " << s.data.tokens
+     << "\n  min_count: " << s.data.minCount << "\n  max_vocab: " << s.data.maxVocab
      << "\n  train: " << s.data.train << "\n  valid: " << s.data.valid
      << "\n  seed: " << s.data.seed << "\n";
   os << "model:\n";
@@ -44,6 +52,8 @@ std::string specToYaml(const Spec &s) {
        << "\n    bidirectional: " << (s.model.rnn->bidirectional ? "true" : "false")
        << "\n    merge: " << s.model.rnn->merge << "\n";
   os << "  embedding:\n    dim: " << s.model.embedding.dim << "\n";
+  os << "  seq2seq:\n    context: " << s.model.seq2seq.context << "\n    reverse_source: "
+     << (s.model.seq2seq.reverseSource ? "true" : "false") << "\n";
   os << "  output:\n    size: " << s.model.output.size << "\n";
   os << "sample:\n  length: " << s.sample.length << "\n  temperature: " << s.sample.temperature
      << "\n  seed: " << s.sample.seed << "\n  prime: " << quoted(s.sample.prime) << "\n";
@@ -60,7 +70,14 @@ std::string specToYaml(const Spec &s) {
      << "\n  eval_every: " << t.evalEvery << "\n  log_every: " << t.logEvery
      << "\n  checkpoint:\n    every: " << t.checkpointEvery << "\n    dir: "
      << quoted(t.checkpointDir) << "\n  early_stopping:\n    patience: " << t.patience
-     << "\n    min_delta: " << t.minDelta << "\n";
+     << "\n    min_delta: " << t.minDelta << "\n  label_smoothing: " << t.labelSmoothing
+     << "\n  teacher_forcing:\n    schedule: " << t.teacherForcing.schedule
+     << "\n    ratio: " << t.teacherForcing.ratio << "\n    slope: " << t.teacherForcing.slope
+     << "\n    k: " << t.teacherForcing.k << "\n    min: " << t.teacherForcing.min << "\n";
+  const DecodeSpec &d = s.decode;
+  os << "decode:\n  beam: " << d.beam << "\n  length_penalty: " << d.lengthPenalty
+     << "\n  max_length: " << d.maxLength << "\n  nbest: " << d.nbest << "\n  batch: "
+     << d.batch << "\n";
   return os.str();
 }
 

@@ -32,14 +32,37 @@ std::vector<KeySchema> buildTable() {
       Key("task", T::String,
           "The learning problem: `regress` predicts a real-valued target from a window "
           "(`data.builtin: sine`); `lm` predicts the next character at every position "
-          "(`data.builtin: text`).")
-          .oneOf({"regress", "lm"}).byDefault("regress"),
+          "(`data.builtin: text`); `seq2seq` maps a source sequence to a target sequence "
+          "with an encoder-decoder (`data.builtin: copy | reverse | dates`, or `data.path`).")
+          .oneOf({"regress", "lm", "seq2seq"}).byDefault("regress"),
 
       Key("data", T::Map, "Where the examples come from.").required(),
       Key("data.builtin", T::String, "Built-in data generator (see Data sets).")
-          .oneOf({"sine", "text"}).required(),
+          .oneOf({"sine", "text", "copy", "reverse", "dates"}).exclusive("source"),
+      Key("data.path", T::String,
+          "`seq2seq`: a UTF-8 text file of `source<TAB>target` lines (blank lines skipped).")
+          .exclusive("source"),
+      Key("data.valid_path", T::String,
+          "`seq2seq` with `path`: the validation pairs; empty holds out the last `valid` "
+          "lines of `path`.").byDefault("\"\""),
       Key("data.window", T::Int, "Input length N: time steps (samples or characters) per example.")
           .atLeast(1).byDefault("16"),
+      Key("data.min_len", T::Int, "`copy` / `reverse`: the shortest source, in symbols.")
+          .atLeast(1).byDefault("3"),
+      Key("data.max_len", T::Int,
+          "`seq2seq`: the longest source and target in tokens; the model is compiled for "
+          "this length and longer pairs are dropped.").atLeast(1).byDefault("10"),
+      Key("data.symbols", T::Int, "`copy` / `reverse`: distinct symbols (2 to 62).")
+          .atLeast(2).byDefault("10"),
+      Key("data.tokens", T::String,
+          "`seq2seq`: `word` splits lines at whitespace, `char` makes every character a token "
+          "(use it for `dates`).").oneOf({"word", "char"}).byDefault("word"),
+      Key("data.min_count", T::Int,
+          "`seq2seq` vocabularies: tokens seen fewer times in training become `<unk>`.")
+          .atLeast(1).byDefault("1"),
+      Key("data.max_vocab", T::Int,
+          "`seq2seq` vocabularies: keep the most frequent tokens up to this size (with the "
+          "4 specials); 0 keeps all.").atLeast(0).byDefault("0"),
       Key("data.train", T::Int, "Number of training examples generated.")
           .atLeast(1).byDefault("2000"),
       Key("data.valid", T::Int, "Number of validation examples generated.")
@@ -77,9 +100,22 @@ std::vector<KeySchema> buildTable() {
       Key("model.rnn.hidden", T::Int, "Width of the hidden state.").atLeast(1).byDefault("32"),
       Key("model.rnn.layers", T::Int, "Number of stacked recurrent layers.")
           .atLeast(1).byDefault("1"),
-      Key("model.embedding", T::Map, "`lm`: learned character embeddings feeding the rnn."),
-      Key("model.embedding.dim", T::Int, "Width of each character's embedding.")
+      Key("model.embedding", T::Map,
+          "`lm`, `seq2seq`: learned token embeddings feeding the rnn (a `seq2seq` model has "
+          "one table for the source and one for the target)."),
+      Key("model.embedding.dim", T::Int, "Width of each token's embedding.")
           .atLeast(1).byDefault("32"),
+      Key("model.seq2seq", T::Map,
+          "`seq2seq`: how the encoder (`model.rnn`) hands the source to the decoder (the "
+          "same cell, width and depth)."),
+      Key("model.seq2seq.context", T::String,
+          "`initial`: the encoder's final states start the decoder (Sutskever et al.); "
+          "`every_step`: c = V h_T joins the decoder's input at every step and its readout, "
+          "softmax(W h_t + U c + b) (Cho et al.).")
+          .oneOf({"initial", "every_step"}).byDefault("initial"),
+      Key("model.seq2seq.reverse_source", T::Bool,
+          "Read the source last token first, so that its start is near the decoder's "
+          "(Sutskever et al.).").byDefault("false"),
       Key("model.output", T::Map, "Dense head that maps the network's features to predictions."),
       Key("model.output.size", T::Int,
           "Width of the output layer (`regress`; an `lm` predicts one logit per character).")
@@ -151,6 +187,41 @@ std::vector<KeySchema> buildTable() {
       Key("train.early_stopping.min_delta", T::Float,
           "How much the validation loss must drop to count as an improvement.")
           .atLeast(0).byDefault("0.0"),
+      Key("train.label_smoothing", T::Float,
+          "`lm`, `seq2seq`: spread this much of each target's probability evenly over the "
+          "vocabulary.").atLeast(0).byDefault("0.0"),
+      Key("train.teacher_forcing", T::Map,
+          "`seq2seq`: scheduled sampling. At step i the decoder reads the true previous "
+          "token with probability p(i), else its own most likely prediction (p = 1 is plain "
+          "teacher forcing)."),
+      Key("train.teacher_forcing.schedule", T::String,
+          "`constant`: p = ratio; `linear`: max(min, 1 - slope * i); `exponential`: "
+          "max(min, k^i); `inverse_sigmoid`: max(min, k / (k + exp(i / k))).")
+          .oneOf({"constant", "linear", "exponential", "inverse_sigmoid"})
+          .byDefault("constant"),
+      Key("train.teacher_forcing.ratio", T::Float, "`constant`: p.").atLeast(0)
+          .byDefault("1.0"),
+      Key("train.teacher_forcing.slope", T::Float, "`linear`: decrease of p per step.")
+          .atLeast(0).byDefault("0.0001"),
+      Key("train.teacher_forcing.k", T::Float,
+          "`exponential`: the decay per step (< 1); `inverse_sigmoid`: the steps scale (>= 1).")
+          .atLeast(0).byDefault("0.999"),
+      Key("train.teacher_forcing.min", T::Float, "The floor of p.").atLeast(0)
+          .byDefault("0.0"),
+
+      Key("decode", T::Map, "`seq2seq`: how `attnc translate` and evaluation decode."),
+      Key("decode.beam", T::Int, "Beam size; 1 decodes greedily.").atLeast(1).byDefault("1"),
+      Key("decode.length_penalty", T::Float,
+          "GNMT's alpha: hypotheses are ranked by log p / ((5 + length) / 6)^alpha; 0 ranks "
+          "by log p.").atLeast(0).byDefault("0.0"),
+      Key("decode.max_length", T::Int,
+          "Longest output in tokens; 0 means the target length the model was compiled for "
+          "(`data.max_len` + 1).").atLeast(0).byDefault("0"),
+      Key("decode.nbest", T::Int, "Hypotheses printed per input (at most `beam`).")
+          .atLeast(1).byDefault("1"),
+      Key("decode.batch", T::Int,
+          "Greedy decoding: sentences decoded at once (the compiled decoder's rows).")
+          .atLeast(1).byDefault("16"),
   };
 }
 
@@ -257,6 +328,36 @@ by one character, so a `task: lm` model learns to predict the next character at 
 (teacher forcing). It reads the characters through `model.embedding` into `model.rnn`; a dense
 head gives one logit per character of the vocabulary, and the loss is the cross-entropy.
 
+### Sequence pairs (`task: seq2seq`)
+
+An encoder-decoder learns from (source, target) pairs of token sequences:
+
+- `data.builtin: copy` / `reverse`: sources of `data.min_len` to `data.max_len` symbols
+  (uniform), drawn from `data.symbols` distinct symbols written `0`-`9`, then `a`-`z`, then
+  `A`-`Z`, separated by spaces (`3 0 9 7`); the target is the source (`copy`) or the source
+  backwards (`reverse`: `7 9 0 3`). Use `data.tokens: word`.
+- `data.builtin: dates`: a date between 1950 and 2049 written in one of nine human formats
+  (`5 March 2019`, `March 5, 2019`, `05/03/2019` (day first), `Tue 5 Mar 2019`, `2019 Mar 5`,
+  `5.3.19`, ...), translated to ISO `2019-03-05`. Use `data.tokens: char` and
+  `data.max_len: 32` (the longest, `Wednesday, September 30, 2049`, has 29 characters).
+- `data.path: FILE.tsv`: one pair per line, `source<TAB>target` (blank lines are skipped, CRLF
+  is accepted; a line without exactly one tab is an error naming `FILE:LINE`). Validation pairs
+  come from `data.valid_path`, or are the last `data.valid` lines of the file.
+
+Generated data draws `data.train` training pairs with `data.seed` and `data.valid` validation
+pairs with `data.seed + 1`. Lines are split into tokens by `data.tokens` (`word`: at
+whitespace; `char`: every character, spaces included). The source and the target each get a
+vocabulary built from the training pairs: `<pad>` = 0, `<bos>` = 1, `<eos>` = 2, `<unk>` = 3,
+then the tokens seen at least `data.min_count` times, most frequent first (ties in byte order),
+at most `data.max_vocab` entries in all (0: no limit); other tokens read as `<unk>`. Checkpoints
+store both vocabularies, so `attnc translate` needs only the checkpoint.
+
+The model is compiled for sources of `data.max_len` tokens and targets of `data.max_len + 1`
+(room for `<eos>`); longer pairs are dropped from training and evaluation. Sources are
+right-padded with `<pad>` and a mask keeps the encoder's state unchanged past a source's last
+token; the decoder reads `<bos> y1 .. yn` and is trained to write `y1 .. yn <eos>` (padding
+positions are ignored by the loss).
+
 ## Keys
 
 )";
@@ -349,6 +450,34 @@ const std::vector<ExampleSpec> &exampleSpecs() {
        "  schedule: {type: cosine, warmup: 50, min_lr: 0.0003}\n"
        "  clip_norm: 1.0\n"
        "sample: {length: 240, temperature: 0.7, prime: \"The \"}\n"},
+      {"An encoder-decoder that learns to reverse sequences, decoded by `attnc translate`",
+       "name: reverse-seq2seq\n"
+       "task: seq2seq\n"
+       "data: {builtin: reverse, min_len: 3, max_len: 10, symbols: 10, train: 20000, valid: 500}\n"
+       "model:\n"
+       "  embedding: {dim: 32}\n"
+       "  rnn: {cell: gru, hidden: 128}\n"
+       "  seq2seq: {context: initial}\n"
+       "train:\n"
+       "  batch_size: 64\n"
+       "  steps: 3000\n"
+       "  optimizer: {type: adam, lr: 0.003}\n"
+       "  clip_norm: 1.0\n"
+       "decode: {beam: 1}\n"},
+      {"Translation pairs from a TSV file: the context at every decoder step, scheduled "
+       "sampling, beam search",
+       "name: words\n"
+       "task: seq2seq\n"
+       "data: {path: pairs.tsv, valid: 200, max_len: 12, tokens: word, min_count: 2}\n"
+       "model:\n"
+       "  embedding: {dim: 64}\n"
+       "  rnn: {cell: lstm, hidden: 256, layers: 2}\n"
+       "  seq2seq: {context: every_step, reverse_source: true}\n"
+       "train:\n"
+       "  steps: 5000\n"
+       "  label_smoothing: 0.1\n"
+       "  teacher_forcing: {schedule: inverse_sigmoid, k: 500, min: 0.75}\n"
+       "decode: {beam: 5, length_penalty: 0.6, nbest: 1}\n"},
   };
   return examples;
 }

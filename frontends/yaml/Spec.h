@@ -26,8 +26,16 @@ struct Diagnostic {
 };
 
 struct DataSpec {
-  std::string builtin;        // "sine" | "text"
+  std::string builtin;        // sine | text | copy | reverse | dates; empty when `path` is set
+  std::string path;           // seq2seq: a TSV file of `source<TAB>target` lines
+  std::string validPath;      // seq2seq: its validation file; empty: hold out the last `valid`
   int64_t window = 16;        // sine: input length N (output length is 1)
+  int64_t minLen = 3;         // copy / reverse: source lengths, uniform in [min_len, max_len]
+  int64_t maxLen = 10;        // seq2seq: the longest source and target (longer pairs are dropped)
+  int64_t symbols = 10;       // copy / reverse: distinct symbols
+  std::string tokens = "word"; // seq2seq: word | char
+  int64_t minCount = 1;       // seq2seq vocabularies: tokens seen fewer times are <unk>
+  int64_t maxVocab = 0;       // seq2seq vocabularies: at most this many entries; 0 = no limit
   int64_t train = 2000;       // examples generated for training
   int64_t valid = 200;        // examples generated for validation
   uint64_t seed = 1;
@@ -62,10 +70,20 @@ struct OutputSpec {
   Loc loc;
 };
 
+// How an encoder-decoder hands the source to its decoder (the seed's two frameworks).
+struct Seq2SeqSpec {
+  std::string context = "initial"; // initial: the encoder's final states start the decoder
+                                   // (Sutskever et al.); every_step: c = V h_T is fed to
+                                   // every decoder step and the readout (Cho et al.)
+  bool reverseSource = false;      // feed the source last token first (Sutskever et al.)
+  Loc loc;
+};
+
 struct ModelSpec {
   std::optional<MlpSpec> mlp; // exactly one of mlp / rnn is set
   std::optional<RnnSpec> rnn;
-  EmbeddingSpec embedding;    // lm only
+  EmbeddingSpec embedding;    // lm, seq2seq
+  Seq2SeqSpec seq2seq;
   OutputSpec output;
   Loc loc;
 };
@@ -86,6 +104,19 @@ struct ScheduleSpec {
   double minLr = 0.0;
 };
 
+// Scheduled sampling (Bengio et al. 2015): the probability p of feeding the decoder the true
+// previous token rather than its own prediction, as a function of the training step i.
+struct TeacherForcingSpec {
+  std::string schedule = "constant"; // constant: p = ratio; linear: max(min, 1 - slope i);
+                                     // exponential: max(min, k^i);
+                                     // inverse_sigmoid: max(min, k / (k + exp(i / k)))
+  double ratio = 1.0;
+  double slope = 1e-4;
+  double k = 0.999;
+  double min = 0.0;
+  Loc loc;
+};
+
 struct TrainSpec {
   int64_t batchSize = 32;
   uint64_t seed = 1;          // parameter initialisation and shuffling seed
@@ -99,6 +130,18 @@ struct TrainSpec {
   std::string checkpointDir;  // empty: runs/<name>
   int64_t patience = 0;       // 0: no early stopping
   double minDelta = 0.0;
+  double labelSmoothing = 0.0; // lm, seq2seq
+  TeacherForcingSpec teacherForcing; // seq2seq
+  Loc loc;
+};
+
+// seq2seq: how `attnc translate` and evaluation decode.
+struct DecodeSpec {
+  int64_t beam = 1;           // 1: greedy
+  double lengthPenalty = 0.0; // GNMT's alpha: score = log p / ((5 + |y|) / 6)^alpha
+  int64_t maxLength = 0;      // 0: the target length the model was compiled for
+  int64_t nbest = 1;          // hypotheses printed per input (<= beam)
+  int64_t batch = 16;         // rows decoded at once (greedy: sentences; beam: >= beam)
   Loc loc;
 };
 
@@ -111,11 +154,12 @@ struct SampleSpec {
 
 struct Spec {
   std::string name;
-  std::string task = "regress"; // regress | lm (later: seq2seq, classify, tag)
+  std::string task = "regress"; // regress | lm | seq2seq
   DataSpec data;
   ModelSpec model;
   TrainSpec train;
   SampleSpec sample;
+  DecodeSpec decode;
   std::string file;             // the path it was read from
 };
 
@@ -134,6 +178,9 @@ struct Override {
 };
 std::optional<Spec> parseSpecFile(const std::string &path, const std::vector<Override> &overrides,
                                   std::vector<Diagnostic> &diags);
+std::optional<Spec> parseSpecString(const std::string &text, const std::string &file,
+                                    const std::vector<Override> &overrides,
+                                    std::vector<Diagnostic> &diags);
 
 // The spec as YAML with every default filled in; parsing it gives the same Spec.
 std::string specToYaml(const Spec &spec);

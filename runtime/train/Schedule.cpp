@@ -68,4 +68,25 @@ double learningRate(const ScheduleSpec &spec, int64_t step) {
   invalid("unknown type '" + spec.type + "' (valid: " + scheduleTypes() + ")");
 }
 
+double teacherForcingProbability(const TeacherForcingSpec &s, int64_t step) {
+  double i = static_cast<double>(step), p;
+  if (s.schedule == "constant") {
+    p = s.ratio;
+  } else if (s.schedule == "linear") {
+    p = 1.0 - s.slope * i;
+  } else if (s.schedule == "exponential") {
+    if (!(s.k > 0.0 && s.k < 1.0))
+      throw std::invalid_argument("teacher forcing: exponential decay needs 0 < k < 1");
+    p = std::pow(s.k, i);
+  } else if (s.schedule == "inverse_sigmoid") {
+    if (!(s.k >= 1.0))
+      throw std::invalid_argument("teacher forcing: inverse_sigmoid decay needs k >= 1");
+    p = s.k / (s.k + std::exp(i / s.k));
+  } else {
+    throw std::invalid_argument("teacher forcing: unknown schedule '" + s.schedule +
+                                "' (constant, linear, exponential, inverse_sigmoid)");
+  }
+  return std::clamp(std::max(p, s.min), 0.0, 1.0);
+}
+
 } // namespace attn::train

@@ -224,6 +224,8 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
   for (int64_t s = result.firstStep; s <= o.steps; ++s) {
     double lr = learningRate(o.schedule, s);
     std::vector<Tensor> inputs = gather(trainSplit, batches.rows(s), step);
+    if (o.prepareBatch)
+      o.prepareBatch(s, inputs);
     inputs.push_back(scalar((float)lr));
     inputs.push_back(scalar((float)s));
     std::vector<Tensor> outputs = program.call("train_step", params, inputs);

@@ -390,3 +390,32 @@ func.func @lstm_peephole() -> (tensor<2x4x3xf32>, tensor<2x3xf32>, tensor<2x3xf3
   %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b peephole(%wp : tensor<3x3xf32>) {reverse} : tensor<2x4x2xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x12xf32>, tensor<3x12xf32>, tensor<12xf32>
   return %hs, %h, %c : tensor<2x4x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+// Scheduled sampling's decoder step: a carried row of logits picks (through eq with its max)
+// a one-hot row that reads the embedding table `e`; where the coin is 0 that prediction, not
+// the given input, feeds the cell. The table is also used outside the scan.
+func.func @scan_sampled() -> (tensor<2x4x5xf32>, tensor<2x3xf32>) {
+  %e = attn.param "e" {scale = 1.0 : f32} : tensor<5x3xf32>
+  %h0 = attn.param "h0" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %w = attn.param "w" {scale = 1.0 : f32} : tensor<3x5xf32>
+  %u = attn.param "u" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %ids = attn.constant dense<[[1, 4, 2, 0], [3, 3, 1, 2]]> : tensor<2x4xi32>
+  %gold = attn.embedding %e, %ids : tensor<5x3xf32>, tensor<2x4xi32>
+  %coin = attn.constant dense<[[[1.0], [0.0], [0.0], [1.0]], [[1.0], [1.0], [0.0], [0.0]]]> : tensor<2x4x1xf32>
+  %p0 = attn.constant dense<[[0.1, 0.5, 0.2, 0.3, 0.4], [0.9, 0.1, 0.2, 0.3, 0.4]]> : tensor<2x5xf32>
+  %h, %p, %ls = attn.scan inits(%h0, %p0) over(%gold, %coin) : (tensor<2x3xf32>, tensor<2x5xf32>, tensor<2x4x3xf32>, tensor<2x4x1xf32>) -> (tensor<2x3xf32>, tensor<2x5xf32>, tensor<2x4x5xf32>) {
+  ^bb0(%hp: tensor<2x3xf32>, %prev: tensor<2x5xf32>, %g: tensor<2x3xf32>, %c: tensor<2x1xf32>):
+    %best = attn.reduce_max %prev {axes = array<i64: 1>, keepdims = true} : tensor<2x5xf32>
+    %onehot = attn.eq %prev, %best : tensor<2x5xf32>, tensor<2x1xf32>
+    %pred = attn.matmul %onehot, %e : tensor<2x5xf32>, tensor<5x3xf32>
+    %d = attn.sub %g, %pred : tensor<2x3xf32>, tensor<2x3xf32>
+    %cd = attn.mul %c, %d : tensor<2x1xf32>, tensor<2x3xf32>
+    %x = attn.add %pred, %cd : tensor<2x3xf32>, tensor<2x3xf32>
+    %xu = attn.matmul %x, %u : tensor<2x3xf32>, tensor<3x3xf32>
+    %s = attn.add %xu, %hp : tensor<2x3xf32>, tensor<2x3xf32>
+    %hn = attn.tanh %s : tensor<2x3xf32>
+    %l = attn.matmul %hn, %w : tensor<2x3xf32>, tensor<3x5xf32>
+    attn.yield %hn, %l, %l : tensor<2x3xf32>, tensor<2x5xf32>, tensor<2x5xf32>
+  }
+  return %ls, %h : tensor<2x4x5xf32>, tensor<2x3xf32>
+}

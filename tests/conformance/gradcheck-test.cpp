@@ -199,8 +199,10 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
     small.push_back({"model.rnn.hidden", "5"});
   if (plain->model.mlp)
     small.push_back({"model.mlp.hidden", "[5, 4]"});
-  if (plain->task == "lm")
+  if (plain->task == "lm" || plain->task == "seq2seq")
     small.push_back({"model.embedding.dim", "3"});
+  if (plain->task == "seq2seq")
+    small.push_back({"decode.batch", "2"});
   auto spec = ::attn::yaml::parseSpecFile(path, small, diags);
   ASSERT_TRUE(spec) << (diags.empty() ? "" : diags.back().str());
 
@@ -209,6 +211,11 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
   ::attn::yaml::ImportOptions options;
   if (spec->task == "lm")
     options.vocabSize = ::attn::data::CharVocab(::attn::data::builtinText()).size();
+  if (spec->task == "seq2seq") {
+    options.vocabSize = options.sourceVocab = options.targetVocab = 7;
+    options.sourceLength = 4;
+    options.targetLength = 5;
+  }
   auto module = ::attn::yaml::importSpec(*spec, context, options);
   mlir::PassManager pm(&context);
   pm.addPass(mlir::attn::createAttnAutodiff());
@@ -225,8 +232,12 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
   std::vector<::attn::Tensor> inputs;
   for (int i = 0; i < loss.num_inputs; ++i) {
     ::attn::Tensor t = ::attn::makeTensor(loss.inputs[i]);
+    std::string name = loss.inputs[i].name;
     for (int64_t k = 0; k < t.numel(); ++k) {
-      if (t.dtype() == ATTN_I32)
+      // seq2seq: masks and scheduled sampling's coins are 0 or 1 (the first column 1).
+      if (name == "src_mask" || name == "teacher")
+        t.data<float>()[k] = k % t.shape()[1] == 0 || rng.next() % 3 != 0 ? 1.0f : 0.0f;
+      else if (t.dtype() == ATTN_I32)
         t.data<int32_t>()[k] = (int32_t)(rng.next() % (uint64_t)std::max<int64_t>(1, options.vocabSize));
       else
         t.data<float>()[k] = (float)(2 * rng.nextDouble() - 1);

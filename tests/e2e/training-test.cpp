@@ -2,6 +2,8 @@
 // loss; --resume continues exactly like the uninterrupted run; SIGKILL during checkpoint
 // saves never leaves an unreadable checkpoint; a NaN loss stops training and keeps the last
 // good checkpoint; early stopping; the character LM learns its text and samples from it.
+#include "AttncProcess.h"
+
 #include "attn/checkpoint/Checkpoint.h"
 #include "attn/train/MetricsLog.h"
 
@@ -26,27 +28,8 @@ namespace {
 
 const std::string kModel = std::string(ATTN_SOURCE_DIR) + "/models/rnn-sine.yaml";
 
-// A fresh directory for one test's runs.
-std::string scratch(const std::string &name) {
-  std::string dir = std::string(ATTN_E2E_DIR) + "/training/" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-// Runs attnc with `args`; returns its exit status and appends its output to `out`.
-int attnc(const std::string &args, std::string *out = nullptr) {
-  std::string cmd = std::string(ATTNC) + " " + args + " 2>&1";
-  FILE *pipe = popen(cmd.c_str(), "r");
-  std::string text;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe))
-    text.append(buf, n);
-  int status = pclose(pipe);
-  if (out)
-    *out += text;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+std::string scratch(const std::string &name) { return e2e::scratch("training", name); }
+using e2e::attnc;
 
 std::map<int64_t, double> losses(const std::string &dir) {
   std::map<int64_t, double> out;

@@ -21,6 +21,12 @@ struct AttnToOneDNN : mlir::attn::impl::AttnToOneDNNBase<AttnToOneDNN> {
     // Patterns create the kernel declarations at module level, so they run on the module.
     GreedyRewriteConfig config;
     config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+    // Only the attn ops are rewritten: the bufferization.to_memref / to_tensor pairs around
+    // each call must reach one-shot bufferization exactly as created. Folding or CSE of them
+    // (to_memref(to_tensor(m)) -> m, two to_memref of one tensor -> one) would hide a
+    // kernel's read of a tensor from the analysis, which could then let an earlier in-place
+    // write clobber it. This is also why the pass runs last in attn-lower.
+    config.strictMode = GreedyRewriteStrictness::ExistingOps;
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();
   }

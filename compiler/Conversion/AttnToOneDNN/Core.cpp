@@ -6,18 +6,32 @@
 #include "compiler/Conversion/Passes.h"
 #include "dialect/AttnOps.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+
 using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
 using namespace mlir::attn::onednn;
 
+// Tensor-level reshapes (this pass runs after attn-to-linalg, so no attn.reshape): the
+// kernels' forms only merge leading dimensions or add unit ones, which a collapse or an
+// expansion always expresses.
 Value reshape(PatternRewriter &rewriter, Location loc, Value v, ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(v.getType());
   if (type.getShape() == shape)
     return v;
-  return rewriter.create<ReshapeOp>(loc, RankedTensorType::get(shape, type.getElementType()),
-                                    v);
+  auto target = RankedTensorType::get(shape, type.getElementType());
+  if (type.getRank() > target.getRank()) {
+    auto groups = getReassociationIndicesForReshape(type, target);
+    assert(groups && "kernel reshapes merge leading dimensions");
+    return rewriter.create<tensor::CollapseShapeOp>(loc, target, v, *groups);
+  }
+  auto groups = getReassociationIndicesForReshape(target, type);
+  assert(groups && "kernel reshapes add or split leading dimensions");
+  return rewriter.create<tensor::ExpandShapeOp>(loc, target, v, *groups);
 }
 
 // [batch..., R, C] -> [prod(batch), R, C]  (no batch dims: 1)
@@ -28,23 +42,30 @@ SmallVector<int64_t> asRank3(ArrayRef<int64_t> shape) {
   return {batch, shape[shape.size() - 2], shape.back()};
 }
 
-// attn.matmul -> attn_rt_matmul(a [Ba, M, K], b [Bb, K, N], c [B, M, N], trans_a, trans_b)
+// lhs [batch..., M, K] x rhs [batch..., K, N] -> [resultShape] through
+// attn_rt_matmul(a [Ba, M, K], b [Bb, K, N], c [B, M, N], trans_a, trans_b).
+Value emitMatmul(PatternRewriter &rewriter, Operation *op, Value lhs, Value rhs, bool transLhs,
+                 bool transRhs, ArrayRef<int64_t> resultShape) {
+  Location loc = op->getLoc();
+  auto kernel = declareKernel(rewriter, op, "attn_rt_matmul", {3, 3, 3}, 2);
+  Value a = reshape(rewriter, loc, lhs, asRank3(cast<RankedTensorType>(lhs.getType()).getShape()));
+  Value b = reshape(rewriter, loc, rhs, asRank3(cast<RankedTensorType>(rhs.getType()).getShape()));
+  auto [buffer, view] = allocKernelResult(rewriter, loc, asRank3(resultShape));
+  Value ta = rewriter.create<arith::ConstantIntOp>(loc, transLhs, 64);
+  Value tb = rewriter.create<arith::ConstantIntOp>(loc, transRhs, 64);
+  rewriter.create<func::CallOp>(
+      loc, kernel,
+      ValueRange{asKernelOperand(rewriter, loc, a), asKernelOperand(rewriter, loc, b), view, ta,
+                 tb});
+  return reshape(rewriter, loc, asTensor(rewriter, loc, buffer), resultShape);
+}
+
 struct MatmulToKernel : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto kernel = declareKernel(rewriter, op, "attn_rt_matmul", {3, 3, 3}, 2);
-    Value a = reshape(rewriter, loc, op.getLhs(), asRank3(op.getLhs().getType().getShape()));
-    Value b = reshape(rewriter, loc, op.getRhs(), asRank3(op.getRhs().getType().getShape()));
-    auto resultShape = op.getType().getShape();
-    auto [buffer, view] = allocKernelResult(rewriter, loc, asRank3(resultShape));
-    Value ta = rewriter.create<arith::ConstantIntOp>(loc, op.getTransposeLhs(), 64);
-    Value tb = rewriter.create<arith::ConstantIntOp>(loc, op.getTransposeRhs(), 64);
-    rewriter.create<func::CallOp>(
-        loc, kernel,
-        ValueRange{asKernelOperand(rewriter, loc, a), asKernelOperand(rewriter, loc, b), view,
-                   ta, tb});
-    rewriter.replaceOp(op, reshape(rewriter, loc, asTensor(rewriter, loc, buffer), resultShape));
+    rewriter.replaceOp(op, emitMatmul(rewriter, op, op.getLhs(), op.getRhs(),
+                                      op.getTransposeLhs(), op.getTransposeRhs(),
+                                      op.getType().getShape()));
     return success();
   }
 };
@@ -61,7 +82,8 @@ struct DenseToKernel : OpRewritePattern<DenseOp> {
       rows *= d;
     Value x = reshape(rewriter, loc, op.getInput(), {rows, inShape.back()});
     if (!op.getBias()) {
-      Value y = rewriter.create<MatmulOp>(loc, x, op.getWeight());
+      int64_t n = op.getType().getShape().back();
+      Value y = emitMatmul(rewriter, op, x, op.getWeight(), false, false, {rows, n});
       rewriter.replaceOp(op, reshape(rewriter, loc, y, op.getType().getShape()));
       return success();
     }

@@ -39,7 +39,10 @@ Value asKernelOperand(PatternRewriter &rewriter, Location loc, Value tensor) {
   SmallVector<int64_t> dynStrides(type.getRank(), ShapedType::kDynamic);
   auto viewType = MemRefType::get(type.getShape(), type.getElementType(),
                                   StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dynStrides));
-  Value view = rewriter.create<bufferization::ToMemrefOp>(loc, viewType, tensor);
+  // read_only: the kernels never write their inputs, so bufferization need not copy an
+  // operand that is still read later (a weight used at every step of a scan, say).
+  Value view = rewriter.create<bufferization::ToMemrefOp>(loc, viewType, tensor,
+                                                          /*read_only=*/true);
   return rewriter.create<memref::CastOp>(loc, kernelMemrefType(ctx, type.getRank()), view);
 }
 

@@ -29,9 +29,10 @@ bool Compiler::load(const std::string &path,
   return spec_.has_value();
 }
 
-bool Compiler::loadText(const std::string &text, const std::string &name) {
+bool Compiler::loadText(const std::string &text, const std::string &name,
+                        const std::vector<attn::yaml::Override> &overrides) {
   std::vector<attn::yaml::Diagnostic> diags;
-  spec_ = attn::yaml::parseSpecString(text, name, diags);
+  spec_ = attn::yaml::parseSpecString(text, name, overrides, diags);
   for (const auto &d : diags)
     std::cerr << d.str() << "\n";
   return spec_.has_value();
@@ -43,6 +44,39 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
     std::cerr << attn::yaml::Diagnostic{loc, msg, hint}.str() << "\n";
     return false;
   };
+  std::string source = s.data.builtin.empty() ? "data.path" : "data.builtin: " + s.data.builtin;
+  if (s.task == "seq2seq") {
+    if (s.data.builtin == "sine" || s.data.builtin == "text")
+      return error(s.data.loc, "task 'seq2seq' learns from pairs of sequences, but the data is '" +
+                                   source + "'",
+                   "set data.builtin to copy, reverse or dates, or data.path to a TSV file");
+    if (!s.model.rnn)
+      return error(s.model.loc, "task 'seq2seq' needs model.rnn (the encoder and decoder cells)",
+                   "replace model.mlp by model.rnn");
+    if (s.model.rnn->bidirectional)
+      return error(s.model.rnn->loc,
+                   "a seq2seq encoder hands its final states to a unidirectional decoder; "
+                   "bidirectional encoders are not supported yet",
+                   "remove model.rnn.bidirectional");
+    if (s.data.builtin == "dates" && s.data.tokens != "char")
+      return error(s.data.loc, "the dates data is written character by character",
+                   "set data.tokens: char");
+    if ((s.data.builtin == "copy" || s.data.builtin == "reverse") &&
+        s.data.minLen > s.data.maxLen)
+      return error(s.data.loc, "data.min_len (" + std::to_string(s.data.minLen) +
+                                   ") is larger than data.max_len (" +
+                                   std::to_string(s.data.maxLen) + ")",
+                   "");
+    if (s.decode.nbest > s.decode.beam)
+      return error(s.decode.loc, "decode.nbest (" + std::to_string(s.decode.nbest) +
+                                     ") cannot exceed decode.beam (" +
+                                     std::to_string(s.decode.beam) + ")",
+                   "raise decode.beam or lower decode.nbest");
+    return true;
+  }
+  if (!s.data.path.empty())
+    return error(s.data.loc, "data.path (TSV pairs) is for task 'seq2seq', not '" + s.task + "'",
+                 "set task: seq2seq");
   if (s.task == "lm" && s.data.builtin != "text")
     return error(s.data.loc, "task 'lm' learns from text, but data.builtin is '" +
                                  s.data.builtin + "'",
@@ -68,8 +102,12 @@ bool Compiler::import() {
   if (!checkConsistency(*spec_))
     return false;
   attn::yaml::ImportOptions options;
-  if (spec_->task == "lm")
+  if (importOptions_)
+    options = *importOptions_;
+  else if (spec_->task == "lm")
     options.vocabSize = textVocab().size();
+  else if (spec_->task == "seq2seq")
+    options = seq2seqImportOptions(seq2seqData(*spec_));
   module_ = attn::yaml::importSpec(*spec_, context_, options);
   return module_ && succeeded(mlir::verify(*module_));
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "compiler/Target/Manifest.h"
+#include "frontends/yaml/Importer.h"
 #include "frontends/yaml/Spec.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -22,9 +23,13 @@ public:
   /// Parses and validates the spec; prints diagnostics to stderr on failure.
   bool load(const std::string &path, const std::vector<attn::yaml::Override> &overrides);
   /// The same from spec text (a checkpoint's); `name` names it in diagnostics.
-  bool loadText(const std::string &text, const std::string &name);
+  bool loadText(const std::string &text, const std::string &name,
+                const std::vector<attn::yaml::Override> &overrides = {});
   const attn::yaml::Spec &spec() const { return *spec_; }
 
+  /// What the importer is told about the data (vocabularies, lengths); by default it is
+  /// derived from the spec's data. A checkpoint's metadata sets it instead.
+  void setImportOptions(const attn::yaml::ImportOptions &o) { importOptions_ = o; }
   /// Importer output (stage "attn").
   bool import();
   /// Structural fusion (attn-fuse-recurrence) before autodiff and in the lowering; on unless
@@ -49,6 +54,7 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   std::optional<attn::target::Manifest> manifest_;
   bool fuse_ = true;
+  std::optional<attn::yaml::ImportOptions> importOptions_;
 };
 
 } // namespace attnc

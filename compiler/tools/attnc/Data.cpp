@@ -2,10 +2,16 @@
 
 #include "attn/data/Sine.h"
 
+#include <stdexcept>
+
 namespace attnc {
 namespace {
 
 attn::train::Split split(const attn::yaml::Spec &s, bool train) {
+  if (s.task == "seq2seq") {
+    const Seq2SeqData &d = seq2seqData(s);
+    return seq2seqSplit(s, d, train ? d.train : d.valid);
+  }
   int64_t count = train ? s.data.train : s.data.valid;
   // The validation split is drawn with the next seed (and, for text, from the held-out end).
   uint64_t seed = train ? s.data.seed : s.data.seed + 1;
@@ -26,6 +32,110 @@ attn::train::Split split(const attn::yaml::Spec &s, bool train) {
 
 attn::train::Split trainSplit(const attn::yaml::Spec &spec) { return split(spec, true); }
 attn::train::Split validSplit(const attn::yaml::Spec &spec) { return split(spec, false); }
+
+bool scheduledSampling(const attn::yaml::Spec &s) {
+  return s.train.teacherForcing.schedule != "constant" || s.train.teacherForcing.ratio < 1.0;
+}
+
+namespace {
+
+std::vector<std::vector<std::string>> tokenized(const std::vector<attn::data::Pair> &pairs,
+                                                bool source, attn::data::Tokenize how) {
+  std::vector<std::vector<std::string>> out;
+  for (const attn::data::Pair &p : pairs)
+    out.push_back(attn::data::tokenize(source ? p.source : p.target, how));
+  return out;
+}
+
+Seq2SeqData buildSeq2Seq(const attn::yaml::Spec &s) {
+  const attn::yaml::DataSpec &d = s.data;
+  Seq2SeqData data;
+  data.tokenize = d.tokens == "char" ? attn::data::Tokenize::Char : attn::data::Tokenize::Word;
+  data.sourceLength = d.maxLen;
+  data.targetLength = d.maxLen + 1;
+  // The validation pairs are drawn with the next seed.
+  if (d.builtin == "copy" || d.builtin == "reverse") {
+    auto make = d.builtin == "copy" ? attn::data::makeCopy : attn::data::makeReverse;
+    data.train = make(d.train, d.minLen, d.maxLen, d.symbols, d.seed);
+    data.valid = make(d.valid, d.minLen, d.maxLen, d.symbols, d.seed + 1);
+  } else if (d.builtin == "dates") {
+    data.train = attn::data::makeDates(d.train, d.seed);
+    data.valid = attn::data::makeDates(d.valid, d.seed + 1);
+  } else {
+    data.train = attn::data::readTsv(d.path);
+    if (!d.validPath.empty()) {
+      data.valid = attn::data::readTsv(d.validPath);
+    } else {
+      if ((int64_t)data.train.size() <= d.valid)
+        throw std::runtime_error(d.path + ": " + std::to_string(data.train.size()) +
+                                 " pairs leave none for training after holding out data.valid = " +
+                                 std::to_string(d.valid));
+      data.valid.assign(data.train.end() - d.valid, data.train.end());
+      data.train.resize(data.train.size() - d.valid);
+    }
+  }
+  data.source = attn::data::Vocab::build(tokenized(data.train, true, data.tokenize), d.minCount,
+                                         d.maxVocab);
+  data.target = attn::data::Vocab::build(tokenized(data.train, false, data.tokenize), d.minCount,
+                                         d.maxVocab);
+  return data;
+}
+
+} // namespace
+
+const Seq2SeqData &seq2seqData(const attn::yaml::Spec &spec) {
+  static std::map<std::string, Seq2SeqData> cache; // by the spec's text
+  std::string key = attn::yaml::specToYaml(spec);
+  auto it = cache.find(key);
+  if (it == cache.end())
+    it = cache.emplace(key, buildSeq2Seq(spec)).first;
+  return it->second;
+}
+
+std::map<std::string, std::string> seq2seqMetadata(const Seq2SeqData &d) {
+  return {{"source_vocab", d.source.serialize()},
+          {"target_vocab", d.target.serialize()},
+          {"source_length", std::to_string(d.sourceLength)},
+          {"target_length", std::to_string(d.targetLength)}};
+}
+
+Seq2SeqData seq2seqFromMetadata(const attn::yaml::Spec &spec,
+                                const std::map<std::string, std::string> &meta,
+                                const std::string &file) {
+  for (const char *key : {"source_vocab", "target_vocab", "source_length", "target_length"})
+    if (!meta.count(key))
+      throw std::runtime_error(file + ": a seq2seq checkpoint needs '" + key +
+                               "' in its metadata");
+  Seq2SeqData d;
+  d.tokenize = spec.data.tokens == "char" ? attn::data::Tokenize::Char
+                                          : attn::data::Tokenize::Word;
+  d.source = attn::data::Vocab::deserialize(meta.at("source_vocab"));
+  d.target = attn::data::Vocab::deserialize(meta.at("target_vocab"));
+  d.sourceLength = std::stoll(meta.at("source_length"));
+  d.targetLength = std::stoll(meta.at("target_length"));
+  return d;
+}
+
+attn::yaml::ImportOptions seq2seqImportOptions(const Seq2SeqData &d) {
+  attn::yaml::ImportOptions o;
+  o.sourceVocab = d.source.size();
+  o.targetVocab = d.target.size();
+  o.sourceLength = d.sourceLength;
+  o.targetLength = d.targetLength;
+  return o;
+}
+
+attn::train::Split seq2seqSplit(const attn::yaml::Spec &spec, const Seq2SeqData &d,
+                                const std::vector<attn::data::Pair> &pairs) {
+  attn::data::Seq2SeqTensors t = attn::data::encodePairs(
+      pairs, d.source, d.target, d.tokenize, d.tokenize, d.sourceLength, d.targetLength,
+      spec.model.seq2seq.reverseSource);
+  attn::train::Split split = {std::move(t.src), std::move(t.srcMask), std::move(t.tgtIn),
+                              std::move(t.tgtOut)};
+  if (scheduledSampling(spec))
+    split.push_back(std::move(t.teacher));
+  return split;
+}
 
 const attn::data::CharVocab &textVocab() {
   static const attn::data::CharVocab vocab(attn::data::builtinText());

@@ -22,6 +22,8 @@ namespace attnc {
 // The forward pass over `x` [n, window] in batches of the compiled batch size, or, for a
 // language model, sampling.
 int run(Compiler &c, const Options &o) {
+  if (c.spec().task == "seq2seq")
+    return runSeq2Seq(c, o);
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
     return 1;
   auto jit = attn::target::JitProgram::create(c.module(), c.manifest());

@@ -1,16 +1,21 @@
 // attnc train / eval: the training loop (runtime/train) over the compiled @train_step, and
 // evaluation of a checkpoint.
 #include "Data.h"
+#include "Translate.h"
 #include "Verbs.h"
 
 #include "compiler/Target/Jit.h"
 
 #include "attn/Init.h"
 #include "attn/Program.h"
+#include "attn/Random.h"
+#include "attn/train/Schedule.h"
 #include "attn/train/Trainer.h"
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <iomanip>
 #include <iostream>
 
 namespace attnc {
@@ -32,6 +37,37 @@ int64_t countWeights(const attn_program_info &info) {
     if (!std::strchr(info.params[i].name, '/')) // optimizer state is not a weight
       n += attn::shapeNumel(attn::infoShape(info.params[i]));
   return n;
+}
+
+// Scheduled sampling's coins: teacher[b, t] = 1 with probability p(step) (always at t = 0,
+// where the decoder reads bos), drawn from Rng(seed, step) so that a resumed run repeats them.
+std::function<void(int64_t, std::vector<attn::Tensor> &)> teacherCoins(const attn::yaml::Spec &s) {
+  attn::train::TeacherForcingSpec tf;
+  tf.schedule = s.train.teacherForcing.schedule;
+  tf.ratio = s.train.teacherForcing.ratio;
+  tf.slope = s.train.teacherForcing.slope;
+  tf.k = s.train.teacherForcing.k;
+  tf.min = s.train.teacherForcing.min;
+  attn::train::teacherForcingProbability(tf, 1); // reports a bad k before training starts
+  uint64_t seed = s.train.seed;
+  return [tf, seed](int64_t step, std::vector<attn::Tensor> &batch) {
+    double p = attn::train::teacherForcingProbability(tf, step);
+    attn::Tensor &teacher = batch.back();
+    int64_t rows = teacher.shape()[0], steps = teacher.shape()[1];
+    attn::Rng rng(seed * 1000003ull + (uint64_t)step);
+    float *coin = teacher.data<float>();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t t = 0; t < steps; ++t)
+        coin[r * steps + t] = t == 0 || rng.nextDouble() < p ? 1.0f : 0.0f;
+  };
+}
+
+void printAccuracy(const Accuracy &a, const attn::yaml::Spec &s) {
+  std::cout << s.name << ": " << (s.decode.beam > 1 ? "beam " + std::to_string(s.decode.beam)
+                                                    : std::string("greedy"))
+            << " decoding of " << a.count << " validation pairs: exact match "
+            << std::setprecision(4) << 100.0 * a.exactMatch << "%, token accuracy "
+            << 100.0 * a.tokenAccuracy << "%" << std::endl;
 }
 
 } // namespace
@@ -67,6 +103,16 @@ int train(Compiler &c, const Options &o) {
                                            : "runs/" + s.name;
   t.resume = o.resume;
   t.metadata = {{"model", s.name}, {"spec", attn::yaml::specToYaml(s)}};
+  if (s.task == "seq2seq") {
+    const Seq2SeqData &data = seq2seqData(s);
+    for (auto &[key, value] : seq2seqMetadata(data))
+      t.metadata[key] = value;
+    std::cout << s.name << ": " << data.train.size() << " training and " << data.valid.size()
+              << " validation pairs, vocabularies of " << data.source.size() << " and "
+              << data.target.size() << " tokens" << std::endl;
+    if (scheduledSampling(s))
+      t.prepareBatch = teacherCoins(s);
+  }
 
   std::cout << s.name << ": training " << countWeights(program.info()) << " weights for "
             << t.steps << " steps (" << s.train.optimizer.type << ", lr "
@@ -81,24 +127,31 @@ int train(Compiler &c, const Options &o) {
             << ": loss " << result.lastLoss << ", best validation loss " << result.bestValid
             << "\nwrote " << t.dir << "/{last,best}.safetensors, metrics.jsonl, loss.png"
             << std::endl;
+  if (s.task == "seq2seq") {
+    // The model as the run leaves it in best.safetensors (early stopping restores it too).
+    const Seq2SeqData &data = seq2seqData(s);
+    std::string best = t.dir + "/best.safetensors";
+    if (std::filesystem::exists(best))
+      attn::train::loadCheckpoint(best, program.info(), params);
+    printAccuracy(Seq2SeqDecoder(program, params, s, data).accuracy(data.valid), s);
+  }
   return 0;
 }
 
 int eval(Compiler &c, const Options &o) {
-  if (o.ckpt.empty())
-    return usageError("eval needs --ckpt DIR|FILE");
-  std::string file = checkpointFile(o.ckpt);
-  if (o.model.empty()) {
-    // The checkpoint carries the spec it was trained from.
-    std::map<std::string, std::string> meta = attn::train::readCheckpointMetadata(file);
-    if (!meta.count("spec"))
-      throw std::runtime_error(file + ": holds no spec; name the MODEL.yaml");
-    if (!c.loadText(meta.at("spec"), file + ":spec"))
-      return 1;
-  } else if (!c.load(o.model, o.overrides)) {
-    return 1;
-  }
+  std::string file;
+  std::map<std::string, std::string> stored;
+  if (int rc = loadForCheckpoint(c, o, file, stored))
+    return rc;
   const attn::yaml::Spec &s = c.spec();
+  std::optional<Seq2SeqData> data;
+  if (s.task == "seq2seq") {
+    // The vocabularies are the checkpoint's; the validation pairs come from the spec's data.
+    data = seq2seqFromMetadata(s, stored, file);
+    const Seq2SeqData &fromSpec = seq2seqData(s);
+    data->valid = fromSpec.valid;
+    c.setImportOptions(seq2seqImportOptions(*data));
+  }
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
     return 1;
   auto compiled = jit(c);
@@ -107,9 +160,12 @@ int eval(Compiler &c, const Options &o) {
   attn::Program program(compiled->info());
   std::vector<attn::Tensor> params = attn::initParams(program.info(), s.train.seed);
   auto meta = attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
-  double loss = attn::train::evaluate(program, params, validSplit(s));
+  double loss = attn::train::evaluate(
+      program, params, data ? seq2seqSplit(s, *data, data->valid) : validSplit(s));
   std::cout << s.name << ": validation loss " << loss << " (" << file << ", step "
             << (meta.count("step") ? meta.at("step") : "?") << ")" << std::endl;
+  if (data)
+    printAccuracy(Seq2SeqDecoder(program, params, s, *data).accuracy(data->valid), s);
   return 0;
 }
 

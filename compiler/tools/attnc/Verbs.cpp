@@ -1,6 +1,8 @@
 // What several verbs share: error reporting, output files, checkpoint paths.
 #include "Verbs.h"
 
+#include "attn/train/Trainer.h"
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -33,5 +35,19 @@ std::string checkpointFile(const std::string &path) {
   throw std::runtime_error(path + ": no best.safetensors or last.safetensors in this directory");
 }
 
+int loadForCheckpoint(Compiler &c, const Options &o, std::string &file,
+                      std::map<std::string, std::string> &meta) {
+  if (o.ckpt.empty())
+    return usageError(o.verb + " needs --ckpt DIR|FILE");
+  file = checkpointFile(o.ckpt);
+  meta = attn::train::readCheckpointMetadata(file);
+  if (o.model.empty()) {
+    // The checkpoint carries the spec it was trained from.
+    if (!meta.count("spec"))
+      throw std::runtime_error(file + ": holds no spec; name the MODEL.yaml");
+    return c.loadText(meta.at("spec"), file + ":spec", o.overrides) ? 0 : 1;
+  }
+  return c.load(o.model, o.overrides) ? 0 : 1;
+}
 
 } // namespace attnc

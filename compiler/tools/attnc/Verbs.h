@@ -3,6 +3,7 @@
 
 #include "Compiler.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct Options {
   std::optional<std::string> prime;
   bool resume = false;
   bool fuse = true;
+  bool scores = false;
   bool help = false;
 };
 
@@ -32,11 +34,19 @@ int writeText(const std::string &path, const std::string &text);
 /// DIR/last.safetensors; a file is itself.
 std::string checkpointFile(const std::string &path);
 
+/// For verbs that read a checkpoint (--ckpt): loads the spec from MODEL.yaml or, without one,
+/// from the checkpoint's metadata (with --set overrides either way); fills `file` and `meta`.
+/// Returns 0, or the exit code of a failure it has reported.
+int loadForCheckpoint(Compiler &c, const Options &o, std::string &file,
+                      std::map<std::string, std::string> &meta);
+
 int check(Compiler &c, const Options &o);    // Inspect.cpp
 int emit(Compiler &c, const Options &o);     // Inspect.cpp
 int run(Compiler &c, const Options &o);      // Run.cpp
 int compile(Compiler &c, const Options &o);  // Run.cpp
 int train(Compiler &c, const Options &o);    // Train.cpp
 int eval(Compiler &c, const Options &o);     // Train.cpp
+int translate(Compiler &c, const Options &o); // Translate.cpp
+int runSeq2Seq(Compiler &c, const Options &o); // Translate.cpp: `run` for a seq2seq model
 
 } // namespace attnc

@@ -1,5 +1,5 @@
 // attnc: the user's command line. One binary, verbs like Marian's and IREE's:
-//   attnc check | emit | run | train | eval | compile  MODEL.yaml [options]
+//   attnc check | emit | run | train | eval | translate | compile  MODEL.yaml [options]
 #include "Compiler.h"
 #include "Verbs.h"
 
@@ -22,6 +22,7 @@ verbs:
   run       compile in-process (JIT) and run the model's forward pass on data
   train     compile the training step and train, with checkpoints, logs and a loss plot
   eval      the validation loss of a trained model (from its checkpoint)
+  translate decode lines from stdin with a trained seq2seq model (greedy or beam search)
   compile   compile ahead of time to an object file and a C header
 
 common options:
@@ -74,6 +75,19 @@ with exit code 1 and leaves the last good checkpoint in place.
 Loads a checkpoint (DIR means DIR/best.safetensors, else DIR/last.safetensors) and prints the
 mean loss over the validation split. Without MODEL.yaml the spec stored in the checkpoint is
 used.
+)"},
+    {"translate", R"(usage: attnc translate [MODEL.yaml] --ckpt DIR|FILE [--beam N] [--nbest N]
+                       [--scores] [--set KEY=VALUE]...
+
+Reads source lines on stdin and writes one output line per input line, decoded by the trained
+seq2seq model in the checkpoint (DIR means DIR/best.safetensors, else DIR/last.safetensors;
+without MODEL.yaml the spec and vocabularies stored in the checkpoint are used). Decoding
+follows the spec's `decode:` section; --beam N and --nbest N set decode.beam and
+decode.nbest (--beam 1 decodes greedily). With --scores, or nbest > 1, each hypothesis is
+printed as `INDEX ||| OUTPUT ||| log_prob=L score=S` (INDEX counts input lines from 0;
+S = L / ((5 + length) / 6)^decode.length_penalty). A line with more tokens than the model
+reads (data.max_len) gets an empty output line and an error on stderr naming it; the exit
+code is then 1.
 )"},
     {"compile", R"(usage: attnc compile MODEL.yaml -o MODEL.o [--header MODEL.h] [--cpu NAME]
                      [--set KEY=VALUE]...
@@ -139,6 +153,12 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       o.prime = value;
     else if (a == "--no-fuse")
       o.fuse = false;
+    else if (takeValue("--beam"))
+      o.overrides.push_back({"decode.beam", value});
+    else if (takeValue("--nbest"))
+      o.overrides.push_back({"decode.nbest", value});
+    else if (a == "--scores")
+      o.scores = true;
     else if (a == "--resume")
       o.resume = true;
     else if (takeValue("--set")) {
@@ -180,13 +200,16 @@ int main(int argc, char **argv) {
     std::cout << kVerbHelp.at(o.verb);
     return 0;
   }
-  if (o.model.empty() && !(o.verb == "eval" && !o.ckpt.empty()))
+  bool fromCheckpoint = o.verb == "eval" || o.verb == "translate";
+  if (o.model.empty() && !(fromCheckpoint && !o.ckpt.empty()))
     return attnc::usageError(o.verb + " needs a MODEL.yaml");
   attnc::Compiler c;
   c.setFuse(o.fuse);
   try {
     if (o.verb == "eval")
       return attnc::eval(c, o);
+    if (o.verb == "translate")
+      return attnc::translate(c, o);
     if (!c.load(o.model, o.overrides))
       return 1;
     if (o.verb == "train")

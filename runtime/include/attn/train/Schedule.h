@@ -45,6 +45,19 @@ const char *scheduleTypes();
 // or totalSteps <= warmup (cosine).
 double learningRate(const ScheduleSpec &spec, int64_t step);
 
+// Scheduled sampling (Bengio et al., 2015): the probability that a seq2seq decoder reads the
+// true previous token at 1-based step i, floored at `min`:
+//   constant         ratio
+//   linear           max(min, 1 - slope * i)
+//   exponential      max(min, k^i)                      (0 < k < 1)
+//   inverse_sigmoid  max(min, k / (k + exp(i / k)))     (k >= 1)
+struct TeacherForcingSpec {
+  std::string schedule = "constant";
+  double ratio = 1.0, slope = 1e-4, k = 0.999, min = 0.0;
+};
+// Throws std::invalid_argument for an unknown schedule or a k outside its range.
+double teacherForcingProbability(const TeacherForcingSpec &spec, int64_t step);
+
 } // namespace attn::train
 
 #endif // ATTN_TRAIN_SCHEDULE_H

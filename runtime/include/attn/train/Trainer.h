@@ -15,6 +15,7 @@
 #include "attn/train/Schedule.h"
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ struct TrainOptions {
   bool resume = false;          // continue from dir/last.safetensors
   std::map<std::string, std::string> metadata; // stored in every checkpoint (e.g. the spec)
   std::FILE *out = stdout;
+  // Called on each training batch (its tensors in input order) before train_step, with the
+  // 1-based step: how scheduled sampling draws its per-step `teacher` coins. Must depend only
+  // on the step and the batch, so that a resumed run repeats it.
+  std::function<void(int64_t step, std::vector<Tensor> &batch)> prepareBatch;
 };
 
 struct TrainResult {

@@ -216,7 +216,8 @@ TEST(SpecErrors, UnknownKeySuggestsClosest) {
 TEST(SpecErrors, UnknownKeyListsAllowedKeys) {
   Diagnostic d = onlyError("name: x\ndata: {builtin: sine}\nmodel: {rnn: {}}\ncolour: red\n");
   EXPECT_EQ(d.message, "unknown key 'colour' at the top level");
-  EXPECT_EQ(d.hint, "allowed keys at the top level: 'name', 'task', 'data', 'model', 'sample', 'train'");
+  EXPECT_EQ(d.hint, "allowed keys at the top level: 'name', 'task', 'data', 'model', 'sample', 'train', "
+            "'decode'");
   EXPECT_EQ(at(d), "t.yaml:4:1");
 }
 
@@ -246,8 +247,8 @@ TEST(SpecErrors, WrongTypeListItemAndMap) {
 
 TEST(SpecErrors, MissingRequiredKeyAtParent) {
   Diagnostic d = onlyError("name: x\ndata:\n  window: 4\nmodel: {rnn: {}}\n");
-  EXPECT_EQ(d.message, "missing required key 'builtin' in 'data'");
-  EXPECT_EQ(d.hint, "'data.builtin': Built-in data generator (see Data sets). One of: 'sine', 'text'.");
+  EXPECT_EQ(d.message, "'data' needs exactly one of 'builtin', 'path'");
+  EXPECT_EQ(d.hint, "add one of 'builtin', 'path'");
   EXPECT_EQ(at(d), "t.yaml:3:3");
 }
 
@@ -314,7 +315,8 @@ TEST(SpecErrors, CollectsAllProblems) {
   for (const Diagnostic &d : diags)
     got.push_back(at(d) + " " + d.message);
   EXPECT_EQ(got, (std::vector<std::string>{
-                     "t.yaml:1:17 'data.builtin' must be one of 'sine', 'text', got 'cosine'",
+                     "t.yaml:1:17 'data.builtin' must be one of 'sine', 'text', 'copy', 'reverse', 'dates', "
+      "got 'cosine'",
                      "t.yaml:1:33 'data.window' must be >= 1, got -1",
                      "t.yaml:3:9 unknown key 'hiden' in 'model.rnn'",
                      "t.yaml:3:27 expected an integer for 'model.rnn.layers', got 'x'",

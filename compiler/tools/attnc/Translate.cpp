@@ -1,0 +1,239 @@
+// attnc translate: a trained seq2seq model decodes lines read from stdin. The decoding here is
+// shared with `train` / `eval` (exact match on the validation pairs) and `run` (examples).
+#include "Data.h"
+#include "Translate.h"
+#include "Verbs.h"
+
+#include "compiler/Target/Jit.h"
+
+#include "attn/Init.h"
+#include "attn/decode/Beam.h"
+#include "attn/decode/Seq2Seq.h"
+#include "attn/train/Trainer.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+namespace attnc {
+
+using attn::decode::Hypothesis;
+
+Seq2SeqDecoder::Seq2SeqDecoder(const attn::Program &program, const std::vector<attn::Tensor> &params,
+                               const attn::yaml::Spec &spec, const Seq2SeqData &data)
+    : program(program), params(params), spec(spec), data(data) {
+  const attn_entry_info &encode = program.entry("encode");
+  rows = encode.inputs[0].shape[0];
+  sourceLength = encode.inputs[0].shape[1];
+}
+
+Encoded Seq2SeqDecoder::encode(const std::string &line) const {
+  Encoded e;
+  e.ids = attn::data::encodeSource(line, data.source, data.tokenize, sourceLength,
+                                   spec.model.seq2seq.reverseSource, e.mask);
+  return e;
+}
+
+std::vector<std::vector<Hypothesis>>
+Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
+  attn::decode::BeamOptions beam;
+  beam.beam = spec.decode.beam;
+  beam.lengthPenalty = spec.decode.lengthPenalty;
+  beam.maxLength = spec.decode.maxLength ? spec.decode.maxLength : data.targetLength;
+  beam.nbest = spec.decode.nbest;
+  beam.bos = attn::data::Vocab::kBos;
+  beam.eos = attn::data::Vocab::kEos;
+
+  // The encoder's inputs for sources [first, first + count), one per row; the rows past
+  // `count` repeat the first source (their output is ignored).
+  auto batchOf = [&](size_t first, size_t count, attn::Tensor &src, attn::Tensor &mask) {
+    src = attn::Tensor(ATTN_I32, {rows, sourceLength});
+    mask = attn::Tensor(ATTN_F32, {rows, sourceLength});
+    for (int64_t r = 0; r < rows; ++r) {
+      const Encoded &e = sources[first + ((size_t)r < count ? (size_t)r : 0)];
+      std::copy(e.ids.begin(), e.ids.end(), src.data<int32_t>() + r * sourceLength);
+      std::copy(e.mask.begin(), e.mask.end(), mask.data<float>() + r * sourceLength);
+    }
+  };
+
+  std::vector<std::vector<Hypothesis>> out;
+  if (spec.decode.beam > 1) {
+    for (size_t i = 0; i < sources.size(); ++i) {
+      attn::Tensor src, mask;
+      batchOf(i, 1, src, mask);
+      attn::decode::ProgramStepModel model(program, params, src, mask);
+      out.push_back(attn::decode::beamSearch(model, beam));
+    }
+    return out;
+  }
+  for (size_t first = 0; first < sources.size(); first += rows) {
+    size_t count = std::min(sources.size() - first, (size_t)rows);
+    attn::Tensor src, mask;
+    batchOf(first, count, src, mask);
+    attn::decode::ProgramStepModel model(program, params, src, mask);
+    std::vector<Hypothesis> best =
+        attn::decode::greedy(model, beam.maxLength, beam.bos, beam.eos);
+    for (size_t r = 0; r < count; ++r)
+      out.push_back({best[r]});
+  }
+  return out;
+}
+
+std::string Seq2SeqDecoder::text(const Hypothesis &h) const {
+  return attn::data::detokenize(data.target.decode(h.tokens), data.tokenize);
+}
+
+Accuracy Seq2SeqDecoder::accuracy(const std::vector<attn::data::Pair> &pairs) const {
+  std::vector<Encoded> sources;
+  std::vector<std::vector<int32_t>> references;
+  for (const attn::data::Pair &p : pairs) {
+    std::vector<std::string> target = attn::data::tokenize(p.target, data.tokenize);
+    if ((int64_t)target.size() >= data.targetLength)
+      continue; // not a pair the model was trained for (dropped from the split too)
+    try {
+      sources.push_back(encode(p.source));
+    } catch (const std::exception &) {
+      continue; // too long a source
+    }
+    references.push_back(data.target.encode(target));
+  }
+  Accuracy a;
+  a.count = (int64_t)sources.size();
+  if (!a.count)
+    return a;
+  std::vector<std::vector<Hypothesis>> decoded = decode(sources);
+  int64_t exact = 0, tokens = 0, right = 0;
+  for (size_t i = 0; i < decoded.size(); ++i) {
+    const std::vector<int32_t> &got = decoded[i][0].tokens, &want = references[i];
+    exact += got == want;
+    tokens += (int64_t)want.size();
+    for (size_t t = 0; t < want.size() && t < got.size(); ++t)
+      right += got[t] == want[t];
+  }
+  a.exactMatch = (double)exact / (double)a.count;
+  a.tokenAccuracy = tokens ? (double)right / (double)tokens : 1.0;
+  return a;
+}
+
+namespace {
+
+std::unique_ptr<attn::target::JitProgram> compileForDecoding(Compiler &c, const Seq2SeqData &d) {
+  c.setImportOptions(seq2seqImportOptions(d));
+  if (!c.import() || !c.lower() || !c.lowerToLLVM())
+    return nullptr;
+  auto jit = attn::target::JitProgram::create(c.module(), c.manifest());
+  if (!jit) {
+    std::cerr << "attnc: error: JIT compilation failed: " << llvm::toString(jit.takeError())
+              << "\n";
+    return nullptr;
+  }
+  return std::move(*jit);
+}
+
+} // namespace
+
+int runSeq2Seq(Compiler &c, const Options &o) {
+  const attn::yaml::Spec &s = c.spec();
+  // The checkpoint's vocabularies, else the data's; examples from the validation pairs.
+  Seq2SeqData data;
+  std::string file, origin;
+  std::map<std::string, std::string> meta;
+  if (!o.ckpt.empty()) {
+    file = checkpointFile(o.ckpt);
+    meta = attn::train::readCheckpointMetadata(file);
+    data = seq2seqFromMetadata(s, meta, file);
+    origin = "from " + file + " (step " + (meta.count("step") ? meta.at("step") : "?") + ")";
+  } else {
+    data = seq2seqData(s);
+    origin = "initialised from seed " + std::to_string(o.seed.value_or(s.train.seed));
+  }
+  data.valid = seq2seqData(s).valid;
+  auto jit = compileForDecoding(c, data);
+  if (!jit)
+    return 1;
+  attn::Program program(jit->info());
+  std::vector<attn::Tensor> params =
+      attn::initParams(program.info(), o.seed.value_or(s.train.seed));
+  if (!file.empty())
+    attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
+  Seq2SeqDecoder decoder(program, params, s, data);
+
+  std::vector<attn::data::Pair> pairs(
+      data.valid.begin(),
+      data.valid.begin() + std::min<int64_t>(o.count.value_or(8), (int64_t)data.valid.size()));
+  std::vector<Encoded> sources;
+  for (const auto &p : pairs)
+    sources.push_back(decoder.encode(p.source));
+  std::vector<std::vector<Hypothesis>> decoded = decoder.decode(sources);
+  std::cout << s.name << ": " << pairs.size() << " validation pairs, "
+            << (s.decode.beam > 1 ? "beam " + std::to_string(s.decode.beam) : "greedy")
+            << " decoding, parameters " << origin << "\n";
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    std::string out = decoder.text(decoded[i][0]);
+    std::cout << "  " << pairs[i].source << "  ->  " << out
+              << (out == pairs[i].target ? "   (right)" : "   (expected " + pairs[i].target + ")")
+              << "\n";
+  }
+  std::cout.flush();
+  return 0;
+}
+
+int translate(Compiler &c, const Options &o) {
+  std::string file;
+  std::map<std::string, std::string> meta;
+  if (int rc = loadForCheckpoint(c, o, file, meta))
+    return rc;
+  const attn::yaml::Spec &s = c.spec();
+  if (s.task != "seq2seq")
+    return usageError("translate needs a seq2seq model; " + s.name + " is task '" + s.task + "'");
+  Seq2SeqData data = seq2seqFromMetadata(s, meta, file);
+  auto jit = compileForDecoding(c, data);
+  if (!jit)
+    return 1;
+  attn::Program program(jit->info());
+  std::vector<attn::Tensor> params = attn::initParams(program.info(), s.train.seed);
+  attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
+  Seq2SeqDecoder decoder(program, params, s, data);
+
+  // Every line gets an output line (empty when it cannot be encoded), so outputs stay aligned
+  // with inputs; the reason goes to stderr with the line number.
+  std::vector<Encoded> sources;
+  std::vector<bool> ok;
+  std::string line;
+  int failures = 0;
+  for (int64_t n = 1; std::getline(std::cin, line); ++n) {
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    try {
+      sources.push_back(decoder.encode(line));
+      ok.push_back(true);
+    } catch (const std::exception &e) {
+      std::cerr << "attnc: error: stdin:" << n << ": " << e.what() << "\n";
+      ok.push_back(false);
+      ++failures;
+    }
+  }
+  std::vector<std::vector<Hypothesis>> decoded = decoder.decode(sources);
+  bool withScores = o.scores || s.decode.nbest > 1;
+  size_t next = 0;
+  for (size_t i = 0; i < ok.size(); ++i) {
+    if (!ok[i]) {
+      std::cout << (withScores ? std::to_string(i) + " ||| ||| log_prob=-inf score=-inf" : "")
+                << "\n";
+      continue;
+    }
+    const std::vector<Hypothesis> &hyps = decoded[next++];
+    if (!withScores) {
+      std::cout << decoder.text(hyps[0]) << "\n";
+      continue;
+    }
+    for (const Hypothesis &h : hyps) // Marian's n-best format
+      std::cout << i << " ||| " << decoder.text(h) << " ||| log_prob=" << std::setprecision(8)
+                << h.logProb << " score=" << h.score << "\n";
+  }
+  std::cout.flush();
+  return failures ? 1 : 0;
+}
+
+} // namespace attnc

@@ -1,0 +1,267 @@
+#include "attn/data/Parallel.h"
+
+#include "attn/Random.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace attn::data {
+
+namespace {
+
+[[noreturn]] void fileError(const std::string &path, int64_t line, const std::string &msg) {
+  std::string where = path + (line > 0 ? ":" + std::to_string(line) : std::string());
+  throw std::runtime_error(where + ": error: " + msg);
+}
+
+// A uniform integer in [lo, hi] (the modulo bias is negligible for these small ranges).
+int64_t uniform(Rng &rng, int64_t lo, int64_t hi) {
+  return lo + (int64_t)(rng.next() % (uint64_t)(hi - lo + 1));
+}
+
+// The `i`-th symbol word: "0".."9", "a".."z", "A".."Z".
+std::string symbol(int64_t i) {
+  static const char kAlphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  return std::string(1, kAlphabet[i]);
+}
+
+std::vector<Pair> makeSymbolTask(const char *task, bool reverse, int64_t count, int64_t minLen,
+                                 int64_t maxLen, int64_t symbols, uint64_t seed) {
+  std::string where = std::string("attn: builtin dataset '") + task + "': ";
+  if (count < 0)
+    throw std::runtime_error(where + "count must be >= 0, got " + std::to_string(count));
+  if (minLen < 1 || maxLen < minLen)
+    throw std::runtime_error(where + "lengths must satisfy 1 <= min <= max, got min " +
+                             std::to_string(minLen) + ", max " + std::to_string(maxLen));
+  if (symbols < 2 || symbols > 62)
+    throw std::runtime_error(where + "symbols must be in [2, 62], got " + std::to_string(symbols));
+  Rng rng(seed);
+  std::vector<Pair> pairs;
+  pairs.reserve(count);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t len = uniform(rng, minLen, maxLen);
+    std::vector<std::string> words;
+    for (int64_t t = 0; t < len; ++t)
+      words.push_back(symbol(uniform(rng, 0, symbols - 1)));
+    Pair p;
+    p.source = detokenize(words, Tokenize::Word);
+    if (reverse)
+      std::reverse(words.begin(), words.end());
+    p.target = detokenize(words, Tokenize::Word);
+    pairs.push_back(std::move(p));
+  }
+  return pairs;
+}
+
+// Days since 1970-01-01 <-> proleptic Gregorian (year, month 1..12, day 1..31); H. Hinnant's
+// "chrono-compatible low-level date algorithms", exact for any date.
+int64_t daysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+struct Date {
+  int64_t year, month, day, weekday; // weekday: 0 = Sunday
+};
+
+Date civilFromDays(int64_t z) {
+  int64_t days = z;
+  z += 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153;
+  Date date;
+  date.day = doy - (153 * mp + 2) / 5 + 1;
+  date.month = mp < 10 ? mp + 3 : mp - 9;
+  date.year = yoe + era * 400 + (date.month <= 2);
+  // 1970-01-01 was a Thursday (4).
+  date.weekday = days >= -4 ? (days + 4) % 7 : (days + 5) % 7 + 6;
+  return date;
+}
+
+std::string twoDigits(int64_t v) { return (v < 10 ? "0" : "") + std::to_string(v); }
+
+std::string ordinal(int64_t d) {
+  const char *suffix = "th";
+  if (d % 100 < 11 || d % 100 > 13) {
+    if (d % 10 == 1)
+      suffix = "st";
+    else if (d % 10 == 2)
+      suffix = "nd";
+    else if (d % 10 == 3)
+      suffix = "rd";
+  }
+  return std::to_string(d) + suffix;
+}
+
+constexpr int kDateFormats = 9;
+
+std::string formatDate(const Date &dt, int format) {
+  static const char *const kMonths[] = {"January",   "February", "March",    "April",
+                                        "May",       "June",     "July",     "August",
+                                        "September", "October",  "November", "December"};
+  static const char *const kDays[] = {"Sunday",   "Monday", "Tuesday", "Wednesday",
+                                      "Thursday", "Friday", "Saturday"};
+  std::string month = kMonths[dt.month - 1], mon = month.substr(0, 3);
+  std::string weekday = kDays[dt.weekday], wd = weekday.substr(0, 3);
+  std::string d = std::to_string(dt.day), y = std::to_string(dt.year);
+  switch (format) {
+  case 0:
+    return d + " " + month + " " + y; // 5 March 2019
+  case 1:
+    return month + " " + d + ", " + y; // March 5, 2019
+  case 2:
+    return twoDigits(dt.day) + "/" + twoDigits(dt.month) + "/" + y; // 05/03/2019
+  case 3:
+    return wd + " " + d + " " + mon + " " + y; // Tue 5 Mar 2019
+  case 4:
+    return y + " " + mon + " " + d; // 2019 Mar 5
+  case 5:
+    return d + "." + std::to_string(dt.month) + "." + twoDigits(dt.year % 100); // 5.3.19
+  case 6:
+    return weekday + ", " + month + " " + d + ", " + y; // Tuesday, March 5, 2019
+  case 7:
+    return ordinal(dt.day) + " of " + month + " " + y; // 5th of March 2019
+  default:
+    return d + " " + mon + " " + y; // 5 Mar 2019
+  }
+}
+
+// Appends the ids of `tokens` to `out`; fills the rest of [out, out + len) with kPad.
+template <typename It> void writePadded(It first, It last, int32_t *out, int64_t len) {
+  int64_t n = 0;
+  for (; first != last; ++first)
+    out[n++] = *first;
+  std::fill(out + n, out + len, Vocab::kPad);
+}
+
+} // namespace
+
+std::vector<Pair> readTsv(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fileError(path, 0, std::string("cannot open file: ") + std::strerror(errno));
+  std::vector<Pair> pairs;
+  std::string line;
+  int64_t lineNo = 0;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (std::all_of(line.begin(), line.end(), [](unsigned char c) { return std::isspace(c); }))
+      continue;
+    size_t tabs = std::count(line.begin(), line.end(), '\t');
+    if (tabs != 1)
+      fileError(path, lineNo,
+                "expected one tab between source and target, found " + std::to_string(tabs));
+    size_t tab = line.find('\t');
+    pairs.push_back({line.substr(0, tab), line.substr(tab + 1)});
+  }
+  if (in.bad())
+    fileError(path, 0, "read error");
+  return pairs;
+}
+
+std::vector<Pair> makeCopy(int64_t count, int64_t minLen, int64_t maxLen, int64_t symbols,
+                           uint64_t seed) {
+  return makeSymbolTask("copy", false, count, minLen, maxLen, symbols, seed);
+}
+
+std::vector<Pair> makeReverse(int64_t count, int64_t minLen, int64_t maxLen, int64_t symbols,
+                              uint64_t seed) {
+  return makeSymbolTask("reverse", true, count, minLen, maxLen, symbols, seed);
+}
+
+std::vector<Pair> makeDates(int64_t count, uint64_t seed) {
+  if (count < 0)
+    throw std::runtime_error("attn: builtin dataset 'dates': count must be >= 0, got " +
+                             std::to_string(count));
+  const int64_t first = daysFromCivil(1950, 1, 1), last = daysFromCivil(2049, 12, 31);
+  Rng rng(seed);
+  std::vector<Pair> pairs;
+  pairs.reserve(count);
+  for (int64_t i = 0; i < count; ++i) {
+    Date dt = civilFromDays(uniform(rng, first, last));
+    int format = (int)uniform(rng, 0, kDateFormats - 1);
+    pairs.push_back({formatDate(dt, format), std::to_string(dt.year) + "-" + twoDigits(dt.month) +
+                                                 "-" + twoDigits(dt.day)});
+  }
+  return pairs;
+}
+
+Seq2SeqTensors encodePairs(const std::vector<Pair> &pairs, const Vocab &srcVocab,
+                           const Vocab &tgtVocab, Tokenize srcTok, Tokenize tgtTok, int64_t srcLen,
+                           int64_t tgtLen, bool reverseSource) {
+  if (srcLen < 1 || tgtLen < 2)
+    throw std::runtime_error("attn: sequence-to-sequence data needs a source length >= 1 and a "
+                             "target length >= 2 (bos/eos take a slot), got " +
+                             std::to_string(srcLen) + " and " + std::to_string(tgtLen));
+  // Encode first, so that N (the kept pairs) is known before the tensors are allocated.
+  std::vector<std::vector<int32_t>> sources, targets;
+  int64_t dropped = 0;
+  for (const Pair &p : pairs) {
+    std::vector<int32_t> s = srcVocab.encode(tokenize(p.source, srcTok));
+    std::vector<int32_t> t = tgtVocab.encode(tokenize(p.target, tgtTok));
+    if (s.empty() || (int64_t)s.size() > srcLen || (int64_t)t.size() > tgtLen - 1) {
+      ++dropped;
+      continue;
+    }
+    sources.push_back(std::move(s));
+    targets.push_back(std::move(t));
+  }
+  int64_t n = (int64_t)sources.size();
+  Seq2SeqTensors out;
+  out.src = Tensor(ATTN_I32, {n, srcLen});
+  out.srcMask = Tensor(ATTN_F32, {n, srcLen});
+  out.tgtIn = Tensor(ATTN_I32, {n, tgtLen});
+  out.tgtOut = Tensor(ATTN_I32, {n, tgtLen});
+  out.teacher = Tensor(ATTN_F32, {n, tgtLen});
+  out.dropped = dropped;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::vector<int32_t> &s = sources[i], &t = targets[i];
+    int32_t *src = out.src.data<int32_t>() + i * srcLen;
+    if (reverseSource)
+      writePadded(s.rbegin(), s.rend(), src, srcLen);
+    else
+      writePadded(s.begin(), s.end(), src, srcLen);
+    float *mask = out.srcMask.data<float>() + i * srcLen;
+    std::fill(mask, mask + s.size(), 1.0f); // the rest stays 0 (tensors start zeroed)
+
+    std::vector<int32_t> in{Vocab::kBos}, target = t;
+    in.insert(in.end(), t.begin(), t.end());
+    target.push_back(Vocab::kEos);
+    writePadded(in.begin(), in.end(), out.tgtIn.data<int32_t>() + i * tgtLen, tgtLen);
+    writePadded(target.begin(), target.end(), out.tgtOut.data<int32_t>() + i * tgtLen, tgtLen);
+    float *teacher = out.teacher.data<float>() + i * tgtLen;
+    std::fill(teacher, teacher + tgtLen, 1.0f);
+  }
+  return out;
+}
+
+std::vector<int32_t> encodeSource(const std::string &line, const Vocab &vocab, Tokenize tok,
+                                  int64_t srcLen, bool reverseSource, std::vector<float> &mask) {
+  std::vector<int32_t> s = vocab.encode(tokenize(line, tok));
+  if (s.empty())
+    throw std::runtime_error("attn: the source sentence has no tokens");
+  if ((int64_t)s.size() > srcLen)
+    throw std::runtime_error("attn: the source sentence has " + std::to_string(s.size()) +
+                             " tokens; the model reads at most " + std::to_string(srcLen));
+  if (reverseSource)
+    std::reverse(s.begin(), s.end());
+  mask.assign(srcLen, 0.0f);
+  std::fill(mask.begin(), mask.begin() + s.size(), 1.0f);
+  s.resize(srcLen, Vocab::kPad);
+  return s;
+}
+
+} // namespace attn::data

@@ -1,0 +1,188 @@
+#include "attn/decode/Beam.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace attn::decode {
+
+namespace {
+
+struct Alive {
+  std::vector<int32_t> tokens;
+  double logProb = 0;
+};
+
+// One extension of an alive hypothesis: its row (= index in the alive list) and token.
+struct Candidate {
+  double logProb;
+  int32_t parent;
+  int32_t token;
+};
+
+// Higher log-probability first; ties by parent, then token, so the search is deterministic.
+bool better(const Candidate &a, const Candidate &b) {
+  if (a.logProb != b.logProb)
+    return a.logProb > b.logProb;
+  if (a.parent != b.parent)
+    return a.parent < b.parent;
+  return a.token < b.token;
+}
+
+void step(StepModel &model, const std::vector<int32_t> &tokens, std::vector<float> &logProbs) {
+  model.step(tokens, logProbs);
+  if ((int64_t)logProbs.size() != model.rows() * model.vocab())
+    throw std::runtime_error("attn: decoding: the model returned " +
+                             std::to_string(logProbs.size()) + " log-probabilities, expected " +
+                             std::to_string(model.rows()) + " x " + std::to_string(model.vocab()));
+}
+
+Hypothesis finish(std::vector<int32_t> tokens, double logProb, int64_t length, double alpha) {
+  Hypothesis h;
+  h.tokens = std::move(tokens);
+  h.logProb = logProb;
+  h.score = logProb / lengthPenalty(length, alpha);
+  return h;
+}
+
+} // namespace
+
+double lengthPenalty(int64_t length, double alpha) {
+  return std::pow((5.0 + (double)length) / 6.0, alpha);
+}
+
+std::vector<Hypothesis> greedy(StepModel &model, int64_t maxLength, int32_t bos, int32_t eos) {
+  if (maxLength < 0)
+    throw std::runtime_error("attn: greedy decoding: maxLength must be >= 0, got " +
+                             std::to_string(maxLength));
+  const int64_t rows = model.rows(), vocab = model.vocab();
+  std::vector<Hypothesis> hyps(rows);
+  std::vector<bool> done(rows, false);
+  std::vector<int32_t> tokens(rows, bos);
+  std::vector<float> logProbs;
+  int64_t open = rows;
+  for (int64_t t = 0; t < maxLength && open > 0; ++t) {
+    step(model, tokens, logProbs);
+    for (int64_t k = 0; k < rows; ++k) {
+      if (done[k])
+        continue; // keeps being fed eos
+      const float *row = logProbs.data() + k * vocab;
+      int32_t best = (int32_t)(std::max_element(row, row + vocab) - row); // first = lowest id
+      hyps[k].logProb += row[best];
+      tokens[k] = best;
+      if (best == eos) {
+        done[k] = true;
+        --open;
+      } else {
+        hyps[k].tokens.push_back(best);
+      }
+    }
+  }
+  for (Hypothesis &h : hyps)
+    h.score = h.logProb;
+  return hyps;
+}
+
+std::vector<Hypothesis> beamSearch(StepModel &model, const BeamOptions &options) {
+  const int64_t rows = model.rows(), vocab = model.vocab(), beam = options.beam;
+  const double alpha = options.lengthPenalty;
+  if (beam < 1 || beam > rows)
+    throw std::runtime_error("attn: beam search: the beam must be in [1, " + std::to_string(rows) +
+                             "] (the model's batch size), got " + std::to_string(beam));
+  if (options.nbest < 1 || options.maxLength < 1)
+    throw std::runtime_error("attn: beam search: nbest and maxLength must be >= 1, got " +
+                             std::to_string(options.nbest) + " and " +
+                             std::to_string(options.maxLength));
+  if (options.eos < 0 || options.eos >= vocab)
+    throw std::runtime_error("attn: beam search: eos id " + std::to_string(options.eos) +
+                             " is outside the vocabulary of " + std::to_string(vocab));
+
+  std::vector<Alive> alive(1); // the empty hypothesis, in row 0
+  std::vector<Hypothesis> finished;
+  std::vector<int32_t> tokens(rows);
+  std::vector<float> logProbs;
+  std::vector<Candidate> candidates;
+  for (int64_t t = 0; t < options.maxLength && !alive.empty(); ++t) {
+    for (int64_t k = 0; k < rows; ++k)
+      tokens[k] = k >= (int64_t)alive.size() ? options.eos
+                  : alive[k].tokens.empty()  ? options.bos
+                                             : alive[k].tokens.back();
+    step(model, tokens, logProbs);
+
+    candidates.clear();
+    for (int32_t k = 0; k < (int32_t)alive.size(); ++k)
+      for (int32_t v = 0; v < vocab; ++v) {
+        double lp = logProbs[k * vocab + v];
+        if (std::isnan(lp)) // NaN would break the ordering
+          lp = -std::numeric_limits<double>::infinity();
+        candidates.push_back({alive[k].logProb + lp, k, v});
+      }
+    // At most one eos per alive hypothesis (<= beam), so the best 2 * beam extensions hold
+    // `beam` non-eos ones whenever that many exist.
+    size_t ranked = std::min(candidates.size(), (size_t)(2 * beam));
+    std::partial_sort(candidates.begin(), candidates.begin() + ranked, candidates.end(), better);
+
+    const bool last = t + 1 == options.maxLength;
+    std::vector<Alive> next;
+    std::vector<int32_t> parents;
+    int64_t kept = 0;
+    for (size_t i = 0; i < ranked && kept < beam; ++i) {
+      const Candidate &c = candidates[i];
+      std::vector<int32_t> ys = alive[c.parent].tokens;
+      if (c.token == options.eos) {
+        int64_t length = (int64_t)ys.size() + 1;
+        finished.push_back(finish(std::move(ys), c.logProb, length, alpha));
+        continue;
+      }
+      ys.push_back(c.token);
+      ++kept;
+      if (last) { // maxLength tokens without eos: finished as it is
+        int64_t length = (int64_t)ys.size();
+        finished.push_back(finish(std::move(ys), c.logProb, length, alpha));
+      } else {
+        next.push_back({std::move(ys), c.logProb});
+        parents.push_back(c.parent);
+      }
+    }
+    alive = std::move(next);
+
+    // Early stop: nothing alive can still beat the nbest-th finished score.
+    if ((int64_t)finished.size() >= options.nbest && !alive.empty()) {
+      std::vector<double> scores;
+      for (const Hypothesis &h : finished)
+        scores.push_back(h.score);
+      std::nth_element(scores.begin(), scores.begin() + (options.nbest - 1), scores.end(),
+                       std::greater<double>());
+      double worst = scores[options.nbest - 1];
+      double bestAlive = -std::numeric_limits<double>::infinity();
+      for (const Alive &a : alive)
+        bestAlive = std::max(
+            bestAlive, alpha > 0 ? a.logProb / lengthPenalty(options.maxLength, alpha) : a.logProb);
+      if (bestAlive <= worst)
+        break;
+    }
+    if (alive.empty())
+      break;
+
+    // Row k continues hypothesis k, whose state is its parent's row; unused rows keep theirs.
+    std::vector<int32_t> rowParents(rows);
+    bool identity = true;
+    for (int64_t k = 0; k < rows; ++k) {
+      rowParents[k] = k < (int64_t)parents.size() ? parents[k] : (int32_t)k;
+      identity = identity && rowParents[k] == k;
+    }
+    if (!identity)
+      model.reorder(rowParents);
+  }
+
+  std::stable_sort(finished.begin(), finished.end(),
+                   [](const Hypothesis &a, const Hypothesis &b) { return a.score > b.score; });
+  if ((int64_t)finished.size() > options.nbest)
+    finished.resize(options.nbest);
+  return finished;
+}
+
+} // namespace attn::decode

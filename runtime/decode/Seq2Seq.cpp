@@ -1,0 +1,124 @@
+#include "attn/decode/Seq2Seq.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace attn::decode {
+
+namespace {
+
+std::string nameOf(const attn_tensor_info &info) { return info.name ? info.name : ""; }
+
+std::string describe(const attn_tensor_info &info) {
+  return dtypeName(info.dtype) + shapeToString(infoShape(info));
+}
+
+// Index of the tensor named `name` in infos[0, count), or -1.
+int findByName(const attn_tensor_info *infos, int32_t count, const std::string &name) {
+  for (int32_t i = 0; i < count; ++i)
+    if (nameOf(infos[i]) == name)
+      return i;
+  return -1;
+}
+
+} // namespace
+
+ProgramStepModel::ProgramStepModel(const Program &program, const std::vector<Tensor> &params,
+                                   const Tensor &src, const Tensor &srcMask)
+    : program_(program), params_(params) {
+  const std::string where = "attn: model '" + program.name() + "'";
+  const attn_entry_info &enc = program.entry("encode");
+  const attn_entry_info &dec = program.entry("decode_step");
+  if (enc.num_inputs != 2)
+    throw std::runtime_error(where + ": entry 'encode' must take (src, src_mask), it takes " +
+                             std::to_string(enc.num_inputs) + " inputs");
+  if (dec.num_inputs < 1 || dec.num_outputs < 1)
+    throw std::runtime_error(where + ": entry 'decode_step' must take a token and return "
+                                     "log-probabilities first");
+  const attn_tensor_info &token = dec.inputs[0], &logProbs = dec.outputs[0];
+  if (token.dtype != ATTN_I32 || token.rank != 1 || token.shape[0] < 1)
+    throw std::runtime_error(where + ": decode_step's first input '" + nameOf(token) +
+                             "' must be the token, i32 [K], but it is " + describe(token));
+  rows_ = token.shape[0];
+  if (logProbs.dtype != ATTN_F32 || logProbs.rank != 2 || logProbs.shape[0] != rows_)
+    throw std::runtime_error(where + ": decode_step's first result '" + nameOf(logProbs) +
+                             "' must be the log-probabilities, f32 [" + std::to_string(rows_) +
+                             ", V], but it is " + describe(logProbs));
+  vocab_ = logProbs.shape[1];
+
+  // Program::call checks src / srcMask against the manifest ("input 'src' is ...").
+  std::vector<Tensor> encoded = program.call("encode", params, {src, srcMask});
+
+  std::string encodeNames;
+  for (int32_t i = 0; i < enc.num_outputs; ++i)
+    encodeNames += (i ? ", " : "") + nameOf(enc.outputs[i]);
+  inputs_.push_back(makeTensor(token));
+  for (int32_t i = 1; i < dec.num_inputs; ++i) {
+    const attn_tensor_info &in = dec.inputs[i];
+    std::string name = nameOf(in);
+    int found = name.empty() ? -1 : findByName(enc.outputs, enc.num_outputs, name);
+    if (found < 0)
+      throw std::runtime_error(where + ": decode_step input '" + name +
+                               "' matches no result of encode by name (encode returns: " +
+                               (encodeNames.empty() ? "nothing" : encodeNames) + ")");
+    const attn_tensor_info &out = enc.outputs[found];
+    if (out.dtype != in.dtype || infoShape(out) != infoShape(in))
+      throw std::runtime_error(where + ": encode returns '" + name + "' as " + describe(out) +
+                               ", but decode_step takes it as " + describe(in));
+    if (in.rank < 1 || in.shape[0] != rows_)
+      throw std::runtime_error(where + ": decode_step input '" + name + "' is " + describe(in) +
+                               "; beam search reorders rows, so its first dimension must be " +
+                               std::to_string(rows_));
+    inputs_.push_back(encoded[found]); // a copy: two inputs may read one result
+  }
+  feedback_.assign(dec.num_outputs, -1);
+  for (int32_t j = 1; j < dec.num_outputs; ++j) {
+    const attn_tensor_info &out = dec.outputs[j];
+    std::string name = nameOf(out);
+    int i = name.empty() ? -1 : findByName(dec.inputs, dec.num_inputs, name);
+    if (i < 1)
+      continue; // not state: ignored (a result named like the token is not fed back either)
+    if (out.dtype != dec.inputs[i].dtype || infoShape(out) != infoShape(dec.inputs[i]))
+      throw std::runtime_error(where + ": decode_step returns '" + name + "' as " + describe(out) +
+                               ", but takes it as " + describe(dec.inputs[i]));
+    feedback_[j] = i;
+  }
+}
+
+void ProgramStepModel::step(const std::vector<int32_t> &tokens, std::vector<float> &logProbs) {
+  if ((int64_t)tokens.size() != rows_)
+    throw std::runtime_error("attn: decode_step: expected " + std::to_string(rows_) +
+                             " tokens, got " + std::to_string(tokens.size()));
+  std::memcpy(inputs_[0].data<int32_t>(), tokens.data(), tokens.size() * sizeof(int32_t));
+  std::vector<Tensor> outputs = program_.call("decode_step", params_, inputs_);
+  const float *lp = outputs[0].data<float>();
+  logProbs.assign(lp, lp + outputs[0].numel());
+  for (size_t j = 1; j < outputs.size(); ++j)
+    if (feedback_[j] > 0)
+      inputs_[feedback_[j]] = std::move(outputs[j]);
+}
+
+void ProgramStepModel::reorder(const std::vector<int32_t> &parents) {
+  if ((int64_t)parents.size() != rows_)
+    throw std::runtime_error("attn: reorder: expected " + std::to_string(rows_) + " parents, got " +
+                             std::to_string(parents.size()));
+  for (int32_t p : parents)
+    if (p < 0 || p >= rows_)
+      throw std::runtime_error("attn: reorder: parent row " + std::to_string(p) +
+                               " is outside [0, " + std::to_string(rows_) + ")");
+  for (size_t i = 1; i < inputs_.size(); ++i) {
+    Tensor &state = inputs_[i];
+    Tensor gathered(state.dtype(), state.shape());
+    size_t rowBytes = state.nbytes() / (size_t)rows_;
+    const char *from = static_cast<const char *>(state.raw());
+    char *to = static_cast<char *>(gathered.raw());
+    if (rowBytes == 0)
+      continue;
+    for (int64_t k = 0; k < rows_; ++k)
+      std::memcpy(to + k * rowBytes, from + parents[k] * rowBytes, rowBytes);
+    state = std::move(gathered);
+  }
+}
+
+} // namespace attn::decode

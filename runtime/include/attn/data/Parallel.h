@@ -1,0 +1,72 @@
+// Parallel (source, target) text for sequence-to-sequence models: TSV files, builtin
+// generated tasks (copy, reverse, date formats), and their encoding into padded id tensors.
+#ifndef ATTN_DATA_PARALLEL_H
+#define ATTN_DATA_PARALLEL_H
+
+#include "attn/Tensor.h"
+#include "attn/data/Vocab.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attn::data {
+
+struct Pair {
+  std::string source, target;
+};
+
+// One pair per line, "source<TAB>target"; a trailing "\r" (CRLF files) is removed and lines
+// that are empty or all whitespace are skipped. The fields are kept as they are (tokenize()
+// decides what their whitespace means). Errors (std::runtime_error), 1-based lines:
+//   "pairs.tsv:3: error: expected one tab between source and target, found 2"
+//   "pairs.tsv: error: cannot open file: No such file or directory"
+std::vector<Pair> readTsv(const std::string &path);
+
+// Builtin tasks. Symbols are the words "0".."9", "a".."z", "A".."Z" (the first `symbols` of
+// them; 2 <= symbols <= 62). The source is a uniformly drawn length in [minLen, maxLen]
+// (1 <= minLen <= maxLen) of uniformly drawn symbols joined by single spaces; the target is
+// the same sequence (copy) or reversed (reverse). Rng(seed) draws, per pair, the length and
+// then the symbols. Throws std::runtime_error on invalid arguments.
+std::vector<Pair> makeCopy(int64_t count, int64_t minLen, int64_t maxLen, int64_t symbols,
+                           uint64_t seed);
+std::vector<Pair> makeReverse(int64_t count, int64_t minLen, int64_t maxLen, int64_t symbols,
+                              uint64_t seed);
+
+// Date-format translation: the source is a day drawn uniformly from 1950-01-01 .. 2049-12-31
+// written in one of 9 human formats (drawn uniformly), the target its ISO form:
+//   "5 March 2019", "March 5, 2019", "05/03/2019" (day first), "Tue 5 Mar 2019",
+//   "2019 Mar 5", "5.3.19", "Tuesday, March 5, 2019", "5th of March 2019", "5 Mar 2019"
+//   -> "2019-03-05".
+// Two-digit years are unambiguous because the range spans exactly one century (50..99 are
+// 19xx, 00..49 are 20xx). Weekdays are computed from the proleptic Gregorian calendar.
+std::vector<Pair> makeDates(int64_t count, uint64_t seed);
+
+// Padded id tensors for N pairs (after dropping those too long):
+//   src     i32 [N, srcLen]  source ids (reversed when reverseSource, as in Sutskever et al.
+//                            2014), then kPad
+//   srcMask f32 [N, srcLen]  1 for a source token, 0 for padding
+//   tgtIn   i32 [N, tgtLen]  kBos y1 .. yn, then kPad      (the decoder's inputs)
+//   tgtOut  i32 [N, tgtLen]  y1 .. yn kEos, then kPad      (what it must predict)
+//   teacher f32 [N, tgtLen]  all 1 (teacher forcing at every position)
+struct Seq2SeqTensors {
+  Tensor src, srcMask, tgtIn, tgtOut, teacher;
+  // Pairs left out: a source of more than srcLen tokens or none at all (nothing to attend
+  // to), or a target of more than tgtLen - 1 tokens (eos needs a slot).
+  int64_t dropped = 0;
+};
+
+// Unknown tokens become Vocab::kUnk. Throws std::runtime_error if srcLen < 1 or tgtLen < 2.
+Seq2SeqTensors encodePairs(const std::vector<Pair> &pairs, const Vocab &srcVocab,
+                           const Vocab &tgtVocab, Tokenize srcTok, Tokenize tgtTok, int64_t srcLen,
+                           int64_t tgtLen, bool reverseSource);
+
+// One source line as encodePairs() encodes it, for translation: srcLen ids (padded with kPad)
+// and, in `mask`, srcLen floats (1 token, 0 padding). Throws std::runtime_error if the line
+// has no tokens or more than srcLen ("... has 12 tokens; the model reads at most 10").
+std::vector<int32_t> encodeSource(const std::string &line, const Vocab &vocab, Tokenize tok,
+                                  int64_t srcLen, bool reverseSource, std::vector<float> &mask);
+
+} // namespace attn::data
+
+#endif // ATTN_DATA_PARALLEL_H

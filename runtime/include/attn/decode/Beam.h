@@ -1,0 +1,62 @@
+// Greedy and beam-search decoding for sequence-to-sequence models, written against a small
+// step interface so that the search is independent of compiled code (and testable with toy
+// models); ProgramStepModel (attn/decode/Seq2Seq.h) drives a compiled program.
+#ifndef ATTN_DECODE_BEAM_H
+#define ATTN_DECODE_BEAM_H
+
+#include <cstdint>
+#include <vector>
+
+namespace attn::decode {
+
+// K rows decoded in lock-step (K is the batch size the model was compiled for).
+class StepModel {
+public:
+  virtual ~StepModel() = default;
+  virtual int64_t rows() const = 0;  // K
+  virtual int64_t vocab() const = 0; // V
+  // Feeds tokens[k] to row k (tokens: K ids); writes log-probabilities of the next token,
+  // logProbs: [K, V] row-major (resized by the model).
+  virtual void step(const std::vector<int32_t> &tokens, std::vector<float> &logProbs) = 0;
+  // Row k's state becomes (a copy of) row parents[k]'s state (parents: K ids in [0, K)).
+  virtual void reorder(const std::vector<int32_t> &parents) = 0;
+};
+
+struct Hypothesis {
+  std::vector<int32_t> tokens; // without bos; a final eos is not included
+  double logProb = 0;          // sum of the chosen tokens' log-probabilities, eos included
+  double score = 0;            // logProb / lengthPenalty(|Y|)
+};
+
+struct BeamOptions {
+  int64_t beam = 5;           // hypotheses kept alive per step; needs rows() >= beam
+  double lengthPenalty = 0.0; // alpha of the GNMT penalty; 0: plain log-probability
+  int64_t maxLength = 50;     // most steps = most tokens of a hypothesis, eos counted
+  int64_t nbest = 1;          // hypotheses returned
+  int32_t bos = 1, eos = 2;
+};
+
+// GNMT length penalty (Wu et al. 2016): ((5 + length) / 6)^alpha, length counting eos.
+double lengthPenalty(int64_t length, double alpha);
+
+// Greedy decoding of K independent rows (row k holds the k-th sentence): every row starts
+// from bos and takes the most likely token (lowest id on ties) until eos or maxLength tokens.
+// Returns K hypotheses, score = logProb. Rows that finished are fed eos.
+std::vector<Hypothesis> greedy(StepModel &model, int64_t maxLength, int32_t bos, int32_t eos);
+
+// Beam search over ONE sentence, held by every row at the start (only row 0's first
+// expansions count). Each step extends the alive hypotheses by every token, ranks the
+// extensions by log-probability (ties: parent, then token id), and walks that ranking until
+// `beam` non-eos extensions are kept alive; eos extensions met on the way are finished.
+// Extensions reaching maxLength tokens are finished without eos. The search stops when no
+// hypothesis is alive, after maxLength steps, or when nbest hypotheses are finished and no
+// alive one can beat the nbest-th score any more (log-probabilities only decrease, so
+// logProb / lengthPenalty(maxLength) bounds an alive hypothesis when alpha > 0, and logProb
+// itself when alpha <= 0; this assumes the model returns log-probabilities <= 0).
+// Returns up to nbest finished hypotheses, best score first (ties: the earlier finished).
+// Rows past the alive hypotheses are fed eos and otherwise ignored.
+std::vector<Hypothesis> beamSearch(StepModel &model, const BeamOptions &options);
+
+} // namespace attn::decode
+
+#endif // ATTN_DECODE_BEAM_H

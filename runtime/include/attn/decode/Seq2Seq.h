@@ -1,0 +1,48 @@
+// A compiled encoder-decoder program as a StepModel (attn/decode/Beam.h).
+//
+// The program has two entries, with K the batch size it was compiled for:
+//   encode(src: i32 [K, S], src_mask: f32 [K, S]) -> (named results ...)
+//   decode_step(token: i32 [K], named inputs ...) -> (log_probs: f32 [K, V], named results ...)
+// Every decode_step input after `token` is matched BY NAME to an encode result and starts as
+// that result. After each step, a decode_step result named like one of its inputs replaces
+// that input (recurrent state, e.g. "h"); inputs it does not return keep their value (e.g.
+// "context", an encoder "memory"); results named like no input are ignored. reorder()
+// gathers dim 0 (the rows) of every decode_step input. All of them must have K rows.
+#ifndef ATTN_DECODE_SEQ2SEQ_H
+#define ATTN_DECODE_SEQ2SEQ_H
+
+#include "attn/Program.h"
+#include "attn/Tensor.h"
+#include "attn/decode/Beam.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace attn::decode {
+
+class ProgramStepModel : public StepModel {
+public:
+  // Checks the two entries against the contract above (std::runtime_error naming the model,
+  // the entry and the tensor) and runs encode once on src i32 [K, S] / srcMask f32 [K, S].
+  // `program` and `params` are referenced, not copied: they must outlive this object.
+  ProgramStepModel(const Program &program, const std::vector<Tensor> &params, const Tensor &src,
+                   const Tensor &srcMask);
+
+  int64_t rows() const override { return rows_; }
+  int64_t vocab() const override { return vocab_; }
+  void step(const std::vector<int32_t> &tokens, std::vector<float> &logProbs) override;
+  void reorder(const std::vector<int32_t> &parents) override;
+
+private:
+  const Program &program_;
+  const std::vector<Tensor> &params_;
+  int64_t rows_ = 0, vocab_ = 0;
+  // decode_step's inputs: inputs_[0] is the token, the rest the state read by name.
+  std::vector<Tensor> inputs_;
+  // For each decode_step result j >= 1: the index of the input it replaces, or -1.
+  std::vector<int> feedback_;
+};
+
+} // namespace attn::decode
+
+#endif // ATTN_DECODE_SEQ2SEQ_H

@@ -1,0 +1,46 @@
+// What the end-to-end tests share: attnc run as a user runs it (a subprocess), and a fresh
+// scratch directory per test.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace e2e {
+
+// A fresh directory for one test's runs, under the build tree.
+inline std::string scratch(const std::string &group, const std::string &name) {
+  std::string dir = std::string(ATTN_E2E_DIR) + "/" + group + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Runs `attnc args` through the shell (so args may redirect stdin); returns its exit status
+// and appends its output (stdout and stderr) to `out`.
+inline int attnc(const std::string &args, std::string *out = nullptr) {
+  std::string cmd = std::string(ATTNC) + " " + args + " 2>&1";
+  FILE *pipe = popen(cmd.c_str(), "r");
+  std::string text;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe))
+    text.append(buf, n);
+  int status = pclose(pipe);
+  if (out)
+    *out += text;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The same with `input` on stdin (through a file next to the test's runs, `dir`).
+inline int attncWithInput(const std::string &args, const std::string &input,
+                          const std::string &dir, std::string *out = nullptr) {
+  std::string file = dir + "/stdin.txt";
+  std::FILE *f = std::fopen(file.c_str(), "w");
+  std::fputs(input.c_str(), f);
+  std::fclose(f);
+  return attnc(args + " < " + file, out);
+}
+
+} // namespace e2e

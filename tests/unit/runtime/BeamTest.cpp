@@ -1,0 +1,324 @@
+// Greedy decoding and beam search (runtime/decode/Beam) against toy step models whose
+// distributions are known, so results can be checked against brute force.
+#include "attn/decode/Beam.h"
+
+#include "attn/Random.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <set>
+#include <stdexcept>
+
+namespace {
+
+using attn::decode::BeamOptions;
+using attn::decode::Hypothesis;
+using Ids = std::vector<int32_t>;
+
+constexpr int32_t kBos = 1, kEos = 2;
+
+// Log-probabilities of the next token for row `row` given everything fed to it (bos first).
+using Dist = std::function<std::vector<float>(int64_t row, const Ids &history)>;
+
+// K rows, each remembering its whole history, so a wrong reorder changes the results.
+class ToyModel : public attn::decode::StepModel {
+public:
+  ToyModel(int64_t rows, int64_t vocab, Dist dist)
+      : vocab_(vocab), dist_(std::move(dist)), histories_(rows) {}
+  int64_t rows() const override { return (int64_t)histories_.size(); }
+  int64_t vocab() const override { return vocab_; }
+  void step(const Ids &tokens, std::vector<float> &logProbs) override {
+    EXPECT_EQ(tokens.size(), histories_.size());
+    ++steps;
+    logProbs.assign(rows() * vocab_, 0.0f);
+    for (int64_t k = 0; k < rows(); ++k) {
+      histories_[k].push_back(tokens[k]);
+      std::vector<float> lp = dist_(k, histories_[k]);
+      std::copy(lp.begin(), lp.end(), logProbs.begin() + k * vocab_);
+    }
+  }
+  void reorder(const Ids &parents) override {
+    std::vector<Ids> next;
+    for (int32_t p : parents)
+      next.push_back(histories_.at(p));
+    histories_ = next;
+  }
+  int64_t steps = 0;
+
+private:
+  int64_t vocab_;
+  Dist dist_;
+  std::vector<Ids> histories_;
+};
+
+// log(p / sum(p)) as floats.
+std::vector<float> logNormalize(std::vector<double> p) {
+  double total = 0;
+  for (double x : p)
+    total += x;
+  std::vector<float> lp;
+  for (double x : p)
+    lp.push_back((float)std::log(x / total));
+  return lp;
+}
+
+// A history-dependent random distribution over `vocab` tokens (same for every row).
+Dist randomDist(int64_t vocab, uint64_t seed) {
+  return [vocab, seed](int64_t, const Ids &history) {
+    std::string bytes(reinterpret_cast<const char *>(history.data()), history.size() * 4);
+    attn::Rng rng(attn::fnv1a64(bytes) ^ seed);
+    std::vector<double> p;
+    for (int64_t v = 0; v < vocab; ++v)
+      p.push_back(std::exp(4 * rng.nextDouble()));
+    return logNormalize(p);
+  };
+}
+
+// Every hypothesis beam search may return (sequences ending in eos within maxLength tokens,
+// and sequences of maxLength tokens without eos), best score first.
+std::vector<Hypothesis> bruteForce(const Dist &dist, int64_t vocab, int64_t maxLength,
+                                   double alpha) {
+  std::vector<Hypothesis> all;
+  std::function<void(const Ids &, double)> visit = [&](const Ids &prefix, double logProb) {
+    Ids history{kBos};
+    history.insert(history.end(), prefix.begin(), prefix.end());
+    std::vector<float> lp = dist(0, history);
+    int64_t length = (int64_t)prefix.size() + 1;
+    double eosLogProb = logProb + lp[kEos];
+    all.push_back({prefix, eosLogProb, eosLogProb / attn::decode::lengthPenalty(length, alpha)});
+    for (int32_t v = 0; v < vocab; ++v) {
+      if (v == kEos)
+        continue;
+      Ids next = prefix;
+      next.push_back(v);
+      if (length == maxLength) {
+        double l = logProb + lp[v];
+        all.push_back({next, l, l / attn::decode::lengthPenalty(length, alpha)});
+      } else {
+        visit(next, logProb + lp[v]);
+      }
+    }
+  };
+  visit({}, 0.0);
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Hypothesis &a, const Hypothesis &b) { return a.score > b.score; });
+  return all;
+}
+
+// The log-probability the model gives `h` (eos included unless it ran to maxLength).
+double trueLogProb(const Dist &dist, const Hypothesis &h, int64_t maxLength) {
+  Ids history{kBos};
+  double total = 0;
+  for (int32_t t : h.tokens) {
+    total += dist(0, history)[t];
+    history.push_back(t);
+  }
+  if ((int64_t)h.tokens.size() < maxLength)
+    total += dist(0, history)[kEos];
+  return total;
+}
+
+TEST(Beam, LengthPenaltyFormula) {
+  EXPECT_DOUBLE_EQ(attn::decode::lengthPenalty(7, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(attn::decode::lengthPenalty(1, 0.6), 1.0);
+  EXPECT_DOUBLE_EQ(attn::decode::lengthPenalty(7, 1.0), 2.0);
+  EXPECT_DOUBLE_EQ(attn::decode::lengthPenalty(13, 0.5), std::sqrt(3.0));
+}
+
+// (a) A Markov chain where the locally best first token leads to a worse sentence.
+//   after bos: A 0.6, B 0.4;  after A: eos 0.4, A 0.3, B 0.3;  after B: eos 0.9, A/B 0.05.
+// Greedy: A eos = 0.24. Best: B eos = 0.36.
+TEST(Beam, BeatsGreedyOnMarkovChain) {
+  const int32_t A = 3, B = 0; // id 1 is bos, never emitted (tiny probability)
+  Dist markov = [&](int64_t, const Ids &history) {
+    std::vector<double> p(4, 1e-9);
+    switch (history.back()) {
+    case kBos:
+      p[A] = 0.6, p[B] = 0.4;
+      break;
+    case A:
+      p[kEos] = 0.4, p[A] = 0.3, p[B] = 0.3;
+      break;
+    case B:
+      p[kEos] = 0.9, p[A] = 0.05, p[B] = 0.05;
+      break;
+    default:
+      p[kEos] = 1;
+    }
+    return logNormalize(p);
+  };
+  ToyModel g(1, 4, markov);
+  std::vector<Hypothesis> gr = attn::decode::greedy(g, 10, kBos, kEos);
+  ASSERT_EQ(gr.size(), 1u);
+  EXPECT_EQ(gr[0].tokens, (Ids{A}));
+  EXPECT_NEAR(gr[0].logProb, std::log(0.24), 1e-6);
+
+  BeamOptions o;
+  o.beam = 2;
+  o.maxLength = 6;
+  ToyModel m(2, 4, markov);
+  std::vector<Hypothesis> best = attn::decode::beamSearch(m, o);
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].tokens, (Ids{B}));
+  EXPECT_NEAR(best[0].logProb, std::log(0.36), 1e-6);
+  EXPECT_GT(best[0].logProb, gr[0].logProb + 0.3);
+  std::vector<Hypothesis> optimum = bruteForce(markov, 4, o.maxLength, 0.0);
+  EXPECT_EQ(best[0].tokens, optimum[0].tokens);
+  EXPECT_NEAR(best[0].logProb, optimum[0].logProb, 1e-9);
+  EXPECT_LT(m.steps, o.maxLength); // stopped early: nothing alive could beat B eos
+}
+
+// A beam wide enough to keep everything is exhaustive search: the n best equal brute force,
+// with and without length penalty, despite the early stop.
+TEST(Beam, FullWidthEqualsBruteForce) {
+  const int64_t vocab = 4, maxLength = 4, width = 27 * 3; // 3 non-eos tokens, 4 steps
+  for (uint64_t seed : {1u, 2u, 3u})
+    for (double alpha : {0.0, 0.6, 2.0}) {
+      Dist dist = randomDist(vocab, seed);
+      ToyModel m(width, vocab, dist);
+      BeamOptions o;
+      o.beam = width;
+      o.maxLength = maxLength;
+      o.nbest = 10;
+      o.lengthPenalty = alpha;
+      std::vector<Hypothesis> got = attn::decode::beamSearch(m, o);
+      std::vector<Hypothesis> want = bruteForce(dist, vocab, maxLength, alpha);
+      ASSERT_EQ(got.size(), 10u);
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].tokens, want[i].tokens)
+            << "seed " << seed << " alpha " << alpha << " rank " << i;
+        EXPECT_NEAR(got[i].logProb, want[i].logProb, 1e-9);
+        EXPECT_NEAR(got[i].score, want[i].score, 1e-9);
+      }
+    }
+}
+
+// (b) n-best lists: best first, distinct, and each log-probability is the model's own for
+// that sequence (which also checks that reorder keeps rows and hypotheses together).
+TEST(Beam, NBestOrdering) {
+  const int64_t vocab = 7, maxLength = 8;
+  for (uint64_t seed : {4u, 5u, 6u}) {
+    Dist dist = randomDist(vocab, seed);
+    ToyModel m(6, vocab, dist); // rows beyond the beam are unused
+    BeamOptions o;
+    o.beam = 4;
+    o.nbest = 4;
+    o.maxLength = maxLength;
+    o.lengthPenalty = 0.6;
+    std::vector<Hypothesis> got = attn::decode::beamSearch(m, o);
+    ASSERT_EQ(got.size(), 4u);
+    std::set<Ids> distinct;
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (i > 0)
+        EXPECT_GE(got[i - 1].score, got[i].score);
+      distinct.insert(got[i].tokens);
+      EXPECT_EQ(std::count(got[i].tokens.begin(), got[i].tokens.end(), kEos), 0);
+      EXPECT_NEAR(got[i].logProb, trueLogProb(dist, got[i], maxLength), 1e-5);
+      int64_t length = std::min<int64_t>(got[i].tokens.size() + 1, maxLength);
+      EXPECT_NEAR(got[i].score, got[i].logProb / attn::decode::lengthPenalty(length, 0.6), 1e-12);
+    }
+    EXPECT_EQ(distinct.size(), 4u);
+  }
+}
+
+// Beam width 1 without length penalty is greedy decoding.
+TEST(Beam, WidthOneIsGreedy) {
+  for (uint64_t seed : {7u, 8u, 9u, 10u}) {
+    Dist dist = randomDist(5, seed);
+    ToyModel g(1, 5, dist), b(1, 5, dist);
+    BeamOptions o;
+    o.beam = 1;
+    o.maxLength = 6;
+    std::vector<Hypothesis> gr = attn::decode::greedy(g, 6, kBos, kEos);
+    std::vector<Hypothesis> bs = attn::decode::beamSearch(b, o);
+    ASSERT_EQ(bs.size(), 1u);
+    EXPECT_EQ(bs[0].tokens, gr[0].tokens);
+    EXPECT_NEAR(bs[0].logProb, gr[0].logProb, 1e-9);
+  }
+}
+
+// (c) Stopping at once ("", p = 0.5) beats "A A A" (p = 0.45 * 0.95^3 = 0.386) on
+// log-probability, but the length penalty prefers the longer sentence:
+// -0.953 / lp(4) = -0.953 / 1.5 = -0.635 > -0.693 = log(0.5) / lp(1) for alpha = 1.
+TEST(Beam, LengthPenaltyChangesTheWinner) {
+  const int32_t A = 3;
+  Dist dist = [&](int64_t, const Ids &history) {
+    std::vector<double> p(4, 0.01);
+    switch (history.size()) {
+    case 1:
+      p[kEos] = 0.5, p[A] = 0.45, p[0] = 0.04;
+      break; // after bos
+    case 2:
+    case 3:
+      p[A] = 0.95, p[kEos] = 0.03;
+      break; // after A, A A
+    default:
+      p[kEos] = 0.95, p[A] = 0.03; // after A A A
+    }
+    p[kBos] = 0.01;
+    return logNormalize(p);
+  };
+  for (double alpha : {0.0, 1.0}) {
+    ToyModel m(3, 4, dist);
+    BeamOptions o;
+    o.beam = 3;
+    o.maxLength = 10;
+    o.lengthPenalty = alpha;
+    std::vector<Hypothesis> got = attn::decode::beamSearch(m, o);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].tokens, alpha == 0 ? Ids{} : (Ids{A, A, A})) << "alpha " << alpha;
+    std::vector<Hypothesis> optimum = bruteForce(dist, 4, o.maxLength, alpha);
+    EXPECT_EQ(got[0].tokens, optimum[0].tokens);
+    EXPECT_NEAR(got[0].score, optimum[0].score, 1e-9);
+  }
+}
+
+// (d) A model that (almost) never ends: both searches stop after maxLength tokens.
+TEST(Beam, StopsAtMaxLength) {
+  Dist dist = [](int64_t row, const Ids &history) {
+    std::vector<double> p = {1, 1e-12, 1e-12, 1, 1};
+    p[3 + (history.size() + row) % 2] = 5; // prefers 3 / 4 alternately
+    return logNormalize(p);
+  };
+  ToyModel g(2, 5, dist);
+  std::vector<Hypothesis> gr = attn::decode::greedy(g, 5, kBos, kEos);
+  ASSERT_EQ(gr.size(), 2u);
+  EXPECT_EQ(gr[0].tokens, (Ids{4, 3, 4, 3, 4}));
+  EXPECT_EQ(gr[1].tokens, (Ids{3, 4, 3, 4, 3})); // rows are independent
+  EXPECT_EQ(g.steps, 5);
+
+  // Beam search moves hypotheses between rows, so its model must not depend on the row.
+  ToyModel m(3, 5, [&](int64_t, const Ids &history) { return dist(0, history); });
+  BeamOptions o;
+  o.beam = 3;
+  o.nbest = 3;
+  o.maxLength = 5;
+  o.lengthPenalty = 0.6;
+  std::vector<Hypothesis> got = attn::decode::beamSearch(m, o);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].tokens, (Ids{4, 3, 4, 3, 4}));
+  for (const Hypothesis &h : got) {
+    EXPECT_EQ(h.tokens.size(), 5u);
+    EXPECT_NEAR(h.score, h.logProb / attn::decode::lengthPenalty(5, 0.6), 1e-12);
+  }
+  EXPECT_EQ(m.steps, 5);
+  EXPECT_TRUE(attn::decode::greedy(g, 0, kBos, kEos)[0].tokens.empty());
+}
+
+TEST(Beam, RejectsBadOptions) {
+  ToyModel m(2, 4, randomDist(4, 1));
+  BeamOptions o;
+  o.beam = 3; // more than the model's rows
+  EXPECT_THROW(attn::decode::beamSearch(m, o), std::runtime_error);
+  o.beam = 2;
+  o.nbest = 0;
+  EXPECT_THROW(attn::decode::beamSearch(m, o), std::runtime_error);
+  o.nbest = 1;
+  o.eos = 4;
+  EXPECT_THROW(attn::decode::beamSearch(m, o), std::runtime_error);
+}
+
+} // namespace
