@@ -26,6 +26,8 @@ public:
       languageModel(*module);
     else if (spec.task == "seq2seq")
       seq2seq(*module);
+    else if (spec.task == "tag" || spec.task == "classify")
+      labeller(*module);
     else
       regression(*module);
     return module;
@@ -302,6 +304,52 @@ private:
 
 
   //===------------------------------------------------------------------------------------===//
+  // Sequence labelling (task: tag) and classification (task: classify)
+  //===------------------------------------------------------------------------------------===//
+
+  // Right-padded tokens through the embedding, the masked (bidirectional) rnn and a dense
+  // head: scores for every token's tag [B, S, V] or for the sequence's label [B, V].
+  //   @loss(src [B,S], src_mask [B,S], labels [B,S] | [B]) -> cross-entropy (padding ignored)
+  //   @forward(src, src_mask) -> scores
+  void labeller(ModuleOp module) {
+    const RnnSpec &r = *spec.model.rnn;
+    bool tagging = spec.task == "tag";
+    int64_t batch = spec.train.batchSize, steps = options.sourceLength;
+    Location l = loc(spec.model.loc);
+    Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    auto srcType = RankedTensorType::get({batch, steps}, i32);
+    auto maskType = RankedTensorType::get({batch, steps}, f32);
+    auto labelType = tagging ? RankedTensorType::get({batch, steps}, i32)
+                             : RankedTensorType::get({batch}, i32);
+    auto scoresType = tagging ? RankedTensorType::get({batch, steps, options.targetVocab}, f32)
+                              : RankedTensorType::get({batch, options.targetVocab}, f32);
+    auto network = [&](Value src, Value mask) {
+      Value table = param(loc(spec.model.embedding.loc), "embedding",
+                          {options.sourceVocab, spec.model.embedding.dim}, "normal", 1.0f);
+      Value x = b.create<mlir::attn::EmbeddingOp>(l, table, src);
+      auto [perToken, final] = maskedRnn(r, x, perStep(mask, l), l);
+      return dense("output", tagging ? perToken : final, options.targetVocab,
+                   loc(spec.model.output.loc));
+    };
+
+    b.setInsertionPointToEnd(module.getBody());
+    auto loss = entry("loss", {srcType, maskType, labelType},
+                      {"src", "src_mask", tagging ? "tags" : "label"},
+                      {RankedTensorType::get({}, f32)}, {"loss"}, l);
+    Value scores = network(loss.getArgument(0), loss.getArgument(1));
+    b.create<func::ReturnOp>(
+        l, b.create<mlir::attn::CrossEntropyOp>(l, scores, loss.getArgument(2),
+                                                b.getI64IntegerAttr(kPadId),
+                                                b.getF32FloatAttr(spec.train.labelSmoothing))
+               .getResult());
+
+    b.setInsertionPointToEnd(module.getBody());
+    auto forward = entry("forward", {srcType, maskType}, {"src", "src_mask"}, {scoresType},
+                         {"scores"}, l);
+    b.create<func::ReturnOp>(l, network(forward.getArgument(0), forward.getArgument(1)));
+  }
+
+  //===------------------------------------------------------------------------------------===//
   // Encoder-decoder (task: seq2seq)
   //===------------------------------------------------------------------------------------===//
 
@@ -405,44 +453,15 @@ private:
 
   // The encoder over src ids [B, S] with src_mask [B, S] (1 at tokens, 0 at padding).
   Encoded encoder(const RnnSpec &r, Value src, Value mask, Location l) {
-    auto srcType = cast<RankedTensorType>(src.getType());
-    int64_t batch = srcType.getShape()[0], steps = srcType.getShape()[1];
     Value table = param(loc(spec.model.embedding.loc), "encoder.embedding",
                         {options.sourceVocab, spec.model.embedding.dim}, "normal", 1.0f);
     Value seq = b.create<mlir::attn::EmbeddingOp>(l, table, src);
-    Value mask3 = b.create<mlir::attn::ReshapeOp>(
-        l, RankedTensorType::get({batch, steps, 1}, b.getF32Type()), mask);
+    Value mask3 = perStep(mask, l);
     Encoded enc;
     for (int64_t layer = 0; layer < r.layers; ++layer) {
-      int64_t in = cast<RankedTensorType>(seq.getType()).getShape()[2];
-      LayerParams w = layerParams(r, "encoder", layer, in, /*reverse=*/false, l);
-      SmallVector<Type> states = stateTypes(r, batch);
-      SmallVector<Type> resultTypes(states);
-      resultTypes.push_back(RankedTensorType::get({batch, steps, outWidth(r)}, b.getF32Type()));
-      auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, zerosFor(states, l),
-                                               ValueRange{seq, mask3}, ValueRange{}, /*axis=*/1,
-                                               /*reverse=*/false, /*length=*/nullptr);
-      SmallVector<Type> argTypes(states);
-      argTypes.push_back(RankedTensorType::get({batch, in}, b.getF32Type()));
-      argTypes.push_back(RankedTensorType::get({batch, 1}, b.getF32Type()));
-      Block *body = b.createBlock(&scan.getBody(), {}, argTypes,
-                                  SmallVector<Location>(argTypes.size(), l));
-      b.setInsertionPointToStart(body);
-      ValueRange args = body->getArguments();
-      ValueRange old = args.take_front(states.size());
-      Value x = args[states.size()], m = args[states.size() + 1];
-      SmallVector<Value> kept;
-      // Past a row's last token its state stays: s' = s + m (cell(x, s) - s).
-      for (auto [s, n] : llvm::zip(old, cellStep(r, w, x, old, l)))
-        kept.push_back(b.create<mlir::attn::AddOp>(
-            l, s, b.create<mlir::attn::MulOp>(l, m, b.create<mlir::attn::SubOp>(l, n, s))));
-      SmallVector<Value> yields(kept);
-      yields.push_back(kept[0]);
-      b.create<mlir::attn::YieldOp>(l, yields);
-      b.setInsertionPointAfter(scan);
-      for (size_t k = 0; k < states.size(); ++k)
-        enc.finals.push_back(scan.getResult(k));
-      seq = scan.getResults().back();
+      Masked m = maskedDirection(r, "encoder", layer, seq, mask3, /*reverse=*/false, l);
+      enc.finals.append(m.finals.begin(), m.finals.end());
+      seq = m.steps;
     }
     if (chosContext()) {
       Value v = param(l, "encoder.context.weight", {outWidth(r), r.hidden}, "uniform",
@@ -452,6 +471,76 @@ private:
                                                    v, false, false);
     }
     return enc;
+  }
+
+  // mask [B, S] -> [B, S, 1]: a scan hands each step a [B, 1] column.
+  Value perStep(Value mask, Location l) {
+    auto shape = cast<RankedTensorType>(mask.getType()).getShape();
+    return b.create<mlir::attn::ReshapeOp>(
+        l, RankedTensorType::get({shape[0], shape[1], 1}, b.getF32Type()), mask);
+  }
+
+  struct Masked {
+    SmallVector<Value> finals; // the states at the last token (reversed: the first)
+    Value steps;               // the output at every step [B, S, W], in time order
+  };
+
+  // One direction of one layer over seq [B, S, I] under mask3 [B, S, 1]: past a row's last
+  // token (before its first, reversed) its state stays, s' = s + m (cell(x, s) - s), so
+  // right-padding changes neither direction's states at the real tokens.
+  Masked maskedDirection(const RnnSpec &r, const std::string &prefix, int64_t layer, Value seq,
+                         Value mask3, bool reverse, Location l) {
+    auto seqType = cast<RankedTensorType>(seq.getType());
+    int64_t batch = seqType.getShape()[0], steps = seqType.getShape()[1];
+    int64_t in = seqType.getShape()[2];
+    LayerParams w = layerParams(r, prefix, layer, in, reverse, l);
+    SmallVector<Type> states = stateTypes(r, batch);
+    SmallVector<Type> resultTypes(states);
+    resultTypes.push_back(RankedTensorType::get({batch, steps, outWidth(r)}, b.getF32Type()));
+    auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, zerosFor(states, l),
+                                             ValueRange{seq, mask3}, ValueRange{}, /*axis=*/1,
+                                             reverse, /*length=*/nullptr);
+    SmallVector<Type> argTypes(states);
+    argTypes.push_back(RankedTensorType::get({batch, in}, b.getF32Type()));
+    argTypes.push_back(RankedTensorType::get({batch, 1}, b.getF32Type()));
+    Block *body =
+        b.createBlock(&scan.getBody(), {}, argTypes, SmallVector<Location>(argTypes.size(), l));
+    b.setInsertionPointToStart(body);
+    ValueRange args = body->getArguments();
+    ValueRange old = args.take_front(states.size());
+    Value x = args[states.size()], m = args[states.size() + 1];
+    SmallVector<Value> kept;
+    for (auto [s, n] : llvm::zip(old, cellStep(r, w, x, old, l)))
+      kept.push_back(b.create<mlir::attn::AddOp>(
+          l, s, b.create<mlir::attn::MulOp>(l, m, b.create<mlir::attn::SubOp>(l, n, s))));
+    SmallVector<Value> yields(kept);
+    yields.push_back(kept[0]);
+    b.create<mlir::attn::YieldOp>(l, yields);
+    b.setInsertionPointAfter(scan);
+    Masked out;
+    for (size_t k = 0; k < states.size(); ++k)
+      out.finals.push_back(scan.getResult(k));
+    out.steps = scan.getResults().back();
+    return out;
+  }
+
+  // Stacked (bidirectional) layers over embedded tokens [B, S, E] under mask3: the last
+  // layer's outputs at every step [B, S, W'] and its final output [B, W'] (both directions
+  // merged).
+  std::pair<Value, Value> maskedRnn(const RnnSpec &r, Value seq, Value mask3, Location l) {
+    Value final;
+    for (int64_t layer = 0; layer < r.layers; ++layer) {
+      Masked forward = maskedDirection(r, "rnn", layer, seq, mask3, /*reverse=*/false, l);
+      Value steps = forward.steps;
+      final = forward.finals[0];
+      if (r.bidirectional) {
+        Masked backward = maskedDirection(r, "rnn", layer, seq, mask3, /*reverse=*/true, l);
+        steps = merge(r, steps, backward.steps, l);
+        final = merge(r, final, backward.finals[0], l);
+      }
+      seq = steps;
+    }
+    return {seq, final};
   }
 
   SmallVector<Value> zerosFor(ArrayRef<Type> types, Location l) {

@@ -18,6 +18,7 @@ struct ImportOptions {
   int64_t vocabSize = 0;
   /// `task: seq2seq`: vocabulary sizes (with the specials) and the compiled lengths: sources
   /// of `sourceLength` tokens, targets of `targetLength` (the longest target and its eos).
+  /// `tag` / `classify`: the tokens' and the tags' or labels' vocabularies, `sourceLength`.
   int64_t sourceVocab = 0, targetVocab = 0;
   int64_t sourceLength = 0, targetLength = 0;
 };
@@ -31,7 +32,9 @@ struct ImportOptions {
 /// or, for `task: seq2seq`, @loss(src, src_mask, tgt_in, tgt_out[, teacher]) -> cross-entropy
 /// and, for decoding, @encode(src, src_mask) -> (decoder states..., [context]) and
 /// @decode_step(token, states..., [context]) -> (log_probs, states...), with
-/// `spec.decode.batch` (greedy) or `spec.decode.beam` rows.
+/// `spec.decode.batch` (greedy) or `spec.decode.beam` rows;
+/// or, for `task: tag` / `classify`, @loss(src, src_mask, tags | label) -> cross-entropy and
+/// @forward(src, src_mask) -> scores per token / per sequence.
 /// Inputs and results carry `attn.name` attributes that become the tensor names of the
 /// compiled program's manifest. Needs the attn and func dialects loaded in `context`.
 mlir::OwningOpRef<mlir::ModuleOp> importSpec(const Spec &spec, mlir::MLIRContext &context,

@@ -33,36 +33,45 @@ std::vector<KeySchema> buildTable() {
           "The learning problem: `regress` predicts a real-valued target from a window "
           "(`data.builtin: sine`); `lm` predicts the next character at every position "
           "(`data.builtin: text`); `seq2seq` maps a source sequence to a target sequence "
-          "with an encoder-decoder (`data.builtin: copy | reverse | dates`, or `data.path`).")
-          .oneOf({"regress", "lm", "seq2seq"}).byDefault("regress"),
+          "with an encoder-decoder (`data.builtin: copy | reverse | dates`, or `data.path`); "
+          "`tag` labels every token (`data.builtin: pos`, or `data.path`); `classify` labels "
+          "a whole sequence (`data.builtin: majority`, or `data.path`).")
+          .oneOf({"regress", "lm", "seq2seq", "tag", "classify"}).byDefault("regress"),
 
       Key("data", T::Map, "Where the examples come from.").required(),
       Key("data.builtin", T::String, "Built-in data generator (see Data sets).")
-          .oneOf({"sine", "text", "copy", "reverse", "dates"}).exclusive("source"),
+          .oneOf({"sine", "text", "copy", "reverse", "dates", "pos", "majority"})
+          .exclusive("source"),
       Key("data.path", T::String,
-          "`seq2seq`: a UTF-8 text file of `source<TAB>target` lines (blank lines skipped).")
+          "`seq2seq`, `tag`, `classify`: a UTF-8 text file of `source<TAB>target` lines "
+          "(blank lines skipped); the target is the output sequence, the tags (one per "
+          "source token) or the label.")
           .exclusive("source"),
       Key("data.valid_path", T::String,
-          "`seq2seq` with `path`: the validation pairs; empty holds out the last `valid` "
+          "With `path`: the validation pairs; empty holds out the last `valid` "
           "lines of `path`.").byDefault("\"\""),
       Key("data.window", T::Int, "Input length N: time steps (samples or characters) per example.")
           .atLeast(1).byDefault("16"),
-      Key("data.min_len", T::Int, "`copy` / `reverse`: the shortest source, in symbols.")
+      Key("data.min_len", T::Int,
+          "`copy` / `reverse` / `majority`: the shortest source, in symbols.")
           .atLeast(1).byDefault("3"),
       Key("data.max_len", T::Int,
-          "`seq2seq`: the longest source and target in tokens; the model is compiled for "
-          "this length and longer pairs are dropped.").atLeast(1).byDefault("10"),
-      Key("data.symbols", T::Int, "`copy` / `reverse`: distinct symbols (2 to 62).")
+          "`seq2seq`, `tag`, `classify`: the longest source and target in tokens; the model "
+          "is compiled for this length and longer pairs are dropped.")
+          .atLeast(1).byDefault("10"),
+      Key("data.symbols", T::Int, "`copy` / `reverse` / `majority`: distinct symbols (2 to 62).")
           .atLeast(2).byDefault("10"),
       Key("data.tokens", T::String,
-          "`seq2seq`: `word` splits lines at whitespace, `char` makes every character a token "
-          "(use it for `dates`).").oneOf({"word", "char"}).byDefault("word"),
+          "`seq2seq`, `tag`, `classify`: `word` splits lines at whitespace, `char` makes "
+          "every character a token (use it for `dates`; tags and labels are always words).")
+          .oneOf({"word", "char"}).byDefault("word"),
       Key("data.min_count", T::Int,
-          "`seq2seq` vocabularies: tokens seen fewer times in training become `<unk>`.")
+          "Vocabularies (`seq2seq`, `tag`, `classify`): tokens seen fewer times in training "
+          "become `<unk>`.")
           .atLeast(1).byDefault("1"),
       Key("data.max_vocab", T::Int,
-          "`seq2seq` vocabularies: keep the most frequent tokens up to this size (with the "
-          "4 specials); 0 keeps all.").atLeast(0).byDefault("0"),
+          "Vocabularies (`seq2seq`, `tag`, `classify`): keep the most frequent tokens up to "
+          "this size (with the 4 specials); 0 keeps all.").atLeast(0).byDefault("0"),
       Key("data.train", T::Int, "Number of training examples generated.")
           .atLeast(1).byDefault("2000"),
       Key("data.valid", T::Int, "Number of validation examples generated.")
@@ -101,8 +110,8 @@ std::vector<KeySchema> buildTable() {
       Key("model.rnn.layers", T::Int, "Number of stacked recurrent layers.")
           .atLeast(1).byDefault("1"),
       Key("model.embedding", T::Map,
-          "`lm`, `seq2seq`: learned token embeddings feeding the rnn (a `seq2seq` model has "
-          "one table for the source and one for the target)."),
+          "`lm`, `seq2seq`, `tag`, `classify`: learned token embeddings feeding the rnn (a "
+          "`seq2seq` model has one table for the source and one for the target)."),
       Key("model.embedding.dim", T::Int, "Width of each token's embedding.")
           .atLeast(1).byDefault("32"),
       Key("model.seq2seq", T::Map,
@@ -188,7 +197,7 @@ std::vector<KeySchema> buildTable() {
           "How much the validation loss must drop to count as an improvement.")
           .atLeast(0).byDefault("0.0"),
       Key("train.label_smoothing", T::Float,
-          "`lm`, `seq2seq`: spread this much of each target's probability evenly over the "
+          "`lm`, `seq2seq`, `tag`, `classify`: spread this much of each target's probability evenly over the "
           "vocabulary.").atLeast(0).byDefault("0.0"),
       Key("train.teacher_forcing", T::Map,
           "`seq2seq`: scheduled sampling. At step i the decoder reads the true previous "
@@ -358,6 +367,25 @@ right-padded with `<pad>` and a mask keeps the encoder's state unchanged past a 
 token; the decoder reads `<bos> y1 .. yn` and is trained to write `y1 .. yn <eos>` (padding
 positions are ignored by the loss).
 
+### Tags and labels (`task: tag`, `task: classify`)
+
+- `data.builtin: pos` (`task: tag`): part-of-speech tagging of a tiny generated English,
+  sentences `DET [ADJ] NOUN VERB DET [ADJ] NOUN [ADV]` such as `the old dog sees a fly` with
+  the tags `DET ADJ NOUN VERB DET NOUN`. The words `fly`, `watch` and `run` are nouns after a
+  determiner or an adjective and verbs after a noun, so the tagger must read the context.
+  Sentences have up to 8 words (`data.max_len: 8` or more).
+- `data.builtin: majority` (`task: classify`): `data.min_len` to `data.max_len` symbols (as
+  for `copy`) with exactly one most frequent symbol; the label is that symbol.
+- `data.path: FILE.tsv`: `tokens<TAB>tags` lines (as many whitespace-separated tags as source
+  tokens; otherwise an error names the pair) for `tag`, `text<TAB>label` for `classify`.
+
+The source vocabulary is built as for seq2seq, and the tags or labels get a vocabulary of
+their own (with the same 4 specials, never predicted). The model reads the tokens through
+`model.embedding` and `model.rnn` (which may be `bidirectional`; a mask keeps each direction's
+state unchanged over padding), then a dense head gives, for `tag`, one score per tag at every
+position and, for `classify`, one per label from the final states. `attnc train` and
+`attnc eval` report the accuracy on the validation split (of the tokens for `tag`).
+
 ## Keys
 
 )";
@@ -464,6 +492,14 @@ const std::vector<ExampleSpec> &exampleSpecs() {
        "  optimizer: {type: adam, lr: 0.003}\n"
        "  clip_norm: 1.0\n"
        "decode: {beam: 1}\n"},
+      {"A bidirectional GRU part-of-speech tagger",
+       "name: pos-tagger\n"
+       "task: tag\n"
+       "data: {builtin: pos, max_len: 8, train: 4000, valid: 400}\n"
+       "model:\n"
+       "  embedding: {dim: 16}\n"
+       "  rnn: {cell: gru, hidden: 32, bidirectional: true}\n"
+       "train: {steps: 600, optimizer: {lr: 0.01}}\n"},
       {"Translation pairs from a TSV file: the context at every decoder step, scheduled "
        "sampling, beam search",
        "name: words\n"

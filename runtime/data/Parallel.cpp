@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 namespace attn::data {
@@ -262,6 +263,150 @@ std::vector<int32_t> encodeSource(const std::string &line, const Vocab &vocab, T
   std::fill(mask.begin(), mask.begin() + s.size(), 1.0f);
   s.resize(srcLen, Vocab::kPad);
   return s;
+}
+
+std::vector<Pair> makePosTags(int64_t count, uint64_t seed) {
+  static const std::vector<std::string> kDet = {"the", "a", "every", "this"};
+  static const std::vector<std::string> kAdj = {"big", "small", "red", "old", "happy"};
+  static const std::vector<std::string> kNoun = {"dog", "cat", "man", "city", "bird",
+                                                 "fly", "watch", "run"};
+  static const std::vector<std::string> kVerb = {"sees", "likes", "chases", "fly", "watch",
+                                                 "run"};
+  static const std::vector<std::string> kAdv = {"today", "often", "quickly"};
+  Rng rng(seed);
+  std::vector<Pair> pairs;
+  pairs.reserve((size_t)count);
+  for (int64_t i = 0; i < count; ++i) {
+    std::vector<std::string> words, tags;
+    auto add = [&](const std::vector<std::string> &from, const char *tag) {
+      words.push_back(from[(size_t)uniform(rng, 0, (int64_t)from.size() - 1)]);
+      tags.push_back(tag);
+    };
+    auto nounPhrase = [&] {
+      add(kDet, "DET");
+      if (uniform(rng, 0, 1))
+        add(kAdj, "ADJ");
+      add(kNoun, "NOUN");
+    };
+    nounPhrase();
+    add(kVerb, "VERB");
+    nounPhrase();
+    if (uniform(rng, 0, 2) == 0)
+      add(kAdv, "ADV");
+    pairs.push_back({detokenize(words, Tokenize::Word), detokenize(tags, Tokenize::Word)});
+  }
+  return pairs;
+}
+
+std::vector<Pair> makeMajority(int64_t count, int64_t minLen, int64_t maxLen, int64_t symbols,
+                               uint64_t seed) {
+  if (maxLen < 2)
+    throw std::runtime_error("attn: majority: max_len must be >= 2, got " +
+                             std::to_string(maxLen));
+  // Sequences with a tied most frequent symbol are drawn again (from the same generator).
+  std::vector<Pair> drawn = makeSymbolTask("majority", false, 4 * count + 64,
+                                           std::max<int64_t>(minLen, 2), maxLen, symbols, seed);
+  std::vector<Pair> pairs;
+  for (const Pair &p : drawn) {
+    if ((int64_t)pairs.size() == count)
+      break;
+    std::map<std::string, int64_t> counts;
+    for (const std::string &w : tokenize(p.source, Tokenize::Word))
+      ++counts[w];
+    int64_t best = 0, ties = 0;
+    std::string label;
+    for (const auto &[word, n] : counts) {
+      if (n > best) {
+        best = n;
+        label = word;
+        ties = 0;
+      } else if (n == best) {
+        ++ties;
+      }
+    }
+    if (ties == 0)
+      pairs.push_back({p.source, label});
+  }
+  if ((int64_t)pairs.size() < count)
+    throw std::runtime_error("attn: majority: too many ties; use more symbols or longer sequences");
+  return pairs;
+}
+
+namespace {
+
+// Token ids of `source` padded to srcLen into src/srcMask row `row`; false if it does not fit.
+bool writeSource(const std::string &source, const Vocab &vocab, Tokenize tok, int64_t srcLen,
+                 Tensor &src, Tensor &srcMask, int64_t row,
+                 std::vector<std::string> &tokens) {
+  tokens = tokenize(source, tok);
+  if (tokens.empty() || (int64_t)tokens.size() > srcLen)
+    return false;
+  std::vector<int32_t> ids = vocab.encode(tokens);
+  writePadded(ids.begin(), ids.end(), src.data<int32_t>() + row * srcLen, srcLen);
+  std::fill_n(srcMask.data<float>() + row * srcLen, ids.size(), 1.0f);
+  return true;
+}
+
+// Keeps the first `rows` rows of a [N, ...] tensor.
+Tensor firstRows(const Tensor &t, int64_t rows) {
+  std::vector<int64_t> shape = t.shape();
+  shape[0] = rows;
+  Tensor out(t.dtype(), shape);
+  std::memcpy(out.raw(), t.raw(), out.nbytes());
+  return out;
+}
+
+LabelledTensors encodeLabelled(const std::vector<Pair> &pairs, const Vocab &srcVocab,
+                               const Vocab &labelVocab, Tokenize srcTok, int64_t srcLen,
+                               bool tagged) {
+  if (srcLen < 1)
+    throw std::runtime_error("attn: srcLen must be >= 1, got " + std::to_string(srcLen));
+  int64_t n = (int64_t)pairs.size();
+  LabelledTensors t;
+  t.src = Tensor(ATTN_I32, {n, srcLen});
+  t.srcMask = Tensor(ATTN_F32, {n, srcLen});
+  t.labels = tagged ? Tensor(ATTN_I32, {n, srcLen}) : Tensor(ATTN_I32, {n});
+  int64_t kept = 0;
+  std::vector<std::string> tokens;
+  for (int64_t i = 0; i < n; ++i) {
+    const Pair &p = pairs[(size_t)i];
+    std::vector<std::string> labels = tokenize(p.target, Tokenize::Word);
+    if (tagged && labels.size() != tokenize(p.source, srcTok).size())
+      throw std::runtime_error("attn: pair " + std::to_string(i + 1) + " has " +
+                               std::to_string(tokenize(p.source, srcTok).size()) +
+                               " tokens but " + std::to_string(labels.size()) + " tags");
+    if (!tagged && labels.size() != 1)
+      throw std::runtime_error("attn: pair " + std::to_string(i + 1) +
+                               " must have one label, got '" + p.target + "'");
+    if (!writeSource(p.source, srcVocab, srcTok, srcLen, t.src, t.srcMask, kept, tokens)) {
+      ++t.dropped;
+      continue;
+    }
+    std::vector<int32_t> ids = labelVocab.encode(labels);
+    if (tagged)
+      writePadded(ids.begin(), ids.end(), t.labels.data<int32_t>() + kept * srcLen, srcLen);
+    else
+      t.labels.data<int32_t>()[kept] = ids[0];
+    ++kept;
+  }
+  if (kept < n) {
+    t.src = firstRows(t.src, kept);
+    t.srcMask = firstRows(t.srcMask, kept);
+    t.labels = firstRows(t.labels, kept);
+  }
+  return t;
+}
+
+} // namespace
+
+LabelledTensors encodeTagged(const std::vector<Pair> &pairs, const Vocab &srcVocab,
+                             const Vocab &tagVocab, Tokenize srcTok, int64_t srcLen) {
+  return encodeLabelled(pairs, srcVocab, tagVocab, srcTok, srcLen, /*tagged=*/true);
+}
+
+LabelledTensors encodeClassified(const std::vector<Pair> &pairs, const Vocab &srcVocab,
+                                 const Vocab &labelVocab, Tokenize srcTok, int64_t srcLen) {
+  return encodeLabelled(pairs, srcVocab, labelVocab, srcTok, srcLen, /*tagged=*/false);
 }
 
 } // namespace attn::data

@@ -199,7 +199,8 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
     small.push_back({"model.rnn.hidden", "5"});
   if (plain->model.mlp)
     small.push_back({"model.mlp.hidden", "[5, 4]"});
-  if (plain->task == "lm" || plain->task == "seq2seq")
+  if (plain->task == "lm" || plain->task == "seq2seq" || plain->task == "tag" ||
+      plain->task == "classify")
     small.push_back({"model.embedding.dim", "3"});
   if (plain->task == "seq2seq")
     small.push_back({"decode.batch", "2"});
@@ -211,7 +212,7 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
   ::attn::yaml::ImportOptions options;
   if (spec->task == "lm")
     options.vocabSize = ::attn::data::CharVocab(::attn::data::builtinText()).size();
-  if (spec->task == "seq2seq") {
+  if (spec->task == "seq2seq" || spec->task == "tag" || spec->task == "classify") {
     options.vocabSize = options.sourceVocab = options.targetVocab = 7;
     options.sourceLength = 4;
     options.targetLength = 5;

@@ -74,6 +74,22 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
                    "raise decode.beam or lower decode.nbest");
     return true;
   }
+  if (s.task == "tag" || s.task == "classify") {
+    std::string wants = s.task == "tag" ? "pos" : "majority";
+    if (!s.data.builtin.empty() && s.data.builtin != wants)
+      return error(s.data.loc, "task '" + s.task + "' learns from labelled sequences, but the "
+                                   "data is '" + source + "'",
+                   "set data.builtin: " + wants + ", or data.path to a TSV file");
+    if (!s.model.rnn)
+      return error(s.model.loc, "task '" + s.task + "' needs model.rnn",
+                   "replace model.mlp by model.rnn");
+    if (s.data.builtin == "majority" && s.data.minLen > s.data.maxLen)
+      return error(s.data.loc, "data.min_len (" + std::to_string(s.data.minLen) +
+                                   ") is larger than data.max_len (" +
+                                   std::to_string(s.data.maxLen) + ")",
+                   "");
+    return true;
+  }
   if (!s.data.path.empty())
     return error(s.data.loc, "data.path (TSV pairs) is for task 'seq2seq', not '" + s.task + "'",
                  "set task: seq2seq");
@@ -106,8 +122,8 @@ bool Compiler::import() {
     options = *importOptions_;
   else if (spec_->task == "lm")
     options.vocabSize = textVocab().size();
-  else if (spec_->task == "seq2seq")
-    options = seq2seqImportOptions(seq2seqData(*spec_));
+  else if (usesPairs(*spec_))
+    options = pairImportOptions(pairData(*spec_));
   module_ = attn::yaml::importSpec(*spec_, context_, options);
   return module_ && succeeded(mlir::verify(*module_));
 }

@@ -8,9 +8,9 @@ namespace attnc {
 namespace {
 
 attn::train::Split split(const attn::yaml::Spec &s, bool train) {
-  if (s.task == "seq2seq") {
-    const Seq2SeqData &d = seq2seqData(s);
-    return seq2seqSplit(s, d, train ? d.train : d.valid);
+  if (usesPairs(s)) {
+    const PairData &d = pairData(s);
+    return pairSplit(s, d, train ? d.train : d.valid);
   }
   int64_t count = train ? s.data.train : s.data.valid;
   // The validation split is drawn with the next seed (and, for text, from the held-out end).
@@ -33,6 +33,10 @@ attn::train::Split split(const attn::yaml::Spec &s, bool train) {
 attn::train::Split trainSplit(const attn::yaml::Spec &spec) { return split(spec, true); }
 attn::train::Split validSplit(const attn::yaml::Spec &spec) { return split(spec, false); }
 
+bool usesPairs(const attn::yaml::Spec &s) {
+  return s.task == "seq2seq" || s.task == "tag" || s.task == "classify";
+}
+
 bool scheduledSampling(const attn::yaml::Spec &s) {
   return s.train.teacherForcing.schedule != "constant" || s.train.teacherForcing.ratio < 1.0;
 }
@@ -47,12 +51,12 @@ std::vector<std::vector<std::string>> tokenized(const std::vector<attn::data::Pa
   return out;
 }
 
-Seq2SeqData buildSeq2Seq(const attn::yaml::Spec &s) {
+PairData buildSeq2Seq(const attn::yaml::Spec &s) {
   const attn::yaml::DataSpec &d = s.data;
-  Seq2SeqData data;
+  PairData data;
   data.tokenize = d.tokens == "char" ? attn::data::Tokenize::Char : attn::data::Tokenize::Word;
   data.sourceLength = d.maxLen;
-  data.targetLength = d.maxLen + 1;
+  data.targetLength = s.task == "seq2seq" ? d.maxLen + 1 : 0;
   // The validation pairs are drawn with the next seed.
   if (d.builtin == "copy" || d.builtin == "reverse") {
     auto make = d.builtin == "copy" ? attn::data::makeCopy : attn::data::makeReverse;
@@ -61,6 +65,12 @@ Seq2SeqData buildSeq2Seq(const attn::yaml::Spec &s) {
   } else if (d.builtin == "dates") {
     data.train = attn::data::makeDates(d.train, d.seed);
     data.valid = attn::data::makeDates(d.valid, d.seed + 1);
+  } else if (d.builtin == "pos") {
+    data.train = attn::data::makePosTags(d.train, d.seed);
+    data.valid = attn::data::makePosTags(d.valid, d.seed + 1);
+  } else if (d.builtin == "majority") {
+    data.train = attn::data::makeMajority(d.train, d.minLen, d.maxLen, d.symbols, d.seed);
+    data.valid = attn::data::makeMajority(d.valid, d.minLen, d.maxLen, d.symbols, d.seed + 1);
   } else {
     data.train = attn::data::readTsv(d.path);
     if (!d.validPath.empty()) {
@@ -76,15 +86,20 @@ Seq2SeqData buildSeq2Seq(const attn::yaml::Spec &s) {
   }
   data.source = attn::data::Vocab::build(tokenized(data.train, true, data.tokenize), d.minCount,
                                          d.maxVocab);
-  data.target = attn::data::Vocab::build(tokenized(data.train, false, data.tokenize), d.minCount,
-                                         d.maxVocab);
+  // Tags and labels are words whatever the source's tokens; all of them are kept.
+  if (s.task == "seq2seq")
+    data.target = attn::data::Vocab::build(tokenized(data.train, false, data.tokenize),
+                                           d.minCount, d.maxVocab);
+  else
+    data.target = attn::data::Vocab::build(
+        tokenized(data.train, false, attn::data::Tokenize::Word), 1, 0);
   return data;
 }
 
 } // namespace
 
-const Seq2SeqData &seq2seqData(const attn::yaml::Spec &spec) {
-  static std::map<std::string, Seq2SeqData> cache; // by the spec's text
+const PairData &pairData(const attn::yaml::Spec &spec) {
+  static std::map<std::string, PairData> cache; // by the spec's text
   std::string key = attn::yaml::specToYaml(spec);
   auto it = cache.find(key);
   if (it == cache.end())
@@ -92,21 +107,21 @@ const Seq2SeqData &seq2seqData(const attn::yaml::Spec &spec) {
   return it->second;
 }
 
-std::map<std::string, std::string> seq2seqMetadata(const Seq2SeqData &d) {
+std::map<std::string, std::string> pairMetadata(const PairData &d) {
   return {{"source_vocab", d.source.serialize()},
           {"target_vocab", d.target.serialize()},
           {"source_length", std::to_string(d.sourceLength)},
           {"target_length", std::to_string(d.targetLength)}};
 }
 
-Seq2SeqData seq2seqFromMetadata(const attn::yaml::Spec &spec,
+PairData pairDataFromMetadata(const attn::yaml::Spec &spec,
                                 const std::map<std::string, std::string> &meta,
                                 const std::string &file) {
   for (const char *key : {"source_vocab", "target_vocab", "source_length", "target_length"})
     if (!meta.count(key))
       throw std::runtime_error(file + ": a seq2seq checkpoint needs '" + key +
                                "' in its metadata");
-  Seq2SeqData d;
+  PairData d;
   d.tokenize = spec.data.tokens == "char" ? attn::data::Tokenize::Char
                                           : attn::data::Tokenize::Word;
   d.source = attn::data::Vocab::deserialize(meta.at("source_vocab"));
@@ -116,7 +131,7 @@ Seq2SeqData seq2seqFromMetadata(const attn::yaml::Spec &spec,
   return d;
 }
 
-attn::yaml::ImportOptions seq2seqImportOptions(const Seq2SeqData &d) {
+attn::yaml::ImportOptions pairImportOptions(const PairData &d) {
   attn::yaml::ImportOptions o;
   o.sourceVocab = d.source.size();
   o.targetVocab = d.target.size();
@@ -125,8 +140,16 @@ attn::yaml::ImportOptions seq2seqImportOptions(const Seq2SeqData &d) {
   return o;
 }
 
-attn::train::Split seq2seqSplit(const attn::yaml::Spec &spec, const Seq2SeqData &d,
-                                const std::vector<attn::data::Pair> &pairs) {
+attn::train::Split pairSplit(const attn::yaml::Spec &spec, const PairData &d,
+                             const std::vector<attn::data::Pair> &pairs) {
+  if (spec.task != "seq2seq") {
+    attn::data::LabelledTensors t =
+        spec.task == "tag"
+            ? attn::data::encodeTagged(pairs, d.source, d.target, d.tokenize, d.sourceLength)
+            : attn::data::encodeClassified(pairs, d.source, d.target, d.tokenize,
+                                           d.sourceLength);
+    return {std::move(t.src), std::move(t.srcMask), std::move(t.labels)};
+  }
   attn::data::Seq2SeqTensors t = attn::data::encodePairs(
       pairs, d.source, d.target, d.tokenize, d.tokenize, d.sourceLength, d.targetLength,
       spec.model.seq2seq.reverseSource);

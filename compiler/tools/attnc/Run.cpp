@@ -24,6 +24,8 @@ namespace attnc {
 int run(Compiler &c, const Options &o) {
   if (c.spec().task == "seq2seq")
     return runSeq2Seq(c, o);
+  if (c.spec().task == "tag" || c.spec().task == "classify")
+    return runLabeller(c, o);
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
     return 1;
   auto jit = attn::target::JitProgram::create(c.module(), c.manifest());

@@ -1,6 +1,7 @@
 // attnc train / eval: the training loop (runtime/train) over the compiled @train_step, and
 // evaluation of a checkpoint.
 #include "Data.h"
+#include "Labelling.h"
 #include "Translate.h"
 #include "Verbs.h"
 
@@ -62,7 +63,17 @@ std::function<void(int64_t, std::vector<attn::Tensor> &)> teacherCoins(const att
   };
 }
 
-void printAccuracy(const Accuracy &a, const attn::yaml::Spec &s) {
+// What a pair model gets right on the validation pairs: a seq2seq model's decoded outputs,
+// a tagger's tags or a classifier's labels.
+void reportQuality(const attn::Program &program, const std::vector<attn::Tensor> &params,
+                   const attn::yaml::Spec &s, const PairData &data) {
+  if (s.task != "seq2seq") {
+    double accuracy = labelAccuracy(program, params, pairSplit(s, data, data.valid));
+    std::cout << s.name << ": validation accuracy " << std::setprecision(4) << 100.0 * accuracy
+              << "% (" << (s.task == "tag" ? "tokens" : "sequences") << ")" << std::endl;
+    return;
+  }
+  Accuracy a = Seq2SeqDecoder(program, params, s, data).accuracy(data.valid);
   std::cout << s.name << ": " << (s.decode.beam > 1 ? "beam " + std::to_string(s.decode.beam)
                                                     : std::string("greedy"))
             << " decoding of " << a.count << " validation pairs: exact match "
@@ -103,9 +114,9 @@ int train(Compiler &c, const Options &o) {
                                            : "runs/" + s.name;
   t.resume = o.resume;
   t.metadata = {{"model", s.name}, {"spec", attn::yaml::specToYaml(s)}};
-  if (s.task == "seq2seq") {
-    const Seq2SeqData &data = seq2seqData(s);
-    for (auto &[key, value] : seq2seqMetadata(data))
+  if (usesPairs(s)) {
+    const PairData &data = pairData(s);
+    for (auto &[key, value] : pairMetadata(data))
       t.metadata[key] = value;
     std::cout << s.name << ": " << data.train.size() << " training and " << data.valid.size()
               << " validation pairs, vocabularies of " << data.source.size() << " and "
@@ -127,13 +138,13 @@ int train(Compiler &c, const Options &o) {
             << ": loss " << result.lastLoss << ", best validation loss " << result.bestValid
             << "\nwrote " << t.dir << "/{last,best}.safetensors, metrics.jsonl, loss.png"
             << std::endl;
-  if (s.task == "seq2seq") {
+  if (usesPairs(s)) {
     // The model as the run leaves it in best.safetensors (early stopping restores it too).
-    const Seq2SeqData &data = seq2seqData(s);
+    const PairData &data = pairData(s);
     std::string best = t.dir + "/best.safetensors";
     if (std::filesystem::exists(best))
       attn::train::loadCheckpoint(best, program.info(), params);
-    printAccuracy(Seq2SeqDecoder(program, params, s, data).accuracy(data.valid), s);
+    reportQuality(program, params, s, data);
   }
   return 0;
 }
@@ -144,13 +155,13 @@ int eval(Compiler &c, const Options &o) {
   if (int rc = loadForCheckpoint(c, o, file, stored))
     return rc;
   const attn::yaml::Spec &s = c.spec();
-  std::optional<Seq2SeqData> data;
-  if (s.task == "seq2seq") {
+  std::optional<PairData> data;
+  if (usesPairs(s)) {
     // The vocabularies are the checkpoint's; the validation pairs come from the spec's data.
-    data = seq2seqFromMetadata(s, stored, file);
-    const Seq2SeqData &fromSpec = seq2seqData(s);
+    data = pairDataFromMetadata(s, stored, file);
+    const PairData &fromSpec = pairData(s);
     data->valid = fromSpec.valid;
-    c.setImportOptions(seq2seqImportOptions(*data));
+    c.setImportOptions(pairImportOptions(*data));
   }
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
     return 1;
@@ -161,11 +172,11 @@ int eval(Compiler &c, const Options &o) {
   std::vector<attn::Tensor> params = attn::initParams(program.info(), s.train.seed);
   auto meta = attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
   double loss = attn::train::evaluate(
-      program, params, data ? seq2seqSplit(s, *data, data->valid) : validSplit(s));
+      program, params, data ? pairSplit(s, *data, data->valid) : validSplit(s));
   std::cout << s.name << ": validation loss " << loss << " (" << file << ", step "
             << (meta.count("step") ? meta.at("step") : "?") << ")" << std::endl;
   if (data)
-    printAccuracy(Seq2SeqDecoder(program, params, s, *data).accuracy(data->valid), s);
+    reportQuality(program, params, s, *data);
   return 0;
 }
 

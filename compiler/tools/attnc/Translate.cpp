@@ -21,7 +21,7 @@ namespace attnc {
 using attn::decode::Hypothesis;
 
 Seq2SeqDecoder::Seq2SeqDecoder(const attn::Program &program, const std::vector<attn::Tensor> &params,
-                               const attn::yaml::Spec &spec, const Seq2SeqData &data)
+                               const attn::yaml::Spec &spec, const PairData &data)
     : program(program), params(params), spec(spec), data(data) {
   const attn_entry_info &encode = program.entry("encode");
   rows = encode.inputs[0].shape[0];
@@ -118,8 +118,8 @@ Accuracy Seq2SeqDecoder::accuracy(const std::vector<attn::data::Pair> &pairs) co
 
 namespace {
 
-std::unique_ptr<attn::target::JitProgram> compileForDecoding(Compiler &c, const Seq2SeqData &d) {
-  c.setImportOptions(seq2seqImportOptions(d));
+std::unique_ptr<attn::target::JitProgram> compileForDecoding(Compiler &c, const PairData &d) {
+  c.setImportOptions(pairImportOptions(d));
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
     return nullptr;
   auto jit = attn::target::JitProgram::create(c.module(), c.manifest());
@@ -136,19 +136,19 @@ std::unique_ptr<attn::target::JitProgram> compileForDecoding(Compiler &c, const 
 int runSeq2Seq(Compiler &c, const Options &o) {
   const attn::yaml::Spec &s = c.spec();
   // The checkpoint's vocabularies, else the data's; examples from the validation pairs.
-  Seq2SeqData data;
+  PairData data;
   std::string file, origin;
   std::map<std::string, std::string> meta;
   if (!o.ckpt.empty()) {
     file = checkpointFile(o.ckpt);
     meta = attn::train::readCheckpointMetadata(file);
-    data = seq2seqFromMetadata(s, meta, file);
+    data = pairDataFromMetadata(s, meta, file);
     origin = "from " + file + " (step " + (meta.count("step") ? meta.at("step") : "?") + ")";
   } else {
-    data = seq2seqData(s);
+    data = pairData(s);
     origin = "initialised from seed " + std::to_string(o.seed.value_or(s.train.seed));
   }
-  data.valid = seq2seqData(s).valid;
+  data.valid = pairData(s).valid;
   auto jit = compileForDecoding(c, data);
   if (!jit)
     return 1;
@@ -187,7 +187,7 @@ int translate(Compiler &c, const Options &o) {
   const attn::yaml::Spec &s = c.spec();
   if (s.task != "seq2seq")
     return usageError("translate needs a seq2seq model; " + s.name + " is task '" + s.task + "'");
-  Seq2SeqData data = seq2seqFromMetadata(s, meta, file);
+  PairData data = pairDataFromMetadata(s, meta, file);
   auto jit = compileForDecoding(c, data);
   if (!jit)
     return 1;

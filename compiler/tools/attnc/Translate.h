@@ -24,7 +24,7 @@ struct Accuracy {
 class Seq2SeqDecoder {
 public:
   Seq2SeqDecoder(const attn::Program &program, const std::vector<attn::Tensor> &params,
-                 const attn::yaml::Spec &spec, const Seq2SeqData &data);
+                 const attn::yaml::Spec &spec, const PairData &data);
 
   /// Throws when the line has more tokens than the model reads.
   Encoded encode(const std::string &line) const;
@@ -40,7 +40,7 @@ private:
   const attn::Program &program;
   const std::vector<attn::Tensor> &params;
   const attn::yaml::Spec &spec;
-  const Seq2SeqData &data;
+  const PairData &data;
   int64_t rows = 0, sourceLength = 0;
 };
 

@@ -48,5 +48,6 @@ int train(Compiler &c, const Options &o);    // Train.cpp
 int eval(Compiler &c, const Options &o);     // Train.cpp
 int translate(Compiler &c, const Options &o); // Translate.cpp
 int runSeq2Seq(Compiler &c, const Options &o); // Translate.cpp: `run` for a seq2seq model
+int runLabeller(Compiler &c, const Options &o); // Labelling.cpp: `run` for tag / classify
 
 } // namespace attnc

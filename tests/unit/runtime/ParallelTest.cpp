@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -245,6 +247,73 @@ TEST(EncodeSource, MatchesEncodePairs) {
     EXPECT_STREQ(e.what(), "attn: the source sentence has 6 tokens; the model reads at most 5");
   }
   EXPECT_THROW(attn::data::encodeSource(" ", src, Tokenize::Word, 5, false, mask),
+               std::runtime_error);
+}
+
+} // namespace
+
+namespace {
+
+TEST(Labelled, PosTagsFollowTheContext) {
+  std::vector<attn::data::Pair> pairs = attn::data::makePosTags(500, 4);
+  ASSERT_EQ(pairs.size(), 500u);
+  EXPECT_EQ(attn::data::makePosTags(500, 4)[17].source, pairs[17].source); // seeded
+  int ambiguousNouns = 0, ambiguousVerbs = 0;
+  for (const attn::data::Pair &p : pairs) {
+    auto words = attn::data::tokenize(p.source, Tokenize::Word);
+    auto tags = attn::data::tokenize(p.target, Tokenize::Word);
+    ASSERT_EQ(words.size(), tags.size()) << p.source;
+    EXPECT_EQ(tags[0], "DET");
+    for (size_t i = 1; i < words.size(); ++i) {
+      if (words[i] != "fly" && words[i] != "watch" && words[i] != "run")
+        continue;
+      // The previous word decides: after DET or ADJ a noun, after a NOUN a verb.
+      if (tags[i - 1] == "NOUN") {
+        EXPECT_EQ(tags[i], "VERB") << p.source;
+        ++ambiguousVerbs;
+      } else {
+        EXPECT_EQ(tags[i], "NOUN") << p.source;
+        ++ambiguousNouns;
+      }
+    }
+  }
+  EXPECT_GT(ambiguousNouns, 20);
+  EXPECT_GT(ambiguousVerbs, 20);
+}
+
+TEST(Labelled, MajorityLabelIsTheUniqueMostFrequentSymbol) {
+  std::vector<attn::data::Pair> pairs = attn::data::makeMajority(300, 3, 9, 3, 2);
+  ASSERT_EQ(pairs.size(), 300u);
+  for (const attn::data::Pair &p : pairs) {
+    std::map<std::string, int> counts;
+    for (const std::string &w : attn::data::tokenize(p.source, Tokenize::Word))
+      ++counts[w];
+    int best = counts[p.target], atBest = 0;
+    for (const auto &entry : counts) {
+      EXPECT_LE(entry.second, best) << p.source;
+      atBest += entry.second == best;
+    }
+    EXPECT_EQ(atBest, 1) << p.source;
+  }
+}
+
+TEST(Labelled, EncodesTagsAndLabelsPaddedAndDropsTooLong) {
+  Vocab words = Vocab::build({{"a", "b", "c"}}, 1, 0), tags = Vocab::build({{"X", "Y"}}, 1, 0);
+  attn::data::LabelledTensors t = attn::data::encodeTagged(
+      {{"a b", "X Y"}, {"a b c a", "X X X X"}, {"c", "Y"}}, words, tags, Tokenize::Word, 3);
+  EXPECT_EQ(t.dropped, 1);
+  ASSERT_EQ(t.src.shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(row(t.src, 1), (Ids{words.id("c"), Vocab::kPad, Vocab::kPad}));
+  EXPECT_EQ(row(t.labels, 0), (Ids{tags.id("X"), tags.id("Y"), Vocab::kPad}));
+  EXPECT_EQ(frow(t.srcMask, 0), (std::vector<float>{1, 1, 0}));
+  EXPECT_THROW(attn::data::encodeTagged({{"a b", "X"}}, words, tags, Tokenize::Word, 3),
+               std::runtime_error);
+
+  attn::data::LabelledTensors c = attn::data::encodeClassified(
+      {{"a b", "Y"}, {"c", "X"}}, words, tags, Tokenize::Word, 3);
+  ASSERT_EQ(c.labels.shape(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(c.labels.data<int32_t>()[0], tags.id("Y"));
+  EXPECT_THROW(attn::data::encodeClassified({{"a", "X Y"}}, words, tags, Tokenize::Word, 3),
                std::runtime_error);
 }
 

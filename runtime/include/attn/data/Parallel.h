@@ -1,5 +1,7 @@
-// Parallel (source, target) text for sequence-to-sequence models: TSV files, builtin
-// generated tasks (copy, reverse, date formats), and their encoding into padded id tensors.
+// Paired text: (source, target) for sequence-to-sequence models, (tokens, tags) for sequence
+// labelling and (text, label) for classification. TSV files, builtin generated tasks (copy,
+// reverse, date formats, part-of-speech tags, majority symbol), and their encoding into padded
+// id tensors.
 #ifndef ATTN_DATA_PARALLEL_H
 #define ATTN_DATA_PARALLEL_H
 
@@ -66,6 +68,39 @@ Seq2SeqTensors encodePairs(const std::vector<Pair> &pairs, const Vocab &srcVocab
 // has no tokens or more than srcLen ("... has 12 tokens; the model reads at most 10").
 std::vector<int32_t> encodeSource(const std::string &line, const Vocab &vocab, Tokenize tok,
                                   int64_t srcLen, bool reverseSource, std::vector<float> &mask);
+
+//===------------------------------------------------------------------------------------===//
+// Sequence labelling (one tag per token) and classification (one label per sequence)
+//===------------------------------------------------------------------------------------===//
+
+// Part-of-speech tagging of a tiny generated English: sentences
+//   DET [ADJ] NOUN VERB DET [ADJ] NOUN [ADV]
+// (e.g. "the old dog sees a fly") with source = the words and target = their tags, one per
+// word ("DET ADJ NOUN VERB DET NOUN"). The words "fly", "watch" and "run" are nouns after a
+// determiner or an adjective and verbs after a noun, so a tagger must read the context.
+std::vector<Pair> makePosTags(int64_t count, uint64_t seed);
+
+// Classification: minLen..maxLen symbols (as for makeCopy) of which exactly one is the most
+// frequent; the target is that symbol. Throws std::runtime_error on invalid arguments
+// (symbols in [2, 62]; maxLen >= 2).
+std::vector<Pair> makeMajority(int64_t count, int64_t minLen, int64_t maxLen, int64_t symbols,
+                               uint64_t seed);
+
+// N kept pairs as
+//   src    i32 [N, srcLen]  token ids, then kPad;  srcMask f32 [N, srcLen] 1 / 0
+//   labels i32 [N, srcLen]  (tagged) the tag of each token, then kPad (ignored by the loss)
+//          i32 [N]          (classified) the label of each source
+// Tags are the target's whitespace-separated words; a pair whose tag count differs from its
+// token count is an error naming the pair's 1-based index. Sources of no tokens or more
+// than srcLen are dropped.
+struct LabelledTensors {
+  Tensor src, srcMask, labels;
+  int64_t dropped = 0;
+};
+LabelledTensors encodeTagged(const std::vector<Pair> &pairs, const Vocab &srcVocab,
+                             const Vocab &tagVocab, Tokenize srcTok, int64_t srcLen);
+LabelledTensors encodeClassified(const std::vector<Pair> &pairs, const Vocab &srcVocab,
+                                 const Vocab &labelVocab, Tokenize srcTok, int64_t srcLen);
 
 } // namespace attn::data
 
