@@ -10,9 +10,11 @@ def AttnToOneDNN : Pass<"attn-to-onednn", "mlir::ModuleOp"> {
     `attn.matmul` and `attn.dense` become `func.call`s of `@attn_rt_matmul` /
     `@attn_rt_dense` (declared `llvm.emit_c_interface`, implemented in runtime/cpu) on
     memrefs of the operands and a fresh output buffer. Shapes are folded to the kernels'
-    rank-3 (matmul: batch, rows, cols) and rank-2 (dense) forms with reshapes. It runs
-    last in `attn-lower`, after attn-to-linalg and the clean-ups, and rewrites only the attn
-    ops: a later fold or CSE of the `to_memref` / `to_tensor` pairs would hide a kernel's
+    rank-3 (matmul: batch, rows, cols) and rank-2 (dense) forms with reshapes. The sequence
+    ops `attn.rnn`, `attn.gru`, `attn.lstm` become calls of `@attn_rt_rnn_forward` (oneDNN's
+    RNN primitives; `training` forwards keep their workspace) and their `*_grad` ops calls
+    of `@attn_rt_rnn_backward`. It runs last in `attn-lower`, after attn-to-linalg and the
+    clean-ups, and rewrites only the attn ops: a later fold or CSE of the `to_memref` / `to_tensor` pairs would hide a kernel's
     reads from one-shot bufferization, which could then let an in-place write clobber an
     operand before the kernel reads it.
   }];
@@ -26,8 +28,9 @@ def AttnToLinalg : Pass<"attn-to-linalg", "mlir::ModuleOp"> {
   let description = [{
     Elementwise ops (with broadcasting), softmax, layer_norm, reductions and embedding become
     `linalg.generic`s; shape ops become tensor ops; `attn.scan` becomes an `scf.for` over
-    time whose iteration arguments are the carried values and the stacked outputs. Matmuls
-    and dense layers are left for attn-to-onednn. Composite ops must have been decomposed
+    time whose iteration arguments are the carried values and the stacked outputs. Matmuls,
+    dense layers and the sequence ops (rnn, gru, lstm and their backward ops) are left for
+    attn-to-onednn. Composite ops must have been decomposed
     first: any other attn op left over is an error naming it.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",

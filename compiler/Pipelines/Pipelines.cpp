@@ -58,7 +58,11 @@ void registerDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void buildAttnToLowered(OpPassManager &pm) {
+void buildFusion(OpPassManager &pm) { pm.addPass(mlir::attn::createAttnFuseRecurrence()); }
+
+void buildAttnToLowered(OpPassManager &pm, bool fuse) {
+  if (fuse)
+    buildFusion(pm);
   pm.addPass(mlir::attn::createAttnParamsToArgs());
   pm.addPass(mlir::attn::createAttnDecompose());
   pm.addPass(createCanonicalizerPass());

@@ -1,6 +1,7 @@
 // The one place where pass order lives. attnc and attn-opt both build their pipelines here.
 //
 //   attn (importer output)
+//     --buildFusion----------->  scans over oneDNN cells -> rnn/gru/lstm (before autodiff)
 //     --buildAttnToLowered-->  linalg/tensor/scf on tensors + oneDNN kernel calls  ("lowered")
 //     --buildLoweredToLLVM-->  LLVM dialect with packed entry points               ("llvm")
 #pragma once
@@ -16,8 +17,13 @@ namespace attn::pipelines {
 /// deliberately avoided: they cost minutes of compile time per translation unit).
 void registerDialects(mlir::DialectRegistry &registry);
 
-/// attn -> tensors of linalg/tensor/scf/arith/math plus func.calls of runtime kernels.
-void buildAttnToLowered(mlir::OpPassManager &pm);
+/// Structural fusion on attn (attn-fuse-recurrence): scans over a oneDNN cell become sequence
+/// ops. Runs before attn-autodiff, so that fused ops differentiate as one op.
+void buildFusion(mlir::OpPassManager &pm);
+
+/// attn -> tensors of linalg/tensor/scf/arith/math plus func.calls of runtime kernels. Starts
+/// with buildFusion unless `fuse` is false.
+void buildAttnToLowered(mlir::OpPassManager &pm, bool fuse = true);
 
 /// Lowered tensors -> LLVM dialect. Entry points become `<entryPrefix><name>(void **args)`.
 void buildLoweredToLLVM(mlir::OpPassManager &pm, const std::string &entryPrefix);

@@ -44,6 +44,8 @@ llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::create(mlir::ModuleOp ll
     };
     add("_mlir_ciface_attn_rt_matmul", (void *)&_mlir_ciface_attn_rt_matmul);
     add("_mlir_ciface_attn_rt_dense", (void *)&_mlir_ciface_attn_rt_dense);
+    add("_mlir_ciface_attn_rt_rnn_forward", (void *)&_mlir_ciface_attn_rt_rnn_forward);
+    add("_mlir_ciface_attn_rt_rnn_backward", (void *)&_mlir_ciface_attn_rt_rnn_backward);
     return symbols;
   });
   auto jit = std::unique_ptr<JitProgram>(new JitProgram());
@@ -64,13 +66,14 @@ llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::create(mlir::ModuleOp ll
 
 llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::compile(mlir::ModuleOp attnModule,
                                                                 const std::string &model,
-                                                                const std::string &cname) {
+                                                                const std::string &cname,
+                                                                bool fuse) {
   auto failed = [](const char *stage) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    std::string("compilation failed in ") + stage);
   };
   mlir::PassManager lower(attnModule.getContext());
-  pipelines::buildAttnToLowered(lower);
+  pipelines::buildAttnToLowered(lower, fuse);
   if (mlir::failed(lower.run(attnModule)))
     return failed("attn-lower");
   auto manifest = readManifest(attnModule, model, cname);

@@ -17,6 +17,27 @@ def AttnParamsToArgs : Pass<"attn-params-to-args", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def AttnFuseRecurrence : Pass<"attn-fuse-recurrence"> {
+  let summary = "turns a scan over one oneDNN cell into a sequence op (rnn, gru, lstm)";
+  let description = [{
+    Matches an `attn.scan` along axis 1 of one sequence `[B, T, I]` whose body is exactly one
+    `rnn_cell`, `gru_cell` (form `pytorch`) or `lstm_cell` (peepholes allowed, no projection)
+    reading the step input, whose carried values are exactly the cell's state fed back from
+    its new state, whose per-step outputs (if any) are the new hidden state, and whose
+    weights are loop-invariant. Such a scan becomes `attn.rnn`, `attn.gru` or `attn.lstm`
+    (with `reverse` for a reversed scan), which lower to oneDNN's RNN primitives and
+    differentiate through oneDNN's backward (`attn.*_grad`). Anything else stays a scan:
+    other cells and GRU forms, extra ops in the body (attention, masks), other carried
+    values, scans without a sequence, and scans autodiff has already prepared
+    (`attn.saved_carries`). Runs before attn-autodiff (so the gradient is the fused
+    backward) and first in attn-lower; attnc's `--no-fuse` leaves it out.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "report why each scan that stays a scan was not fused (as a remark)">
+  ];
+}
+
 def AttnDecompose : Pass<"attn-decompose"> {
   let summary = "rewrites composite ops (cells) into core attn ops";
   let description = [{

@@ -368,3 +368,103 @@ SmallVector<Value> GruCellOp::decompose(OpBuilder &b) {
   // (1 - z) * n + z * h
   return {mix(b.create<SubOp>(l, one(b, l), z), n)};
 }
+
+//===----------------------------------------------------------------------------------===//
+// rnn, gru, lstm and their backward ops
+//===----------------------------------------------------------------------------------===//
+
+namespace {
+// The shape rule shared by the sequence ops. `operands` are input [B, T, I], h0 [B, H],
+// (c0 [B, H] with `cell`), w_ih [I, G*H], w_hh [H, G*H], then `numBiases` biases [G*H], and
+// with `cell` optionally peephole weights [3, H].
+LogicalResult inferSequence(StringRef name, std::optional<Location> loc, ValueRange operands,
+                            int64_t gates, bool cell, unsigned numBiases,
+                            SmallVectorImpl<Type> &results) {
+  unsigned expected = (cell ? 5 : 4) + numBiases;
+  bool peephole = cell && operands.size() == expected + 1;
+  bool ok = operands.size() == expected || peephole;
+  int64_t batch = 0, steps = 0, in = 0, hid = 0;
+  if (ok) {
+    auto x = typeOf(operands[0]), h = typeOf(operands[1]);
+    ok = x.getRank() == 3 && h.getRank() == 2;
+    if (ok) {
+      batch = x.getShape()[0], steps = x.getShape()[1], in = x.getShape()[2];
+      hid = h.getShape()[1];
+      ok = h.getShape()[0] == batch;
+    }
+  }
+  unsigned w = cell ? 3 : 2;
+  if (ok && cell)
+    ok = hasShape(operands[2], {batch, hid});
+  ok = ok && hasShape(operands[w], {in, gates * hid}) &&
+       hasShape(operands[w + 1], {hid, gates * hid});
+  for (unsigned i = 0; ok && i < numBiases; ++i)
+    ok = hasShape(operands[w + 2 + i], {gates * hid});
+  if (ok && peephole)
+    ok = hasShape(operands[expected], {3, hid});
+  if (!ok) {
+    std::string shapes;
+    for (Value v : operands)
+      shapes += (shapes.empty() ? "" : ", ") + typeStr(v.getType());
+    std::string g = gates == 1 ? "" : std::to_string(gates);
+    return emitOptionalError(loc, "'attn.", name, "' needs input [B, T, I], h0 [B, H]",
+                             cell ? ", c0 [B, H]" : "", ", w_ih [I, ", g, "H], w_hh [H, ", g,
+                             "H] and ", numBiases, " bias(es) [", g, "H]",
+                             cell ? " (and peepholes [3, H])" : "", "; got ", shapes);
+  }
+  results.push_back(RankedTensorType::get({batch, steps, hid}, typeOf(operands[0]).getElementType()));
+  results.push_back(operands[1].getType());
+  if (cell)
+    results.push_back(operands[2].getType());
+  return success();
+}
+
+// The shape rule of a sequence op's backward: `numForward` forward operands, then the
+// forward's results and their gradients (checked against the forward's shape rule); the
+// results have the forward operands' types.
+LogicalResult inferSequenceGrad(StringRef name, std::optional<Location> loc, ValueRange operands,
+                                unsigned numForward, int64_t gates, bool cell,
+                                unsigned numBiases, SmallVectorImpl<Type> &results) {
+  // An LSTM's peephole weights come last (after the result gradients).
+  unsigned n = cell ? 3 : 2;
+  bool peephole = cell && operands.size() == numForward + 2 * n + 1;
+  SmallVector<Value> forwardOperands(operands.take_front(std::min<size_t>(numForward, operands.size())));
+  if (peephole)
+    forwardOperands.push_back(operands.back());
+  SmallVector<Type> forward;
+  if (operands.size() < numForward ||
+      failed(inferSequence(name.drop_back(5) /* "_grad" */, loc, forwardOperands, gates, cell,
+                           numBiases, forward)))
+    return failure();
+  bool ok = operands.size() == numForward + 2 * n + (peephole ? 1 : 0);
+  for (unsigned i = 0; ok && i < n; ++i)
+    ok = operands[numForward + i].getType() == forward[i] &&
+         operands[numForward + n + i].getType() == forward[i];
+  if (!ok) {
+    std::string want;
+    for (Type t : forward)
+      want += (want.empty() ? "" : ", ") + typeStr(t);
+    return emitOptionalError(loc, "'attn.", name,
+                             "' needs the forward's operands, then its results and their "
+                             "gradients, each of types (",
+                             want, ")");
+  }
+  for (Value v : forwardOperands)
+    results.push_back(v.getType());
+  return success();
+}
+} // namespace
+
+#define ATTN_SEQUENCE_INFER(Op, name, rule, ...)                                                   \
+  LogicalResult Op::inferReturnTypes(MLIRContext *, std::optional<Location> loc,                  \
+                                     ValueRange operands, DictionaryAttr, OpaqueProperties,       \
+                                     RegionRange, SmallVectorImpl<Type> &results) {               \
+    return rule(name, loc, operands, __VA_ARGS__, results);                                       \
+  }
+ATTN_SEQUENCE_INFER(RnnOp, "rnn", inferSequence, 1, false, 1)
+ATTN_SEQUENCE_INFER(GruOp, "gru", inferSequence, 3, false, 2)
+ATTN_SEQUENCE_INFER(LstmOp, "lstm", inferSequence, 4, true, 1)
+ATTN_SEQUENCE_INFER(RnnGradOp, "rnn_grad", inferSequenceGrad, 5, 1, false, 1)
+ATTN_SEQUENCE_INFER(GruGradOp, "gru_grad", inferSequenceGrad, 6, 3, false, 2)
+ATTN_SEQUENCE_INFER(LstmGradOp, "lstm_grad", inferSequenceGrad, 6, 4, true, 1)
+#undef ATTN_SEQUENCE_INFER

@@ -180,4 +180,166 @@ def Attn_GruCellOp : Attn_Op<"gru_cell", [Pure, DeclareOpInterfaceMethods<InferT
   }];
 }
 
+//===- sequence ops: what attn-fuse-recurrence makes of a scan over one cell ------------===//
+
+// A whole recurrent layer over x [B, T, I]: outputs [B, T, H] (every step's hidden state, in
+// time order also when `reverse`) and the final states. Lowered to oneDNN's RNN primitives.
+class Attn_SequenceOp<string mnemonic>
+    : Attn_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+                         DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+                                                   ["prepareForGradient"]>]>;
+
+// The backward of a sequence op: the forward's operands, its results and their gradients in;
+// the gradients of the forward's operands (same types, same order) out.
+class Attn_SequenceGradOp<string mnemonic>
+    : Attn_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let assemblyFormat = "operands attr-dict `:` type(operands)";
+}
+
+def Attn_RnnOp : Attn_SequenceOp<"rnn"> {
+  let summary = "a vanilla (tanh) RNN layer over a whole sequence";
+  let description = [{
+    Runs `attn.rnn_cell` over the time axis 1 of `input` `[B, T, I]` starting from `h0`
+    `[B, H]` (from the last step to the first with `reverse`): `h_t = tanh(x_t w_ax +
+    h_{t-1} w_aa + bias)` with `w_ax [I, H]`, `w_aa [H, H]`, `bias [H]`. Results: `outputs`
+    `[B, T, H]` (`h_t` at position `t`, also when reversed) and `h_n`, the final state.
+    `attn-fuse-recurrence` makes it of an `attn.scan` over one `rnn_cell`; it lowers to
+    oneDNN's vanilla RNN primitive. Its gradient is `attn.rnn_grad` (oneDNN's backward);
+    `training` (set by the gradient rule) makes the forward keep oneDNN's workspace for it.
+
+    ```mlir
+    %hs, %h = attn.rnn %x, %h0, %w_ax, %w_aa, %b
+        : tensor<4x16x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$w_ax,
+                       Attn_FloatTensor:$w_aa, Attn_FloatTensor:$bias, UnitAttr:$reverse,
+                       UnitAttr:$training);
+  let results = (outs Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n);
+  let assemblyFormat = [{
+    $input `,` $h0 `,` $w_ax `,` $w_aa `,` $bias attr-dict `:` type($input) `,` type($h0) `,`
+    type($w_ax) `,` type($w_aa) `,` type($bias)
+  }];
+}
+
+def Attn_GruOp : Attn_SequenceOp<"gru"> {
+  let summary = "a GRU layer (PyTorch's form) over a whole sequence";
+  let description = [{
+    Runs `attn.gru_cell` with `form = "pytorch"` (gates r, z, n) over the time axis 1 of
+    `input` `[B, T, I]` from `h0` `[B, H]` (backwards in time with `reverse`), with `w_ih`
+    `[I, 3H]`, `w_hh [H, 3H]`, `b_ih`, `b_hh` `[3H]`. Results: `outputs` `[B, T, H]` (in time
+    order) and the final state `h_n`. Lowered to oneDNN's linear-before-reset GRU (gates u,
+    r, o = z, r, n; the runtime reorders the gate blocks). Gradient: `attn.gru_grad`.
+
+    ```mlir
+    %hs, %h = attn.gru %x, %h0, %wi, %wh, %bi, %bh
+        : tensor<4x16x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$w_ih,
+                       Attn_FloatTensor:$w_hh, Attn_FloatTensor:$b_ih, Attn_FloatTensor:$b_hh,
+                       UnitAttr:$reverse, UnitAttr:$training);
+  let results = (outs Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n);
+  let assemblyFormat = [{
+    $input `,` $h0 `,` $w_ih `,` $w_hh `,` $b_ih `,` $b_hh attr-dict `:` type($input) `,`
+    type($h0) `,` type($w_ih) `,` type($w_hh) `,` type($b_ih) `,` type($b_hh)
+  }];
+}
+
+def Attn_LstmOp : Attn_SequenceOp<"lstm"> {
+  let summary = "an LSTM layer over a whole sequence";
+  let description = [{
+    Runs `attn.lstm_cell` (gates i, f, g, o; optional peepholes, no projection) over the time
+    axis 1 of `input` `[B, T, I]` from `h0`, `c0` `[B, H]` (backwards in time with `reverse`),
+    with `w_ih [I, 4H]`, `w_hh [H, 4H]`, `bias [4H]` and optionally `w_peephole [3, H]` (gates
+    i, f, o, as the cell's). Results: `outputs` `[B, T, H]` (the hidden state of every step,
+    in time order), and the final `h_n`, `c_n`. Lowered to oneDNN's LSTM primitive (same gate
+    order, weight layout and peephole formula). Gradient: `attn.lstm_grad`.
+
+    ```mlir
+    %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b
+        : tensor<4x16x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$c0,
+                       Attn_FloatTensor:$w_ih, Attn_FloatTensor:$w_hh, Attn_FloatTensor:$bias,
+                       Optional<Attn_FloatTensor>:$w_peephole, UnitAttr:$reverse,
+                       UnitAttr:$training);
+  let results = (outs Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n, Attn_FloatTensor:$c_n);
+  let assemblyFormat = [{
+    $input `,` $h0 `,` $c0 `,` $w_ih `,` $w_hh `,` $bias
+    (`peephole` `(` $w_peephole^ `:` type($w_peephole) `)`)? attr-dict `:` type($input) `,`
+    type($h0) `,` type($c0) `,` type($w_ih) `,` type($w_hh) `,` type($bias)
+  }];
+}
+
+def Attn_RnnGradOp : Attn_SequenceGradOp<"rnn_grad"> {
+  let summary = "the backward of attn.rnn (oneDNN's vanilla RNN backward)";
+  let description = [{
+    Operands: the forward's operands (`input, h0, w_ax, w_aa, bias`), its results
+    (`outputs, h_n`) and their gradients (`d_outputs, d_h_n`); `reverse` as in the forward.
+    Results: the gradients of the forward's operands, of the same types. The runtime reuses
+    the workspace a `training` forward kept, or recomputes it.
+
+    ```mlir
+    %dx, %dh0, %dwax, %dwaa, %db = attn.rnn_grad %x, %h0, %w_ax, %w_aa, %b, %hs, %h, %dhs, %dh
+        : tensor<4x16x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>,
+          tensor<4x16x8xf32>, tensor<4x8xf32>, tensor<4x16x8xf32>, tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$w_ax,
+                       Attn_FloatTensor:$w_aa, Attn_FloatTensor:$bias,
+                       Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n,
+                       Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n, UnitAttr:$reverse);
+  let results = (outs Attn_FloatTensor:$d_input, Attn_FloatTensor:$d_h0,
+                      Attn_FloatTensor:$d_w_ax, Attn_FloatTensor:$d_w_aa,
+                      Attn_FloatTensor:$d_bias);
+}
+
+def Attn_GruGradOp : Attn_SequenceGradOp<"gru_grad"> {
+  let summary = "the backward of attn.gru (oneDNN's linear-before-reset GRU backward)";
+  let description = [{
+    Operands: the forward's operands (`input, h0, w_ih, w_hh, b_ih, b_hh`), its results
+    (`outputs, h_n`) and their gradients; results: the gradients of the forward's operands.
+
+    ```mlir
+    %dx, %dh0, %dwi, %dwh, %dbi, %dbh = attn.gru_grad %x, %h0, %wi, %wh, %bi, %bh, %hs, %h, %dhs, %dh
+        : tensor<4x16x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>,
+          tensor<24xf32>, tensor<4x16x8xf32>, tensor<4x8xf32>, tensor<4x16x8xf32>, tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$w_ih,
+                       Attn_FloatTensor:$w_hh, Attn_FloatTensor:$b_ih, Attn_FloatTensor:$b_hh,
+                       Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n,
+                       Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n, UnitAttr:$reverse);
+  let results = (outs Attn_FloatTensor:$d_input, Attn_FloatTensor:$d_h0,
+                      Attn_FloatTensor:$d_w_ih, Attn_FloatTensor:$d_w_hh,
+                      Attn_FloatTensor:$d_b_ih, Attn_FloatTensor:$d_b_hh);
+}
+
+def Attn_LstmGradOp : Attn_SequenceGradOp<"lstm_grad"> {
+  let summary = "the backward of attn.lstm (oneDNN's LSTM backward)";
+  let description = [{
+    Operands: the forward's operands (`input, h0, c0, w_ih, w_hh, bias`), its results
+    (`outputs, h_n, c_n`) and their gradients, then the forward's `w_peephole` if it has one;
+    results: the gradients of the forward's operands (`d_w_peephole` last, with peepholes).
+
+    ```mlir
+    %dx, %dh0, %dc0, %dwi, %dwh, %db = attn.lstm_grad %x, %h0, %c0, %wi, %wh, %b, %hs, %h, %c, %dhs, %dh, %dc
+        : tensor<4x16x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>,
+          tensor<32xf32>, tensor<4x16x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x16x8xf32>,
+          tensor<4x8xf32>, tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$c0,
+                       Attn_FloatTensor:$w_ih, Attn_FloatTensor:$w_hh, Attn_FloatTensor:$bias,
+                       Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n, Attn_FloatTensor:$c_n,
+                       Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n,
+                       Attn_FloatTensor:$d_c_n, Optional<Attn_FloatTensor>:$w_peephole,
+                       UnitAttr:$reverse);
+  let results = (outs Attn_FloatTensor:$d_input, Attn_FloatTensor:$d_h0, Attn_FloatTensor:$d_c0,
+                      Attn_FloatTensor:$d_w_ih, Attn_FloatTensor:$d_w_hh,
+                      Attn_FloatTensor:$d_bias, Optional<Attn_FloatTensor>:$d_w_peephole);
+}
+
 #endif // ATTN_OPS_RECURRENT_TD

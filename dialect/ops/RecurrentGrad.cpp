@@ -5,6 +5,8 @@
 
 #include "mlir/IR/IRMapping.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -191,3 +193,43 @@ LogicalResult GruCellOp::buildGradient(OpBuilder &b, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
   return buildGradientByDecomposition(*this, b, grads, out);
 }
+
+//===- rnn, gru, lstm ----------------------------------------------------------------------===//
+
+// A sequence op's gradient is its backward op (oneDNN's RNN backward): it takes the forward's
+// operands, results and result gradients. The forward is marked `training` first, so that it
+// runs in oneDNN's training mode and keeps the workspace the backward reads.
+namespace {
+template <typename GradOp, typename Op>
+LogicalResult buildSequenceGradient(Op op, OpBuilder &b, ValueRange grads,
+                                    SmallVectorImpl<Value> &out) {
+  SmallVector<Value> operands(op->getOperands());
+  Value peephole; // an LSTM's peephole weights go last
+  if constexpr (std::is_same_v<Op, LstmOp>) {
+    if ((peephole = op.getWPeephole()))
+      operands.pop_back();
+  }
+  operands.append(op->getResults().begin(), op->getResults().end());
+  operands.append(grads.begin(), grads.end());
+  if (peephole)
+    operands.push_back(peephole);
+  auto grad = b.create<GradOp>(op.getLoc(), operands);
+  if (op.getReverse())
+    grad->setAttr("reverse", b.getUnitAttr());
+  out.append(grad->getResults().begin(), grad->getResults().end());
+  return success();
+}
+} // namespace
+
+#define ATTN_SEQUENCE_GRADIENT(Op, GradOp)                                                         \
+  Operation *Op::prepareForGradient(OpBuilder &b) {                                               \
+    setTraining(true);                                                                             \
+    return getOperation();                                                                         \
+  }                                                                                                \
+  LogicalResult Op::buildGradient(OpBuilder &b, ValueRange grads, SmallVectorImpl<Value> &out) { \
+    return buildSequenceGradient<GradOp>(*this, b, grads, out);                                   \
+  }
+ATTN_SEQUENCE_GRADIENT(RnnOp, RnnGradOp)
+ATTN_SEQUENCE_GRADIENT(GruOp, GruGradOp)
+ATTN_SEQUENCE_GRADIENT(LstmOp, LstmGradOp)
+#undef ATTN_SEQUENCE_GRADIENT

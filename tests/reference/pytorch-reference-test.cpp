@@ -199,6 +199,9 @@ void checkLossGrad(const Reference &r, const std::string &cfg) {
   auto module = ::attn::yaml::importSpec(*spec, context, options);
   ASSERT_TRUE(module && mlir::succeeded(mlir::verify(*module)));
   mlir::PassManager pm(&context);
+  // As attnc does: fusion first (scans over cells oneDNN has become sequence ops whose
+  // gradient is oneDNN's backward), then autodiff.
+  ::attn::pipelines::buildFusion(pm);
   pm.addPass(mlir::attn::createAttnAutodiff());
   ASSERT_TRUE(mlir::succeeded(pm.run(*module))) << "attn-autodiff failed";
   auto jit = ::attn::target::JitProgram::compile(*module, spec->name,

@@ -17,6 +17,7 @@ struct AttnToOneDNN : mlir::attn::impl::AttnToOneDNNBase<AttnToOneDNN> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     attn::onednn::populateCorePatterns(patterns);
+    attn::onednn::populateRecurrentPatterns(patterns);
     // Patterns create the kernel declarations at module level, so they run on the module.
     GreedyRewriteConfig config;
     config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;

@@ -1,6 +1,7 @@
 // attn-to-onednn, core family: matmul and dense become calls of the runtime's kernels
 // (runtime/include/attn/kernels.h). The kernels see memref descriptors, so operands can be
 // strided views and nothing is copied on the way in.
+#include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 #include "compiler/Conversion/AttnToOneDNN/Patterns.h"
 #include "compiler/Conversion/Passes.h"
 #include "dialect/AttnOps.h"
@@ -13,62 +14,7 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-// memref<?x...xf32, strided<[?, ...], offset: ?>>: the one argument type of every kernel, so
-// a single declaration serves all shapes.
-MemRefType kernelMemrefType(MLIRContext *ctx, int64_t rank) {
-  SmallVector<int64_t> dyn(rank, ShapedType::kDynamic);
-  auto layout = StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dyn);
-  return MemRefType::get(dyn, Float32Type::get(ctx), layout);
-}
-
-// Declares `@name(kernel memrefs..., i64...)` once per module.
-func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef name,
-                           ArrayRef<int64_t> memrefRanks, unsigned numI64) {
-  auto module = from->getParentOfType<ModuleOp>();
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
-  MLIRContext *ctx = rewriter.getContext();
-  SmallVector<Type> inputs;
-  for (int64_t r : memrefRanks)
-    inputs.push_back(kernelMemrefType(ctx, r));
-  inputs.append(numI64, rewriter.getI64Type());
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointToStart(module.getBody());
-  auto f = rewriter.create<func::FuncOp>(module.getLoc(), name,
-                                         rewriter.getFunctionType(inputs, {}));
-  f.setPrivate();
-  f->setAttr("llvm.emit_c_interface", rewriter.getUnitAttr());
-  return f;
-}
-
-// A tensor operand as a kernel argument: its buffer, viewed with a dynamic layout.
-Value asKernelOperand(PatternRewriter &rewriter, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  MLIRContext *ctx = rewriter.getContext();
-  SmallVector<int64_t> dynStrides(type.getRank(), ShapedType::kDynamic);
-  auto viewType = MemRefType::get(type.getShape(), type.getElementType(),
-                                  StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dynStrides));
-  // read_only: the kernels never write their inputs, so bufferization need not copy an
-  // operand that is still read later (a weight used at every step of a scan, say).
-  Value view = rewriter.create<bufferization::ToMemrefOp>(loc, viewType, tensor,
-                                                          /*read_only=*/true);
-  return rewriter.create<memref::CastOp>(loc, kernelMemrefType(ctx, type.getRank()), view);
-}
-
-// A fresh output buffer of `shape`, plus its kernel view.
-std::pair<Value, Value> allocKernelResult(PatternRewriter &rewriter, Location loc,
-                                          ArrayRef<int64_t> shape) {
-  auto type = MemRefType::get(shape, rewriter.getF32Type());
-  Value buffer = rewriter.create<memref::AllocOp>(loc, type, rewriter.getI64IntegerAttr(64));
-  Value view = rewriter.create<memref::CastOp>(
-      loc, kernelMemrefType(rewriter.getContext(), shape.size()), buffer);
-  return {buffer, view};
-}
-
-Value asTensor(PatternRewriter &rewriter, Location loc, Value buffer) {
-  return rewriter.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
-                                                    /*writable=*/true);
-}
+using namespace mlir::attn::onednn;
 
 // Tensor-level reshapes (this pass runs after attn-to-linalg, so no attn.reshape): the
 // kernels' forms only merge leading dimensions or add unit ones, which a collapse or an

@@ -6,4 +6,7 @@
 namespace mlir::attn::onednn {
 /// matmul and dense -> calls of the runtime's oneDNN kernels (runtime/cpu/matmul.cpp).
 void populateCorePatterns(RewritePatternSet &patterns);
+/// rnn, gru, lstm and their *_grad ops -> calls of the runtime's oneDNN RNN kernels
+/// (runtime/cpu/recurrent.cpp).
+void populateRecurrentPatterns(RewritePatternSet &patterns);
 } // namespace mlir::attn::onednn

@@ -134,13 +134,16 @@ bool Compiler::import() {
 
 bool Compiler::addTraining() {
   mlir::PassManager pm(&context_);
+  // Fusion first, so that a fused op differentiates as one op (its backward is oneDNN's).
+  if (fuse_)
+    attn::pipelines::buildFusion(pm);
   attn::yaml::addTrainingPasses(pm, spec_->train);
   return succeeded(pm.run(*module_));
 }
 
 bool Compiler::lower() {
   mlir::PassManager pm(&context_);
-  attn::pipelines::buildAttnToLowered(pm);
+  attn::pipelines::buildAttnToLowered(pm, fuse_);
   if (failed(pm.run(*module_)))
     return false;
   auto manifest =

@@ -32,6 +32,10 @@ public:
   void setImportOptions(const attn::yaml::ImportOptions &o) { importOptions_ = o; }
   /// Importer output (stage "attn").
   bool import();
+  /// Structural fusion (attn-fuse-recurrence) before autodiff and in the lowering; on unless
+  /// turned off (`--no-fuse`).
+  void setFuse(bool fuse) { fuse_ = fuse; }
+
   /// Adds @loss_grad and @train_step (attn-autodiff, attn-train-step with the spec's
   /// optimizer) to the imported module (stage "grad").
   bool addTraining();
@@ -49,6 +53,7 @@ private:
   std::optional<attn::yaml::Spec> spec_;
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   std::optional<attn::target::Manifest> manifest_;
+  bool fuse_ = true;
   std::optional<attn::yaml::ImportOptions> importOptions_;
 };
 

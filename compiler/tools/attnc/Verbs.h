@@ -20,6 +20,7 @@ struct Options {
   std::optional<uint64_t> sampleSeed;
   std::optional<std::string> prime;
   bool resume = false;
+  bool fuse = true;
   bool scores = false;
   bool help = false;
 };

@@ -27,6 +27,7 @@ verbs:
 
 common options:
   --set KEY=VALUE   override one spec key (YAML value), e.g. --set train.batch_size=8
+  --no-fuse         keep every scan a scan (no attn-fuse-recurrence): the unfused reference
   -h, --help        help for a verb: attnc run --help
 )";
 
@@ -150,6 +151,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       o.sampleSeed = std::stoull(value);
     else if (takeValue("--prime"))
       o.prime = value;
+    else if (a == "--no-fuse")
+      o.fuse = false;
     else if (takeValue("--beam"))
       o.overrides.push_back({"decode.beam", value});
     else if (takeValue("--nbest"))
@@ -201,6 +204,7 @@ int main(int argc, char **argv) {
   if (o.model.empty() && !(fromCheckpoint && !o.ckpt.empty()))
     return attnc::usageError(o.verb + " needs a MODEL.yaml");
   attnc::Compiler c;
+  c.setFuse(o.fuse);
   try {
     if (o.verb == "eval")
       return attnc::eval(c, o);

@@ -36,6 +36,38 @@ void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_memref3 *b, attn_memref3 
 void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_memref2 *w, attn_memref1 *bias,
                                 attn_memref2 *y);
 
+/* The cells of the recurrent kernels (`kind`). */
+enum { ATTN_RNN_VANILLA = 0, ATTN_RNN_GRU = 1, ATTN_RNN_LSTM = 2 };
+
+/* A whole recurrent layer through oneDNN's RNN primitives (vanilla tanh RNN, linear-before-
+ * reset GRU, LSTM). x: [B, T, I]; h0, c0: [B, H]; w_ih: [I, G*H]; w_hh: [H, G*H]; b_ih, b_hh:
+ * [G*H] in attn's layouts (GRU gates r, z, n as PyTorch); w_peephole: [3, H] (LSTM gates i, f,
+ * o; read only when `peephole`); outputs: [B, T, H] (time order also when `reverse`), h_n,
+ * c_n: [B, H]. c0 and c_n are used by the LSTM only and b_hh by the GRU only (the vanilla RNN
+ * and LSTM have one bias); unused operands may alias others. With
+ * `training` the kernel runs oneDNN's training forward and keeps the workspace for the
+ * backward kernel, keyed by the `outputs` buffer. */
+void _mlir_ciface_attn_rt_rnn_forward(attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0,
+                                      attn_memref2 *w_ih, attn_memref2 *w_hh,
+                                      attn_memref1 *b_ih, attn_memref1 *b_hh,
+                                      attn_memref2 *w_peephole, attn_memref3 *outputs,
+                                      attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind,
+                                      int64_t reverse, int64_t training, int64_t peephole);
+
+/* The backward of attn_rt_rnn_forward: the forward's operands and results, the gradients of
+ * its results (d_outputs, d_h_n, d_c_n) in, the gradients of its operands out (overwritten;
+ * d_w_peephole only when `peephole`).
+ * Uses the workspace of the training forward that wrote `outputs` when it is still cached
+ * and `outputs` is unchanged, and recomputes it otherwise. */
+void _mlir_ciface_attn_rt_rnn_backward(
+    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih,
+    attn_memref2 *w_hh, attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole,
+    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, attn_memref3 *d_outputs,
+    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
+    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
+    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
+    int64_t peephole);
+
 #ifdef __cplusplus
 }
 #endif

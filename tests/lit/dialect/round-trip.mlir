@@ -136,3 +136,28 @@ func.func @cells(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8xf32>, 
   %g2 = attn.gru_cell %x, %h, %gi, %gh, %gb, %gb {form = "seed"} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   return %g2 : tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func @sequences
+func.func @sequences(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8xf32>,
+                     %wax: tensor<2x8xf32>, %waa: tensor<8x8xf32>, %b8: tensor<8xf32>,
+                     %gi: tensor<2x24xf32>, %gh: tensor<8x24xf32>, %gb: tensor<24xf32>,
+                     %li: tensor<2x32xf32>, %lh: tensor<8x32xf32>, %lb: tensor<32xf32>,
+                     %dhs: tensor<4x6x8xf32>, %wp: tensor<3x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: %{{.*}}, %{{.*}} = attn.rnn %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  %rs, %rh = attn.rnn %x, %h, %wax, %waa, %b8 : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  // CHECK: attn.gru {{.*}} {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+  %gs, %gh1 = attn.gru %x, %h, %gi, %gh, %gb, %gb {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+  // CHECK: attn.lstm {{.*}} {training} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+  %ls, %lh1, %lc1 = attn.lstm %x, %h, %c, %li, %lh, %lb {training} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+  // CHECK: attn.rnn_grad {{.*}} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>
+  %r:5 = attn.rnn_grad %x, %h, %wax, %waa, %b8, %rs, %rh, %dhs, %h : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>
+  // CHECK: attn.gru_grad {{.*}} {reverse} : tensor<4x6x2xf32>
+  %g:6 = attn.gru_grad %x, %h, %gi, %gh, %gb, %gb, %gs, %gh1, %dhs, %h {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>
+  // CHECK: attn.lstm_grad {{.*}} : tensor<4x6x2xf32>
+  %l:6 = attn.lstm_grad %x, %h, %c, %li, %lh, %lb, %ls, %lh1, %lc1, %dhs, %h, %c : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: attn.lstm {{.*}} peephole(%{{.*}} : tensor<3x8xf32>) {reverse} : tensor<4x6x2xf32>
+  %ps, %ph, %pc = attn.lstm %x, %h, %c, %li, %lh, %lb peephole(%wp : tensor<3x8xf32>) {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+  // CHECK: attn.lstm_grad {{.*}} {reverse} : {{.*}}, tensor<3x8xf32>
+  %pg:7 = attn.lstm_grad %x, %h, %c, %li, %lh, %lb, %ps, %ph, %pc, %dhs, %h, %c, %wp {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<3x8xf32>
+  return %l#1 : tensor<4x8xf32>
+}

@@ -48,3 +48,23 @@ func.func @loss() -> tensor<f32> {
   %c = attn.constant dense<1.0> : tensor<f32>
   return %c : tensor<f32>
 }
+
+// -----
+
+// A fused layer differentiates as one op: the forward runs in training mode and its backward
+// op (oneDNN's) takes the forward's operands, results and result gradients.
+// CHECK-LABEL: func.func @loss_grad(%{{.*}}: tensor<2x3x1xf32>, %{{.*}}: tensor<2x1xf32>)
+// CHECK: %[[HS:.*]], %[[H:.*]], %[[C:.*]] = attn.lstm %{{.*}} {training}
+// CHECK-NOT: attn.scan
+// CHECK: attn.lstm_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[HS]], %[[H]], %[[C]], %{{.*}}, %{{.*}}, %{{.*}} :
+func.func @loss(%x: tensor<2x3x1xf32>, %y: tensor<2x1xf32>) -> tensor<f32> {
+  %h0 = attn.constant dense<0.0> : tensor<2x4xf32>
+  %wi = attn.param "w_ih" : tensor<1x16xf32>
+  %wh = attn.param "w_hh" : tensor<4x16xf32>
+  %b = attn.param "b" : tensor<16xf32>
+  %wo = attn.param "out" : tensor<4x1xf32>
+  %hs, %h, %c = attn.lstm %x, %h0, %h0, %wi, %wh, %b : tensor<2x3x1xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x16xf32>, tensor<4x16xf32>, tensor<16xf32>
+  %p = attn.matmul %h, %wo : tensor<2x4xf32>, tensor<4x1xf32>
+  %l = attn.mse %p, %y : tensor<2x1xf32>, tensor<2x1xf32>
+  return %l : tensor<f32>
+}

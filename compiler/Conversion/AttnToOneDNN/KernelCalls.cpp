@@ -1,0 +1,63 @@
+// Building calls of the runtime's kernels at the tensor level (see KernelCalls.h).
+#include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+namespace mlir::attn::onednn {
+
+MemRefType kernelMemrefType(MLIRContext *ctx, int64_t rank) {
+  SmallVector<int64_t> dyn(rank, ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dyn);
+  return MemRefType::get(dyn, Float32Type::get(ctx), layout);
+}
+
+func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef name,
+                           ArrayRef<int64_t> memrefRanks, unsigned numI64) {
+  auto module = from->getParentOfType<ModuleOp>();
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<Type> inputs;
+  for (int64_t r : memrefRanks)
+    inputs.push_back(kernelMemrefType(ctx, r));
+  inputs.append(numI64, rewriter.getI64Type());
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(module.getBody());
+  auto f = rewriter.create<func::FuncOp>(module.getLoc(), name,
+                                         rewriter.getFunctionType(inputs, {}));
+  f.setPrivate();
+  f->setAttr("llvm.emit_c_interface", rewriter.getUnitAttr());
+  return f;
+}
+
+Value asKernelOperand(PatternRewriter &rewriter, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<int64_t> dynStrides(type.getRank(), ShapedType::kDynamic);
+  auto viewType = MemRefType::get(type.getShape(), type.getElementType(),
+                                  StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dynStrides));
+  // read_only: the kernels never write their inputs, so bufferization need not copy an
+  // operand that is still read later (a weight used at every step of a scan, say).
+  Value view = rewriter.create<bufferization::ToMemrefOp>(loc, viewType, tensor,
+                                                          /*read_only=*/true);
+  return rewriter.create<memref::CastOp>(loc, kernelMemrefType(ctx, type.getRank()), view);
+}
+
+std::pair<Value, Value> allocKernelResult(PatternRewriter &rewriter, Location loc,
+                                          ArrayRef<int64_t> shape) {
+  auto type = MemRefType::get(shape, rewriter.getF32Type());
+  Value buffer = rewriter.create<memref::AllocOp>(loc, type, rewriter.getI64IntegerAttr(64));
+  Value view = rewriter.create<memref::CastOp>(
+      loc, kernelMemrefType(rewriter.getContext(), shape.size()), buffer);
+  return {buffer, view};
+}
+
+Value asTensor(PatternRewriter &rewriter, Location loc, Value buffer) {
+  return rewriter.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
+                                                    /*writable=*/true);
+}
+
+} // namespace mlir::attn::onednn

@@ -1,0 +1,32 @@
+// Calls of the runtime's kernels at the tensor level, shared by the families of
+// attn-to-onednn: `bufferization.to_memref` -> `func.call` -> `bufferization.to_tensor
+// restrict`, so the kernels take part in one-shot bufferization with the rest of a function.
+#pragma once
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <utility>
+
+namespace mlir::attn::onednn {
+
+/// memref<?x...xf32, strided<[?, ...], offset: ?>>: the one argument type of every kernel, so
+/// a single declaration serves all shapes.
+MemRefType kernelMemrefType(MLIRContext *ctx, int64_t rank);
+
+/// Declares `@name(kernel memrefs of `memrefRanks`..., i64 x numI64)` once per module.
+func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef name,
+                           ArrayRef<int64_t> memrefRanks, unsigned numI64);
+
+/// A tensor operand as a kernel argument: its buffer, viewed with a dynamic layout.
+Value asKernelOperand(PatternRewriter &rewriter, Location loc, Value tensor);
+
+/// A fresh output buffer of `shape`, plus its kernel view.
+std::pair<Value, Value> allocKernelResult(PatternRewriter &rewriter, Location loc,
+                                          ArrayRef<int64_t> shape);
+
+/// The tensor of a buffer a kernel has written (`to_tensor restrict writable`).
+Value asTensor(PatternRewriter &rewriter, Location loc, Value buffer);
+
+} // namespace mlir::attn::onednn

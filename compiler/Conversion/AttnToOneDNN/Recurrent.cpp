@@ -1,0 +1,146 @@
+// attn-to-onednn, recurrent family: the sequence ops (rnn, gru, lstm) and their backward ops
+// become calls of the runtime's oneDNN RNN kernels (runtime/cpu/recurrent.cpp):
+//
+//   attn_rt_rnn_forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, outputs, h_n, c_n,
+//                       kind, reverse, training, peephole)
+//   attn_rt_rnn_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, outputs, h_n, c_n,
+//                        d_outputs, d_h_n, d_c_n,
+//                        d_x, d_h0, d_c0, d_w_ih, d_w_hh, d_b_ih, d_b_hh, d_w_peephole,
+//                        kind, reverse, peephole)
+//
+// One signature serves the three cells: where a cell lacks an operand (c0 and c_n outside an
+// LSTM, b_hh outside a GRU, peepholes outside a peephole LSTM) another operand of the same
+// rank stands in, and the kernel neither reads nor writes it.
+#include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
+#include "compiler/Conversion/AttnToOneDNN/Patterns.h"
+#include "compiler/Conversion/Passes.h"
+#include "dialect/AttnOps.h"
+
+#include "attn/kernels.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::onednn;
+
+namespace {
+// The kinds the kernels take (attn/kernels.h).
+template <typename Op> constexpr int64_t kindOf();
+template <> constexpr int64_t kindOf<RnnOp>() { return ATTN_RNN_VANILLA; }
+template <> constexpr int64_t kindOf<GruOp>() { return ATTN_RNN_GRU; }
+template <> constexpr int64_t kindOf<LstmOp>() { return ATTN_RNN_LSTM; }
+template <> constexpr int64_t kindOf<RnnGradOp>() { return ATTN_RNN_VANILLA; }
+template <> constexpr int64_t kindOf<GruGradOp>() { return ATTN_RNN_GRU; }
+template <> constexpr int64_t kindOf<LstmGradOp>() { return ATTN_RNN_LSTM; }
+
+// The forward operands in the kernels' order: x, h0, c0, w_ih, w_hh, b_ih, b_hh.
+SmallVector<Value> forwardOperands(ValueRange ops, int64_t kind) {
+  if (kind == ATTN_RNN_LSTM) // x, h0, c0, w_ih, w_hh, bias
+    return {ops[0], ops[1], ops[2], ops[3], ops[4], ops[5], ops[5]};
+  if (kind == ATTN_RNN_GRU) // x, h0, w_ih, w_hh, b_ih, b_hh
+    return {ops[0], ops[1], ops[1], ops[2], ops[3], ops[4], ops[5]};
+  return {ops[0], ops[1], ops[1], ops[2], ops[3], ops[4], ops[4]}; // x, h0, w_ax, w_aa, b
+}
+
+// Forward results in the kernels' order (outputs, h_n, c_n) from the op's.
+SmallVector<Value> stateTriple(ValueRange v, int64_t kind) {
+  if (kind == ATTN_RNN_LSTM)
+    return {v[0], v[1], v[2]};
+  return {v[0], v[1], v[1]};
+}
+
+// An LSTM's peephole weights, or null.
+Value peepholeOf(Operation *op) {
+  if (auto lstm = dyn_cast<LstmOp>(op))
+    return lstm.getWPeephole();
+  if (auto grad = dyn_cast<LstmGradOp>(op))
+    return grad.getWPeephole();
+  return {};
+}
+
+Value i64(PatternRewriter &rewriter, Location loc, int64_t v) {
+  return rewriter.create<arith::ConstantIntOp>(loc, v, 64);
+}
+
+template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
+    constexpr int64_t kind = kindOf<Op>();
+    Location loc = op.getLoc();
+    auto kernel = declareKernel(rewriter, op, "attn_rt_rnn_forward",
+                                {3, 2, 2, 2, 2, 1, 1, 2, 3, 2, 2}, 4);
+    SmallVector<Value> args;
+    SmallVector<Value> operands = forwardOperands(op->getOperands(), kind);
+    Value peephole = peepholeOf(op);
+    operands.push_back(peephole ? peephole : operands[4]);
+    for (Value v : operands)
+      args.push_back(asKernelOperand(rewriter, loc, v));
+    SmallVector<Value> buffers, views;
+    for (Value r : op->getResults()) {
+      auto [buffer, view] =
+          allocKernelResult(rewriter, loc, cast<RankedTensorType>(r.getType()).getShape());
+      buffers.push_back(buffer);
+      views.push_back(view);
+    }
+    args.append(stateTriple(views, kind));
+    args.push_back(i64(rewriter, loc, kind));
+    args.push_back(i64(rewriter, loc, op.getReverse()));
+    args.push_back(i64(rewriter, loc, op.getTraining()));
+    args.push_back(i64(rewriter, loc, peephole != nullptr));
+    rewriter.create<func::CallOp>(loc, kernel, args);
+    SmallVector<Value> results;
+    for (Value buffer : buffers)
+      results.push_back(asTensor(rewriter, loc, buffer));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
+    constexpr int64_t kind = kindOf<Op>();
+    Location loc = op.getLoc();
+    auto kernel =
+        declareKernel(rewriter, op, "attn_rt_rnn_backward",
+                      {3, 2, 2, 2, 2, 1, 1, 2, 3, 2, 2, 3, 2, 2, 3, 2, 2, 2, 2, 1, 1, 2}, 3);
+    Value peephole = peepholeOf(op);
+    unsigned numForward = op->getNumResults() - (peephole ? 1 : 0);
+    unsigned numStates = kind == ATTN_RNN_LSTM ? 3 : 2;
+    ValueRange operands = op->getOperands();
+    SmallVector<Value> args;
+    SmallVector<Value> inputs = forwardOperands(operands.take_front(numForward), kind);
+    inputs.push_back(peephole ? peephole : inputs[4]);
+    for (Value v : inputs)
+      args.push_back(asKernelOperand(rewriter, loc, v));
+    for (Value v : stateTriple(operands.slice(numForward, numStates), kind))
+      args.push_back(asKernelOperand(rewriter, loc, v));
+    for (Value v : stateTriple(operands.slice(numForward + numStates, numStates), kind))
+      args.push_back(asKernelOperand(rewriter, loc, v));
+    SmallVector<Value> buffers, views;
+    for (Value r : op->getResults()) {
+      auto [buffer, view] =
+          allocKernelResult(rewriter, loc, cast<RankedTensorType>(r.getType()).getShape());
+      buffers.push_back(buffer);
+      views.push_back(view);
+    }
+    SmallVector<Value> outs = forwardOperands(views, kind);
+    args.append(outs);
+    args.push_back(peephole ? views.back() : outs[4]); // d_w_peephole, or d_w_hh unwritten
+    args.push_back(i64(rewriter, loc, kind));
+    args.push_back(i64(rewriter, loc, op.getReverse()));
+    args.push_back(i64(rewriter, loc, peephole != nullptr));
+    rewriter.create<func::CallOp>(loc, kernel, args);
+    SmallVector<Value> results;
+    for (Value buffer : buffers)
+      results.push_back(asTensor(rewriter, loc, buffer));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::attn::onednn::populateRecurrentPatterns(RewritePatternSet &patterns) {
+  patterns.add<SequenceToKernel<RnnOp>, SequenceToKernel<GruOp>, SequenceToKernel<LstmOp>,
+               SequenceGradToKernel<RnnGradOp>, SequenceGradToKernel<GruGradOp>,
+               SequenceGradToKernel<LstmGradOp>>(patterns.getContext());
+}

@@ -1,0 +1,652 @@
+// oneDNN implementations of the recurrent kernels declared in attn/kernels.h: a whole layer of
+// a vanilla (tanh) RNN, a linear-before-reset GRU (PyTorch's GRU) or an LSTM, forward and
+// backward.
+//
+// Layouts. attn's sequences are batch-major [B, T, C]: oneDNN's `ntc` format, so they are
+// passed through without copies when dense. attn's weights [I, G*H] are oneDNN's `ldigo` with
+// one layer and one direction; the primitives pick their own weight formats (`any`) and the
+// kernels reorder. PyTorch's GRU gates (r, z, n) are oneDNN's (u, r, o) = (z, r, n), and its
+// two biases become oneDNN's four (u, r, o, u'): b_ih + b_hh for z and r, then b_ih[n] and
+// b_hh[n]; the kernels permute on the way in and back.
+//
+// Workspace. oneDNN's backward needs the workspace of a training forward. A forward called with
+// `training` keeps its workspace in a small cache keyed by its `outputs` buffer (address and a
+// hash of the contents); the backward takes it from there, or recomputes the forward when the
+// entry is missing or stale. Counters (attn/cpu/Recurrent.h) tell which happened.
+// ATTN_RNN_RECOMPUTE=1 in the environment turns the cache off (every backward recomputes its
+// forward): kept to measure what the cache saves (docs/benchmarks.md).
+//
+// Called from compiled code through a C ABI: these functions must not throw; a oneDNN error
+// prints a message to stderr and aborts.
+#include "attn/cpu/Recurrent.h"
+#include "attn/kernels.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <string>
+#include <vector>
+
+#define ATTN_EXPORT __attribute__((visibility("default")))
+
+namespace attn::cpu {
+namespace {
+
+using dims = dnnl::memory::dims;
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+using md = dnnl::memory::desc;
+
+[[noreturn]] void fail(const char *kernel, const std::string &msg) {
+  std::fprintf(stderr, "attn runtime: %s: %s\n", kernel, msg.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+dnnl::engine &engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::stream &stream() {
+  static thread_local dnnl::stream s(engine());
+  return s;
+}
+
+std::atomic<size_t> workspaceHits{0}, workspaceMisses{0};
+
+bool keepWorkspaces() {
+  static const bool keep = [] {
+    const char *v = std::getenv("ATTN_RNN_RECOMPUTE");
+    return !(v && *v && std::strcmp(v, "0") != 0);
+  }();
+  return keep;
+}
+
+//===- strided memrefs <-> dense buffers ------------------------------------------------===//
+
+// A memref descriptor seen through its rank: base pointer, sizes, strides.
+struct Strided {
+  float *base;
+  int rank;
+  int64_t sizes[3], strides[3];
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < rank; ++i)
+      n *= sizes[i];
+    return n;
+  }
+  bool dense() const {
+    int64_t expect = 1;
+    for (int i = rank; i-- > 0;) {
+      if (sizes[i] != 1 && strides[i] != expect)
+        return false;
+      expect *= sizes[i];
+    }
+    return true;
+  }
+  // Visits every element in row-major order with its flat dense index.
+  template <typename F> void forEach(F f) const {
+    int64_t s0 = rank > 0 ? sizes[0] : 1, s1 = rank > 1 ? sizes[1] : 1, s2 = rank > 2 ? sizes[2] : 1;
+    int64_t t0 = rank > 0 ? strides[0] : 0, t1 = rank > 1 ? strides[1] : 0, t2 = rank > 2 ? strides[2] : 0;
+    int64_t k = 0;
+    for (int64_t i = 0; i < s0; ++i)
+      for (int64_t j = 0; j < s1; ++j)
+        for (int64_t l = 0; l < s2; ++l)
+          f(base + i * t0 + j * t1 + l * t2, k++);
+  }
+};
+
+template <typename M> Strided strided(M *m, int rank) {
+  Strided s{m->aligned + m->offset, rank, {1, 1, 1}, {0, 0, 0}};
+  for (int i = 0; i < rank; ++i) {
+    s.sizes[i] = m->sizes[i];
+    s.strides[i] = m->strides[i];
+  }
+  return s;
+}
+
+// The contents as a dense row-major buffer: the memref itself when dense, else a copy.
+const float *readDense(const Strided &m, std::vector<float> &tmp) {
+  if (m.dense())
+    return m.base;
+  tmp.resize(m.numel());
+  m.forEach([&](const float *p, int64_t k) { tmp[k] = *p; });
+  return tmp.data();
+}
+
+// Where to write a dense result: the memref itself when dense, else `tmp` (then writeBack).
+float *writeDense(const Strided &m, std::vector<float> &tmp) {
+  if (m.dense())
+    return m.base;
+  tmp.resize(m.numel());
+  return tmp.data();
+}
+void writeBack(const Strided &m, const std::vector<float> &tmp) {
+  if (!m.dense())
+    m.forEach([&](float *p, int64_t k) { *p = tmp[k]; });
+}
+
+//===- shapes, descriptors, primitives ---------------------------------------------------===//
+
+struct Shape {
+  int64_t kind, reverse, B, T, I, H, peephole;
+  int64_t gates() const { return kind == ATTN_RNN_LSTM ? 4 : kind == ATTN_RNN_GRU ? 3 : 1; }
+  int64_t biasGates() const { return kind == ATTN_RNN_GRU ? 4 : gates(); }
+  std::vector<int64_t> key() const { return {kind, reverse, B, T, I, H, peephole}; }
+  std::string str() const {
+    return "B=" + std::to_string(B) + " T=" + std::to_string(T) + " I=" + std::to_string(I) +
+           " H=" + std::to_string(H);
+  }
+};
+
+// The descriptors every primitive of one shape is built from (plain formats; weights `any`).
+struct Descs {
+  md layerIn, layerOut, iter, wLayer, wIter, bias, wLayerPlain, wIterPlain, peephole;
+  explicit Descs(const Shape &s)
+      : layerIn({s.T, s.B, s.I}, dt::f32, tag::ntc), layerOut({s.T, s.B, s.H}, dt::f32, tag::ntc),
+        iter({1, 1, s.B, s.H}, dt::f32, tag::ldnc),
+        wLayer({1, 1, s.I, s.gates(), s.H}, dt::f32, tag::any),
+        wIter({1, 1, s.H, s.gates(), s.H}, dt::f32, tag::any),
+        bias({1, 1, s.biasGates(), s.H}, dt::f32, tag::ldgo),
+        wLayerPlain({1, 1, s.I, s.gates(), s.H}, dt::f32, tag::ldigo),
+        wIterPlain({1, 1, s.H, s.gates(), s.H}, dt::f32, tag::ldigo),
+        peephole({1, 1, 3, s.H}, dt::f32, tag::ldgo) {}
+};
+
+dnnl::rnn_direction direction(const Shape &s) {
+  return s.reverse ? dnnl::rnn_direction::unidirectional_right2left
+                   : dnnl::rnn_direction::unidirectional_left2right;
+}
+
+// Per cell: how its forward and backward descriptors are made.
+struct Vanilla {
+  using Fwd = dnnl::vanilla_rnn_forward;
+  using Bwd = dnnl::vanilla_rnn_backward;
+  static Fwd::desc fwd(dnnl::prop_kind pk, const Shape &s, const Descs &d) {
+    return Fwd::desc(pk, dnnl::algorithm::eltwise_tanh, direction(s), d.layerIn, d.iter,
+                     d.wLayer, d.wIter, d.bias, d.layerOut, d.iter);
+  }
+  static Bwd::desc bwd(const Shape &s, const Descs &d) {
+    return Bwd::desc(dnnl::prop_kind::backward, dnnl::algorithm::eltwise_tanh, direction(s),
+                     d.layerIn, d.iter, d.wLayer, d.wIter, d.bias, d.layerOut, d.iter,
+                     d.layerIn, d.iter, d.wLayer, d.wIter, d.bias, d.layerOut, d.iter);
+  }
+};
+struct Gru {
+  using Fwd = dnnl::lbr_gru_forward;
+  using Bwd = dnnl::lbr_gru_backward;
+  static Fwd::desc fwd(dnnl::prop_kind pk, const Shape &s, const Descs &d) {
+    return Fwd::desc(pk, direction(s), d.layerIn, d.iter, d.wLayer, d.wIter, d.bias,
+                     d.layerOut, d.iter);
+  }
+  static Bwd::desc bwd(const Shape &s, const Descs &d) {
+    return Bwd::desc(dnnl::prop_kind::backward, direction(s), d.layerIn, d.iter, d.wLayer,
+                     d.wIter, d.bias, d.layerOut, d.iter, d.layerIn, d.iter, d.wLayer, d.wIter,
+                     d.bias, d.layerOut, d.iter);
+  }
+};
+struct Lstm {
+  using Fwd = dnnl::lstm_forward;
+  using Bwd = dnnl::lstm_backward;
+  // Without peepholes, a zero peephole descriptor.
+  static Fwd::desc fwd(dnnl::prop_kind pk, const Shape &s, const Descs &d) {
+    md peep = s.peephole ? d.peephole : md();
+    return Fwd::desc(pk, direction(s), d.layerIn, d.iter, d.iter, d.wLayer, d.wIter, peep,
+                     d.bias, d.layerOut, d.iter, d.iter);
+  }
+  static Bwd::desc bwd(const Shape &s, const Descs &d) {
+    md peep = s.peephole ? d.peephole : md();
+    return Bwd::desc(dnnl::prop_kind::backward, direction(s), d.layerIn, d.iter, d.iter,
+                     d.wLayer, d.wIter, peep, d.bias, d.layerOut, d.iter, d.iter, d.layerIn,
+                     d.iter, d.iter, d.wLayer, d.wIter, peep, d.bias, d.layerOut, d.iter,
+                     d.iter);
+  }
+};
+
+// The primitives of one cell and shape, made on first use and kept.
+template <typename Cell> struct Prims {
+  typename Cell::Fwd::primitive_desc inferencePd, trainingPd;
+  typename Cell::Fwd inference, training;
+  typename Cell::Bwd::primitive_desc backwardPd;
+  typename Cell::Bwd backward;
+  bool hasInference = false, hasTraining = false, hasBackward = false;
+};
+
+std::mutex primsMutex;
+
+template <typename Cell> Prims<Cell> &primsFor(const Shape &s) {
+  static std::map<std::vector<int64_t>, Prims<Cell>> cache;
+  return cache[s.key()]; // std::map: references stay valid
+}
+
+template <typename Cell> Prims<Cell> &forwardPrims(const Shape &s, bool training) {
+  std::lock_guard<std::mutex> lock(primsMutex);
+  Prims<Cell> &p = primsFor<Cell>(s);
+  Descs d(s);
+  if (training && !p.hasTraining) {
+    p.trainingPd = typename Cell::Fwd::primitive_desc(
+        Cell::fwd(dnnl::prop_kind::forward_training, s, d), engine());
+    p.training = typename Cell::Fwd(p.trainingPd);
+    p.hasTraining = true;
+  }
+  if (!training && !p.hasInference) {
+    p.inferencePd = typename Cell::Fwd::primitive_desc(
+        Cell::fwd(dnnl::prop_kind::forward_inference, s, d), engine());
+    p.inference = typename Cell::Fwd(p.inferencePd);
+    p.hasInference = true;
+  }
+  return p;
+}
+
+template <typename Cell> Prims<Cell> &backwardPrims(const Shape &s) {
+  Prims<Cell> &p = forwardPrims<Cell>(s, /*training=*/true);
+  std::lock_guard<std::mutex> lock(primsMutex);
+  if (!p.hasBackward) {
+    Descs d(s);
+    p.backwardPd = typename Cell::Bwd::primitive_desc(Cell::bwd(s, d), engine(), p.trainingPd);
+    p.backward = typename Cell::Bwd(p.backwardPd);
+    p.hasBackward = true;
+  }
+  return p;
+}
+
+// `plain` (a user-format memory) in the format `want`: itself, or a reordered copy.
+dnnl::memory inFormat(const dnnl::memory &plain, const md &want) {
+  if (plain.get_desc() == want)
+    return plain;
+  dnnl::memory out(want, engine());
+  dnnl::reorder(plain, out).execute(stream(), const_cast<dnnl::memory &>(plain), out);
+  return out;
+}
+
+//===- attn layouts <-> oneDNN layouts ----------------------------------------------------===//
+
+// oneDNN gate g reads attn gate block gateOf(g): PyTorch's GRU (r, z, n) is oneDNN's (z, r, n).
+int64_t gateOf(const Shape &s, int64_t g) {
+  if (s.kind == ATTN_RNN_GRU && g < 2)
+    return 1 - g;
+  return g;
+}
+
+// attn weights [rows, G*H] -> dense ldigo [rows][G][H] in oneDNN's gate order.
+std::vector<float> weightsIn(const Shape &s, const Strided &w) {
+  int64_t rows = w.sizes[0], G = s.gates(), H = s.H;
+  std::vector<float> out(rows * G * H);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t g = 0; g < G; ++g) {
+      int64_t src = gateOf(s, g);
+      for (int64_t h = 0; h < H; ++h)
+        out[(r * G + g) * H + h] = w.base[r * w.strides[0] + (src * H + h) * w.strides[1]];
+    }
+  return out;
+}
+
+// dense ldigo gradient -> attn's [rows, G*H] (the inverse of weightsIn).
+void weightsOut(const Shape &s, const float *in, const Strided &w) {
+  int64_t rows = w.sizes[0], G = s.gates(), H = s.H;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t g = 0; g < G; ++g) {
+      int64_t dst = gateOf(s, g);
+      for (int64_t h = 0; h < H; ++h)
+        w.base[r * w.strides[0] + (dst * H + h) * w.strides[1]] = in[(r * G + g) * H + h];
+    }
+}
+
+float at(const Strided &v, int64_t i) { return v.base[i * v.strides[0]]; }
+float &at(Strided &v, int64_t i) { return v.base[i * v.strides[0]]; }
+
+// attn biases -> oneDNN's ldgo bias.
+std::vector<float> biasIn(const Shape &s, const Strided &bih, const Strided &bhh) {
+  int64_t H = s.H;
+  std::vector<float> out(s.biasGates() * H);
+  if (s.kind != ATTN_RNN_GRU) {
+    for (int64_t i = 0; i < s.gates() * H; ++i)
+      out[i] = at(bih, i);
+    return out;
+  }
+  for (int64_t h = 0; h < H; ++h) {
+    out[0 * H + h] = at(bih, 1 * H + h) + at(bhh, 1 * H + h); // u = z
+    out[1 * H + h] = at(bih, 0 * H + h) + at(bhh, 0 * H + h); // r
+    out[2 * H + h] = at(bih, 2 * H + h);                      // o = n, input side
+    out[3 * H + h] = at(bhh, 2 * H + h);                      // u' = n, hidden side
+  }
+  return out;
+}
+
+// oneDNN's bias gradient -> attn's.
+void biasOut(const Shape &s, const float *in, Strided &dbih, Strided &dbhh) {
+  int64_t H = s.H;
+  if (s.kind != ATTN_RNN_GRU) {
+    for (int64_t i = 0; i < s.gates() * H; ++i)
+      at(dbih, i) = in[i];
+    return;
+  }
+  for (int64_t h = 0; h < H; ++h) {
+    at(dbih, 0 * H + h) = at(dbhh, 0 * H + h) = in[1 * H + h];
+    at(dbih, 1 * H + h) = at(dbhh, 1 * H + h) = in[0 * H + h];
+    at(dbih, 2 * H + h) = in[2 * H + h];
+    at(dbhh, 2 * H + h) = in[3 * H + h];
+  }
+}
+
+//===- the workspace cache ----------------------------------------------------------------===//
+
+uint64_t hashOf(const float *data, int64_t n) {
+  uint64_t lanes[4] = {1469598103934665603ull, 7, 11, 13};
+  const uint32_t *w = reinterpret_cast<const uint32_t *>(data);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int k = 0; k < 4; ++k)
+      lanes[k] = (lanes[k] ^ w[i + k]) * 1099511628211ull;
+  for (; i < n; ++i)
+    lanes[0] = (lanes[0] ^ w[i]) * 1099511628211ull;
+  return lanes[0] ^ (lanes[1] * 3) ^ (lanes[2] * 5) ^ (lanes[3] * 7);
+}
+
+struct Saved {
+  std::vector<int64_t> key;
+  const float *outputs;
+  uint64_t hash;
+  dnnl::memory workspace;
+};
+// A few layers' worth: a stacked, bidirectional model keeps one entry per layer and direction
+// between its forward and its backward.
+constexpr size_t kMaxSaved = 16;
+std::mutex savedMutex;
+std::deque<Saved> saved;
+
+void keepWorkspace(const Shape &s, const float *outputs, uint64_t hash, dnnl::memory ws) {
+  std::lock_guard<std::mutex> lock(savedMutex);
+  for (auto it = saved.begin(); it != saved.end(); ++it)
+    if (it->outputs == outputs) {
+      saved.erase(it);
+      break;
+    }
+  if (saved.size() >= kMaxSaved)
+    saved.pop_front();
+  saved.push_back({s.key(), outputs, hash, std::move(ws)});
+}
+
+// The workspace of the training forward that wrote `outputs` (removed from the cache), or an
+// empty memory.
+dnnl::memory takeWorkspace(const Shape &s, const float *outputs, uint64_t hash) {
+  std::lock_guard<std::mutex> lock(savedMutex);
+  for (auto it = saved.begin(); it != saved.end(); ++it)
+    if (it->outputs == outputs) {
+      dnnl::memory ws;
+      if (it->key == s.key() && it->hash == hash)
+        ws = it->workspace;
+      saved.erase(it);
+      return ws;
+    }
+  return dnnl::memory();
+}
+
+//===- the kernels ------------------------------------------------------------------------===//
+
+Shape shapeOf(const char *kernel, const Strided &x, const Strided &h0, const Strided &wih,
+              const Strided &whh, const Strided &wp, int64_t kind, int64_t reverse,
+              int64_t peephole) {
+  if (kind != ATTN_RNN_VANILLA && kind != ATTN_RNN_GRU && kind != ATTN_RNN_LSTM)
+    fail(kernel, "unknown cell kind " + std::to_string(kind));
+  if (peephole && kind != ATTN_RNN_LSTM)
+    fail(kernel, "peepholes need an LSTM");
+  Shape s{kind, reverse ? 1 : 0, x.sizes[0], x.sizes[1], x.sizes[2], h0.sizes[1],
+          peephole ? 1 : 0};
+  bool ok = h0.sizes[0] == s.B && wih.sizes[0] == s.I && wih.sizes[1] == s.gates() * s.H &&
+            whh.sizes[0] == s.H && whh.sizes[1] == s.gates() * s.H &&
+            (!peephole || (wp.sizes[0] == 3 && wp.sizes[1] == s.H));
+  if (!ok)
+    fail(kernel, "inconsistent shapes: x [" + std::to_string(s.B) + ", " + std::to_string(s.T) +
+                     ", " + std::to_string(s.I) + "], h0 [" + std::to_string(h0.sizes[0]) +
+                     ", " + std::to_string(s.H) + "], w_ih [" + std::to_string(wih.sizes[0]) +
+                     ", " + std::to_string(wih.sizes[1]) + "]");
+  return s;
+}
+
+dnnl::memory wrap(const md &d, const float *p) {
+  return dnnl::memory(d, engine(), const_cast<float *>(p));
+}
+
+// The forward's dense inputs in oneDNN terms.
+struct ForwardInputs {
+  std::vector<float> xTmp, h0Tmp, c0Tmp, peepTmp, wLayer, wIter, bias;
+  dnnl::memory x, h0, c0, wLayerPlain, wIterPlain, b, peep;
+  ForwardInputs(const Shape &s, const Descs &d, const Strided &x_, const Strided &h0_,
+                const Strided &c0_, const Strided &wih, const Strided &whh, const Strided &bih,
+                const Strided &bhh, const Strided &wp)
+      : wLayer(weightsIn(s, wih)), wIter(weightsIn(s, whh)), bias(biasIn(s, bih, bhh)) {
+    x = wrap(d.layerIn, readDense(x_, xTmp));
+    h0 = wrap(d.iter, readDense(h0_, h0Tmp));
+    if (s.kind == ATTN_RNN_LSTM)
+      c0 = wrap(d.iter, readDense(c0_, c0Tmp));
+    wLayerPlain = wrap(d.wLayerPlain, wLayer.data());
+    wIterPlain = wrap(d.wIterPlain, wIter.data());
+    b = wrap(d.bias, bias.data());
+    if (s.peephole)
+      peep = wrap(d.peephole, readDense(wp, peepTmp));
+  }
+};
+
+// Runs a forward primitive of pd `pd`; `ws` is null for inference.
+template <typename Cell>
+void runForward(const Shape &s, const typename Cell::Fwd &prim,
+                const typename Cell::Fwd::primitive_desc &pd, const ForwardInputs &in,
+                const dnnl::memory &out, const dnnl::memory &hn, const dnnl::memory &cn,
+                const dnnl::memory *ws) {
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC_LAYER, in.x},
+      {DNNL_ARG_SRC_ITER, in.h0},
+      {DNNL_ARG_WEIGHTS_LAYER, inFormat(in.wLayerPlain, pd.weights_layer_desc())},
+      {DNNL_ARG_WEIGHTS_ITER, inFormat(in.wIterPlain, pd.weights_iter_desc())},
+      {DNNL_ARG_BIAS, in.b},
+      {DNNL_ARG_DST_LAYER, out},
+      {DNNL_ARG_DST_ITER, hn}};
+  if (s.kind == ATTN_RNN_LSTM) {
+    args[DNNL_ARG_SRC_ITER_C] = in.c0;
+    args[DNNL_ARG_DST_ITER_C] = cn;
+  }
+  if (s.peephole)
+    args[DNNL_ARG_WEIGHTS_PEEPHOLE] = in.peep;
+  if (ws)
+    args[DNNL_ARG_WORKSPACE] = *ws;
+  prim.execute(stream(), args);
+  stream().wait();
+}
+
+template <typename Cell>
+void forward(const Shape &s, const Strided &x, const Strided &h0, const Strided &c0,
+             const Strided &wih, const Strided &whh, const Strided &bih, const Strided &bhh,
+             const Strided &wp, const Strided &out, const Strided &hn, const Strided &cn,
+             bool training) {
+  Descs d(s);
+  ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh, wp);
+  std::vector<float> outTmp, hnTmp, cnTmp;
+  float *outP = writeDense(out, outTmp), *hnP = writeDense(hn, hnTmp);
+  float *cnP = s.kind == ATTN_RNN_LSTM ? writeDense(cn, cnTmp) : nullptr;
+  dnnl::memory outM = wrap(d.layerOut, outP), hnM = wrap(d.iter, hnP);
+  dnnl::memory cnM = cnP ? wrap(d.iter, cnP) : dnnl::memory();
+  training = training && keepWorkspaces();
+  Prims<Cell> &p = forwardPrims<Cell>(s, training);
+  if (training) {
+    dnnl::memory ws(p.trainingPd.workspace_desc(), engine());
+    runForward<Cell>(s, p.training, p.trainingPd, in, outM, hnM, cnM, &ws);
+    keepWorkspace(s, out.base, hashOf(outP, out.numel()), ws);
+  } else {
+    runForward<Cell>(s, p.inference, p.inferencePd, in, outM, hnM, cnM, nullptr);
+  }
+  writeBack(out, outTmp);
+  writeBack(hn, hnTmp);
+  if (cnP)
+    writeBack(cn, cnTmp);
+}
+
+template <typename Cell>
+void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided &c0,
+              const Strided &wih, const Strided &whh, const Strided &bih, const Strided &bhh,
+              const Strided &wp, const Strided &out, const Strided &hn, const Strided &cn,
+              const Strided &dout, const Strided &dhn, const Strided &dcn, const Strided &dx,
+              const Strided &dh0, const Strided &dc0, const Strided &dwih, const Strided &dwhh,
+              Strided dbih, Strided dbhh, const Strided &dwp) {
+  Descs d(s);
+  bool lstm = s.kind == ATTN_RNN_LSTM;
+  ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh, wp);
+  Prims<Cell> &p = backwardPrims<Cell>(s);
+
+  std::vector<float> outTmp, hnTmp, cnTmp;
+  const float *outP = readDense(out, outTmp);
+  dnnl::memory ws = takeWorkspace(s, out.base, hashOf(outP, out.numel()));
+  dnnl::memory outM, hnM, cnM;
+  if (ws) {
+    ++workspaceHits;
+    outM = wrap(d.layerOut, outP);
+    hnM = wrap(d.iter, readDense(hn, hnTmp));
+    if (lstm)
+      cnM = wrap(d.iter, readDense(cn, cnTmp));
+  } else { // recompute the training forward for its workspace
+    ++workspaceMisses;
+    ws = dnnl::memory(p.trainingPd.workspace_desc(), engine());
+    outM = dnnl::memory(d.layerOut, engine());
+    hnM = dnnl::memory(d.iter, engine());
+    if (lstm)
+      cnM = dnnl::memory(d.iter, engine());
+    runForward<Cell>(s, p.training, p.trainingPd, in, outM, hnM, cnM, &ws);
+  }
+
+  std::vector<float> doutTmp, dhnTmp, dcnTmp, dxTmp, dh0Tmp, dc0Tmp;
+  dnnl::memory doutM = wrap(d.layerOut, readDense(dout, doutTmp));
+  dnnl::memory dhnM = wrap(d.iter, readDense(dhn, dhnTmp));
+  float *dxP = writeDense(dx, dxTmp), *dh0P = writeDense(dh0, dh0Tmp);
+  float *dc0P = lstm ? writeDense(dc0, dc0Tmp) : nullptr;
+
+  // Weight gradients accumulate in oneDNN: start from zeros.
+  dnnl::memory dwLayer(p.backwardPd.diff_weights_layer_desc(), engine());
+  dnnl::memory dwIter(p.backwardPd.diff_weights_iter_desc(), engine());
+  std::vector<float> dbias(s.biasGates() * s.H, 0.0f);
+  std::memset(dwLayer.get_data_handle(), 0, p.backwardPd.diff_weights_layer_desc().get_size());
+  std::memset(dwIter.get_data_handle(), 0, p.backwardPd.diff_weights_iter_desc().get_size());
+  dnnl::memory dbM = wrap(d.bias, dbias.data());
+  std::vector<float> dpeep(s.peephole ? 3 * s.H : 0, 0.0f);
+
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC_LAYER, in.x},
+      {DNNL_ARG_SRC_ITER, in.h0},
+      {DNNL_ARG_WEIGHTS_LAYER, inFormat(in.wLayerPlain, p.backwardPd.weights_layer_desc())},
+      {DNNL_ARG_WEIGHTS_ITER, inFormat(in.wIterPlain, p.backwardPd.weights_iter_desc())},
+      {DNNL_ARG_BIAS, in.b},
+      {DNNL_ARG_DST_LAYER, outM},
+      {DNNL_ARG_DST_ITER, hnM},
+      {DNNL_ARG_WORKSPACE, ws},
+      {DNNL_ARG_DIFF_DST_LAYER, doutM},
+      {DNNL_ARG_DIFF_DST_ITER, dhnM},
+      {DNNL_ARG_DIFF_SRC_LAYER, wrap(d.layerIn, dxP)},
+      {DNNL_ARG_DIFF_SRC_ITER, wrap(d.iter, dh0P)},
+      {DNNL_ARG_DIFF_WEIGHTS_LAYER, dwLayer},
+      {DNNL_ARG_DIFF_WEIGHTS_ITER, dwIter},
+      {DNNL_ARG_DIFF_BIAS, dbM}};
+  if (lstm) {
+    args[DNNL_ARG_SRC_ITER_C] = in.c0;
+    args[DNNL_ARG_DST_ITER_C] = cnM;
+    args[DNNL_ARG_DIFF_DST_ITER_C] = wrap(d.iter, readDense(dcn, dcnTmp));
+    args[DNNL_ARG_DIFF_SRC_ITER_C] = wrap(d.iter, dc0P);
+  }
+  if (s.peephole) {
+    args[DNNL_ARG_WEIGHTS_PEEPHOLE] = in.peep;
+    args[DNNL_ARG_DIFF_WEIGHTS_PEEPHOLE] = wrap(d.peephole, dpeep.data());
+  }
+  p.backward.execute(stream(), args);
+  stream().wait();
+
+  dnnl::memory dwLayerPlain = inFormat(dwLayer, d.wLayerPlain);
+  dnnl::memory dwIterPlain = inFormat(dwIter, d.wIterPlain);
+  stream().wait();
+  weightsOut(s, static_cast<float *>(dwLayerPlain.get_data_handle()), dwih);
+  weightsOut(s, static_cast<float *>(dwIterPlain.get_data_handle()), dwhh);
+  biasOut(s, dbias.data(), dbih, dbhh);
+  if (s.peephole)
+    dwp.forEach([&](float *p, int64_t k) { *p = dpeep[k]; });
+  writeBack(dx, dxTmp);
+  writeBack(dh0, dh0Tmp);
+  if (dc0P)
+    writeBack(dc0, dc0Tmp);
+}
+
+} // namespace
+
+size_t recurrentWorkspaceHits() { return workspaceHits; }
+size_t recurrentWorkspaceMisses() { return workspaceMisses; }
+void clearRecurrentWorkspaces() {
+  std::lock_guard<std::mutex> lock(savedMutex);
+  saved.clear();
+}
+
+} // namespace attn::cpu
+
+using namespace attn::cpu;
+
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_forward(
+    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *outputs,
+    attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind, int64_t reverse, int64_t training,
+    int64_t peephole) {
+  static const char *kName = "attn_rt_rnn_forward";
+  Strided sx = strided(x, 3), sh0 = strided(h0, 2), swih = strided(w_ih, 2),
+          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2);
+  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, kind, reverse, peephole);
+  try {
+    auto run = [&](auto cell) {
+      forward<decltype(cell)>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1),
+                              strided(b_hh, 1), swp, strided(outputs, 3), strided(h_n, 2),
+                              strided(c_n, 2), training != 0);
+    };
+    if (kind == ATTN_RNN_LSTM)
+      run(Lstm{});
+    else if (kind == ATTN_RNN_GRU)
+      run(Gru{});
+    else
+      run(Vanilla{});
+  } catch (const dnnl::error &e) {
+    fail(kName, std::string("oneDNN error: ") + e.what() + " (" + s.str() + ")");
+  }
+}
+
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_backward(
+    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih,
+    attn_memref2 *w_hh, attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole,
+    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, attn_memref3 *d_outputs,
+    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
+    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
+    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
+    int64_t peephole) {
+  static const char *kName = "attn_rt_rnn_backward";
+  Strided sx = strided(x, 3), sh0 = strided(h0, 2), swih = strided(w_ih, 2),
+          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2);
+  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, kind, reverse, peephole);
+  try {
+    auto run = [&](auto cell) {
+      backward<decltype(cell)>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1),
+                               strided(b_hh, 1), swp, strided(outputs, 3), strided(h_n, 2),
+                               strided(c_n, 2), strided(d_outputs, 3), strided(d_h_n, 2),
+                               strided(d_c_n, 2), strided(d_x, 3), strided(d_h0, 2),
+                               strided(d_c0, 2), strided(d_w_ih, 2), strided(d_w_hh, 2),
+                               strided(d_b_ih, 1), strided(d_b_hh, 1),
+                               strided(d_w_peephole, 2));
+    };
+    if (kind == ATTN_RNN_LSTM)
+      run(Lstm{});
+    else if (kind == ATTN_RNN_GRU)
+      run(Gru{});
+    else
+      run(Vanilla{});
+  } catch (const dnnl::error &e) {
+    fail(kName, std::string("oneDNN error: ") + e.what() + " (" + s.str() + ")");
+  }
+}

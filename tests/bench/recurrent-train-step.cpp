@@ -1,0 +1,468 @@
+// Benchmark: one training step of a 1-layer LSTM and a 1-layer GRU sequence model (batch 32,
+// length 50, input 64, hidden 256, a dense head on the last hidden state, MSE, Adam): attnc's
+// JIT-compiled @train_step with the recurrence fused (attn-fuse-recurrence: oneDNN's LSTM and
+// linear-before-reset GRU primitives, forward and backward) and unfused (generic scans), against
+// PyTorch's eager nn.LSTM / nn.GRU + nn.Linear + torch.optim.Adam with the same thread count, in
+// one run. Not a test; not run by ctest.
+//
+//   ninja -C build attn-bench-recurrent-train-step
+//   OMP_NUM_THREADS=1 build/bin/attn-bench-recurrent-train-step
+//   OMP_NUM_THREADS=2 build/bin/attn-bench-recurrent-train-step
+//   ... [--cell lstm|gru|both] [--batch N] [--length N] [--input N] [--hidden N]
+//       [--warmup N] [--reps N] [--iters N] [--no-unfused]
+//
+// The model is built here as attn IR (the YAML frontend's regression task reads one value per
+// step): @loss(x [B, T, I], y [B, 1]) = mse(dense(h_T), y) over a scan of lstm_cell / gru_cell
+// (PyTorch's form) whose weights are attn.params initialised like PyTorch's (U(+-1/sqrt(H))),
+// then attn-fuse-recurrence (fused variant only), attn-autodiff, attn-train-step (adam), JIT,
+// exactly as `attnc train` compiles a spec. Both sides start from the same weights and cycle
+// through the same NB random batches; the step-1 loss must agree to 1e-4 relative. Timing:
+// warm-up, then repetitions of ITERS steps alternating attnc fused, attnc unfused and PyTorch;
+// medians per step. The PyTorch side is tests/bench/recurrent-train-step.py (/usr/bin/python3,
+// or $ATTN_BENCH_PYTHON), driven over a pipe.
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/Jit.h"
+#include "compiler/Transforms/Passes.h"
+
+#include "attn/Init.h"
+#include "attn/Program.h"
+#include "attn/Random.h"
+#include "attn/Tensor.h"
+#include "attn/checkpoint/Checkpoint.h"
+#include "attn/cpu/Recurrent.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+constexpr int NB = 8; // fixed batches, cycled
+
+[[noreturn]] void die(const std::string &what) {
+  std::fprintf(stderr, "attn-bench-recurrent-train-step: error: %s\n", what.c_str());
+  std::exit(1);
+}
+
+double seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+// "(min, max)" in milliseconds.
+std::string spread(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "(min %.2f, max %.2f over %zu reps)", v.front() * 1e3,
+                v.back() * 1e3, v.size());
+  return buf;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+::attn::Tensor scalar(float v) { return ::attn::Tensor::f32({}, {v}); }
+
+// The PyTorch side: a child process driven line by line over two pipes.
+class PyTorchSide {
+public:
+  bool start(const std::vector<std::string> &argv) {
+    int toChild[2], fromChild[2];
+    if (pipe(toChild) || pipe(fromChild))
+      return false;
+    pid = fork();
+    if (pid < 0)
+      return false;
+    if (pid == 0) {
+      dup2(toChild[0], 0);
+      dup2(fromChild[1], 1);
+      close(toChild[0]), close(toChild[1]), close(fromChild[0]), close(fromChild[1]);
+      std::vector<char *> args;
+      for (const std::string &a : argv)
+        args.push_back(const_cast<char *>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      std::printf("error: cannot run %s: %s\n", args[0], std::strerror(errno));
+      std::fflush(stdout);
+      _exit(127);
+    }
+    close(toChild[0]), close(fromChild[1]);
+    in = fdopen(toChild[1], "w");
+    out = fdopen(fromChild[0], "r");
+    return in && out;
+  }
+  // One line of the child's stdout, without the newline; "" at end of file.
+  std::string readLine() {
+    char *line = nullptr;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, out);
+    std::string s = n > 0 ? std::string(line, n) : std::string();
+    std::free(line);
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
+      s.pop_back();
+    return s;
+  }
+  void send(const char *command) {
+    std::fprintf(in, "%s\n", command);
+    std::fflush(in);
+  }
+  int finish() {
+    if (in)
+      std::fclose(in);
+    if (out)
+      std::fclose(out);
+    in = out = nullptr;
+    int status = 0;
+    if (pid > 0)
+      waitpid(pid, &status, 0);
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  }
+
+private:
+  pid_t pid = -1;
+  std::FILE *in = nullptr, *out = nullptr;
+};
+
+struct Sizes {
+  int64_t batch = 32, length = 50, input = 64, hidden = 256;
+};
+
+std::string shape(std::initializer_list<int64_t> dims) {
+  std::string s = "tensor<";
+  for (int64_t d : dims)
+    s += std::to_string(d) + "x";
+  return s + "f32>";
+}
+
+// @loss of the model as attn IR: a scan over one cell (what the importer emits for a layer).
+std::string lossModule(const std::string &cell, const Sizes &z) {
+  int64_t B = z.batch, T = z.length, I = z.input, H = z.hidden, G = cell == "lstm" ? 4 : 3;
+  char scale[32];
+  std::snprintf(scale, sizeof scale, "%.9g", 1.0 / std::sqrt((double)H));
+  auto param = [&](const std::string &name, const std::string &type) {
+    return "  %" + name + " = attn.param \"rnn.layer0." + name + "\" {init = \"uniform\", scale = " +
+           scale + " : f32} : " + type + "\n";
+  };
+  std::string x = shape({B, T, I}), h = shape({B, H}), xt = shape({B, I});
+  std::string wi = shape({I, G * H}), wh = shape({H, G * H}), b = shape({G * H});
+  std::string s = "func.func @loss(%x: " + x + " {attn.name = \"x\"}, %y: " + shape({B, 1}) +
+                  " {attn.name = \"target\"}) -> (tensor<f32> {attn.name = \"loss\"}) {\n";
+  s += "  %zero = attn.constant dense<0.0> : " + h + "\n";
+  s += param("w_ih", wi) + param("w_hh", wh);
+  if (cell == "lstm") {
+    s += param("b", b);
+    s += "  %h, %c = attn.scan inits(%zero, %zero) over(%x) : (" + h + ", " + h + ", " + x +
+         ") -> (" + h + ", " + h + ") {\n";
+    s += "  ^bb0(%hp: " + h + ", %cp: " + h + ", %xt: " + xt + "):\n";
+    s += "    %ht, %ct = attn.lstm_cell %xt, %hp, %cp, %w_ih, %w_hh, %b : " + xt + ", " + h +
+         ", " + h + ", " + wi + ", " + wh + ", " + b + "\n";
+    s += "    attn.yield %ht, %ct : " + h + ", " + h + "\n  }\n";
+  } else {
+    s += param("b_ih", b) + param("b_hh", b);
+    s += "  %h = attn.scan inits(%zero) over(%x) : (" + h + ", " + x + ") -> (" + h + ") {\n";
+    s += "  ^bb0(%hp: " + h + ", %xt: " + xt + "):\n";
+    s += "    %ht = attn.gru_cell %xt, %hp, %w_ih, %w_hh, %b_ih, %b_hh : " + xt + ", " + h + ", " +
+         wi + ", " + wh + ", " + b + ", " + b + "\n";
+    s += "    attn.yield %ht : " + h + "\n  }\n";
+  }
+  s += "  %wo = attn.param \"output.weight\" {init = \"uniform\", scale = " + std::string(scale) +
+       " : f32} : " + shape({H, 1}) + "\n";
+  s += "  %bo = attn.param \"output.bias\" {init = \"uniform\", scale = " + std::string(scale) +
+       " : f32} : tensor<1xf32>\n";
+  s += "  %p = attn.dense %h, %wo, %bo : " + h + ", " + shape({H, 1}) + ", tensor<1xf32>\n";
+  s += "  %l = attn.mse %p, %y : " + shape({B, 1}) + ", " + shape({B, 1}) + "\n";
+  s += "  return %l : tensor<f32>\n}\n";
+  return s;
+}
+
+constexpr float kLr = 1e-3f;
+
+// One compiled variant of a cell's train step, with its own parameters and step count.
+struct AttnSide {
+  std::string label;
+  std::unique_ptr<::attn::target::JitProgram> jit;
+  std::unique_ptr<::attn::Program> program;
+  std::vector<::attn::Tensor> params;
+  std::vector<int> updateTarget;
+  int64_t s = 0;
+  std::vector<double> losses, times;
+  double compileSeconds = 0;
+
+  void build(mlir::MLIRContext &context, const std::string &text, bool fuse,
+             const std::string &cname) {
+    double t0 = seconds();
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+    if (!module || mlir::failed(mlir::verify(*module)))
+      die("the benchmark's module does not parse");
+    mlir::PassManager pm(&context);
+    if (fuse)
+      ::attn::pipelines::buildFusion(pm);
+    pm.addPass(mlir::attn::createAttnAutodiff());
+    mlir::attn::AttnTrainStepOptions adam;
+    adam.optimizer = "adam";
+    pm.addPass(mlir::attn::createAttnTrainStep(adam));
+    if (mlir::failed(pm.run(*module)))
+      die("attn-autodiff / attn-train-step failed");
+    auto compiled = ::attn::target::JitProgram::compile(*module, "bench", cname, fuse);
+    if (!compiled)
+      die("JIT failed: " + llvm::toString(compiled.takeError()));
+    jit = std::move(*compiled);
+    program = std::make_unique<::attn::Program>(jit->info());
+    compileSeconds = seconds() - t0;
+    const attn_program_info &info = program->info();
+    const attn_entry_info &entry = program->entry("train_step");
+    params = ::attn::initParams(info, /*seed=*/1);
+    updateTarget.assign(entry.num_outputs, -1);
+    for (int o = 2; o < entry.num_outputs; ++o) {
+      std::string name = std::string(entry.outputs[o].name).substr(strlen("update:"));
+      for (int p = 0; p < info.num_params; ++p)
+        if (name == info.params[p].name)
+          updateTarget[o] = p;
+    }
+  }
+  void step(const std::vector<::attn::Tensor> &xs, const std::vector<::attn::Tensor> &ys) {
+    ++s;
+    int k = (int)((s - 1) % NB);
+    std::vector<::attn::Tensor> outputs =
+        program->call("train_step", params, {xs[k], ys[k], scalar(kLr), scalar((float)s)});
+    losses.push_back(outputs[0].data<float>()[0]);
+    for (size_t o = 2; o < outputs.size(); ++o)
+      params[updateTarget[o]] = std::move(outputs[o]);
+  }
+  double rep(int iters, const std::vector<::attn::Tensor> &xs,
+             const std::vector<::attn::Tensor> &ys) {
+    double start = seconds();
+    for (int i = 0; i < iters; ++i)
+      step(xs, ys);
+    return (seconds() - start) / iters;
+  }
+};
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: attn-bench-recurrent-train-step [--cell lstm|gru|both] [--batch N]\n"
+               "         [--length N] [--input N] [--hidden N] [--warmup N] [--reps N]\n"
+               "         [--iters N] [--no-unfused]\n"
+               "threads: OMP_NUM_THREADS (both attnc's oneDNN and torch.set_num_threads)\n");
+  std::exit(2);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string script = std::string(ATTN_SOURCE_DIR) + "/tests/bench/recurrent-train-step.py";
+  std::vector<std::string> cells = {"lstm", "gru"};
+  Sizes z;
+  int warmup = 5, reps = 7, iters = 10;
+  bool unfused = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        usage();
+      return argv[++i];
+    };
+    if (a == "--cell") {
+      std::string c = value();
+      if (c == "both")
+        cells = {"lstm", "gru"};
+      else if (c == "lstm" || c == "gru")
+        cells = {c};
+      else
+        usage();
+    } else if (a == "--batch")
+      z.batch = std::atoll(value().c_str());
+    else if (a == "--length")
+      z.length = std::atoll(value().c_str());
+    else if (a == "--input")
+      z.input = std::atoll(value().c_str());
+    else if (a == "--hidden")
+      z.hidden = std::atoll(value().c_str());
+    else if (a == "--warmup")
+      warmup = std::atoi(value().c_str());
+    else if (a == "--reps")
+      reps = std::atoi(value().c_str());
+    else if (a == "--iters")
+      iters = std::atoi(value().c_str());
+    else if (a == "--no-unfused")
+      unfused = false;
+    else
+      usage();
+  }
+  if (warmup < 1 || reps < 1 || iters < 1 || z.batch < 1 || z.length < 1 || z.input < 1 ||
+      z.hidden < 1)
+    usage();
+  const char *omp = std::getenv("OMP_NUM_THREADS");
+  int threads = omp && std::atoi(omp) > 0 ? std::atoi(omp)
+                                          : (int)std::max(1u, std::thread::hardware_concurrency());
+  std::signal(SIGPIPE, SIG_IGN);
+  const char *pyEnv = std::getenv("ATTN_BENCH_PYTHON");
+  std::string python = pyEnv && *pyEnv ? pyEnv : "/usr/bin/python3";
+
+  mlir::DialectRegistry registry;
+  ::attn::pipelines::registerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::printf("train step (forward, backward, adam): batch %lld, length %lld, input %lld, "
+              "hidden %lld, 1 layer, dense head on the last hidden state, MSE\n",
+              (long long)z.batch, (long long)z.length, (long long)z.input, (long long)z.hidden);
+  std::printf("threads: %d (OMP_NUM_THREADS=%s, hardware threads: %u); timing: %d warm-up "
+              "steps, %d interleaved repetitions x %d steps, median per step\n",
+              threads, omp ? omp : "unset", std::thread::hardware_concurrency(), warmup, reps,
+              iters);
+  int rc = 0;
+  for (const std::string &cell : cells) {
+    std::string text = lossModule(cell, z);
+    std::vector<AttnSide> sides(unfused ? 2 : 1);
+    sides[0].label = "attnc fused";
+    sides[0].build(context, text, /*fuse=*/true, "bench_" + cell + "_fused");
+    if (unfused) {
+      sides[1].label = "attnc unfused";
+      sides[1].build(context, text, /*fuse=*/false, "bench_" + cell + "_unfused");
+    }
+    const attn_program_info &info = sides[0].program->info();
+
+    // NB random batches: x in [-1, 1], targets in [-1, 1].
+    ::attn::Rng rng(42);
+    std::vector<::attn::Tensor> xs, ys;
+    for (int k = 0; k < NB; ++k) {
+      ::attn::Tensor x(ATTN_F32, {z.batch, z.length, z.input}), y(ATTN_F32, {z.batch, 1});
+      for (int64_t i = 0; i < x.numel(); ++i)
+        x.data<float>()[i] = (float)(2 * rng.nextDouble() - 1);
+      for (int64_t i = 0; i < y.numel(); ++i)
+        y.data<float>()[i] = (float)(2 * rng.nextDouble() - 1);
+      xs.push_back(std::move(x));
+      ys.push_back(std::move(y));
+    }
+    std::string dataFile = (std::filesystem::temp_directory_path() /
+                            ("attn-bench-recurrent-" + std::to_string(getpid()) + ".safetensors"))
+                               .string();
+    {
+      ::attn::checkpoint::Checkpoint ckpt;
+      for (int p = 0; p < info.num_params; ++p)
+        if (!std::strchr(info.params[p].name, '/'))
+          ckpt.tensors.push_back({info.params[p].name, sides[0].params[p]});
+      for (int k = 0; k < NB; ++k) {
+        ckpt.tensors.push_back({"x" + std::to_string(k), xs[k]});
+        ckpt.tensors.push_back({"target" + std::to_string(k), ys[k]});
+      }
+      ::attn::checkpoint::save(dataFile, ckpt);
+    }
+
+    PyTorchSide torch;
+    bool haveTorch = false;
+    std::string torchNote, torchVersion;
+    double torchFirstLoss = 0, torchWarmLoss = 0;
+    if (access(python.c_str(), X_OK) != 0)
+      torchNote = python + " not found";
+    else if (!torch.start({python, script, "--cell", cell, "--data", dataFile, "--threads",
+                           std::to_string(threads), "--batch", std::to_string(z.batch),
+                           "--length", std::to_string(z.length), "--input",
+                           std::to_string(z.input), "--hidden", std::to_string(z.hidden),
+                           "--batches", std::to_string(NB), "--lr", std::to_string(kLr),
+                           "--warmup", std::to_string(warmup), "--iters", std::to_string(iters),
+                           "--serve"}))
+      torchNote = "cannot start " + python;
+    else {
+      std::string line = torch.readLine();
+      char version[64];
+      if (std::sscanf(line.c_str(), "ready %63s %lf %lf", version, &torchFirstLoss,
+                      &torchWarmLoss) == 3) {
+        haveTorch = true;
+        torchVersion = version;
+      } else {
+        torchNote = line.empty() ? python + " " + script + " exited without answering" : line;
+        torch.finish();
+      }
+    }
+
+    size_t hits = ::attn::cpu::recurrentWorkspaceHits(),
+           misses = ::attn::cpu::recurrentWorkspaceMisses();
+    for (AttnSide &side : sides)
+      for (int i = 0; i < warmup; ++i)
+        side.step(xs, ys);
+    std::vector<double> tTorch;
+    for (int r = 0; r < reps; ++r) {
+      for (AttnSide &side : sides) {
+        side.times.push_back(side.rep(iters, xs, ys));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (haveTorch) {
+        torch.send("rep");
+        std::string line = torch.readLine();
+        char *end = nullptr;
+        double v = std::strtod(line.c_str(), &end);
+        if (line.empty() || end == line.c_str())
+          die("unexpected answer from the PyTorch side: '" + line + "'");
+        tTorch.push_back(v);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+    if (haveTorch) {
+      torch.send("quit");
+      torch.readLine();
+      torch.finish();
+    }
+    std::filesystem::remove(dataFile);
+
+    std::printf("\n%s (compile: fused %.2f s%s)\n", cell.c_str(), sides[0].compileSeconds,
+                unfused ? (", unfused " + std::to_string(sides[1].compileSeconds).substr(0, 4) +
+                           " s").c_str()
+                        : "");
+    double first = sides[0].losses.front();
+    std::printf("loss at step 1: attnc fused %.7g", first);
+    if (unfused)
+      std::printf(", unfused %.7g", sides[1].losses.front());
+    if (haveTorch) {
+      double rel = std::fabs(first - torchFirstLoss) / std::max(std::fabs(torchFirstLoss), 1e-6);
+      bool ok = rel < 1e-4;
+      std::printf(", PyTorch %.7g (rel diff %.2g, %s)", torchFirstLoss, rel,
+                  ok ? "ok, < 1e-4" : "MISMATCH, >= 1e-4");
+      if (!ok)
+        rc = 1;
+    }
+    std::printf("; at step %d: attnc fused %.7g", warmup, sides[0].losses[warmup - 1]);
+    if (haveTorch)
+      std::printf(", PyTorch %.7g", torchWarmLoss);
+    std::printf("\n");
+    std::printf("workspace reuse (fused backward): %zu hits, %zu recomputed\n",
+                ::attn::cpu::recurrentWorkspaceHits() - hits,
+                ::attn::cpu::recurrentWorkspaceMisses() - misses);
+    for (AttnSide &side : sides)
+      std::printf("  %-14s: %9.2f ms/step  %s\n", side.label.c_str(), median(side.times) * 1e3,
+                  spread(side.times).c_str());
+    if (haveTorch) {
+      double mTorch = median(tTorch);
+      std::printf("  %-14s: %9.2f ms/step  %s\n", "PyTorch", mTorch * 1e3, spread(tTorch).c_str());
+      std::printf("  (torch %s, eager nn.%s + nn.Linear, torch.optim.Adam)\n",
+                  torchVersion.c_str(), cell == "lstm" ? "LSTM" : "GRU");
+      std::printf("%s pytorch/attnc-fused time ratio: %.2f\n", cell.c_str(),
+                  mTorch / median(sides[0].times));
+    } else {
+      std::printf("note: no PyTorch comparison: %s\n", torchNote.c_str());
+    }
+  }
+  return rc;
+}

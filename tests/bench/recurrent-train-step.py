@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""PyTorch side of attn-bench-recurrent-train-step (tests/bench/recurrent-train-step.cpp).
+
+One training step of a 1-layer nn.LSTM or nn.GRU (batch_first) + nn.Linear on the last hidden
+state, loss = mean((prediction - target)^2), backward, torch.optim.Adam (zeroing the gradients
+first, as a training loop must). Run by the benchmark with /usr/bin/python3; also alone:
+
+    /usr/bin/python3 tests/bench/recurrent-train-step.py --cell lstm --threads 1   # random data
+
+--data FILE: a safetensors file from the benchmark with attnc's initial weights in attnc's
+row-major layout (rnn.layer0.w_ih [I, G*H], w_hh [H, G*H], and b [4H] for the LSTM or b_ih,
+b_hh [3H] for the GRU; output.weight [H, 1], output.bias [1]) and the batches x<k> [B, T, I],
+target<k> [B, 1]; step s uses batch (s - 1) % NB. Gate orders agree (LSTM i, f, g, o; GRU r, z,
+n), so weights are transposed only. The LSTM has one bias in attnc: torch's bias_hh stays 0 and
+is not trained.
+
+Protocol with --serve: after the warm-up it prints "ready TORCH_VERSION FIRST_LOSS
+LAST_WARMUP_LOSS", then for each "rep" line on stdin runs --iters steps and prints the seconds
+per step; "quit" (or end of input) prints "median SECONDS" and exits. Without --serve it runs
+--reps repetitions and prints the median. If torch cannot be imported it prints "error: ..."
+and exits with status 3.
+"""
+
+import argparse
+import json
+import struct
+import sys
+import time
+
+
+def read_safetensors(path, np):
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n].decode("utf-8"))
+    data = raw[8 + n:]
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        assert info["dtype"] == "F32", name
+        begin, end = info["data_offsets"]
+        out[name] = np.frombuffer(data[begin:end], dtype="<f4").reshape(info["shape"]).copy()
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--cell", choices=["lstm", "gru"], default="lstm")
+    p.add_argument("--data")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--length", type=int, default=50)
+    p.add_argument("--input", type=int, default=64)
+    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--batches", type=int, default=8)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--serve", action="store_true")
+    a = p.parse_args()
+
+    try:
+        import numpy as np
+        import torch
+    except ImportError as e:
+        print(f"error: {sys.executable} cannot import torch/numpy ({e})", flush=True)
+        return 3
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    Cell = torch.nn.LSTM if a.cell == "lstm" else torch.nn.GRU
+    rnn = Cell(input_size=a.input, hidden_size=a.hidden, num_layers=1, batch_first=True)
+    head = torch.nn.Linear(a.hidden, 1)
+    if a.data:
+        d = read_safetensors(a.data, np)
+        with torch.no_grad():
+            q = "rnn.layer0"
+            rnn.weight_ih_l0.copy_(torch.from_numpy(d[q + ".w_ih"].T.copy()))
+            rnn.weight_hh_l0.copy_(torch.from_numpy(d[q + ".w_hh"].T.copy()))
+            if a.cell == "lstm":
+                rnn.bias_ih_l0.copy_(torch.from_numpy(d[q + ".b"]))
+                rnn.bias_hh_l0.zero_()
+            else:
+                rnn.bias_ih_l0.copy_(torch.from_numpy(d[q + ".b_ih"]))
+                rnn.bias_hh_l0.copy_(torch.from_numpy(d[q + ".b_hh"]))
+            head.weight.copy_(torch.from_numpy(d["output.weight"].T.copy()))
+            head.bias.copy_(torch.from_numpy(d["output.bias"]))
+        xs = [torch.from_numpy(d[f"x{k}"]) for k in range(a.batches)]
+        ts = [torch.from_numpy(d[f"target{k}"]) for k in range(a.batches)]
+    else:
+        xs = [torch.rand(a.batch, a.length, a.input) * 2 - 1 for _ in range(a.batches)]
+        ts = [torch.rand(a.batch, 1) * 2 - 1 for _ in range(a.batches)]
+    frozen = "bias_hh_l0" if a.cell == "lstm" else None
+    params = [prm for name, prm in rnn.named_parameters() if name != frozen]
+    params += list(head.parameters())
+    for name, prm in rnn.named_parameters():
+        if name == frozen:
+            prm.requires_grad_(False)
+    opt = torch.optim.Adam(params, lr=a.lr)
+    step = [0]
+
+    def train_step():
+        k = step[0] % a.batches
+        step[0] += 1
+        opt.zero_grad(set_to_none=True)
+        states, _ = rnn(xs[k])
+        loss = torch.mean((head(states[:, -1, :]) - ts[k]) ** 2)
+        loss.backward()
+        opt.step()
+        return loss
+
+    def rep():
+        start = time.perf_counter()
+        for _ in range(a.iters):
+            train_step()
+        return (time.perf_counter() - start) / a.iters
+
+    first = float(train_step().detach())
+    last = first
+    for _ in range(a.warmup - 1):
+        last = float(train_step().detach())
+    times = []
+    if a.serve:
+        print(f"ready {torch.__version__} {first:.9g} {last:.9g}", flush=True)
+        for line in sys.stdin:
+            if line.strip() != "rep":
+                break
+            times.append(rep())
+            print(f"{times[-1]:.9g}", flush=True)
+    else:
+        times = [rep() for _ in range(a.reps)]
+    times.sort()
+    n = len(times)
+    med = (times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])) if n else float("nan")
+    print(f"median {med:.9g}", flush=True)
+    if not a.serve:
+        print(f"PyTorch {torch.__version__} {a.cell}, {a.threads} thread(s): {med * 1e3:.2f} ms/step")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+// The recurrent kernels (runtime/cpu/recurrent.cpp) on their own: the LSTM forward against
+// naive loops over strided views (padded rows, offsets: the copy paths compiled code may hit),
+// both directions; and the workspace cache: a backward reuses its training forward's workspace,
+// recomputes it when the outputs buffer no longer holds that forward's result, and gives the
+// same gradients either way.
+#include "attn/Random.h"
+#include "attn/cpu/Recurrent.h"
+#include "attn/kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace {
+
+constexpr int64_t B = 3, T = 5, I = 4, H = 6;
+
+// A strided view of rank N into its own buffer: rows padded by `pad`, starting at `offset`.
+// Padding holds NaN so that reading it shows.
+template <typename Memref, int N> struct View {
+  std::vector<float> buf;
+  Memref ref;
+  View(std::vector<int64_t> sizes, attn::Rng &rng, int64_t pad = 0, int64_t offset = 0) {
+    int64_t ld = sizes.back() + pad, n = ld;
+    for (int i = 0; i < N - 1; ++i)
+      n *= sizes[i];
+    buf.assign(offset + n, NAN);
+    ref.allocated = ref.aligned = buf.data();
+    ref.offset = offset;
+    int64_t stride = 1;
+    for (int i = N; i-- > 0;) {
+      ref.sizes[i] = sizes[i];
+      ref.strides[i] = stride;
+      stride *= i == N - 1 ? ld : sizes[i];
+    }
+    forEach([&](float &v) { v = (float)(rng.nextDouble() - 0.5); });
+  }
+  template <typename F> void forEach(F f) {
+    int64_t s[3] = {1, 1, 1}, t[3] = {0, 0, 0};
+    for (int i = 0; i < N; ++i)
+      s[3 - N + i] = ref.sizes[i], t[3 - N + i] = ref.strides[i];
+    for (int64_t a = 0; a < s[0]; ++a)
+      for (int64_t b = 0; b < s[1]; ++b)
+        for (int64_t c = 0; c < s[2]; ++c)
+          f(ref.aligned[ref.offset + a * t[0] + b * t[1] + c * t[2]]);
+  }
+  std::vector<float> values() {
+    std::vector<float> v;
+    forEach([&](float &x) { v.push_back(x); });
+    return v;
+  }
+};
+using V1 = View<attn_memref1, 1>;
+using V2 = View<attn_memref2, 2>;
+using V3 = View<attn_memref3, 3>;
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+// The LSTM over x (values in [B][T][I] order), PyTorch's gates i, f, g, o.
+void naiveLstm(const std::vector<float> &x, const std::vector<float> &h0,
+               const std::vector<float> &c0, const std::vector<float> &wi,
+               const std::vector<float> &wh, const std::vector<float> &b, bool reverse,
+               std::vector<float> &hs, std::vector<float> &hn, std::vector<float> &cn) {
+  std::vector<float> h = h0, c = c0;
+  hs.assign(B * T * H, 0);
+  for (int64_t step = 0; step < T; ++step) {
+    int64_t t = reverse ? T - 1 - step : step;
+    std::vector<float> hNew(B * H), cNew(B * H);
+    for (int64_t n = 0; n < B; ++n)
+      for (int64_t j = 0; j < H; ++j) {
+        float z[4];
+        for (int g = 0; g < 4; ++g) {
+          float acc = b[g * H + j];
+          for (int64_t k = 0; k < I; ++k)
+            acc += x[(n * T + t) * I + k] * wi[k * 4 * H + g * H + j];
+          for (int64_t k = 0; k < H; ++k)
+            acc += h[n * H + k] * wh[k * 4 * H + g * H + j];
+          z[g] = acc;
+        }
+        float cc = sigmoid(z[1]) * c[n * H + j] + sigmoid(z[0]) * std::tanh(z[2]);
+        cNew[n * H + j] = cc;
+        hNew[n * H + j] = sigmoid(z[3]) * std::tanh(cc);
+        hs[(n * T + t) * H + j] = hNew[n * H + j];
+      }
+    h = hNew, c = cNew;
+  }
+  hn = h, cn = c;
+}
+
+double maxDiff(const std::vector<float> &a, const std::vector<float> &b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    d = std::max(d, (double)std::fabs(a[i] - b[i]));
+  return a.size() == b.size() ? d : INFINITY;
+}
+
+class LstmKernel : public ::testing::TestWithParam<bool> {};
+
+TEST_P(LstmKernel, ForwardMatchesNaiveLoopsOnStridedViews) {
+  bool reverse = GetParam();
+  attn::Rng rng(3);
+  V3 x({B, T, I}, rng, 3, 5), hs({B, T, H}, rng, 2, 1);
+  V2 h0({B, H}, rng, 1, 2), c0({B, H}, rng, 2, 0), wi({I, 4 * H}, rng, 3, 1),
+      wh({H, 4 * H}, rng, 0, 4), hn({B, H}, rng, 1, 0), cn({B, H}, rng, 0, 3);
+  V1 b({4 * H}, rng, 0, 2);
+  _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
+                                   &wh.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, reverse,
+                                   /*training=*/0, /*peephole=*/0);
+  std::vector<float> eHs, eHn, eCn;
+  naiveLstm(x.values(), h0.values(), c0.values(), wi.values(), wh.values(), b.values(), reverse,
+            eHs, eHn, eCn);
+  EXPECT_LT(maxDiff(hs.values(), eHs), 1e-5);
+  EXPECT_LT(maxDiff(hn.values(), eHn), 1e-5);
+  EXPECT_LT(maxDiff(cn.values(), eCn), 1e-5);
+  // Padding untouched (still NaN).
+  EXPECT_TRUE(std::isnan(hs.buf[0]));
+}
+
+INSTANTIATE_TEST_SUITE_P(Directions, LstmKernel, ::testing::Values(false, true),
+                         [](const auto &info) { return info.param ? "reverse" : "forward"; });
+
+// A training forward, then its backward. With `clobber`, a second training forward (another
+// h0) writes the same outputs buffer in between, and the first forward's outputs are copied
+// back: the cache's entry for the buffer is now the second forward's, whose hash does not match
+// the contents, so the backward must recompute the first forward's workspace.
+struct Grads {
+  std::vector<float> dx, dh0, dc0, dwi, dwh, db;
+};
+
+Grads trainStep(bool clobberWithOtherContents) {
+  attn::Rng rng(9);
+  V3 x({B, T, I}, rng), hs({B, T, H}, rng), dhs({B, T, H}, rng), dx({B, T, I}, rng);
+  V2 h0({B, H}, rng), c0({B, H}, rng), wi({I, 4 * H}, rng), wh({H, 4 * H}, rng), hn({B, H}, rng),
+      cn({B, H}, rng), dhn({B, H}, rng), dcn({B, H}, rng), dh0({B, H}, rng), dc0({B, H}, rng),
+      dwi({I, 4 * H}, rng), dwh({H, 4 * H}, rng);
+  V1 b({4 * H}, rng), db({4 * H}, rng);
+  _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
+                                   &wh.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1, 0);
+  if (clobberWithOtherContents) {
+    std::vector<float> saved = hs.buf;
+    V2 h0b({B, H}, rng);
+    _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0b.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
+                                     &wh.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1, 0);
+    std::copy(saved.begin(), saved.end(), hs.buf.begin()); // same address, first contents
+  }
+  _mlir_ciface_attn_rt_rnn_backward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
+                                    &wh.ref, &hs.ref, &hn.ref, &cn.ref, &dhs.ref, &dhn.ref,
+                                    &dcn.ref, &dx.ref, &dh0.ref, &dc0.ref, &dwi.ref, &dwh.ref,
+                                    &db.ref, &db.ref, &dwh.ref, ATTN_RNN_LSTM, 0, 0);
+  return {dx.values(), dh0.values(), dc0.values(), dwi.values(), dwh.values(), db.values()};
+}
+
+TEST(RecurrentWorkspace, ReusedWhenValidRecomputedWhenStale) {
+  size_t hits = attn::cpu::recurrentWorkspaceHits();
+  size_t misses = attn::cpu::recurrentWorkspaceMisses();
+  Grads reused = trainStep(false);
+  EXPECT_EQ(attn::cpu::recurrentWorkspaceHits(), hits + 1);
+  EXPECT_EQ(attn::cpu::recurrentWorkspaceMisses(), misses);
+  // The second forward (other h0) replaced the entry for the buffer; its hash no longer
+  // matches the restored contents, so the backward recomputes the first forward.
+  Grads recomputed = trainStep(true);
+  EXPECT_EQ(attn::cpu::recurrentWorkspaceMisses(), misses + 1);
+  EXPECT_LT(maxDiff(reused.dx, recomputed.dx), 1e-6);
+  EXPECT_LT(maxDiff(reused.dh0, recomputed.dh0), 1e-6);
+  EXPECT_LT(maxDiff(reused.dc0, recomputed.dc0), 1e-6);
+  EXPECT_LT(maxDiff(reused.dwi, recomputed.dwi), 1e-6);
+  EXPECT_LT(maxDiff(reused.dwh, recomputed.dwh), 1e-6);
+  EXPECT_LT(maxDiff(reused.db, recomputed.db), 1e-6);
+}
+
+} // namespace
