@@ -200,7 +200,6 @@ TEST(EncodePairs, PadsMasksAndDrops) {
   EXPECT_EQ(t.src.dtype(), ATTN_I32);
   EXPECT_EQ(t.srcMask.dtype(), ATTN_F32);
   ASSERT_EQ(t.tgtIn.shape(), (std::vector<int64_t>{3, 4}));
-  ASSERT_EQ(t.teacher.shape(), (std::vector<int64_t>{3, 4}));
   EXPECT_EQ(row(t.src, 0), (Ids{4, 5, 6, 0}));
   EXPECT_EQ(frow(t.srcMask, 0), (std::vector<float>{1, 1, 1, 0}));
   EXPECT_EQ(row(t.tgtIn, 0), (Ids{Vocab::kBos, 5, 6, 0}));
@@ -210,8 +209,6 @@ TEST(EncodePairs, PadsMasksAndDrops) {
   EXPECT_EQ(row(t.tgtOut, 1), (Ids{5, 6, 7, Vocab::kEos}));
   EXPECT_EQ(row(t.src, 2), (Ids{4, Vocab::kUnk, 0, 0}));
   EXPECT_EQ(row(t.tgtOut, 2), (Ids{Vocab::kUnk, Vocab::kEos, 0, 0}));
-  for (int64_t i = 0; i < 3; ++i)
-    EXPECT_EQ(frow(t.teacher, i), (std::vector<float>{1, 1, 1, 1}));
 
   // Reversed sources (padding stays on the right); characters as tokens.
   attn::data::Seq2SeqTensors r =
