@@ -132,6 +132,13 @@ bool Compiler::import() {
   return module_ && succeeded(mlir::verify(*module_));
 }
 
+bool Compiler::fuse() {
+  mlir::PassManager pm(&context_);
+  if (fuse_)
+    attn::pipelines::buildFusion(pm);
+  return succeeded(pm.run(*module_));
+}
+
 bool Compiler::addTraining() {
   mlir::PassManager pm(&context_);
   // Fusion first, so that a fused op differentiates as one op (its backward is oneDNN's).

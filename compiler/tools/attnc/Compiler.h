@@ -35,6 +35,9 @@ public:
   /// Structural fusion (attn-fuse-recurrence) before autodiff and in the lowering; on unless
   /// turned off (`--no-fuse`).
   void setFuse(bool fuse) { fuse_ = fuse; }
+  /// Structural fusion alone (stage "fused"); addTraining and lower run it too, and on a
+  /// fused module it changes nothing.
+  bool fuse();
 
   /// Adds @loss_grad and @train_step (attn-autodiff, attn-train-step with the spec's
   /// optimizer) to the imported module (stage "grad").

@@ -23,10 +23,13 @@ int check(Compiler &c, const Options &) {
 int emit(Compiler &c, const Options &o) {
   if (o.stage == "spec")
     return writeText(o.output, attn::yaml::specToYaml(c.spec()));
-  if (o.stage != "attn" && o.stage != "grad" && o.stage != "lowered" && o.stage != "llvm")
-    return usageError("--stage must be spec, attn, grad, lowered or llvm (got '" + o.stage +
-                      "')");
+  if (o.stage != "attn" && o.stage != "fused" && o.stage != "grad" && o.stage != "lowered" &&
+      o.stage != "llvm")
+    return usageError("--stage must be spec, attn, fused, grad, lowered or llvm (got '" +
+                      o.stage + "')");
   if (!c.import())
+    return 1;
+  if (o.stage == "fused" && !c.fuse())
     return 1;
   if (o.stage == "grad" && !c.addTraining())
     return 1;

@@ -42,7 +42,8 @@ dialect and verifies the IR. Prints a one-line summary and exits 0 when the mode
 Prints one stage of the compilation:
   spec      the validated spec with every default filled in (YAML)
   attn      the attn dialect as imported from the spec (@forward, @loss)
-  grad      attn after attn-autodiff and attn-train-step (@loss_grad, @train_step)
+  fused     attn after structural fusion (attn-fuse-recurrence; none with --no-fuse)
+  grad      attn after fusion, attn-autodiff and attn-train-step (@loss_grad, @train_step)
   lowered   after attn-lower: linalg/tensor/scf on tensors plus oneDNN kernel calls
   llvm      the optimised LLVM IR that is JIT-compiled or written as an object
 )"},
