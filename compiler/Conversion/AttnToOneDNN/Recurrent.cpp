@@ -61,6 +61,26 @@ Value i64(PatternRewriter &rewriter, Location loc, int64_t v) {
   return rewriter.create<arith::ConstantIntOp>(loc, v, 64);
 }
 
+// A fresh output buffer for each result of `op`, and their kernel views; after the call,
+// `replace` hands the buffers back to `op`'s users as tensors.
+struct KernelResults {
+  SmallVector<Value> buffers, views;
+  KernelResults(PatternRewriter &rewriter, Operation *op) {
+    for (Value r : op->getResults()) {
+      auto [buffer, view] = allocKernelResult(rewriter, op->getLoc(),
+                                              cast<RankedTensorType>(r.getType()).getShape());
+      buffers.push_back(buffer);
+      views.push_back(view);
+    }
+  }
+  void replace(PatternRewriter &rewriter, Operation *op) {
+    SmallVector<Value> tensors;
+    for (Value buffer : buffers)
+      tensors.push_back(asTensor(rewriter, op->getLoc(), buffer));
+    rewriter.replaceOp(op, tensors);
+  }
+};
+
 template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
   using OpRewritePattern<Op>::OpRewritePattern;
   LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
@@ -74,23 +94,15 @@ template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
     operands.push_back(peephole ? peephole : operands[4]);
     for (Value v : operands)
       args.push_back(asKernelOperand(rewriter, loc, v));
-    SmallVector<Value> buffers, views;
-    for (Value r : op->getResults()) {
-      auto [buffer, view] =
-          allocKernelResult(rewriter, loc, cast<RankedTensorType>(r.getType()).getShape());
-      buffers.push_back(buffer);
-      views.push_back(view);
-    }
+    KernelResults results(rewriter, op);
+    SmallVector<Value> views = results.views;
     args.append(stateTriple(views, kind));
     args.push_back(i64(rewriter, loc, kind));
     args.push_back(i64(rewriter, loc, op.getReverse()));
     args.push_back(i64(rewriter, loc, op.getTraining()));
     args.push_back(i64(rewriter, loc, peephole != nullptr));
     rewriter.create<func::CallOp>(loc, kernel, args);
-    SmallVector<Value> results;
-    for (Value buffer : buffers)
-      results.push_back(asTensor(rewriter, loc, buffer));
-    rewriter.replaceOp(op, results);
+    results.replace(rewriter, op);
     return success();
   }
 };
@@ -116,13 +128,8 @@ template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
       args.push_back(asKernelOperand(rewriter, loc, v));
     for (Value v : stateTriple(operands.slice(numForward + numStates, numStates), kind))
       args.push_back(asKernelOperand(rewriter, loc, v));
-    SmallVector<Value> buffers, views;
-    for (Value r : op->getResults()) {
-      auto [buffer, view] =
-          allocKernelResult(rewriter, loc, cast<RankedTensorType>(r.getType()).getShape());
-      buffers.push_back(buffer);
-      views.push_back(view);
-    }
+    KernelResults results(rewriter, op);
+    SmallVector<Value> views = results.views;
     SmallVector<Value> outs = forwardOperands(views, kind);
     args.append(outs);
     args.push_back(peephole ? views.back() : outs[4]); // d_w_peephole, or d_w_hh unwritten
@@ -130,10 +137,7 @@ template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
     args.push_back(i64(rewriter, loc, op.getReverse()));
     args.push_back(i64(rewriter, loc, peephole != nullptr));
     rewriter.create<func::CallOp>(loc, kernel, args);
-    SmallVector<Value> results;
-    for (Value buffer : buffers)
-      results.push_back(asTensor(rewriter, loc, buffer));
-    rewriter.replaceOp(op, results);
+    results.replace(rewriter, op);
     return success();
   }
 };

@@ -167,4 +167,14 @@ bool Compiler::lowerToLLVM() {
   return succeeded(pm.run(*module_));
 }
 
+std::unique_ptr<attn::target::JitProgram> Compiler::jit() {
+  auto program = attn::target::JitProgram::create(*module_, *manifest_);
+  if (!program) {
+    std::cerr << "attnc: error: JIT compilation failed: " << llvm::toString(program.takeError())
+              << "\n";
+    return nullptr;
+  }
+  return std::move(*program);
+}
+
 } // namespace attnc

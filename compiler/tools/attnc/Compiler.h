@@ -2,6 +2,7 @@
 // stage. Every attnc verb goes through it, so `emit`, `run` and `compile` see the same IR.
 #pragma once
 
+#include "compiler/Target/Jit.h"
 #include "compiler/Target/Manifest.h"
 #include "frontends/yaml/Importer.h"
 #include "frontends/yaml/Spec.h"
@@ -10,6 +11,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +48,9 @@ public:
   bool lower();
   /// lowered -> LLVM dialect (stage "llvm").
   bool lowerToLLVM();
+  /// The LLVM-dialect module JIT-compiled for this machine; null (the error printed) on
+  /// failure.
+  std::unique_ptr<attn::target::JitProgram> jit();
 
   mlir::ModuleOp module() { return *module_; }
   const attn::target::Manifest &manifest() const { return *manifest_; }

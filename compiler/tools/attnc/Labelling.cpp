@@ -3,7 +3,6 @@
 #include "Data.h"
 #include "Verbs.h"
 
-#include "compiler/Target/Jit.h"
 
 #include "attn/Init.h"
 
@@ -73,41 +72,18 @@ double labelAccuracy(const attn::Program &program, const std::vector<attn::Tenso
 
 int runLabeller(Compiler &c, const Options &o) {
   const attn::yaml::Spec &s = c.spec();
-  PairData data;
-  std::string origin;
-  std::vector<attn::Tensor> params;
-  std::string file;
-  // The checkpoint's vocabularies, else the data's; examples from the validation pairs.
-  if (!o.ckpt.empty()) {
-    file = checkpointFile(o.ckpt);
-    data = pairDataFromMetadata(s, attn::train::readCheckpointMetadata(file), file);
-  } else {
-    data = pairData(s);
-  }
-  data.valid = pairData(s).valid;
-  c.setImportOptions(pairImportOptions(data));
-  if (!c.import() || !c.lower() || !c.lowerToLLVM())
+  std::unique_ptr<PairModel> m = loadPairModel(c, o);
+  if (!m)
     return 1;
-  auto jit = attn::target::JitProgram::create(c.module(), c.manifest());
-  if (!jit) {
-    std::cerr << "attnc: error: JIT compilation failed: " << llvm::toString(jit.takeError())
-              << "\n";
-    return 1;
-  }
-  attn::Program program((*jit)->info());
-  uint64_t seed = o.seed.value_or(s.train.seed);
-  params = attn::initParams(program.info(), seed);
-  origin = "initialised from seed " + std::to_string(seed);
-  if (!file.empty()) {
-    auto meta = attn::train::loadCheckpoint(file, program.info(), params, true);
-    origin = "from " + file + " (step " + (meta.count("step") ? meta.at("step") : "?") + ")";
-  }
+  const PairData &data = m->data;
+  const attn::Program &program = *m->program;
+  const std::vector<attn::Tensor> &params = m->params;
   std::vector<attn::data::Pair> pairs(
       data.valid.begin(),
       data.valid.begin() + std::min<int64_t>(o.count.value_or(8), (int64_t)data.valid.size()));
   attn::train::Split split = pairSplit(s, data, pairs);
   std::cout << s.name << ": " << split[0].shape()[0] << " validation examples, parameters "
-            << origin << "\n";
+            << m->origin << "\n";
   // Each example as the model saw it: its tokens (unknown ones as <unk>), the predicted
   // tags or label, and whether they match the reference.
   bool tagged = s.task == "tag";

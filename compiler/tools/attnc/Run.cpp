@@ -2,7 +2,6 @@
 #include "Data.h"
 #include "Verbs.h"
 
-#include "compiler/Target/Jit.h"
 #include "compiler/Target/Object.h"
 
 #include "attn/Init.h"
@@ -28,14 +27,11 @@ int run(Compiler &c, const Options &o) {
     return runLabeller(c, o);
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
     return 1;
-  auto jit = attn::target::JitProgram::create(c.module(), c.manifest());
-  if (!jit) {
-    std::cerr << "attnc: error: JIT compilation failed: " << llvm::toString(jit.takeError())
-              << "\n";
+  auto jit = c.jit();
+  if (!jit)
     return 1;
-  }
   const auto &s = c.spec();
-  attn::Program program((*jit)->info());
+  attn::Program program(jit->info());
   uint64_t seed = o.seed.value_or(s.train.seed);
   auto params = attn::initParams(program.info(), seed);
   std::string origin = "initialised from seed " + std::to_string(seed);

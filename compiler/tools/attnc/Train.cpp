@@ -5,7 +5,6 @@
 #include "Translate.h"
 #include "Verbs.h"
 
-#include "compiler/Target/Jit.h"
 
 #include "attn/Init.h"
 #include "attn/Program.h"
@@ -18,16 +17,6 @@
 
 namespace attnc {
 namespace {
-
-std::unique_ptr<attn::target::JitProgram> jit(Compiler &c) {
-  auto program = attn::target::JitProgram::create(c.module(), c.manifest());
-  if (!program) {
-    std::cerr << "attnc: error: JIT compilation failed: " << llvm::toString(program.takeError())
-              << "\n";
-    return nullptr;
-  }
-  return std::move(*program);
-}
 
 int64_t countWeights(const attn_program_info &info) {
   int64_t n = 0;
@@ -61,7 +50,7 @@ int train(Compiler &c, const Options &o) {
   const attn::yaml::Spec &s = c.spec();
   if (!c.import() || !c.addTraining() || !c.lower() || !c.lowerToLLVM())
     return 1;
-  auto compiled = jit(c);
+  auto compiled = c.jit();
   if (!compiled)
     return 1;
   attn::Program program(compiled->info());
@@ -138,7 +127,7 @@ int eval(Compiler &c, const Options &o) {
   }
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
     return 1;
-  auto compiled = jit(c);
+  auto compiled = c.jit();
   if (!compiled)
     return 1;
   attn::Program program(compiled->info());

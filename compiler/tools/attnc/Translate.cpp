@@ -4,7 +4,6 @@
 #include "Translate.h"
 #include "Verbs.h"
 
-#include "compiler/Target/Jit.h"
 
 #include "attn/Init.h"
 #include "attn/decode/Beam.h"
@@ -122,42 +121,18 @@ std::unique_ptr<attn::target::JitProgram> compileForDecoding(Compiler &c, const 
   c.setImportOptions(pairImportOptions(d));
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
     return nullptr;
-  auto jit = attn::target::JitProgram::create(c.module(), c.manifest());
-  if (!jit) {
-    std::cerr << "attnc: error: JIT compilation failed: " << llvm::toString(jit.takeError())
-              << "\n";
-    return nullptr;
-  }
-  return std::move(*jit);
+  return c.jit();
 }
 
 } // namespace
 
 int runSeq2Seq(Compiler &c, const Options &o) {
   const attn::yaml::Spec &s = c.spec();
-  // The checkpoint's vocabularies, else the data's; examples from the validation pairs.
-  PairData data;
-  std::string file, origin;
-  std::map<std::string, std::string> meta;
-  if (!o.ckpt.empty()) {
-    file = checkpointFile(o.ckpt);
-    meta = attn::train::readCheckpointMetadata(file);
-    data = pairDataFromMetadata(s, meta, file);
-    origin = "from " + file + " (step " + (meta.count("step") ? meta.at("step") : "?") + ")";
-  } else {
-    data = pairData(s);
-    origin = "initialised from seed " + std::to_string(o.seed.value_or(s.train.seed));
-  }
-  data.valid = pairData(s).valid;
-  auto jit = compileForDecoding(c, data);
-  if (!jit)
+  std::unique_ptr<PairModel> m = loadPairModel(c, o);
+  if (!m)
     return 1;
-  attn::Program program(jit->info());
-  std::vector<attn::Tensor> params =
-      attn::initParams(program.info(), o.seed.value_or(s.train.seed));
-  if (!file.empty())
-    attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
-  Seq2SeqDecoder decoder(program, params, s, data);
+  const PairData &data = m->data;
+  Seq2SeqDecoder decoder(*m->program, m->params, s, data);
 
   std::vector<attn::data::Pair> pairs(
       data.valid.begin(),
@@ -168,7 +143,7 @@ int runSeq2Seq(Compiler &c, const Options &o) {
   std::vector<std::vector<Hypothesis>> decoded = decoder.decode(sources);
   std::cout << s.name << ": " << pairs.size() << " validation pairs, "
             << (s.decode.beam > 1 ? "beam " + std::to_string(s.decode.beam) : "greedy")
-            << " decoding, parameters " << origin << "\n";
+            << " decoding, parameters " << m->origin << "\n";
   for (size_t i = 0; i < pairs.size(); ++i) {
     std::string out = decoder.text(decoded[i][0]);
     std::cout << "  " << pairs[i].source << "  ->  " << out

@@ -1,6 +1,7 @@
 // What several verbs share: error reporting, output files, checkpoint paths.
 #include "Verbs.h"
 
+#include "attn/Init.h"
 #include "attn/train/Trainer.h"
 
 #include <filesystem>
@@ -48,6 +49,33 @@ int loadForCheckpoint(Compiler &c, const Options &o, std::string &file,
     return c.loadText(meta.at("spec"), file + ":spec", o.overrides) ? 0 : 1;
   }
   return c.load(o.model, o.overrides) ? 0 : 1;
+}
+
+std::unique_ptr<PairModel> loadPairModel(Compiler &c, const Options &o) {
+  const attn::yaml::Spec &s = c.spec();
+  auto m = std::make_unique<PairModel>();
+  std::string file;
+  std::map<std::string, std::string> meta;
+  if (!o.ckpt.empty()) {
+    file = checkpointFile(o.ckpt);
+    meta = attn::train::readCheckpointMetadata(file);
+    m->data = pairDataFromMetadata(s, meta, file);
+  } else {
+    m->data = pairData(s);
+  }
+  m->data.valid = pairData(s).valid;
+  c.setImportOptions(pairImportOptions(m->data));
+  if (!c.import() || !c.lower() || !c.lowerToLLVM() || !(m->jit = c.jit()))
+    return nullptr;
+  m->program = std::make_unique<attn::Program>(m->jit->info());
+  uint64_t seed = o.seed.value_or(s.train.seed);
+  m->params = attn::initParams(m->program->info(), seed);
+  m->origin = "initialised from seed " + std::to_string(seed);
+  if (!file.empty()) {
+    attn::train::loadCheckpoint(file, m->program->info(), m->params, /*statesOptional=*/true);
+    m->origin = "from " + file + " (step " + (meta.count("step") ? meta.at("step") : "?") + ")";
+  }
+  return m;
 }
 
 } // namespace attnc

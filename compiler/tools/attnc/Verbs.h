@@ -2,8 +2,12 @@
 #pragma once
 
 #include "Compiler.h"
+#include "Data.h"
+
+#include "attn/Program.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +43,19 @@ std::string checkpointFile(const std::string &path);
 /// Returns 0, or the exit code of a failure it has reported.
 int loadForCheckpoint(Compiler &c, const Options &o, std::string &file,
                       std::map<std::string, std::string> &meta);
+
+/// `run` for a model that learns from text pairs (seq2seq, tag, classify): the compiled
+/// program with the checkpoint's parameters and vocabularies (--ckpt), or fresh ones from
+/// --seed and the spec's data; the validation pairs always come from the spec's data.
+struct PairModel {
+  PairData data;
+  std::unique_ptr<attn::target::JitProgram> jit;
+  std::unique_ptr<attn::Program> program;
+  std::vector<attn::Tensor> params;
+  std::string origin; // "from FILE (step N)" / "initialised from seed N", for the report
+};
+/// Null (the error printed) when the spec does not compile.
+std::unique_ptr<PairModel> loadPairModel(Compiler &c, const Options &o);
 
 int check(Compiler &c, const Options &o);    // Inspect.cpp
 int emit(Compiler &c, const Options &o);     // Inspect.cpp
