@@ -22,26 +22,11 @@ and exits with status 3.
 """
 
 import argparse
-import json
-import struct
+import os
 import sys
-import time
 
-
-def read_safetensors(path, np):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n].decode("utf-8"))
-    data = raw[8 + n:]
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        assert info["dtype"] == "F32", name
-        begin, end = info["data_offsets"]
-        out[name] = np.frombuffer(data[begin:end], dtype="<f4").reshape(info["shape"]).copy()
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_io import read_safetensors, time_steps  # noqa: E402
 
 
 def main():
@@ -111,30 +96,7 @@ def main():
         opt.step()
         return loss
 
-    def rep():
-        start = time.perf_counter()
-        for _ in range(a.iters):
-            train_step()
-        return (time.perf_counter() - start) / a.iters
-
-    first = float(train_step().detach())
-    last = first
-    for _ in range(a.warmup - 1):
-        last = float(train_step().detach())
-    times = []
-    if a.serve:
-        print(f"ready {torch.__version__} {first:.9g} {last:.9g}", flush=True)
-        for line in sys.stdin:
-            if line.strip() != "rep":
-                break
-            times.append(rep())
-            print(f"{times[-1]:.9g}", flush=True)
-    else:
-        times = [rep() for _ in range(a.reps)]
-    times.sort()
-    n = len(times)
-    med = (times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])) if n else float("nan")
-    print(f"median {med:.9g}", flush=True)
+    med = time_steps(train_step, a, torch.__version__)
     if not a.serve:
         print(f"PyTorch {torch.__version__} {a.cell}, {a.threads} thread(s): {med * 1e3:.2f} ms/step")
     return 0

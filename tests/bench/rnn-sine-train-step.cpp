@@ -26,6 +26,8 @@
 #include "frontends/yaml/Importer.h"
 #include "frontends/yaml/Spec.h"
 
+#include "BenchSupport.h"
+
 #include "attn/Init.h"
 #include "attn/Program.h"
 #include "attn/Tensor.h"
@@ -55,93 +57,14 @@ namespace {
 
 constexpr int NB = 8; // fixed batches, cycled
 
-[[noreturn]] void die(const std::string &what) {
-  std::fprintf(stderr, "attn-bench-rnn-sine-train-step: error: %s\n", what.c_str());
-  std::exit(1);
-}
+[[noreturn]] void die(const std::string &what) { bench::die("attn-bench-rnn-sine-train-step", what); }
 
-double seconds() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
+using bench::median;
+using bench::PyTorchSide;
+using bench::scalar;
+using bench::seconds;
 
-// "median (min-max)" in microseconds.
-std::string spread(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "(min %.1f, max %.1f over %zu reps)", v.front() * 1e6,
-                v.back() * 1e6, v.size());
-  return buf;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-::attn::Tensor scalar(float v) { return ::attn::Tensor::f32({}, {v}); }
-
-// The PyTorch side: a child process driven line by line over two pipes.
-class PyTorchSide {
-public:
-  bool start(const std::vector<std::string> &argv) {
-    int toChild[2], fromChild[2];
-    if (pipe(toChild) || pipe(fromChild))
-      return false;
-    pid = fork();
-    if (pid < 0)
-      return false;
-    if (pid == 0) {
-      dup2(toChild[0], 0);
-      dup2(fromChild[1], 1);
-      close(toChild[0]), close(toChild[1]), close(fromChild[0]), close(fromChild[1]);
-      std::vector<char *> args;
-      for (const std::string &a : argv)
-        args.push_back(const_cast<char *>(a.c_str()));
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      std::printf("error: cannot run %s: %s\n", args[0], std::strerror(errno));
-      std::fflush(stdout);
-      _exit(127);
-    }
-    close(toChild[0]), close(fromChild[1]);
-    in = fdopen(toChild[1], "w");
-    out = fdopen(fromChild[0], "r");
-    return in && out;
-  }
-  // One line of the child's stdout, without the newline; "" at end of file.
-  std::string readLine() {
-    char *line = nullptr;
-    size_t cap = 0;
-    ssize_t n = getline(&line, &cap, out);
-    std::string s = n > 0 ? std::string(line, n) : std::string();
-    std::free(line);
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
-      s.pop_back();
-    return s;
-  }
-  void send(const char *command) {
-    std::fprintf(in, "%s\n", command);
-    std::fflush(in);
-  }
-  int finish() {
-    if (in)
-      std::fclose(in);
-    if (out)
-      std::fclose(out);
-    in = out = nullptr;
-    int status = 0;
-    if (pid > 0)
-      waitpid(pid, &status, 0);
-    pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  }
-
-private:
-  pid_t pid = -1;
-  std::FILE *in = nullptr, *out = nullptr;
-};
+std::string spread(const std::vector<double> &v) { return bench::spread(v, 1e6, 1); }
 
 void usage() {
   std::fprintf(stderr,
