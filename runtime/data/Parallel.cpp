@@ -105,7 +105,7 @@ std::string ordinal(int64_t d) {
   return std::to_string(d) + suffix;
 }
 
-constexpr int kDateFormats = 9;
+constexpr int kDateFormats = 11;
 
 std::string formatDate(const Date &dt, int format) {
   static const char *const kMonths[] = {"January",   "February", "March",    "April",
@@ -133,8 +133,12 @@ std::string formatDate(const Date &dt, int format) {
     return weekday + ", " + month + " " + d + ", " + y; // Tuesday, March 5, 2019
   case 7:
     return ordinal(dt.day) + " of " + month + " " + y; // 5th of March 2019
-  default:
+  case 8:
     return d + " " + mon + " " + y; // 5 Mar 2019
+  case 9: // 03/05/19: US order (month first), the century implied as in 5.3.19
+    return twoDigits(dt.month) + "/" + twoDigits(dt.day) + "/" + twoDigits(dt.year % 100);
+  default:
+    return weekday + ", " + month + " " + ordinal(dt.day) + " " + y; // Tuesday, March 5th 2019
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -115,6 +116,10 @@ namespace {
 
 constexpr int kGlyphW = 5, kGlyphH = 7, kCellW = 6;
 
+// A space token drawn as an open box (like U+2423), not as blank: a heatmap label that is a space
+// must not look like a missing label. A control character, so no real text maps to it.
+constexpr char kVisibleSpace = '\x1f';
+
 struct Glyph {
   char c;
   const char *rows[kGlyphH];
@@ -197,6 +202,18 @@ const Glyph kFont[] = {
   {'=', {".....", ".....", "#####", ".....", "#####", ".....", "....."}},
   {'%', {"##...", "##..#", "...#.", "..#..", ".#...", "#..##", "...##"}},
   {'?', {".###.", "#...#", "....#", "...#.", "..#..", ".....", "..#.."}},
+  {'<', {"...#.", "..#..", ".#...", "#....", ".#...", "..#..", "...#."}},
+  {'>', {".#...", "..#..", "...#.", "....#", "...#.", "..#..", ".#..."}},
+  {'!', {"..#..", "..#..", "..#..", "..#..", "..#..", ".....", "..#.."}},
+  {'\'', {"..#..", "..#..", ".#...", ".....", ".....", ".....", "....."}},
+  {'"', {".#.#.", ".#.#.", ".....", ".....", ".....", ".....", "....."}},
+  {';', {".....", ".##..", ".##..", ".....", ".##..", "..#..", ".#..."}},
+  {'*', {".....", "..#..", "#.#.#", ".###.", "#.#.#", "..#..", "....."}},
+  {'#', {".#.#.", ".#.#.", "#####", ".#.#.", "#####", ".#.#.", ".#.#."}},
+  {'&', {".##..", "#..#.", "#.#..", ".#...", "#.#.#", "#..#.", ".##.#"}},
+  {'[', {".###.", ".#...", ".#...", ".#...", ".#...", ".#...", ".###."}},
+  {']', {".###.", "...#.", "...#.", "...#.", "...#.", "...#.", ".###."}},
+  {kVisibleSpace, {".....", ".....", ".....", ".....", ".....", "#...#", "#####"}},
 };
 // clang-format on
 
@@ -286,6 +303,19 @@ public:
                   y + (row + 1) * scale - 1},
                  color);
       x += kCellW * scale;
+    }
+  }
+
+  // Draws `s` turned 90 degrees counter-clockwise, reading upwards at scale 1: the glyphs' tops
+  // face left, the text occupies columns x .. x + 6 and ends textWidth(s, 1) pixels above yBottom.
+  void textUp(int x, int yBottom, const std::string &s, uint32_t color) {
+    for (char c : s) {
+      const Glyph &g = glyphFor(c);
+      for (int row = 0; row < kGlyphH; ++row)
+        for (int col = 0; col < kGlyphW; ++col)
+          if (g.rows[row][col] == '#')
+            set(x + row, yBottom - col, color);
+      yBottom -= kCellW;
     }
   }
 
@@ -529,6 +559,145 @@ private:
   Axis x_, y_;
 };
 
+// ------------------------------------------------------------------------------------------------
+// The heatmap
+// ------------------------------------------------------------------------------------------------
+
+constexpr uint32_t kHeatNan = 0xd62728; // off the colour map, so a NaN cannot pass for a weight
+constexpr int kMaxCell = 20, kMinCell = 4, kHeatmapSpan = 800; // px
+constexpr int kLabelPitch = kGlyphH + 1; // the least spacing of label lines: a glyph and 1 px
+constexpr int kMaxColumnChars = 8, kMaxRowChars = 12;
+constexpr int kPad = 12, kLabelGap = 5, kBarGap = 16, kBarW = 12, kMinBarH = 64;
+
+// White -> mid blue -> dark blue (the ends and middle of matplotlib's "Blues"), interpolated in
+// RGB. The middle stop keeps weights around 0.5 saturated; a straight white-to-navy ramp greys
+// them out. NaN is kHeatNan; anything else is clamped to [0, 1].
+uint32_t heatColour(float v) {
+  if (std::isnan(v))
+    return kHeatNan;
+  static const uint32_t kStops[] = {0xffffff, 0x6baed6, 0x08306b};
+  double t = std::clamp(static_cast<double>(v), 0.0, 1.0) * 2;
+  int i = std::min(static_cast<int>(t), 1);
+  double f = t - i;
+  uint32_t out = 0;
+  for (int shift = 16; shift >= 0; shift -= 8) {
+    double a = (kStops[i] >> shift) & 0xff, b = (kStops[i + 1] >> shift) & 0xff;
+    out |= static_cast<uint32_t>(std::lround(a + (b - a) * f)) << shift;
+  }
+  return out;
+}
+
+// What the ASCII font can show of `s`: a space becomes kVisibleSpace when `showSpaces`, a UTF-8
+// sequence one '?' (not one per byte), any other unprintable byte '?'; more than maxChars
+// characters are cut to maxChars - 1 and a '.'.
+std::string displayText(const std::string &s, bool showSpaces, size_t maxChars) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      while (i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xc0) == 0x80)
+        ++i; // continuation bytes 10xxxxxx
+      out += '?';
+    } else if (c == ' ') {
+      out += showSpaces ? kVisibleSpace : ' ';
+    } else {
+      out += std::isprint(c) ? static_cast<char>(c) : '?';
+    }
+  }
+  if (out.size() > maxChars)
+    out = out.substr(0, maxChars - 1) + ".";
+  return out;
+}
+
+Canvas renderHeatmap(const std::vector<std::vector<float>> &weights,
+                     const std::vector<std::string> &columnLabels,
+                     const std::vector<std::string> &rowLabels, const std::string &title) {
+  if (weights.empty() || columnLabels.empty())
+    throw std::invalid_argument("writeHeatmapPng: no weights to draw");
+  if (weights.size() != rowLabels.size())
+    throw std::invalid_argument("writeHeatmapPng: " + std::to_string(weights.size()) +
+                                " rows of weights but " + std::to_string(rowLabels.size()) +
+                                " row labels");
+  for (size_t i = 0; i < weights.size(); ++i)
+    if (weights[i].size() != columnLabels.size())
+      throw std::invalid_argument("writeHeatmapPng: row " + std::to_string(i) + " has " +
+                                  std::to_string(weights[i].size()) + " weights but there are " +
+                                  std::to_string(columnLabels.size()) + " column labels");
+
+  // Cells shrink from 20 px so that long sequences stay about kHeatmapSpan wide; when they get
+  // smaller than a line of text, only every `stride`-th row and column is labelled.
+  int rows = static_cast<int>(weights.size()), cols = static_cast<int>(columnLabels.size());
+  int cell = std::clamp(kHeatmapSpan / std::max(rows, cols), kMinCell, kMaxCell);
+  int stride = (kLabelPitch + cell - 1) / cell;
+
+  std::vector<std::string> colText, rowText;
+  size_t longest = 0;
+  for (const std::string &l : columnLabels) {
+    colText.push_back(displayText(l, true, kMaxColumnChars));
+    longest = std::max(longest, colText.back().size());
+  }
+  for (const std::string &l : rowLabels) {
+    rowText.push_back(displayText(l, true, kMaxRowChars));
+    longest = std::max(longest, rowText.back().size());
+  }
+  std::string titleText = displayText(title, false, title.size());
+  // Single characters (the dates model's tokens) are hard to read at scale 1 beside 20-px cells,
+  // so they are drawn double size where cells have room; words stay at scale 1 to keep the
+  // margins small.
+  int scale = longest <= 1 && cell >= 2 * kLabelPitch ? 2 : 1;
+  int colW = 0, rowW = 0;
+  for (const std::string &t : colText)
+    colW = std::max(colW, textWidth(t, scale));
+  for (const std::string &t : rowText)
+    rowW = std::max(rowW, textWidth(t, scale));
+  int charH = kGlyphH * scale;
+  // Column labels read across while they fit their column (characters, short tokens), and
+  // upwards (turned 90 degrees, only ever at scale 1) when a word would run into its neighbours.
+  bool turned = colW + 2 > cell * stride;
+
+  int titleH = titleText.empty() ? 0 : kGlyphH * kTitleScale + 10;
+  int gridX = kPad + rowW + kLabelGap + 1;
+  int gridY = kPad + titleH + (turned ? colW : charH) + kLabelGap + 1;
+  int gridW = cols * cell, gridH = rows * cell;
+  int barX = gridX + gridW + kBarGap, barH = std::max(gridH, kMinBarH);
+  int width = std::max(barX + kBarW + 6 + textWidth("0.5", 1) + kPad,
+                       2 * kPad + textWidth(titleText, kTitleScale));
+  int height = gridY + barH + 1 + kPad;
+
+  Canvas canvas(width, height);
+  canvas.text((width - textWidth(titleText, kTitleScale)) / 2, kPad, titleText, kBlack,
+              kTitleScale);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j)
+      canvas.fill({gridX + j * cell, gridY + i * cell, gridX + (j + 1) * cell - 1,
+                   gridY + (i + 1) * cell - 1},
+                  heatColour(weights[i][j]));
+  canvas.outline({gridX - 1, gridY - 1, gridX + gridW, gridY + gridH}, kFrame);
+
+  for (int j = 0; j < cols; j += stride) {
+    const std::string &t = colText[j];
+    if (turned)
+      canvas.textUp(gridX + j * cell + (cell - kGlyphH) / 2, gridY - 1 - kLabelGap, t, kText);
+    else
+      canvas.text(gridX + j * cell + (cell - textWidth(t, scale)) / 2,
+                  gridY - 1 - kLabelGap - charH, t, kText, scale);
+  }
+  for (int i = 0; i < rows; i += stride) // right-aligned against the grid
+    canvas.text(gridX - 1 - kLabelGap - textWidth(rowText[i], scale),
+                gridY + i * cell + (cell - charH) / 2, rowText[i], kText, scale);
+
+  // The colour bar: 1 at the top, 0 at the bottom, ticks at 0, 0.5 and 1.
+  for (int y = 0; y < barH; ++y)
+    canvas.fill({barX, gridY + y, barX + kBarW - 1, gridY + y},
+                heatColour(static_cast<float>(1.0 - static_cast<double>(y) / (barH - 1))));
+  canvas.outline({barX - 1, gridY - 1, barX + kBarW, gridY + barH}, kFrame);
+  for (auto [y, label] : {std::pair{0, "1"}, {(barH - 1) / 2, "0.5"}, {barH - 1, "0"}}) {
+    canvas.fill({barX + kBarW + 1, gridY + y, barX + kBarW + 3, gridY + y}, kBlack);
+    canvas.text(barX + kBarW + 6, gridY + y - kGlyphH / 2, label, kText, 1);
+  }
+  return canvas;
+}
+
 [[noreturn]] void writeError(const std::string &path, const std::string &what) {
   throw std::runtime_error(path + ": error: " + what + ": " + std::strerror(errno));
 }
@@ -562,6 +731,14 @@ void writeLossCurvePng(const std::string &path, const std::vector<Series> &serie
   LossPlot plot(series, title);
   const Canvas &canvas = plot.render();
   writeFileAtomically(path, encodePng(kPlotWidth, kPlotHeight, canvas.pixels()));
+}
+
+void writeHeatmapPng(const std::string &path, const std::vector<std::vector<float>> &weights,
+                     const std::vector<std::string> &columnLabels,
+                     const std::vector<std::string> &rowLabels, const std::string &title) {
+  Canvas canvas = renderHeatmap(weights, columnLabels, rowLabels, title);
+  writeFileAtomically(path, encodePng(static_cast<uint32_t>(canvas.width()),
+                                      static_cast<uint32_t>(canvas.height()), canvas.pixels()));
 }
 
 } // namespace attn::train

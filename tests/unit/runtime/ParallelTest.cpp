@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -139,7 +140,9 @@ std::vector<std::string> renderings(int y, int m, int d) {
           D + "." + std::to_string(m) + "." + yy,
           W + ", " + M + " " + D + ", " + Y,
           D + th + " of " + M + " " + Y,
-          D + " " + Mon + " " + Y};
+          D + " " + Mon + " " + Y,
+          std::string(mm) + "/" + dd + "/" + yy,
+          W + ", " + M + " " + D + th + " " + Y};
 }
 
 TEST(Builtin, Dates) {
@@ -166,12 +169,57 @@ TEST(Builtin, Dates) {
   EXPECT_LE(latest, "2049-12-31");
   EXPECT_LT(earliest, "1952-01-01"); // the whole range is used
   EXPECT_GT(latest, "2047-12-31");
-  EXPECT_EQ(formats, (std::set<size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(formats, (std::set<size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
   EXPECT_EQ(attn::data::makeDates(10, 3)[9].source, attn::data::makeDates(10, 3)[9].source);
   // Known weekdays, through the independent formula: 2019-03-05 was a Tuesday.
   EXPECT_EQ(weekday(2019, 3, 5), 2);
   EXPECT_EQ(weekday(2000, 1, 1), 6);
   EXPECT_EQ(weekday(1950, 1, 1), 0);
+}
+
+// The two formats added last ("03/05/19" month first, "Tuesday, March 5th 2019"), read back by
+// parsing the source alone: the parsed date must be the target, so a day-first or mislabelled
+// rendering cannot pass.
+TEST(Builtin, DatesUsAndOrdinalWeekdayFormats) {
+  static const char *const months[] = {"January",   "February", "March",    "April",
+                                       "May",       "June",     "July",     "August",
+                                       "September", "October",  "November", "December"};
+  static const char *const days[] = {"Sunday",   "Monday", "Tuesday", "Wednesday",
+                                     "Thursday", "Friday", "Saturday"};
+  auto indexOf = [](const char *const *names, int n, const std::string &name) {
+    return int(std::find(names, names + n, name) - names);
+  };
+  auto iso = [](int y, int m, int d) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", y, m, d);
+    return std::string(buf);
+  };
+  const std::regex us(R"((\d\d)/(\d\d)/(\d\d))");
+  const std::regex longOrdinal(R"((\w+day), (\w+) (\d{1,2})(st|nd|rd|th) (\d{4}))");
+  int usSeen = 0, ordinalSeen = 0;
+  std::smatch m;
+  for (const Pair &p : attn::data::makeDates(3000, 5)) {
+    if (std::regex_match(p.source, m, us)) {
+      int yy = std::stoi(m[3]);
+      EXPECT_EQ(p.target, iso(yy >= 50 ? 1900 + yy : 2000 + yy, std::stoi(m[1]), std::stoi(m[2])))
+          << p.source;
+      ++usSeen;
+    } else if (std::regex_match(p.source, m, longOrdinal)) {
+      int month = indexOf(months, 12, m[2]) + 1, day = std::stoi(m[3]), year = std::stoi(m[5]);
+      ASSERT_LE(month, 12) << p.source;
+      EXPECT_EQ(p.target, iso(year, month, day)) << p.source;
+      EXPECT_EQ(indexOf(days, 7, m[1]), weekday(year, month, day)) << p.source;
+      std::string suffix = day % 10 == 1 && day != 11   ? "st"
+                           : day % 10 == 2 && day != 12 ? "nd"
+                           : day % 10 == 3 && day != 13 ? "rd"
+                                                        : "th";
+      EXPECT_EQ(m[4].str(), suffix) << p.source;
+      ++ordinalSeen;
+    }
+  }
+  // 11 formats drawn uniformly: about 270 of each in 3000 pairs.
+  EXPECT_GT(usSeen, 150);
+  EXPECT_GT(ordinalSeen, 150);
 }
 
 Ids row(const Tensor &t, int64_t i) {

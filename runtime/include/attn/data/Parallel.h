@@ -36,9 +36,10 @@ std::vector<Pair> makeReverse(int64_t count, int64_t minLen, int64_t maxLen, int
                               uint64_t seed);
 
 // Date-format translation: the source is a day drawn uniformly from 1950-01-01 .. 2049-12-31
-// written in one of 9 human formats (drawn uniformly), the target its ISO form:
+// written in one of 11 human formats (drawn uniformly), the target its ISO form:
 //   "5 March 2019", "March 5, 2019", "05/03/2019" (day first), "Tue 5 Mar 2019",
-//   "2019 Mar 5", "5.3.19", "Tuesday, March 5, 2019", "5th of March 2019", "5 Mar 2019"
+//   "2019 Mar 5", "5.3.19", "Tuesday, March 5, 2019", "5th of March 2019", "5 Mar 2019",
+//   "03/05/19" (month first), "Tuesday, March 5th 2019"
 //   -> "2019-03-05".
 // Two-digit years are unambiguous because the range spans exactly one century (50..99 are
 // 19xx, 00..49 are 20xx). Weekdays are computed from the proleptic Gregorian calendar.

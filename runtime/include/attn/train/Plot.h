@@ -1,5 +1,6 @@
-// Loss-curve plots as PNG files, with no image library: a built-in 5x7 bitmap font and a
-// minimal PNG encoder (8-bit RGB, zlib stream of stored deflate blocks, so no compressor needed).
+// Loss-curve plots and attention heatmaps as PNG files, with no image library: a built-in 5x7
+// bitmap font and a minimal PNG encoder (8-bit RGB, zlib stream of stored deflate blocks, so no
+// compressor needed).
 #ifndef ATTN_TRAIN_PLOT_H
 #define ATTN_TRAIN_PLOT_H
 
@@ -30,6 +31,26 @@ struct Series {
 // std::runtime_error ("PATH: error: ...") if the file cannot be written.
 void writeLossCurvePng(const std::string &path, const std::vector<Series> &series,
                        const std::string &title);
+
+// Renders attention weights to `path` as a labelled heatmap: weights[i][j] is the weight target
+// token i (row i, top to bottom) gives source token j (column j, left to right). Each weight is
+// a square cell coloured from white (0) through mid blue to dark blue (1); values are clamped to
+// [0, 1] and NaN is drawn red. Cells are 20 px, or 800 / max(rows, columns) px (at least 4) for
+// more than 40 tokens, so the grid stays about 800 px; where cells are smaller than a line of
+// text only every 2nd (3rd, ...) token is labelled. Source labels are centred above their
+// columns, reading across when each fits its column and turned to read upwards otherwise;
+// target labels are right-aligned left of their rows. Labels are drawn double size when every
+// one is a single character and cells are at least 16 px. A space is drawn as an open box (like U+2423), a character the
+// ASCII font lacks as '?' (one per UTF-8 character), and labels longer than 8 (source) or 12
+// (target) characters are cut, ending in '.'. The title is centred on top and a colour bar with
+// ticks 0, 0.5 and 1 stands right of the grid; the image size follows from the token counts and
+// label lengths. Written atomically like writeLossCurvePng. Throws std::invalid_argument if
+// there are no rows or no columns, if rowLabels.size() differs from the number of rows or a
+// row's length from columnLabels.size(), and std::runtime_error ("PATH: error: ...") if the
+// file cannot be written.
+void writeHeatmapPng(const std::string &path, const std::vector<std::vector<float>> &weights,
+                     const std::vector<std::string> &columnLabels,
+                     const std::vector<std::string> &rowLabels, const std::string &title);
 
 // The PNG file bytes of an 8-bit RGB image; `rgb` holds height rows of width * 3 bytes, top row
 // first. Throws std::invalid_argument if the sizes disagree or width/height is 0.

@@ -240,3 +240,191 @@ TEST(Plot, Errors) {
                std::invalid_argument);
   EXPECT_THROW(writeLossCurvePng("/nonexistent-dir/x/loss.png", {}, "t"), std::runtime_error);
 }
+
+// --- Attention heatmaps ---------------------------------------------------------------------
+
+namespace {
+
+constexpr uint32_t kFrameGrey = 0x808080, kLabelInk = 0x202020;
+
+int channel(uint32_t rgb, int i) { return (rgb >> (16 - 8 * i)) & 0xff; }
+bool isDark(uint32_t rgb) { return channel(rgb, 0) < 0x40 && channel(rgb, 1) < 0x60; }
+bool isWhite(uint32_t rgb) { return rgb == 0xffffff; }
+bool isBlue(uint32_t rgb) { return channel(rgb, 2) > channel(rgb, 0) + 40; }
+
+// The cell grid, found from the outside: the first frame-grey pixel in reading order is the
+// top-left corner of the grid's outline (the colour bar's outline starts further right).
+struct Grid {
+  uint32_t x0 = 0, y0 = 0, cell = 0; // the top-left cell's top-left pixel; the cell size
+  uint32_t cx(size_t j) const { return x0 + uint32_t(j) * cell + cell / 2; }
+  uint32_t cy(size_t i) const { return y0 + uint32_t(i) * cell + cell / 2; }
+};
+
+Grid findGrid(const Image &img, size_t rows, size_t cols) {
+  for (uint32_t y = 0; y < img.height; ++y)
+    for (uint32_t x = 0; x < img.width; ++x) {
+      if (img.at(x, y) != kFrameGrey)
+        continue;
+      uint32_t x1 = x, y1 = y;
+      while (x1 + 1 < img.width && img.at(x1 + 1, y) == kFrameGrey)
+        ++x1;
+      while (y1 + 1 < img.height && img.at(x, y1 + 1) == kFrameGrey)
+        ++y1;
+      uint32_t w = x1 - x - 1, h = y1 - y - 1; // inside the outline
+      EXPECT_EQ(w % cols, 0u) << w;
+      EXPECT_EQ(h % rows, 0u) << h;
+      EXPECT_EQ(w / cols, h / rows);
+      return {x + 1, y + 1, w / uint32_t(cols)};
+    }
+  ADD_FAILURE() << "no grid outline";
+  return {};
+}
+
+// Label ink in the rectangle [x0, x1) x [y0, y1).
+size_t inkIn(const Image &img, uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1) {
+  size_t n = 0;
+  for (uint32_t y = y0; y < y1; ++y)
+    for (uint32_t x = x0; x < x1; ++x)
+      n += img.at(x, y) == kLabelInk;
+  return n;
+}
+
+} // namespace
+
+TEST(Plot, HeatmapPng) {
+  const char *keep = std::getenv("ATTN_HEATMAP_OUT"); // for looking at the picture by hand
+  std::string path = keep ? std::string(keep) : tempPath("heatmap.png");
+  // Characters of "Mar 5," (one a space) against four target characters; row 3 spreads its
+  // weight, and out-of-range weights and a NaN are clamped / flagged.
+  std::vector<std::string> src = {"M", "a", "r", " ", "5", ","}, tgt = {"0", "3", "-", "0"};
+  std::vector<std::vector<float>> w = {{0, 1, 0, 0, 0, 0},
+                                       {0, 0, 0.5f, 0, 0, 0.5f},
+                                       {1.7f, -0.3f, 0, NAN, 0, 0},
+                                       {0, 0, 0, 0, 1, 0}};
+  writeHeatmapPng(path, w, src, tgt, "attention: dates");
+  Image img = decodePng(readFile(path));
+  Grid g = findGrid(img, 4, 6);
+  EXPECT_GE(g.cell, 16u); // a short sequence gets readable cells
+  EXPECT_LE(g.cell, 20u);
+  EXPECT_GT(img.width, g.x0 + 6 * g.cell + 20); // room for the colour bar
+  uint32_t right = img.width - 1, bottom = img.height - 1;
+  for (auto [x, y] : {std::pair{0u, 0u}, {right, 0u}, {0u, bottom}, {right, bottom}})
+    EXPECT_EQ(img.at(x, y), 0xffffffu) << x << "," << y;
+
+  // Strong cells are dark blue, zero cells white, 0.5 in between; clamped and NaN cells.
+  EXPECT_TRUE(isDark(img.at(g.cx(1), g.cy(0))));
+  EXPECT_TRUE(isDark(img.at(g.cx(4), g.cy(3))));
+  EXPECT_TRUE(isWhite(img.at(g.cx(0), g.cy(0))));
+  EXPECT_TRUE(isWhite(img.at(g.cx(5), g.cy(3))));
+  uint32_t half = img.at(g.cx(2), g.cy(1));
+  EXPECT_TRUE(isBlue(half) && !isDark(half)) << std::hex << half;
+  EXPECT_EQ(img.at(g.cx(5), g.cy(1)), half);
+  EXPECT_EQ(img.at(g.cx(0), g.cy(2)), img.at(g.cx(1), g.cy(0))); // 1.7 is drawn as 1
+  EXPECT_TRUE(isWhite(img.at(g.cx(1), g.cy(2))));                // -0.3 as 0
+  EXPECT_EQ(img.at(g.cx(3), g.cy(2)), 0xd62728u);                // NaN is red
+  // A cell is one colour edge to edge.
+  EXPECT_EQ(img.at(g.x0 + g.cell, g.y0), img.at(g.x0 + 2 * g.cell - 1, g.y0 + g.cell - 1));
+
+  // A label above every column, the space included, and left of every row; none in the grid.
+  for (size_t j = 0; j < src.size(); ++j)
+    EXPECT_GE(inkIn(img, g.x0 + uint32_t(j) * g.cell, g.y0 - 16, g.x0 + uint32_t(j + 1) * g.cell,
+                    g.y0 - 1),
+              3u)
+        << "column " << j;
+  for (size_t i = 0; i < tgt.size(); ++i)
+    EXPECT_GE(inkIn(img, 0, g.y0 + uint32_t(i) * g.cell, g.x0 - 1, g.y0 + uint32_t(i + 1) * g.cell),
+              3u) // '-' is 3 pixels of ink
+        << "row " << i;
+  EXPECT_EQ(inkIn(img, g.x0, g.y0, g.x0 + 6 * g.cell, g.y0 + 4 * g.cell), 0u);
+  // The title (black) above the labels.
+  size_t titleInk = 0;
+  for (uint32_t y = 0; y + 16 < g.y0; ++y)
+    for (uint32_t x = 0; x < img.width; ++x)
+      titleInk += img.at(x, y) == 0x000000;
+  EXPECT_GT(titleInk, 100u);
+
+  // The colour bar right of the grid: dark at the top, white at the bottom, ticks labelled.
+  uint32_t barX = g.x0 + 6 * g.cell + 1;
+  while (barX < img.width && !isDark(img.at(barX, g.y0)))
+    ++barX;
+  ASSERT_LT(barX, img.width);
+  EXPECT_TRUE(isWhite(img.at(barX, g.y0 + 4 * g.cell - 1)));
+  EXPECT_GT(inkIn(img, barX, g.y0 - 4, img.width, g.y0 + 4 * g.cell + 4), 20u);
+
+  EXPECT_EQ(access((path + ".tmp." + std::to_string(getpid())).c_str(), F_OK), -1);
+  if (!keep)
+    std::remove(path.c_str());
+}
+
+TEST(Plot, HeatmapWordLabels) {
+  // Word tokens do not fit a 20-px column: they are turned to read upwards and cut.
+  std::vector<std::string> src = {"the", "international", "committee", "<eos>"};
+  std::vector<std::string> tgt = {"le", "comité", "internationalement", "<eos>"};
+  std::vector<std::vector<float>> w = {
+      {0.9f, 0.05f, 0.05f, 0}, {0, 0.1f, 0.9f, 0}, {0, 0.8f, 0.2f, 0}, {0, 0, 0, 1}};
+  std::string path = tempPath("heatmap_words.png");
+  writeHeatmapPng(path, w, src, tgt, "");
+  Image img = decodePng(readFile(path));
+  Grid g = findGrid(img, 4, 4);
+  EXPECT_EQ(g.cell, 20u);
+  // Turned labels of up to 8 characters (6 px each) need a band about 48 px high.
+  EXPECT_GE(g.y0, 48u);
+  EXPECT_LE(g.y0, 80u);
+  // Target labels of up to 12 characters: at most 12 * 6 px left of the grid, plus margins.
+  EXPECT_LE(g.x0, 12u * 6 + 24);
+  for (size_t j = 0; j < src.size(); ++j) {
+    size_t ink =
+        inkIn(img, g.x0 + uint32_t(j) * g.cell, 0, g.x0 + uint32_t(j + 1) * g.cell, g.y0 - 1);
+    EXPECT_GT(ink, 20u) << "column " << j;
+  }
+  // The turned labels stay within their columns: none in the gaps between them.
+  for (size_t j = 0; j < src.size(); ++j) {
+    uint32_t x = g.x0 + uint32_t(j) * g.cell;
+    EXPECT_EQ(inkIn(img, x, 0, x + 2, g.y0 - 1), 0u) << "column " << j;
+  }
+  EXPECT_TRUE(isDark(img.at(g.cx(3), g.cy(3))));
+  EXPECT_TRUE(isWhite(img.at(g.cx(0), g.cy(3))));
+  std::remove(path.c_str());
+}
+
+TEST(Plot, HeatmapLongSequences) {
+  // 300 source tokens: cells shrink so the picture stays a sensible size.
+  size_t rows = 120, cols = 300;
+  std::vector<std::string> src(cols, "x"), tgt(rows, "y");
+  std::vector<std::vector<float>> w(rows, std::vector<float>(cols, 0));
+  for (size_t i = 0; i < rows; ++i)
+    w[i][i * 2] = 1;
+  std::string path = tempPath("heatmap_long.png");
+  writeHeatmapPng(path, w, src, tgt, "long");
+  Image img = decodePng(readFile(path));
+  Grid g = findGrid(img, rows, cols);
+  EXPECT_GE(g.cell, 2u);
+  EXPECT_LE(g.cell, 8u);
+  EXPECT_LT(img.width, 1600u);
+  EXPECT_TRUE(isDark(img.at(g.cx(2 * 100), g.cy(100))));
+  EXPECT_TRUE(isWhite(img.at(g.cx(2 * 100 + 1), g.cy(100))));
+  // A single cell is still a valid picture, with the colour bar taller than the grid.
+  writeHeatmapPng(path, {{0.5f}}, {"a"}, {"b"}, "one");
+  img = decodePng(readFile(path));
+  g = findGrid(img, 1, 1);
+  EXPECT_EQ(g.cell, 20u);
+  std::remove(path.c_str());
+}
+
+TEST(Plot, HeatmapErrors) {
+  std::string path = tempPath("heatmap_bad.png");
+  std::vector<std::string> two = {"a", "b"};
+  EXPECT_THROW(writeHeatmapPng(path, {}, two, {}, "t"), std::invalid_argument);
+  EXPECT_THROW(writeHeatmapPng(path, {{}}, {}, {"a"}, "t"), std::invalid_argument);
+  EXPECT_THROW(writeHeatmapPng(path, {{1, 0}, {0, 1}}, two, {"a"}, "t"), std::invalid_argument);
+  EXPECT_THROW(writeHeatmapPng(path, {{1, 0}, {0}}, two, two, "t"), std::invalid_argument);
+  EXPECT_THROW(writeHeatmapPng(path, {{1, 0, 0}, {0, 1, 0}}, two, two, "t"), std::invalid_argument);
+  EXPECT_EQ(access(path.c_str(), F_OK), -1); // nothing written
+  try {
+    writeHeatmapPng("/nonexistent-dir/x/attn.png", {{1, 0}}, two, {"a"}, "t");
+    ADD_FAILURE() << "no exception";
+  } catch (const std::runtime_error &e) {
+    EXPECT_EQ(std::string(e.what()).rfind("/nonexistent-dir/x/attn.png: error: ", 0), 0u)
+        << e.what();
+  }
+}
