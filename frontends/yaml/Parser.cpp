@@ -494,6 +494,17 @@ Spec buildSpec(const Validator &v, const std::string &file) {
   spec.model.seq2seq.context = v.stringAt("model.seq2seq.context");
   spec.model.seq2seq.reverseSource = v.boolAt("model.seq2seq.reverse_source");
   spec.model.seq2seq.loc = v.mapLoc("model.seq2seq");
+  if (v.has("model.attention")) {
+    AttentionSpec a;
+    a.type = v.stringAt("model.attention.type");
+    a.score = v.stringAt("model.attention.score");
+    a.dim = v.intAt("model.attention.dim");
+    a.align = v.stringAt("model.attention.align");
+    a.window = v.intAt("model.attention.window");
+    a.inputFeeding = v.boolAt("model.attention.input_feeding");
+    a.loc = v.mapLoc("model.attention");
+    spec.model.attention = a;
+  }
   spec.model.output.size = v.intAt("model.output.size");
   spec.model.output.loc = v.mapLoc("model.output");
 

@@ -130,6 +130,36 @@ std::vector<KeySchema> buildTable() {
       Key("model.seq2seq.reverse_source", T::Bool,
           "Read the source last token first, so that its start is near the decoder's "
           "(Sutskever et al.).").byDefault("false"),
+      Key("model.attention", T::Map,
+          "`seq2seq`: an attention decoder. At every step it scores all encoder states "
+          "against its state, takes their softmax over the real (unpadded) source tokens as "
+          "weights and reads their weighted sum, the context. The encoder may then be "
+          "`bidirectional`. See docs/attention.md for the formulas."),
+      Key("model.attention.type", T::String,
+          "`bahdanau`: additive scores e_ij = v^T tanh(W s_{i-1} + U h_j) from the previous "
+          "decoder state; the context joins the decoder's input and its readout "
+          "softmax(V [s_i; c_i] + b). `luong`: global attention from the new state s_i with "
+          "`score`; h~_i = tanh(W_c [c_i; s_i]) gives softmax(V h~_i + b). `local`: Luong's "
+          "local attention, `luong` restricted to the window [p_i - D, p_i + D] and weighted "
+          "by exp(-(j - p_i)^2 / (2 sigma^2)), sigma = D / 2.")
+          .oneOf({"bahdanau", "luong", "local"}).byDefault("bahdanau"),
+      Key("model.attention.score", T::String,
+          "`luong`, `local`: `dot` s^T h (the encoder's output must be as wide as the "
+          "decoder's), `general` s^T W h, or `concat` v^T tanh(W [s; h]).")
+          .oneOf({"dot", "general", "concat"}).byDefault("general"),
+      Key("model.attention.dim", T::Int,
+          "Width of the additive scores' hidden layer (`bahdanau`, `concat`) and of the "
+          "predictive alignment's W_p; 0: the decoder's hidden width.").atLeast(0).byDefault("0"),
+      Key("model.attention.align", T::String,
+          "`local`: `monotonic` p_i = i, or `predictive` "
+          "p_i = S sigmoid(v_p^T tanh(W_p s_i)) with S the source's length.")
+          .oneOf({"monotonic", "predictive"}).byDefault("predictive"),
+      Key("model.attention.window", T::Int, "`local`: D, the half-width of the window.")
+          .atLeast(1).byDefault("5"),
+      Key("model.attention.input_feeding", T::Bool,
+          "`luong`, `local`: feed the previous attentional state h~_{i-1} into the decoder's "
+          "input next to the previous token's embedding (Luong et al.'s input feeding).")
+          .byDefault("true"),
       Key("model.output", T::Map, "Dense head that maps the network's features to predictions."),
       Key("model.output.size", T::Int,
           "Width of the output layer (`regress`; an `lm` predicts one logit per character).")
@@ -350,10 +380,11 @@ An encoder-decoder learns from (source, target) pairs of token sequences:
   (uniform), drawn from `data.symbols` distinct symbols written `0`-`9`, then `a`-`z`, then
   `A`-`Z`, separated by spaces (`3 0 9 7`); the target is the source (`copy`) or the source
   backwards (`reverse`: `7 9 0 3`). Use `data.tokens: word`.
-- `data.builtin: dates`: a date between 1950 and 2049 written in one of nine human formats
-  (`5 March 2019`, `March 5, 2019`, `05/03/2019` (day first), `Tue 5 Mar 2019`, `2019 Mar 5`,
-  `5.3.19`, ...), translated to ISO `2019-03-05`. Use `data.tokens: char` and
-  `data.max_len: 32` (the longest, `Wednesday, September 30, 2049`, has 29 characters).
+- `data.builtin: dates`: a date between 1950 and 2049 written in one of eleven human formats
+  (`5 March 2019`, `March 5, 2019`, `05/03/2019` (day first), `03/05/19` (month first),
+  `Tue 5 Mar 2019`, `2019 Mar 5`, `5.3.19`, `Tuesday, March 5th 2019`, ...), translated to ISO
+  `2019-03-05`. Use `data.tokens: char` and `data.max_len: 32` (the longest,
+  `Wednesday, September 29th 2049`, has 30 characters).
 - `data.path: FILE.tsv`: one pair per line, `source<TAB>target` (blank lines are skipped, CRLF
   is accepted; a line without exactly one tab is an error naming `FILE:LINE`). Validation pairs
   come from `data.valid_path`, or are the last `data.valid` lines of the file.

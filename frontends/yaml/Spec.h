@@ -80,11 +80,24 @@ struct Seq2SeqSpec {
   Loc loc;
 };
 
+// An attention decoder (task: seq2seq): at every step the decoder weighs all encoder states.
+struct AttentionSpec {
+  std::string type = "bahdanau"; // bahdanau | luong | local
+  std::string score = "general"; // luong, local: dot | general | concat
+  int64_t dim = 0;               // additive scores (bahdanau, concat) and predictive
+                                 // alignment: hidden width; 0 = the decoder's hidden width
+  std::string align = "predictive"; // local: monotonic (p_i = i) | predictive
+  int64_t window = 5;            // local: D, the window [p_i - D, p_i + D]; sigma = D / 2
+  bool inputFeeding = true;      // luong, local: feed h~_{i-1} into the decoder's input
+  Loc loc;
+};
+
 struct ModelSpec {
   std::optional<MlpSpec> mlp; // exactly one of mlp / rnn is set
   std::optional<RnnSpec> rnn;
   EmbeddingSpec embedding;    // lm, seq2seq
   Seq2SeqSpec seq2seq;
+  std::optional<AttentionSpec> attention; // seq2seq: an attention decoder
   OutputSpec output;
   Loc loc;
 };

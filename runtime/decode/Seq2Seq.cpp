@@ -57,6 +57,17 @@ ProgramStepModel::ProgramStepModel(const Program &program, const std::vector<Ten
   for (int32_t i = 1; i < dec.num_inputs; ++i) {
     const attn_tensor_info &in = dec.inputs[i];
     std::string name = nameOf(in);
+    // An encode input (the source mask, for attention) is handed on as it was given.
+    int given = name.empty() ? -1 : findByName(enc.inputs, enc.num_inputs, name);
+    if (given >= 0 && findByName(enc.outputs, enc.num_outputs, name) < 0) {
+      const Tensor &t = given == 0 ? src : srcMask;
+      if (t.dtype() != in.dtype || t.shape() != infoShape(in))
+        throw std::runtime_error(where + ": encode takes '" + name + "' as " +
+                                 describe(enc.inputs[given]) + ", but decode_step takes it as " +
+                                 describe(in));
+      inputs_.push_back(t);
+      continue;
+    }
     int found = name.empty() ? -1 : findByName(enc.outputs, enc.num_outputs, name);
     if (found < 0)
       throw std::runtime_error(where + ": decode_step input '" + name +
@@ -96,7 +107,14 @@ void ProgramStepModel::step(const std::vector<int32_t> &tokens, std::vector<floa
   logProbs.assign(lp, lp + outputs[0].numel());
   for (size_t j = 1; j < outputs.size(); ++j)
     if (feedback_[j] > 0)
-      inputs_[feedback_[j]] = std::move(outputs[j]);
+      inputs_[feedback_[j]] = outputs[j];
+  results_ = std::move(outputs);
+}
+
+const Tensor *ProgramStepModel::result(const std::string &name) const {
+  const attn_entry_info &dec = program_.entry("decode_step");
+  int j = findByName(dec.outputs, dec.num_outputs, name);
+  return j < 0 || (size_t)j >= results_.size() ? nullptr : &results_[j];
 }
 
 void ProgramStepModel::reorder(const std::vector<int32_t> &parents) {

@@ -419,3 +419,68 @@ func.func @scan_sampled() -> (tensor<2x4x5xf32>, tensor<2x3xf32>) {
   }
   return %ls, %h : tensor<2x4x5xf32>, tensor<2x3xf32>
 }
+
+//===- attention (ops/Attention.td) ------------------------------------------------------===//
+
+func.func @attention_scores() -> tensor<2x5xf32> {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x3xf32>
+  %e = attn.attention_scores %q, %k {kind = "dot"} : tensor<2x3xf32>, tensor<2x5x3xf32>
+  return %e : tensor<2x5xf32>
+}
+
+func.func @attention_scores_scaled_dot() -> tensor<2x5xf32> {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x4xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x4xf32>
+  %e = attn.attention_scores %q, %k {kind = "scaled_dot"} : tensor<2x4xf32>, tensor<2x5x4xf32>
+  return %e : tensor<2x5xf32>
+}
+
+func.func @attention_scores_general() -> tensor<2x5xf32> {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x4xf32>
+  %w = attn.param "w" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %e = attn.attention_scores %q, %k, %w {kind = "general"}
+      : tensor<2x3xf32>, tensor<2x5x4xf32>, tensor<3x4xf32>
+  return %e : tensor<2x5xf32>
+}
+
+func.func @attention_scores_additive() -> tensor<2x5xf32> {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x4xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x4xf32>
+  %v = attn.param "v" {scale = 1.0 : f32} : tensor<4xf32>
+  %e = attn.attention_scores %q, %k, %v {kind = "additive"}
+      : tensor<2x4xf32>, tensor<2x5x4xf32>, tensor<4xf32>
+  return %e : tensor<2x5xf32>
+}
+
+// The second row has padding in its last two positions; its weights there must be 0 and
+// pass no gradient.
+func.func @attention() -> (tensor<2x3xf32>, tensor<2x5xf32>) {
+  %e = attn.param "e" {scale = 1.0 : f32} : tensor<2x5xf32>
+  %h = attn.param "h" {scale = 1.0 : f32} : tensor<2x5x3xf32>
+  %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0, 0.0]]> : tensor<2x5xf32>
+  %c, %a = attn.attention %e, %m, %h : tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5x3xf32>
+  return %c, %a : tensor<2x3xf32>, tensor<2x5xf32>
+}
+
+func.func @attention_weighting() -> (tensor<2x3xf32>, tensor<2x5xf32>) {
+  %e = attn.param "e" {scale = 1.0 : f32} : tensor<2x5xf32>
+  %h = attn.param "h" {scale = 1.0 : f32} : tensor<2x5x3xf32>
+  %g = attn.param "g" {scale = 1.0 : f32} : tensor<2x5xf32>
+  %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [0.0, 1.0, 1.0, 1.0, 0.0]]> : tensor<2x5xf32>
+  %c, %a = attn.attention %e, %m, %h weighting(%g : tensor<2x5xf32>)
+      : tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5x3xf32>
+  return %c, %a : tensor<2x3xf32>, tensor<2x5xf32>
+}
+
+// Centres between positions (the window's edges are steps: finite differences must not
+// cross one), so the gradient of p flows through the Gaussian alone.
+func.func @local_window() -> (tensor<2x6xf32>, tensor<2x6xf32>) {
+  %d = attn.param "d" {scale = 0.2 : f32} : tensor<2x1xf32>
+  %base = attn.constant dense<[[1.5], [3.5]]> : tensor<2x1xf32>
+  %p = attn.add %base, %d : tensor<2x1xf32>, tensor<2x1xf32>
+  %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0, 0.0]]> : tensor<2x6xf32>
+  %w, %g = attn.local_window %p, %m {window = 2 : i64} : tensor<2x1xf32>, tensor<2x6xf32>
+  return %w, %g : tensor<2x6xf32>, tensor<2x6xf32>
+}

@@ -57,11 +57,25 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
     if (!s.model.rnn)
       return error(s.model.loc, "task 'seq2seq' needs model.rnn (the encoder and decoder cells)",
                    "replace model.mlp by model.rnn");
-    if (s.model.rnn->bidirectional)
+    if (s.model.rnn->bidirectional && !s.model.attention)
       return error(s.model.rnn->loc,
-                   "a seq2seq encoder hands its final states to a unidirectional decoder; "
-                   "bidirectional encoders are not supported yet",
-                   "remove model.rnn.bidirectional");
+                   "a seq2seq encoder without attention hands its final states to a "
+                   "unidirectional decoder, so it cannot be bidirectional",
+                   "remove model.rnn.bidirectional, or add model.attention");
+    if (const auto &a = s.model.attention) {
+      if (s.model.seq2seq.context != "initial")
+        return error(a->loc, "model.attention replaces model.seq2seq.context '" +
+                                 s.model.seq2seq.context + "': the context is the attention's",
+                     "remove model.seq2seq.context");
+      const attn::yaml::RnnSpec &r = *s.model.rnn;
+      int64_t out = r.cell == "lstm" && r.projection > 0 ? r.projection : r.hidden;
+      int64_t memory = out * (r.bidirectional && r.merge == "concat" ? 2 : 1);
+      if (a->type != "bahdanau" && a->score == "dot" && memory != out)
+        return error(a->loc, "score 'dot' needs encoder states as wide as the decoder's (" +
+                                 std::to_string(out) + "), but the bidirectional encoder's are " +
+                                 std::to_string(memory) + " wide",
+                     "use score: general or concat, or model.rnn.merge: sum");
+    }
     if (s.data.builtin == "dates" && s.data.tokens != "char")
       return error(s.data.loc, "the dates data is written character by character",
                    "set data.tokens: char");
@@ -78,6 +92,10 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
                    "raise decode.beam or lower decode.nbest");
     return true;
   }
+  if (s.model.attention)
+    return error(s.model.attention->loc, "model.attention is for task 'seq2seq', not '" +
+                                             s.task + "'",
+                 "remove model.attention, or set task: seq2seq");
   if (s.task == "tag" || s.task == "classify") {
     std::string wants = s.task == "tag" ? "pos" : "majority";
     if (!s.data.builtin.empty() && s.data.builtin != wants)

@@ -327,3 +327,35 @@ func.func @rnn_grad(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %wax: tensor<2x8
   %r:5 = attn.rnn_grad %x, %h, %wax, %waa, %b, %hs, %h, %hs, %h : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<4x5x8xf32>, tensor<4x8xf32>, tensor<4x5x8xf32>, tensor<4x8xf32>
   return
 }
+
+// -----
+
+func.func @attention_scores_kind(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>) {
+  // expected-error @+1 {{'attn.attention_scores' kind must be dot, scaled_dot, general or additive, got 'cosine'}}
+  %e = attn.attention_scores %q, %k {kind = "cosine"} : tensor<4x16xf32>, tensor<4x10x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_scores_shapes(%q: tensor<4x8xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>) {
+  // expected-error @+1 {{'attn.attention_scores' kind 'additive' needs query [B, A], keys [B, S, A], weight v [A]; got tensor<4x8xf32>, tensor<4x10x16xf32>, tensor<16xf32>}}
+  %e = attn.attention_scores %q, %k, %v {kind = "additive"} : tensor<4x8xf32>, tensor<4x10x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @local_window(%p: tensor<4x2xf32>, %m: tensor<4x10xf32>) {
+  // expected-error @+1 {{'attn.local_window' needs center [B, 1] and mask [B, S]; got tensor<4x2xf32>, tensor<4x10xf32>}}
+  %w, %g = attn.local_window %p, %m {window = 3 : i64} : tensor<4x2xf32>, tensor<4x10xf32>
+  return
+}
+
+// -----
+
+func.func @attention(%e: tensor<4x10xf32>, %m: tensor<4x9xf32>, %h: tensor<4x10x16xf32>) {
+  // expected-error @+1 {{'attn.attention' needs scores [B, S], mask [B, S], values [B, S, D] and optionally weighting [B, S]; got tensor<4x10xf32>, tensor<4x9xf32>, tensor<4x10x16xf32>}}
+  %c, %a = attn.attention %e, %m, %h : tensor<4x10xf32>, tensor<4x9xf32>, tensor<4x10x16xf32>
+  return
+}

@@ -161,3 +161,22 @@ func.func @sequences(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8x
   %pg:7 = attn.lstm_grad %x, %h, %c, %li, %lh, %lb, %ps, %ph, %pc, %dhs, %h, %c, %wp {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<3x8xf32>
   return %l#1 : tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func @attention
+func.func @attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>,
+                     %w: tensor<16x16xf32>, %m: tensor<4x10xf32>, %p: tensor<4x1xf32>)
+    -> (tensor<4x16xf32>, tensor<4x10xf32>) {
+  // CHECK: attn.attention_scores %{{.*}}, %{{.*}}, %{{.*}} {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
+  %e1 = attn.attention_scores %q, %k, %v {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
+  // CHECK: attn.attention_scores %{{.*}}, %{{.*}} {kind = "dot"} : tensor<4x16xf32>, tensor<4x10x16xf32>
+  %e2 = attn.attention_scores %q, %k {kind = "dot"} : tensor<4x16xf32>, tensor<4x10x16xf32>
+  // CHECK: attn.attention_scores {{.*}} {kind = "general"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16x16xf32>
+  %e3 = attn.attention_scores %q, %k, %w {kind = "general"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16x16xf32>
+  // CHECK: attn.local_window %{{.*}}, %{{.*}} {window = 3 : i64} : tensor<4x1xf32>, tensor<4x10xf32>
+  %wm, %g = attn.local_window %p, %m {window = 3 : i64} : tensor<4x1xf32>, tensor<4x10xf32>
+  // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x16xf32>
+  %c1, %a1 = attn.attention %e1, %m, %k : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x16xf32>
+  // CHECK: attn.attention {{.*}} weighting(%{{.*}} : tensor<4x10xf32>) : tensor<4x10xf32>
+  %c2, %a2 = attn.attention %e2, %wm, %k weighting(%g : tensor<4x10xf32>) : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x16xf32>
+  return %c2, %a2 : tensor<4x16xf32>, tensor<4x10xf32>
+}

@@ -13,3 +13,31 @@ func.func @cell(%x: tensor<4x1xf32>, %h: tensor<4x8xf32>, %wax: tensor<1x8xf32>,
   %y = attn.rnn_cell %x, %h, %wax, %waa, %b : tensor<4x1xf32>, tensor<4x8xf32>, tensor<1x8xf32>, tensor<8x8xf32>, tensor<8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// Additive scores: v^T tanh(q + k) as a broadcast add, tanh and one matmul with v as a column.
+// CHECK-LABEL: func @additive_scores(
+// CHECK: %[[Q3:.*]] = attn.reshape %{{.*}} : tensor<4x16xf32> -> tensor<4x1x16xf32>
+// CHECK: %[[SUM:.*]] = attn.add %[[Q3]], %{{.*}} : tensor<4x1x16xf32>, tensor<4x10x16xf32>
+// CHECK: %[[T:.*]] = attn.tanh %[[SUM]]
+// CHECK: %[[V:.*]] = attn.reshape %{{.*}} : tensor<16xf32> -> tensor<16x1xf32>
+// CHECK: attn.matmul %[[T]], %[[V]] : tensor<4x10x16xf32>, tensor<16x1xf32>
+// CHECK-NOT: attn.attention_scores
+func.func @additive_scores(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>) -> tensor<4x10xf32> {
+  %e = attn.attention_scores %q, %k, %v {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
+  return %e : tensor<4x10xf32>
+}
+
+// Masked softmax (masked scores pushed down before the max, exp times the mask, a guarded
+// sum) and the context as a batched matmul of the weights with the values.
+// CHECK-LABEL: func @attention(
+// CHECK: attn.reduce_max
+// CHECK: attn.exp
+// CHECK: attn.maximum
+// CHECK: %[[A:.*]] = attn.div
+// CHECK: %[[A3:.*]] = attn.reshape %[[A]] : tensor<4x10xf32> -> tensor<4x1x10xf32>
+// CHECK: attn.matmul %[[A3]], %{{.*}} : tensor<4x1x10xf32>, tensor<4x10x16xf32>
+// CHECK-NOT: attn.attention
+func.func @attention(%e: tensor<4x10xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10x16xf32>) -> (tensor<4x16xf32>, tensor<4x10xf32>) {
+  %c, %a = attn.attention %e, %m, %h : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x16xf32>
+  return %c, %a : tensor<4x16xf32>, tensor<4x10xf32>
+}

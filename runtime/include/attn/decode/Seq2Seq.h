@@ -4,7 +4,8 @@
 //   encode(src: i32 [K, S], src_mask: f32 [K, S]) -> (named results ...)
 //   decode_step(token: i32 [K], named inputs ...) -> (log_probs: f32 [K, V], named results ...)
 // Every decode_step input after `token` is matched BY NAME to an encode result and starts as
-// that result. After each step, a decode_step result named like one of its inputs replaces
+// that result, or, if encode has no such result, is one of encode's own inputs (e.g.
+// "src_mask", which attention reads at every step) and starts as that input. After each step, a decode_step result named like one of its inputs replaces
 // that input (recurrent state, e.g. "h"); inputs it does not return keep their value (e.g.
 // "context", an encoder "memory"); results named like no input are ignored. reorder()
 // gathers dim 0 (the rows) of every decode_step input. All of them must have K rows.
@@ -33,6 +34,10 @@ public:
   void step(const std::vector<int32_t> &tokens, std::vector<float> &logProbs) override;
   void reorder(const std::vector<int32_t> &parents) override;
 
+  // decode_step's result `name` from the latest step (e.g. "attention", the weights [K, S]
+  // each row gave the source), or null before the first step or if there is no such result.
+  const Tensor *result(const std::string &name) const;
+
 private:
   const Program &program_;
   const std::vector<Tensor> &params_;
@@ -41,6 +46,8 @@ private:
   std::vector<Tensor> inputs_;
   // For each decode_step result j >= 1: the index of the input it replaces, or -1.
   std::vector<int> feedback_;
+  // The latest step's results.
+  std::vector<Tensor> results_;
 };
 
 } // namespace attn::decode

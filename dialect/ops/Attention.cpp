@@ -1,0 +1,207 @@
+// The attention family (ops/Attention.td): shape rules, decompositions into core ops, and
+// gradient rules.
+#include "dialect/AttnOps.h"
+#include "dialect/Autodiff.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+ArrayRef<int64_t> shapeOf(Value v) { return typeOf(v).getShape(); }
+RankedTensorType f32Tensor(OpBuilder &b, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, b.getF32Type());
+}
+Value reshape(OpBuilder &b, Location l, Value v, ArrayRef<int64_t> shape) {
+  auto type = f32Tensor(b, shape);
+  return type == v.getType() ? v : b.create<ReshapeOp>(l, type, v).getResult();
+}
+Value matmul(OpBuilder &b, Location l, Value x, Value y, bool tx = false, bool ty = false) {
+  return b.create<MatmulOp>(l, x, y, b.getBoolAttr(tx), b.getBoolAttr(ty));
+}
+Value mul(OpBuilder &b, Location l, Value x, Value y) { return b.create<MulOp>(l, x, y); }
+Value sub(OpBuilder &b, Location l, Value x, Value y) { return b.create<SubOp>(l, x, y); }
+Value add(OpBuilder &b, Location l, Value x, Value y) { return b.create<AddOp>(l, x, y); }
+// Sum over axis 1 of a [B, S] tensor, kept as [B, 1] so it broadcasts back.
+Value rowSum(OpBuilder &b, Location l, Value v) {
+  return b.create<ReduceSumOp>(l, v, b.getDenseI64ArrayAttr({1}), b.getBoolAttr(true));
+}
+
+// alpha = mask exp(e) / sum(mask exp(e)) over axis 1 of [B, S]; all-zero for a fully masked
+// row. Masked scores are pushed down by 1e9 before the max, so the max is a kept one.
+Value maskedSoftmax(OpBuilder &b, Location l, Value scores, Value mask) {
+  Value push = mul(b, l, sub(b, l, mask, scalarOf(b, l, 1.0f)), scalarOf(b, l, 1e9f));
+  Value shifted = add(b, l, scores, push);
+  Value max = b.create<ReduceMaxOp>(l, shifted, b.getDenseI64ArrayAttr({1}), b.getBoolAttr(true));
+  Value ex = mul(b, l, b.create<ExpOp>(l, sub(b, l, shifted, max)), mask);
+  Value total = b.create<MaximumOp>(l, rowSum(b, l, ex), scalarOf(b, l, 1e-30f));
+  return b.create<DivOp>(l, ex, total);
+}
+} // namespace
+
+//===- attention_scores --------------------------------------------------------------------===//
+
+LogicalResult AttentionScoresOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                                  ValueRange operands, DictionaryAttr attributes,
+                                                  OpaqueProperties properties, RegionRange regions,
+                                                  SmallVectorImpl<Type> &results) {
+  Adaptor a(operands, attributes, properties, regions);
+  StringRef kind = a.getKindAttr() ? a.getKind() : "";
+  if (kind != "dot" && kind != "scaled_dot" && kind != "general" && kind != "additive")
+    return emitOptionalError(loc, "'attn.attention_scores' kind must be dot, scaled_dot, general "
+                                  "or additive, got '",
+                             kind, "'");
+  auto q = typeOf(a.getQuery()), k = typeOf(a.getKeys());
+  Value w = a.getWeight();
+  bool ok = q.getRank() == 2 && k.getRank() == 3 && q.getShape()[0] == k.getShape()[0];
+  int64_t qw = ok ? q.getShape()[1] : 0, kw = ok ? k.getShape()[2] : 0;
+  std::string need;
+  if (kind == "general") {
+    need = "query [B, Q], keys [B, S, K], weight [Q, K]";
+    ok = ok && w && shapeOf(w) == ArrayRef<int64_t>{qw, kw};
+  } else if (kind == "additive") {
+    need = "query [B, A], keys [B, S, A], weight v [A]";
+    ok = ok && qw == kw && w && shapeOf(w) == ArrayRef<int64_t>{kw};
+  } else {
+    need = "query [B, K], keys [B, S, K] and no weight";
+    ok = ok && qw == kw && !w;
+  }
+  if (!ok)
+    return emitOptionalError(loc, "'attn.attention_scores' kind '", kind, "' needs ", need,
+                             "; got ", typeStr(q), ", ", typeStr(k),
+                             w ? ", " + typeStr(w.getType()) : std::string());
+  results.push_back(RankedTensorType::get({k.getShape()[0], k.getShape()[1]}, k.getElementType()));
+  return success();
+}
+
+SmallVector<Value> AttentionScoresOp::decompose(OpBuilder &b) {
+  Location l = getLoc();
+  ArrayRef<int64_t> k = shapeOf(getKeys());
+  int64_t batch = k[0], steps = k[1], width = k[2];
+  Value q = getQuery();
+  if (getKind() == "additive") {
+    // tanh(q + k) [B, S, A] x v [A, 1] -> [B, S, 1]
+    Value t = b.create<TanhOp>(l, add(b, l, reshape(b, l, q, {batch, 1, width}), getKeys()));
+    Value e = matmul(b, l, t, reshape(b, l, getWeight(), {width, 1}));
+    return {reshape(b, l, e, {batch, steps})};
+  }
+  if (getKind() == "general")
+    q = matmul(b, l, q, getWeight()); // [B, Q] x [Q, K]
+  // q [B, 1, K] x keys^T [B, K, S] -> [B, 1, S]
+  Value e = matmul(b, l, reshape(b, l, q, {batch, 1, width}), getKeys(), false, true);
+  e = reshape(b, l, e, {batch, steps});
+  if (getKind() == "scaled_dot")
+    e = mul(b, l, e, scalarOf(b, l, 1.0f / std::sqrt((float)width)));
+  return {e};
+}
+
+LogicalResult AttentionScoresOp::buildGradient(OpBuilder &b, ValueRange grads,
+                                               SmallVectorImpl<Value> &out) {
+  return buildGradientByDecomposition(*this, b, grads, out);
+}
+
+//===- local_window ------------------------------------------------------------------------===//
+
+LogicalResult LocalWindowOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                              ValueRange operands, DictionaryAttr attributes,
+                                              OpaqueProperties properties, RegionRange regions,
+                                              SmallVectorImpl<Type> &results) {
+  Adaptor a(operands, attributes, properties, regions);
+  auto p = typeOf(a.getCenter()), m = typeOf(a.getMask());
+  bool ok = p.getRank() == 2 && m.getRank() == 2 && p.getShape()[1] == 1 &&
+            p.getShape()[0] == m.getShape()[0];
+  if (!ok)
+    return emitOptionalError(loc, "'attn.local_window' needs center [B, 1] and mask [B, S]; got ",
+                             typeStr(p), ", ", typeStr(m));
+  if (a.getWindowAttr() && a.getWindow() < 1)
+    return emitOptionalError(loc, "'attn.local_window' window must be >= 1, got ",
+                             a.getWindow());
+  results.push_back(m);
+  results.push_back(m);
+  return success();
+}
+
+SmallVector<Value> LocalWindowOp::decompose(OpBuilder &b) {
+  Location l = getLoc();
+  int64_t steps = shapeOf(getMask())[1];
+  double d = (double)getWindow(), sigma = d / 2;
+  SmallVector<float> positions;
+  for (int64_t j = 0; j < steps; ++j)
+    positions.push_back((float)j);
+  auto posType = f32Tensor(b, {1, steps});
+  Value j = b.create<ConstantOp>(l, DenseElementsAttr::get(posType, ArrayRef<float>(positions)));
+  Value offset = sub(b, l, j, getCenter()); // [B, S]
+  Value squared = mul(b, l, offset, offset);
+  // |j - p| <= D as D^2 + 1/2 - (j - p)^2 > 0: the half keeps integer edges (monotonic p) in.
+  Value inside = b.create<StepOp>(l, sub(b, l, scalarOf(b, l, (float)(d * d + 0.5)), squared));
+  Value windowMask = mul(b, l, getMask(), inside);
+  Value gaussian = b.create<ExpOp>(
+      l, mul(b, l, squared, scalarOf(b, l, (float)(-1.0 / (2 * sigma * sigma)))));
+  return {windowMask, gaussian};
+}
+
+LogicalResult LocalWindowOp::buildGradient(OpBuilder &b, ValueRange grads,
+                                           SmallVectorImpl<Value> &out) {
+  return buildGradientByDecomposition(*this, b, grads, out);
+}
+
+//===- attention ---------------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            ValueRange operands, DictionaryAttr attributes,
+                                            OpaqueProperties properties, RegionRange regions,
+                                            SmallVectorImpl<Type> &results) {
+  Adaptor a(operands, attributes, properties, regions);
+  auto e = typeOf(a.getScores()), m = typeOf(a.getMask()), v = typeOf(a.getValues());
+  Value w = a.getWeighting();
+  bool ok = e.getRank() == 2 && v.getRank() == 3 && m == e &&
+            v.getShape().take_front(2) == e.getShape() && (!w || w.getType() == e);
+  if (!ok)
+    return emitOptionalError(loc, "'attn.attention' needs scores [B, S], mask [B, S], values "
+                                  "[B, S, D] and optionally weighting [B, S]; got ",
+                             typeStr(e), ", ", typeStr(m), ", ", typeStr(v),
+                             w ? ", " + typeStr(w.getType()) : std::string());
+  results.push_back(RankedTensorType::get({v.getShape()[0], v.getShape()[2]}, v.getElementType()));
+  results.push_back(e);
+  return success();
+}
+
+SmallVector<Value> AttentionOp::decompose(OpBuilder &b) {
+  Location l = getLoc();
+  ArrayRef<int64_t> v = shapeOf(getValues());
+  Value weights = maskedSoftmax(b, l, getScores(), getMask());
+  if (getWeighting())
+    weights = mul(b, l, weights, getWeighting());
+  // weights [B, 1, S] x values [B, S, D] -> [B, 1, D]
+  Value context = matmul(b, l, reshape(b, l, weights, {v[0], 1, v[1]}), getValues());
+  return {reshape(b, l, context, {v[0], v[2]}), weights};
+}
+
+// With a = alpha * w (w = weighting, or 1) and context = sum_j a_j v_j:
+//   da = g_weights + values . g_context      dvalues = a (x) g_context
+//   dalpha = da * w, dw = da * alpha         dscores = alpha * (dalpha - sum(alpha * dalpha))
+LogicalResult AttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
+                                         SmallVectorImpl<Value> &out) {
+  Location l = getLoc();
+  ArrayRef<int64_t> v = shapeOf(getValues());
+  int64_t batch = v[0], steps = v[1], width = v[2];
+  Value gContext = grads[0], gWeights = grads[1];
+  Value alpha = maskedSoftmax(b, l, getScores(), getMask());
+  Value weights = getWeighting() ? mul(b, l, alpha, getWeighting()) : alpha;
+  // values [B, S, D] x gContext [B, D, 1] -> [B, S, 1]
+  Value fromContext = matmul(b, l, getValues(), reshape(b, l, gContext, {batch, width, 1}));
+  Value da = add(b, l, gWeights, reshape(b, l, fromContext, {batch, steps}));
+  // a [B, S, 1] x gContext [B, 1, D] -> [B, S, D]
+  Value dValues = matmul(b, l, reshape(b, l, weights, {batch, steps, 1}),
+                         reshape(b, l, gContext, {batch, 1, width}));
+  Value dAlpha = getWeighting() ? mul(b, l, da, getWeighting()) : da;
+  Value dScores = mul(b, l, alpha, sub(b, l, dAlpha, rowSum(b, l, mul(b, l, alpha, dAlpha))));
+  out.push_back(dScores);
+  out.push_back(Value()); // the mask
+  out.push_back(dValues);
+  if (getWeighting())
+    out.push_back(mul(b, l, da, alpha));
+  return success();
+}

@@ -1,0 +1,115 @@
+//===- Attention.td - the attention family: scores, windows, attention -----------------===//
+//
+// The seed's three stages of attention as ops a decoder's scan body can hold: similarity
+// scores between a query and every key, a mask (padding, and for Luong's local attention a
+// window with Gaussian weighting), and softmax + weighted sum. Each is composite: it
+// decomposes into core ops for lowering, and a fusion pass may keep it whole.
+//
+//===----------------------------------------------------------------------------------===//
+#ifndef ATTN_OPS_ATTENTION_TD
+#define ATTN_OPS_ATTENTION_TD
+
+include "dialect/AttnBase.td"
+include "dialect/AttnInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Attn_AttentionScoresOp : Attn_Op<"attention_scores", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DecomposableOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
+  let summary = "similarity of one query per row with every key of that row";
+  let description = [{
+    `result[b, j] = score(query[b], keys[b, j])` with `query [B, Q]`, `keys [B, S, K]` and
+    the result `[B, S]`, by `kind`:
+
+    - `dot`: `q . k` (`Q = K`), Luong's dot score;
+    - `scaled_dot`: `q . k / sqrt(K)`;
+    - `general`: `q^T W k` with `weight` `W [Q, K]`, Luong's general score (computed as
+      `(q W) . k`, so the keys are not projected at every step);
+    - `additive`: `v^T tanh(q + k)` with `weight` `v [K]` (`Q = K`), where query and keys
+      are already projected: Bahdanau's `v^T tanh(W s + U h)` takes `q = W s`, `k = U h`
+      (the keys' projection is made once, outside the decoder's scan), and Luong's concat
+      score `v^T tanh(W [s; h])` is the same with `W = [W_s W_h]`.
+
+    Decomposes into batched `matmul` (and `add`, `tanh` for `additive`); the gradient rule
+    differentiates the decomposition.
+
+    ```mlir
+    %e = attn.attention_scores %q, %k, %v {kind = "additive"}
+        : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
+    // %e : tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
+                       Optional<Attn_FloatTensor>:$weight, StrAttr:$kind);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $keys (`,` $weight^)? attr-dict `:` type($query) `,` type($keys)
+    (`,` type($weight)^)?
+  }];
+}
+
+def Attn_LocalWindowOp : Attn_Op<"local_window", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DecomposableOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
+  let summary = "Luong's local window around an aligned position, with Gaussian weighting";
+  let description = [{
+    For aligned positions `center [B, 1]` (real numbers: `p_i = i` for monotonic alignment,
+    `p_i = S sigmoid(v_p^T tanh(W_p s_i))` for predictive alignment) and source positions
+    `j = 0 .. S-1` of `mask [B, S]` (1 at tokens, 0 at padding):
+
+    - `window_mask[b, j] = mask[b, j]` where `|j - p_b| <= window`, else 0;
+    - `gaussian[b, j] = exp(-(j - p_b)^2 / (2 sigma^2))` with `sigma = window / 2`.
+
+    `window_mask` goes to `attn.attention` as its mask and `gaussian` as its weighting, so
+    `a_ij = softmax over the window (e_ij) * exp(-(j - p_i)^2 / (2 sigma^2))`. The window's
+    edges carry no gradient; the Gaussian carries the gradient of `p` (predictive
+    alignment learns through it). The gradient rule differentiates the decomposition.
+
+    ```mlir
+    %m, %g = attn.local_window %p, %mask {window = 3 : i64}
+        : tensor<4x1xf32>, tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$center, Attn_FloatTensor:$mask, I64Attr:$window);
+  let results = (outs Attn_FloatTensor:$window_mask, Attn_FloatTensor:$gaussian);
+  let assemblyFormat = "$center `,` $mask attr-dict `:` type($center) `,` type($mask)";
+}
+
+def Attn_AttentionOp : Attn_Op<"attention", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DecomposableOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
+  let summary = "masked softmax of scores, then the weighted sum of the values";
+  let description = [{
+    With `scores [B, S]`, `mask [B, S]` (1 where a key may be attended, 0 at padding or
+    outside a local window), `values [B, S, D]` and an optional `weighting [B, S]`:
+
+    - `alpha[b, j] = mask[b, j] exp(e[b, j]) / sum_k mask[b, k] exp(e[b, k])` (a row with no
+      unmasked key gets all zeros, not NaN);
+    - `weights = alpha * weighting` (or `alpha` without a weighting);
+    - `context[b] = sum_j weights[b, j] values[b, j]`, `[B, D]`.
+
+    Both `context` and `weights` are results: the weights are what alignment plots show.
+    The gradient rule is written out (the softmax Jacobian-vector product
+    `de = alpha * (dalpha - sum(alpha * dalpha))` and two batched matmuls); the mask gets
+    no gradient.
+
+    ```mlir
+    %c, %a = attn.attention %e, %mask, %h
+        : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+    // %c : tensor<4x32xf32>, %a : tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$scores, Attn_FloatTensor:$mask,
+                       Attn_FloatTensor:$values, Optional<Attn_FloatTensor>:$weighting);
+  let results = (outs Attn_FloatTensor:$context, Attn_FloatTensor:$weights);
+  let assemblyFormat = [{
+    $scores `,` $mask `,` $values (`weighting` `(` $weighting^ `:` type($weighting) `)`)?
+    attr-dict `:` type($scores) `,` type($mask) `,` type($values)
+  }];
+}
+
+#endif // ATTN_OPS_ATTENTION_TD
