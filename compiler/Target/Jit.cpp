@@ -1,4 +1,5 @@
 #include "compiler/Target/Jit.h"
+#include "compiler/Target/Object.h"
 
 #include "compiler/Pipelines/Pipelines.h"
 
@@ -15,6 +16,7 @@ namespace attn::target {
 
 llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::create(mlir::ModuleOp llvmModule,
                                                                const Manifest &manifest) {
+  configureLLVM();
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   // The host machine (CPU name and features): without it LLVM's cost model assumes scalar

@@ -5,7 +5,9 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -13,6 +15,30 @@
 #include "llvm/TargetParser/SubtargetFeature.h"
 
 namespace attn::target {
+
+void configureLLVM() {
+  static bool done = [] {
+    // ATTN_LLVM_ARGS="-opt1 -opt2=value": LLVM's own options, for experiments.
+    if (const char *args = std::getenv("ATTN_LLVM_ARGS")) {
+      llvm::SmallVector<const char *> argv = {"attnc"};
+      llvm::BumpPtrAllocator alloc;
+      llvm::StringSaver saver(alloc);
+      llvm::cl::TokenizeGNUCommandLine(args, saver, argv);
+      llvm::cl::ParseCommandLineOptions((int)argv.size(), argv.data(), "", &llvm::errs());
+    }
+    // Half of -O3's unrolling budget (unless ATTN_LLVM_ARGS sets it). With the full one,
+    // nests of loops with small constant trip counts (a beam's K = 4 rows) are fully
+    // unrolled level by level before the loop vectorizer sees them: copying [4, 33, 64] into
+    // a concat became 50k scalar loads and stores in one block, whose instruction scheduling
+    // took a minute (`attnc translate --beam 4`: 80 s -> 2 s). Train steps measured the same
+    // within noise.
+    auto &options = llvm::cl::getRegisteredOptions();
+    if (auto *o = options.lookup("unroll-threshold"); o && !o->getNumOccurrences())
+      o->addOccurrence(0, "unroll-threshold", "150");
+    return true;
+  }();
+  (void)done;
+}
 
 // `cpu` "native" is the host with all its features; another name is that CPU with its
 // default features ("x86-64-v3": any AVX2 machine).
@@ -45,6 +71,7 @@ static std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &cpu
 std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
                                                 llvm::LLVMContext &context,
                                                 const std::string &cpu) {
+  configureLLVM();
   auto module = mlir::translateModuleToLLVMIR(llvmModule, context);
   if (!module)
     return nullptr;

@@ -17,6 +17,10 @@ std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
                                                 llvm::LLVMContext &context,
                                                 const std::string &cpu = "native");
 
+/// LLVM's global options for attnc's code (once per process; the JIT and the object writer
+/// call it): a cap on full loop unrolling, plus ATTN_LLVM_ARGS from the environment.
+void configureLLVM();
+
 /// Writes a relocatable object for `cpu` (as above). Returns an error message, empty on
 /// success.
 std::string writeObject(mlir::ModuleOp llvmModule, const std::string &path,

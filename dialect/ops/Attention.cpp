@@ -134,8 +134,9 @@ SmallVector<Value> LocalWindowOp::decompose(OpBuilder &b) {
   Value j = b.create<ConstantOp>(l, DenseElementsAttr::get(posType, ArrayRef<float>(positions)));
   Value offset = sub(b, l, j, getCenter()); // [B, S]
   Value squared = mul(b, l, offset, offset);
-  // |j - p| <= D as D^2 + 1/2 - (j - p)^2 > 0: the half keeps integer edges (monotonic p) in.
-  Value inside = b.create<StepOp>(l, sub(b, l, scalarOf(b, l, (float)(d * d + 0.5)), squared));
+  // |j - p| <= D as D^2 + eps - (j - p)^2 > 0: step(0) is 0, and eps keeps the edges of an
+  // integer centre (monotonic p, where (j - p)^2 is exact) in the window.
+  Value inside = b.create<StepOp>(l, sub(b, l, scalarOf(b, l, (float)(d * d + 1e-3)), squared));
   Value windowMask = mul(b, l, getMask(), inside);
   Value gaussian = b.create<ExpOp>(
       l, mul(b, l, squared, scalarOf(b, l, (float)(-1.0 / (2 * sigma * sigma)))));

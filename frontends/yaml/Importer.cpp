@@ -347,7 +347,9 @@ private:
   // What a layer of `stack` hands on: both directions side by side for a bidirectional
   // concat stack (the decoder is never bidirectional).
   int64_t layerWidth(const RnnSpec &r, StringRef stack) {
-    bool both = (stack == "rnn" || stack == "encoder") && r.bidirectional && r.merge == "concat";
+    if (stack == "decoder")
+      return outWidth(decoderRnn());
+    bool both = r.bidirectional && r.merge == "concat";
     return outWidth(r) * (both ? 2 : 1);
   }
 
@@ -428,7 +430,7 @@ private:
   // `teacher` is there with scheduled sampling: 1 feeds the true previous token, 0 the
   // decoder's own most likely one.
   void seq2seq(ModuleOp module) {
-    const RnnSpec &r = *spec.model.rnn;
+    const RnnSpec &r = *spec.model.rnn, dr = decoderRnn();
     int64_t batch = spec.train.batchSize, srcLen = options.sourceLength;
     int64_t tgtLen = options.targetLength;
     Location l = loc(spec.model.loc);
@@ -447,9 +449,9 @@ private:
     }
     auto loss = lossEntry(lossInputs, lossNames, {{"encoder", srcLen}, {"decoder", tgtLen}}, l);
     Encoded enc = encoder(r, loss.getArgument(0), loss.getArgument(1), l);
-    Value logits = sampling ? decodeSampled(r, enc, loss.getArgument(1), loss.getArgument(2),
+    Value logits = sampling ? decodeSampled(dr, enc, loss.getArgument(1), loss.getArgument(2),
                                             loss.getArgument(4), l)
-                            : decodeForced(r, enc, loss.getArgument(1), loss.getArgument(2), l);
+                            : decodeForced(dr, enc, loss.getArgument(1), loss.getArgument(2), l);
     dropout.clear();
     b.create<func::ReturnOp>(
         l, b.create<mlir::attn::CrossEntropyOp>(l, logits, loss.getArgument(3),
@@ -460,8 +462,8 @@ private:
     // The decoding entries, for K rows at once.
     int64_t rows = spec.decode.beam > 1 ? spec.decode.beam : spec.decode.batch;
     b.setInsertionPointToEnd(module.getBody());
-    SmallVector<Type> carried = carriedTypes(r, rows);
-    SmallVector<std::string> carriedNames = carriedValueNames(r);
+    SmallVector<Type> carried = carriedTypes(dr, rows);
+    SmallVector<std::string> carriedNames = carriedValueNames(dr);
     // Read at every step, never changed: encode's results (and its src_mask input).
     SmallVector<Type> fixed;
     SmallVector<std::string> fixedNames;
@@ -470,10 +472,10 @@ private:
       fixedNames.push_back("context");
     }
     if (attention()) {
-      fixed.push_back(RankedTensorType::get({rows, srcLen, memoryWidth(r)}, f32));
+      fixed.push_back(RankedTensorType::get({rows, srcLen, memoryWidth()}, f32));
       fixedNames.push_back("memory");
       if (additive()) {
-        fixed.push_back(RankedTensorType::get({rows, srcLen, attentionDim(r)}, f32));
+        fixed.push_back(RankedTensorType::get({rows, srcLen, attentionDim(dr)}, f32));
         fixedNames.push_back("keys");
       }
     }
@@ -489,13 +491,13 @@ private:
     auto encode = entry("encode", {srcType, maskType}, {"src", "src_mask"}, encodeResults,
                         encodeNames, l);
     Encoded e = encoder(r, encode.getArgument(0), encode.getArgument(1), l);
-    SmallVector<Value> initial = initialCarried(r, e, l);
+    SmallVector<Value> initial = initialCarried(dr, e, l);
     if (chosContext())
       initial.push_back(e.context);
     if (attention()) {
       initial.push_back(e.memory);
       if (additive())
-        initial.push_back(b.create<mlir::attn::MatmulOp>(l, e.memory, keyWeight(r, l), false,
+        initial.push_back(b.create<mlir::attn::MatmulOp>(l, e.memory, keyWeight(dr, l), false,
                                                          false));
     }
     b.create<func::ReturnOp>(l, initial);
@@ -519,7 +521,7 @@ private:
       stepResultNames.push_back("attention");
     }
     auto step = entry("decode_step", stepInputs, stepNames, stepResults, stepResultNames, l);
-    Decoder dec = decoderParams(r, l);
+    Decoder dec = decoderParams(dr, l);
     ValueRange args = step.getArguments();
     Value x = b.create<mlir::attn::EmbeddingOp>(l, dec.embedding, args[0]);
     ValueRange carriedIn = args.slice(1, carried.size());
@@ -533,7 +535,7 @@ private:
       mem.mask = args.back();
       mem.length = sourceLengths(mem.mask, l);
     }
-    Step next = decoderStepWith(r, dec, mem, context, x, carriedIn, l);
+    Step next = decoderStepWith(dr, dec, mem, context, x, carriedIn, l);
     SmallVector<Value> outs = {logSoftmax(readout(dec, next.features, context, l), l)};
     outs.append(next.carried.begin(), next.carried.end());
     if (attention())
@@ -557,8 +559,16 @@ private:
 
   // The encoder's output at every source position: both directions side by side for a
   // bidirectional concat encoder.
-  int64_t memoryWidth(const RnnSpec &r) {
+  int64_t memoryWidth() {
+    const RnnSpec &r = *spec.model.rnn;
     return outWidth(r) * (r.bidirectional && r.merge == "concat" ? 2 : 1);
+  }
+  // The decoder's cells: model.rnn's, `model.seq2seq.decoder_hidden` wide if that is set.
+  RnnSpec decoderRnn() const {
+    RnnSpec d = *spec.model.rnn;
+    if (spec.model.seq2seq.decoderHidden > 0)
+      d.hidden = spec.model.seq2seq.decoderHidden;
+    return d;
   }
   int64_t attentionDim(const RnnSpec &r) {
     return spec.model.attention->dim > 0 ? spec.model.attention->dim : r.hidden;
@@ -680,8 +690,9 @@ private:
 
   // The decoder's initial recurrent values (see carriedTypes): the encoder's final states
   // (context: initial, and attention over a unidirectional encoder), zeros (every_step), or,
-  // for attention over a bidirectional encoder, s_0 = tanh(W [h_fwd; h_bwd] + b) per layer
-  // (cells start at zero). Then zeros for `feed` and `position`.
+  // for attention over a bidirectional encoder (or one of another width), a bridge
+  // s_0 = tanh(W [h_fwd; h_bwd] + b) per layer (cells start at zero). Then zeros for `feed`
+  // and `position`. `r` is the decoder's spec (decoderRnn).
   SmallVector<Value> initialCarried(const RnnSpec &r, const Encoded &enc, Location l) {
     int64_t batch = cast<RankedTensorType>(enc.finals[0].getType()).getShape()[0];
     size_t perLayer = stateTypes(r, 1).size();
@@ -690,11 +701,14 @@ private:
       for (int64_t layer = 0; layer < r.layers; ++layer)
         for (Value z : zerosFor(stateTypes(r, batch), l))
           out.push_back(z);
-    } else if (!r.bidirectional) {
+    } else if (!r.bidirectional && r.hidden == spec.model.rnn->hidden) {
       out = enc.finals;
     } else {
+      size_t encPerLayer = stateTypes(*spec.model.rnn, 1).size();
       for (int64_t layer = 0; layer < r.layers; ++layer) {
-        Value both = merge(r, enc.finals[layer * perLayer], enc.backFinals[layer * perLayer], l);
+        Value both = enc.finals[layer * encPerLayer];
+        if (r.bidirectional)
+          both = merge(r, both, enc.backFinals[layer * encPerLayer], l);
         out.push_back(b.create<mlir::attn::TanhOp>(
             l, dense("bridge.layer" + std::to_string(layer), both, outWidth(r), l)));
         if (perLayer == 2)
@@ -747,7 +761,7 @@ private:
 
   // U [M, A]: the additive scores' projection of the encoder states (made by @encode too).
   Value keyWeight(const RnnSpec &r, Location l) {
-    int64_t m = memoryWidth(r);
+    int64_t m = memoryWidth();
     return param(l, "attention.key.weight", {m, attentionDim(r)}, "uniform",
                  1.0f / std::sqrt((float)m));
   }
@@ -759,13 +773,13 @@ private:
                         "normal", 1.0f);
     int64_t extra = chosContext() ? r.hidden : 0;
     if (attention())
-      extra = luong() ? (inputFeeding() ? h : 0) : memoryWidth(r);
+      extra = luong() ? (inputFeeding() ? h : 0) : memoryWidth();
     for (int64_t layer = 0; layer < r.layers; ++layer) {
       int64_t in = layer ? h : e + extra;
       d.layers.push_back(layerParams(r, "decoder", layer, in, /*reverse=*/false, l));
     }
     Location lo = loc(spec.model.output.loc);
-    int64_t features = attention() && !luong() ? h + memoryWidth(r) : h;
+    int64_t features = attention() && !luong() ? h + memoryWidth() : h;
     float scale = 1.0f / std::sqrt((float)features);
     d.outWeight = param(lo, "decoder.output.weight", {features, vocab}, "uniform", scale);
     d.outBias = param(lo, "decoder.output.bias", {vocab}, "uniform", scale);
@@ -775,7 +789,7 @@ private:
     if (!attention())
       return d;
     Location la = loc(spec.model.attention->loc);
-    int64_t m = memoryWidth(r), a = attentionDim(r);
+    int64_t m = memoryWidth(), a = attentionDim(r);
     auto uniform = [&](const std::string &name, ArrayRef<int64_t> shape, int64_t fanIn) {
       return param(la, name, shape, "uniform", 1.0f / std::sqrt((float)fanIn));
     };
@@ -1009,7 +1023,7 @@ private:
 
   // The width of Step::features.
   int64_t featureWidth(const RnnSpec &r) {
-    return attention() && !luong() ? outWidth(r) + memoryWidth(r) : outWidth(r);
+    return attention() && !luong() ? outWidth(r) + memoryWidth() : outWidth(r);
   }
 
   // Scheduled sampling: at step t the decoder reads, where teacher[b, t] is 1, the true

@@ -493,6 +493,7 @@ Spec buildSpec(const Validator &v, const std::string &file) {
   spec.model.embedding.loc = v.mapLoc("model.embedding");
   spec.model.seq2seq.context = v.stringAt("model.seq2seq.context");
   spec.model.seq2seq.reverseSource = v.boolAt("model.seq2seq.reverse_source");
+  spec.model.seq2seq.decoderHidden = v.intAt("model.seq2seq.decoder_hidden");
   spec.model.seq2seq.loc = v.mapLoc("model.seq2seq");
   if (v.has("model.attention")) {
     AttentionSpec a;

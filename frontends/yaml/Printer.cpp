@@ -54,7 +54,12 @@ std::string specToYaml(const Spec &s) {
        << "\n";
   os << "  embedding:\n    dim: " << s.model.embedding.dim << "\n";
   os << "  seq2seq:\n    context: " << s.model.seq2seq.context << "\n    reverse_source: "
-     << (s.model.seq2seq.reverseSource ? "true" : "false") << "\n";
+     << (s.model.seq2seq.reverseSource ? "true" : "false")
+     << "\n    decoder_hidden: " << s.model.seq2seq.decoderHidden << "\n";
+  if (const auto &a = s.model.attention)
+    os << "  attention:\n    type: " << a->type << "\n    score: " << a->score
+       << "\n    dim: " << a->dim << "\n    align: " << a->align << "\n    window: " << a->window
+       << "\n    input_feeding: " << (a->inputFeeding ? "true" : "false") << "\n";
   os << "  output:\n    size: " << s.model.output.size << "\n";
   os << "sample:\n  length: " << s.sample.length << "\n  temperature: " << s.sample.temperature
      << "\n  seed: " << s.sample.seed << "\n  prime: " << quoted(s.sample.prime) << "\n";

@@ -130,6 +130,10 @@ std::vector<KeySchema> buildTable() {
       Key("model.seq2seq.reverse_source", T::Bool,
           "Read the source last token first, so that its start is near the decoder's "
           "(Sutskever et al.).").byDefault("false"),
+      Key("model.seq2seq.decoder_hidden", T::Int,
+          "With `model.attention`: the decoder's hidden width, if it differs from the "
+          "encoder's `model.rnn.hidden` (a learned bridge maps the encoder's final states); "
+          "0: the same.").atLeast(0).byDefault("0"),
       Key("model.attention", T::Map,
           "`seq2seq`: an attention decoder. At every step it scores all encoder states "
           "against its state, takes their softmax over the real (unpadded) source tokens as "

@@ -77,6 +77,7 @@ struct Seq2SeqSpec {
                                    // (Sutskever et al.); every_step: c = V h_T is fed to
                                    // every decoder step and the readout (Cho et al.)
   bool reverseSource = false;      // feed the source last token first (Sutskever et al.)
+  int64_t decoderHidden = 0;       // the decoder's width (attention); 0 = model.rnn.hidden
   Loc loc;
 };
 

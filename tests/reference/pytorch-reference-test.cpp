@@ -17,6 +17,9 @@
 //
 //     relative error = max_i |a_i - b_i| / max(max_i |b_i|, 1e-6)  <  1e-4
 //
+// attention-reference.safetensors (make-attention-reference.py) holds the same for the
+// attention decoders of task: seq2seq (suite Attention), built from an inline spec.
+//
 // Python is not needed here: only to regenerate the reference files.
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Jit.h"
@@ -50,12 +53,18 @@ constexpr double kRelTol = 1e-4;
 // One model checked against one reference file.
 struct Reference {
   const char *file;   // in tests/reference/
-  const char *model;  // in models/
+  const char *model;  // in models/ (with specText: only a name for messages)
   const char *script; // in tests/reference/, writes `file`
   // metadata key (per configuration: "<cfg>.<key>") -> the spec path it overrides
   std::vector<std::pair<const char *, const char *>> overrides;
   std::vector<const char *> inputs; // @loss's inputs, as named in the manifest and the file
   const char *vocabKey;             // metadata key of ImportOptions::vocabSize, or null
+  // When set, the spec's text (parsed instead of models/<model>, which then only names it in
+  // messages).
+  const char *specText = nullptr;
+  // task: seq2seq: ImportOptions::sourceVocab, targetVocab, sourceLength and targetLength
+  // from the metadata keys source_vocab, target_vocab, source_length and target_length.
+  bool seq2seqSizes = false;
 };
 
 const Reference kRnnSine = {
@@ -104,6 +113,42 @@ const Reference kGated = {
      {"merge", "model.rnn.merge"}},
     {"x", "target"},
     nullptr,
+};
+
+// Attention decoders (task: seq2seq, teacher forcing) over a GRU/LSTM encoder, also
+// bidirectional and with 2 layers: Bahdanau, Luong dot/general/concat with and without input
+// feeding, local monotonic/predictive. No model file has them all, so the spec is this text
+// with the configuration's overrides; the vocabularies and lengths come from the file.
+const char *const kAttentionSpec = R"(name: attention-reference
+task: seq2seq
+data: {builtin: reverse}
+model:
+  embedding: {dim: 4}
+  rnn: {cell: gru, hidden: 8}
+  attention: {type: bahdanau}
+train: {batch_size: 3}
+)";
+
+const Reference kAttention = {
+    "attention-reference.safetensors",
+    "attention-reference (inline spec)",
+    "make-attention-reference.py",
+    {{"batch", "train.batch_size"},
+     {"embedding", "model.embedding.dim"},
+     {"hidden", "model.rnn.hidden"},
+     {"layers", "model.rnn.layers"},
+     {"cell", "model.rnn.cell"},
+     {"bidirectional", "model.rnn.bidirectional"},
+     {"type", "model.attention.type"},
+     {"score", "model.attention.score"},
+     {"dim", "model.attention.dim"},
+     {"align", "model.attention.align"},
+     {"window", "model.attention.window"},
+     {"input_feeding", "model.attention.input_feeding"}},
+    {"src", "src_mask", "tgt_in", "tgt_out"},
+    nullptr,
+    kAttentionSpec,
+    true,
 };
 
 std::string referencePath(const Reference &r) {
@@ -187,8 +232,20 @@ void checkLossGrad(const Reference &r, const std::string &cfg) {
     options.vocabSize = std::stoll(meta(r.vocabKey));
     sizes += ", " + std::string(r.vocabKey) + " " + meta(r.vocabKey);
   }
+  if (r.seq2seqSizes) {
+    for (const char *key : {"source_vocab", "target_vocab", "source_length", "target_length"})
+      ASSERT_FALSE(meta(key).empty()) << "no metadata '" << key << "' for " << cfg;
+    options.sourceVocab = std::stoll(meta("source_vocab"));
+    options.targetVocab = std::stoll(meta("target_vocab"));
+    options.sourceLength = std::stoll(meta("source_length"));
+    options.targetLength = std::stoll(meta("target_length"));
+    sizes += ", vocab " + meta("source_vocab") + "/" + meta("target_vocab") + ", lengths " +
+             meta("source_length") + "/" + meta("target_length");
+  }
   std::vector<::attn::yaml::Diagnostic> diags;
-  auto spec = ::attn::yaml::parseSpecFile(modelPath(r), overrides, diags);
+  auto spec = r.specText
+                  ? ::attn::yaml::parseSpecString(r.specText, r.model, overrides, diags)
+                  : ::attn::yaml::parseSpecFile(modelPath(r), overrides, diags);
   std::string problems;
   for (const auto &d : diags)
     problems += d.str() + "\n";
@@ -271,6 +328,20 @@ TEST_P(GatedPyTorchReference, LossGradMatchesFloat64) { checkLossGrad(kGated, Ge
 
 INSTANTIATE_TEST_SUITE_P(GatedCells, GatedPyTorchReference,
                          ::testing::ValuesIn(configNames(kGated)),
+                         [](const auto &info) { return info.param; });
+
+// task: seq2seq with model.attention (teacher forcing): a masked (bidirectional) GRU/LSTM
+// encoder, Bahdanau / Luong (dot, general, concat; input feeding) / local (monotonic,
+// predictive) attention decoders, cross-entropy over the non-padding targets. PyTorch:
+// nn.GRU/nn.LSTM on packed sources, nn.GRUCell/LSTMCell and the attention as torch ops.
+class AttentionPyTorchReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AttentionPyTorchReference, LossGradMatchesFloat64) {
+  checkLossGrad(kAttention, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Attention, AttentionPyTorchReference,
+                         ::testing::ValuesIn(configNames(kAttention)),
                          [](const auto &info) { return info.param; });
 
 } // namespace

@@ -62,17 +62,25 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
                    "a seq2seq encoder without attention hands its final states to a "
                    "unidirectional decoder, so it cannot be bidirectional",
                    "remove model.rnn.bidirectional, or add model.attention");
+    if (s.model.seq2seq.decoderHidden > 0 && !s.model.attention &&
+        s.model.seq2seq.decoderHidden != s.model.rnn->hidden)
+      return error(s.model.seq2seq.loc,
+                   "model.seq2seq.decoder_hidden differs from model.rnn.hidden, but without "
+                   "attention the decoder starts from the encoder's states",
+                   "add model.attention, or remove decoder_hidden");
     if (const auto &a = s.model.attention) {
       if (s.model.seq2seq.context != "initial")
         return error(a->loc, "model.attention replaces model.seq2seq.context '" +
                                  s.model.seq2seq.context + "': the context is the attention's",
                      "remove model.seq2seq.context");
       const attn::yaml::RnnSpec &r = *s.model.rnn;
-      int64_t out = r.cell == "lstm" && r.projection > 0 ? r.projection : r.hidden;
-      int64_t memory = out * (r.bidirectional && r.merge == "concat" ? 2 : 1);
+      int64_t hidden = s.model.seq2seq.decoderHidden ? s.model.seq2seq.decoderHidden : r.hidden;
+      int64_t out = r.cell == "lstm" && r.projection > 0 ? r.projection : hidden;
+      int64_t encoded = r.cell == "lstm" && r.projection > 0 ? r.projection : r.hidden;
+      int64_t memory = encoded * (r.bidirectional && r.merge == "concat" ? 2 : 1);
       if (a->type != "bahdanau" && a->score == "dot" && memory != out)
         return error(a->loc, "score 'dot' needs encoder states as wide as the decoder's (" +
-                                 std::to_string(out) + "), but the bidirectional encoder's are " +
+                                 std::to_string(out) + "), but the encoder's are " +
                                  std::to_string(memory) + " wide",
                      "use score: general or concat, or model.rnn.merge: sum");
     }

@@ -8,9 +8,11 @@
 #include "attn/Init.h"
 #include "attn/decode/Beam.h"
 #include "attn/decode/Seq2Seq.h"
+#include "attn/train/Plot.h"
 #include "attn/train/Trainer.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -44,23 +46,11 @@ Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
   beam.bos = attn::data::Vocab::kBos;
   beam.eos = attn::data::Vocab::kEos;
 
-  // The encoder's inputs for sources [first, first + count), one per row; the rows past
-  // `count` repeat the first source (their output is ignored).
-  auto batchOf = [&](size_t first, size_t count, attn::Tensor &src, attn::Tensor &mask) {
-    src = attn::Tensor(ATTN_I32, {rows, sourceLength});
-    mask = attn::Tensor(ATTN_F32, {rows, sourceLength});
-    for (int64_t r = 0; r < rows; ++r) {
-      const Encoded &e = sources[first + ((size_t)r < count ? (size_t)r : 0)];
-      std::copy(e.ids.begin(), e.ids.end(), src.data<int32_t>() + r * sourceLength);
-      std::copy(e.mask.begin(), e.mask.end(), mask.data<float>() + r * sourceLength);
-    }
-  };
-
   std::vector<std::vector<Hypothesis>> out;
   if (spec.decode.beam > 1) {
     for (size_t i = 0; i < sources.size(); ++i) {
       attn::Tensor src, mask;
-      batchOf(i, 1, src, mask);
+      batchOf(sources, i, 1, src, mask);
       attn::decode::ProgramStepModel model(program, params, src, mask);
       out.push_back(attn::decode::beamSearch(model, beam));
     }
@@ -69,7 +59,7 @@ Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
   for (size_t first = 0; first < sources.size(); first += rows) {
     size_t count = std::min(sources.size() - first, (size_t)rows);
     attn::Tensor src, mask;
-    batchOf(first, count, src, mask);
+    batchOf(sources, first, count, src, mask);
     attn::decode::ProgramStepModel model(program, params, src, mask);
     std::vector<Hypothesis> best =
         attn::decode::greedy(model, beam.maxLength, beam.bos, beam.eos);
@@ -77,6 +67,81 @@ Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
       out.push_back({best[r]});
   }
   return out;
+}
+
+void Seq2SeqDecoder::batchOf(const std::vector<Encoded> &sources, size_t first, size_t count,
+                             attn::Tensor &src, attn::Tensor &mask) const {
+  src = attn::Tensor(ATTN_I32, {rows, sourceLength});
+  mask = attn::Tensor(ATTN_F32, {rows, sourceLength});
+  for (int64_t r = 0; r < rows; ++r) {
+    const Encoded &e = sources[first + ((size_t)r < count ? (size_t)r : 0)];
+    std::copy(e.ids.begin(), e.ids.end(), src.data<int32_t>() + r * sourceLength);
+    std::copy(e.mask.begin(), e.mask.end(), mask.data<float>() + r * sourceLength);
+  }
+}
+
+bool Seq2SeqDecoder::hasAttention() const {
+  const attn_entry_info &step = program.entry("decode_step");
+  for (int32_t i = 0; i < step.num_outputs; ++i)
+    if (step.outputs[i].name && std::string(step.outputs[i].name) == "attention")
+      return true;
+  return false;
+}
+
+std::vector<std::vector<std::vector<float>>>
+Seq2SeqDecoder::alignments(const std::vector<Encoded> &sources,
+                           const std::vector<Hypothesis> &outputs) const {
+  std::vector<std::vector<std::vector<float>>> out(sources.size());
+  if (!hasAttention())
+    return out;
+  for (size_t first = 0; first < sources.size(); first += rows) {
+    size_t count = std::min(sources.size() - first, (size_t)rows);
+    attn::Tensor src, mask;
+    batchOf(sources, first, count, src, mask);
+    attn::decode::ProgramStepModel model(program, params, src, mask);
+    size_t longest = 0;
+    for (size_t r = 0; r < count; ++r)
+      longest = std::max(longest, outputs[first + r].tokens.size());
+    // Step t feeds the token before output t (bos first) and reads where output t looked.
+    std::vector<int32_t> tokens(rows, attn::data::Vocab::kBos);
+    std::vector<float> logProbs;
+    for (size_t t = 0; t <= longest; ++t) {
+      model.step(tokens, logProbs);
+      const attn::Tensor *weights = model.result("attention");
+      for (size_t r = 0; r < count; ++r) {
+        const Encoded &e = sources[first + r];
+        const std::vector<int32_t> &hyp = outputs[first + r].tokens;
+        if (t <= hyp.size()) {
+          // Only the real source tokens, in the order they were written.
+          const float *row = weights->data<float>() + r * sourceLength;
+          int64_t n = (int64_t)std::count(e.mask.begin(), e.mask.end(), 1.0f);
+          std::vector<float> w(row, row + n);
+          if (spec.model.seq2seq.reverseSource)
+            std::reverse(w.begin(), w.end());
+          out[first + r].push_back(std::move(w));
+        }
+        tokens[r] = t < hyp.size() ? hyp[t] : attn::data::Vocab::kEos;
+      }
+    }
+  }
+  return out;
+}
+
+void Seq2SeqDecoder::writeAlignmentPlots(const std::string &dir,
+                                         const std::vector<std::string> &lines,
+                                         const std::vector<Encoded> &sources,
+                                         const std::vector<Hypothesis> &outputs) const {
+  std::vector<std::vector<std::vector<float>>> weights = alignments(sources, outputs);
+  std::filesystem::create_directories(dir);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::vector<std::string> columns = attn::data::tokenize(lines[i], data.tokenize);
+    std::vector<std::string> rowLabels = data.target.decode(outputs[i].tokens);
+    rowLabels.push_back("<eos>");
+    std::string path = dir + "/attention-" + std::to_string(i) + ".png";
+    attn::train::writeHeatmapPng(path, weights[i], columns, rowLabels,
+                                 "\"" + lines[i] + "\" -> \"" + text(outputs[i]) + "\"");
+    std::cout << "wrote " << path << "\n";
+  }
 }
 
 std::string Seq2SeqDecoder::text(const Hypothesis &h) const {
@@ -117,6 +182,26 @@ Accuracy Seq2SeqDecoder::accuracy(const std::vector<attn::data::Pair> &pairs) co
 
 namespace {
 
+// --plots DIR: one heatmap per source (best hypothesis); an error for models without
+// attention.
+int plotAlignments(const Seq2SeqDecoder &decoder, const std::string &dir,
+                   const std::vector<std::string> &lines, const std::vector<Encoded> &sources,
+                   const std::vector<std::vector<Hypothesis>> &decoded) {
+  if (!decoder.hasAttention())
+    return usageError("--plots draws attention weights, but this model has no model.attention");
+  std::vector<Hypothesis> best;
+  for (const auto &hyps : decoded)
+    best.push_back(hyps[0]);
+  try {
+    decoder.writeAlignmentPlots(dir, lines, sources, best);
+  } catch (const std::exception &e) {
+    std::cerr << "attnc: error: " << e.what() << "\n";
+    return 1;
+  }
+  std::cout.flush();
+  return 0;
+}
+
 std::unique_ptr<attn::target::JitProgram> compileForDecoding(Compiler &c, const PairData &d) {
   c.setImportOptions(pairImportOptions(d));
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
@@ -150,6 +235,13 @@ int runSeq2Seq(Compiler &c, const Options &o) {
               << (out == pairs[i].target ? "   (right)" : "   (expected " + pairs[i].target + ")")
               << "\n";
   }
+  if (!o.plots.empty())
+    return plotAlignments(decoder, o.plots, [&] {
+      std::vector<std::string> lines;
+      for (const auto &p : pairs)
+        lines.push_back(p.source);
+      return lines;
+    }(), sources, decoded);
   std::cout.flush();
   return 0;
 }
@@ -174,6 +266,7 @@ int translate(Compiler &c, const Options &o) {
   // Every line gets an output line (empty when it cannot be encoded), so outputs stay aligned
   // with inputs; the reason goes to stderr with the line number.
   std::vector<Encoded> sources;
+  std::vector<std::string> lines; // those that could be encoded
   std::vector<bool> ok;
   std::string line;
   int failures = 0;
@@ -182,6 +275,7 @@ int translate(Compiler &c, const Options &o) {
       line.pop_back();
     try {
       sources.push_back(decoder.encode(line));
+      lines.push_back(line);
       ok.push_back(true);
     } catch (const std::exception &e) {
       std::cerr << "attnc: error: stdin:" << n << ": " << e.what() << "\n";
@@ -207,6 +301,9 @@ int translate(Compiler &c, const Options &o) {
       std::cout << i << " ||| " << decoder.text(h) << " ||| log_prob=" << std::setprecision(8)
                 << h.logProb << " score=" << h.score << "\n";
   }
+  if (!o.plots.empty())
+    if (int rc = plotAlignments(decoder, o.plots, lines, sources, decoded))
+      return rc;
   std::cout.flush();
   return failures ? 1 : 0;
 }

@@ -36,7 +36,27 @@ public:
   /// Exact match and token accuracy of the best hypotheses on `pairs` (those that fit).
   Accuracy accuracy(const std::vector<attn::data::Pair> &pairs) const;
 
+  /// Whether decode_step returns the attention weights ("attention", [K, S]).
+  bool hasAttention() const;
+  /// Per source, the attention weights the model gives while producing `outputs[i]`: the
+  /// hypothesis is fed back through decode_step (teacher-forced, so any search's result can
+  /// be shown), and row t holds the weights over the source tokens (in reading order) when
+  /// the model emits token t; the last row is for the final eos.
+  std::vector<std::vector<std::vector<float>>>
+  alignments(const std::vector<Encoded> &sources,
+             const std::vector<attn::decode::Hypothesis> &outputs) const;
+  /// Writes one heatmap PNG per source to DIR/attention-<i>.png (DIR is created) and
+  /// prints each path; `lines` are the sources as text.
+  void writeAlignmentPlots(const std::string &dir, const std::vector<std::string> &lines,
+                           const std::vector<Encoded> &sources,
+                           const std::vector<attn::decode::Hypothesis> &outputs) const;
+
 private:
+  /// The encoder's inputs for sources [first, first + count), one per row; the rows past
+  /// `count` repeat the first source (their outputs are ignored).
+  void batchOf(const std::vector<Encoded> &sources, size_t first, size_t count,
+               attn::Tensor &src, attn::Tensor &mask) const;
+
   const attn::Program &program;
   const std::vector<attn::Tensor> &params;
   const attn::yaml::Spec &spec;

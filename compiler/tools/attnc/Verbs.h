@@ -16,6 +16,7 @@ namespace attnc {
 
 struct Options {
   std::string verb, model, stage, output, header, input, out, ckpt;
+  std::string plots; // run / translate: write attention heatmaps into this directory
   std::string cpu = "native";
   std::vector<attn::yaml::Override> overrides;
   std::optional<uint64_t> seed;

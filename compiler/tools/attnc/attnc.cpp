@@ -48,7 +48,7 @@ Prints one stage of the compilation:
   llvm      the optimised LLVM IR that is JIT-compiled or written as an object
 )"},
     {"run", R"(usage: attnc run MODEL.yaml [--ckpt DIR|FILE] [--input FILE] [--count N] [--seed N]
-                 [--output FILE] [--set KEY=VALUE]...
+                 [--output FILE] [--plots DIR] [--set KEY=VALUE]...
 
 Compiles the model in-process and runs its forward pass with the parameters of a trained
 checkpoint (--ckpt; DIR means DIR/best.safetensors, else DIR/last.safetensors), or freshly
@@ -60,6 +60,10 @@ one example (data.window values) per line, '#' comments. Prints one line per exa
 A language model (task: lm) generates text instead: it reads --prime (default sample.prime)
 and samples --count characters (default sample.length) at --temperature (default
 sample.temperature; 0 is greedy) with --sample-seed (default sample.seed).
+
+A seq2seq model translates the first --count validation sources (default 8) and prints each
+output next to the reference; tag and classify models print their labels. With --plots DIR,
+a model with attention also writes DIR/attention-<i>.png, its attention weights for source i.
 )"},
     {"train", R"(usage: attnc train MODEL.yaml [--steps N] [--out DIR] [--resume] [--set KEY=VALUE]...
 
@@ -78,7 +82,7 @@ mean loss over the validation split. Without MODEL.yaml the spec stored in the c
 used.
 )"},
     {"translate", R"(usage: attnc translate [MODEL.yaml] --ckpt DIR|FILE [--beam N] [--nbest N]
-                       [--scores] [--set KEY=VALUE]...
+                       [--scores] [--plots DIR] [--set KEY=VALUE]...
 
 Reads source lines on stdin and writes one output line per input line, decoded by the trained
 seq2seq model in the checkpoint (DIR means DIR/best.safetensors, else DIR/last.safetensors;
@@ -88,7 +92,9 @@ decode.nbest (--beam 1 decodes greedily). With --scores, or nbest > 1, each hypo
 printed as `INDEX ||| OUTPUT ||| log_prob=L score=S` (INDEX counts input lines from 0;
 S = L / ((5 + length) / 6)^decode.length_penalty). A line with more tokens than the model
 reads (data.max_len) gets an empty output line and an error on stderr naming it; the exit
-code is then 1.
+code is then 1. With --plots DIR, a model with attention (model.attention) also writes
+DIR/attention-<i>.png for input line i (counting the lines that could be translated): its
+attention weights while writing the best output, source tokens across, output tokens down.
 )"},
     {"compile", R"(usage: attnc compile MODEL.yaml -o MODEL.o [--header MODEL.h] [--cpu NAME]
                      [--set KEY=VALUE]...
@@ -142,6 +148,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       o.steps = std::stoll(value);
     else if (takeValue("--out"))
       o.out = value;
+    else if (takeValue("--plots"))
+      o.plots = value;
     else if (takeValue("--ckpt"))
       o.ckpt = value;
     else if (takeValue("--cpu"))

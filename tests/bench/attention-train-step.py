@@ -1,0 +1,154 @@
+#!/usr/bin/python3
+"""PyTorch side of attn-bench-attention-train-step (tests/bench/attention-train-step.cpp).
+
+One teacher-forced training step of attnc's Bahdanau encoder-decoder (task: seq2seq,
+model.attention: {type: bahdanau}) written the way a PyTorch user writes it, with the decoder
+as a Python for-loop over the target positions (as in the PyTorch seq2seq tutorial):
+
+    encoder   embedding [Vs, E] -> bidirectional nn.GRU (hidden He) -> memory h [B, S, 2He]
+    bridge    s_0 = tanh(W_b [h_fwd_S; h_bwd_1] + b_b)                          [B, Hd]
+    keys      U h [B, S, A], once
+    each step i (Python loop):
+              e_ij = v^T tanh(W s_{i-1} + U h_j); a_i = masked softmax_j(e_i)
+              c_i = sum_j a_ij h_j (torch.bmm); s_i = nn.GRUCell([y_{i-1}; c_i], s_{i-1})
+    readout   logits = Linear([s_i; c_i]) over all steps at once, cross-entropy (pad 0
+              ignored, mean), backward, torch.optim.Adam.
+
+--data FILE: a safetensors file from the benchmark with attnc's initial weights, named and laid
+out as attnc's (x @ W with W [in, out]; GRU gates r, z, n as in PyTorch, so weights are only
+transposed), and the batches src<k>, src_mask<k>, tgt_in<k>, tgt_out<k> (ids stored as f32);
+step s uses batch (s - 1) % NB. Without --data: random weights and batches.
+
+Protocol (--serve): see bench_io.py. If torch cannot be imported it prints "error: ..." and
+exits with status 3.
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_io import read_safetensors, time_steps  # noqa: E402
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--src-len", type=int, default=30)
+    p.add_argument("--tgt-len", type=int, default=30)
+    p.add_argument("--src-vocab", type=int, default=1000)
+    p.add_argument("--tgt-vocab", type=int, default=1000)
+    p.add_argument("--embed", type=int, default=64)
+    p.add_argument("--enc-hidden", type=int, default=128)
+    p.add_argument("--dec-hidden", type=int, default=256)
+    p.add_argument("--att-dim", type=int, default=256)
+    p.add_argument("--batches", type=int, default=4)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--iters", type=int, default=5)
+    p.add_argument("--serve", action="store_true")
+    a = p.parse_args()
+
+    try:
+        import numpy as np
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+    except ImportError as e:
+        print(f"error: {sys.executable} cannot import torch/numpy ({e})", flush=True)
+        return 3
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    E, He, Hd, A = a.embed, a.enc_hidden, a.dec_hidden, a.att_dim
+    M = 2 * He  # memory width: both directions side by side
+
+    class Seq2Seq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.src_embed = nn.Embedding(a.src_vocab, E)
+            self.encoder = nn.GRU(E, He, batch_first=True, bidirectional=True)
+            self.bridge = nn.Linear(M, Hd)
+            self.key = nn.Linear(M, A, bias=False)     # U
+            self.query = nn.Linear(Hd, A, bias=False)  # W
+            self.v = nn.Parameter(torch.empty(A))
+            self.tgt_embed = nn.Embedding(a.tgt_vocab, E)
+            self.cell = nn.GRUCell(E + M, Hd)
+            self.out = nn.Linear(Hd + M, a.tgt_vocab)
+
+        def forward(self, src, src_mask, tgt_in):
+            memory, h_n = self.encoder(self.src_embed(src))          # [B, S, M], [2, B, He]
+            s = torch.tanh(self.bridge(torch.cat([h_n[0], h_n[1]], dim=1)))
+            keys = self.key(memory)                                   # [B, S, A]
+            pad = src_mask == 0
+            ys = self.tgt_embed(tgt_in)                               # [B, T, E]
+            features = []
+            for i in range(ys.shape[1]):
+                e = torch.tanh(self.query(s).unsqueeze(1) + keys) @ self.v   # [B, S]
+                alpha = torch.softmax(e.masked_fill(pad, float("-inf")), dim=1)
+                c = torch.bmm(alpha.unsqueeze(1), memory).squeeze(1)         # [B, M]
+                s = self.cell(torch.cat([ys[:, i], c], dim=1), s)
+                features.append(torch.cat([s, c], dim=1))
+            return self.out(torch.stack(features, dim=1))             # [B, T, V]
+
+    model = Seq2Seq()
+    if a.data:
+        d = read_safetensors(a.data, np)
+        t = lambda name: torch.from_numpy(d[name])  # noqa: E731
+        tt = lambda name: torch.from_numpy(d[name].T.copy())  # noqa: E731
+        with torch.no_grad():
+            model.src_embed.weight.copy_(t("encoder.embedding"))
+            for suffix, q in (("", "encoder.layer0."), ("_reverse", "encoder.layer0.reverse.")):
+                getattr(model.encoder, "weight_ih_l0" + suffix).copy_(tt(q + "w_ih"))
+                getattr(model.encoder, "weight_hh_l0" + suffix).copy_(tt(q + "w_hh"))
+                getattr(model.encoder, "bias_ih_l0" + suffix).copy_(t(q + "b_ih"))
+                getattr(model.encoder, "bias_hh_l0" + suffix).copy_(t(q + "b_hh"))
+            model.bridge.weight.copy_(tt("bridge.layer0.weight"))
+            model.bridge.bias.copy_(t("bridge.layer0.bias"))
+            model.key.weight.copy_(tt("attention.key.weight"))
+            model.query.weight.copy_(tt("attention.query.weight"))
+            model.v.copy_(t("attention.v"))
+            model.tgt_embed.weight.copy_(t("decoder.embedding"))
+            model.cell.weight_ih.copy_(tt("decoder.layer0.w_ih"))
+            model.cell.weight_hh.copy_(tt("decoder.layer0.w_hh"))
+            model.cell.bias_ih.copy_(t("decoder.layer0.b_ih"))
+            model.cell.bias_hh.copy_(t("decoder.layer0.b_hh"))
+            model.out.weight.copy_(tt("decoder.output.weight"))
+            model.out.bias.copy_(t("decoder.output.bias"))
+        ids = lambda name: torch.from_numpy(d[name]).long()  # noqa: E731
+        batches = [(ids(f"src{k}"), t(f"src_mask{k}"), ids(f"tgt_in{k}"), ids(f"tgt_out{k}"))
+                   for k in range(a.batches)]
+    else:
+        with torch.no_grad():
+            model.v.uniform_(-A ** -0.5, A ** -0.5)
+        B, S, T = a.batch, a.src_len, a.tgt_len
+        batches = [(torch.randint(4, a.src_vocab, (B, S)), torch.ones(B, S),
+                    torch.randint(4, a.tgt_vocab, (B, T)), torch.randint(4, a.tgt_vocab, (B, T)))
+                   for _ in range(a.batches)]
+
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    step = [0]
+
+    def train_step():
+        src, src_mask, tgt_in, tgt_out = batches[step[0] % a.batches]
+        step[0] += 1
+        opt.zero_grad(set_to_none=True)
+        logits = model(src, src_mask, tgt_in)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
+                               ignore_index=0)
+        loss.backward()
+        opt.step()
+        return loss
+
+    med = time_steps(train_step, a, torch.__version__)
+    if not a.serve:
+        print(f"PyTorch {torch.__version__} Bahdanau seq2seq (enc {He} x2, dec {Hd}), "
+              f"{a.threads} thread(s): {med * 1e3:.2f} ms/step")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+// Attention decoders end to end, as a user runs them (attnc subprocesses):
+// - the default demo model, models/dates-bahdanau.yaml, reaches >= 95% exact match on its 500
+//   held-out dates (greedy), translates the demo's inputs with greedy decoding and beam
+//   search, and plots one alignment heatmap per input;
+// - every Luong and local variant in models/ trains end to end (fewer steps than its spec)
+//   to a stated exact-match rate.
+#include "AttncProcess.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <regex>
+
+namespace {
+
+using e2e::attnc;
+
+std::string model(const std::string &name) {
+  return std::string(ATTN_SOURCE_DIR) + "/models/" + name + ".yaml";
+}
+
+// "exact match 99.2%" in attnc's report -> 99.2 (NaN when absent).
+double exactMatch(const std::string &out) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex("exact match ([0-9.]+)%")))
+    return NAN;
+  return std::stod(m[1]);
+}
+
+// The demo model, trained once by the ctest fixture e2e-attention-bahdanau-train
+// (tests/e2e/CMakeLists.txt), or here when the binary runs alone. The tests only read it.
+class Bahdanau : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    dir = std::string(ATTN_E2E_DIR) + "/attention/bahdanau";
+    if (std::ifstream(dir + "/best.safetensors").good())
+      status = 0;
+    else
+      status = attnc("train " + model("dates-bahdanau") + " --out " +
+                         e2e::scratch("attention", "bahdanau"),
+                     &log);
+  }
+  static std::string dir, log;
+  static int status;
+};
+std::string Bahdanau::dir, Bahdanau::log;
+int Bahdanau::status = -1;
+
+const char *kDemoInputs = "3 March 2021\n03/03/21\nWednesday, March 3rd 2021\n";
+const char *kDemoOutputs = "2021-03-03\n2021-03-03\n2021-03-03\n";
+
+TEST_F(Bahdanau, ReachesExactMatchOnHeldOutDates) {
+  ASSERT_EQ(status, 0) << log;
+  std::string out;
+  ASSERT_EQ(attnc("eval --ckpt " + dir, &out), 0) << out;
+  EXPECT_NE(out.find("greedy decoding of 500 validation pairs"), std::string::npos) << out;
+  EXPECT_GE(exactMatch(out), 95.0) << out;
+}
+
+TEST_F(Bahdanau, TranslatesTheDemoInputs) {
+  ASSERT_EQ(status, 0) << log;
+  std::string out;
+  ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir, kDemoInputs, dir, &out), 0) << out;
+  EXPECT_EQ(out, kDemoOutputs);
+}
+
+TEST_F(Bahdanau, BeamSearchWithAttention) {
+  ASSERT_EQ(status, 0) << log;
+  std::string out;
+  ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir + " --beam 4", kDemoInputs, dir, &out),
+            0)
+      << out;
+  EXPECT_EQ(out, kDemoOutputs);
+}
+
+// One PNG per input line, named by its index; a model without attention has nothing to plot.
+TEST_F(Bahdanau, PlotsOneHeatmapPerInput) {
+  ASSERT_EQ(status, 0) << log;
+  std::string plots = e2e::scratch("attention", "plots");
+  std::string out;
+  ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir + " --plots " + plots, kDemoInputs,
+                                plots, &out),
+            0)
+      << out;
+  for (int i = 0; i < 3; ++i) {
+    std::string path = plots + "/attention-" + std::to_string(i) + ".png";
+    EXPECT_NE(out.find("wrote " + path), std::string::npos) << out;
+    std::ifstream png(path, std::ios::binary);
+    char signature[8] = {};
+    png.read(signature, 8);
+    EXPECT_EQ(std::string(signature, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << path;
+  }
+  EXPECT_FALSE(std::ifstream(plots + "/attention-3.png").good());
+}
+
+// Each variant with fewer steps than its spec (the rates are what these runs reach, with a
+// margin; the full specs do better).
+struct Variant {
+  const char *name;
+  int steps;
+  double minExactMatch;
+};
+
+class AttentionVariant : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(AttentionVariant, TrainsToExactMatch) {
+  const Variant &v = GetParam();
+  std::string out;
+  std::string dir = e2e::scratch("attention", v.name);
+  ASSERT_EQ(attnc("train " + model(std::string("dates-") + v.name) + " --steps " +
+                      std::to_string(v.steps) + " --set train.eval_every=" +
+                      std::to_string(v.steps) + " --out " + dir,
+                  &out),
+            0)
+      << out;
+  EXPECT_GE(exactMatch(out), v.minExactMatch) << out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Dates, AttentionVariant,
+                         ::testing::Values(Variant{"luong-dot", 600, 90.0},
+                                           Variant{"luong-general", 600, 90.0},
+                                           Variant{"luong-concat", 600, 90.0},
+                                           Variant{"local-monotonic", 600, 90.0},
+                                           Variant{"local-predictive", 600, 90.0}),
+                         [](const auto &info) {
+                           std::string name = info.param.name;
+                           for (char &c : name)
+                             if (c == '-')
+                               c = '_';
+                           return name;
+                         });
+
+} // namespace
