@@ -82,10 +82,11 @@ SmallVector<Value> AttentionScoresOp::decompose(OpBuilder &b) {
   int64_t batch = k[0], steps = k[1], width = k[2];
   Value q = getQuery();
   if (getKind() == "additive") {
-    // tanh(q + k) [B, S, A] x v [A, 1] -> [B, S, 1]
+    // sum_a tanh(q + k)[b, j, a] v[a]: elementwise and a reduction (a matrix-vector product
+    // with v would be a matmul call with N = 1, and its gradient one with K = 1).
     Value t = b.create<TanhOp>(l, add(b, l, reshape(b, l, q, {batch, 1, width}), getKeys()));
-    Value e = matmul(b, l, t, reshape(b, l, getWeight(), {width, 1}));
-    return {reshape(b, l, e, {batch, steps})};
+    return {b.create<ReduceSumOp>(l, mul(b, l, t, getWeight()), b.getDenseI64ArrayAttr({2}),
+                                  b.getBoolAttr(false))};
   }
   if (getKind() == "general")
     q = matmul(b, l, q, getWeight()); // [B, Q] x [Q, K]
@@ -194,9 +195,9 @@ LogicalResult AttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
   // values [B, S, D] x gContext [B, D, 1] -> [B, S, 1]
   Value fromContext = matmul(b, l, getValues(), reshape(b, l, gContext, {batch, width, 1}));
   Value da = add(b, l, gWeights, reshape(b, l, fromContext, {batch, steps}));
-  // a [B, S, 1] x gContext [B, 1, D] -> [B, S, D]
-  Value dValues = matmul(b, l, reshape(b, l, weights, {batch, steps, 1}),
-                         reshape(b, l, gContext, {batch, 1, width}));
+  // the outer product a [B, S, 1] * gContext [B, 1, D] -> [B, S, D]
+  Value dValues = mul(b, l, reshape(b, l, weights, {batch, steps, 1}),
+                      reshape(b, l, gContext, {batch, 1, width}));
   Value dAlpha = getWeighting() ? mul(b, l, da, getWeighting()) : da;
   Value dScores = mul(b, l, alpha, sub(b, l, dAlpha, rowSum(b, l, mul(b, l, alpha, dAlpha))));
   out.push_back(dScores);

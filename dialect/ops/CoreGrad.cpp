@@ -14,12 +14,24 @@ RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType());
 Value mul(OpBuilder &b, Location l, Value x, Value y) { return b.create<MulOp>(l, x, y); }
 Value sub(OpBuilder &b, Location l, Value x, Value y) { return b.create<SubOp>(l, x, y); }
 Value div(OpBuilder &b, Location l, Value x, Value y) { return b.create<DivOp>(l, x, y); }
-Value matmul(OpBuilder &b, Location l, Value x, Value y, bool tx, bool ty) {
-  return b.create<MatmulOp>(l, x, y, b.getBoolAttr(tx), b.getBoolAttr(ty));
-}
 Value reshape(OpBuilder &b, Location l, Value v, ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(shape, tensorOf(v).getElementType());
   return type == v.getType() ? v : b.create<ReshapeOp>(l, type, v).getResult();
+}
+// op(x) x op(y). A product over a contraction of size 1 is an outer product: a broadcast
+// multiply rather than a matrix-multiply call with K = 1 (attention's gradients make many,
+// e.g. the weights [B, S, 1] times the context's gradient [B, 1, D]).
+Value matmul(OpBuilder &b, Location l, Value x, Value y, bool tx, bool ty) {
+  auto xs = tensorOf(x).getShape(), ys = tensorOf(y).getShape();
+  int64_t k = tx ? xs[xs.size() - 2] : xs.back();
+  if (k != 1)
+    return b.create<MatmulOp>(l, x, y, b.getBoolAttr(tx), b.getBoolAttr(ty));
+  // op(x) as [..., M, 1] and op(y) as [..., 1, N]: with a size-1 dimension a transpose is a
+  // reshape.
+  SmallVector<int64_t> column(xs.drop_back(2)), row(ys.drop_back(2));
+  column.append({tx ? xs.back() : xs[xs.size() - 2], 1});
+  row.append({1, ty ? ys[ys.size() - 2] : ys.back()});
+  return b.create<MulOp>(l, reshape(b, l, x, column), reshape(b, l, y, row));
 }
 // Sum over `axes` keeping them as size-1 dims, so the result broadcasts against the input.
 Value sumKeep(OpBuilder &b, Location l, Value v, ArrayRef<int64_t> axes) {
@@ -140,6 +152,17 @@ LogicalResult MatmulOp::buildGradient(OpBuilder &b, ValueRange grads, Grads &out
   Value g = grads[0], x = getLhs(), y = getRhs();
   bool tx = getTransposeLhs(), ty = getTransposeRhs();
   Value dx = tx ? matmul(b, l, y, g, ty, true) : matmul(b, l, g, y, false, !ty);
+  auto xShape = tensorOf(x).getShape(), gShape = tensorOf(g).getShape();
+  if (!tx && xShape.size() > 2 && tensorOf(y).getRank() == 2) {
+    // A weight shared by every batch (x [..., M, K] x y [K, N]): its gradient is one GEMM
+    // over all rows, x2^T g2 with x2 [rows, K] and g2 [rows, N], not a batched product
+    // summed afterwards (32 small GEMMs and a reduction for an attention's key projection).
+    int64_t k = xShape.back(), n = gShape.back(), rows = tensorOf(x).getNumElements() / k;
+    Value x2 = reshape(b, l, x, {rows, k}), g2 = reshape(b, l, g, {rows, n});
+    out.push_back(sumToType(b, l, dx, x.getType()));
+    out.push_back(ty ? matmul(b, l, g2, x2, true, false) : matmul(b, l, x2, g2, true, false));
+    return success();
+  }
   Value dy = ty ? matmul(b, l, g, x, true, tx) : matmul(b, l, x, g, !tx, false);
   out.push_back(sumToType(b, l, dx, x.getType()));
   out.push_back(sumToType(b, l, dy, y.getType()));

@@ -350,6 +350,13 @@ SmallVector<Value> GruCellOp::decompose(OpBuilder &b) {
     return b.create<AddOp>(l, b.create<MulOp>(l, keepNew, candidate),
                            b.create<MulOp>(l, keepOld, h));
   };
+  // Where every gate reads `hidden` itself, one product h x w_hh + b_hh [B, kH] serves all
+  // gates: one GEMM forward and one for the weight's gradient, instead of one per gate plus
+  // the padding that puts the per-gate gradients back together. (The minimal form keeps one
+  // product per gate: with one product, its gradient check's module crashes MLIR 19's
+  // buffer-results-to-out-params; see the closing note of issue 5.)
+  Value bAll;
+  auto bblock = [&](int64_t k) { return gateBlock(b, l, bAll, k, hid); };
   if (getForm() == "minimal") {
     Value u = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(0), hproj(h, 0)));
     Value cand = b.create<TanhOp>(l, b.create<AddOp>(l, ablock(1), hproj(h, 1)));
@@ -362,9 +369,10 @@ SmallVector<Value> GruCellOp::decompose(OpBuilder &b) {
         l, b.create<AddOp>(l, ablock(2), hproj(b.create<MulOp>(l, r, h), 2)));
     return {mix(u, cand)};
   }
-  Value r = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(0), hproj(h, 0)));
-  Value z = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(1), hproj(h, 1)));
-  Value n = b.create<TanhOp>(l, b.create<AddOp>(l, ablock(2), b.create<MulOp>(l, r, hproj(h, 2))));
+  bAll = b.create<DenseOp>(l, h, getWHh(), getBHh());
+  Value r = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(0), bblock(0)));
+  Value z = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(1), bblock(1)));
+  Value n = b.create<TanhOp>(l, b.create<AddOp>(l, ablock(2), b.create<MulOp>(l, r, bblock(2))));
   // (1 - z) * n + z * h
   return {mix(b.create<SubOp>(l, one(b, l), z), n)};
 }

@@ -7,29 +7,28 @@
 //   ninja -C build attn-bench-attention-train-step
 //   OMP_NUM_THREADS=1 build/bin/attn-bench-attention-train-step
 //   OMP_NUM_THREADS=2 build/bin/attn-bench-attention-train-step
-//   ... [--config same128|same256|issue|all] [--warmup N] [--reps N] [--iters N] [--breakdown]
+//   ... [--config issue|same128|all] [--warmup N] [--reps N] [--iters N] [--breakdown]
 //
 // Sizes (the issue's): vocabularies 1000 (source and target), embedding 64, source and target
-// length 30, batch 32, GRU cells, attention dim 256, Adam (lr 1e-3). The issue asks for a
-// bidirectional encoder of hidden 128 (memory width 256) and a decoder of hidden 256; attnc's
-// spec has one `model.rnn` for both encoder and decoder, so the frontend cannot say that yet.
-// Configurations:
-//   same128  the spec with rnn.hidden 128: encoder 128 x 2 directions (memory 256), decoder 128
-//   same256  the spec with rnn.hidden 256: encoder 256 x 2 directions (memory 512), decoder 256
-//   issue    encoder 128 x 2 (memory 256), decoder 256: the importer's model written out as
-//            attn IR by this benchmark (the same ops, names and initialisation the importer
-//            emits for a bahdanau spec, with the decoder's widths set apart from the encoder's)
-// The spec configurations go through the YAML frontend (parseSpecString, importSpec with
-// ImportOptions set here: vocabularies 1000, lengths 30) and, like the IR one, through the way
-// `attnc train` compiles (attn-fuse-recurrence, attn-autodiff, attn-train-step, attn-lower,
-// JIT). Rows are full length (src_mask all ones, no padding in targets), so the PyTorch side
-// can use nn.GRU unpacked; the mask still goes to attnc.
+// length 30, batch 32, GRU cells, attention dim 256, Adam (lr 1e-3). Configurations (default:
+// issue):
+//   issue    encoder 128 x 2 directions (memory 256), decoder 256: rnn.hidden 128 and
+//            model.seq2seq.decoder_hidden 256
+//   same128  rnn.hidden 128: encoder 128 x 2 (memory 256), decoder 128
+// Both are specs through the YAML frontend (parseSpecString, importSpec with ImportOptions set
+// here: vocabularies 1000, lengths 30), compiled the way `attnc train` compiles
+// (attn-fuse-recurrence, attn-autodiff, attn-train-step, attn-lower, JIT). The encoder is
+// bidirectional, so the importer starts the decoder from a bridge
+// s_0 = tanh(dense("bridge.layer0", [h_fwd; h_bwd])) in both. Rows are full length (src_mask all
+// ones, no padding in targets), so the PyTorch side can use nn.GRU unpacked; the mask still
+// goes to attnc.
 //
-// Both sides start from the same weights (attn::initParams, handed over by name in a temporary
-// safetensors file) and cycle through the same NB random batches; the step-1 loss must agree
-// to 1e-4 relative (exit status 1 otherwise). Timing: warm-up, then repetitions of ITERS steps
-// alternating attnc and PyTorch; medians per step. The PyTorch side is
-// tests/bench/attention-train-step.py (/usr/bin/python3, or $ATTN_BENCH_PYTHON).
+// Both sides start from the same weights (attn::initParams, handed over by the importer's
+// parameter names in a temporary safetensors file) and cycle through the same NB random
+// batches; the step-1 loss must agree to 1e-4 relative (exit status 1 otherwise). Timing:
+// warm-up, then repetitions of ITERS steps alternating attnc and PyTorch; medians per step. The
+// PyTorch side is tests/bench/attention-train-step.py (/usr/bin/python3, or
+// $ATTN_BENCH_PYTHON).
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Jit.h"
 #include "compiler/Transforms/Passes.h"
@@ -46,7 +45,6 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <algorithm>
@@ -88,118 +86,25 @@ struct Sizes {
 struct Config {
   std::string key, label;
   int64_t encHidden, decHidden;
-  bool fromSpec; // through the YAML frontend; else the benchmark's attn IR
 };
 
 // The spec (data: is required by the schema but unused: ImportOptions give the vocabularies
-// and lengths, and the benchmark makes its own batches).
-std::string specText(const Sizes &z, int64_t hidden) {
-  return "name: bahdanau-bench\n"
-         "task: seq2seq\n"
-         "data: {builtin: copy, max_len: " + std::to_string(z.srcLen) + "}\n"
-         "model:\n"
-         "  embedding: {dim: " + std::to_string(z.embed) + "}\n"
-         "  rnn: {cell: gru, hidden: " + std::to_string(hidden) + ", bidirectional: true}\n"
-         "  attention: {type: bahdanau, dim: " + std::to_string(z.attDim) + "}\n"
-         "train:\n"
-         "  batch_size: " + std::to_string(z.batch) + "\n"
-         "  optimizer: {type: adam, lr: 0.001}\n";
-}
-
-std::string shape(std::initializer_list<int64_t> dims, const char *elt = "f32") {
-  std::string s = "tensor<";
-  for (int64_t d : dims)
-    s += std::to_string(d) + "x";
-  return s + elt + ">";
-}
-
-// @loss of the importer's bahdanau seq2seq (Importer.cpp: encoder, maskedDirection,
-// initialCarried, decoderParams, attentionMemory, decodeForced with attend / decoderStepWith,
-// readout) with the encoder's hidden width He and the decoder's Hd set apart.
-std::string irModule(const Sizes &z, int64_t He, int64_t Hd) {
-  int64_t B = z.batch, S = z.srcLen, T = z.tgtLen, Vs = z.srcVocab, Vt = z.tgtVocab,
-          E = z.embed, A = z.attDim, M = 2 * He, F = Hd + M;
-  auto num = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.9e", v);
-    return std::string(buf);
-  };
-  auto param = [&](const std::string &var, const std::string &name, const std::string &type,
-                   double scale, const char *init = "uniform") {
-    return "  %" + var + " = attn.param \"" + name + "\" {init = \"" + init + "\", scale = " +
-           num(scale) + " : f32} : " + type + "\n";
-  };
-  std::string s;
-  s += "func.func @loss(%src: " + shape({B, S}, "i32") + " {attn.name = \"src\"}, %mask: " +
-       shape({B, S}) + " {attn.name = \"src_mask\"}, %tin: " + shape({B, T}, "i32") +
-       " {attn.name = \"tgt_in\"}, %tout: " + shape({B, T}, "i32") +
-       " {attn.name = \"tgt_out\"}) -> (tensor<f32> {attn.name = \"loss\"}) {\n";
-  // Encoder: embedding, a masked GRU scan in each direction, memory = both side by side.
-  s += param("es", "encoder.embedding", shape({Vs, E}), 1.0, "normal");
-  s += "  %xs = attn.embedding %es, %src : " + shape({Vs, E}) + ", " + shape({B, S}, "i32") + "\n";
-  s += "  %m3 = attn.reshape %mask : " + shape({B, S}) + " -> " + shape({B, S, 1}) + "\n";
-  std::string h = shape({B, He}), wi = shape({E, 3 * He}), wh = shape({He, 3 * He}),
-              bb = shape({3 * He});
-  for (int dir = 0; dir < 2; ++dir) {
-    std::string p = dir ? "encoder.layer0.reverse." : "encoder.layer0.", v = dir ? "r" : "f";
-    double sc = 1.0 / std::sqrt((double)He);
-    s += param(v + "wi", p + "w_ih", wi, sc) + param(v + "wh", p + "w_hh", wh, sc) +
-         param(v + "bi", p + "b_ih", bb, sc) + param(v + "bh", p + "b_hh", bb, sc);
-    s += "  %" + v + "z = attn.constant dense<0.0> : " + h + "\n";
-    s += "  %" + v + ":2 = attn.scan " + (dir ? "reverse " : "") + "inits(%" + v +
-         "z) over(%xs, %m3) {axis = 1 : i64} : (" + h + ", " + shape({B, S, E}) + ", " +
-         shape({B, S, 1}) + ") -> (" + h + ", " + shape({B, S, He}) + ") {\n";
-    s += "  ^bb0(%hp: " + h + ", %xt: " + shape({B, E}) + ", %mt: " + shape({B, 1}) + "):\n";
-    s += "    %n = attn.gru_cell %xt, %hp, %" + v + "wi, %" + v + "wh, %" + v + "bi, %" + v +
-         "bh : " + shape({B, E}) + ", " + h + ", " + wi + ", " + wh + ", " + bb + ", " + bb + "\n";
-    s += "    %d = attn.sub %n, %hp : " + h + ", " + h + "\n";
-    s += "    %md = attn.mul %mt, %d : " + shape({B, 1}) + ", " + h + "\n";
-    s += "    %k = attn.add %hp, %md : " + h + ", " + h + "\n";
-    s += "    attn.yield %k, %k : " + h + ", " + h + "\n  }\n";
-  }
-  s += "  %mem = attn.concat %f#1, %r#1 {axis = 2 : i64} : " + shape({B, S, He}) + ", " +
-       shape({B, S, He}) + "\n";
-  // Decoder parameters (decoderParams, keyWeight).
-  std::string dh = shape({B, Hd}), dwi = shape({E + M, 3 * Hd}), dwh = shape({Hd, 3 * Hd}),
-              db = shape({3 * Hd});
-  double sd = 1.0 / std::sqrt((double)Hd);
-  s += param("et", "decoder.embedding", shape({Vt, E}), 1.0, "normal");
-  s += param("dwi", "decoder.layer0.w_ih", dwi, sd) + param("dwh", "decoder.layer0.w_hh", dwh, sd) +
-       param("dbi", "decoder.layer0.b_ih", db, sd) + param("dbh", "decoder.layer0.b_hh", db, sd);
-  s += param("wo", "decoder.output.weight", shape({F, Vt}), 1.0 / std::sqrt((double)F));
-  s += param("bo", "decoder.output.bias", shape({Vt}), 1.0 / std::sqrt((double)F));
-  s += param("wq", "attention.query.weight", shape({Hd, A}), sd);
-  s += param("va", "attention.v", shape({A}), 1.0 / std::sqrt((double)A));
-  s += param("wk", "attention.key.weight", shape({M, A}), 1.0 / std::sqrt((double)M));
-  s += "  %keys = attn.matmul %mem, %wk : " + shape({B, S, M}) + ", " + shape({M, A}) + "\n";
-  s += "  %ys = attn.embedding %et, %tin : " + shape({Vt, E}) + ", " + shape({B, T}, "i32") + "\n";
-  // Bridge: s_0 = tanh(W [h_fwd; h_bwd] + b).
-  s += "  %fin = attn.concat %f#0, %r#0 {axis = 1 : i64} : " + h + ", " + h + "\n";
-  s += param("wb", "bridge.layer0.weight", shape({M, Hd}), 1.0 / std::sqrt((double)M));
-  s += param("bbr", "bridge.layer0.bias", shape({Hd}), 1.0 / std::sqrt((double)M));
-  s += "  %br = attn.dense %fin, %wb, %bbr : " + shape({B, M}) + ", " + shape({M, Hd}) + ", " +
-       shape({Hd}) + "\n";
-  s += "  %s0 = attn.tanh %br : " + dh + "\n";
-  // The decoder's scan: attend with s_{i-1}, then the cell on [y_{i-1}; c_i]; features [s; c].
-  s += "  %dec:2 = attn.scan inits(%s0) over(%ys) {axis = 1 : i64} : (" + dh + ", " +
-       shape({B, T, E}) + ") -> (" + dh + ", " + shape({B, T, F}) + ") {\n";
-  s += "  ^bb0(%sp: " + dh + ", %yt: " + shape({B, E}) + "):\n";
-  s += "    %q = attn.matmul %sp, %wq : " + dh + ", " + shape({Hd, A}) + "\n";
-  s += "    %e = attn.attention_scores %q, %keys, %va {kind = \"additive\"} : " + shape({B, A}) +
-       ", " + shape({B, S, A}) + ", " + shape({A}) + "\n";
-  s += "    %c, %w = attn.attention %e, %mask, %mem : " + shape({B, S}) + ", " + shape({B, S}) +
-       ", " + shape({B, S, M}) + "\n";
-  s += "    %in = attn.concat %yt, %c {axis = 1 : i64} : " + shape({B, E}) + ", " +
-       shape({B, M}) + "\n";
-  s += "    %sn = attn.gru_cell %in, %sp, %dwi, %dwh, %dbi, %dbh : " + shape({B, E + M}) + ", " +
-       dh + ", " + dwi + ", " + dwh + ", " + db + ", " + db + "\n";
-  s += "    %ft = attn.concat %sn, %c {axis = 1 : i64} : " + dh + ", " + shape({B, M}) + "\n";
-  s += "    attn.yield %sn, %ft : " + dh + ", " + shape({B, F}) + "\n  }\n";
-  s += "  %lg = attn.dense %dec#1, %wo, %bo : " + shape({B, T, F}) + ", " + shape({F, Vt}) +
-       ", " + shape({Vt}) + "\n";
-  s += "  %l = attn.cross_entropy %lg, %tout {ignore_index = 0 : i64} : " +
-       shape({B, T, Vt}) + ", " + shape({B, T}, "i32") + "\n";
-  s += "  return %l : tensor<f32>\n}\n";
+// and lengths, and the benchmark makes its own batches). The decoder is encHidden wide unless
+// decHidden differs (model.seq2seq.decoder_hidden).
+std::string specText(const Sizes &z, int64_t encHidden, int64_t decHidden) {
+  std::string s = "name: bahdanau-bench\n"
+                  "task: seq2seq\n"
+                  "data: {builtin: copy, max_len: " + std::to_string(z.srcLen) + "}\n"
+                  "model:\n"
+                  "  embedding: {dim: " + std::to_string(z.embed) + "}\n"
+                  "  rnn: {cell: gru, hidden: " + std::to_string(encHidden) +
+                  ", bidirectional: true}\n";
+  if (decHidden != encHidden)
+    s += "  seq2seq: {decoder_hidden: " + std::to_string(decHidden) + "}\n";
+  s += "  attention: {type: bahdanau, dim: " + std::to_string(z.attDim) + "}\n"
+       "train:\n"
+       "  batch_size: " + std::to_string(z.batch) + "\n"
+       "  optimizer: {type: adam, lr: 0.001}\n";
   return s;
 }
 
@@ -215,25 +120,19 @@ struct AttnSide {
 
   void build(mlir::MLIRContext &context, const Config &c, const Sizes &z) {
     double t0 = seconds();
-    mlir::OwningOpRef<mlir::ModuleOp> module;
-    if (c.fromSpec) {
-      std::vector<::attn::yaml::Diagnostic> diags;
-      auto spec = ::attn::yaml::parseSpecString(specText(z, c.encHidden), "bahdanau-bench.yaml",
-                                                diags);
-      for (const auto &d : diags)
-        std::fprintf(stderr, "%s\n", d.str().c_str());
-      if (!spec)
-        die("the benchmark's spec does not parse");
-      ::attn::yaml::ImportOptions options;
-      options.sourceVocab = z.srcVocab;
-      options.targetVocab = z.tgtVocab;
-      options.sourceLength = z.srcLen;
-      options.targetLength = z.tgtLen;
-      module = ::attn::yaml::importSpec(*spec, context, options);
-    } else {
-      module = mlir::parseSourceString<mlir::ModuleOp>(irModule(z, c.encHidden, c.decHidden),
-                                                       &context);
-    }
+    std::vector<::attn::yaml::Diagnostic> diags;
+    auto spec = ::attn::yaml::parseSpecString(specText(z, c.encHidden, c.decHidden),
+                                              "bahdanau-bench.yaml", diags);
+    for (const auto &d : diags)
+      std::fprintf(stderr, "%s\n", d.str().c_str());
+    if (!spec)
+      die("the benchmark's spec does not parse");
+    ::attn::yaml::ImportOptions options;
+    options.sourceVocab = z.srcVocab;
+    options.targetVocab = z.tgtVocab;
+    options.sourceLength = z.srcLen;
+    options.targetLength = z.tgtLen;
+    mlir::OwningOpRef<mlir::ModuleOp> module = ::attn::yaml::importSpec(*spec, context, options);
     if (!module || mlir::failed(mlir::verify(*module)))
       die("the " + c.key + " module does not verify");
     // As `attnc train`: fusion (nothing here is a plain one-cell scan), autodiff, Adam step.
@@ -305,7 +204,7 @@ struct AttnSide {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: attn-bench-attention-train-step [--config same128|same256|issue|all]\n"
+               "usage: attn-bench-attention-train-step [--config issue|same128|all] (issue)\n"
                "         [--warmup N] [--reps N] [--iters N] [--breakdown]\n"
                "threads: OMP_NUM_THREADS (both attnc's oneDNN and torch.set_num_threads)\n");
   std::exit(2);
@@ -322,14 +221,13 @@ struct Row {
 int main(int argc, char **argv) {
   std::string script = std::string(ATTN_SOURCE_DIR) + "/tests/bench/attention-train-step.py";
   const std::vector<Config> all = {
-      {"same128", "spec rnn.hidden 128: encoder 128 x 2 (memory 256), decoder 128", 128, 128,
-       true},
-      {"same256", "spec rnn.hidden 256: encoder 256 x 2 (memory 512), decoder 256", 256, 256,
-       true},
-      {"issue", "attn IR: encoder 128 x 2 (memory 256), decoder 256 (the issue's sizes)", 128,
-       256, false},
+      {"same128", "rnn.hidden 128: encoder 128 x 2 (memory 256), decoder 128", 128, 128},
+      {"issue",
+       "rnn.hidden 128, seq2seq.decoder_hidden 256: encoder 128 x 2 (memory 256), decoder 256 "
+       "(the issue's sizes)",
+       128, 256},
   };
-  std::string which = "all";
+  std::string which = "issue";
   Sizes z;
   int warmup = 3, reps = 5, iters = 5;
   bool breakdown = false;
@@ -381,10 +279,6 @@ int main(int argc, char **argv) {
               "steps, %d interleaved repetitions x %d steps, median per step\n",
               threads, omp ? omp : "unset", std::thread::hardware_concurrency(), warmup, reps,
               iters);
-  std::printf("note: attnc's spec has one model.rnn for encoder and decoder, so the issue's "
-              "encoder 128 x 2 / decoder 256 is not expressible as a spec yet; 'same128' and "
-              "'same256' are spec models, 'issue' is the importer's model written as attn IR\n");
-
   // NB random full-length batches: ids in [4, V) (0-3 are pad, bos, eos, unk), src_mask all
   // ones, tgt_in = bos y1 .. y(T-1), tgt_out = y1 .. yT.
   ::attn::Rng rng(42);

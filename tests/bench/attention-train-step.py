@@ -2,8 +2,10 @@
 """PyTorch side of attn-bench-attention-train-step (tests/bench/attention-train-step.cpp).
 
 One teacher-forced training step of attnc's Bahdanau encoder-decoder (task: seq2seq,
+model.rnn: {cell: gru, hidden: He, bidirectional: true}, model.seq2seq.decoder_hidden: Hd,
 model.attention: {type: bahdanau}) written the way a PyTorch user writes it, with the decoder
-as a Python for-loop over the target positions (as in the PyTorch seq2seq tutorial):
+as a Python for-loop over the target positions (as in the PyTorch seq2seq tutorial). The
+encoder is bidirectional, so the importer always bridges (initialCarried), also for He == Hd:
 
     encoder   embedding [Vs, E] -> bidirectional nn.GRU (hidden He) -> memory h [B, S, 2He]
     bridge    s_0 = tanh(W_b [h_fwd_S; h_bwd_1] + b_b)                          [B, Hd]
@@ -17,7 +19,8 @@ as a Python for-loop over the target positions (as in the PyTorch seq2seq tutori
 --data FILE: a safetensors file from the benchmark with attnc's initial weights, named and laid
 out as attnc's (x @ W with W [in, out]; GRU gates r, z, n as in PyTorch, so weights are only
 transposed), and the batches src<k>, src_mask<k>, tgt_in<k>, tgt_out<k> (ids stored as f32);
-step s uses batch (s - 1) % NB. Without --data: random weights and batches.
+step s uses batch (s - 1) % NB. Every parameter in the file must be used here (the importer's
+names; an unused or missing one is an error). Without --data: random weights and batches.
 
 Protocol (--serve): see bench_io.py. If torch cannot be imported it prints "error: ..." and
 exits with status 3.
@@ -97,8 +100,16 @@ def main():
     model = Seq2Seq()
     if a.data:
         d = read_safetensors(a.data, np)
-        t = lambda name: torch.from_numpy(d[name])  # noqa: E731
-        tt = lambda name: torch.from_numpy(d[name].T.copy())  # noqa: E731
+        used = set()
+
+        def t(name):
+            used.add(name)
+            return torch.from_numpy(d[name])
+
+        def tt(name):
+            used.add(name)
+            return torch.from_numpy(d[name].T.copy())
+
         with torch.no_grad():
             model.src_embed.weight.copy_(t("encoder.embedding"))
             for suffix, q in (("", "encoder.layer0."), ("_reverse", "encoder.layer0.reverse.")):
@@ -118,6 +129,12 @@ def main():
             model.cell.bias_hh.copy_(t("decoder.layer0.b_hh"))
             model.out.weight.copy_(tt("decoder.output.weight"))
             model.out.bias.copy_(t("decoder.output.bias"))
+        batch_names = {f"{n}{k}" for n in ("src", "src_mask", "tgt_in", "tgt_out")
+                       for k in range(a.batches)}
+        unused = sorted(n for n in d if n not in used and n not in batch_names)
+        if unused:
+            print(f"error: attnc parameters without a PyTorch counterpart: {unused}", flush=True)
+            return 3
         ids = lambda name: torch.from_numpy(d[name]).long()  # noqa: E731
         batches = [(ids(f"src{k}"), t(f"src_mask{k}"), ids(f"tgt_in{k}"), ids(f"tgt_out{k}"))
                    for k in range(a.batches)]

@@ -127,6 +127,22 @@ func.func @matmul_batched() -> tensor<2x3x5xf32> {
   return %y : tensor<2x3x5xf32>
 }
 
+// ... also without the transpose (its gradient is one GEMM over all rows).
+func.func @matmul_shared_rhs() -> tensor<2x3x5xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x3x4xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<4x5xf32>
+  %y = attn.matmul %a, %b : tensor<2x3x4xf32>, tensor<4x5xf32>
+  return %y : tensor<2x3x5xf32>
+}
+
+// A contraction of size 1 (an outer product); its gradients are too.
+func.func @matmul_outer() -> tensor<2x3x5xf32> {
+  %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x3x1xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<2x1x5xf32>
+  %y = attn.matmul %a, %b : tensor<2x3x1xf32>, tensor<2x1x5xf32>
+  return %y : tensor<2x3x5xf32>
+}
+
 func.func @dense() -> tensor<2x3x5xf32> {
   %x = attn.param "x" {scale = 1.0 : f32} : tensor<2x3x4xf32>
   %w = attn.param "w" {scale = 1.0 : f32} : tensor<4x5xf32>
