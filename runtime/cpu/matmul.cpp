@@ -20,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #define ATTN_EXPORT __attribute__((visibility("default")))
@@ -104,23 +105,52 @@ void appendView(Key &key, const View &v) {
 // handful of distinct configurations.
 constexpr size_t kMaxCached = 1024;
 
+// A primitive and the scratchpad it needs per call.
+struct Cached {
+  dnnl::matmul prim;
+  dnnl::memory::desc scratch;
+};
+
 std::mutex cacheMutex;
-std::map<Key, dnnl::matmul> cache;
+std::map<Key, Cached> cache;
+
+// Primitives are created with a user-managed scratchpad, and every call brings its own (a
+// thread-local buffer): with the library's default, primitives share a global scratchpad
+// unless oneDNN was built for concurrent execution, and two threads running cached
+// primitives at once overwrote each other's temporaries (Matmul.ConcurrentCalls failed about
+// one run in ten).
+dnnl::primitive_attr userScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// Runs `c.prim` with `args` plus a scratchpad of this thread's, then waits for it.
+void execute(const Cached &c, std::unordered_map<int, dnnl::memory> args) {
+  static thread_local std::vector<char> scratch;
+  if (c.scratch.get_size() > scratch.size())
+    scratch.resize(c.scratch.get_size());
+  args.insert({DNNL_ARG_SCRATCHPAD, dnnl::memory(c.scratch, engine(), scratch.data())});
+  c.prim.execute(stream(), args);
+  stream().wait();
+}
 
 // Returns the cached primitive for `key`, creating it with `make` on a miss. The mutex covers
 // only the lookup/insert; execution happens outside it.
-template <typename Make> dnnl::matmul lookup(const Key &key, Make make) {
+template <typename Make> Cached lookup(const Key &key, Make make) {
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
     auto it = cache.find(key);
     if (it != cache.end())
       return it->second;
   }
-  dnnl::matmul prim = make(); // outside the lock: creation can take a while
+  // Outside the lock: creation can take a while.
+  dnnl::matmul::primitive_desc pd = make();
+  Cached made{dnnl::matmul(pd), pd.scratchpad_desc()};
   std::lock_guard<std::mutex> lock(cacheMutex);
   if (cache.size() >= kMaxCached)
     cache.clear();
-  return cache.emplace(key, prim).first->second;
+  return cache.emplace(key, made).first->second;
 }
 
 void *dataOf(const void *aligned, int64_t offset) {
@@ -210,16 +240,14 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_me
       appendView(key, vb);
       appendView(key, vc);
       dnnl::memory::desc mdA = mdOf(va), mdB = mdOf(vb), mdC = mdOf(vc);
-      dnnl::matmul prim = lookup(key, [&] {
+      Cached prim = lookup(key, [&] {
         dnnl::matmul::desc d(mdA, mdB, mdC);
-        return dnnl::matmul(dnnl::matmul::primitive_desc(d, engine()));
+        return dnnl::matmul::primitive_desc(d, userScratchpad(), engine());
       });
       dnnl::memory memA(mdA, engine(), dataOf(a->aligned, a->offset));
       dnnl::memory memB(mdB, engine(), dataOf(b->aligned, b->offset));
       dnnl::memory memC(mdC, engine(), dataOf(c->aligned, c->offset));
-      prim.execute(stream(),
-                   {{DNNL_ARG_SRC, memA}, {DNNL_ARG_WEIGHTS, memB}, {DNNL_ARG_DST, memC}});
-      stream().wait();
+      execute(prim, {{DNNL_ARG_SRC, memA}, {DNNL_ARG_WEIGHTS, memB}, {DNNL_ARG_DST, memC}});
     });
   } catch (const dnnl::error &e) {
     fail(kName, std::string("oneDNN error: ") + e.what() + " (op(a) " + dimsStr(va.sizes) +
@@ -271,19 +299,18 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_mem
       appendView(key, vbias);
       appendView(key, vy);
       dnnl::memory::desc mdX = mdOf(vx), mdW = mdOf(vw), mdBias = mdOf(vbias), mdY = mdOf(vy);
-      dnnl::matmul prim = lookup(key, [&] {
+      Cached prim = lookup(key, [&] {
         dnnl::matmul::desc d(mdX, mdW, mdBias, mdY);
-        return dnnl::matmul(dnnl::matmul::primitive_desc(d, engine()));
+        return dnnl::matmul::primitive_desc(d, userScratchpad(), engine());
       });
       dnnl::memory memX(mdX, engine(), dataOf(x->aligned, x->offset));
       dnnl::memory memW(mdW, engine(), dataOf(w->aligned, w->offset));
       dnnl::memory memBias(mdBias, engine(), dataOf(biasData, 0));
       dnnl::memory memY(mdY, engine(), dataOf(y->aligned, y->offset));
-      prim.execute(stream(), {{DNNL_ARG_SRC, memX},
-                              {DNNL_ARG_WEIGHTS, memW},
-                              {DNNL_ARG_BIAS, memBias},
-                              {DNNL_ARG_DST, memY}});
-      stream().wait();
+      execute(prim, {{DNNL_ARG_SRC, memX},
+                     {DNNL_ARG_WEIGHTS, memW},
+                     {DNNL_ARG_BIAS, memBias},
+                     {DNNL_ARG_DST, memY}});
     });
   } catch (const dnnl::error &e) {
     fail(kName, std::string("oneDNN error: ") + e.what() + " (x " + dimsStr(vx.sizes) + ", w " +

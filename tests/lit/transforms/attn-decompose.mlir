@@ -20,7 +20,7 @@ func.func @cell(%x: tensor<4x1xf32>, %h: tensor<4x8xf32>, %wax: tensor<1x8xf32>,
 // CHECK: %[[SUM:.*]] = attn.add %[[Q3]], %{{.*}} : tensor<4x1x16xf32>, tensor<4x10x16xf32>
 // CHECK: %[[T:.*]] = attn.tanh %[[SUM]]
 // CHECK: %[[TV:.*]] = attn.mul %[[T]], %{{.*}} : tensor<4x10x16xf32>, tensor<16xf32>
-// CHECK: attn.reduce_sum %[[TV]] {axes = array<i64: 2>, keepdims = false}
+// CHECK: attn.reduce_sum %[[TV]] {axes = array<i64: 2>} : tensor<4x10x16xf32>
 // CHECK-NOT: attn.attention_scores
 func.func @additive_scores(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>) -> tensor<4x10xf32> {
   %e = attn.attention_scores %q, %k, %v {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
