@@ -102,6 +102,9 @@ struct Variant {
   double minExactMatch;
 };
 
+// ctest shows the parameter by its name, not as bytes.
+void PrintTo(const Variant &v, std::ostream *os) { *os << v.name; }
+
 class AttentionVariant : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(AttentionVariant, TrainsToExactMatch) {
