@@ -58,7 +58,10 @@ void registerDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void buildFusion(OpPassManager &pm) { pm.addPass(mlir::attn::createAttnFuseRecurrence()); }
+void buildFusion(OpPassManager &pm) {
+  pm.addPass(mlir::attn::createAttnFuseRecurrence());
+  pm.addPass(mlir::attn::createAttnFuseAttention());
+}
 
 void buildAttnToLowered(OpPassManager &pm, bool fuse) {
   if (fuse)

@@ -48,6 +48,10 @@ llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::create(mlir::ModuleOp ll
     add("_mlir_ciface_attn_rt_dense", (void *)&_mlir_ciface_attn_rt_dense);
     add("_mlir_ciface_attn_rt_rnn_forward", (void *)&_mlir_ciface_attn_rt_rnn_forward);
     add("_mlir_ciface_attn_rt_rnn_backward", (void *)&_mlir_ciface_attn_rt_rnn_backward);
+    add("_mlir_ciface_attn_rt_additive_attention",
+        (void *)&_mlir_ciface_attn_rt_additive_attention);
+    add("_mlir_ciface_attn_rt_additive_attention_backward",
+        (void *)&_mlir_ciface_attn_rt_additive_attention_backward);
     return symbols;
   });
   auto jit = std::unique_ptr<JitProgram>(new JitProgram());

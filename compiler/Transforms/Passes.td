@@ -38,6 +38,24 @@ def AttnFuseRecurrence : Pass<"attn-fuse-recurrence"> {
   ];
 }
 
+def AttnFuseAttention : Pass<"attn-fuse-attention"> {
+  let summary = "turns attention scores + attention into one fused attention op";
+  let description = [{
+    Matches `attn.attention_scores` of a kind with a fused kernel (`additive`: Bahdanau's and
+    Luong's concat scores) whose only user is an `attn.attention` without a weighting, and
+    replaces the pair by `attn.fused_attention`: one runtime kernel per step that computes
+    scores, masked softmax and context without materialising `tanh(q + k)` `[B, S, A]`, and
+    whose gradient is one backward kernel (`attn.fused_attention_grad`). Other kinds, local
+    attention (a Gaussian weighting) and scores with other users stay unfused. Runs with
+    attn-fuse-recurrence: before attn-autodiff and first in attn-lower; attnc's `--no-fuse`
+    leaves it out.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "report why an attention that stays unfused was not fused (as a remark)">
+  ];
+}
+
 def AttnDecompose : Pass<"attn-decompose"> {
   let summary = "rewrites composite ops (cells) into core attn ops";
   let description = [{

@@ -207,3 +207,85 @@ LogicalResult AttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
     out.push_back(mul(b, l, da, alpha));
   return success();
 }
+
+//===- fused_attention, fused_attention_grad -------------------------------------------===//
+
+namespace {
+// The fused kinds (the kernels' ATTN_ATTENTION_* in attn/kernels.h).
+bool isFusedKind(StringRef kind) { return kind == "additive"; }
+
+// Checks query [B, A], keys [B, S, A], weight [A], mask [B, S], values [B, S, D].
+LogicalResult checkFusedOperands(StringRef name, std::optional<Location> loc, StringRef kind,
+                                 Value q, Value k, Value w, Value m, Value v) {
+  if (!isFusedKind(kind))
+    return emitOptionalError(loc, "'", name, "' kind must be additive, got '", kind, "'");
+  auto qt = typeOf(q), kt = typeOf(k), wt = typeOf(w), mt = typeOf(m), vt = typeOf(v);
+  bool ok = qt.getRank() == 2 && kt.getRank() == 3 && wt.getRank() == 1 && mt.getRank() == 2 &&
+            vt.getRank() == 3;
+  if (ok) {
+    int64_t b = qt.getShape()[0], a = qt.getShape()[1], s = kt.getShape()[1];
+    ok = kt.getShape() == ArrayRef<int64_t>{b, s, a} && wt.getShape()[0] == a &&
+         mt.getShape() == ArrayRef<int64_t>{b, s} && vt.getShape().take_front(2) ==
+                                                         ArrayRef<int64_t>{b, s};
+  }
+  if (!ok)
+    return emitOptionalError(loc, "'", name, "' needs query [B, A], keys [B, S, A], weight [A], "
+                             "mask [B, S] and values [B, S, D]; got ",
+                             typeStr(qt), ", ", typeStr(kt), ", ", typeStr(wt), ", ", typeStr(mt),
+                             ", ", typeStr(vt));
+  return success();
+}
+} // namespace
+
+LogicalResult FusedAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                                 ValueRange operands, DictionaryAttr attributes,
+                                                 OpaqueProperties properties, RegionRange regions,
+                                                 SmallVectorImpl<Type> &results) {
+  Adaptor a(operands, attributes, properties, regions);
+  if (failed(checkFusedOperands("attn.fused_attention", loc,
+                                a.getKindAttr() ? a.getKind() : "", a.getQuery(), a.getKeys(),
+                                a.getWeight(), a.getMask(), a.getValues())))
+    return failure();
+  auto v = typeOf(a.getValues());
+  results.push_back(RankedTensorType::get({v.getShape()[0], v.getShape()[2]}, v.getElementType()));
+  results.push_back(a.getMask().getType());
+  return success();
+}
+
+LogicalResult FusedAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
+                                              SmallVectorImpl<Value> &out) {
+  auto grad = b.create<FusedAttentionGradOp>(getLoc(), getQuery(), getKeys(), getWeight(),
+                                             getMask(), getValues(), getWeights(), grads[0],
+                                             grads[1], getKindAttr());
+  out.push_back(grad.getDQuery());
+  out.push_back(grad.getDKeys());
+  out.push_back(grad.getDWeight());
+  out.push_back(Value()); // the mask
+  out.push_back(grad.getDValues());
+  return success();
+}
+
+LogicalResult FusedAttentionGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                                     ValueRange operands,
+                                                     DictionaryAttr attributes,
+                                                     OpaqueProperties properties,
+                                                     RegionRange regions,
+                                                     SmallVectorImpl<Type> &results) {
+  Adaptor a(operands, attributes, properties, regions);
+  StringRef name = "attn.fused_attention_grad";
+  if (failed(checkFusedOperands(name, loc, a.getKindAttr() ? a.getKind() : "", a.getQuery(),
+                                a.getKeys(), a.getWeight(), a.getMask(), a.getValues())))
+    return failure();
+  auto v = typeOf(a.getValues());
+  auto context = RankedTensorType::get({v.getShape()[0], v.getShape()[2]}, v.getElementType());
+  if (a.getWeights().getType() != a.getMask().getType() ||
+      a.getDWeights().getType() != a.getMask().getType() || a.getDContext().getType() != context)
+    return emitOptionalError(loc, "'", name, "' needs weights and d_weights of type ",
+                             typeStr(a.getMask().getType()), " and d_context of type ",
+                             typeStr(context), "; got ", typeStr(a.getWeights().getType()), ", ",
+                             typeStr(a.getDWeights().getType()), ", ",
+                             typeStr(a.getDContext().getType()));
+  for (Value operand : {a.getQuery(), a.getKeys(), a.getWeight(), a.getValues()})
+    results.push_back(operand.getType());
+  return success();
+}

@@ -112,4 +112,64 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
   }];
 }
 
+//===- fused attention: what attn-fuse-attention makes of scores + attention -------------===//
+
+def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
+  let summary = "scores, masked softmax and weighted sum in one kernel";
+  let description = [{
+    `attn.attention_scores` of `kind` followed by `attn.attention` (no weighting), computed
+    by one runtime kernel that never materialises the `[B, S, A]` intermediate: for
+    `kind = "additive"`, with `query [B, A]`, `keys [B, S, A]`, `weight` `v [A]`,
+    `mask [B, S]` and `values [B, S, D]`,
+
+        e[b, j] = sum_a v[a] tanh(query[b, a] + keys[b, j, a])
+        weights = masked softmax_j(e),  context[b] = sum_j weights[b, j] values[b, j]
+
+    Results: `context [B, D]`, `weights [B, S]`. Its gradient is `attn.fused_attention_grad`,
+    a kernel that recomputes `tanh` on the fly. Made by `attn-fuse-attention`; not
+    decomposable (the unfused ops are its reference).
+
+    ```mlir
+    %c, %a = attn.fused_attention %q, %k, %v, %mask, %h {kind = "additive"}
+        : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
+                       Attn_FloatTensor:$weight, Attn_FloatTensor:$mask,
+                       Attn_FloatTensor:$values, StrAttr:$kind);
+  let results = (outs Attn_FloatTensor:$context, Attn_FloatTensor:$weights);
+  let assemblyFormat = [{
+    $query `,` $keys `,` $weight `,` $mask `,` $values attr-dict `:` type($query) `,`
+    type($keys) `,` type($weight) `,` type($mask) `,` type($values)
+  }];
+}
+
+def Attn_FusedAttentionGradOp : Attn_Op<"fused_attention_grad", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "the backward of attn.fused_attention";
+  let description = [{
+    The forward's operands (`query`, `keys`, `weight`, `mask`, `values`), its `weights`
+    result, and the gradients of its results (`d_context [B, D]`, `d_weights [B, S]`) in; the
+    gradients of `query`, `keys`, `weight` and `values` out (same types). With
+    `da = d_weights + values . d_context` and `de = weights * (da - sum_j weights * da)`:
+    `d_values = weights (x) d_context`, and for `additive`, with `t = tanh(q + k)` recomputed,
+    `g = de * v * (1 - t^2)`: `d_query = sum_j g`, `d_keys = g`, `d_weight = sum_{b,j} de * t`.
+
+    ```mlir
+    %dq, %dk, %dv, %dh = attn.fused_attention_grad %q, %k, %v, %mask, %h, %a, %dc, %da
+        {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>,
+        tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x32xf32>, tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
+                       Attn_FloatTensor:$weight, Attn_FloatTensor:$mask,
+                       Attn_FloatTensor:$values, Attn_FloatTensor:$weights,
+                       Attn_FloatTensor:$d_context, Attn_FloatTensor:$d_weights, StrAttr:$kind);
+  let results = (outs Attn_FloatTensor:$d_query, Attn_FloatTensor:$d_keys,
+                      Attn_FloatTensor:$d_weight, Attn_FloatTensor:$d_values);
+  let assemblyFormat = "operands attr-dict `:` type(operands)";
+}
+
 #endif // ATTN_OPS_ATTENTION_TD

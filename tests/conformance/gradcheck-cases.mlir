@@ -500,3 +500,16 @@ func.func @local_window() -> (tensor<2x6xf32>, tensor<2x6xf32>) {
   %w, %g = attn.local_window %p, %m {window = 2 : i64} : tensor<2x1xf32>, tensor<2x6xf32>
   return %w, %g : tensor<2x6xf32>, tensor<2x6xf32>
 }
+
+// The fused kernel (attn-fuse-attention's result) against finite differences; the second row
+// has padding.
+func.func @fused_attention() -> (tensor<2x3xf32>, tensor<2x5xf32>) {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x4xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x4xf32>
+  %v = attn.param "v" {scale = 1.0 : f32} : tensor<4xf32>
+  %h = attn.param "h" {scale = 1.0 : f32} : tensor<2x5x3xf32>
+  %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0, 0.0]]> : tensor<2x5xf32>
+  %c, %a = attn.fused_attention %q, %k, %v, %m, %h {kind = "additive"}
+      : tensor<2x4xf32>, tensor<2x5x4xf32>, tensor<4xf32>, tensor<2x5xf32>, tensor<2x5x3xf32>
+  return %c, %a : tensor<2x3xf32>, tensor<2x5xf32>
+}

@@ -18,6 +18,7 @@ struct AttnToOneDNN : mlir::attn::impl::AttnToOneDNNBase<AttnToOneDNN> {
     RewritePatternSet patterns(&getContext());
     attn::onednn::populateCorePatterns(patterns);
     attn::onednn::populateRecurrentPatterns(patterns);
+    attn::onednn::populateAttentionPatterns(patterns);
     // Patterns create the kernel declarations at module level, so they run on the module.
     GreedyRewriteConfig config;
     config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;

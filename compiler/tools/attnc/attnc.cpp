@@ -27,7 +27,8 @@ verbs:
 
 common options:
   --set KEY=VALUE   override one spec key (YAML value), e.g. --set train.batch_size=8
-  --no-fuse         keep every scan a scan (no attn-fuse-recurrence): the unfused reference
+  --no-fuse         no structural fusion (attn-fuse-recurrence, attn-fuse-attention): every
+                    scan stays a scan, attention stays unfused; the unfused reference
   -h, --help        help for a verb: attnc run --help
 )";
 
@@ -42,7 +43,8 @@ dialect and verifies the IR. Prints a one-line summary and exits 0 when the mode
 Prints one stage of the compilation:
   spec      the validated spec with every default filled in (YAML)
   attn      the attn dialect as imported from the spec (@forward, @loss)
-  fused     attn after structural fusion (attn-fuse-recurrence; none with --no-fuse)
+  fused     attn after structural fusion (attn-fuse-recurrence, attn-fuse-attention; none
+            with --no-fuse)
   grad      attn after fusion, attn-autodiff and attn-train-step (@loss_grad, @train_step)
   lowered   after attn-lower: linalg/tensor/scf on tensors plus oneDNN kernel calls
   llvm      the optimised LLVM IR that is JIT-compiled or written as an object

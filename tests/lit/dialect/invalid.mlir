@@ -359,3 +359,27 @@ func.func @attention(%e: tensor<4x10xf32>, %m: tensor<4x9xf32>, %h: tensor<4x10x
   %c, %a = attn.attention %e, %m, %h : tensor<4x10xf32>, tensor<4x9xf32>, tensor<4x10x16xf32>
   return
 }
+
+// -----
+
+func.func @fused_attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<8xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>) {
+  // expected-error @+1 {{'attn.fused_attention' needs query [B, A], keys [B, S, A], weight [A], mask [B, S] and values [B, S, D]; got tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<8xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>}}
+  %c, %a = attn.fused_attention %q, %k, %v, %m, %h {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<8xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+  return
+}
+
+// -----
+
+func.func @fused_attention_kind(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>) {
+  // expected-error @+1 {{'attn.fused_attention' kind must be additive, got 'dot'}}
+  %c, %a = attn.fused_attention %q, %k, %v, %m, %h {kind = "dot"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+  return
+}
+
+// -----
+
+func.func @fused_attention_grad(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>, %a: tensor<4x10xf32>, %dc: tensor<4x16xf32>) {
+  // expected-error @+1 {{'attn.fused_attention_grad' needs weights and d_weights of type tensor<4x10xf32> and d_context of type tensor<4x32xf32>; got tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x16xf32>}}
+  %g:4 = attn.fused_attention_grad %q, %k, %v, %m, %h, %a, %dc, %a {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x16xf32>, tensor<4x10xf32>
+  return
+}

@@ -180,3 +180,14 @@ func.func @attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<1
   %c2, %a2 = attn.attention %e2, %wm, %k weighting(%g : tensor<4x10xf32>) : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x16xf32>
   return %c2, %a2 : tensor<4x16xf32>, tensor<4x10xf32>
 }
+
+// CHECK-LABEL: func @fused_attention
+func.func @fused_attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>,
+                           %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>, %dc: tensor<4x32xf32>)
+    -> tensor<4x10x32xf32> {
+  // CHECK: attn.fused_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+  %c, %a = attn.fused_attention %q, %k, %v, %m, %h {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+  // CHECK: attn.fused_attention_grad {{.*}} {kind = "additive"} : tensor<4x16xf32>
+  %g:4 = attn.fused_attention_grad %q, %k, %v, %m, %h, %a, %dc, %a {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x32xf32>, tensor<4x10xf32>
+  return %g#3 : tensor<4x10x32xf32>
+}
