@@ -1,8 +1,21 @@
-// What the train-step benchmarks share: timing statistics and the PyTorch side, a Python child
-// process driven line by line over two pipes (tests/bench/bench_io.py speaks the protocol).
+// What the train-step benchmarks share: the compiled @train_step driven as the trainer drives
+// it, timing statistics, the command-line and setup chores, and the PyTorch side, a Python
+// child process driven line by line over two pipes (tests/bench/bench_io.py speaks the
+// protocol).
 #pragma once
 
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/Jit.h"
+#include "compiler/Transforms/Passes.h"
+
+#include "attn/Init.h"
+#include "attn/Program.h"
 #include "attn/Tensor.h"
+#include "attn/checkpoint/Checkpoint.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,17 +23,26 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace bench {
 
+// The benchmark's executable name, for error messages; main() sets it first.
+inline const char *programName = "attn-bench";
+
 // Prints "<program>: error: <what>" and exits 1.
-[[noreturn]] inline void die(const char *program, const std::string &what) {
-  std::fprintf(stderr, "%s: error: %s\n", program, what.c_str());
+[[noreturn]] inline void die(const std::string &what) {
+  std::fprintf(stderr, "%s: error: %s\n", programName, what.c_str());
   std::exit(1);
 }
 
@@ -47,9 +69,263 @@ inline std::string spread(std::vector<double> v, double scale, int decimals) {
 
 inline attn::Tensor scalar(float v) { return attn::Tensor::f32({}, {v}); }
 
+// Seconds per call of `iters` calls of `step`.
+template <class Step> double perStep(int iters, Step &&step) {
+  double start = seconds();
+  for (int i = 0; i < iters; ++i)
+    step();
+  return (seconds() - start) / iters;
+}
+
+// Between timing one side and the other: lets the OpenMP worker threads of the side that just
+// ran stop spinning (libgomp spins for a while after each parallel region).
+inline void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
+
+// OMP_NUM_THREADS if set, else the hardware thread count: what both sides run with.
+inline int threadCount() {
+  const char *omp = std::getenv("OMP_NUM_THREADS");
+  return omp && std::atoi(omp) > 0 ? std::atoi(omp)
+                                   : (int)std::max(1u, std::thread::hardware_concurrency());
+}
+
+// "threads: N (OMP_NUM_THREADS=..., hardware threads: M)"
+inline std::string threadsNote() {
+  const char *omp = std::getenv("OMP_NUM_THREADS");
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "threads: %d (OMP_NUM_THREADS=%s, hardware threads: %u)",
+                threadCount(), omp ? omp : "unset", std::thread::hardware_concurrency());
+  return buf;
+}
+
+// The interpreter of the PyTorch side: $ATTN_BENCH_PYTHON, else Debian's (python3-torch).
+inline std::string benchPython() {
+  const char *env = std::getenv("ATTN_BENCH_PYTHON");
+  return env && *env ? env : "/usr/bin/python3";
+}
+
+// A per-process temporary file for handing weights and batches to the PyTorch side.
+inline std::string tempDataFile(const std::string &stem) {
+  return (std::filesystem::temp_directory_path() /
+          (stem + "-" + std::to_string(getpid()) + ".safetensors"))
+      .string();
+}
+
+// Walks argv for a benchmark's main(): flags, each with at most one value; a missing value
+// calls `usage` (which exits).
+class Args {
+public:
+  Args(int argc, char **argv, void (*usage)()) : argc(argc), argv(argv), usage(usage) {}
+  // Advances to the next flag; false after the last.
+  bool next() {
+    if (++i >= argc)
+      return false;
+    flag = argv[i];
+    return true;
+  }
+  std::string value() {
+    if (i + 1 >= argc)
+      usage();
+    return argv[++i];
+  }
+  std::string flag;
+
+private:
+  int argc, i = 0;
+  char **argv;
+  void (*usage)();
+};
+
+// The flags every benchmark takes, and their validation.
+struct Timing {
+  int warmup, reps, iters;
+
+  // Reads the value of `args`' flag if it is --warmup, --reps or --iters; false otherwise.
+  bool parse(Args &args) {
+    int *target = args.flag == "--warmup" ? &warmup
+                  : args.flag == "--reps" ? &reps
+                  : args.flag == "--iters" ? &iters
+                                           : nullptr;
+    if (target)
+      *target = std::atoi(args.value().c_str());
+    return target;
+  }
+  bool valid() const { return warmup >= 1 && reps >= 1 && iters >= 1; }
+  std::string describe() const {
+    char buf[128];
+    std::snprintf(buf, sizeof buf,
+                  "timing: %d warm-up steps, %d interleaved repetitions x %d steps, median per "
+                  "step",
+                  warmup, reps, iters);
+    return buf;
+  }
+};
+
+// attnc's step-1 loss against PyTorch's: prints ", PyTorch L (rel diff R, ok|MISMATCH ...)"
+// and returns whether they agree to 1e-4 relative (the check every benchmark makes before
+// timing means anything).
+inline bool printLossAgreement(double attnLoss, double torchLoss) {
+  double rel = std::fabs(attnLoss - torchLoss) / std::max(std::fabs(torchLoss), 1e-6);
+  bool ok = rel < 1e-4;
+  std::printf(", PyTorch %.7g (rel diff %.2g, %s)", torchLoss, rel,
+              ok ? "ok, < 1e-4" : "MISMATCH, >= 1e-4");
+  return ok;
+}
+
+// An MLIR context with attnc's dialects loaded.
+inline std::unique_ptr<mlir::MLIRContext> attnContext() {
+  mlir::DialectRegistry registry;
+  ::attn::pipelines::registerDialects(registry);
+  auto context = std::make_unique<mlir::MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  return context;
+}
+
+// How to build a TrainStepProgram.
+struct TrainStepOptions {
+  std::string model; // JitProgram::compile's model name
+  std::string cname; // entry symbols are attn_<cname>_<entry>
+  // Structural fusion (attn-fuse-recurrence, attn-fuse-attention): before autodiff (as
+  // `attnc train`) when `trainingPasses` is unset, and in the lowering either way.
+  bool fuse = true;
+  // The passes that add @loss_grad and @train_step; unset: attn-autodiff, then
+  // attn-train-step with Adam at its defaults (the learning rate is an input of the step).
+  std::function<void(mlir::OpPassManager &)> trainingPasses;
+  uint64_t seed = 1; // attn::initParams
+  // When compilation began (seconds()), for compileSeconds to include making the module;
+  // 0: when the constructor runs.
+  double startedAt = 0;
+};
+
+// A model's @train_step compiled and called the way the trainer calls it: Program::call,
+// then the `update:<name>` outputs (new weights and optimizer state) moved into the
+// parameters they update.
+class TrainStepProgram {
+public:
+  TrainStepProgram(mlir::ModuleOp module, const TrainStepOptions &o) {
+    double t0 = o.startedAt ? o.startedAt : seconds();
+    mlir::PassManager pm(module.getContext());
+    if (o.trainingPasses) {
+      o.trainingPasses(pm);
+    } else {
+      if (o.fuse)
+        ::attn::pipelines::buildFusion(pm);
+      pm.addPass(mlir::attn::createAttnAutodiff());
+      mlir::attn::AttnTrainStepOptions adam;
+      adam.optimizer = "adam";
+      pm.addPass(mlir::attn::createAttnTrainStep(adam));
+    }
+    if (mlir::failed(pm.run(module)))
+      die("attn-autodiff / attn-train-step failed");
+    auto compiled = ::attn::target::JitProgram::compile(module, o.model, o.cname, o.fuse);
+    if (!compiled)
+      die("JIT failed: " + llvm::toString(compiled.takeError()));
+    jit = std::move(*compiled);
+    program = std::make_unique<::attn::Program>(jit->info());
+    compileSeconds = seconds() - t0;
+
+    const attn_program_info &info = program->info();
+    const attn_entry_info &entry = program->entry("train_step");
+    params = ::attn::initParams(info, o.seed);
+    // Outputs 0 and 1 are the loss and the gradient norm; the rest are "update:<param>".
+    updateTarget.assign(entry.num_outputs, -1);
+    for (int out = 2; out < entry.num_outputs; ++out) {
+      std::string name = std::string(entry.outputs[out].name).substr(strlen("update:"));
+      for (int p = 0; p < info.num_params; ++p)
+        if (name == info.params[p].name)
+          updateTarget[out] = p;
+      if (updateTarget[out] < 0)
+        die("no parameter for output " + std::string(entry.outputs[out].name));
+    }
+  }
+
+  // One training step on `batch` (the @train_step inputs before the learning rate and the
+  // 1-based step count, which are appended here); returns its outputs, the updates moved out.
+  std::vector<::attn::Tensor> step(std::vector<::attn::Tensor> batch, float lr) {
+    ++steps;
+    batch.push_back(scalar(lr));
+    batch.push_back(scalar((float)steps));
+    std::vector<::attn::Tensor> outputs = program->call("train_step", params, batch);
+    losses.push_back(outputs[0].data<float>()[0]);
+    for (size_t out = 2; out < outputs.size(); ++out)
+      params[updateTarget[out]] = std::move(outputs[out]);
+    return outputs;
+  }
+
+  // The weights (not the optimizer state, whose names hold a '/') under their names, for the
+  // PyTorch side to start from.
+  ::attn::checkpoint::Checkpoint weights() const {
+    const attn_program_info &info = program->info();
+    ::attn::checkpoint::Checkpoint ckpt;
+    for (int p = 0; p < info.num_params; ++p)
+      if (!std::strchr(info.params[p].name, '/'))
+        ckpt.tensors.push_back({info.params[p].name, params[p]});
+    return ckpt;
+  }
+
+  std::unique_ptr<::attn::Program> program;
+  std::vector<::attn::Tensor> params;
+  double compileSeconds = 0;
+  int64_t steps = 0;           // steps taken
+  std::vector<double> losses;  // the loss of each step taken
+
+private:
+  std::unique_ptr<::attn::target::JitProgram> jit; // owns the code `program` runs
+  std::vector<int> updateTarget;                   // output index -> parameter index
+};
+
 // The PyTorch side: a child process driven line by line over two pipes.
 class PyTorchSide {
 public:
+  // Runs `python script args... --serve` and waits for its first line, "ready TORCH_VERSION
+  // FIRST_LOSS LAST_WARMUP_LOSS" after its warm-up; otherwise (no interpreter, no torch, a
+  // crash) `note` says why and the benchmark times attnc alone.
+  bool launch(const std::string &python, const std::string &script,
+              std::vector<std::string> args) {
+    if (access(python.c_str(), X_OK) != 0) {
+      note = python + " not found";
+      return false;
+    }
+    args.insert(args.begin(), {python, script});
+    args.push_back("--serve");
+    // A child that dies must show as a failed read, not end this process by SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
+    if (!start(args)) {
+      note = "cannot start " + python;
+      return false;
+    }
+    std::string line = readLine();
+    char v[64];
+    if (std::sscanf(line.c_str(), "ready %63s %lf %lf", v, &firstLoss, &warmLoss) == 3) {
+      ready = true;
+      version = v;
+    } else {
+      note = line.empty() ? python + " " + script + " exited without answering" : line;
+      finish();
+    }
+    return ready;
+  }
+  // One timed repetition on the PyTorch side: its seconds per step.
+  double rep() {
+    send("rep");
+    std::string line = readLine();
+    char *end = nullptr;
+    double v = std::strtod(line.c_str(), &end);
+    if (line.empty() || end == line.c_str())
+      die("unexpected answer from the PyTorch side: '" + line + "'");
+    return v;
+  }
+  // Ends the child (its last line, its own median, is dropped); returns its exit status.
+  int quit() {
+    send("quit");
+    readLine();
+    return finish();
+  }
+
+  bool ready = false;            // launch() succeeded
+  std::string version, note;     // torch's version; why there is no PyTorch side
+  double firstLoss = 0, warmLoss = 0;
+
+private:
   bool start(const std::vector<std::string> &argv) {
     int toChild[2], fromChild[2];
     if (pipe(toChild) || pipe(fromChild))
@@ -103,7 +379,6 @@ public:
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
   }
 
-private:
   pid_t pid = -1;
   std::FILE *in = nullptr, *out = nullptr;
 };

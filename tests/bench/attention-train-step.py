@@ -26,46 +26,21 @@ Protocol (--serve): see bench_io.py. If torch cannot be imported it prints "erro
 exits with status 3.
 """
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import read_safetensors, time_steps  # noqa: E402
+from bench_io import import_torch, parse_args, read_safetensors, time_training  # noqa: E402
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--src-len", type=int, default=30)
-    p.add_argument("--tgt-len", type=int, default=30)
-    p.add_argument("--src-vocab", type=int, default=1000)
-    p.add_argument("--tgt-vocab", type=int, default=1000)
-    p.add_argument("--embed", type=int, default=64)
-    p.add_argument("--enc-hidden", type=int, default=128)
-    p.add_argument("--dec-hidden", type=int, default=256)
-    p.add_argument("--att-dim", type=int, default=256)
-    p.add_argument("--batches", type=int, default=4)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--iters", type=int, default=5)
-    p.add_argument("--serve", action="store_true")
-    a = p.parse_args()
+    a = parse_args(__doc__, batches=4, warmup=3, reps=5, iters=5, src_len=30, tgt_len=30,
+                   src_vocab=1000, tgt_vocab=1000, embed=64, enc_hidden=128, dec_hidden=256,
+                   att_dim=256)
+    np, torch = import_torch(a)
+    import torch.nn as nn
+    import torch.nn.functional as F
 
-    try:
-        import numpy as np
-        import torch
-        import torch.nn as nn
-        import torch.nn.functional as F
-    except ImportError as e:
-        print(f"error: {sys.executable} cannot import torch/numpy ({e})", flush=True)
-        return 3
-
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(0)
     E, He, Hd, A = a.embed, a.enc_hidden, a.dec_hidden, a.att_dim
     M = 2 * He  # memory width: both directions side by side
 
@@ -147,24 +122,16 @@ def main():
                    for _ in range(a.batches)]
 
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
-    step = [0]
 
-    def train_step():
-        src, src_mask, tgt_in, tgt_out = batches[step[0] % a.batches]
-        step[0] += 1
-        opt.zero_grad(set_to_none=True)
+    def loss_of(src, src_mask, tgt_in, tgt_out):
         logits = model(src, src_mask, tgt_in)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
                                ignore_index=0)
-        loss.backward()
-        opt.step()
-        return loss
 
-    med = time_steps(train_step, a, torch.__version__)
-    if not a.serve:
-        print(f"PyTorch {torch.__version__} Bahdanau seq2seq (enc {He} x2, dec {Hd}), "
-              f"{a.threads} thread(s): {med * 1e3:.2f} ms/step")
-    return 0
+    return time_training(
+        a, torch, opt, batches, loss_of,
+        lambda med: f"PyTorch {torch.__version__} Bahdanau seq2seq (enc {He} x2, dec {Hd}), "
+                    f"{a.threads} thread(s): {med * 1e3:.2f} ms/step")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,54 @@
-"""What the PyTorch sides of the train-step benchmarks share: reading the C++ side's
-safetensors file, and the timing protocol.
+"""What the PyTorch sides of the train-step benchmarks share: the flags the C++ side passes,
+importing torch, reading the C++ side's safetensors file, and the timing protocol.
 
 With --serve the script prints `ready <torch version> <loss of step 1> <loss after warm-up>`,
 then answers each `rep` line on stdin with the seconds per step of `iters` steps, and ends with
 `median <seconds>`; the C++ benchmark interleaves these repetitions with its own.
 """
 
+import argparse
 import json
 import struct
 import sys
 import time
+
+
+def parse_args(doc, batches, warmup, reps, iters, **flags):
+    """The command line: the flags every PyTorch side takes, with the C++ benchmark's defaults
+    for --batches, --warmup, --reps and --iters, plus the model's own `flags`, name=default
+    (--name-with-dashes, typed as the default; a tuple lists the choices, the first the
+    default)."""
+    p = argparse.ArgumentParser(description=doc.split("\n")[0])
+    p.add_argument("--data")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--batches", type=int, default=batches)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--warmup", type=int, default=warmup)
+    p.add_argument("--reps", type=int, default=reps)
+    p.add_argument("--iters", type=int, default=iters)
+    p.add_argument("--serve", action="store_true")
+    for name, default in flags.items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(default, tuple):
+            p.add_argument(flag, choices=default, default=default[0])
+        else:
+            p.add_argument(flag, type=type(default), default=default)
+    return p.parse_args()
+
+
+def import_torch(a):
+    """(numpy, torch), torch set to `a.threads` threads and seed 0. If they cannot be imported:
+    prints the "error: ..." line that the C++ side shows as its note and exits with status 3."""
+    try:
+        import numpy as np
+        import torch
+    except ImportError as e:
+        print(f"error: {sys.executable} cannot import torch/numpy ({e})", flush=True)
+        sys.exit(3)
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    return np, torch
 
 
 def read_safetensors(path, np):
@@ -26,6 +65,31 @@ def read_safetensors(path, np):
         begin, end = info["data_offsets"]
         out[name] = np.frombuffer(data[begin:end], dtype="<f4").reshape(info["shape"]).copy()
     return out
+
+
+def time_training(a, torch, opt, batches, loss_of, summary, after_backward=None):
+    """Times training steps with time_steps; step s (1-based) trains on
+    batches[(s - 1) % len(batches)], as the C++ side cycles them: zero the gradients (as a
+    training loop must), loss_of(*batch), backward, after_backward() (gradient clipping, say),
+    optimizer step. Without --serve it prints summary(median seconds per step). Returns 0, the
+    script's exit status."""
+    step = [0]
+
+    def train_step():
+        batch = batches[step[0] % len(batches)]
+        step[0] += 1
+        opt.zero_grad(set_to_none=True)
+        loss = loss_of(*batch)
+        loss.backward()
+        if after_backward:
+            after_backward()
+        opt.step()
+        return loss
+
+    med = time_steps(train_step, a, torch.__version__)
+    if not a.serve:
+        print(summary(med))
+    return 0
 
 
 def time_steps(train_step, a, torch_version):

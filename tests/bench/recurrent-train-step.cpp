@@ -20,14 +20,9 @@
 // warm-up, then repetitions of ITERS steps alternating attnc fused, attnc unfused and PyTorch;
 // medians per step. The PyTorch side is tests/bench/recurrent-train-step.py (/usr/bin/python3,
 // or $ATTN_BENCH_PYTHON), driven over a pipe.
-#include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/Jit.h"
-#include "compiler/Transforms/Passes.h"
 
 #include "BenchSupport.h"
 
-#include "attn/Init.h"
-#include "attn/Program.h"
 #include "attn/Random.h"
 #include "attn/Tensor.h"
 #include "attn/checkpoint/Checkpoint.h"
@@ -36,34 +31,23 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <memory>
 #include <string>
-#include <thread>
 #include <vector>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace {
 
 constexpr int NB = 8; // fixed batches, cycled
 
-[[noreturn]] void die(const std::string &what) { bench::die("attn-bench-recurrent-train-step", what); }
-
+using bench::die;
 using bench::median;
 using bench::PyTorchSide;
-using bench::scalar;
 using bench::seconds;
+using bench::TrainStepProgram;
 
 std::string spread(const std::vector<double> &v) { return bench::spread(v, 1e3, 2); }
 
@@ -122,65 +106,25 @@ std::string lossModule(const std::string &cell, const Sizes &z) {
 constexpr float kLr = 1e-3f;
 
 // One compiled variant of a cell's train step, with its own parameters and step count.
-struct AttnSide {
+struct Variant {
   std::string label;
-  std::unique_ptr<::attn::target::JitProgram> jit;
-  std::unique_ptr<::attn::Program> program;
-  std::vector<::attn::Tensor> params;
-  std::vector<int> updateTarget;
-  int64_t s = 0;
-  std::vector<double> losses, times;
-  double compileSeconds = 0;
-
-  void build(mlir::MLIRContext &context, const std::string &text, bool fuse,
-             const std::string &cname) {
-    double t0 = seconds();
-    auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-    if (!module || mlir::failed(mlir::verify(*module)))
-      die("the benchmark's module does not parse");
-    mlir::PassManager pm(&context);
-    if (fuse)
-      ::attn::pipelines::buildFusion(pm);
-    pm.addPass(mlir::attn::createAttnAutodiff());
-    mlir::attn::AttnTrainStepOptions adam;
-    adam.optimizer = "adam";
-    pm.addPass(mlir::attn::createAttnTrainStep(adam));
-    if (mlir::failed(pm.run(*module)))
-      die("attn-autodiff / attn-train-step failed");
-    auto compiled = ::attn::target::JitProgram::compile(*module, "bench", cname, fuse);
-    if (!compiled)
-      die("JIT failed: " + llvm::toString(compiled.takeError()));
-    jit = std::move(*compiled);
-    program = std::make_unique<::attn::Program>(jit->info());
-    compileSeconds = seconds() - t0;
-    const attn_program_info &info = program->info();
-    const attn_entry_info &entry = program->entry("train_step");
-    params = ::attn::initParams(info, /*seed=*/1);
-    updateTarget.assign(entry.num_outputs, -1);
-    for (int o = 2; o < entry.num_outputs; ++o) {
-      std::string name = std::string(entry.outputs[o].name).substr(strlen("update:"));
-      for (int p = 0; p < info.num_params; ++p)
-        if (name == info.params[p].name)
-          updateTarget[o] = p;
-    }
-  }
-  void step(const std::vector<::attn::Tensor> &xs, const std::vector<::attn::Tensor> &ys) {
-    ++s;
-    int k = (int)((s - 1) % NB);
-    std::vector<::attn::Tensor> outputs =
-        program->call("train_step", params, {xs[k], ys[k], scalar(kLr), scalar((float)s)});
-    losses.push_back(outputs[0].data<float>()[0]);
-    for (size_t o = 2; o < outputs.size(); ++o)
-      params[updateTarget[o]] = std::move(outputs[o]);
-  }
-  double rep(int iters, const std::vector<::attn::Tensor> &xs,
-             const std::vector<::attn::Tensor> &ys) {
-    double start = seconds();
-    for (int i = 0; i < iters; ++i)
-      step(xs, ys);
-    return (seconds() - start) / iters;
-  }
+  TrainStepProgram train;
+  std::vector<double> times;
 };
+
+TrainStepProgram compileVariant(mlir::MLIRContext &context, const std::string &text, bool fuse,
+                                const std::string &cname) {
+  double t0 = seconds();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  if (!module || mlir::failed(mlir::verify(*module)))
+    die("the benchmark's module does not parse");
+  bench::TrainStepOptions o;
+  o.model = "bench";
+  o.cname = cname;
+  o.fuse = fuse;
+  o.startedAt = t0;
+  return TrainStepProgram(*module, o);
+}
 
 void usage() {
   std::fprintf(stderr,
@@ -194,78 +138,55 @@ void usage() {
 } // namespace
 
 int main(int argc, char **argv) {
+  bench::programName = "attn-bench-recurrent-train-step";
   std::string script = std::string(ATTN_SOURCE_DIR) + "/tests/bench/recurrent-train-step.py";
   std::vector<std::string> cells = {"lstm", "gru"};
   Sizes z;
-  int warmup = 5, reps = 7, iters = 10;
+  bench::Timing timing{/*warmup=*/5, /*reps=*/7, /*iters=*/10};
   bool unfused = true;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        usage();
-      return argv[++i];
-    };
-    if (a == "--cell") {
-      std::string c = value();
+  for (bench::Args args(argc, argv, usage); args.next();) {
+    if (args.flag == "--cell") {
+      std::string c = args.value();
       if (c == "both")
         cells = {"lstm", "gru"};
       else if (c == "lstm" || c == "gru")
         cells = {c};
       else
         usage();
-    } else if (a == "--batch")
-      z.batch = std::atoll(value().c_str());
-    else if (a == "--length")
-      z.length = std::atoll(value().c_str());
-    else if (a == "--input")
-      z.input = std::atoll(value().c_str());
-    else if (a == "--hidden")
-      z.hidden = std::atoll(value().c_str());
-    else if (a == "--warmup")
-      warmup = std::atoi(value().c_str());
-    else if (a == "--reps")
-      reps = std::atoi(value().c_str());
-    else if (a == "--iters")
-      iters = std::atoi(value().c_str());
-    else if (a == "--no-unfused")
+    } else if (args.flag == "--batch")
+      z.batch = std::atoll(args.value().c_str());
+    else if (args.flag == "--length")
+      z.length = std::atoll(args.value().c_str());
+    else if (args.flag == "--input")
+      z.input = std::atoll(args.value().c_str());
+    else if (args.flag == "--hidden")
+      z.hidden = std::atoll(args.value().c_str());
+    else if (args.flag == "--no-unfused")
       unfused = false;
-    else
+    else if (!timing.parse(args))
       usage();
   }
-  if (warmup < 1 || reps < 1 || iters < 1 || z.batch < 1 || z.length < 1 || z.input < 1 ||
-      z.hidden < 1)
+  if (!timing.valid() || z.batch < 1 || z.length < 1 || z.input < 1 || z.hidden < 1)
     usage();
-  const char *omp = std::getenv("OMP_NUM_THREADS");
-  int threads = omp && std::atoi(omp) > 0 ? std::atoi(omp)
-                                          : (int)std::max(1u, std::thread::hardware_concurrency());
-  std::signal(SIGPIPE, SIG_IGN);
-  const char *pyEnv = std::getenv("ATTN_BENCH_PYTHON");
-  std::string python = pyEnv && *pyEnv ? pyEnv : "/usr/bin/python3";
+  const int warmup = timing.warmup, reps = timing.reps, iters = timing.iters;
+  int threads = bench::threadCount();
+  std::string python = bench::benchPython();
 
-  mlir::DialectRegistry registry;
-  ::attn::pipelines::registerDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  std::unique_ptr<mlir::MLIRContext> context = bench::attnContext();
 
   std::printf("train step (forward, backward, adam): batch %lld, length %lld, input %lld, "
               "hidden %lld, 1 layer, dense head on the last hidden state, MSE\n",
               (long long)z.batch, (long long)z.length, (long long)z.input, (long long)z.hidden);
-  std::printf("threads: %d (OMP_NUM_THREADS=%s, hardware threads: %u); timing: %d warm-up "
-              "steps, %d interleaved repetitions x %d steps, median per step\n",
-              threads, omp ? omp : "unset", std::thread::hardware_concurrency(), warmup, reps,
-              iters);
+  std::printf("%s; %s\n", bench::threadsNote().c_str(), timing.describe().c_str());
   int rc = 0;
   for (const std::string &cell : cells) {
     std::string text = lossModule(cell, z);
-    std::vector<AttnSide> sides(unfused ? 2 : 1);
-    sides[0].label = "attnc fused";
-    sides[0].build(context, text, /*fuse=*/true, "bench_" + cell + "_fused");
-    if (unfused) {
-      sides[1].label = "attnc unfused";
-      sides[1].build(context, text, /*fuse=*/false, "bench_" + cell + "_unfused");
-    }
-    const attn_program_info &info = sides[0].program->info();
+    std::vector<Variant> sides;
+    sides.push_back({"attnc fused", compileVariant(*context, text, /*fuse=*/true,
+                                                   "bench_" + cell + "_fused"), {}});
+    if (unfused)
+      sides.push_back({"attnc unfused", compileVariant(*context, text, /*fuse=*/false,
+                                                       "bench_" + cell + "_unfused"), {}});
 
     // NB random batches: x in [-1, 1], targets in [-1, 1].
     ::attn::Rng rng(42);
@@ -279,14 +200,9 @@ int main(int argc, char **argv) {
       xs.push_back(std::move(x));
       ys.push_back(std::move(y));
     }
-    std::string dataFile = (std::filesystem::temp_directory_path() /
-                            ("attn-bench-recurrent-" + std::to_string(getpid()) + ".safetensors"))
-                               .string();
+    std::string dataFile = bench::tempDataFile("attn-bench-recurrent");
     {
-      ::attn::checkpoint::Checkpoint ckpt;
-      for (int p = 0; p < info.num_params; ++p)
-        if (!std::strchr(info.params[p].name, '/'))
-          ckpt.tensors.push_back({info.params[p].name, sides[0].params[p]});
+      ::attn::checkpoint::Checkpoint ckpt = sides[0].train.weights();
       for (int k = 0; k < NB; ++k) {
         ckpt.tensors.push_back({"x" + std::to_string(k), xs[k]});
         ckpt.tensors.push_back({"target" + std::to_string(k), ys[k]});
@@ -295,96 +211,67 @@ int main(int argc, char **argv) {
     }
 
     PyTorchSide torch;
-    bool haveTorch = false;
-    std::string torchNote, torchVersion;
-    double torchFirstLoss = 0, torchWarmLoss = 0;
-    if (access(python.c_str(), X_OK) != 0)
-      torchNote = python + " not found";
-    else if (!torch.start({python, script, "--cell", cell, "--data", dataFile, "--threads",
-                           std::to_string(threads), "--batch", std::to_string(z.batch),
-                           "--length", std::to_string(z.length), "--input",
-                           std::to_string(z.input), "--hidden", std::to_string(z.hidden),
-                           "--batches", std::to_string(NB), "--lr", std::to_string(kLr),
-                           "--warmup", std::to_string(warmup), "--iters", std::to_string(iters),
-                           "--serve"}))
-      torchNote = "cannot start " + python;
-    else {
-      std::string line = torch.readLine();
-      char version[64];
-      if (std::sscanf(line.c_str(), "ready %63s %lf %lf", version, &torchFirstLoss,
-                      &torchWarmLoss) == 3) {
-        haveTorch = true;
-        torchVersion = version;
-      } else {
-        torchNote = line.empty() ? python + " " + script + " exited without answering" : line;
-        torch.finish();
-      }
-    }
+    torch.launch(python, script,
+                 {"--cell", cell, "--data", dataFile, "--threads", std::to_string(threads),
+                  "--batch", std::to_string(z.batch), "--length", std::to_string(z.length),
+                  "--input", std::to_string(z.input), "--hidden", std::to_string(z.hidden),
+                  "--batches", std::to_string(NB), "--lr", std::to_string(kLr), "--warmup",
+                  std::to_string(warmup), "--iters", std::to_string(iters)});
+    bool haveTorch = torch.ready;
 
     size_t hits = ::attn::cpu::recurrentWorkspaceHits(),
            misses = ::attn::cpu::recurrentWorkspaceMisses();
-    for (AttnSide &side : sides)
+    auto step = [&](TrainStepProgram &train) {
+      int k = (int)(train.steps % NB);
+      train.step({xs[k], ys[k]}, kLr);
+    };
+    for (Variant &side : sides)
       for (int i = 0; i < warmup; ++i)
-        side.step(xs, ys);
+        step(side.train);
     std::vector<double> tTorch;
     for (int r = 0; r < reps; ++r) {
-      for (AttnSide &side : sides) {
-        side.times.push_back(side.rep(iters, xs, ys));
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      for (Variant &side : sides) {
+        side.times.push_back(bench::perStep(iters, [&] { step(side.train); }));
+        bench::settle();
       }
       if (haveTorch) {
-        torch.send("rep");
-        std::string line = torch.readLine();
-        char *end = nullptr;
-        double v = std::strtod(line.c_str(), &end);
-        if (line.empty() || end == line.c_str())
-          die("unexpected answer from the PyTorch side: '" + line + "'");
-        tTorch.push_back(v);
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        tTorch.push_back(torch.rep());
+        bench::settle();
       }
     }
-    if (haveTorch) {
-      torch.send("quit");
-      torch.readLine();
-      torch.finish();
-    }
+    if (haveTorch)
+      torch.quit();
     std::filesystem::remove(dataFile);
 
-    std::printf("\n%s (compile: fused %.2f s%s)\n", cell.c_str(), sides[0].compileSeconds,
-                unfused ? (", unfused " + std::to_string(sides[1].compileSeconds).substr(0, 4) +
+    std::printf("\n%s (compile: fused %.2f s%s)\n", cell.c_str(), sides[0].train.compileSeconds,
+                unfused ? (", unfused " + std::to_string(sides[1].train.compileSeconds).substr(0, 4) +
                            " s").c_str()
                         : "");
-    double first = sides[0].losses.front();
+    double first = sides[0].train.losses.front();
     std::printf("loss at step 1: attnc fused %.7g", first);
     if (unfused)
-      std::printf(", unfused %.7g", sides[1].losses.front());
-    if (haveTorch) {
-      double rel = std::fabs(first - torchFirstLoss) / std::max(std::fabs(torchFirstLoss), 1e-6);
-      bool ok = rel < 1e-4;
-      std::printf(", PyTorch %.7g (rel diff %.2g, %s)", torchFirstLoss, rel,
-                  ok ? "ok, < 1e-4" : "MISMATCH, >= 1e-4");
-      if (!ok)
-        rc = 1;
-    }
-    std::printf("; at step %d: attnc fused %.7g", warmup, sides[0].losses[warmup - 1]);
+      std::printf(", unfused %.7g", sides[1].train.losses.front());
+    if (haveTorch && !bench::printLossAgreement(first, torch.firstLoss))
+      rc = 1;
+    std::printf("; at step %d: attnc fused %.7g", warmup, sides[0].train.losses[warmup - 1]);
     if (haveTorch)
-      std::printf(", PyTorch %.7g", torchWarmLoss);
+      std::printf(", PyTorch %.7g", torch.warmLoss);
     std::printf("\n");
     std::printf("workspace reuse (fused backward): %zu hits, %zu recomputed\n",
                 ::attn::cpu::recurrentWorkspaceHits() - hits,
                 ::attn::cpu::recurrentWorkspaceMisses() - misses);
-    for (AttnSide &side : sides)
+    for (const Variant &side : sides)
       std::printf("  %-14s: %9.2f ms/step  %s\n", side.label.c_str(), median(side.times) * 1e3,
                   spread(side.times).c_str());
     if (haveTorch) {
       double mTorch = median(tTorch);
       std::printf("  %-14s: %9.2f ms/step  %s\n", "PyTorch", mTorch * 1e3, spread(tTorch).c_str());
       std::printf("  (torch %s, eager nn.%s + nn.Linear, torch.optim.Adam)\n",
-                  torchVersion.c_str(), cell == "lstm" ? "LSTM" : "GRU");
+                  torch.version.c_str(), cell == "lstm" ? "LSTM" : "GRU");
       std::printf("%s pytorch/attnc-fused time ratio: %.2f\n", cell.c_str(),
                   mTorch / median(sides[0].times));
     } else {
-      std::printf("note: no PyTorch comparison: %s\n", torchNote.c_str());
+      std::printf("note: no PyTorch comparison: %s\n", torch.note.c_str());
     }
   }
   return rc;

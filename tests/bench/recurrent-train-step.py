@@ -21,40 +21,18 @@ per step; "quit" (or end of input) prints "median SECONDS" and exits. Without --
 and exits with status 3.
 """
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import read_safetensors, time_steps  # noqa: E402
+from bench_io import import_torch, parse_args, read_safetensors, time_training  # noqa: E402
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--cell", choices=["lstm", "gru"], default="lstm")
-    p.add_argument("--data")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--length", type=int, default=50)
-    p.add_argument("--input", type=int, default=64)
-    p.add_argument("--hidden", type=int, default=256)
-    p.add_argument("--batches", type=int, default=8)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--reps", type=int, default=7)
-    p.add_argument("--iters", type=int, default=10)
-    p.add_argument("--serve", action="store_true")
-    a = p.parse_args()
+    a = parse_args(__doc__, batches=8, warmup=5, reps=7, iters=10, cell=("lstm", "gru"),
+                   length=50, input=64, hidden=256)
+    np, torch = import_torch(a)
 
-    try:
-        import numpy as np
-        import torch
-    except ImportError as e:
-        print(f"error: {sys.executable} cannot import torch/numpy ({e})", flush=True)
-        return 3
-
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(0)
     Cell = torch.nn.LSTM if a.cell == "lstm" else torch.nn.GRU
     rnn = Cell(input_size=a.input, hidden_size=a.hidden, num_layers=1, batch_first=True)
     head = torch.nn.Linear(a.hidden, 1)
@@ -84,22 +62,15 @@ def main():
         if name == frozen:
             prm.requires_grad_(False)
     opt = torch.optim.Adam(params, lr=a.lr)
-    step = [0]
 
-    def train_step():
-        k = step[0] % a.batches
-        step[0] += 1
-        opt.zero_grad(set_to_none=True)
-        states, _ = rnn(xs[k])
-        loss = torch.mean((head(states[:, -1, :]) - ts[k]) ** 2)
-        loss.backward()
-        opt.step()
-        return loss
+    def loss_of(x, target):
+        states, _ = rnn(x)
+        return torch.mean((head(states[:, -1, :]) - target) ** 2)
 
-    med = time_steps(train_step, a, torch.__version__)
-    if not a.serve:
-        print(f"PyTorch {torch.__version__} {a.cell}, {a.threads} thread(s): {med * 1e3:.2f} ms/step")
-    return 0
+    return time_training(
+        a, torch, opt, list(zip(xs, ts)), loss_of,
+        lambda med: f"PyTorch {torch.__version__} {a.cell}, {a.threads} thread(s): "
+                    f"{med * 1e3:.2f} ms/step")
 
 
 if __name__ == "__main__":

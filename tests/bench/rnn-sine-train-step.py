@@ -21,44 +21,18 @@ back and prints the median seconds per step. If torch cannot be imported it prin
 "error: ..." and exits with status 3.
 """
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import read_safetensors, time_steps  # noqa: E402
+from bench_io import import_torch, parse_args, read_safetensors, time_training  # noqa: E402
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--window", type=int, default=16)
-    p.add_argument("--hidden", type=int, default=32)
-    p.add_argument("--layers", type=int, default=1)
-    p.add_argument("--batches", type=int, default=8)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--beta1", type=float, default=0.9)
-    p.add_argument("--beta2", type=float, default=0.999)
-    p.add_argument("--eps", type=float, default=1e-8)
-    p.add_argument("--weight-decay", type=float, default=0.0)
-    p.add_argument("--clip-norm", type=float, default=0.0)
-    p.add_argument("--warmup", type=int, default=20)
-    p.add_argument("--reps", type=int, default=15)
-    p.add_argument("--iters", type=int, default=50)
-    p.add_argument("--serve", action="store_true")
-    a = p.parse_args()
+    a = parse_args(__doc__, batches=8, warmup=20, reps=15, iters=50, window=16, hidden=32,
+                   layers=1, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, clip_norm=0.0)
+    np, torch = import_torch(a)
 
-    try:
-        import numpy as np
-        import torch
-    except ImportError as e:
-        print(f"error: {sys.executable} cannot import torch/numpy ({e})", flush=True)
-        return 3
-
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(0)
     rnn = torch.nn.RNN(input_size=1, hidden_size=a.hidden, num_layers=a.layers,
                        nonlinearity="tanh", batch_first=True)
     head = torch.nn.Linear(a.hidden, 1)
@@ -87,25 +61,20 @@ def main():
     opt = torch.optim.Adam(params, lr=a.lr, betas=(a.beta1, a.beta2), eps=a.eps,
                            weight_decay=a.weight_decay)
     h0 = torch.zeros(a.layers, a.batch, a.hidden)
-    step = [0]
 
-    def train_step():
-        k = step[0] % a.batches
-        step[0] += 1
-        opt.zero_grad(set_to_none=True)
-        states, _ = rnn(xs[k], h0)
-        loss = torch.mean((head(states[:, -1, :]) - ts[k]) ** 2)
-        loss.backward()
+    def loss_of(x, target):
+        states, _ = rnn(x, h0)
+        return torch.mean((head(states[:, -1, :]) - target) ** 2)
+
+    def clip():
         if a.clip_norm > 0:
             torch.nn.utils.clip_grad_norm_(params, a.clip_norm)
-        opt.step()
-        return loss
 
-    med = time_steps(train_step, a, torch.__version__)
-    if not a.serve:
-        print(f"PyTorch {torch.__version__}, {a.threads} thread(s): {med * 1e6:.1f} us/step "
-              f"(batch {a.batch}, window {a.window}, hidden {a.hidden}, layers {a.layers})")
-    return 0
+    return time_training(
+        a, torch, opt, list(zip(xs, ts)), loss_of,
+        lambda med: f"PyTorch {torch.__version__}, {a.threads} thread(s): {med * 1e6:.1f} us/step "
+                    f"(batch {a.batch}, window {a.window}, hidden {a.hidden}, layers {a.layers})",
+        after_backward=clip)
 
 
 if __name__ == "__main__":
