@@ -227,19 +227,36 @@ template <typename Cell> Prims<Cell> &primsFor(const Shape &s) {
   return cache[s.key()]; // std::map: references stay valid
 }
 
+// Primitives get a user-managed scratchpad and every call brings a thread-local one: with the
+// library's default, primitives share a global scratchpad unless oneDNN was built for
+// concurrent execution (Debian's is not), so two threads running them at once would
+// overwrite each other's temporaries (as runtime/cpu/matmul.cpp).
+dnnl::primitive_attr userScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void addScratchpad(std::unordered_map<int, dnnl::memory> &args, const dnnl::memory::desc &md) {
+  static thread_local std::vector<char> scratch;
+  if (md.get_size() > scratch.size())
+    scratch.resize(md.get_size());
+  args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(md, engine(), scratch.data());
+}
+
 template <typename Cell> Prims<Cell> &forwardPrims(const Shape &s, bool training) {
   std::lock_guard<std::mutex> lock(primsMutex);
   Prims<Cell> &p = primsFor<Cell>(s);
   Descs d(s);
   if (training && !p.hasTraining) {
     p.trainingPd = typename Cell::Fwd::primitive_desc(
-        Cell::fwd(dnnl::prop_kind::forward_training, s, d), engine());
+        Cell::fwd(dnnl::prop_kind::forward_training, s, d), userScratchpad(), engine());
     p.training = typename Cell::Fwd(p.trainingPd);
     p.hasTraining = true;
   }
   if (!training && !p.hasInference) {
     p.inferencePd = typename Cell::Fwd::primitive_desc(
-        Cell::fwd(dnnl::prop_kind::forward_inference, s, d), engine());
+        Cell::fwd(dnnl::prop_kind::forward_inference, s, d), userScratchpad(), engine());
     p.inference = typename Cell::Fwd(p.inferencePd);
     p.hasInference = true;
   }
@@ -251,7 +268,8 @@ template <typename Cell> Prims<Cell> &backwardPrims(const Shape &s) {
   std::lock_guard<std::mutex> lock(primsMutex);
   if (!p.hasBackward) {
     Descs d(s);
-    p.backwardPd = typename Cell::Bwd::primitive_desc(Cell::bwd(s, d), engine(), p.trainingPd);
+    p.backwardPd = typename Cell::Bwd::primitive_desc(Cell::bwd(s, d), userScratchpad(),
+                                                      engine(), p.trainingPd);
     p.backward = typename Cell::Bwd(p.backwardPd);
     p.hasBackward = true;
   }
@@ -458,6 +476,7 @@ void runForward(const Shape &s, const typename Cell::Fwd &prim,
     args[DNNL_ARG_WEIGHTS_PEEPHOLE] = in.peep;
   if (ws)
     args[DNNL_ARG_WORKSPACE] = *ws;
+  addScratchpad(args, pd.scratchpad_desc());
   prim.execute(stream(), args);
   stream().wait();
 }
@@ -562,6 +581,7 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
     args[DNNL_ARG_WEIGHTS_PEEPHOLE] = in.peep;
     args[DNNL_ARG_DIFF_WEIGHTS_PEEPHOLE] = wrap(d.peephole, dpeep.data());
   }
+  addScratchpad(args, p.backwardPd.scratchpad_desc());
   p.backward.execute(stream(), args);
   stream().wait();
 
