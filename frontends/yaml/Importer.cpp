@@ -396,11 +396,7 @@ private:
                           {"src", "src_mask", tagging ? "tags" : "label"}, {{"rnn", steps}}, l);
     Value scores = network(loss.getArgument(0), loss.getArgument(1));
     dropout.clear();
-    b.create<func::ReturnOp>(
-        l, b.create<mlir::attn::CrossEntropyOp>(l, scores, loss.getArgument(2),
-                                                b.getI64IntegerAttr(kPadId),
-                                                b.getF32FloatAttr(spec.train.labelSmoothing))
-               .getResult());
+    returnPaddedCrossEntropy(scores, loss.getArgument(2), l);
 
     b.setInsertionPointToEnd(module.getBody());
     auto forward = entry("forward", {srcType, maskType}, {"src", "src_mask"}, {scoresType},
@@ -453,11 +449,7 @@ private:
                                             loss.getArgument(4), l)
                             : decodeForced(dr, enc, loss.getArgument(1), loss.getArgument(2), l);
     dropout.clear();
-    b.create<func::ReturnOp>(
-        l, b.create<mlir::attn::CrossEntropyOp>(l, logits, loss.getArgument(3),
-                                                b.getI64IntegerAttr(kPadId),
-                                                b.getF32FloatAttr(spec.train.labelSmoothing))
-               .getResult());
+    returnPaddedCrossEntropy(logits, loss.getArgument(3), l);
 
     // The decoding entries, for K rows at once.
     int64_t rows = spec.decode.beam > 1 ? spec.decode.beam : spec.decode.batch;
@@ -544,6 +536,15 @@ private:
   }
 
   static constexpr int64_t kPadId = 0; // attn::data::Vocab::kPad
+
+  // Ends a @loss: the cross-entropy of `logits` against `labels`, padding ignored, with the
+  // spec's label smoothing.
+  void returnPaddedCrossEntropy(Value logits, Value labels, Location l) {
+    b.create<func::ReturnOp>(
+        l, b.create<mlir::attn::CrossEntropyOp>(l, logits, labels, b.getI64IntegerAttr(kPadId),
+                                                b.getF32FloatAttr(spec.train.labelSmoothing))
+               .getResult());
+  }
 
   bool chosContext() const { return spec.model.seq2seq.context == "every_step"; }
   bool attention() const { return spec.task == "seq2seq" && spec.model.attention.has_value(); }

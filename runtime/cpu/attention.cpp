@@ -43,29 +43,44 @@ __attribute__((always_inline)) inline float fastTanh(float x) {
   return y * p / q;
 }
 
+// Whether a memref's elements lie in row-major order (sizes of 1 may have any stride).
+template <typename M> bool isRowMajor(const M &m, int rank) {
+  int64_t expected = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    if (m.sizes[d] != 1 && m.strides[d] != expected)
+      return false;
+    expected *= m.sizes[d];
+  }
+  return true;
+}
+
+template <typename M> int64_t numElements(const M &m, int rank) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    n *= m.sizes[d];
+  return n;
+}
+
+// The offset of row-major element `i` in a strided memref.
+template <typename M> int64_t stridedOffset(const M &m, int rank, int64_t i) {
+  int64_t at = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    at += (i % m.sizes[d]) * m.strides[d];
+    i /= m.sizes[d];
+  }
+  return at;
+}
+
 // A memref's elements in row-major order: the buffer itself when it already is (the usual
 // case), else a packed copy in `buffer`.
 template <typename M>
 const float *rowMajor(const M &m, int rank, std::vector<float> &buffer) {
-  int64_t expected = 1, n = 1;
-  bool dense = true;
-  for (int d = rank - 1; d >= 0; --d) {
-    dense = dense && (m.sizes[d] == 1 || m.strides[d] == expected);
-    expected *= m.sizes[d];
-  }
-  n = expected;
   const float *base = m.aligned + m.offset;
-  if (dense)
+  if (isRowMajor(m, rank))
     return base;
-  buffer.resize(n);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t rest = i, at = 0;
-    for (int d = rank - 1; d >= 0; --d) {
-      at += (rest % m.sizes[d]) * m.strides[d];
-      rest /= m.sizes[d];
-    }
-    buffer[i] = base[at];
-  }
+  buffer.resize(numElements(m, rank));
+  for (size_t i = 0; i < buffer.size(); ++i)
+    buffer[i] = base[stridedOffset(m, rank, (int64_t)i)];
   return buffer.data();
 }
 
@@ -76,28 +91,14 @@ template <typename M> struct RowMajorOut {
   int rank;
   std::vector<float> buffer;
   float *data;
-  bool direct;
   RowMajorOut(M &m, int rank) : m(m), rank(rank) {
-    std::vector<float> unused;
-    direct = rowMajor(m, rank, unused) == m.aligned + m.offset;
-    int64_t n = 1;
-    for (int d = 0; d < rank; ++d)
-      n *= m.sizes[d];
-    if (!direct)
-      buffer.resize(n);
-    data = direct ? m.aligned + m.offset : buffer.data();
+    if (!isRowMajor(m, rank))
+      buffer.resize(numElements(m, rank));
+    data = buffer.empty() ? m.aligned + m.offset : buffer.data();
   }
   void finish() {
-    if (direct)
-      return;
-    for (size_t i = 0; i < buffer.size(); ++i) {
-      int64_t rest = (int64_t)i, at = 0;
-      for (int d = rank - 1; d >= 0; --d) {
-        at += (rest % m.sizes[d]) * m.strides[d];
-        rest /= m.sizes[d];
-      }
-      m.aligned[m.offset + at] = buffer[i];
-    }
+    for (size_t i = 0; i < buffer.size(); ++i)
+      m.aligned[m.offset + stridedOffset(m, rank, (int64_t)i)] = buffer[i];
   }
 };
 

@@ -107,14 +107,17 @@ void ProgramStepModel::step(const std::vector<int32_t> &tokens, std::vector<floa
   logProbs.assign(lp, lp + outputs[0].numel());
   for (size_t j = 1; j < outputs.size(); ++j)
     if (feedback_[j] > 0)
-      inputs_[feedback_[j]] = outputs[j];
+      inputs_[feedback_[j]] = std::move(outputs[j]);
   results_ = std::move(outputs);
 }
 
 const Tensor *ProgramStepModel::result(const std::string &name) const {
   const attn_entry_info &dec = program_.entry("decode_step");
   int j = findByName(dec.outputs, dec.num_outputs, name);
-  return j < 0 || (size_t)j >= results_.size() ? nullptr : &results_[j];
+  if (j < 0 || (size_t)j >= results_.size())
+    return nullptr;
+  // A result fed back was moved into the inputs (a reorder since may have permuted its rows).
+  return feedback_[j] > 0 ? &inputs_[feedback_[j]] : &results_[j];
 }
 
 void ProgramStepModel::reorder(const std::vector<int32_t> &parents) {

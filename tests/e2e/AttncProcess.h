@@ -5,11 +5,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <string>
 
 namespace e2e {
+
+// "exact match 99.2%" in attnc's report (train, eval) -> 99.2; NaN when absent.
+inline double exactMatch(const std::string &out) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex("exact match ([0-9.]+)%")))
+    return NAN;
+  return std::stod(m[1]);
+}
 
 // A fresh directory for one test's runs, under the build tree.
 inline std::string scratch(const std::string &group, const std::string &name) {

@@ -8,24 +8,15 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <fstream>
-#include <regex>
 
 namespace {
 
 using e2e::attnc;
+using e2e::exactMatch;
 
 std::string model(const std::string &name) {
   return std::string(ATTN_SOURCE_DIR) + "/models/" + name + ".yaml";
-}
-
-// "exact match 99.2%" in attnc's report -> 99.2 (NaN when absent).
-double exactMatch(const std::string &out) {
-  std::smatch m;
-  if (!std::regex_search(out, m, std::regex("exact match ([0-9.]+)%")))
-    return NAN;
-  return std::stod(m[1]);
 }
 
 // The demo model, trained once by the ctest fixture e2e-attention-bahdanau-train

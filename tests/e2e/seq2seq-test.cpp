@@ -15,16 +15,9 @@
 namespace {
 
 using e2e::attnc;
+using e2e::exactMatch;
 
 const std::string kReverse = std::string(ATTN_SOURCE_DIR) + "/models/reverse-seq2seq.yaml";
-
-// "exact match 99.2%" in attnc's report -> 99.2 (NaN when absent).
-double exactMatch(const std::string &out) {
-  std::smatch m;
-  if (!std::regex_search(out, m, std::regex("exact match ([0-9.]+)%")))
-    return NAN;
-  return std::stod(m[1]);
-}
 
 // `INDEX ||| OUTPUT ||| log_prob=L score=S` lines -> (index, output, L) in order.
 struct Scored {

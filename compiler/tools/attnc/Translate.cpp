@@ -56,17 +56,24 @@ Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
     }
     return out;
   }
+  forEachBatch(sources, [&](size_t, size_t count, attn::decode::ProgramStepModel &model) {
+    std::vector<Hypothesis> best =
+        attn::decode::greedy(model, beam.maxLength, beam.bos, beam.eos);
+    for (size_t r = 0; r < count; ++r)
+      out.push_back({best[r]});
+  });
+  return out;
+}
+
+void Seq2SeqDecoder::forEachBatch(const std::vector<Encoded> &sources,
+                                  const BatchBody &body) const {
   for (size_t first = 0; first < sources.size(); first += rows) {
     size_t count = std::min(sources.size() - first, (size_t)rows);
     attn::Tensor src, mask;
     batchOf(sources, first, count, src, mask);
     attn::decode::ProgramStepModel model(program, params, src, mask);
-    std::vector<Hypothesis> best =
-        attn::decode::greedy(model, beam.maxLength, beam.bos, beam.eos);
-    for (size_t r = 0; r < count; ++r)
-      out.push_back({best[r]});
+    body(first, count, model);
   }
-  return out;
 }
 
 void Seq2SeqDecoder::batchOf(const std::vector<Encoded> &sources, size_t first, size_t count,
@@ -94,11 +101,7 @@ Seq2SeqDecoder::alignments(const std::vector<Encoded> &sources,
   std::vector<std::vector<std::vector<float>>> out(sources.size());
   if (!hasAttention())
     return out;
-  for (size_t first = 0; first < sources.size(); first += rows) {
-    size_t count = std::min(sources.size() - first, (size_t)rows);
-    attn::Tensor src, mask;
-    batchOf(sources, first, count, src, mask);
-    attn::decode::ProgramStepModel model(program, params, src, mask);
+  forEachBatch(sources, [&](size_t first, size_t count, attn::decode::ProgramStepModel &model) {
     size_t longest = 0;
     for (size_t r = 0; r < count; ++r)
       longest = std::max(longest, outputs[first + r].tokens.size());
@@ -123,7 +126,7 @@ Seq2SeqDecoder::alignments(const std::vector<Encoded> &sources,
         tokens[r] = t < hyp.size() ? hyp[t] : attn::data::Vocab::kEos;
       }
     }
-  }
+  });
   return out;
 }
 

@@ -6,6 +6,9 @@
 
 #include "attn/Program.h"
 #include "attn/decode/Beam.h"
+#include "attn/decode/Seq2Seq.h"
+
+#include <functional>
 
 namespace attnc {
 
@@ -52,6 +55,11 @@ public:
                            const std::vector<attn::decode::Hypothesis> &outputs) const;
 
 private:
+  /// Calls `body(first, count, model)` for the sources in batches of the compiled rows, with
+  /// a step model that has encoded sources [first, first + count).
+  using BatchBody = std::function<void(size_t first, size_t count,
+                                       attn::decode::ProgramStepModel &model)>;
+  void forEachBatch(const std::vector<Encoded> &sources, const BatchBody &body) const;
   /// The encoder's inputs for sources [first, first + count), one per row; the rows past
   /// `count` repeat the first source (their outputs are ignored).
   void batchOf(const std::vector<Encoded> &sources, size_t first, size_t count,

@@ -46,7 +46,7 @@ private:
   std::vector<Tensor> inputs_;
   // For each decode_step result j >= 1: the index of the input it replaces, or -1.
   std::vector<int> feedback_;
-  // The latest step's results.
+  // The latest step's results (those fed back are moved into inputs_ instead).
   std::vector<Tensor> results_;
 };
 
