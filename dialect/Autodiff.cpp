@@ -129,7 +129,10 @@ LogicalResult buildGradientByDecomposition(Operation *op, OpBuilder &b, ValueRan
   auto grads = buildBackward(b, recorder.ops, seeds, wrt);
   if (failed(grads))
     return failure();
-  operandGrads.append(grads->begin(), grads->end());
+  // An operand passed twice (self-attention's query and memory) already has its whole
+  // gradient at its first position: the caller sums per position, so later ones get none.
+  for (auto [i, g] : llvm::enumerate(*grads))
+    operandGrads.push_back(llvm::is_contained(ArrayRef<Value>(wrt).take_front(i), wrt[i]) ? Value() : g);
   return success();
 }
 

@@ -14,6 +14,9 @@ ArrayRef<int64_t> shapeOf(Value v) { return typeOf(v).getShape(); }
 RankedTensorType f32Tensor(OpBuilder &b, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape, b.getF32Type());
 }
+RankedTensorType f32Like(RankedTensorType t, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, t.getElementType());
+}
 Value reshape(OpBuilder &b, Location l, Value v, ArrayRef<int64_t> shape) {
   auto type = f32Tensor(b, shape);
   return type == v.getType() ? v : b.create<ReshapeOp>(l, type, v).getResult();
@@ -288,4 +291,137 @@ LogicalResult FusedAttentionGradOp::inferReturnTypes(MLIRContext *, std::optiona
   for (Value operand : {a.getQuery(), a.getKeys(), a.getWeight(), a.getValues()})
     results.push_back(operand.getType());
   return success();
+}
+
+//===- scaled_dot_product_attention --------------------------------------------------------===//
+
+LogicalResult ScaledDotProductAttentionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands, DictionaryAttr attributes,
+    OpaqueProperties properties, RegionRange regions, SmallVectorImpl<Type> &results) {
+  Adaptor a(operands, attributes, properties, regions);
+  auto q = typeOf(a.getQuery()), k = typeOf(a.getKeys()), v = typeOf(a.getValues());
+  Value m = a.getKeyMask();
+  bool ok = q.getRank() == 4 && k.getRank() == 4 && v.getRank() == 4;
+  if (ok) {
+    ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+    ok = qs.take_front(2) == ks.take_front(2) && ks.take_front(3) == vs.take_front(3) &&
+         qs[3] == ks[3] && (!m || shapeOf(m) == ArrayRef<int64_t>{ks[0], ks[2]});
+    if (ok && a.getCausalAttr() && a.getCausal() && qs[2] > ks[2])
+      return emitOptionalError(loc, "'attn.scaled_dot_product_attention' with causal needs at "
+                                    "most as many queries as keys; got ",
+                               typeStr(q), " and ", typeStr(k));
+  }
+  if (!ok)
+    return emitOptionalError(loc, "'attn.scaled_dot_product_attention' needs query [B, H, T, D], "
+                                  "keys [B, H, S, D], values [B, H, S, Dv] and optionally "
+                                  "key_mask [B, S]; got ",
+                             typeStr(q), ", ", typeStr(k), ", ", typeStr(v),
+                             m ? ", " + typeStr(m.getType()) : std::string());
+  ArrayRef<int64_t> qs = q.getShape();
+  results.push_back(f32Like(q, {qs[0], qs[1], qs[2], v.getShape()[3]}));
+  results.push_back(f32Like(q, {qs[0], qs[1], qs[2], k.getShape()[2]}));
+  return success();
+}
+
+SmallVector<Value> ScaledDotProductAttentionOp::decompose(OpBuilder &b) {
+  Location l = getLoc();
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKeys());
+  int64_t batch = q[0], queries = q[2], keys = k[2];
+  // [B, H, T, D] x [B, H, S, D]^T -> [B, H, T, S]
+  Value scores = mul(b, l, matmul(b, l, getQuery(), getKeys(), false, true),
+                     scalarOf(b, l, 1.0f / std::sqrt((float)q[3])));
+  if (Value mask = getKeyMask()) {
+    // (mask - 1) 1e9 as [B, 1, 1, S]: 0 at kept keys, -1e9 at padding.
+    Value push = mul(b, l, sub(b, l, mask, scalarOf(b, l, 1.0f)), scalarOf(b, l, 1e9f));
+    scores = add(b, l, scores, reshape(b, l, push, {batch, 1, 1, keys}));
+  }
+  if (getCausal()) {
+    SmallVector<float> future(queries * keys, 0.0f);
+    for (int64_t i = 0; i < queries; ++i)
+      for (int64_t j = i + keys - queries + 1; j < keys; ++j)
+        future[i * keys + j] = -1e9f;
+    auto type = f32Tensor(b, {queries, keys});
+    scores = add(b, l, scores,
+                 b.create<ConstantOp>(l, DenseElementsAttr::get(type, ArrayRef<float>(future))));
+  }
+  Value weights = b.create<SoftmaxOp>(l, scores, b.getI64IntegerAttr(-1));
+  return {matmul(b, l, weights, getValues()), weights};
+}
+
+LogicalResult ScaledDotProductAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
+                                                         SmallVectorImpl<Value> &out) {
+  return buildGradientByDecomposition(*this, b, grads, out);
+}
+
+//===- multi_head_attention ----------------------------------------------------------------===//
+
+LogicalResult MultiHeadAttentionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands, DictionaryAttr attributes,
+    OpaqueProperties properties, RegionRange regions, SmallVectorImpl<Type> &results) {
+  Adaptor a(operands, attributes, properties, regions);
+  auto q = typeOf(a.getQuery()), mem = typeOf(a.getMemory());
+  int64_t heads = a.getHeadsAttr() ? a.getHeads() : 0;
+  bool ok = q.getRank() == 3 && mem.getRank() == 3 && q.getShape()[0] == mem.getShape()[0];
+  int64_t e = ok ? q.getShape()[2] : 0, m = ok ? mem.getShape()[2] : 0;
+  auto is = [](Value v, ArrayRef<int64_t> shape) { return shapeOf(v) == shape; };
+  ok = ok && is(a.getWQ(), {e, e}) && is(a.getBQ(), {e}) && is(a.getWK(), {m, e}) &&
+       is(a.getBK(), {e}) && is(a.getWV(), {m, e}) && is(a.getBV(), {e}) &&
+       is(a.getWO(), {e, e}) && is(a.getBO(), {e});
+  Value mask = a.getKeyMask();
+  if (ok && mask)
+    ok = is(mask, {mem.getShape()[0], mem.getShape()[1]});
+  if (!ok) {
+    std::string got;
+    for (Value v : operands)
+      got += (got.empty() ? "" : ", ") + typeStr(v.getType());
+    return emitOptionalError(loc, "'attn.multi_head_attention' needs query [B, T, E], memory "
+                                  "[B, S, M], w_q [E, E], b_q [E], w_k [M, E], b_k [E], w_v "
+                                  "[M, E], b_v [E], w_o [E, E], b_o [E] and optionally key_mask "
+                                  "[B, S]; got ",
+                             got);
+  }
+  if (heads < 1 || e % heads != 0)
+    return emitOptionalError(loc, "'attn.multi_head_attention' heads must divide the width ", e,
+                             ", got ", heads);
+  if (a.getCausalAttr() && a.getCausal() && q.getShape()[1] > mem.getShape()[1])
+    return emitOptionalError(loc, "'attn.multi_head_attention' with causal needs at most as "
+                                  "many queries as memory positions; got ",
+                             typeStr(q), " and ", typeStr(mem));
+  ArrayRef<int64_t> qs = q.getShape();
+  results.push_back(q);
+  results.push_back(f32Like(q, {qs[0], heads, qs[1], mem.getShape()[1]}));
+  return success();
+}
+
+namespace {
+// x [B, T, E] -> [B, H, T, E/H]: head h holds columns [h E/H, (h + 1) E/H).
+Value splitHeads(OpBuilder &b, Location l, Value x, int64_t heads) {
+  ArrayRef<int64_t> s = shapeOf(x);
+  Value split = reshape(b, l, x, {s[0], s[1], heads, s[2] / heads});
+  return b.create<TransposeOp>(l, split, b.getDenseI64ArrayAttr({0, 2, 1, 3}));
+}
+// x [B, H, T, D] -> [B, T, H D]
+Value mergeHeads(OpBuilder &b, Location l, Value x) {
+  ArrayRef<int64_t> s = shapeOf(x);
+  Value merged = b.create<TransposeOp>(l, x, b.getDenseI64ArrayAttr({0, 2, 1, 3}));
+  return reshape(b, l, merged, {s[0], s[2], s[1] * s[3]});
+}
+} // namespace
+
+SmallVector<Value> MultiHeadAttentionOp::decompose(OpBuilder &b) {
+  Location l = getLoc();
+  int64_t heads = getHeads();
+  auto project = [&](Value x, Value w, Value bias) {
+    return splitHeads(b, l, b.create<DenseOp>(l, x, w, bias), heads);
+  };
+  auto att = b.create<ScaledDotProductAttentionOp>(
+      l, project(getQuery(), getWQ(), getBQ()), project(getMemory(), getWK(), getBK()),
+      project(getMemory(), getWV(), getBV()), getKeyMask(), getCausalAttr());
+  Value output = b.create<DenseOp>(l, mergeHeads(b, l, att.getOutput()), getWO(), getBO());
+  return {output, att.getWeights()};
+}
+
+LogicalResult MultiHeadAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
+                                                  SmallVectorImpl<Value> &out) {
+  return buildGradientByDecomposition(*this, b, grads, out);
 }

@@ -172,4 +172,80 @@ def Attn_FusedAttentionGradOp : Attn_Op<"fused_attention_grad", [Pure,
   let assemblyFormat = "operands attr-dict `:` type(operands)";
 }
 
+//===- the Transformer's attention: scaled dot-product and multi-head -------------------===//
+
+def Attn_ScaledDotProductAttentionOp : Attn_Op<"scaled_dot_product_attention", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DecomposableOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
+  let summary = "softmax(Q K^T / sqrt(d_k)) V per head, with causal and key padding masks";
+  let description = [{
+    With `query [B, H, T, D]`, `keys [B, H, S, D]`, `values [B, H, S, Dv]` and an optional
+    `key_mask [B, S]` (1 where a key may be attended, 0 at padding):
+
+        scores[b, h, i, j] = query[b, h, i] . keys[b, h, j] / sqrt(D)
+        weights = softmax_j(scores), over the keys j that are not masked
+        output[b, h, i] = sum_j weights[b, h, i, j] values[b, h, j]
+
+    With `causal`, query `i` sees key `j` only when `j <= i + S - T` (the queries are the
+    last `T` positions of the `S` keys; `T = S` is the usual square mask). Masked scores are
+    pushed down by 1e9, so a masked key gets weight exactly 0; a row with every key masked
+    gets uniform weights. Results: `output [B, H, T, Dv]` and `weights [B, H, T, S]` (what
+    attention plots show; unused, it costs nothing after decomposition). Decomposes into
+    batched `matmul`, `softmax` and the masks as additive constants; the gradient rule
+    differentiates the decomposition.
+
+    ```mlir
+    %o, %w = attn.scaled_dot_product_attention %q, %k, %v, %mask {causal = true}
+        : tensor<2x4x10x16xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10x16xf32>, tensor<2x10xf32>
+    // %o : tensor<2x4x10x16xf32>, %w : tensor<2x4x10x10xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
+                       Attn_FloatTensor:$values, Optional<Attn_FloatTensor>:$key_mask,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs Attn_FloatTensor:$output, Attn_FloatTensor:$weights);
+  let assemblyFormat = [{
+    $query `,` $keys `,` $values (`,` $key_mask^)? attr-dict `:` type($query) `,` type($keys)
+    `,` type($values) (`,` type($key_mask)^)?
+  }];
+}
+
+def Attn_MultiHeadAttentionOp : Attn_Op<"multi_head_attention", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DecomposableOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
+  let summary = "multi-head attention: per-head projections, attention, concat, output projection";
+  let description = [{
+    "Attention Is All You Need", 3.2.2, with `query [B, T, E]` (what attends) and
+    `memory [B, S, M]` (what is attended: the same tensor for self-attention, the encoder's
+    output for encoder-decoder cross attention), `heads` = H dividing E:
+
+        Q = query W_q + b_q, K = memory W_k + b_k, V = memory W_v + b_v   [.., E]
+        head_h = scaled_dot_product_attention(Q_h, K_h, V_h)  (Q_h: columns h E/H ..)
+        output = concat_h(head_h) W_o + b_o                                [B, T, E]
+
+    Weights `w_q [E, E]`, `w_k [M, E]`, `w_v [M, E]`, `w_o [E, E]` multiply from the right
+    (PyTorch's `in_proj_weight` rows, transposed); biases are `[E]`. `key_mask [B, S]` and
+    `causal` are those of `attn.scaled_dot_product_attention`. Results: `output [B, T, E]`
+    and the per-head `weights [B, H, T, S]`. Decomposes into `dense`, `reshape`,
+    `transpose` and `attn.scaled_dot_product_attention`; the gradient rule differentiates
+    the decomposition.
+
+    ```mlir
+    %y, %w = attn.multi_head_attention %x, %x, %wq, %bq, %wk, %bk, %wv, %bv, %wo, %bo, %mask
+        {heads = 4 : i64, causal = true} : tensor<2x10x64xf32>, tensor<2x10x64xf32>, ...
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$memory,
+                       Attn_FloatTensor:$w_q, Attn_FloatTensor:$b_q,
+                       Attn_FloatTensor:$w_k, Attn_FloatTensor:$b_k,
+                       Attn_FloatTensor:$w_v, Attn_FloatTensor:$b_v,
+                       Attn_FloatTensor:$w_o, Attn_FloatTensor:$b_o,
+                       Optional<Attn_FloatTensor>:$key_mask, I64Attr:$heads,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs Attn_FloatTensor:$output, Attn_FloatTensor:$weights);
+  let assemblyFormat = "operands attr-dict `:` type(operands)";
+}
+
 #endif // ATTN_OPS_ATTENTION_TD

@@ -140,6 +140,9 @@ def Attn_ExpOp : Attn_UnaryOp<"exp", "exp(x)">;
 def Attn_LogOp : Attn_UnaryOp<"log", "log(x)">;
 def Attn_SqrtOp : Attn_UnaryOp<"sqrt", "sqrt(x)">;
 def Attn_StepOp : Attn_UnaryOp<"step", "x > 0 ? 1 : 0">;
+def Attn_ErfOp : Attn_UnaryOp<"erf", "erf(x)">;
+// The Transformer's exact GELU (PyTorch's `gelu`, approximate = 'none').
+def Attn_GeluOp : Attn_UnaryOp<"gelu", "x Phi(x) = x (1 + erf(x / sqrt(2))) / 2">;
 
 //===----------------------------------------------------------------------------------===//
 // Normalisation

@@ -138,6 +138,29 @@ LogicalResult SqrtOp::buildGradient(OpBuilder &b, ValueRange grads, Grads &out) 
   return success();
 }
 
+// erf' = 2 / sqrt(pi) exp(-x^2)
+LogicalResult ErfOp::buildGradient(OpBuilder &b, ValueRange grads, Grads &out) {
+  Location l = getLoc();
+  Value x = getInput();
+  Value d = mul(b, l, b.create<ExpOp>(l, b.create<NegOp>(l, mul(b, l, x, x))),
+                scalarOf(b, l, 1.1283791670955126f));
+  out.push_back(mul(b, l, grads[0], d));
+  return success();
+}
+
+// gelu' = Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2, phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+LogicalResult GeluOp::buildGradient(OpBuilder &b, ValueRange grads, Grads &out) {
+  Location l = getLoc();
+  Value x = getInput();
+  Value cdf = mul(b, l, b.create<AddOp>(l, scalarOf(b, l, 1.0f),
+                                        b.create<ErfOp>(l, mul(b, l, x, scalarOf(b, l, 0.70710678118654752f)))),
+                  scalarOf(b, l, 0.5f));
+  Value pdf = mul(b, l, b.create<ExpOp>(l, mul(b, l, mul(b, l, x, x), scalarOf(b, l, -0.5f))),
+                  scalarOf(b, l, 0.3989422804014327f));
+  out.push_back(mul(b, l, grads[0], b.create<AddOp>(l, cdf, mul(b, l, x, pdf))));
+  return success();
+}
+
 LogicalResult StepOp::buildGradient(OpBuilder &, ValueRange, Grads &out) {
   out.push_back(Value());
   return success();

@@ -97,6 +97,18 @@ func.func @sqrt() -> tensor<2x5xf32> {
   return %y : tensor<2x5xf32>
 }
 
+func.func @erf() -> tensor<2x5xf32> {
+  %a = attn.param "a" {scale = 1.5 : f32} : tensor<2x5xf32>
+  %y = attn.erf %a : tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+func.func @gelu() -> tensor<2x5xf32> {
+  %a = attn.param "a" {scale = 2.0 : f32} : tensor<2x5xf32>
+  %y = attn.gelu %a : tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
 // step passes no gradient.
 func.func @step() -> tensor<2x5xf32> {
   %a = attn.param "a" {scale = 1.0 : f32} : tensor<2x5xf32>
@@ -512,4 +524,62 @@ func.func @fused_attention() -> (tensor<2x3xf32>, tensor<2x5xf32>) {
   %c, %a = attn.fused_attention %q, %k, %v, %m, %h {kind = "additive"}
       : tensor<2x4xf32>, tensor<2x5x4xf32>, tensor<4xf32>, tensor<2x5xf32>, tensor<2x5x3xf32>
   return %c, %a : tensor<2x3xf32>, tensor<2x5xf32>
+}
+
+// Two heads, the second batch row with two padded keys (their weights must be 0 and pass no
+// gradient).
+func.func @scaled_dot_product_attention() -> (tensor<2x2x3x4xf32>, tensor<2x2x3x5xf32>) {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x2x3x4xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x2x5x4xf32>
+  %v = attn.param "v" {scale = 1.0 : f32} : tensor<2x2x5x4xf32>
+  %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0, 0.0]]> : tensor<2x5xf32>
+  %o, %w = attn.scaled_dot_product_attention %q, %k, %v, %m
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x4xf32>, tensor<2x5xf32>
+  return %o, %w : tensor<2x2x3x4xf32>, tensor<2x2x3x5xf32>
+}
+
+// Causal with fewer queries than keys: query i sees keys j <= i + 2.
+func.func @scaled_dot_product_attention_causal() -> (tensor<1x2x3x3xf32>, tensor<1x2x3x5xf32>) {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<1x2x3x4xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<1x2x5x4xf32>
+  %v = attn.param "v" {scale = 1.0 : f32} : tensor<1x2x5x3xf32>
+  %o, %w = attn.scaled_dot_product_attention %q, %k, %v {causal = true}
+      : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x3xf32>
+  return %o, %w : tensor<1x2x3x3xf32>, tensor<1x2x3x5xf32>
+}
+
+// Cross attention (memory of another width) with a key mask.
+func.func @multi_head_attention() -> (tensor<2x3x4xf32>, tensor<2x2x3x5xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<2x3x4xf32>
+  %mem = attn.param "mem" {scale = 1.0 : f32} : tensor<2x5x6xf32>
+  %wq = attn.param "wq" {scale = 0.5 : f32} : tensor<4x4xf32>
+  %bq = attn.param "bq" {scale = 0.5 : f32} : tensor<4xf32>
+  %wk = attn.param "wk" {scale = 0.5 : f32} : tensor<6x4xf32>
+  %bk = attn.param "bk" {scale = 0.5 : f32} : tensor<4xf32>
+  %wv = attn.param "wv" {scale = 0.5 : f32} : tensor<6x4xf32>
+  %bv = attn.param "bv" {scale = 0.5 : f32} : tensor<4xf32>
+  %wo = attn.param "wo" {scale = 0.5 : f32} : tensor<4x4xf32>
+  %bo = attn.param "bo" {scale = 0.5 : f32} : tensor<4xf32>
+  %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0, 0.0]]> : tensor<2x5xf32>
+  %y, %w = attn.multi_head_attention %x, %mem, %wq, %bq, %wk, %bk, %wv, %bv, %wo, %bo, %m {heads = 2 : i64}
+      : tensor<2x3x4xf32>, tensor<2x5x6xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<6x4xf32>,
+        tensor<4xf32>, tensor<6x4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<2x5xf32>
+  return %y, %w : tensor<2x3x4xf32>, tensor<2x2x3x5xf32>
+}
+
+// Causal self-attention.
+func.func @multi_head_attention_causal() -> (tensor<2x4x4xf32>, tensor<2x2x4x4xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<2x4x4xf32>
+  %wq = attn.param "wq" {scale = 0.5 : f32} : tensor<4x4xf32>
+  %bq = attn.param "bq" {scale = 0.5 : f32} : tensor<4xf32>
+  %wk = attn.param "wk" {scale = 0.5 : f32} : tensor<4x4xf32>
+  %bk = attn.param "bk" {scale = 0.5 : f32} : tensor<4xf32>
+  %wv = attn.param "wv" {scale = 0.5 : f32} : tensor<4x4xf32>
+  %bv = attn.param "bv" {scale = 0.5 : f32} : tensor<4xf32>
+  %wo = attn.param "wo" {scale = 0.5 : f32} : tensor<4x4xf32>
+  %bo = attn.param "bo" {scale = 0.5 : f32} : tensor<4xf32>
+  %y, %w = attn.multi_head_attention %x, %x, %wq, %bq, %wk, %bk, %wv, %bv, %wo, %bo {heads = 2 : i64, causal = true}
+      : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>,
+        tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>
+  return %y, %w : tensor<2x4x4xf32>, tensor<2x2x4x4xf32>
 }

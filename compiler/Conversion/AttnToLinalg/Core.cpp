@@ -27,6 +27,13 @@ Value sigmoidBody(OpBuilder &b, Location l, ValueRange a) {
   return b.create<arith::DivFOp>(l, cstF(b, l, 1.0f), b.create<arith::AddFOp>(l, cstF(b, l, 1.0f), e));
 }
 Value sqrtBody(OpBuilder &b, Location l, ValueRange a) { return b.create<math::SqrtOp>(l, a[0]); }
+Value erfBody(OpBuilder &b, Location l, ValueRange a) { return b.create<math::ErfOp>(l, a[0]); }
+// x (1 + erf(x / sqrt 2)) / 2
+Value geluBody(OpBuilder &b, Location l, ValueRange a) {
+  Value e = b.create<math::ErfOp>(l, b.create<arith::MulFOp>(l, a[0], cstF(b, l, 0.70710678118654752f)));
+  Value half = b.create<arith::MulFOp>(l, a[0], cstF(b, l, 0.5f));
+  return b.create<arith::MulFOp>(l, half, b.create<arith::AddFOp>(l, cstF(b, l, 1.0f), e));
+}
 Value identityBody(OpBuilder &, Location, ValueRange a) { return a[0]; }
 Value eqBody(OpBuilder &b, Location l, ValueRange a) {
   return indicator(b, l, arith::CmpFPredicate::OEQ, a[0], a[1]);
@@ -326,6 +333,7 @@ void mlir::attn::linalg_lowering::populateCorePatterns(RewritePatternSet &patter
       {ExpOp::getOperationName(), expBody},         {LogOp::getOperationName(), logBody},
       {SqrtOp::getOperationName(), sqrtBody},       {StepOp::getOperationName(), stepBody},
       {MaximumOp::getOperationName(), maxBody},     {EqOp::getOperationName(), eqBody},
+      {ErfOp::getOperationName(), erfBody},         {GeluOp::getOperationName(), geluBody},
       {BroadcastOp::getOperationName(), identityBody},
   };
   for (auto [name, body] : elementwiseOps)

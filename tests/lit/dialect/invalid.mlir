@@ -383,3 +383,35 @@ func.func @fused_attention_grad(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %
   %g:4 = attn.fused_attention_grad %q, %k, %v, %m, %h, %a, %dc, %a {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x16xf32>, tensor<4x10xf32>
   return
 }
+
+// -----
+
+func.func @scaled_dot_product_attention_shapes(%q: tensor<2x4x10x8xf32>, %k: tensor<2x4x12x6xf32>) {
+  // expected-error @+1 {{'attn.scaled_dot_product_attention' needs query [B, H, T, D], keys [B, H, S, D], values [B, H, S, Dv] and optionally key_mask [B, S]; got tensor<2x4x10x8xf32>, tensor<2x4x12x6xf32>, tensor<2x4x12x6xf32>}}
+  %o, %w = attn.scaled_dot_product_attention %q, %k, %k : tensor<2x4x10x8xf32>, tensor<2x4x12x6xf32>, tensor<2x4x12x6xf32>
+  return
+}
+
+// -----
+
+func.func @scaled_dot_product_attention_causal(%q: tensor<2x4x10x8xf32>, %k: tensor<2x4x6x8xf32>) {
+  // expected-error @+1 {{'attn.scaled_dot_product_attention' with causal needs at most as many queries as keys; got tensor<2x4x10x8xf32> and tensor<2x4x6x8xf32>}}
+  %o, %w = attn.scaled_dot_product_attention %q, %k, %k {causal = true} : tensor<2x4x10x8xf32>, tensor<2x4x6x8xf32>, tensor<2x4x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @multi_head_attention_heads(%x: tensor<2x10x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'attn.multi_head_attention' heads must divide the width 8, got 3}}
+  %y, %a = attn.multi_head_attention %x, %x, %w, %b, %w, %b, %w, %b, %w, %b {heads = 3 : i64} : tensor<2x10x8xf32>, tensor<2x10x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @multi_head_attention_shapes(%x: tensor<2x10x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>, %b4: tensor<4xf32>) {
+  // expected-error @+1 {{'attn.multi_head_attention' needs query [B, T, E], memory [B, S, M], w_q [E, E], b_q [E], w_k [M, E], b_k [E], w_v [M, E], b_v [E], w_o [E, E], b_o [E] and optionally key_mask [B, S]; got tensor<2x10x8xf32>, tensor<2x10x8xf32>, tensor<8x8xf32>, tensor<4xf32>}}
+  %y, %a = attn.multi_head_attention %x, %x, %w, %b4, %w, %b, %w, %b, %w, %b {heads = 2 : i64} : tensor<2x10x8xf32>, tensor<2x10x8xf32>, tensor<8x8xf32>, tensor<4xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  return
+}

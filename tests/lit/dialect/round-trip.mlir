@@ -191,3 +191,19 @@ func.func @fused_attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: te
   %g:4 = attn.fused_attention_grad %q, %k, %v, %m, %h, %a, %dc, %a {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x32xf32>, tensor<4x10xf32>
   return %g#3 : tensor<4x10x32xf32>
 }
+
+// CHECK-LABEL: func @transformer_attention
+func.func @transformer_attention(%x: tensor<2x10x8xf32>, %mem: tensor<2x12x6xf32>,
+                                 %w: tensor<8x8xf32>, %wm: tensor<6x8xf32>, %b: tensor<8xf32>,
+                                 %m: tensor<2x12xf32>, %q: tensor<2x4x10x2xf32>)
+    -> (tensor<2x10x8xf32>, tensor<2x4x10x2xf32>) {
+  // CHECK: attn.multi_head_attention {{.*}} {heads = 4 : i64} : tensor<2x10x8xf32>, tensor<2x12x6xf32>
+  %y, %a = attn.multi_head_attention %x, %mem, %w, %b, %wm, %b, %wm, %b, %w, %b, %m {heads = 4 : i64} : tensor<2x10x8xf32>, tensor<2x12x6xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<6x8xf32>, tensor<8xf32>, tensor<6x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<2x12xf32>
+  // CHECK: attn.scaled_dot_product_attention %{{.*}}, %{{.*}}, %{{.*}} {causal = true} : tensor<2x4x10x2xf32>, tensor<2x4x10x2xf32>, tensor<2x4x10x2xf32>
+  %o, %wt = attn.scaled_dot_product_attention %q, %q, %q {causal = true} : tensor<2x4x10x2xf32>, tensor<2x4x10x2xf32>, tensor<2x4x10x2xf32>
+  // CHECK: attn.gelu %{{.*}} : tensor<2x10x8xf32>
+  %g = attn.gelu %y : tensor<2x10x8xf32>
+  // CHECK: attn.erf %{{.*}} : tensor<2x10x8xf32>
+  %e = attn.erf %g : tensor<2x10x8xf32>
+  return %e, %o : tensor<2x10x8xf32>, tensor<2x4x10x2xf32>
+}
