@@ -16,3 +16,11 @@
 
 #define GET_OP_CLASSES
 #include "dialect/AttnOps.h.inc"
+
+namespace mlir::attn {
+/// The multi-head layout, shared by attn.multi_head_attention's decomposition and by importers
+/// that build attention a step at a time (cached decoding): x [B, T, H D] -> [B, H, T, D]
+/// (head h holds columns [h D, (h + 1) D)), and back.
+Value splitHeads(OpBuilder &b, Location l, Value x, int64_t heads);
+Value mergeHeads(OpBuilder &b, Location l, Value x);
+} // namespace mlir::attn

@@ -72,6 +72,10 @@ void buildAttnToLowered(OpPassManager &pm, bool fuse) {
   pm.addPass(mlir::attn::createAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Chains of elementwise ops (a decomposed softmax, layer norm or GELU, an optimizer
+  // update) become one loop nest each: fewer passes over memory, and far fewer loops for
+  // LLVM, whose compile time grows faster than linearly in a function's loops.
+  pm.addPass(createLinalgElementwiseOpFusionPass());
   // Last, and with nothing after it: one-shot bufferization must see each kernel call's
   // to_memref / to_tensor exactly as emitted (see AttnToOneDNN.cpp).
   pm.addPass(mlir::attn::createAttnToOneDNN());
@@ -101,6 +105,7 @@ void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix) {
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(mlir::attn::createAttnPackedEntries(mlir::attn::AttnPackedEntriesOptions{entryPrefix}));
+  pm.addPass(mlir::attn::createAttnOutlineLoops());
   pm.addPass(createConvertLinalgToLoopsPass());
   // Polynomial tanh/exp/log: plain arithmetic that LLVM can vectorize, unlike libm calls.
   pm.addPass(mlir::attn::createAttnExpandMath());

@@ -81,6 +81,20 @@ def AttnPackedEntries : Pass<"attn-packed-entries", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect"];
 }
 
+def AttnOutlineLoops : Pass<"attn-outline-loops", "mlir::ModuleOp"> {
+  let summary = "moves every linalg op on buffers into its own function";
+  let description = [{
+    Runs on bufferized code, before linalg becomes loops. Each linalg op (a fused
+    elementwise chain, a reduction, a transpose, a fill, a copy) becomes a call of a new
+    private function `@<func>_loop<N>` that holds it alone, its buffers as arguments and
+    marked `noinline`. LLVM's loop analyses (scalar evolution, dominator queries) cost more
+    than linearly in the number of loops in one function; a Transformer's training step holds
+    thousands of them, and compiling it whole took minutes. One loop nest per function keeps
+    the compile time linear; the call costs nanoseconds against the loop's work.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def AttnExpandMath : Pass<"attn-expand-math"> {
   let summary = "replaces math.tanh/exp/log/... by polynomial approximations";
   let description = [{

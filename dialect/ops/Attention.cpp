@@ -393,20 +393,18 @@ LogicalResult MultiHeadAttentionOp::inferReturnTypes(
   return success();
 }
 
-namespace {
 // x [B, T, E] -> [B, H, T, E/H]: head h holds columns [h E/H, (h + 1) E/H).
-Value splitHeads(OpBuilder &b, Location l, Value x, int64_t heads) {
+Value mlir::attn::splitHeads(OpBuilder &b, Location l, Value x, int64_t heads) {
   ArrayRef<int64_t> s = shapeOf(x);
   Value split = reshape(b, l, x, {s[0], s[1], heads, s[2] / heads});
   return b.create<TransposeOp>(l, split, b.getDenseI64ArrayAttr({0, 2, 1, 3}));
 }
 // x [B, H, T, D] -> [B, T, H D]
-Value mergeHeads(OpBuilder &b, Location l, Value x) {
+Value mlir::attn::mergeHeads(OpBuilder &b, Location l, Value x) {
   ArrayRef<int64_t> s = shapeOf(x);
   Value merged = b.create<TransposeOp>(l, x, b.getDenseI64ArrayAttr({0, 2, 1, 3}));
   return reshape(b, l, merged, {s[0], s[2], s[1] * s[3]});
 }
-} // namespace
 
 SmallVector<Value> MultiHeadAttentionOp::decompose(OpBuilder &b) {
   Location l = getLoc();

@@ -1,10 +1,8 @@
 #include "frontends/yaml/Importer.h"
+#include "frontends/yaml/ImportBuilder.h"
 
 #include "compiler/Transforms/Passes.h"
-#include "dialect/AttnOps.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cctype>
@@ -15,10 +13,9 @@ using namespace mlir;
 namespace attn::yaml {
 namespace {
 
-class Importer {
+class Importer : ImportBuilder {
 public:
-  Importer(const Spec &spec, const ImportOptions &options, MLIRContext &ctx)
-      : spec(spec), options(options), b(&ctx) {}
+  using ImportBuilder::ImportBuilder;
 
   OwningOpRef<ModuleOp> run() {
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc(Loc{spec.file, 1, 1}));
@@ -120,44 +117,12 @@ public:
   }
 
 private:
-  Location loc(const Loc &l) {
-    return FileLineColLoc::get(b.getStringAttr(l.file.empty() ? spec.file : l.file), l.line,
-                               l.col);
-  }
-
-  // A public function with named inputs and results; the builder is left in its body.
-  func::FuncOp entry(StringRef name, ArrayRef<Type> inputs, ArrayRef<StringRef> inputNames,
-                     ArrayRef<Type> results, ArrayRef<StringRef> resultNames, Location l) {
-    auto func = b.create<func::FuncOp>(l, name, b.getFunctionType(inputs, results));
-    for (auto [i, n] : llvm::enumerate(inputNames))
-      func.setArgAttr(i, "attn.name", b.getStringAttr(n));
-    for (auto [i, n] : llvm::enumerate(resultNames))
-      func.setResultAttr(i, "attn.name", b.getStringAttr(n));
-    b.setInsertionPointToStart(func.addEntryBlock());
-    return func;
-  }
-
   // The model from its input to its prediction: the network, then the dense head.
   Value network(Value x) {
     Value features = spec.model.rnn ? rnn(*spec.model.rnn, x) : mlp(*spec.model.mlp, x);
     return dense("output", features, spec.model.output.size, loc(spec.model.output.loc));
   }
 
-  Value param(Location l, const std::string &name, ArrayRef<int64_t> shape, StringRef init,
-              float scale) {
-    return b.create<mlir::attn::ParamOp>(l, RankedTensorType::get(shape, b.getF32Type()),
-                                   b.getStringAttr(name), b.getStringAttr(init),
-                                   b.getF32FloatAttr(scale), /*trainable=*/b.getBoolAttr(true));
-  }
-
-  // x [..., K] -> [..., n], weights initialised like PyTorch's nn.Linear: U(+-1/sqrt(K)).
-  Value dense(const std::string &name, Value x, int64_t n, Location l) {
-    int64_t k = cast<RankedTensorType>(x.getType()).getShape().back();
-    float scale = 1.0f / std::sqrt((float)k);
-    Value w = param(l, name + ".weight", {k, n}, "uniform", scale);
-    Value bias = param(l, name + ".bias", {n}, "uniform", scale);
-    return b.create<mlir::attn::DenseOp>(l, x, w, bias);
-  }
 
   Value mlp(const MlpSpec &m, Value x) {
     Location l = loc(m.loc);
@@ -535,16 +500,6 @@ private:
     b.create<func::ReturnOp>(l, outs);
   }
 
-  static constexpr int64_t kPadId = 0; // attn::data::Vocab::kPad
-
-  // Ends a @loss: the cross-entropy of `logits` against `labels`, padding ignored, with the
-  // spec's label smoothing.
-  void returnPaddedCrossEntropy(Value logits, Value labels, Location l) {
-    b.create<func::ReturnOp>(
-        l, b.create<mlir::attn::CrossEntropyOp>(l, logits, labels, b.getI64IntegerAttr(kPadId),
-                                                b.getF32FloatAttr(spec.train.labelSmoothing))
-               .getResult());
-  }
 
   bool chosContext() const { return spec.model.seq2seq.context == "every_step"; }
   bool attention() const { return spec.task == "seq2seq" && spec.model.attention.has_value(); }
@@ -681,13 +636,6 @@ private:
     return {seq, final};
   }
 
-  SmallVector<Value> zerosFor(ArrayRef<Type> types, Location l) {
-    SmallVector<Value> zeros;
-    for (Type t : types)
-      zeros.push_back(b.create<mlir::attn::ConstantOp>(
-          l, DenseElementsAttr::get(cast<RankedTensorType>(t), b.getF32FloatAttr(0.0f))));
-    return zeros;
-  }
 
   // The decoder's initial recurrent values (see carriedTypes): the encoder's final states
   // (context: initial, and attention over a unidirectional encoder), zeros (every_step), or,
@@ -878,11 +826,6 @@ private:
     return {att.getContext(), att.getWeights()};
   }
 
-  Value scalar(float value, Location l) {
-    auto type = RankedTensorType::get({}, b.getF32Type());
-    return b.create<mlir::attn::ConstantOp>(l,
-                                            DenseElementsAttr::get(type, b.getF32FloatAttr(value)));
-  }
 
   // One decoder step with `features` for the readout.
   struct Step {
@@ -976,15 +919,6 @@ private:
     return b.create<mlir::attn::AddOp>(l, logits, fromContext);
   }
 
-  // log softmax over the last axis of x [K, V], stable: x - max - log sum exp(x - max).
-  Value logSoftmax(Value x, Location l) {
-    auto axes = b.getDenseI64ArrayAttr({1});
-    Value shifted = b.create<mlir::attn::SubOp>(
-        l, x, b.create<mlir::attn::ReduceMaxOp>(l, x, axes, b.getBoolAttr(true)));
-    Value sum = b.create<mlir::attn::ReduceSumOp>(
-        l, b.create<mlir::attn::ExpOp>(l, shifted), axes, b.getBoolAttr(true));
-    return b.create<mlir::attn::SubOp>(l, shifted, b.create<mlir::attn::LogOp>(l, sum));
-  }
 
   // Teacher forcing: the decoder reads tgt_in [B, T] (bos y1 .. yn); logits [B, T, V]. The
   // readout runs once after the scan, over every step's features.
@@ -1087,11 +1021,8 @@ private:
     return RankedTensorType::get({shape[0], shape[2]}, b.getF32Type());
   }
 
-  const Spec &spec;
-  ImportOptions options;
   // While a @loss is built: the keep masks of each stack's layers (see lossEntry).
   llvm::StringMap<SmallVector<Value>> dropout;
-  OpBuilder b;
 };
 
 } // namespace
@@ -1099,6 +1030,8 @@ private:
 OwningOpRef<ModuleOp> importSpec(const Spec &spec, MLIRContext &context,
                                  const ImportOptions &options) {
   context.loadDialect<mlir::attn::AttnDialect, func::FuncDialect>();
+  if (spec.model.transformer)
+    return importTransformer(spec, context, options);
   return Importer(spec, options, context).run();
 }
 

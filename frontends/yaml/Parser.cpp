@@ -489,6 +489,22 @@ Spec buildSpec(const Validator &v, const std::string &file) {
     rnn.loc = v.mapLoc("model.rnn");
     spec.model.rnn = rnn;
   }
+  if (v.has("model.transformer")) {
+    TransformerSpec t;
+    t.layers = v.intAt("model.transformer.layers");
+    t.decoderLayers = v.intAt("model.transformer.decoder_layers");
+    t.dModel = v.intAt("model.transformer.d_model");
+    t.heads = v.intAt("model.transformer.heads");
+    t.ffn = v.intAt("model.transformer.ffn");
+    t.activation = v.stringAt("model.transformer.activation");
+    t.norm = v.stringAt("model.transformer.norm");
+    t.positions = v.stringAt("model.transformer.positions");
+    t.dropout = v.floatAt("model.transformer.dropout");
+    t.shareEmbeddings = v.boolAt("model.transformer.share_embeddings");
+    t.tieOutput = v.boolAt("model.transformer.tie_output");
+    t.loc = v.mapLoc("model.transformer");
+    spec.model.transformer = t;
+  }
   spec.model.embedding.dim = v.intAt("model.embedding.dim");
   spec.model.embedding.loc = v.mapLoc("model.embedding");
   spec.model.seq2seq.context = v.stringAt("model.seq2seq.context");
@@ -512,6 +528,7 @@ Spec buildSpec(const Validator &v, const std::string &file) {
   spec.sample.length = v.intAt("sample.length");
   spec.sample.temperature = v.floatAt("sample.temperature");
   spec.sample.seed = static_cast<uint64_t>(v.intAt("sample.seed"));
+  spec.sample.topK = v.intAt("sample.top_k");
   spec.sample.prime = v.stringAt("sample.prime");
 
   spec.train.batchSize = v.intAt("train.batch_size");
@@ -554,6 +571,12 @@ Spec buildSpec(const Validator &v, const std::string &file) {
   d.maxLength = v.intAt("decode.max_length");
   d.nbest = v.intAt("decode.nbest");
   d.batch = v.intAt("decode.batch");
+  d.attentionLayer = v.intAt("decode.attention_layer");
+  d.attentionHead = v.intAt("decode.attention_head");
+  d.sample = v.boolAt("decode.sample");
+  d.temperature = v.floatAt("decode.temperature");
+  d.topK = v.intAt("decode.top_k");
+  d.seed = static_cast<uint64_t>(v.intAt("decode.seed"));
   d.loc = v.mapLoc("decode");
   return spec;
 }

@@ -52,6 +52,14 @@ std::string specToYaml(const Spec &s) {
        << "\n    bidirectional: " << (s.model.rnn->bidirectional ? "true" : "false")
        << "\n    merge: " << s.model.rnn->merge << "\n    dropout: " << s.model.rnn->dropout
        << "\n";
+  if (const auto &t = s.model.transformer)
+    os << "  transformer:\n    layers: " << t->layers << "\n    decoder_layers: "
+       << t->decoderLayers << "\n    d_model: " << t->dModel << "\n    heads: " << t->heads
+       << "\n    ffn: " << t->ffn << "\n    activation: " << t->activation
+       << "\n    norm: " << t->norm << "\n    positions: " << t->positions
+       << "\n    dropout: " << t->dropout
+       << "\n    share_embeddings: " << (t->shareEmbeddings ? "true" : "false")
+       << "\n    tie_output: " << (t->tieOutput ? "true" : "false") << "\n";
   os << "  embedding:\n    dim: " << s.model.embedding.dim << "\n";
   os << "  seq2seq:\n    context: " << s.model.seq2seq.context << "\n    reverse_source: "
      << (s.model.seq2seq.reverseSource ? "true" : "false")
@@ -62,7 +70,7 @@ std::string specToYaml(const Spec &s) {
        << "\n    input_feeding: " << (a->inputFeeding ? "true" : "false") << "\n";
   os << "  output:\n    size: " << s.model.output.size << "\n";
   os << "sample:\n  length: " << s.sample.length << "\n  temperature: " << s.sample.temperature
-     << "\n  seed: " << s.sample.seed << "\n  prime: " << quoted(s.sample.prime) << "\n";
+     << "\n  top_k: " << s.sample.topK << "\n  seed: " << s.sample.seed << "\n  prime: " << quoted(s.sample.prime) << "\n";
   const TrainSpec &t = s.train;
   os << "train:\n  batch_size: " << t.batchSize << "\n  seed: " << t.seed
      << "\n  steps: " << t.steps << "\n  optimizer:\n    type: " << t.optimizer.type
@@ -83,7 +91,10 @@ std::string specToYaml(const Spec &s) {
   const DecodeSpec &d = s.decode;
   os << "decode:\n  beam: " << d.beam << "\n  length_penalty: " << d.lengthPenalty
      << "\n  max_length: " << d.maxLength << "\n  nbest: " << d.nbest << "\n  batch: "
-     << d.batch << "\n";
+     << d.batch << "\n  attention_layer: " << d.attentionLayer
+     << "\n  attention_head: " << d.attentionHead
+     << "\n  sample: " << (d.sample ? "true" : "false") << "\n  temperature: " << d.temperature
+     << "\n  top_k: " << d.topK << "\n  seed: " << d.seed << "\n";
   return os.str();
 }
 

@@ -78,7 +78,8 @@ std::vector<KeySchema> buildTable() {
           .atLeast(0).byDefault("200"),
       Key("data.seed", T::Int, "Seed of the data generator.").atLeast(0).byDefault("1"),
 
-      Key("model", T::Map, "The network: exactly one of `mlp` / `rnn`, then the `output` head.")
+      Key("model", T::Map,
+          "The network: exactly one of `mlp` / `rnn` / `transformer`, then the `output` head.")
           .required(),
       Key("model.mlp", T::Map, "Multi-layer perceptron; reads the window as [batch, window].")
           .exclusive("architecture"),
@@ -114,6 +115,43 @@ std::vector<KeySchema> buildTable() {
           "`dropout`), while training only; each element is zeroed with this probability and "
           "the others scaled by 1 / (1 - p). Needs `layers` >= 2 to do anything.")
           .atLeast(0).byDefault("0.0"),
+      Key("model.transformer", T::Map,
+          "A Transformer stack (Vaswani et al.): `seq2seq` builds the encoder-decoder, `lm` a "
+          "decoder-only stack (causal self-attention), `tag` / `classify` an encoder-only one "
+          "(`classify` averages the real tokens' outputs). Embeddings are scaled by "
+          "sqrt(d_model) and added to the positions; encoder and decoder end with a layer norm "
+          "(as torch.nn.Transformer). See docs/transformer.md.")
+          .exclusive("architecture"),
+      Key("model.transformer.layers", T::Int,
+          "Layers of the encoder (`seq2seq`, `tag`, `classify`) or of the decoder (`lm`).")
+          .atLeast(1).byDefault("2"),
+      Key("model.transformer.decoder_layers", T::Int,
+          "`seq2seq`: layers of the decoder; 0: as many as `layers`.").atLeast(0).byDefault("0"),
+      Key("model.transformer.d_model", T::Int, "Width of every position's vector.")
+          .atLeast(1).byDefault("64"),
+      Key("model.transformer.heads", T::Int, "Attention heads; must divide `d_model`.")
+          .atLeast(1).byDefault("4"),
+      Key("model.transformer.ffn", T::Int,
+          "Hidden width of the position-wise feed-forward layer W_2 act(W_1 x + b_1) + b_2.")
+          .atLeast(1).byDefault("256"),
+      Key("model.transformer.activation", T::String, "The feed-forward layer's activation.")
+          .oneOf({"relu", "gelu"}).byDefault("relu"),
+      Key("model.transformer.norm", T::String,
+          "`post`: x = LayerNorm(x + sublayer(x)) (the paper); `pre`: x = x + "
+          "sublayer(LayerNorm(x)).").oneOf({"post", "pre"}).byDefault("post"),
+      Key("model.transformer.positions", T::String,
+          "`sinusoidal`: PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(...); `learned`: "
+          "a trained table of one vector per position.")
+          .oneOf({"sinusoidal", "learned"}).byDefault("sinusoidal"),
+      Key("model.transformer.dropout", T::Float,
+          "Dropout probability on the embeddings and on every sublayer's output before its "
+          "residual sum, while training only.").atLeast(0).byDefault("0.0"),
+      Key("model.transformer.share_embeddings", T::Bool,
+          "`seq2seq`: one vocabulary and one embedding table for source and target.")
+          .byDefault("false"),
+      Key("model.transformer.tie_output", T::Bool,
+          "The output layer's weight is the (target) embedding table, transposed (Press & "
+          "Wolf); it keeps its own bias.").byDefault("false"),
       Key("model.embedding", T::Map,
           "`lm`, `seq2seq`, `tag`, `classify`: learned token embeddings feeding the rnn (a "
           "`seq2seq` model has one table for the source and one for the target)."),
@@ -174,6 +212,9 @@ std::vector<KeySchema> buildTable() {
       Key("sample.temperature", T::Float,
           "Softmax temperature: lower is more conservative; 0 always takes the likeliest.")
           .atLeast(0).byDefault("0.8"),
+      Key("sample.top_k", T::Int,
+          "Sample only among the k likeliest characters; 0: among all.").atLeast(0)
+          .byDefault("0"),
       Key("sample.seed", T::Int, "Seed of the sampling.").atLeast(0).byDefault("1"),
       Key("sample.prime", T::String, "Text fed to the model before it starts generating.")
           .byDefault("\"The \""),
@@ -270,6 +311,20 @@ std::vector<KeySchema> buildTable() {
       Key("decode.batch", T::Int,
           "Greedy decoding: sentences decoded at once (the compiled decoder's rows).")
           .atLeast(1).byDefault("16"),
+      Key("decode.attention_layer", T::Int,
+          "`model.transformer`: the decoder layer whose cross-attention weights plots show "
+          "(1 is the first); 0: the last.").atLeast(0).byDefault("0"),
+      Key("decode.attention_head", T::Int,
+          "`model.transformer`: the head plots show (1 is the first); 0: the mean over "
+          "heads.").atLeast(0).byDefault("0"),
+      Key("decode.sample", T::Bool,
+          "Draw each token from the model's distribution (with `temperature` and `top_k`) "
+          "instead of taking the likeliest; needs `beam: 1`.").byDefault("false"),
+      Key("decode.temperature", T::Float, "Sampling: the log-probabilities are divided by it.")
+          .atLeast(0).byDefault("1.0"),
+      Key("decode.top_k", T::Int, "Sampling: only among the k likeliest tokens; 0: among all.")
+          .atLeast(0).byDefault("0"),
+      Key("decode.seed", T::Int, "Sampling: the seed.").atLeast(0).byDefault("1"),
   };
 }
 

@@ -93,9 +93,27 @@ struct AttentionSpec {
   Loc loc;
 };
 
+// A Transformer stack ("Attention Is All You Need"): the encoder-decoder for seq2seq, a
+// decoder-only stack (causal self-attention) for lm, an encoder-only one for tag / classify.
+struct TransformerSpec {
+  int64_t layers = 2;          // encoder layers (seq2seq, tag, classify); decoder layers (lm)
+  int64_t decoderLayers = 0;   // seq2seq: decoder layers; 0 = `layers`
+  int64_t dModel = 64;         // the width of every position's vector
+  int64_t heads = 4;           // attention heads (dividing dModel)
+  int64_t ffn = 256;           // the feed-forward layer's hidden width
+  std::string activation = "relu";     // relu | gelu
+  std::string norm = "post";           // post: x = LN(x + f(x)) (the paper); pre: x + f(LN(x))
+  std::string positions = "sinusoidal"; // sinusoidal | learned
+  double dropout = 0.0;        // on embeddings and every sublayer's output, while training
+  bool shareEmbeddings = false; // seq2seq: one table (and one vocabulary) for both sides
+  bool tieOutput = false;       // the output layer's weight is the target embedding^T
+  Loc loc;
+};
+
 struct ModelSpec {
-  std::optional<MlpSpec> mlp; // exactly one of mlp / rnn is set
+  std::optional<MlpSpec> mlp; // exactly one of mlp / rnn / transformer is set
   std::optional<RnnSpec> rnn;
+  std::optional<TransformerSpec> transformer;
   EmbeddingSpec embedding;    // lm, seq2seq
   Seq2SeqSpec seq2seq;
   std::optional<AttentionSpec> attention; // seq2seq: an attention decoder
@@ -157,12 +175,19 @@ struct DecodeSpec {
   int64_t maxLength = 0;      // 0: the target length the model was compiled for
   int64_t nbest = 1;          // hypotheses printed per input (<= beam)
   int64_t batch = 16;         // rows decoded at once (greedy: sentences; beam: >= beam)
+  int64_t attentionLayer = 0; // transformer plots: the decoder layer (1-based; 0 = the last)
+  int64_t attentionHead = 0;  // transformer plots: the head (1-based; 0 = their mean)
+  bool sample = false;        // sample tokens instead of taking the likeliest (greedy rows)
+  double temperature = 1.0;   // sampling: logits / temperature
+  int64_t topK = 0;           // sampling: only from the k likeliest tokens; 0 = all
+  uint64_t seed = 1;          // sampling
   Loc loc;
 };
 
 struct SampleSpec {
   int64_t length = 200;
   double temperature = 0.8;
+  int64_t topK = 0;           // only the k likeliest characters; 0 = all
   uint64_t seed = 1;
   std::string prime = "The ";
 };

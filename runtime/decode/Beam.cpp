@@ -1,4 +1,5 @@
 #include "attn/decode/Beam.h"
+#include "attn/decode/Sample.h"
 
 #include <algorithm>
 #include <cmath>
@@ -54,9 +55,13 @@ double lengthPenalty(int64_t length, double alpha) {
   return std::pow((5.0 + (double)length) / 6.0, alpha);
 }
 
-std::vector<Hypothesis> greedy(StepModel &model, int64_t maxLength, int32_t bos, int32_t eos) {
+namespace {
+// Greedy and sampled decoding: every row goes its own way, `choose(row, k)` picking its next
+// token from its log-probabilities [V], until eos or maxLength tokens.
+std::vector<Hypothesis> rowByRow(StepModel &model, int64_t maxLength, int32_t bos, int32_t eos,
+                                 const std::function<int32_t(const float *, int64_t)> &choose) {
   if (maxLength < 0)
-    throw std::runtime_error("attn: greedy decoding: maxLength must be >= 0, got " +
+    throw std::runtime_error("attn: decoding: maxLength must be >= 0, got " +
                              std::to_string(maxLength));
   const int64_t rows = model.rows(), vocab = model.vocab();
   std::vector<Hypothesis> hyps(rows);
@@ -70,20 +75,38 @@ std::vector<Hypothesis> greedy(StepModel &model, int64_t maxLength, int32_t bos,
       if (done[k])
         continue; // keeps being fed eos
       const float *row = logProbs.data() + k * vocab;
-      int32_t best = (int32_t)(std::max_element(row, row + vocab) - row); // first = lowest id
-      hyps[k].logProb += row[best];
-      tokens[k] = best;
-      if (best == eos) {
+      int32_t next = choose(row, k);
+      hyps[k].logProb += row[next];
+      tokens[k] = next;
+      if (next == eos) {
         done[k] = true;
         --open;
       } else {
-        hyps[k].tokens.push_back(best);
+        hyps[k].tokens.push_back(next);
       }
     }
   }
   for (Hypothesis &h : hyps)
     h.score = h.logProb;
   return hyps;
+}
+} // namespace
+
+std::vector<Hypothesis> greedy(StepModel &model, int64_t maxLength, int32_t bos, int32_t eos) {
+  const int64_t vocab = model.vocab();
+  return rowByRow(model, maxLength, bos, eos, [vocab](const float *row, int64_t) {
+    return (int32_t)(std::max_element(row, row + vocab) - row); // first = lowest id
+  });
+}
+
+std::vector<Hypothesis> sampled(StepModel &model, const SamplingOptions &o) {
+  const int64_t vocab = model.vocab();
+  std::vector<Rng> rngs;
+  for (int64_t k = 0; k < model.rows(); ++k)
+    rngs.emplace_back(o.seed * 1000003ull + (uint64_t)k);
+  return rowByRow(model, o.maxLength, o.bos, o.eos, [&](const float *row, int64_t k) {
+    return drawToken(row, vocab, o.temperature, o.topK, rngs[k]);
+  });
 }
 
 std::vector<Hypothesis> beamSearch(StepModel &model, const BeamOptions &options) {

@@ -5,27 +5,36 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace attn::decode {
-namespace {
 
-// An index drawn from softmax(logits / temperature); the argmax when temperature is 0.
-int32_t draw(const float *logits, int64_t vocab, double temperature, Rng &rng) {
-  int64_t best = std::max_element(logits, logits + vocab) - logits;
+int32_t drawToken(const float *scores, int64_t vocab, double temperature, int64_t topK,
+                  Rng &rng) {
+  int64_t best = std::max_element(scores, scores + vocab) - scores;
   if (temperature <= 0)
     return (int32_t)best;
-  std::vector<double> p(vocab);
+  // The candidates: every token, or the k best (ties: the lower id).
+  std::vector<int32_t> ids(vocab);
+  for (int64_t i = 0; i < vocab; ++i)
+    ids[i] = (int32_t)i;
+  if (topK > 0 && topK < vocab) {
+    std::partial_sort(ids.begin(), ids.begin() + topK, ids.end(), [&](int32_t a, int32_t b) {
+      return scores[a] != scores[b] ? scores[a] > scores[b] : a < b;
+    });
+    ids.resize(topK);
+  }
+  std::vector<double> p(ids.size());
   double total = 0;
-  for (int64_t i = 0; i < vocab; ++i)
-    total += p[i] = std::exp((logits[i] - logits[best]) / temperature);
+  for (size_t i = 0; i < ids.size(); ++i)
+    total += p[i] = std::exp((scores[ids[i]] - scores[best]) / temperature);
   double u = rng.nextDouble() * total;
-  for (int64_t i = 0; i < vocab; ++i)
+  for (size_t i = 0; i < ids.size(); ++i)
     if ((u -= p[i]) <= 0)
-      return (int32_t)i;
-  return (int32_t)(vocab - 1);
+      return ids[i];
+  return ids.back();
 }
 
-} // namespace
 
 std::vector<int32_t> sample(const Program &program, const std::vector<Tensor> &params,
                             const std::vector<int32_t> &prime, const SampleOptions &options) {
@@ -33,24 +42,50 @@ std::vector<int32_t> sample(const Program &program, const std::vector<Tensor> &p
     throw std::runtime_error("attn: sampling needs at least one prime token");
   const attn_entry_info &step = program.entry("step");
   int64_t vocab = step.outputs[0].shape[1];
-  // inputs: token, then the states (zeros to start).
+  // A Transformer's step (inputs token, position, caches [1, H, L, D]...) holds L positions.
+  bool positional = step.num_inputs > 2 && step.inputs[1].name &&
+                    std::string(step.inputs[1].name) == "position";
+  int64_t capacity = positional ? step.inputs[2].shape[2] : 0;
   std::vector<Tensor> inputs;
-  inputs.push_back(makeTensor(step.inputs[0]));
-  for (int i = 1; i < step.num_inputs; ++i)
-    inputs.push_back(makeTensor(step.inputs[i]));
-  Rng rng(options.seed);
-  std::vector<int32_t> generated;
-  int32_t token = prime[0];
-  for (int64_t t = 0; t + 1 < (int64_t)prime.size() + options.length; ++t) {
+  auto reset = [&] {
+    inputs.clear();
+    for (int i = 0; i < step.num_inputs; ++i)
+      inputs.push_back(makeTensor(step.inputs[i])); // zeros
+  };
+  auto feed = [&](int32_t token) {
     inputs[0].data<int32_t>()[0] = token;
     std::vector<Tensor> outputs = program.call("step", params, inputs);
     for (int i = 1; i < step.num_inputs; ++i)
       inputs[i] = std::move(outputs[i]);
-    if (t + 1 < (int64_t)prime.size()) {
-      token = prime[t + 1]; // still reading the prime
-      continue;
-    }
-    token = draw(outputs[0].data<float>(), vocab, options.temperature, rng);
+    return outputs;
+  };
+  reset();
+  Rng rng(options.seed);
+  std::vector<int32_t> history, generated; // history: the tokens fed so far
+  int64_t fed = 0; // positions in the caches
+  int32_t token = prime.back();
+  auto slide = [&] {
+    // Full: start again from the last capacity / 2 tokens.
+    reset();
+    fed = 0;
+    int64_t keep = std::min<int64_t>(capacity / 2, (int64_t)history.size());
+    for (auto it = history.end() - keep; it != history.end(); ++it, ++fed)
+      feed(*it);
+  };
+  for (auto it = prime.begin(); it + 1 != prime.end(); ++it) {
+    if (capacity && fed == capacity)
+      slide();
+    feed(*it);
+    ++fed;
+    history.push_back(*it);
+  }
+  for (int64_t t = 0; t < options.length; ++t) {
+    if (capacity && fed == capacity)
+      slide();
+    std::vector<Tensor> outputs = feed(token);
+    ++fed;
+    history.push_back(token);
+    token = drawToken(outputs[0].data<float>(), vocab, options.temperature, options.topK, rng);
     generated.push_back(token);
   }
   return generated;

@@ -142,4 +142,51 @@ void ProgramStepModel::reorder(const std::vector<int32_t> &parents) {
   }
 }
 
+ProgramPrefixModel::ProgramPrefixModel(const Program &program, const std::vector<Tensor> &params,
+                                       const Tensor &src, const Tensor &srcMask)
+    : program_(program), params_(params) {
+  const std::string where = "attn: model '" + program.name() + "'";
+  const attn_entry_info &full = program.entry("decode_full");
+  if (full.num_inputs != 3 || full.num_outputs != 1 || full.inputs[2].dtype != ATTN_I32 ||
+      full.inputs[2].rank != 2 || full.outputs[0].rank != 3)
+    throw std::runtime_error(where + ": entry 'decode_full' must take (src, src_mask, tgt_in "
+                                     "i32 [K, L]) and return log_probs f32 [K, L, V]");
+  rows_ = full.inputs[2].shape[0];
+  length_ = full.inputs[2].shape[1];
+  vocab_ = full.outputs[0].shape[2];
+  inputs_ = {src, srcMask, makeTensor(full.inputs[2])};
+}
+
+void ProgramPrefixModel::step(const std::vector<int32_t> &tokens, std::vector<float> &logProbs) {
+  if ((int64_t)tokens.size() != rows_)
+    throw std::runtime_error("attn: decode_full: expected " + std::to_string(rows_) +
+                             " tokens, got " + std::to_string(tokens.size()));
+  if (position_ >= length_)
+    throw std::runtime_error("attn: decode_full holds " + std::to_string(length_) +
+                             " positions; decoding asked for more");
+  int32_t *tgt = inputs_[2].data<int32_t>();
+  for (int64_t k = 0; k < rows_; ++k)
+    tgt[k * length_ + position_] = tokens[k];
+  std::vector<Tensor> outputs = program_.call("decode_full", params_, inputs_);
+  const float *all = outputs[0].data<float>();
+  logProbs.resize(rows_ * vocab_);
+  for (int64_t k = 0; k < rows_; ++k)
+    std::memcpy(logProbs.data() + k * vocab_, all + (k * length_ + position_) * vocab_,
+                vocab_ * sizeof(float));
+  ++position_;
+}
+
+void ProgramPrefixModel::reorder(const std::vector<int32_t> &parents) {
+  Tensor &tgt = inputs_[2];
+  Tensor gathered(tgt.dtype(), tgt.shape());
+  for (int64_t k = 0; k < rows_; ++k) {
+    if (parents[k] < 0 || parents[k] >= rows_)
+      throw std::runtime_error("attn: reorder: parent row " + std::to_string(parents[k]) +
+                               " is outside [0, " + std::to_string(rows_) + ")");
+    std::memcpy(gathered.data<int32_t>() + k * length_,
+                tgt.data<int32_t>() + parents[k] * length_, length_ * sizeof(int32_t));
+  }
+  tgt = std::move(gathered);
+}
+
 } // namespace attn::decode

@@ -202,6 +202,11 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
     small.push_back({"model.rnn.dropout", "0.1"});
   if (plain->model.mlp)
     small.push_back({"model.mlp.hidden", "[5, 4]"});
+  if (plain->model.transformer) {
+    small.push_back({"model.transformer.d_model", "8"});
+    small.push_back({"model.transformer.heads", "2"});
+    small.push_back({"model.transformer.ffn", "6"});
+  }
   if (plain->task == "lm" || plain->task == "seq2seq" || plain->task == "tag" ||
       plain->task == "classify")
     small.push_back({"model.embedding.dim", "3"});

@@ -49,20 +49,48 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
                                        std::to_string(s.model.rnn->dropout),
                  "it is the probability of dropping an element");
   std::string source = s.data.builtin.empty() ? "data.path" : "data.builtin: " + s.data.builtin;
+  if (const auto &t = s.model.transformer) {
+    if (t->dModel % t->heads != 0)
+      return error(t->loc, "model.transformer.heads (" + std::to_string(t->heads) +
+                               ") must divide d_model (" + std::to_string(t->dModel) + ")",
+                   "every head attends over d_model / heads of the width");
+    if (t->dropout >= 1.0)
+      return error(t->loc, "model.transformer.dropout must be below 1, got " +
+                               std::to_string(t->dropout),
+                   "it is the probability of dropping an element");
+    if (s.task == "regress")
+      return error(t->loc, "model.transformer reads tokens; task 'regress' reads numbers",
+                   "use task: seq2seq, lm, tag or classify, or model.rnn / model.mlp");
+    if (s.task != "seq2seq" && (t->shareEmbeddings || t->decoderLayers > 0))
+      return error(t->loc, "share_embeddings and decoder_layers are for task 'seq2seq' (an "
+                           "encoder and a decoder), not '" + s.task + "'",
+                   "remove them, or set task: seq2seq");
+    if (s.task == "seq2seq" && (s.train.teacherForcing.schedule != "constant" ||
+                                s.train.teacherForcing.ratio < 1.0))
+      return error(s.train.teacherForcing.loc,
+                   "scheduled sampling feeds a recurrent decoder its own predictions step by "
+                   "step; the Transformer's decoder trains on all positions at once",
+                   "remove train.teacher_forcing (teacher forcing is what it trains with)");
+    if (s.model.attention)
+      return error(s.model.attention->loc, "model.attention is the recurrent decoder's "
+                                           "attention; the Transformer has its own",
+                   "remove model.attention");
+  }
   if (s.task == "seq2seq") {
     if (s.data.builtin == "sine" || s.data.builtin == "text")
       return error(s.data.loc, "task 'seq2seq' learns from pairs of sequences, but the data is '" +
                                    source + "'",
                    "set data.builtin to copy, reverse or dates, or data.path to a TSV file");
-    if (!s.model.rnn)
-      return error(s.model.loc, "task 'seq2seq' needs model.rnn (the encoder and decoder cells)",
-                   "replace model.mlp by model.rnn");
-    if (s.model.rnn->bidirectional && !s.model.attention)
+    if (!s.model.rnn && !s.model.transformer)
+      return error(s.model.loc, "task 'seq2seq' needs model.rnn (the encoder and decoder cells) "
+                                "or model.transformer",
+                   "replace model.mlp by model.rnn or model.transformer");
+    if (s.model.rnn && s.model.rnn->bidirectional && !s.model.attention)
       return error(s.model.rnn->loc,
                    "a seq2seq encoder without attention hands its final states to a "
                    "unidirectional decoder, so it cannot be bidirectional",
                    "remove model.rnn.bidirectional, or add model.attention");
-    if (s.model.seq2seq.decoderHidden > 0 && !s.model.attention &&
+    if (s.model.rnn && s.model.seq2seq.decoderHidden > 0 && !s.model.attention &&
         s.model.seq2seq.decoderHidden != s.model.rnn->hidden)
       return error(s.model.seq2seq.loc,
                    "model.seq2seq.decoder_hidden differs from model.rnn.hidden, but without "
@@ -93,6 +121,10 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
                                    ") is larger than data.max_len (" +
                                    std::to_string(s.data.maxLen) + ")",
                    "");
+    if (s.decode.sample && s.decode.beam > 1)
+      return error(s.decode.loc, "decode.sample draws one output per row; beam search keeps "
+                                 "the likeliest " + std::to_string(s.decode.beam),
+                   "set decode.beam: 1 (or --beam 1) to sample, or drop decode.sample");
     if (s.decode.nbest > s.decode.beam)
       return error(s.decode.loc, "decode.nbest (" + std::to_string(s.decode.nbest) +
                                      ") cannot exceed decode.beam (" +
@@ -110,9 +142,9 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
       return error(s.data.loc, "task '" + s.task + "' learns from labelled sequences, but the "
                                    "data is '" + source + "'",
                    "set data.builtin: " + wants + ", or data.path to a TSV file");
-    if (!s.model.rnn)
-      return error(s.model.loc, "task '" + s.task + "' needs model.rnn",
-                   "replace model.mlp by model.rnn");
+    if (s.model.mlp)
+      return error(s.model.loc, "task '" + s.task + "' needs model.rnn or model.transformer",
+                   "replace model.mlp by model.rnn or model.transformer");
     if (s.data.builtin == "majority" && s.data.minLen > s.data.maxLen)
       return error(s.data.loc, "data.min_len (" + std::to_string(s.data.minLen) +
                                    ") is larger than data.max_len (" +
@@ -127,9 +159,10 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
     return error(s.data.loc, "task 'lm' learns from text, but data.builtin is '" +
                                  s.data.builtin + "'",
                  "set data.builtin: text");
-  if (s.task == "lm" && !s.model.rnn)
-    return error(s.model.loc, "task 'lm' needs model.rnn", "replace model.mlp by model.rnn");
-  if (s.task == "lm" && s.model.rnn->bidirectional)
+  if (s.task == "lm" && s.model.mlp)
+    return error(s.model.loc, "task 'lm' needs model.rnn or model.transformer",
+                 "replace model.mlp by model.rnn or model.transformer");
+  if (s.task == "lm" && s.model.rnn && s.model.rnn->bidirectional)
     return error(s.model.rnn->loc,
                  "task 'lm' predicts the next character, so its rnn must not read ahead",
                  "remove model.rnn.bidirectional");
@@ -154,6 +187,7 @@ bool Compiler::import() {
     options.vocabSize = textVocab().size();
   else if (usesPairs(*spec_))
     options = pairImportOptions(pairData(*spec_));
+  options.decodeFull = uncached_;
   module_ = attn::yaml::importSpec(*spec_, context_, options);
   return module_ && succeeded(mlir::verify(*module_));
 }

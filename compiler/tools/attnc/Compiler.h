@@ -37,6 +37,8 @@ public:
   /// Structural fusion (attn-fuse-recurrence) before autodiff and in the lowering; on unless
   /// turned off (`--no-fuse`).
   void setFuse(bool fuse) { fuse_ = fuse; }
+  /// Also compile a Transformer's @decode_full, for decoding without its cache (--no-cache).
+  void setUncachedDecoding(bool uncached) { uncached_ = uncached; }
   /// Structural fusion alone (stage "fused"); addTraining and lower run it too, and on a
   /// fused module it changes nothing.
   bool fuse();
@@ -62,6 +64,7 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   std::optional<attn::target::Manifest> manifest_;
   bool fuse_ = true;
+  bool uncached_ = false;
   std::optional<attn::yaml::ImportOptions> importOptions_;
 };
 

@@ -48,7 +48,9 @@ attn::train::BatchHook perStepInputs(const attn::yaml::Spec &s) {
   tf.k = s.train.teacherForcing.k;
   tf.min = s.train.teacherForcing.min;
   attn::train::teacherForcingProbability(tf, 1); // reports a bad k before training starts
-  double dropout = s.model.rnn ? s.model.rnn->dropout : 0.0;
+  double dropout = s.model.rnn           ? s.model.rnn->dropout
+                   : s.model.transformer ? s.model.transformer->dropout
+                                         : 0.0;
   uint64_t seed = s.train.seed;
   return [tf, dropout, seed](int64_t step, const std::string &name, attn::Tensor &t) {
     float *v = t.data<float>();
@@ -119,6 +121,14 @@ PairData buildSeq2Seq(const attn::yaml::Spec &s) {
   }
   data.source = attn::data::Vocab::build(tokenized(data.train, true, data.tokenize), d.minCount,
                                          d.maxVocab);
+  // One vocabulary for both sides, when they share one embedding table.
+  if (s.model.transformer && s.model.transformer->shareEmbeddings) {
+    auto both = tokenized(data.train, true, data.tokenize);
+    auto targets = tokenized(data.train, false, data.tokenize);
+    both.insert(both.end(), targets.begin(), targets.end());
+    data.source = data.target = attn::data::Vocab::build(both, d.minCount, d.maxVocab);
+    return data;
+  }
   // Tags and labels are words whatever the source's tokens; all of them are kept.
   if (s.task == "seq2seq")
     data.target = attn::data::Vocab::build(tokenized(data.train, false, data.tokenize),

@@ -45,6 +45,7 @@ int run(Compiler &c, const Options &o) {
     attn::decode::SampleOptions so;
     so.length = o.count.value_or(s.sample.length);
     so.temperature = o.temperature.value_or(s.sample.temperature);
+    so.topK = s.sample.topK;
     so.seed = o.sampleSeed.value_or(s.sample.seed);
     std::string prime = o.prime.value_or(s.sample.prime);
     auto ids = attn::decode::sample(program, params, textVocab().encode(prime), so);

@@ -51,18 +51,36 @@ Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
     for (size_t i = 0; i < sources.size(); ++i) {
       attn::Tensor src, mask;
       batchOf(sources, i, 1, src, mask);
-      attn::decode::ProgramStepModel model(program, params, src, mask);
-      out.push_back(attn::decode::beamSearch(model, beam));
+      out.push_back(attn::decode::beamSearch(*stepModel(src, mask), beam));
     }
     return out;
   }
-  forEachBatch(sources, [&](size_t, size_t count, attn::decode::ProgramStepModel &model) {
+  attn::decode::SamplingOptions sampling;
+  sampling.temperature = spec.decode.temperature;
+  sampling.topK = spec.decode.topK;
+  sampling.maxLength = beam.maxLength;
+  sampling.bos = beam.bos;
+  sampling.eos = beam.eos;
+  forEachBatch(sources, [&](size_t first, size_t count, const attn::Tensor &src,
+                            const attn::Tensor &mask) {
+    std::unique_ptr<attn::decode::StepModel> model = stepModel(src, mask);
+    // Each batch draws from its own streams, so an output does not depend on decode.batch
+    // only through its row.
+    sampling.seed = spec.decode.seed + first;
     std::vector<Hypothesis> best =
-        attn::decode::greedy(model, beam.maxLength, beam.bos, beam.eos);
+        spec.decode.sample ? attn::decode::sampled(*model, sampling)
+                           : attn::decode::greedy(*model, beam.maxLength, beam.bos, beam.eos);
     for (size_t r = 0; r < count; ++r)
       out.push_back({best[r]});
   });
   return out;
+}
+
+std::unique_ptr<attn::decode::StepModel>
+Seq2SeqDecoder::stepModel(const attn::Tensor &src, const attn::Tensor &mask) const {
+  if (program.findEntry("decode_full"))
+    return std::make_unique<attn::decode::ProgramPrefixModel>(program, params, src, mask);
+  return std::make_unique<attn::decode::ProgramStepModel>(program, params, src, mask);
 }
 
 void Seq2SeqDecoder::forEachBatch(const std::vector<Encoded> &sources,
@@ -71,8 +89,7 @@ void Seq2SeqDecoder::forEachBatch(const std::vector<Encoded> &sources,
     size_t count = std::min(sources.size() - first, (size_t)rows);
     attn::Tensor src, mask;
     batchOf(sources, first, count, src, mask);
-    attn::decode::ProgramStepModel model(program, params, src, mask);
-    body(first, count, model);
+    body(first, count, src, mask);
   }
 }
 
@@ -101,7 +118,9 @@ Seq2SeqDecoder::alignments(const std::vector<Encoded> &sources,
   std::vector<std::vector<std::vector<float>>> out(sources.size());
   if (!hasAttention())
     return out;
-  forEachBatch(sources, [&](size_t first, size_t count, attn::decode::ProgramStepModel &model) {
+  forEachBatch(sources, [&](size_t first, size_t count, const attn::Tensor &src,
+                            const attn::Tensor &mask) {
+    attn::decode::ProgramStepModel model(program, params, src, mask);
     size_t longest = 0;
     for (size_t r = 0; r < count; ++r)
       longest = std::max(longest, outputs[first + r].tokens.size());
@@ -191,7 +210,8 @@ int plotAlignments(const Seq2SeqDecoder &decoder, const std::string &dir,
                    const std::vector<std::string> &lines, const std::vector<Encoded> &sources,
                    const std::vector<std::vector<Hypothesis>> &decoded) {
   if (!decoder.hasAttention())
-    return usageError("--plots draws attention weights, but this model has no model.attention");
+    return usageError("--plots draws attention weights, but this model has neither "
+                      "model.attention nor model.transformer");
   std::vector<Hypothesis> best;
   for (const auto &hyps : decoded)
     best.push_back(hyps[0]);
@@ -230,7 +250,9 @@ int runSeq2Seq(Compiler &c, const Options &o) {
     sources.push_back(decoder.encode(p.source));
   std::vector<std::vector<Hypothesis>> decoded = decoder.decode(sources);
   std::cout << s.name << ": " << pairs.size() << " validation pairs, "
-            << (s.decode.beam > 1 ? "beam " + std::to_string(s.decode.beam) : "greedy")
+            << (s.decode.beam > 1 ? "beam " + std::to_string(s.decode.beam)
+                : s.decode.sample ? "sampled"
+                                  : "greedy")
             << " decoding, parameters " << m->origin << "\n";
   for (size_t i = 0; i < pairs.size(); ++i) {
     std::string out = decoder.text(decoded[i][0]);

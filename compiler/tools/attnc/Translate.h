@@ -1,5 +1,7 @@
-// Decoding with a compiled seq2seq model (its @encode and @decode_step entries): greedily, K
-// sentences at once, or by beam search, one sentence at a time (see attn/decode/Beam.h).
+// Decoding with a compiled seq2seq model (its @encode and @decode_step entries): greedily or
+// by sampling, K sentences at once, or by beam search, one sentence at a time (see
+// attn/decode/Beam.h). A program that also has @decode_full (a Transformer compiled with
+// --no-cache) decodes through it instead, recomputing the prefix at every step.
 #pragma once
 
 #include "Data.h"
@@ -9,6 +11,7 @@
 #include "attn/decode/Seq2Seq.h"
 
 #include <functional>
+#include <memory>
 
 namespace attnc {
 
@@ -31,7 +34,8 @@ public:
 
   /// Throws when the line has more tokens than the model reads.
   Encoded encode(const std::string &line) const;
-  /// Per source: decode.nbest hypotheses (beam search), or the greedy one, best first.
+  /// Per source: decode.nbest hypotheses (beam search), or the greedy (or sampled,
+  /// decode.sample) one, best first.
   std::vector<std::vector<attn::decode::Hypothesis>>
   decode(const std::vector<Encoded> &sources) const;
   /// A hypothesis as text.
@@ -55,11 +59,14 @@ public:
                            const std::vector<attn::decode::Hypothesis> &outputs) const;
 
 private:
-  /// Calls `body(first, count, model)` for the sources in batches of the compiled rows, with
-  /// a step model that has encoded sources [first, first + count).
-  using BatchBody = std::function<void(size_t first, size_t count,
-                                       attn::decode::ProgramStepModel &model)>;
+  /// Calls `body(first, count, src, mask)` for the sources in batches of the compiled rows:
+  /// the encoder's inputs for sources [first, first + count) (see batchOf).
+  using BatchBody = std::function<void(size_t first, size_t count, const attn::Tensor &src,
+                                       const attn::Tensor &mask)>;
   void forEachBatch(const std::vector<Encoded> &sources, const BatchBody &body) const;
+  /// The model that decodes src / mask: the cached decode_step, or decode_full (no cache).
+  std::unique_ptr<attn::decode::StepModel> stepModel(const attn::Tensor &src,
+                                                     const attn::Tensor &mask) const;
   /// The encoder's inputs for sources [first, first + count), one per row; the rows past
   /// `count` repeat the first source (their outputs are ignored).
   void batchOf(const std::vector<Encoded> &sources, size_t first, size_t count,

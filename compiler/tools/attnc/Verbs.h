@@ -26,6 +26,7 @@ struct Options {
   std::optional<std::string> prime;
   bool resume = false;
   bool fuse = true;
+  bool noCache = false; // seq2seq Transformers: decode through @decode_full, without the cache
   bool scores = false;
   bool help = false;
 };

@@ -156,10 +156,19 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       o.ckpt = value;
     else if (takeValue("--cpu"))
       o.cpu = value;
-    else if (takeValue("--temperature"))
+    else if (takeValue("--temperature")) {
       o.temperature = std::stod(value);
-    else if (takeValue("--sample-seed"))
+      o.overrides.push_back({"decode.temperature", value});
+    } else if (takeValue("--sample-seed")) {
       o.sampleSeed = std::stoull(value);
+      o.overrides.push_back({"decode.seed", value});
+    } else if (takeValue("--top-k")) {
+      o.overrides.push_back({"sample.top_k", value});
+      o.overrides.push_back({"decode.top_k", value});
+    } else if (a == "--sample")
+      o.overrides.push_back({"decode.sample", "true"});
+    else if (a == "--no-cache")
+      o.noCache = true;
     else if (takeValue("--prime"))
       o.prime = value;
     else if (a == "--no-fuse")
@@ -216,6 +225,7 @@ int main(int argc, char **argv) {
     return attnc::usageError(o.verb + " needs a MODEL.yaml");
   attnc::Compiler c;
   c.setFuse(o.fuse);
+  c.setUncachedDecoding(o.noCache);
   try {
     if (o.verb == "eval")
       return attnc::eval(c, o);

@@ -44,6 +44,18 @@ double lengthPenalty(int64_t length, double alpha);
 // Returns K hypotheses, score = logProb. Rows that finished are fed eos.
 std::vector<Hypothesis> greedy(StepModel &model, int64_t maxLength, int32_t bos, int32_t eos);
 
+struct SamplingOptions {
+  double temperature = 1.0; // the log-probabilities are divided by it; 0 is greedy
+  int64_t topK = 0;         // draw among the k likeliest tokens only; 0: among all
+  uint64_t seed = 1;        // row k draws from its own stream, seeded from (seed, k)
+  int64_t maxLength = 50;
+  int32_t bos = 1, eos = 2;
+};
+
+// Like greedy, but each row draws its next token from the model's distribution (see
+// drawToken in attn/decode/Sample.h). score = logProb of the drawn tokens.
+std::vector<Hypothesis> sampled(StepModel &model, const SamplingOptions &options);
+
 // Beam search over ONE sentence, held by every row at the start (only row 0's first
 // expansions count). Each step extends the alive hypotheses by every token, ranks the
 // extensions by log-probability (ties: parent, then token id), and walks that ranking until

@@ -4,10 +4,14 @@
 // returns the next-token logits and the new state:
 //   step(token: i32 [1], state_0: f32 [1, H0], ...) -> (logits: f32 [1, V], state_0', ...)
 // States start at zero; the prime tokens are fed first, then each sampled token.
+// A Transformer's step has a `position` input after the token and key/value caches
+// [1, H, L, D] as its states: it holds at most L positions. When they are full, the states
+// start again at zero and the last L / 2 tokens are fed again (a sliding window).
 #ifndef ATTN_DECODE_SAMPLE_H
 #define ATTN_DECODE_SAMPLE_H
 
 #include "attn/Program.h"
+#include "attn/Random.h"
 #include "attn/Tensor.h"
 
 #include <cstdint>
@@ -18,8 +22,15 @@ namespace attn::decode {
 struct SampleOptions {
   int64_t length = 200;      // tokens to generate after the prime
   double temperature = 1.0;  // logits / temperature before the softmax; 0 means greedy
+  int64_t topK = 0;          // draw among the k likeliest tokens only; 0: among all
   uint64_t seed = 1;
 };
+
+// A token drawn from softmax(scores / temperature) over the `topK` highest scores (all when
+// topK is 0 or >= vocab); the argmax (lowest id on ties) when temperature is 0. `scores` are
+// logits or log-probabilities [vocab].
+int32_t drawToken(const float *scores, int64_t vocab, double temperature, int64_t topK,
+                  Rng &rng);
 
 // The generated tokens (without the prime, which must not be empty).
 std::vector<int32_t> sample(const Program &program, const std::vector<Tensor> &params,

@@ -50,6 +50,30 @@ private:
   std::vector<Tensor> results_;
 };
 
+// Decoding without a cache, for models that also have
+//   decode_full(src: i32 [K, S], src_mask: f32 [K, S], tgt_in: i32 [K, L])
+//       -> (log_probs: f32 [K, L, V])
+// (a Transformer's decoder over all L positions at once, causally masked). Step t writes the
+// tokens at position t of tgt_in (bos first, zeros after), runs decode_full and reads its
+// position t: the whole prefix is recomputed at every step. It checks cached decoding and
+// measures what the cache saves; at most L steps.
+class ProgramPrefixModel : public StepModel {
+public:
+  ProgramPrefixModel(const Program &program, const std::vector<Tensor> &params, const Tensor &src,
+                     const Tensor &srcMask);
+
+  int64_t rows() const override { return rows_; }
+  int64_t vocab() const override { return vocab_; }
+  void step(const std::vector<int32_t> &tokens, std::vector<float> &logProbs) override;
+  void reorder(const std::vector<int32_t> &parents) override;
+
+private:
+  const Program &program_;
+  const std::vector<Tensor> &params_;
+  std::vector<Tensor> inputs_; // src, src_mask, tgt_in (the tokens so far)
+  int64_t rows_ = 0, vocab_ = 0, length_ = 0, position_ = 0;
+};
+
 } // namespace attn::decode
 
 #endif // ATTN_DECODE_SEQ2SEQ_H

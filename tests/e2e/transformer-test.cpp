@@ -1,0 +1,125 @@
+// Transformer stacks end to end, as a user runs them (attnc subprocesses):
+// - models/dates-transformer.yaml (encoder-decoder) reaches >= 95% exact match on its 500
+//   held-out dates; decoding with the key/value cache gives exactly the tokens of decoding
+//   without it (--no-cache: the whole prefix recomputed by @decode_full at every step), for
+//   greedy decoding and beam search; sampling with top_k 1 is greedy; --plots draws the
+//   cross attention;
+// - models/char-transformer.yaml (decoder-only) learns and samples past its cache's length;
+// - models/majority-transformer.yaml (encoder-only) classifies.
+#include "AttncProcess.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace {
+
+using e2e::attnc;
+using e2e::exactMatch;
+
+std::string model(const std::string &name) {
+  return std::string(ATTN_SOURCE_DIR) + "/models/" + name + ".yaml";
+}
+
+// The dates model, trained once by the ctest fixture e2e-transformer-dates-train
+// (tests/e2e/CMakeLists.txt), or here when the binary runs alone. The tests only read it.
+class DatesTransformer : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    dir = std::string(ATTN_E2E_DIR) + "/transformer/dates";
+    if (std::ifstream(dir + "/best.safetensors").good())
+      status = 0;
+    else
+      status = attnc("train " + model("dates-transformer") + " --out " +
+                         e2e::scratch("transformer", "dates"),
+                     &log);
+  }
+  // Held-out-like inputs in every format the dates data writes (their outputs need not be
+  // right: the cached and uncached decodings must agree on whatever they are).
+  static std::string inputs() {
+    return "3 March 2021\n03/03/21\nWednesday, March 3rd 2021\n2019-11-30\n"
+           "November 30, 1999\n30.11.99\nSat, 1 Jan 2000\n12 Dec 1987\n7/4/76\n"
+           "Tuesday, March 5th 2019\n";
+  }
+  // The outputs, without the log-probabilities and scores of --scores / n-best lines (the
+  // cached and uncached computations agree on them only to float rounding).
+  static std::string translate(const std::string &flags) {
+    std::string out;
+    EXPECT_EQ(e2e::attncWithInput("translate --ckpt " + dir + " " + flags, inputs(), dir, &out),
+              0)
+        << out;
+    return std::regex_replace(out, std::regex(" \\|\\|\\| log_prob=.*"), "");
+  }
+  static std::string dir, log;
+  static int status;
+};
+std::string DatesTransformer::dir, DatesTransformer::log;
+int DatesTransformer::status = -1;
+
+TEST_F(DatesTransformer, ReachesExactMatchOnHeldOutDates) {
+  ASSERT_EQ(status, 0) << log;
+  std::string out;
+  ASSERT_EQ(attnc("eval --ckpt " + dir, &out), 0) << out;
+  EXPECT_NE(out.find("greedy decoding of 500 validation pairs"), std::string::npos) << out;
+  EXPECT_GE(exactMatch(out), 95.0) << out;
+}
+
+TEST_F(DatesTransformer, CachedGreedyDecodingEqualsUncached) {
+  ASSERT_EQ(status, 0) << log;
+  std::string cached = translate(""), uncached = translate("--no-cache");
+  EXPECT_EQ(std::count(cached.begin(), cached.end(), '\n'), 10) << cached;
+  EXPECT_EQ(cached, uncached);
+}
+
+TEST_F(DatesTransformer, CachedBeamSearchEqualsUncached) {
+  ASSERT_EQ(status, 0) << log;
+  EXPECT_EQ(translate("--beam 4 --nbest 2"), translate("--beam 4 --nbest 2 --no-cache"));
+}
+
+// top_k 1 leaves only the likeliest token to draw.
+TEST_F(DatesTransformer, SamplingWithTopKOneIsGreedy) {
+  ASSERT_EQ(status, 0) << log;
+  EXPECT_EQ(translate("--sample --top-k 1 --temperature 2"), translate(""));
+}
+
+TEST_F(DatesTransformer, PlotsTheCrossAttention) {
+  ASSERT_EQ(status, 0) << log;
+  std::string plots = e2e::scratch("transformer", "plots"), out;
+  ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir + " --plots " + plots +
+                                    " --set decode.attention_layer=1 --set decode.attention_head=2",
+                                "3 March 2021\n", plots, &out),
+            0)
+      << out;
+  std::ifstream png(plots + "/attention-0.png", std::ios::binary);
+  char magic[8] = {};
+  png.read(magic, 8);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG") << out;
+}
+
+// A decoder-only LM: it learns (well below the uniform loss, ln(vocab) > 3.5) and samples
+// more characters than its cache holds (data.window = 64).
+TEST(CharTransformer, LearnsAndSamplesPastItsWindow) {
+  std::string dir = e2e::scratch("transformer", "char"), out;
+  ASSERT_EQ(attnc("train " + model("char-transformer") + " --out " + dir, &out), 0) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("best validation loss ([0-9.]+)"))) << out;
+  EXPECT_LT(std::stod(m[1]), 2.6) << out;
+  ASSERT_EQ(attnc("run " + model("char-transformer") + " --ckpt " + dir + " --count 150", &out),
+            0)
+      << out;
+  std::string text = out.substr(out.find('\n') + 1);
+  EXPECT_GE(text.size(), 150u + 4u) << out; // the prime, then 150 characters
+}
+
+TEST(MajorityTransformer, ClassifiesWithAnEncoderOnlyStack) {
+  std::string dir = e2e::scratch("transformer", "majority"), out;
+  ASSERT_EQ(attnc("train " + model("majority-transformer") + " --out " + dir, &out), 0) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("validation accuracy ([0-9.]+)%"))) << out;
+  EXPECT_GT(std::stod(m[1]), 95.0) << out;
+}
+
+} // namespace
