@@ -3,6 +3,7 @@
 
 #include "compiler/Pipelines/Pipelines.h"
 
+#include "attn/Alloc.h"
 #include "attn/kernels.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -44,6 +45,9 @@ llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::create(mlir::ModuleOp ll
       symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
                                  llvm::JITSymbolFlags::Exported};
     };
+    add("_mlir_memref_to_llvm_alloc", (void *)&_mlir_memref_to_llvm_alloc);
+    add("_mlir_memref_to_llvm_aligned_alloc", (void *)&_mlir_memref_to_llvm_aligned_alloc);
+    add("_mlir_memref_to_llvm_free", (void *)&_mlir_memref_to_llvm_free);
     add("_mlir_ciface_attn_rt_matmul", (void *)&_mlir_ciface_attn_rt_matmul);
     add("_mlir_ciface_attn_rt_dense", (void *)&_mlir_ciface_attn_rt_dense);
     add("_mlir_ciface_attn_rt_rnn_forward", (void *)&_mlir_ciface_attn_rt_rnn_forward);

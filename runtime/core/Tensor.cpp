@@ -1,4 +1,5 @@
 #include "attn/Tensor.h"
+#include "attn/Alloc.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -52,7 +53,7 @@ int64_t shapeNumel(const std::vector<int64_t> &shape) {
   return n;
 }
 
-void Tensor::FreeDeleter::operator()(void *p) const { std::free(p); }
+void Tensor::FreeDeleter::operator()(void *p) const { bufferFree(p); }
 
 Tensor::Tensor() : shape_{0} {}
 
@@ -67,11 +68,9 @@ void Tensor::allocate() {
     storage_.reset();
     return;
   }
-  // aligned_alloc wants a size that is a multiple of the alignment.
+  // Recycled buffers (attn/Alloc.h): a step's outputs reuse the last step's pages.
   size_t bytes = (nbytes() + kAlignment - 1) / kAlignment * kAlignment;
-  void *p = std::aligned_alloc(kAlignment, bytes);
-  if (!p)
-    throw std::bad_alloc();
+  void *p = bufferAlloc(bytes);
   std::memset(p, 0, bytes);
   storage_.reset(p);
 }

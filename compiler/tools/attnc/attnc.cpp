@@ -61,7 +61,8 @@ one example (data.window values) per line, '#' comments. Prints one line per exa
 
 A language model (task: lm) generates text instead: it reads --prime (default sample.prime)
 and samples --count characters (default sample.length) at --temperature (default
-sample.temperature; 0 is greedy) with --sample-seed (default sample.seed).
+sample.temperature; 0 is greedy) among the --top-k likeliest (default sample.top_k; 0: all)
+with --sample-seed (default sample.seed).
 
 A seq2seq model translates the first --count validation sources (default 8) and prints each
 output next to the reference; tag and classify models print their labels. With --plots DIR,
@@ -84,7 +85,8 @@ mean loss over the validation split. Without MODEL.yaml the spec stored in the c
 used.
 )"},
     {"translate", R"(usage: attnc translate [MODEL.yaml] --ckpt DIR|FILE [--beam N] [--nbest N]
-                       [--scores] [--plots DIR] [--set KEY=VALUE]...
+                       [--scores] [--plots DIR] [--sample] [--temperature T] [--top-k K]
+                       [--sample-seed N] [--no-cache] [--set KEY=VALUE]...
 
 Reads source lines on stdin and writes one output line per input line, decoded by the trained
 seq2seq model in the checkpoint (DIR means DIR/best.safetensors, else DIR/last.safetensors;
@@ -96,7 +98,13 @@ S = L / ((5 + length) / 6)^decode.length_penalty). A line with more tokens than 
 reads (data.max_len) gets an empty output line and an error on stderr naming it; the exit
 code is then 1. With --plots DIR, a model with attention (model.attention) also writes
 DIR/attention-<i>.png for input line i (counting the lines that could be translated): its
-attention weights while writing the best output, source tokens across, output tokens down.
+attention weights while writing the best output, source tokens across, output tokens down
+(a Transformer: the cross attention of decode.attention_layer / attention_head).
+--sample draws each token from the model's distribution (decode.sample, greedy rows only),
+divided by --temperature T and among the --top-k K likeliest (decode.temperature, top_k),
+from --sample-seed N (decode.seed). --no-cache (model.transformer) decodes by recomputing the
+decoder over the whole prefix at every step (@decode_full) instead of using the key/value
+cache: the reference for the cache, with the same outputs.
 )"},
     {"compile", R"(usage: attnc compile MODEL.yaml -o MODEL.o [--header MODEL.h] [--cpu NAME]
                      [--set KEY=VALUE]...

@@ -1,0 +1,124 @@
+#include "attn/Alloc.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace attn {
+namespace {
+
+constexpr size_t kAlign = 64;
+// Blocks below this go to malloc directly (glibc serves them from its heap anyway).
+constexpr size_t kSmall = 64 * 1024;
+// Free blocks kept at most, in bytes; past it, freed blocks go back to the system.
+constexpr size_t kCacheLimit = size_t(2) << 30;
+
+// Every block starts with a 64-byte header holding its size class (-1: a small block from
+// malloc); the caller's pointer follows it, so it stays 64-byte aligned.
+struct Header {
+  int64_t sizeClass;
+};
+static_assert(sizeof(Header) <= kAlign, "the header must fit in the alignment");
+
+// Size classes: four per power of two, class c holding blocks of classBytes(c) bytes.
+size_t classBytes(int c) {
+  size_t power = size_t(1) << (c / 4 + 16);
+  return power + (power / 4) * (c % 4);
+}
+int classOf(size_t bytes) {
+  int c = 0;
+  while (classBytes(c) < bytes)
+    ++c;
+  return c;
+}
+
+struct Cache {
+  std::mutex mutex;
+  std::vector<std::vector<void *>> free; // per class: blocks (header addresses)
+  size_t cached = 0;                     // bytes in `free`
+};
+
+Cache &cache() {
+  static Cache *c = new Cache(); // never destroyed: compiled code may free during exit
+  return *c;
+}
+
+void *withHeader(void *block, int64_t sizeClass) {
+  static_cast<Header *>(block)->sizeClass = sizeClass;
+  return static_cast<char *>(block) + kAlign;
+}
+
+} // namespace
+
+void *bufferAlloc(size_t bytes) {
+  size_t total = bytes + kAlign;
+  if (total < kSmall) {
+    void *block = std::aligned_alloc(kAlign, (total + kAlign - 1) / kAlign * kAlign);
+    if (!block)
+      throw std::bad_alloc();
+    return withHeader(block, -1);
+  }
+  int c = classOf(total);
+  Cache &k = cache();
+  {
+    std::lock_guard<std::mutex> lock(k.mutex);
+    if ((size_t)c < k.free.size() && !k.free[c].empty()) {
+      void *block = k.free[c].back();
+      k.free[c].pop_back();
+      k.cached -= classBytes(c);
+      return withHeader(block, c);
+    }
+  }
+  void *block = std::aligned_alloc(kAlign, classBytes(c));
+  if (!block)
+    throw std::bad_alloc();
+  return withHeader(block, c);
+}
+
+void bufferFree(void *p) {
+  if (!p)
+    return;
+  void *block = static_cast<char *>(p) - kAlign;
+  int64_t c = static_cast<Header *>(block)->sizeClass;
+  if (c < 0) {
+    std::free(block);
+    return;
+  }
+  Cache &k = cache();
+  {
+    std::lock_guard<std::mutex> lock(k.mutex);
+    if (k.cached + classBytes(c) <= kCacheLimit) {
+      if ((size_t)c >= k.free.size())
+        k.free.resize(c + 1);
+      k.free[c].push_back(block);
+      k.cached += classBytes(c);
+      return;
+    }
+  }
+  std::free(block);
+}
+
+void bufferTrim() {
+  Cache &k = cache();
+  std::lock_guard<std::mutex> lock(k.mutex);
+  for (std::vector<void *> &blocks : k.free) {
+    for (void *block : blocks)
+      std::free(block);
+    blocks.clear();
+  }
+  k.cached = 0;
+}
+
+} // namespace attn
+
+extern "C" void *_mlir_memref_to_llvm_alloc(size_t bytes) { return attn::bufferAlloc(bytes); }
+
+extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t bytes) {
+  if (alignment > 64)
+    return nullptr; // attnc's lowering never asks for more than 64
+  return attn::bufferAlloc(bytes);
+}
+
+extern "C" void _mlir_memref_to_llvm_free(void *p) { attn::bufferFree(p); }

@@ -1,0 +1,36 @@
+// The buffers of tensors and of compiled code's temporaries, recycled.
+//
+// A training step allocates and frees the same large buffers (activations, gradients, new
+// weights) at every step. With plain malloc each of them above glibc's mmap threshold is a
+// fresh mapping, and every first touch of every page is a page fault the kernel zeroes: for
+// a Transformer's step that was three quarters of the time. bufferAlloc keeps freed large
+// blocks in per-size-class free lists (sizes rounded up to a quarter of a power of two) and
+// hands them out again; small blocks go to malloc. Thread-safe.
+//
+// Compiled code allocates through the same lists: it is lowered with MLIR's generic
+// allocation functions, which the runtime defines (extern "C" below), for the JIT and for
+// ahead-of-time objects alike.
+#ifndef ATTN_ALLOC_H
+#define ATTN_ALLOC_H
+
+#include <cstddef>
+
+namespace attn {
+
+// At least `bytes` bytes, 64-byte aligned, uninitialised; throws std::bad_alloc on failure.
+void *bufferAlloc(size_t bytes);
+// Returns a block of bufferAlloc (or null) to its free list.
+void bufferFree(void *p);
+// Frees every cached block (tests; a process that is done with its models).
+void bufferTrim();
+
+} // namespace attn
+
+extern "C" {
+// MLIR's memref-to-LLVM generic allocation functions (use-generic-functions).
+void *_mlir_memref_to_llvm_alloc(size_t bytes);
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t bytes);
+void _mlir_memref_to_llvm_free(void *p);
+}
+
+#endif // ATTN_ALLOC_H

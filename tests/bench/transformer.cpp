@@ -1,0 +1,297 @@
+// Benchmark: a Transformer encoder-decoder (task: seq2seq, model.transformer), attnc against
+// torch.nn.Transformer, same weights, batches and thread count, in one run:
+//   train   one teacher-forced training step (forward, backward, Adam): attnc's JIT-compiled
+//           @train_step against nn.Transformer + embeddings + output layer, backward,
+//           torch.optim.Adam;
+//   greedy  greedy decoding of a batch of sources, 32 tokens: attnc's @encode and 32 cached
+//           @decode_step calls against nn.Transformer's usual loop, the encoder once and the
+//           decoder over the whole prefix for every new token (torch.no_grad, eval mode).
+// Not a test; not run by ctest.
+//
+//   ninja -C build attn-bench-transformer
+//   OMP_NUM_THREADS=1 build/bin/attn-bench-transformer
+//   OMP_NUM_THREADS=2 build/bin/attn-bench-transformer [--warmup N] [--reps N] [--iters N]
+//
+// Sizes (the issue's): d_model 256, 4 heads, ffn 1024, 2 encoder and 2 decoder layers,
+// post-norm, relu, vocabularies 1000, source and target length 64, batch 32, Adam (lr 1e-3),
+// no dropout; greedy decoding of 32 tokens for batch 32. The spec goes through the YAML
+// frontend (parseSpecString, importSpec with the vocabularies and lengths set here) and is
+// compiled as `attnc train` compiles it. Rows are full length (src_mask all ones).
+//
+// Both sides start from the same weights (attn::initParams, handed over by the importer's
+// parameter names in a temporary safetensors file); the step-1 loss must agree to 1e-4
+// relative and the greedy tokens must be the same (exit status 1 otherwise). Timing: warm-up,
+// then interleaved repetitions; medians. The PyTorch side is tests/bench/transformer.py
+// (/usr/bin/python3, or $ATTN_BENCH_PYTHON), once per mode.
+#include "frontends/yaml/Importer.h"
+#include "frontends/yaml/Spec.h"
+
+#include "BenchSupport.h"
+
+#include "attn/Program.h"
+#include "attn/Random.h"
+#include "attn/Tensor.h"
+#include "attn/checkpoint/Checkpoint.h"
+#include "attn/decode/Seq2Seq.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int NB = 4; // fixed batches, cycled
+constexpr float kLr = 1e-3f;
+constexpr int kBos = 1;
+
+using bench::die;
+using bench::median;
+using bench::PyTorchSide;
+using bench::TrainStepProgram;
+
+struct Sizes {
+  int64_t batch = 32, srcLen = 64, tgtLen = 64, vocab = 1000, dModel = 256, heads = 4,
+          ffn = 1024, layers = 2, decodeTokens = 32;
+};
+
+std::string specText(const Sizes &z) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return "name: transformer-bench\n"
+         "task: seq2seq\n"
+         "data: {builtin: copy, max_len: " + n(z.srcLen) + "}\n"
+         "model:\n"
+         "  transformer: {layers: " + n(z.layers) + ", d_model: " + n(z.dModel) +
+         ", heads: " + n(z.heads) + ", ffn: " + n(z.ffn) + "}\n"
+         "train:\n"
+         "  batch_size: " + n(z.batch) + "\n"
+         "  optimizer: {type: adam, lr: 0.001}\n"
+         "decode: {batch: " + n(z.batch) + "}\n";
+}
+
+TrainStepProgram compile(mlir::MLIRContext &context, const Sizes &z) {
+  double t0 = bench::seconds();
+  std::vector<::attn::yaml::Diagnostic> diags;
+  auto spec = ::attn::yaml::parseSpecString(specText(z), "transformer-bench.yaml", diags);
+  for (const auto &d : diags)
+    std::fprintf(stderr, "%s\n", d.str().c_str());
+  if (!spec)
+    die("the benchmark's spec does not parse");
+  ::attn::yaml::ImportOptions options;
+  options.sourceVocab = options.targetVocab = z.vocab;
+  options.sourceLength = z.srcLen;
+  options.targetLength = z.tgtLen;
+  mlir::OwningOpRef<mlir::ModuleOp> module = ::attn::yaml::importSpec(*spec, context, options);
+  if (!module || mlir::failed(mlir::verify(*module)))
+    die("the module does not verify");
+  bench::TrainStepOptions o;
+  o.model = "transformer-bench";
+  o.cname = "bench_transformer";
+  o.startedAt = t0;
+  return TrainStepProgram(*module, o);
+}
+
+// Greedy decoding as attnc's decoder runs it, without stopping at eos: @encode, then `tokens`
+// @decode_step calls, each feeding every row's argmax back. Returns the tokens [K, tokens].
+std::vector<int32_t> greedyTokens(const ::attn::Program &program,
+                                  const std::vector<::attn::Tensor> &params,
+                                  const ::attn::Tensor &src, const ::attn::Tensor &mask,
+                                  int64_t tokens) {
+  ::attn::decode::ProgramStepModel model(program, params, src, mask);
+  int64_t rows = model.rows(), vocab = model.vocab();
+  std::vector<int32_t> next(rows, kBos), out(rows * tokens);
+  std::vector<float> logProbs;
+  for (int64_t t = 0; t < tokens; ++t) {
+    model.step(next, logProbs);
+    for (int64_t k = 0; k < rows; ++k) {
+      const float *row = logProbs.data() + k * vocab;
+      next[k] = (int32_t)(std::max_element(row, row + vocab) - row);
+      out[k * tokens + t] = next[k];
+    }
+  }
+  return out;
+}
+
+::attn::Tensor asF32(const ::attn::Tensor &ids) {
+  ::attn::Tensor t(ATTN_F32, ids.shape());
+  for (int64_t i = 0; i < ids.numel(); ++i)
+    t.data<float>()[i] = (float)ids.data<int32_t>()[i];
+  return t;
+}
+
+void usage() {
+  std::fprintf(stderr, "usage: attn-bench-transformer [--warmup N] [--reps N] [--iters N]\n"
+                       "threads: OMP_NUM_THREADS (both attnc's oneDNN and torch.set_num_threads)\n");
+  std::exit(2);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bench::programName = "attn-bench-transformer";
+  std::string script = std::string(ATTN_SOURCE_DIR) + "/tests/bench/transformer.py";
+  Sizes z;
+  bench::Timing timing{/*warmup=*/2, /*reps=*/5, /*iters=*/3};
+  for (bench::Args args(argc, argv, usage); args.next();)
+    if (!timing.parse(args))
+      usage();
+  if (!timing.valid())
+    usage();
+  int threads = bench::threadCount();
+  std::string python = bench::benchPython();
+  std::unique_ptr<mlir::MLIRContext> context = bench::attnContext();
+
+  std::printf("Transformer encoder-decoder: d_model %lld, %lld heads, ffn %lld, %lld+%lld layers "
+              "(post-norm, relu), vocab %lld, source/target length %lld, batch %lld; train step "
+              "with Adam, greedy decoding of %lld tokens\n",
+              (long long)z.dModel, (long long)z.heads, (long long)z.ffn, (long long)z.layers,
+              (long long)z.layers, (long long)z.vocab, (long long)z.srcLen, (long long)z.batch,
+              (long long)z.decodeTokens);
+  std::printf("%s; %s\n", bench::threadsNote().c_str(), timing.describe().c_str());
+
+  // NB random full-length batches: ids in [4, V), tgt_in = bos y1 .. y(T-1), tgt_out = y1 .. yT.
+  ::attn::Rng rng(42);
+  auto id = [&] { return (int32_t)(4 + (int64_t)(rng.nextDouble() * (z.vocab - 4))); };
+  std::vector<std::vector<::attn::Tensor>> batches;
+  for (int k = 0; k < NB; ++k) {
+    ::attn::Tensor src(ATTN_I32, {z.batch, z.srcLen}), mask(ATTN_F32, {z.batch, z.srcLen});
+    ::attn::Tensor tin(ATTN_I32, {z.batch, z.tgtLen}), tout(ATTN_I32, {z.batch, z.tgtLen});
+    for (int64_t i = 0; i < src.numel(); ++i) {
+      src.data<int32_t>()[i] = id();
+      mask.data<float>()[i] = 1.0f;
+    }
+    for (int64_t b = 0; b < z.batch; ++b)
+      for (int64_t t = 0; t < z.tgtLen; ++t) {
+        tout.data<int32_t>()[b * z.tgtLen + t] = id();
+        tin.data<int32_t>()[b * z.tgtLen + t] =
+            t == 0 ? kBos : tout.data<int32_t>()[b * z.tgtLen + t - 1];
+      }
+    batches.push_back({std::move(src), std::move(mask), std::move(tin), std::move(tout)});
+  }
+
+  TrainStepProgram side = compile(*context, z);
+  std::printf("compiled in %.1f s\n", side.compileSeconds);
+  std::vector<::attn::Tensor> initial = side.params; // decoding uses the initial weights
+  std::string dataFile = bench::tempDataFile("attn-bench-transformer");
+  {
+    ::attn::checkpoint::Checkpoint ckpt = side.weights();
+    for (int k = 0; k < NB; ++k) {
+      std::string n = std::to_string(k);
+      ckpt.tensors.push_back({"src" + n, asF32(batches[k][0])});
+      ckpt.tensors.push_back({"src_mask" + n, batches[k][1]});
+      ckpt.tensors.push_back({"tgt_in" + n, asF32(batches[k][2])});
+      ckpt.tensors.push_back({"tgt_out" + n, asF32(batches[k][3])});
+    }
+    ::attn::checkpoint::save(dataFile, ckpt);
+  }
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::vector<std::string> torchArgs = {
+      "--data", dataFile, "--threads", str(threads), "--batch", str(z.batch), "--src-len",
+      str(z.srcLen), "--tgt-len", str(z.tgtLen), "--vocab", str(z.vocab), "--d-model",
+      str(z.dModel), "--heads", str(z.heads), "--ffn", str(z.ffn), "--layers", str(z.layers),
+      "--decode-tokens", str(z.decodeTokens), "--batches", str(NB), "--lr", std::to_string(kLr),
+      "--warmup", str(timing.warmup), "--iters", str(timing.iters)};
+  int rc = 0;
+
+  // Greedy decoding first, with the initial weights on both sides.
+  std::vector<int32_t> tokens;
+  auto decode = [&] {
+    tokens = greedyTokens(*side.program, initial, batches[0][0], batches[0][1], z.decodeTokens);
+  };
+  PyTorchSide torchDecode;
+  std::vector<std::string> decodeArgs = torchArgs;
+  decodeArgs.insert(decodeArgs.end(), {"--mode", "greedy"});
+  torchDecode.launch(python, script, decodeArgs);
+  for (int i = 0; i < timing.warmup; ++i)
+    decode();
+  std::vector<double> dAttn, dTorch;
+  for (int r = 0; r < timing.reps; ++r) {
+    bench::settle();
+    dAttn.push_back(bench::perStep(timing.iters, decode));
+    if (torchDecode.ready) {
+      bench::settle();
+      dTorch.push_back(torchDecode.rep());
+    }
+  }
+  long long sum = 0;
+  for (int32_t t : tokens)
+    sum += t;
+  std::printf("\ngreedy decoding, %lld tokens for batch %lld (encoder once, cached decoder "
+              "steps; PyTorch: nn.Transformer, the decoder over the whole prefix per token)\n",
+              (long long)z.decodeTokens, (long long)z.batch);
+  std::printf("  token sum: attnc %lld", sum);
+  if (torchDecode.ready) {
+    if (int code = torchDecode.quit())
+      std::fprintf(stderr, "note: the PyTorch side exited with %d\n", code);
+    bool same = (long long)torchDecode.firstLoss == sum;
+    std::printf(", PyTorch %lld (%s)", (long long)torchDecode.firstLoss,
+                same ? "same tokens" : "MISMATCH");
+    if (!same)
+      rc = 1;
+  }
+  double mdAttn = median(dAttn);
+  std::printf("\n  attnc   : %9.1f ms  %s\n", mdAttn * 1e3, bench::spread(dAttn, 1e3, 1).c_str());
+  double mdTorch = 0;
+  if (torchDecode.ready) {
+    mdTorch = median(dTorch);
+    std::printf("  PyTorch : %9.1f ms  %s\n", mdTorch * 1e3, bench::spread(dTorch, 1e3, 1).c_str());
+  } else {
+    std::printf("note: no PyTorch comparison: %s\n", torchDecode.note.c_str());
+  }
+
+  // The training step.
+  PyTorchSide torchTrain;
+  std::vector<std::string> trainArgs = torchArgs;
+  trainArgs.insert(trainArgs.end(), {"--mode", "train"});
+  torchTrain.launch(python, script, trainArgs);
+  std::filesystem::remove(dataFile);
+  auto step = [&] { side.step(batches[side.steps % NB], kLr); };
+  for (int i = 0; i < timing.warmup; ++i)
+    step();
+  std::vector<double> tAttn, tTorch;
+  for (int r = 0; r < timing.reps; ++r) {
+    bench::settle();
+    tAttn.push_back(bench::perStep(timing.iters, step));
+    if (torchTrain.ready) {
+      bench::settle();
+      tTorch.push_back(torchTrain.rep());
+    }
+  }
+  std::printf("\ntrain step (forward, backward, Adam)\n  loss at step 1: attnc %.7g",
+              side.losses.front());
+  if (torchTrain.ready) {
+    if (int code = torchTrain.quit())
+      std::fprintf(stderr, "note: the PyTorch side exited with %d\n", code);
+    if (!bench::printLossAgreement(side.losses.front(), torchTrain.firstLoss))
+      rc = 1;
+  }
+  double mAttn = median(tAttn), mTorch = 0;
+  std::printf("\n  attnc   : %9.1f ms/step  %s\n", mAttn * 1e3,
+              bench::spread(tAttn, 1e3, 1).c_str());
+  if (torchTrain.ready) {
+    mTorch = median(tTorch);
+    std::printf("  PyTorch : %9.1f ms/step  %s\n", mTorch * 1e3,
+                bench::spread(tTorch, 1e3, 1).c_str());
+  } else {
+    std::printf("note: no PyTorch comparison: %s\n", torchTrain.note.c_str());
+  }
+
+  std::printf("\nsummary (%d thread%s; ratio = PyTorch time / attnc time, above 1: attnc "
+              "faster)\n",
+              threads, threads == 1 ? "" : "s");
+  std::printf("  %-14s %12s %12s %8s %8s\n", "", "attnc ms", "PyTorch ms", "ratio", "target");
+  auto row = [&](const char *what, double a, double t, const char *target) {
+    if (t > 0)
+      std::printf("  %-14s %12.1f %12.1f %8.2f %8s\n", what, a * 1e3, t * 1e3, t / a, target);
+    else
+      std::printf("  %-14s %12.1f %12s %8s %8s\n", what, a * 1e3, "-", "-", target);
+  };
+  row("train step", mAttn, mTorch, "1.5");
+  row("greedy 32 tok", mdAttn, mdTorch, "5");
+  return rc;
+}

@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""PyTorch side of attn-bench-transformer (tests/bench/transformer.cpp).
+
+attnc's Transformer encoder-decoder (task: seq2seq, model.transformer: post-norm, relu,
+sinusoidal positions, no dropout) written the way a PyTorch user writes it, around
+torch.nn.Transformer(batch_first=True):
+
+    x = src_embed[src] * sqrt(d) + PE[:S];  y = tgt_embed[tgt_in] * sqrt(d) + PE[:T]
+    out = nn.Transformer(x, y, tgt_mask=causal, src/memory_key_padding_mask=src_mask == 0)
+    logits = Linear(out); cross-entropy (pad 0 ignored, mean)
+
+--mode train: one training step (forward, backward, torch.optim.Adam).
+--mode greedy: greedy decoding of --decode-tokens tokens for the first batch's sources, in
+    eval mode under torch.no_grad(): the encoder once, then for every new token the decoder
+    over the whole prefix (nn.Transformer has no cache) and the output layer at the last
+    position. Its "loss" in the protocol is the sum of the generated token ids, which the C++
+    side compares with its own.
+
+--data FILE: a safetensors file from the benchmark with attnc's initial weights, named and laid
+out as attnc's (x @ W with W [in, out]; nn.MultiheadAttention's in_proj_weight holds the rows
+[W_q^T; W_k^T; W_v^T]), and the batches src<k>, src_mask<k>, tgt_in<k>, tgt_out<k> (ids stored
+as f32). Every parameter in the file must be used here. Protocol (--serve): see bench_io.py.
+"""
+
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_io import import_torch, parse_args, read_safetensors, time_steps, time_training  # noqa: E402
+
+
+def main():
+    a = parse_args(__doc__, batches=4, warmup=2, reps=5, iters=3, src_len=64, tgt_len=64,
+                   vocab=1000, d_model=256, heads=4, ffn=1024, layers=2, decode_tokens=32,
+                   mode=("train", "greedy"))
+    np, torch = import_torch(a)
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    d = a.d_model
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.src_embed = nn.Embedding(a.vocab, d)
+            self.tgt_embed = nn.Embedding(a.vocab, d)
+            self.transformer = nn.Transformer(d, a.heads, a.layers, a.layers, a.ffn, dropout=0.0,
+                                              batch_first=True)
+            self.out = nn.Linear(d, a.vocab)
+            n = max(a.src_len, a.tgt_len)
+            pos = torch.arange(n, dtype=torch.float32)[:, None]
+            div = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-math.log(10000.0) / d))
+            pe = torch.zeros(n, d)
+            pe[:, 0::2] = torch.sin(pos * div)
+            pe[:, 1::2] = torch.cos(pos * div)
+            self.register_buffer("pe", pe)
+
+        def encode(self, src, pad):
+            x = self.src_embed(src) * math.sqrt(d) + self.pe[:src.shape[1]]
+            return self.transformer.encoder(x, src_key_padding_mask=pad)
+
+        def decode(self, memory, pad, tgt_in):
+            t = tgt_in.shape[1]
+            y = self.tgt_embed(tgt_in) * math.sqrt(d) + self.pe[:t]
+            causal = self.transformer.generate_square_subsequent_mask(t)
+            out = self.transformer.decoder(y, memory, tgt_mask=causal,
+                                           memory_key_padding_mask=pad)
+            return self.out(out)
+
+        def forward(self, src, src_mask, tgt_in):
+            pad = src_mask == 0
+            return self.decode(self.encode(src, pad), pad, tgt_in)
+
+    model = Model()
+    if not a.data:
+        print("error: --data is required", flush=True)
+        return 3
+    w = read_safetensors(a.data, np)
+    used = set()
+
+    def t(name):
+        used.add(name)
+        return torch.from_numpy(w[name])
+
+    def tt(name):
+        used.add(name)
+        return torch.from_numpy(w[name].T.copy())
+
+    def attention(mha, prefix):
+        mha.in_proj_weight.copy_(torch.cat([tt(f"{prefix}.{p}.weight") for p in "qkv"]))
+        mha.in_proj_bias.copy_(torch.cat([t(f"{prefix}.{p}.bias") for p in "qkv"]))
+        mha.out_proj.weight.copy_(tt(f"{prefix}.out.weight"))
+        mha.out_proj.bias.copy_(t(f"{prefix}.out.bias"))
+
+    def linear(lin, name):
+        lin.weight.copy_(tt(name + ".weight"))
+        lin.bias.copy_(t(name + ".bias"))
+
+    def norm(ln, name):
+        ln.weight.copy_(t(name + ".weight"))
+        ln.bias.copy_(t(name + ".bias"))
+
+    with torch.no_grad():
+        model.src_embed.weight.copy_(t("encoder.embedding"))
+        model.tgt_embed.weight.copy_(t("decoder.embedding"))
+        for l, layer in enumerate(model.transformer.encoder.layers):
+            p = f"encoder.layer{l}"
+            attention(layer.self_attn, p + ".self_attn")
+            linear(layer.linear1, p + ".linear1")
+            linear(layer.linear2, p + ".linear2")
+            norm(layer.norm1, p + ".norm1")
+            norm(layer.norm2, p + ".norm2")
+        norm(model.transformer.encoder.norm, "encoder.norm")
+        for l, layer in enumerate(model.transformer.decoder.layers):
+            p = f"decoder.layer{l}"
+            attention(layer.self_attn, p + ".self_attn")
+            attention(layer.multihead_attn, p + ".cross_attn")
+            linear(layer.linear1, p + ".linear1")
+            linear(layer.linear2, p + ".linear2")
+            for k in (1, 2, 3):
+                norm(getattr(layer, f"norm{k}"), f"{p}.norm{k}")
+        norm(model.transformer.decoder.norm, "decoder.norm")
+        linear(model.out, "output")
+    batch_names = {f"{n}{k}" for n in ("src", "src_mask", "tgt_in", "tgt_out")
+                   for k in range(a.batches)}
+    unused = sorted(n for n in w if n not in used and n not in batch_names)
+    if unused:
+        print(f"error: attnc parameters without a PyTorch counterpart: {unused}", flush=True)
+        return 3
+    ids = lambda name: torch.from_numpy(w[name]).long()  # noqa: E731
+    batches = [(ids(f"src{k}"), t(f"src_mask{k}"), ids(f"tgt_in{k}"), ids(f"tgt_out{k}"))
+               for k in range(a.batches)]
+
+    if a.mode == "greedy":
+        model.eval()
+        src, src_mask = batches[0][0], batches[0][1]
+
+        def greedy():
+            with torch.no_grad():
+                pad = src_mask == 0
+                memory = model.encode(src, pad)
+                ys = torch.full((src.shape[0], 1), 1, dtype=torch.long)  # bos
+                for _ in range(a.decode_tokens):
+                    logits = model.decode(memory, pad, ys)[:, -1]
+                    ys = torch.cat([ys, logits.argmax(-1, keepdim=True)], dim=1)
+                return ys[:, 1:].sum().double()
+
+        med = time_steps(greedy, a, torch.__version__)
+        if not a.serve:
+            print(f"PyTorch {torch.__version__} greedy decoding, {a.threads} thread(s): "
+                  f"{med * 1e3:.2f} ms")
+        return 0
+
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+
+    def loss_of(src, src_mask, tgt_in, tgt_out):
+        logits = model(src, src_mask, tgt_in)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
+                               ignore_index=0)
+
+    return time_training(
+        a, torch, opt, batches, loss_of,
+        lambda med: f"PyTorch {torch.__version__} Transformer, {a.threads} thread(s): "
+                    f"{med * 1e3:.2f} ms/step")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

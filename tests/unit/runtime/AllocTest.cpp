@@ -1,0 +1,66 @@
+// The recycling buffer allocator (runtime/include/attn/Alloc.h) and its MLIR-facing symbols.
+#include "attn/Alloc.h"
+#include "attn/Tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <set>
+
+namespace {
+
+bool aligned64(const void *p) { return reinterpret_cast<uintptr_t>(p) % 64 == 0; }
+
+TEST(Alloc, LargeBlocksAreReused) {
+  attn::bufferTrim();
+  void *a = attn::bufferAlloc(1 << 20);
+  ASSERT_TRUE(aligned64(a));
+  std::memset(a, 1, 1 << 20); // the whole block is usable
+  attn::bufferFree(a);
+  // A size of the same class (up to 1.25 MiB with the header) comes back from the free list.
+  void *b = attn::bufferAlloc((1 << 20) + 100000);
+  EXPECT_EQ(a, b);
+  attn::bufferFree(b);
+  attn::bufferTrim();
+}
+
+TEST(Alloc, SizesAndAlignment) {
+  std::set<void *> live;
+  for (size_t bytes : {1ul, 63ul, 64ul, 4000ul, 70000ul, 300001ul, 5000000ul}) {
+    void *p = attn::bufferAlloc(bytes);
+    EXPECT_TRUE(aligned64(p)) << bytes;
+    std::memset(p, 0xab, bytes);
+    EXPECT_TRUE(live.insert(p).second) << "a live block was handed out twice";
+  }
+  for (void *p : live)
+    attn::bufferFree(p);
+  attn::bufferFree(nullptr);
+}
+
+// What compiled code calls (use-generic-functions).
+TEST(Alloc, MlirGenericFunctions) {
+  void *p = _mlir_memref_to_llvm_alloc(256 * 1024);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(aligned64(p));
+  _mlir_memref_to_llvm_free(p);
+  void *q = _mlir_memref_to_llvm_aligned_alloc(64, 100);
+  EXPECT_TRUE(aligned64(q));
+  _mlir_memref_to_llvm_free(q);
+}
+
+// Tensors draw from the same lists and are still zero-initialised when reused.
+TEST(Alloc, ReusedTensorStorageIsZeroed) {
+  const void *first;
+  {
+    attn::Tensor t(ATTN_F32, {512, 512});
+    first = t.raw();
+    std::fill(t.data<float>(), t.data<float>() + t.numel(), 3.0f);
+  }
+  attn::Tensor u(ATTN_F32, {512, 512});
+  EXPECT_EQ(u.raw(), first);
+  for (int64_t i = 0; i < u.numel(); ++i)
+    ASSERT_EQ(u.data<float>()[i], 0.0f) << i;
+}
+
+} // namespace
