@@ -67,11 +67,15 @@ struct Autodiff : mlir::attn::impl::AttnAutodiffBase<Autodiff> {
 
     SmallVector<Value> results = {lossValue};
     SmallVector<Attribute> names = {b.getStringAttr("loss")};
-    unsigned next = 0;
+    // The gradients come in the order of `wrt`; a name's reads need not be adjacent there
+    // (one embedding table shared by an encoder and a decoder).
+    llvm::DenseMap<Value, unsigned> position;
+    for (auto [i, v] : llvm::enumerate(wrt))
+      position[v] = i;
     for (auto &[name, values] : params) {
       Value total;
-      for (size_t i = 0; i < values.size(); ++i, ++next) {
-        Value g = (*grads)[next];
+      for (Value v : values) {
+        Value g = (*grads)[position[v]];
         if (g)
           total = total ? b.create<AddOp>(loc, total, g).getResult() : g;
       }

@@ -5,7 +5,9 @@
 //   greedy decoding and beam search; sampling with top_k 1 is greedy; --plots draws the
 //   cross attention;
 // - models/char-transformer.yaml (decoder-only) learns and samples past its cache's length;
-// - models/majority-transformer.yaml (encoder-only) classifies.
+// - models/majority-transformer.yaml (encoder-only) classifies;
+// - models/reverse-transformer.yaml learns with one embedding table for source, target and
+//   output.
 #include "AttncProcess.h"
 
 #include <gtest/gtest.h>
@@ -112,6 +114,16 @@ TEST(CharTransformer, LearnsAndSamplesPastItsWindow) {
       << out;
   std::string text = out.substr(out.find('\n') + 1);
   EXPECT_GE(text.size(), 150u + 4u) << out; // the prime, then 150 characters
+}
+
+// One vocabulary and one table for source, target and output (share_embeddings, tie_output).
+TEST(ReverseTransformer, LearnsWithSharedAndTiedEmbeddings) {
+  std::string dir = e2e::scratch("transformer", "reverse"), out;
+  ASSERT_EQ(attnc("train " + model("reverse-transformer") + " --out " + dir, &out), 0) << out;
+  EXPECT_NE(out.find("vocabularies of 14 and 14 tokens"), std::string::npos) << out;
+  EXPECT_GE(exactMatch(out), 90.0) << out;
+  ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir, "1 2 3 4 5\n", dir, &out), 0) << out;
+  EXPECT_EQ(out, "5 4 3 2 1\n");
 }
 
 TEST(MajorityTransformer, ClassifiesWithAnEncoderOnlyStack) {

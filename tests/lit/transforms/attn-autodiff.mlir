@@ -68,3 +68,24 @@ func.func @loss(%x: tensor<2x3x1xf32>, %y: tensor<2x1xf32>) -> tensor<f32> {
   %l = attn.mse %p, %y : tensor<2x1xf32>, tensor<2x1xf32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A parameter read twice, with another one read in between (an embedding table shared by an
+// encoder and a decoder): its gradient is the sum of both reads' gradients, and the other
+// parameter gets its own.
+// CHECK-LABEL: func.func @loss_grad(%{{.*}}: tensor<3xf32>)
+// CHECK-SAME: -> (tensor<f32> {attn.name = "loss"}, tensor<3xf32> {attn.name = "grad:shared"}, tensor<3xf32> {attn.name = "grad:between"})
+// CHECK: attn.reduce_sum
+// CHECK: %[[SUM:.*]] = attn.add %{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xf32>
+// CHECK-NEXT: return %{{.*}}, %[[SUM]], %{{.*}} : tensor<f32>, tensor<3xf32>, tensor<3xf32>
+func.func @loss(%x: tensor<3xf32>) -> tensor<f32> {
+  %a = attn.param "shared" : tensor<3xf32>
+  %m = attn.param "between" : tensor<3xf32>
+  %b = attn.param "shared" : tensor<3xf32>
+  %p = attn.mul %a, %m : tensor<3xf32>, tensor<3xf32>
+  %q = attn.mul %p, %x : tensor<3xf32>, tensor<3xf32>
+  %r = attn.add %q, %b : tensor<3xf32>, tensor<3xf32>
+  %l = attn.reduce_sum %r {axes = array<i64: 0>} : tensor<3xf32>
+  return %l : tensor<f32>
+}
