@@ -75,7 +75,7 @@ void buildAttnToLowered(OpPassManager &pm, bool fuse) {
   // Chains of elementwise ops (a decomposed softmax, layer norm or GELU, an optimizer
   // update) become one loop nest each: fewer passes over memory, and far fewer loops for
   // LLVM, whose compile time grows faster than linearly in a function's loops.
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(mlir::attn::createAttnFuseElementwise());
   // Last, and with nothing after it: one-shot bufferization must see each kernel call's
   // to_memref / to_tensor exactly as emitted (see AttnToOneDNN.cpp).
   pm.addPass(mlir::attn::createAttnToOneDNN());

@@ -75,7 +75,7 @@ struct Autodiff : mlir::attn::impl::AttnAutodiffBase<Autodiff> {
     for (auto &[name, values] : params) {
       Value total;
       for (Value v : values) {
-        Value g = (*grads)[position[v]];
+        Value g = (*grads)[position.lookup(v)];
         if (g)
           total = total ? b.create<AddOp>(loc, total, g).getResult() : g;
       }

@@ -18,6 +18,8 @@ using namespace mlir;
 
 namespace {
 struct OutlineLoops : mlir::attn::impl::AttnOutlineLoopsBase<OutlineLoops> {
+  using AttnOutlineLoopsBase::AttnOutlineLoopsBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -29,6 +31,8 @@ struct OutlineLoops : mlir::attn::impl::AttnOutlineLoopsBase<OutlineLoops> {
         if (op.hasPureBufferSemantics())
           loops.push_back(op);
       });
+      if (loops.size() < minLoops)
+        continue;
       unsigned n = 0;
       for (linalg::LinalgOp op : loops)
         outline(op, func.getName().str() + "_loop" + std::to_string(n++), symbols);

@@ -81,6 +81,20 @@ def AttnPackedEntries : Pass<"attn-packed-entries", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect"];
 }
 
+def AttnFuseElementwise : Pass<"attn-fuse-elementwise"> {
+  let summary = "fuses chains of elementwise linalg ops that compute each element once";
+  let description = [{
+    Runs on tensors after `attn-to-linalg`. A `linalg.generic` whose result has one user, a
+    `linalg.generic` that reads each of its elements once (its indexing map for that operand
+    is a permutation of the consumer's loops), is fused into that user: a decomposed
+    softmax, layer norm or GELU, an optimizer update become one loop nest each, with fewer
+    passes over memory and fewer loops for LLVM. MLIR's own elementwise fusion also fuses into
+    consumers that broadcast the producer, recomputing it once per broadcast element (a
+    `tanh` of `[B, H]` recomputed for every source position); this pass does not.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def AttnOutlineLoops : Pass<"attn-outline-loops", "mlir::ModuleOp"> {
   let summary = "moves every linalg op on buffers into its own function";
   let description = [{
@@ -90,8 +104,14 @@ def AttnOutlineLoops : Pass<"attn-outline-loops", "mlir::ModuleOp"> {
     marked `noinline`. LLVM's loop analyses (scalar evolution, dominator queries) cost more
     than linearly in the number of loops in one function; a Transformer's training step holds
     thousands of them, and compiling it whole took minutes. One loop nest per function keeps
-    the compile time linear; the call costs nanoseconds against the loop's work.
+    the compile time linear; the call costs nanoseconds against the loop's work. Functions
+    with fewer than `min-loops` linalg ops stay whole (there, LLVM is fast anyway, and small
+    loops in a scan's step are better inlined).
   }];
+  let options = [
+    Option<"minLoops", "min-loops", "unsigned", /*default=*/"200",
+           "outline only in functions with at least this many linalg ops">
+  ];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
@@ -111,7 +131,7 @@ def AttnInternalize : Pass<"attn-internalize", "mlir::ModuleOp"> {
     Runs last, on the LLVM dialect. Helpers that lowering creates under fixed names
     (`forward`, `dealloc_helper`, the C-interface wrappers of runtime kernels) get internal
     linkage, so several compiled models link into one program, and LLVM may inline them.
-    Declarations (the runtime's kernels, malloc, free) keep external linkage.
+    Declarations (the runtime's kernels and allocator) keep external linkage.
   }];
   let options = [
     Option<"prefix", "prefix", "std::string", /*default=*/"\"attn_\"",

@@ -330,20 +330,24 @@ SmallVector<Value> ScaledDotProductAttentionOp::decompose(OpBuilder &b) {
   // [B, H, T, D] x [B, H, S, D]^T -> [B, H, T, S]
   Value scores = mul(b, l, matmul(b, l, getQuery(), getKeys(), false, true),
                      scalarOf(b, l, 1.0f / std::sqrt((float)q[3])));
-  if (Value mask = getKeyMask()) {
-    // (mask - 1) 1e9 as [B, 1, 1, S]: 0 at kept keys, -1e9 at padding.
-    Value push = mul(b, l, sub(b, l, mask, scalarOf(b, l, 1.0f)), scalarOf(b, l, 1e9f));
-    scores = add(b, l, scores, reshape(b, l, push, {batch, 1, 1, keys}));
-  }
+  // allowed: 1 where query i may see key j, as [B, 1, 1, S] (padding), [T, S] (causal) or
+  // their product [B, 1, T, S]; the scores get (allowed - 1) 1e9, once, so a key both masks
+  // exclude is not pushed lower than one excluded by either.
+  Value allowed;
+  if (Value mask = getKeyMask())
+    allowed = reshape(b, l, mask, {batch, 1, 1, keys});
   if (getCausal()) {
-    SmallVector<float> future(queries * keys, 0.0f);
+    SmallVector<float> seen(queries * keys, 1.0f);
     for (int64_t i = 0; i < queries; ++i)
       for (int64_t j = i + keys - queries + 1; j < keys; ++j)
-        future[i * keys + j] = -1e9f;
+        seen[i * keys + j] = 0.0f;
     auto type = f32Tensor(b, {queries, keys});
-    scores = add(b, l, scores,
-                 b.create<ConstantOp>(l, DenseElementsAttr::get(type, ArrayRef<float>(future))));
+    Value causal = b.create<ConstantOp>(l, DenseElementsAttr::get(type, ArrayRef<float>(seen)));
+    allowed = allowed ? mul(b, l, allowed, causal) : causal;
   }
+  if (allowed)
+    scores = add(b, l, scores,
+                 mul(b, l, sub(b, l, allowed, scalarOf(b, l, 1.0f)), scalarOf(b, l, 1e9f)));
   Value weights = b.create<SoftmaxOp>(l, scores, b.getI64IntegerAttr(-1));
   return {matmul(b, l, weights, getValues()), weights};
 }

@@ -51,7 +51,8 @@ private:
 
   //===- parameters --------------------------------------------------------------------===//
 
-  // Xavier-uniform weights and zero biases, as torch.nn.MultiheadAttention.
+  // Xavier-uniform weights (each d x d matrix on its own; PyTorch draws q, k, v as one
+  // [3d, d] matrix, so its bound is smaller) and zero biases.
   struct AttentionParams {
     Value wq, bq, wk, bk, wv, bv, wo, bo;
   };
@@ -88,11 +89,18 @@ private:
   }
 
   // The positions' vectors [n, d]: PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(..),
-  // or a learned table `name`.
-  Value positionTable(const std::string &name, int64_t n, Location l) {
+  // or a learned table `name` of `learned` rows (default n), zeros past them: the decoder's
+  // table has the target length whatever decode.max_length is, so checkpoints keep one shape.
+  Value positionTable(const std::string &name, int64_t n, Location l, int64_t learned = 0) {
     int64_t d = width();
-    if (t().positions == "learned")
-      return param(l, name, {n, d}, "normal", 0.5f);
+    if (t().positions == "learned") {
+      int64_t rows = learned > 0 ? std::min(learned, n) : n;
+      Value table = param(l, name, {rows, d}, "normal", 0.5f);
+      if (rows == n)
+        return table;
+      return b.create<mlir::attn::PadOp>(l, table, b.getDenseI64ArrayAttr({0, 0}),
+                                         b.getDenseI64ArrayAttr({n - rows, 0}));
+    }
     SmallVector<float> pe(n * d);
     for (int64_t p = 0; p < n; ++p)
       for (int64_t i = 0; i < d; i += 2) {
@@ -323,10 +331,10 @@ private:
     return b.create<mlir::attn::AddOp>(l, x, pos.vector);
   }
 
-  // The self-attention caches' entry names and types, layer by layer (k, then v).
-  void cacheSignature(int64_t layers, int64_t rows, SmallVectorImpl<Type> &types,
+  // The entry names and types of per-layer keys and values [rows, H, length, D], layer by
+  // layer (k, then v): `cache` (self-attention) or `cross` (the encoder's, projected).
+  void cacheSignature(int64_t layers, int64_t rows, int64_t length, SmallVectorImpl<Type> &types,
                       SmallVectorImpl<std::string> &names, const char *kind = "cache") {
-    int64_t length = std::string(kind) == "cache" ? decodeLength() : options.sourceLength;
     for (int64_t layer = 0; layer < layers; ++layer)
       for (const char *part : {"k", "v"}) {
         types.push_back(f32({rows, heads(), length, headWidth()}));
@@ -335,7 +343,7 @@ private:
   }
 
   // The weights plots show, [K, S]: decode.attention_layer's cross attention, one head or
-  // the mean over heads.
+  // the mean over heads (checkConsistency keeps both within the model).
   Value plotWeights(ArrayRef<Value> weights, Location l) {
     int64_t layer = spec.decode.attentionLayer > 0
                         ? std::min<int64_t>(spec.decode.attentionLayer, weights.size()) - 1
@@ -375,7 +383,7 @@ private:
   // Logits [K, T, V] for target inputs tgt_in [K, T] (teacher forcing).
   Value decodeAll(Value memory, Value srcMask, Value tgtIn, Location l) {
     Value table = targetTable();
-    Value y = embed(table, positionTable("decoder.positions", decodeLength(), l), tgtIn,
+    Value y = embed(table, positionTable("decoder.positions", decodeLength(), l, options.targetLength), tgtIn,
                     "decoder.embedding", l);
     y = decoderStack(decoderLayers(), y, memory, srcMask, l);
     return outputLayer(y, table, options.targetVocab, l);
@@ -408,8 +416,8 @@ private:
     int64_t rows = spec.decode.beam > 1 ? spec.decode.beam : spec.decode.batch;
     SmallVector<Type> carried = {f32({rows, 1})}, fixed;
     SmallVector<std::string> carriedNames = {"position"}, fixedNames;
-    cacheSignature(decoderLayers(), rows, carried, carriedNames);
-    cacheSignature(decoderLayers(), rows, fixed, fixedNames, "cross");
+    cacheSignature(decoderLayers(), rows, decodeLength(), carried, carriedNames);
+    cacheSignature(decoderLayers(), rows, srcLen, fixed, fixedNames, "cross");
 
     b.setInsertionPointToEnd(module.getBody());
     SmallVector<Type> encodeTypes(carried);
@@ -460,7 +468,7 @@ private:
     }
     Value table = targetTable();
     StepPosition pos =
-        stepPosition(position, positionTable("decoder.positions", decodeLength(), l), l);
+        stepPosition(position, positionTable("decoder.positions", decodeLength(), l, options.targetLength), l);
     Value y = embedStep(table, args[0], pos, l);
     SmallVector<Value> weights;
     y = decoderStep(decoderLayers(), y, pos.slot, pos.seen, args.back(), caches, weights, l);
@@ -509,11 +517,7 @@ private:
     b.setInsertionPointToEnd(module.getBody());
     SmallVector<Type> types = {i32({1}), f32({1, 1})};
     SmallVector<std::string> names = {"token", "position"};
-    for (int64_t layer = 0; layer < t().layers; ++layer)
-      for (const char *part : {"k", "v"}) {
-        types.push_back(f32({1, heads(), window, headWidth()}));
-        names.push_back("cache.layer" + std::to_string(layer) + "." + part);
-      }
+    cacheSignature(t().layers, 1, window, types, names);
     SmallVector<Type> results(types);
     results[0] = f32({1, vocab});
     SmallVector<StringRef> refs(names.begin(), names.end()), resultRefs(refs);

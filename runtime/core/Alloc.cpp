@@ -1,6 +1,7 @@
 #include "attn/Alloc.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -16,7 +17,8 @@ constexpr size_t kSmall = 64 * 1024;
 constexpr size_t kCacheLimit = size_t(2) << 30;
 
 // Every block starts with a 64-byte header holding its size class (-1: a small block from
-// malloc); the caller's pointer follows it, so it stays 64-byte aligned.
+// malloc); the caller's pointer follows it, so it stays 64-byte aligned. A class's blocks hold
+// classBytes(c) bytes for the caller plus the header, so a power-of-two request fits its class.
 struct Header {
   int64_t sizeClass;
 };
@@ -37,7 +39,7 @@ int classOf(size_t bytes) {
 struct Cache {
   std::mutex mutex;
   std::vector<std::vector<void *>> free; // per class: blocks (header addresses)
-  size_t cached = 0;                     // bytes in `free`
+  size_t cached = 0;                     // bytes in `free` (without headers)
 };
 
 Cache &cache() {
@@ -53,14 +55,15 @@ void *withHeader(void *block, int64_t sizeClass) {
 } // namespace
 
 void *bufferAlloc(size_t bytes) {
-  size_t total = bytes + kAlign;
-  if (total < kSmall) {
-    void *block = std::aligned_alloc(kAlign, (total + kAlign - 1) / kAlign * kAlign);
+  if (bytes > (size_t(1) << 48))
+    throw std::bad_alloc();
+  if (bytes < kSmall) {
+    void *block = std::aligned_alloc(kAlign, (bytes + 2 * kAlign - 1) / kAlign * kAlign);
     if (!block)
       throw std::bad_alloc();
     return withHeader(block, -1);
   }
-  int c = classOf(total);
+  int c = classOf(bytes);
   Cache &k = cache();
   {
     std::lock_guard<std::mutex> lock(k.mutex);
@@ -71,7 +74,7 @@ void *bufferAlloc(size_t bytes) {
       return withHeader(block, c);
     }
   }
-  void *block = std::aligned_alloc(kAlign, classBytes(c));
+  void *block = std::aligned_alloc(kAlign, classBytes(c) + kAlign);
   if (!block)
     throw std::bad_alloc();
   return withHeader(block, c);
@@ -113,12 +116,27 @@ void bufferTrim() {
 
 } // namespace attn
 
-extern "C" void *_mlir_memref_to_llvm_alloc(size_t bytes) { return attn::bufferAlloc(bytes); }
+namespace {
+// Compiled code cannot take an exception: out of memory ends the process with a message.
+void *allocForCompiledCode(size_t bytes) {
+  try {
+    return attn::bufferAlloc(bytes);
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "attn: out of memory allocating %zu bytes for compiled code\n", bytes);
+    std::abort();
+  }
+}
+} // namespace
+
+extern "C" void *_mlir_memref_to_llvm_alloc(size_t bytes) { return allocForCompiledCode(bytes); }
 
 extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t bytes) {
-  if (alignment > 64)
-    return nullptr; // attnc's lowering never asks for more than 64
-  return attn::bufferAlloc(bytes);
+  if (alignment > 64) { // attnc's lowering never asks for more
+    std::fprintf(stderr, "attn: compiled code asked for %zu-byte alignment (at most 64)\n",
+                 alignment);
+    std::abort();
+  }
+  return allocForCompiledCode(bytes);
 }
 
 extern "C" void _mlir_memref_to_llvm_free(void *p) { attn::bufferFree(p); }

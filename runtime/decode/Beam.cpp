@@ -103,7 +103,7 @@ std::vector<Hypothesis> sampled(StepModel &model, const SamplingOptions &o) {
   const int64_t vocab = model.vocab();
   std::vector<Rng> rngs;
   for (int64_t k = 0; k < model.rows(); ++k)
-    rngs.emplace_back(o.seed * 1000003ull + (uint64_t)k);
+    rngs.emplace_back(o.seed * 1000003ull + o.firstRow + (uint64_t)k);
   return rowByRow(model, o.maxLength, o.bos, o.eos, [&](const float *row, int64_t k) {
     return drawToken(row, vocab, o.temperature, o.topK, rngs[k]);
   });

@@ -22,6 +22,26 @@ int findByName(const attn_tensor_info *infos, int32_t count, const std::string &
   return -1;
 }
 
+// Row k of `t` (dim 0, `rows` of them) becomes row parents[k]: beam search's reorder.
+void gatherRows(Tensor &t, const std::vector<int32_t> &parents, int64_t rows) {
+  if ((int64_t)parents.size() != rows)
+    throw std::runtime_error("attn: reorder: expected " + std::to_string(rows) + " parents, got " +
+                             std::to_string(parents.size()));
+  for (int32_t p : parents)
+    if (p < 0 || p >= rows)
+      throw std::runtime_error("attn: reorder: parent row " + std::to_string(p) +
+                               " is outside [0, " + std::to_string(rows) + ")");
+  size_t rowBytes = t.nbytes() / (size_t)rows;
+  if (rowBytes == 0)
+    return;
+  Tensor gathered(t.dtype(), t.shape());
+  const char *from = static_cast<const char *>(t.raw());
+  char *to = static_cast<char *>(gathered.raw());
+  for (int64_t k = 0; k < rows; ++k)
+    std::memcpy(to + k * rowBytes, from + parents[k] * rowBytes, rowBytes);
+  t = std::move(gathered);
+}
+
 } // namespace
 
 ProgramStepModel::ProgramStepModel(const Program &program, const std::vector<Tensor> &params,
@@ -121,25 +141,8 @@ const Tensor *ProgramStepModel::result(const std::string &name) const {
 }
 
 void ProgramStepModel::reorder(const std::vector<int32_t> &parents) {
-  if ((int64_t)parents.size() != rows_)
-    throw std::runtime_error("attn: reorder: expected " + std::to_string(rows_) + " parents, got " +
-                             std::to_string(parents.size()));
-  for (int32_t p : parents)
-    if (p < 0 || p >= rows_)
-      throw std::runtime_error("attn: reorder: parent row " + std::to_string(p) +
-                               " is outside [0, " + std::to_string(rows_) + ")");
-  for (size_t i = 1; i < inputs_.size(); ++i) {
-    Tensor &state = inputs_[i];
-    Tensor gathered(state.dtype(), state.shape());
-    size_t rowBytes = state.nbytes() / (size_t)rows_;
-    const char *from = static_cast<const char *>(state.raw());
-    char *to = static_cast<char *>(gathered.raw());
-    if (rowBytes == 0)
-      continue;
-    for (int64_t k = 0; k < rows_; ++k)
-      std::memcpy(to + k * rowBytes, from + parents[k] * rowBytes, rowBytes);
-    state = std::move(gathered);
-  }
+  for (size_t i = 1; i < inputs_.size(); ++i)
+    gatherRows(inputs_[i], parents, rows_);
 }
 
 ProgramPrefixModel::ProgramPrefixModel(const Program &program, const std::vector<Tensor> &params,
@@ -177,16 +180,7 @@ void ProgramPrefixModel::step(const std::vector<int32_t> &tokens, std::vector<fl
 }
 
 void ProgramPrefixModel::reorder(const std::vector<int32_t> &parents) {
-  Tensor &tgt = inputs_[2];
-  Tensor gathered(tgt.dtype(), tgt.shape());
-  for (int64_t k = 0; k < rows_; ++k) {
-    if (parents[k] < 0 || parents[k] >= rows_)
-      throw std::runtime_error("attn: reorder: parent row " + std::to_string(parents[k]) +
-                               " is outside [0, " + std::to_string(rows_) + ")");
-    std::memcpy(gathered.data<int32_t>() + k * length_,
-                tgt.data<int32_t>() + parents[k] * length_, length_ * sizeof(int32_t));
-  }
-  tgt = std::move(gathered);
+  gatherRows(inputs_[2], parents, rows_);
 }
 
 } // namespace attn::decode

@@ -71,6 +71,22 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
                    "scheduled sampling feeds a recurrent decoder its own predictions step by "
                    "step; the Transformer's decoder trains on all positions at once",
                    "remove train.teacher_forcing (teacher forcing is what it trains with)");
+    if (t->tieOutput && (s.task == "tag" || s.task == "classify"))
+      return error(t->loc, "tie_output shares the embedding table with the output layer, but "
+                           "task '" + s.task + "' predicts labels, not tokens",
+                   "remove tie_output");
+    int64_t decoderLayers = t->decoderLayers > 0 ? t->decoderLayers : t->layers;
+    if (s.decode.attentionLayer > decoderLayers)
+      return error(s.decode.loc, "decode.attention_layer is " +
+                                     std::to_string(s.decode.attentionLayer) +
+                                     ", but the decoder has " + std::to_string(decoderLayers) +
+                                     " layers",
+                   "layers count from 1; 0 plots the last");
+    if (s.decode.attentionHead > t->heads)
+      return error(s.decode.loc, "decode.attention_head is " +
+                                     std::to_string(s.decode.attentionHead) + ", but there are " +
+                                     std::to_string(t->heads) + " heads",
+                   "heads count from 1; 0 plots their mean");
     if (s.model.attention)
       return error(s.model.attention->loc, "model.attention is the recurrent decoder's "
                                            "attention; the Transformer has its own",
@@ -180,6 +196,15 @@ static bool checkConsistency(const attn::yaml::Spec &s) {
 bool Compiler::import() {
   if (!checkConsistency(*spec_))
     return false;
+  if (uncached_ && !(spec_->model.transformer && spec_->task == "seq2seq")) {
+    std::cerr << attn::yaml::Diagnostic{spec_->model.loc,
+                                        "--no-cache decodes a Transformer encoder-decoder without "
+                                        "its key/value cache, but this model has none",
+                                        "drop --no-cache"}
+                     .str()
+              << "\n";
+    return false;
+  }
   attn::yaml::ImportOptions options;
   if (importOptions_)
     options = *importOptions_;

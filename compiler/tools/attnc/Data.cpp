@@ -119,8 +119,6 @@ PairData buildSeq2Seq(const attn::yaml::Spec &s) {
       data.train.resize(data.train.size() - d.valid);
     }
   }
-  data.source = attn::data::Vocab::build(tokenized(data.train, true, data.tokenize), d.minCount,
-                                         d.maxVocab);
   // One vocabulary for both sides, when they share one embedding table.
   if (s.model.transformer && s.model.transformer->shareEmbeddings) {
     auto both = tokenized(data.train, true, data.tokenize);
@@ -129,6 +127,8 @@ PairData buildSeq2Seq(const attn::yaml::Spec &s) {
     data.source = data.target = attn::data::Vocab::build(both, d.minCount, d.maxVocab);
     return data;
   }
+  data.source = attn::data::Vocab::build(tokenized(data.train, true, data.tokenize), d.minCount,
+                                         d.maxVocab);
   // Tags and labels are words whatever the source's tokens; all of them are kept.
   if (s.task == "seq2seq")
     data.target = attn::data::Vocab::build(tokenized(data.train, false, data.tokenize),

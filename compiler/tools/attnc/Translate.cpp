@@ -58,15 +58,15 @@ Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
   attn::decode::SamplingOptions sampling;
   sampling.temperature = spec.decode.temperature;
   sampling.topK = spec.decode.topK;
+  sampling.seed = spec.decode.seed;
   sampling.maxLength = beam.maxLength;
   sampling.bos = beam.bos;
   sampling.eos = beam.eos;
   forEachBatch(sources, [&](size_t first, size_t count, const attn::Tensor &src,
                             const attn::Tensor &mask) {
     std::unique_ptr<attn::decode::StepModel> model = stepModel(src, mask);
-    // Each batch draws from its own streams, so an output does not depend on decode.batch
-    // only through its row.
-    sampling.seed = spec.decode.seed + first;
+    // Source i draws from stream i, whatever the batch it falls in.
+    sampling.firstRow = first;
     std::vector<Hypothesis> best =
         spec.decode.sample ? attn::decode::sampled(*model, sampling)
                            : attn::decode::greedy(*model, beam.maxLength, beam.bos, beam.eos);
@@ -118,12 +118,15 @@ Seq2SeqDecoder::alignments(const std::vector<Encoded> &sources,
   std::vector<std::vector<std::vector<float>>> out(sources.size());
   if (!hasAttention())
     return out;
+  // A Transformer's decode_step holds maxLength positions: no step past them (an output that
+  // long ended without eos, and gets no eos row).
+  size_t maxLength = spec.decode.maxLength ? spec.decode.maxLength : data.targetLength;
   forEachBatch(sources, [&](size_t first, size_t count, const attn::Tensor &src,
                             const attn::Tensor &mask) {
     attn::decode::ProgramStepModel model(program, params, src, mask);
     size_t longest = 0;
     for (size_t r = 0; r < count; ++r)
-      longest = std::max(longest, outputs[first + r].tokens.size());
+      longest = std::max(longest, std::min(outputs[first + r].tokens.size(), maxLength - 1));
     // Step t feeds the token before output t (bos first) and reads where output t looked.
     std::vector<int32_t> tokens(rows, attn::data::Vocab::kBos);
     std::vector<float> logProbs;
@@ -159,6 +162,7 @@ void Seq2SeqDecoder::writeAlignmentPlots(const std::string &dir,
     std::vector<std::string> columns = attn::data::tokenize(lines[i], data.tokenize);
     std::vector<std::string> rowLabels = data.target.decode(outputs[i].tokens);
     rowLabels.push_back("<eos>");
+    rowLabels.resize(weights[i].size()); // an output that ended at the length limit: no eos
     std::string path = dir + "/attention-" + std::to_string(i) + ".png";
     attn::train::writeHeatmapPng(path, weights[i], columns, rowLabels,
                                  "\"" + lines[i] + "\" -> \"" + text(outputs[i]) + "\"");

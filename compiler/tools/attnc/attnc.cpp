@@ -50,7 +50,8 @@ Prints one stage of the compilation:
   llvm      the optimised LLVM IR that is JIT-compiled or written as an object
 )"},
     {"run", R"(usage: attnc run MODEL.yaml [--ckpt DIR|FILE] [--input FILE] [--count N] [--seed N]
-                 [--output FILE] [--plots DIR] [--set KEY=VALUE]...
+                 [--output FILE] [--plots DIR] [--prime TEXT] [--temperature T] [--top-k K]
+                 [--sample-seed N] [--sample] [--no-cache] [--set KEY=VALUE]...
 
 Compiles the model in-process and runs its forward pass with the parameters of a trained
 checkpoint (--ckpt; DIR means DIR/best.safetensors, else DIR/last.safetensors), or freshly
@@ -66,7 +67,8 @@ with --sample-seed (default sample.seed).
 
 A seq2seq model translates the first --count validation sources (default 8) and prints each
 output next to the reference; tag and classify models print their labels. With --plots DIR,
-a model with attention also writes DIR/attention-<i>.png, its attention weights for source i.
+a model with attention also writes DIR/attention-<i>.png, its attention weights for source i;
+--sample, --temperature, --top-k, --sample-seed and --no-cache decode as for translate.
 )"},
     {"train", R"(usage: attnc train MODEL.yaml [--steps N] [--out DIR] [--resume] [--set KEY=VALUE]...
 

@@ -1,4 +1,8 @@
-// RUN: attn-opt --attn-outline-loops %s | FileCheck %s
+// RUN: attn-opt --attn-outline-loops=min-loops=1 %s | FileCheck %s
+// RUN: attn-opt --attn-outline-loops %s | FileCheck %s --check-prefix=FEW
+
+// With the default min-loops (200), functions this small stay whole.
+// FEW-NOT: call @
 
 // Each linalg op on buffers becomes a call of its own noinline function; a constant its
 // region reads is cloned into it, other values it reads from above become arguments.

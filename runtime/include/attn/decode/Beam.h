@@ -47,7 +47,8 @@ std::vector<Hypothesis> greedy(StepModel &model, int64_t maxLength, int32_t bos,
 struct SamplingOptions {
   double temperature = 1.0; // the log-probabilities are divided by it; 0 is greedy
   int64_t topK = 0;         // draw among the k likeliest tokens only; 0: among all
-  uint64_t seed = 1;        // row k draws from its own stream, seeded from (seed, k)
+  uint64_t seed = 1;        // row k draws from its own stream, seeded from (seed, firstRow + k)
+  uint64_t firstRow = 0;    // the rows' offset in a longer list of inputs decoded in batches
   int64_t maxLength = 50;
   int32_t bos = 1, eos = 2;
 };
