@@ -16,7 +16,7 @@ int check(Compiler &c, const Options &) {
     return 1;
   const auto &s = c.spec();
   std::cout << s.file << ": ok: model '" << s.name << "' (" << s.task << ", "
-            << (s.model.rnn ? "rnn" : "mlp") << ")\n";
+            << (s.model.rnn ? "rnn" : s.model.transformer ? "transformer" : "mlp") << ")\n";
   return 0;
 }
 
