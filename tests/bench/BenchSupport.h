@@ -10,6 +10,7 @@
 
 #include "attn/Init.h"
 #include "attn/Program.h"
+#include "attn/Random.h"
 #include "attn/Tensor.h"
 #include "attn/checkpoint/Checkpoint.h"
 
@@ -169,6 +170,53 @@ inline bool printLossAgreement(double attnLoss, double torchLoss) {
   std::printf(", PyTorch %.7g (rel diff %.2g, %s)", torchLoss, rel,
               ok ? "ok, < 1e-4" : "MISMATCH, >= 1e-4");
   return ok;
+}
+
+// `count` random full-length teacher-forced seq2seq batches {src, src_mask, tgt_in, tgt_out}:
+// ids in [4, V) (0-3 are pad, bos, eos, unk), src_mask all ones, tgt_in = bos y1 .. y(T-1),
+// tgt_out = y1 .. yT.
+inline std::vector<std::vector<attn::Tensor>> seq2seqBatches(int count, int64_t batch,
+                                                             int64_t srcLen, int64_t tgtLen,
+                                                             int64_t srcVocab, int64_t tgtVocab) {
+  constexpr int32_t kBos = 1;
+  attn::Rng rng(42);
+  auto id = [&](int64_t v) { return (int32_t)(4 + (int64_t)(rng.nextDouble() * (v - 4))); };
+  std::vector<std::vector<attn::Tensor>> batches;
+  for (int k = 0; k < count; ++k) {
+    attn::Tensor src(ATTN_I32, {batch, srcLen}), mask(ATTN_F32, {batch, srcLen});
+    attn::Tensor tin(ATTN_I32, {batch, tgtLen}), tout(ATTN_I32, {batch, tgtLen});
+    for (int64_t i = 0; i < src.numel(); ++i) {
+      src.data<int32_t>()[i] = id(srcVocab);
+      mask.data<float>()[i] = 1.0f;
+    }
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = 0; t < tgtLen; ++t) {
+        tout.data<int32_t>()[b * tgtLen + t] = id(tgtVocab);
+        tin.data<int32_t>()[b * tgtLen + t] = t == 0 ? kBos : tout.data<int32_t>()[b * tgtLen + t - 1];
+      }
+    batches.push_back({std::move(src), std::move(mask), std::move(tin), std::move(tout)});
+  }
+  return batches;
+}
+
+// Writes `weights` and the seq2seqBatches to `path` for a PyTorch side: batch k as src<k>,
+// src_mask<k>, tgt_in<k>, tgt_out<k>, ids as f32 (bench_io.seq2seq_batches reads them back).
+inline void writeSeq2SeqData(const std::string &path, attn::checkpoint::Checkpoint weights,
+                             const std::vector<std::vector<attn::Tensor>> &batches) {
+  auto asF32 = [](const attn::Tensor &ids) {
+    attn::Tensor t(ATTN_F32, ids.shape());
+    for (int64_t i = 0; i < ids.numel(); ++i)
+      t.data<float>()[i] = (float)ids.data<int32_t>()[i];
+    return t;
+  };
+  for (size_t k = 0; k < batches.size(); ++k) {
+    std::string n = std::to_string(k);
+    weights.tensors.push_back({"src" + n, asF32(batches[k][0])});
+    weights.tensors.push_back({"src_mask" + n, batches[k][1]});
+    weights.tensors.push_back({"tgt_in" + n, asF32(batches[k][2])});
+    weights.tensors.push_back({"tgt_out" + n, asF32(batches[k][3])});
+  }
+  attn::checkpoint::save(path, weights);
 }
 
 // An MLIR context with attnc's dialects loaded.
@@ -382,5 +430,23 @@ private:
   pid_t pid = -1;
   std::FILE *in = nullptr, *out = nullptr;
 };
+
+// `timing.warmup` calls of `step`, then `timing.reps` repetitions that alternate attnc (seconds
+// per call over `timing.iters` calls, into `attn`) and, when it is ready, the PyTorch side
+// (its seconds per step, into `torch`), letting the other side's threads settle between them.
+template <class Step>
+void timeInterleaved(const Timing &timing, Step &&step, PyTorchSide &torchSide,
+                     std::vector<double> &attn, std::vector<double> &torch) {
+  for (int i = 0; i < timing.warmup; ++i)
+    step();
+  for (int r = 0; r < timing.reps; ++r) {
+    settle();
+    attn.push_back(perStep(timing.iters, step));
+    if (torchSide.ready) {
+      settle();
+      torch.push_back(torchSide.rep());
+    }
+  }
+}
 
 } // namespace bench

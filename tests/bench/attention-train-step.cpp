@@ -35,9 +35,7 @@
 #include "BenchSupport.h"
 
 #include "attn/Program.h"
-#include "attn/Random.h"
 #include "attn/Tensor.h"
-#include "attn/checkpoint/Checkpoint.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -126,13 +124,6 @@ double timeEntry(TrainStepProgram &side, const char *entry, int reps, int iters,
   return median(t);
 }
 
-::attn::Tensor asF32(const ::attn::Tensor &ids) {
-  ::attn::Tensor t(ATTN_F32, ids.shape());
-  for (int64_t i = 0; i < ids.numel(); ++i)
-    t.data<float>()[i] = (float)ids.data<int32_t>()[i];
-  return t;
-}
-
 void usage() {
   std::fprintf(stderr,
                "usage: attn-bench-attention-train-step [--config issue|same128|all] (issue)\n"
@@ -190,27 +181,8 @@ int main(int argc, char **argv) {
               (long long)z.srcVocab, (long long)z.tgtVocab, (long long)z.embed,
               (long long)z.attDim);
   std::printf("%s; %s\n", bench::threadsNote().c_str(), timing.describe().c_str());
-  // NB random full-length batches: ids in [4, V) (0-3 are pad, bos, eos, unk), src_mask all
-  // ones, tgt_in = bos y1 .. y(T-1), tgt_out = y1 .. yT.
-  ::attn::Rng rng(42);
-  auto id = [&](int64_t v) { return (int32_t)(4 + (int64_t)(rng.nextDouble() * (v - 4))); };
-  std::vector<std::vector<::attn::Tensor>> batches;
-  for (int k = 0; k < NB; ++k) {
-    ::attn::Tensor src(ATTN_I32, {z.batch, z.srcLen}), mask(ATTN_F32, {z.batch, z.srcLen});
-    ::attn::Tensor tin(ATTN_I32, {z.batch, z.tgtLen}), tout(ATTN_I32, {z.batch, z.tgtLen});
-    for (int64_t i = 0; i < src.numel(); ++i) {
-      src.data<int32_t>()[i] = id(z.srcVocab);
-      mask.data<float>()[i] = 1.0f;
-    }
-    for (int64_t b = 0; b < z.batch; ++b)
-      for (int64_t t = 0; t < z.tgtLen; ++t) {
-        int32_t y = id(z.tgtVocab);
-        tout.data<int32_t>()[b * z.tgtLen + t] = y;
-        tin.data<int32_t>()[b * z.tgtLen + t] =
-            t == 0 ? 1 : tout.data<int32_t>()[b * z.tgtLen + t - 1];
-      }
-    batches.push_back({std::move(src), std::move(mask), std::move(tin), std::move(tout)});
-  }
+  std::vector<std::vector<::attn::Tensor>> batches =
+      bench::seq2seqBatches(NB, z.batch, z.srcLen, z.tgtLen, z.srcVocab, z.tgtVocab);
 
   int rc = 0;
   std::vector<Row> rows;
@@ -218,17 +190,7 @@ int main(int argc, char **argv) {
     TrainStepProgram side = compileConfig(*context, *c, z);
 
     std::string dataFile = bench::tempDataFile("attn-bench-attention");
-    {
-      ::attn::checkpoint::Checkpoint ckpt = side.weights();
-      for (int k = 0; k < NB; ++k) {
-        std::string n = std::to_string(k);
-        ckpt.tensors.push_back({"src" + n, asF32(batches[k][0])});
-        ckpt.tensors.push_back({"src_mask" + n, batches[k][1]});
-        ckpt.tensors.push_back({"tgt_in" + n, asF32(batches[k][2])});
-        ckpt.tensors.push_back({"tgt_out" + n, asF32(batches[k][3])});
-      }
-      ::attn::checkpoint::save(dataFile, ckpt);
-    }
+    bench::writeSeq2SeqData(dataFile, side.weights(), batches);
 
     PyTorchSide torch;
     auto str = [](int64_t v) { return std::to_string(v); };
@@ -244,17 +206,8 @@ int main(int argc, char **argv) {
 
     // batches[k]: src, src_mask, tgt_in, tgt_out
     auto step = [&] { side.step(batches[side.steps % NB], kLr); };
-    for (int i = 0; i < warmup; ++i)
-      step();
     std::vector<double> tAttn, tTorch;
-    for (int r = 0; r < reps; ++r) {
-      bench::settle();
-      tAttn.push_back(bench::perStep(iters, step));
-      if (haveTorch) {
-        bench::settle();
-        tTorch.push_back(torch.rep());
-      }
-    }
+    bench::timeInterleaved(timing, step, torch, tAttn, tTorch);
     if (haveTorch)
       if (int code = torch.quit())
         std::fprintf(stderr, "note: the PyTorch side exited with %d\n", code);

@@ -30,7 +30,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import import_torch, parse_args, read_safetensors, time_training  # noqa: E402
+from bench_io import (import_torch, parse_args, read_safetensors, seq2seq_batches,  # noqa: E402
+                      seq2seq_loss, time_training, unused_weights)
 
 
 def main():
@@ -104,15 +105,11 @@ def main():
             model.cell.bias_hh.copy_(t("decoder.layer0.b_hh"))
             model.out.weight.copy_(tt("decoder.output.weight"))
             model.out.bias.copy_(t("decoder.output.bias"))
-        batch_names = {f"{n}{k}" for n in ("src", "src_mask", "tgt_in", "tgt_out")
-                       for k in range(a.batches)}
-        unused = sorted(n for n in d if n not in used and n not in batch_names)
+        unused = unused_weights(d, used, a)
         if unused:
             print(f"error: attnc parameters without a PyTorch counterpart: {unused}", flush=True)
             return 3
-        ids = lambda name: torch.from_numpy(d[name]).long()  # noqa: E731
-        batches = [(ids(f"src{k}"), t(f"src_mask{k}"), ids(f"tgt_in{k}"), ids(f"tgt_out{k}"))
-                   for k in range(a.batches)]
+        batches = seq2seq_batches(d, a, torch)
     else:
         with torch.no_grad():
             model.v.uniform_(-A ** -0.5, A ** -0.5)
@@ -123,13 +120,8 @@ def main():
 
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
 
-    def loss_of(src, src_mask, tgt_in, tgt_out):
-        logits = model(src, src_mask, tgt_in)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
-                               ignore_index=0)
-
     return time_training(
-        a, torch, opt, batches, loss_of,
+        a, torch, opt, batches, seq2seq_loss(model, F),
         lambda med: f"PyTorch {torch.__version__} Bahdanau seq2seq (enc {He} x2, dec {Hd}), "
                     f"{a.threads} thread(s): {med * 1e3:.2f} ms/step")
 

@@ -67,6 +67,32 @@ def read_safetensors(path, np):
     return out
 
 
+def seq2seq_batches(d, a, torch):
+    """The benchmark's seq2seq batches from its data file `d` (BenchSupport.h's
+    writeSeq2SeqData): a.batches tuples (src, src_mask, tgt_in, tgt_out), ids as int64."""
+    ids = lambda name: torch.from_numpy(d[name]).long()  # noqa: E731
+    return [(ids(f"src{k}"), torch.from_numpy(d[f"src_mask{k}"]), ids(f"tgt_in{k}"),
+             ids(f"tgt_out{k}")) for k in range(a.batches)]
+
+
+def unused_weights(d, used, a):
+    """The weights in the data file `d` that the PyTorch model did not take (`used`: their
+    names), batches aside; a non-empty list means the two models differ."""
+    batch_names = {f"{n}{k}" for n in ("src", "src_mask", "tgt_in", "tgt_out")
+                   for k in range(a.batches)}
+    return sorted(n for n in d if n not in used and n not in batch_names)
+
+
+def seq2seq_loss(model, F):
+    """loss_of for time_training: the cross-entropy of model(src, src_mask, tgt_in) [B, T, V]
+    against tgt_out, padding (0) ignored, mean over the rest (attnc's @loss)."""
+    def loss_of(src, src_mask, tgt_in, tgt_out):
+        logits = model(src, src_mask, tgt_in)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
+                               ignore_index=0)
+    return loss_of
+
+
 def time_training(a, torch, opt, batches, loss_of, summary, after_backward=None):
     """Times training steps with time_steps; step s (1-based) trains on
     batches[(s - 1) % len(batches)], as the C++ side cycles them: zero the gradients (as a

@@ -29,9 +29,7 @@
 #include "BenchSupport.h"
 
 #include "attn/Program.h"
-#include "attn/Random.h"
 #include "attn/Tensor.h"
-#include "attn/checkpoint/Checkpoint.h"
 #include "attn/decode/Seq2Seq.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -117,13 +115,6 @@ std::vector<int32_t> greedyTokens(const ::attn::Program &program,
   return out;
 }
 
-::attn::Tensor asF32(const ::attn::Tensor &ids) {
-  ::attn::Tensor t(ATTN_F32, ids.shape());
-  for (int64_t i = 0; i < ids.numel(); ++i)
-    t.data<float>()[i] = (float)ids.data<int32_t>()[i];
-  return t;
-}
-
 void usage() {
   std::fprintf(stderr, "usage: attn-bench-transformer [--warmup N] [--reps N] [--iters N]\n"
                        "threads: OMP_NUM_THREADS (both attnc's oneDNN and torch.set_num_threads)\n");
@@ -154,41 +145,14 @@ int main(int argc, char **argv) {
               (long long)z.decodeTokens);
   std::printf("%s; %s\n", bench::threadsNote().c_str(), timing.describe().c_str());
 
-  // NB random full-length batches: ids in [4, V), tgt_in = bos y1 .. y(T-1), tgt_out = y1 .. yT.
-  ::attn::Rng rng(42);
-  auto id = [&] { return (int32_t)(4 + (int64_t)(rng.nextDouble() * (z.vocab - 4))); };
-  std::vector<std::vector<::attn::Tensor>> batches;
-  for (int k = 0; k < NB; ++k) {
-    ::attn::Tensor src(ATTN_I32, {z.batch, z.srcLen}), mask(ATTN_F32, {z.batch, z.srcLen});
-    ::attn::Tensor tin(ATTN_I32, {z.batch, z.tgtLen}), tout(ATTN_I32, {z.batch, z.tgtLen});
-    for (int64_t i = 0; i < src.numel(); ++i) {
-      src.data<int32_t>()[i] = id();
-      mask.data<float>()[i] = 1.0f;
-    }
-    for (int64_t b = 0; b < z.batch; ++b)
-      for (int64_t t = 0; t < z.tgtLen; ++t) {
-        tout.data<int32_t>()[b * z.tgtLen + t] = id();
-        tin.data<int32_t>()[b * z.tgtLen + t] =
-            t == 0 ? kBos : tout.data<int32_t>()[b * z.tgtLen + t - 1];
-      }
-    batches.push_back({std::move(src), std::move(mask), std::move(tin), std::move(tout)});
-  }
+  std::vector<std::vector<::attn::Tensor>> batches =
+      bench::seq2seqBatches(NB, z.batch, z.srcLen, z.tgtLen, z.vocab, z.vocab);
 
   TrainStepProgram side = compile(*context, z);
   std::printf("compiled in %.1f s\n", side.compileSeconds);
   std::vector<::attn::Tensor> initial = side.params; // decoding uses the initial weights
   std::string dataFile = bench::tempDataFile("attn-bench-transformer");
-  {
-    ::attn::checkpoint::Checkpoint ckpt = side.weights();
-    for (int k = 0; k < NB; ++k) {
-      std::string n = std::to_string(k);
-      ckpt.tensors.push_back({"src" + n, asF32(batches[k][0])});
-      ckpt.tensors.push_back({"src_mask" + n, batches[k][1]});
-      ckpt.tensors.push_back({"tgt_in" + n, asF32(batches[k][2])});
-      ckpt.tensors.push_back({"tgt_out" + n, asF32(batches[k][3])});
-    }
-    ::attn::checkpoint::save(dataFile, ckpt);
-  }
+  bench::writeSeq2SeqData(dataFile, side.weights(), batches);
   auto str = [](int64_t v) { return std::to_string(v); };
   std::vector<std::string> torchArgs = {
       "--data", dataFile, "--threads", str(threads), "--batch", str(z.batch), "--src-len",
@@ -207,17 +171,8 @@ int main(int argc, char **argv) {
   std::vector<std::string> decodeArgs = torchArgs;
   decodeArgs.insert(decodeArgs.end(), {"--mode", "greedy"});
   torchDecode.launch(python, script, decodeArgs);
-  for (int i = 0; i < timing.warmup; ++i)
-    decode();
   std::vector<double> dAttn, dTorch;
-  for (int r = 0; r < timing.reps; ++r) {
-    bench::settle();
-    dAttn.push_back(bench::perStep(timing.iters, decode));
-    if (torchDecode.ready) {
-      bench::settle();
-      dTorch.push_back(torchDecode.rep());
-    }
-  }
+  bench::timeInterleaved(timing, decode, torchDecode, dAttn, dTorch);
   long long sum = 0;
   for (int32_t t : tokens)
     sum += t;
@@ -251,17 +206,8 @@ int main(int argc, char **argv) {
   torchTrain.launch(python, script, trainArgs);
   std::filesystem::remove(dataFile);
   auto step = [&] { side.step(batches[side.steps % NB], kLr); };
-  for (int i = 0; i < timing.warmup; ++i)
-    step();
   std::vector<double> tAttn, tTorch;
-  for (int r = 0; r < timing.reps; ++r) {
-    bench::settle();
-    tAttn.push_back(bench::perStep(timing.iters, step));
-    if (torchTrain.ready) {
-      bench::settle();
-      tTorch.push_back(torchTrain.rep());
-    }
-  }
+  bench::timeInterleaved(timing, step, torchTrain, tAttn, tTorch);
   std::printf("\ntrain step (forward, backward, Adam)\n  loss at step 1: attnc %.7g",
               side.losses.front());
   if (torchTrain.ready) {
