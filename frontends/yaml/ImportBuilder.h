@@ -29,6 +29,13 @@ protected:
                                      l.line, l.col);
   }
 
+  // The module the entries go into, named after the model.
+  mlir::OwningOpRef<mlir::ModuleOp> newModule() {
+    mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc(Loc{spec.file, 1, 1}));
+    (*module)->setAttr("attn.model", b.getStringAttr(spec.name));
+    return module;
+  }
+
   mlir::RankedTensorType f32(llvm::ArrayRef<int64_t> shape) {
     return mlir::RankedTensorType::get(shape, b.getF32Type());
   }

@@ -18,8 +18,7 @@ public:
   using ImportBuilder::ImportBuilder;
 
   OwningOpRef<ModuleOp> run() {
-    OwningOpRef<ModuleOp> module = ModuleOp::create(loc(Loc{spec.file, 1, 1}));
-    (*module)->setAttr("attn.model", b.getStringAttr(spec.name));
+    OwningOpRef<ModuleOp> module = newModule();
     if (spec.task == "lm")
       languageModel(*module);
     else if (spec.task == "seq2seq")
