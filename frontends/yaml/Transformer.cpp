@@ -292,6 +292,10 @@ private:
   int64_t decodeLength() const {
     return std::max(options.targetLength, spec.decode.maxLength);
   }
+  // The seq2seq decoder's positions [L, d] (learned ones: for the target length).
+  Value decoderPositions(Location l) {
+    return positionTable("decoder.positions", decodeLength(), l, options.targetLength);
+  }
 
   // From position [K, 1] (a float, the same in every row or not): slot [K, 1, L, 1] one at
   // p, seen [K, L] one at positions <= p, and the position's vector [K, 1, d] of `table`.
@@ -344,13 +348,12 @@ private:
   // The weights plots show, [K, S]: decode.attention_layer's cross attention, one head or
   // the mean over heads (checkConsistency keeps both within the model).
   Value plotWeights(ArrayRef<Value> weights, Location l) {
-    int64_t layer = spec.decode.attentionLayer > 0
-                        ? std::min<int64_t>(spec.decode.attentionLayer, weights.size()) - 1
-                        : (int64_t)weights.size() - 1;
+    int64_t layer = spec.decode.attentionLayer > 0 ? spec.decode.attentionLayer - 1
+                                                   : (int64_t)weights.size() - 1;
     Value w = weights[layer]; // [K, H, 1, S]
     ArrayRef<int64_t> s = cast<RankedTensorType>(w.getType()).getShape();
     if (spec.decode.attentionHead > 0) {
-      int64_t head = std::min<int64_t>(spec.decode.attentionHead, s[1]) - 1;
+      int64_t head = spec.decode.attentionHead - 1;
       w = b.create<mlir::attn::SliceOp>(l, w, b.getDenseI64ArrayAttr({0, head, 0, 0}),
                                         b.getDenseI64ArrayAttr({s[0], 1, 1, s[3]}));
     } else {
@@ -382,8 +385,7 @@ private:
   // Logits [K, T, V] for target inputs tgt_in [K, T] (teacher forcing).
   Value decodeAll(Value memory, Value srcMask, Value tgtIn, Location l) {
     Value table = targetTable();
-    Value y = embed(table, positionTable("decoder.positions", decodeLength(), l, options.targetLength), tgtIn,
-                    "decoder.embedding", l);
+    Value y = embed(table, decoderPositions(l), tgtIn, "decoder.embedding", l);
     y = decoderStack(decoderLayers(), y, memory, srcMask, l);
     return outputLayer(y, table, options.targetVocab, l);
   }
@@ -466,8 +468,7 @@ private:
       caches[layer].crossValues = args[3 + 2 * decoderLayers() + 2 * layer];
     }
     Value table = targetTable();
-    StepPosition pos =
-        stepPosition(position, positionTable("decoder.positions", decodeLength(), l, options.targetLength), l);
+    StepPosition pos = stepPosition(position, decoderPositions(l), l);
     Value y = embedStep(table, args[0], pos, l);
     SmallVector<Value> weights;
     y = decoderStep(decoderLayers(), y, pos.slot, pos.seen, args.back(), caches, weights, l);
