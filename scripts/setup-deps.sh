@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ ccache python3
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools
-  libdnnl-dev libyaml-cpp-dev libgtest-dev
+  libdnnl-dev ocl-icd-opencl-dev libyaml-cpp-dev libgtest-dev
 )
 
 missing=()
