@@ -51,4 +51,23 @@ def Attn_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   ];
 }
 
+def Attn_FlopCountOpInterface : OpInterface<"FlopCountOpInterface"> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    An op that does matrix-product work (a matmul, the gate products of a recurrent layer,
+    the score and weighted-sum products of a fused attention kernel) says how many
+    floating-point operations that work takes, 2 per multiply-add, from its static shapes.
+    Elementwise work is not counted, as in the usual FLOP counts of models: the count is what
+    a GEMM peak bounds. `attn::countFlops` (dialect/FlopCount.h) sums it over an entry point
+    after `attn-decompose`, for the benchmarks' FLOP counts and fractions of the GEMM peak.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The op's matrix-product floating-point operations (2 per multiply-add); an op with
+        a region (`attn.scan`) counts its body once per step.
+      }],
+      "double", "getFlops">,
+  ];
+}
+
 #endif // ATTN_INTERFACES_TD

@@ -1,6 +1,7 @@
 // The attention family (ops/Attention.td): shape rules, decompositions into core ops, and
 // gradient rules.
 #include "dialect/AttnOps.h"
+#include "dialect/FlopCount.h"
 #include "dialect/Autodiff.h"
 
 #include <cmath>
@@ -291,6 +292,19 @@ LogicalResult FusedAttentionGradOp::inferReturnTypes(MLIRContext *, std::optiona
   for (Value operand : {a.getQuery(), a.getKeys(), a.getWeight(), a.getValues()})
     results.push_back(operand.getType());
   return success();
+}
+
+// Query [B, A] against keys [B, S, A] (the score's v . tanh(q + k) is a dot over A per key)
+// and the weighted sum over values [B, S, D]: 2 B S (A + D). The backward does each product
+// twice (d_values and the weights' gradient; d_query/d_keys and d_weight).
+static double fusedAttentionFlops(Value keys, Value values) {
+  auto k = cast<RankedTensorType>(keys.getType()).getShape();
+  auto v = cast<RankedTensorType>(values.getType()).getShape();
+  return multiplyAddFlops({k[0], k[1]}) * (double)(k[2] + v[2]);
+}
+double FusedAttentionOp::getFlops() { return fusedAttentionFlops(getKeys(), getValues()); }
+double FusedAttentionGradOp::getFlops() {
+  return 2 * fusedAttentionFlops(getKeys(), getValues());
 }
 
 //===- scaled_dot_product_attention --------------------------------------------------------===//

@@ -115,6 +115,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
 //===- fused attention: what attn-fuse-attention makes of scores + attention -------------===//
 
 def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure,
+    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
     DeclareOpInterfaceMethods<InferTypeOpInterface>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "scores, masked softmax and weighted sum in one kernel";
@@ -147,6 +148,7 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure,
 }
 
 def Attn_FusedAttentionGradOp : Attn_Op<"fused_attention_grad", [Pure,
+    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "the backward of attn.fused_attention";
   let description = [{

@@ -1,5 +1,6 @@
 // Shape rules and verifiers of the core ops (ops/Core.td).
 #include "dialect/AttnOps.h"
+#include "dialect/FlopCount.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -105,6 +106,19 @@ LogicalResult DenseOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   shape.push_back(n);
   results.push_back(RankedTensorType::get(shape, in.getElementType()));
   return success();
+}
+
+// result [..., M, N] = op(lhs) [..., M, K] x op(rhs) [..., K, N]: 2 M N K per batch.
+double MatmulOp::getFlops() {
+  auto lhs = cast<RankedTensorType>(getLhs().getType()).getShape();
+  int64_t k = getTransposeLhs() ? lhs[lhs.size() - 2] : lhs.back();
+  return multiplyAddFlops(getType().getShape()) * (double)k;
+}
+
+// result [..., N] = input [..., K] x weight [K, N] (+ bias): 2 K per result element.
+double DenseOp::getFlops() {
+  return multiplyAddFlops(getType().getShape()) *
+         (double)cast<RankedTensorType>(getWeight().getType()).getShape()[0];
 }
 
 //===----------------------------------------------------------------------------------===//

@@ -50,6 +50,7 @@ def Attn_ConstantOp : Attn_Op<"constant",
 //===----------------------------------------------------------------------------------===//
 
 def Attn_MatmulOp : Attn_Op<"matmul", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+                                       DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "(batched) matrix product with optional transposes";
   let description = [{
@@ -71,6 +72,7 @@ def Attn_MatmulOp : Attn_Op<"matmul", [Pure, DeclareOpInterfaceMethods<InferType
 }
 
 def Attn_DenseOp : Attn_Op<"dense", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+                                       DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
                                      DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "affine layer: input x weight + bias";
   let description = [{

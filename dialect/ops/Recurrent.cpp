@@ -1,5 +1,6 @@
 // scan's syntax and verifier, and the cells' shape rules (ops/Recurrent.td).
 #include "dialect/AttnOps.h"
+#include "dialect/FlopCount.h"
 
 #include "mlir/IR/OpImplementation.h"
 
@@ -69,6 +70,9 @@ int64_t ScanOp::getNumSteps() {
     return getLength().value_or(0);
   return cast<RankedTensorType>(getXs()[0].getType()).getShape()[getAxis()];
 }
+
+// The body once per step.
+double ScanOp::getFlops() { return (double)getNumSteps() * countFlops(getBody()); }
 
 LogicalResult ScanOp::verify() {
   int64_t axis = getAxis();
@@ -476,3 +480,18 @@ ATTN_SEQUENCE_INFER(RnnGradOp, "rnn_grad", inferSequenceGrad, 5, 1, false, 1)
 ATTN_SEQUENCE_INFER(GruGradOp, "gru_grad", inferSequenceGrad, 6, 3, false, 2)
 ATTN_SEQUENCE_INFER(LstmGradOp, "lstm_grad", inferSequenceGrad, 6, 4, true, 1)
 #undef ATTN_SEQUENCE_INFER
+
+// The gate products of a recurrent layer over input [B, T, I]: x_t w_ih [I, G H] and
+// h_{t-1} w_hh [H, G H] for every step and row. The backward does twice that (the gradients
+// of the inputs and of the weights: dG w^T and x^T dG for both products).
+static double sequenceFlops(Value input, Value wIh, Value wHh) {
+  auto x = cast<RankedTensorType>(input.getType()).getShape();
+  auto numel = [](Value w) { return (double)cast<RankedTensorType>(w.getType()).getNumElements(); };
+  return multiplyAddFlops({x[0], x[1]}) * (numel(wIh) + numel(wHh));
+}
+double RnnOp::getFlops() { return sequenceFlops(getInput(), getWAx(), getWAa()); }
+double GruOp::getFlops() { return sequenceFlops(getInput(), getWIh(), getWHh()); }
+double LstmOp::getFlops() { return sequenceFlops(getInput(), getWIh(), getWHh()); }
+double RnnGradOp::getFlops() { return 2 * sequenceFlops(getInput(), getWAx(), getWAa()); }
+double GruGradOp::getFlops() { return 2 * sequenceFlops(getInput(), getWIh(), getWHh()); }
+double LstmGradOp::getFlops() { return 2 * sequenceFlops(getInput(), getWIh(), getWHh()); }

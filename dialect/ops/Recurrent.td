@@ -5,6 +5,7 @@
 include "dialect/AttnBase.td"
 
 def Attn_ScanOp : Attn_Op<"scan", [RecursiveMemoryEffects, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
     SingleBlock, DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface, ["prepareForGradient"]>]> {
   let summary = "a loop over the time axis with loop-carried state";
   let description = [{
@@ -186,13 +187,15 @@ def Attn_GruCellOp : Attn_Op<"gru_cell", [Pure, DeclareOpInterfaceMethods<InferT
 // time order also when `reverse`) and the final states. Lowered to oneDNN's RNN primitives.
 class Attn_SequenceOp<string mnemonic>
     : Attn_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+                         DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
                          DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
                                                    ["prepareForGradient"]>]>;
 
 // The backward of a sequence op: the forward's operands, its results and their gradients in;
 // the gradients of the forward's operands (same types, same order) out.
 class Attn_SequenceGradOp<string mnemonic>
-    : Attn_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    : Attn_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+                         DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>]> {
   let assemblyFormat = "operands attr-dict `:` type(operands)";
 }
 
