@@ -1,5 +1,6 @@
 // What the train-step benchmarks share: the compiled @train_step driven as the trainer drives
-// it, timing statistics, the command-line and setup chores, and the PyTorch side, a Python
+// it, timing statistics, the command-line and setup chores, the FLOP counts of compiled entry
+// points and the GEMM calibration they are measured against, and the PyTorch side, a Python
 // child process driven line by line over two pipes (tests/bench/bench_io.py speaks the
 // protocol).
 #pragma once
@@ -7,13 +8,16 @@
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Jit.h"
 #include "compiler/Transforms/Passes.h"
+#include "dialect/FlopCount.h"
 
 #include "attn/Init.h"
 #include "attn/Program.h"
 #include "attn/Random.h"
 #include "attn/Tensor.h"
 #include "attn/checkpoint/Checkpoint.h"
+#include "attn/kernels.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -31,6 +35,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -219,6 +224,76 @@ inline void writeSeq2SeqData(const std::string &path, attn::checkpoint::Checkpoi
   attn::checkpoint::save(path, weights);
 }
 
+// The matrix-product FLOPs of one call of each function of `module` (attn IR before lowering),
+// counted from its ops (mlir::attn::countFlops) after `attn-decompose` has turned composite
+// ops into the matmuls they run: what the compiled program computes, not a formula by hand.
+inline std::map<std::string, double> entryFlops(mlir::ModuleOp module) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(mlir::attn::createAttnDecompose());
+  if (mlir::failed(pm.run(*copy)))
+    die("attn-decompose failed while counting FLOPs");
+  std::map<std::string, double> flops;
+  for (auto f : copy->getOps<mlir::func::FuncOp>())
+    flops[f.getName().str()] = mlir::attn::countFlops(f);
+  return flops;
+}
+
+// f32 GEMM throughput of attnc's matmul kernel (attn_rt_matmul, oneDNN) for n x n x n at the
+// current OpenMP thread count: the best of `reps` calls after a warm-up, in GFLOP/s.
+inline double onednnGemmGflops(int64_t n = 1024, int reps = 7) {
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  for (int64_t i = 0; i < n * n; ++i)
+    a[i] = (float)((i * 7) % 13) / 13.0f, b[i] = (float)((i * 5) % 11) / 11.0f;
+  auto view = [n](std::vector<float> &v) {
+    return attn_memref3{v.data(), v.data(), 0, {1, n, n}, {n * n, n, 1}};
+  };
+  attn_memref3 ma = view(a), mb = view(b), mc = view(c);
+  _mlir_ciface_attn_rt_matmul(&ma, &mb, &mc, 0, 0);
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    double t0 = seconds();
+    _mlir_ciface_attn_rt_matmul(&ma, &mb, &mc, 0, 0);
+    best = std::min(best, seconds() - t0);
+  }
+  return 2.0 * n * n * n / best / 1e9;
+}
+
+// The machine's GEMM peak as this run measured it: oneDNN's and PyTorch's f32 GEMM at the
+// benchmark's thread count (PyTorch's from its child process), and the faster of the two,
+// which every "fraction of peak" divides by.
+struct Calibration {
+  double onednn = 0, torch = 0; // GFLOP/s; torch 0 when there is no PyTorch side
+  std::string torchBlas;        // e.g. "OpenBLAS 0.3.21 core SkylakeX"
+  double peak() const { return std::max(onednn, torch); }
+  // "calibration: f32 GEMM 1024^3, N thread(s): oneDNN X GFLOP/s, PyTorch Y GFLOP/s (BLAS);
+  // peak Z GFLOP/s"
+  void print(int threads) const {
+    std::printf("calibration: f32 GEMM 1024^3, %d thread%s: oneDNN (attnc's matmul) %.1f GFLOP/s",
+                threads, threads == 1 ? "" : "s", onednn);
+    if (torch > 0)
+      std::printf(", PyTorch %.1f GFLOP/s (%s)", torch, torchBlas.c_str());
+    std::printf("; peak %.1f GFLOP/s\n", peak());
+  }
+  // "G GFLOP/s = P% of peak" for `flops` done in `seconds`.
+  std::string rate(double flops, double seconds) const {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.1f GFLOP/s = %.1f%% of peak", flops / seconds / 1e9,
+                  100.0 * flops / seconds / 1e9 / peak());
+    return buf;
+  }
+  // "  FLOPs per <what>: F GFLOP (matmuls of the compiled program); attnc R; PyTorch R" for
+  // median times in seconds (torchSeconds 0: no PyTorch side).
+  void printRates(const char *what, double flops, double attnSeconds,
+                  double torchSeconds) const {
+    std::printf("  FLOPs per %s: %.3f GFLOP (the compiled program's matmuls); attnc %s", what,
+                flops / 1e9, rate(flops, attnSeconds).c_str());
+    if (torchSeconds > 0)
+      std::printf("; PyTorch %s", rate(flops, torchSeconds).c_str());
+    std::printf("\n");
+  }
+};
+
 // An MLIR context with attnc's dialects loaded.
 inline std::unique_ptr<mlir::MLIRContext> attnContext() {
   mlir::DialectRegistry registry;
@@ -264,6 +339,7 @@ public:
     }
     if (mlir::failed(pm.run(module)))
       die("attn-autodiff / attn-train-step failed");
+    flops = entryFlops(module);
     auto compiled = ::attn::target::JitProgram::compile(module, o.model, o.cname, o.fuse);
     if (!compiled)
       die("JIT failed: " + llvm::toString(compiled.takeError()));
@@ -313,6 +389,7 @@ public:
   std::unique_ptr<::attn::Program> program;
   std::vector<::attn::Tensor> params;
   double compileSeconds = 0;
+  std::map<std::string, double> flops; // per entry point (entryFlops), e.g. flops["train_step"]
   int64_t steps = 0;           // steps taken
   std::vector<double> losses;  // the loss of each step taken
 
@@ -324,9 +401,10 @@ private:
 // The PyTorch side: a child process driven line by line over two pipes.
 class PyTorchSide {
 public:
-  // Runs `python script args... --serve` and waits for its first line, "ready TORCH_VERSION
-  // FIRST_LOSS LAST_WARMUP_LOSS" after its warm-up; otherwise (no interpreter, no torch, a
-  // crash) `note` says why and the benchmark times attnc alone.
+  // Runs `python script args... --serve` and waits for its "blas GFLOPS DESCRIPTION" line (its
+  // GEMM calibration) and then "ready TORCH_VERSION FIRST_LOSS LAST_WARMUP_LOSS" after its
+  // warm-up; otherwise (no interpreter, no torch, a crash) `note` says why and the benchmark
+  // times attnc alone.
   bool launch(const std::string &python, const std::string &script,
               std::vector<std::string> args) {
     if (access(python.c_str(), X_OK) != 0) {
@@ -342,6 +420,11 @@ public:
       return false;
     }
     std::string line = readLine();
+    char blas[256];
+    if (std::sscanf(line.c_str(), "blas %lf %255[^\n]", &gemmGflops, blas) == 2) {
+      this->blas = blas;
+      line = readLine();
+    }
     char v[64];
     if (std::sscanf(line.c_str(), "ready %63s %lf %lf", v, &firstLoss, &warmLoss) == 3) {
       ready = true;
@@ -372,6 +455,8 @@ public:
   bool ready = false;            // launch() succeeded
   std::string version, note;     // torch's version; why there is no PyTorch side
   double firstLoss = 0, warmLoss = 0;
+  double gemmGflops = 0; // PyTorch's f32 GEMM 1024^3 at the benchmark's threads
+  std::string blas;      // its BLAS library and core, e.g. "OpenBLAS 0.3.21 core SkylakeX"
 
 private:
   bool start(const std::vector<std::string> &argv) {
@@ -382,6 +467,11 @@ private:
     if (pid < 0)
       return false;
     if (pid == 0) {
+      // PyTorch at its best: these machines set OPENBLAS_CORETYPE=Haswell (and an L2 size)
+      // for old OpenBLAS builds, which makes OpenBLAS run AVX2 GEMM kernels at about half
+      // speed on AVX-512 CPUs. The child reports the core it then chose ("blas" line).
+      unsetenv("OPENBLAS_CORETYPE");
+      unsetenv("OPENBLAS_L2_SIZE");
       dup2(toChild[0], 0);
       dup2(fromChild[1], 1);
       close(toChild[0]), close(toChild[1]), close(fromChild[0]), close(fromChild[1]);
@@ -431,22 +521,46 @@ private:
   std::FILE *in = nullptr, *out = nullptr;
 };
 
+// This run's calibration: oneDNN's GEMM measured here, PyTorch's as `torchSide` reported it
+// (when it is ready).
+inline Calibration calibrate(const PyTorchSide &torchSide) {
+  Calibration c;
+  c.onednn = onednnGemmGflops();
+  if (torchSide.ready) {
+    c.torch = torchSide.gemmGflops;
+    c.torchBlas = torchSide.blas;
+  }
+  return c;
+}
+
 // `timing.warmup` calls of `step`, then `timing.reps` repetitions that alternate attnc (seconds
-// per call over `timing.iters` calls, into `attn`) and, when it is ready, the PyTorch side
-// (its seconds per step, into `torch`), letting the other side's threads settle between them.
+// per call over `timing.iters` calls, into `attn`) and each PyTorch side that is ready (its
+// seconds per step, into the matching `torch` entry), letting the other side's threads settle
+// between them.
 template <class Step>
-void timeInterleaved(const Timing &timing, Step &&step, PyTorchSide &torchSide,
-                     std::vector<double> &attn, std::vector<double> &torch) {
+void timeInterleaved(const Timing &timing, Step &&step, const std::vector<PyTorchSide *> &sides,
+                     std::vector<double> &attn, std::vector<std::vector<double>> &torch) {
+  torch.resize(sides.size());
   for (int i = 0; i < timing.warmup; ++i)
     step();
   for (int r = 0; r < timing.reps; ++r) {
     settle();
     attn.push_back(perStep(timing.iters, step));
-    if (torchSide.ready) {
-      settle();
-      torch.push_back(torchSide.rep());
-    }
+    for (size_t s = 0; s < sides.size(); ++s)
+      if (sides[s]->ready) {
+        settle();
+        torch[s].push_back(sides[s]->rep());
+      }
   }
+}
+
+// The same with one PyTorch side.
+template <class Step>
+void timeInterleaved(const Timing &timing, Step &&step, PyTorchSide &torchSide,
+                     std::vector<double> &attn, std::vector<double> &torch) {
+  std::vector<std::vector<double>> times;
+  timeInterleaved(timing, step, {&torchSide}, attn, times);
+  torch = std::move(times[0]);
 }
 
 } // namespace bench

@@ -43,6 +43,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,7 @@ struct Row {
   const Config *config;
   double attnMs, torchMs, compile;
   bool haveTorch;
+  double peakPercent = 0; // attnc's share of the GEMM peak
 };
 
 } // namespace
@@ -186,6 +188,7 @@ int main(int argc, char **argv) {
 
   int rc = 0;
   std::vector<Row> rows;
+  std::optional<bench::Calibration> calibration; // from the first PyTorch side
   for (const Config *c : configs) {
     TrainStepProgram side = compileConfig(*context, *c, z);
 
@@ -203,6 +206,10 @@ int main(int argc, char **argv) {
                   "--warmup", str(warmup), "--iters", str(iters)});
     bool haveTorch = torch.ready;
     std::filesystem::remove(dataFile);
+    if (!calibration) {
+      calibration = bench::calibrate(torch);
+      calibration->print(threads);
+    }
 
     // batches[k]: src, src_mask, tgt_in, tgt_out
     auto step = [&] { side.step(batches[side.steps % NB], kLr); };
@@ -235,6 +242,9 @@ int main(int argc, char **argv) {
     } else {
       std::printf("note: no PyTorch comparison: %s\n", torch.note.c_str());
     }
+    calibration->printRates("step", side.flops["train_step"], mAttn,
+                            haveTorch ? row.torchMs / 1e3 : 0);
+    row.peakPercent = 100 * side.flops["train_step"] / mAttn / 1e9 / calibration->peak();
     if (breakdown) {
       // attnc alone, by entry: @loss (forward), @loss_grad (forward + backward), @train_step
       // (that, the gradient norm and Adam).
@@ -249,17 +259,18 @@ int main(int argc, char **argv) {
 
   std::printf("\nsummary (%d thread%s; ratio above 1: attnc faster; target: 3)\n", threads,
               threads == 1 ? "" : "s");
-  std::printf("  %-8s %-10s %-10s %12s %12s %8s\n", "config", "encoder", "decoder",
-              "attnc ms", "PyTorch ms", "ratio");
+  std::printf("  %-8s %-10s %-10s %12s %12s %8s %12s\n", "config", "encoder", "decoder",
+              "attnc ms", "PyTorch ms", "ratio", "% of peak");
   for (const Row &r : rows) {
     std::string enc = std::to_string(r.config->encHidden) + " x 2";
     if (r.haveTorch)
-      std::printf("  %-8s %-10s %-10lld %12.1f %12.1f %8.2f\n", r.config->key.c_str(),
+      std::printf("  %-8s %-10s %-10lld %12.1f %12.1f %8.2f %12.1f\n", r.config->key.c_str(),
                   enc.c_str(), (long long)r.config->decHidden, r.attnMs, r.torchMs,
-                  r.torchMs / r.attnMs);
+                  r.torchMs / r.attnMs, r.peakPercent);
     else
-      std::printf("  %-8s %-10s %-10lld %12.1f %12s %8s\n", r.config->key.c_str(), enc.c_str(),
-                  (long long)r.config->decHidden, r.attnMs, "-", "-");
+      std::printf("  %-8s %-10s %-10lld %12.1f %12s %8s %12.1f\n", r.config->key.c_str(),
+                  enc.c_str(), (long long)r.config->decHidden, r.attnMs, "-", "-",
+                  r.peakPercent);
   }
   return rc;
 }

@@ -1,13 +1,16 @@
 """What the PyTorch sides of the train-step benchmarks share: the flags the C++ side passes,
 importing torch, reading the C++ side's safetensors file, and the timing protocol.
 
-With --serve the script prints `ready <torch version> <loss of step 1> <loss after warm-up>`,
+With --serve the script prints `blas <GFLOP/s> <library and core>` (its f32 GEMM calibration,
+see gemm_calibration), then `ready <torch version> <loss of step 1> <loss after warm-up>`,
 then answers each `rep` line on stdin with the seconds per step of `iters` steps, and ends with
 `median <seconds>`; the C++ benchmark interleaves these repetitions with its own.
 """
 
 import argparse
+import ctypes
 import json
+import os
 import struct
 import sys
 import time
@@ -49,6 +52,41 @@ def import_torch(a):
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     return np, torch
+
+
+def blas_description():
+    """The BLAS that torch's GEMMs run on, as OpenBLAS names it: "OpenBLAS <config> core <core>"
+    (the core is what OPENBLAS_CORETYPE forces; the C++ side starts this process with it
+    unset), or the library's path when it is not OpenBLAS."""
+    libs = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if "blas" in os.path.basename(path) or "openblas" in path:
+                libs.add(path)
+    for path in sorted(libs):
+        try:
+            lib = ctypes.CDLL(path)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            lib.openblas_get_config.restype = ctypes.c_char_p
+        except (OSError, AttributeError):
+            continue
+        config = lib.openblas_get_config().decode().strip()
+        return f"OpenBLAS {config} core {lib.openblas_get_corename().decode()}"
+    return "BLAS " + (", ".join(sorted(libs)) or "unknown (no BLAS library mapped)")
+
+
+def gemm_calibration(torch, n=1024, reps=7):
+    """torch's f32 GEMM throughput for n x n x n at its thread count: the best of `reps`
+    products after a warm-up, in GFLOP/s."""
+    a, b = torch.rand(n, n), torch.rand(n, n)
+    c = torch.mm(a, b)
+    best = float("inf")
+    for _ in range(reps):
+        start = time.perf_counter()
+        torch.mm(a, b, out=c)
+        best = min(best, time.perf_counter() - start)
+    return 2.0 * n ** 3 / best / 1e9
 
 
 def read_safetensors(path, np):
@@ -133,7 +171,10 @@ def time_steps(train_step, a, torch_version):
     for _ in range(a.warmup - 1):
         last = float(train_step().detach())
     times = []
+    import torch
+    calibration = f"blas {gemm_calibration(torch):.1f} {blas_description()}"
     if a.serve:
+        print(calibration, flush=True)
         print(f"ready {torch_version} {first:.9g} {last:.9g}", flush=True)
         for line in sys.stdin:
             if line.strip() != "rep":
@@ -141,6 +182,7 @@ def time_steps(train_step, a, torch_version):
             times.append(rep())
             print(f"{times[-1]:.9g}", flush=True)
     else:
+        print(calibration)
         times = [rep() for _ in range(a.reps)]
     times.sort()
     n = len(times)

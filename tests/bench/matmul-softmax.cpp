@@ -5,11 +5,14 @@
 //   OMP_NUM_THREADS=1 build/bin/attn-bench-matmul-softmax   # single-threaded
 //
 // FLOPs counted per call: 2*N^3 for the matmul plus 5*N^2 for the softmax (max, subtract, exp,
-// sum, divide: one each per element). Each repetition times ITERS back-to-back calls; attnc and
+// sum, divide: one each per element); the fraction of the GEMM peak (oneDNN's 1024^3 f32 GEMM
+// measured in the same run) counts the program's matmul FLOPs (bench::entryFlops). Each repetition times ITERS back-to-back calls; attnc and
 // oneDNN repetitions are interleaved and the medians are reported.
 
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Jit.h"
+
+#include "BenchSupport.h"
 
 #include "attn/Program.h"
 #include "attn/Tensor.h"
@@ -76,6 +79,7 @@ int main() {
       mlir::parseSourceString<mlir::ModuleOp>(kSource, &context);
   if (!module)
     die("cannot parse the benchmark module");
+  const double matmulFlops = bench::entryFlops(*module)["forward"];
   auto jit = ::attn::target::JitProgram::compile(*module, "bench", "bench");
   if (!jit) {
     std::fprintf(stderr, "attn-bench-matmul-softmax: error: JIT failed: %s\n",
@@ -161,5 +165,9 @@ int main() {
   std::printf("  attnc : %8.3f ms  %7.2f GFLOP/s\n", mAttn * 1e3, flops / mAttn * 1e-9);
   std::printf("  oneDNN: %8.3f ms  %7.2f GFLOP/s\n", mDnnl * 1e3, flops / mDnnl * 1e-9);
   std::printf("attnc/oneDNN time ratio: %.2f\n", mAttn / mDnnl);
+  bench::Calibration calibration;
+  calibration.onednn = bench::onednnGemmGflops();
+  calibration.print(bench::threadCount());
+  calibration.printRates("call", matmulFlops, mAttn, 0);
   return maxDiff < 1e-4 ? 0 : 1;
 }

@@ -36,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,7 @@ int main(int argc, char **argv) {
               (long long)z.batch, (long long)z.length, (long long)z.input, (long long)z.hidden);
   std::printf("%s; %s\n", bench::threadsNote().c_str(), timing.describe().c_str());
   int rc = 0;
+  std::optional<bench::Calibration> calibration; // from the first PyTorch side
   for (const std::string &cell : cells) {
     std::string text = lossModule(cell, z);
     std::vector<Variant> sides;
@@ -218,6 +220,10 @@ int main(int argc, char **argv) {
                   "--batches", std::to_string(NB), "--lr", std::to_string(kLr), "--warmup",
                   std::to_string(warmup), "--iters", std::to_string(iters)});
     bool haveTorch = torch.ready;
+    if (!calibration) {
+      calibration = bench::calibrate(torch);
+      calibration->print(threads);
+    }
 
     size_t hits = ::attn::cpu::recurrentWorkspaceHits(),
            misses = ::attn::cpu::recurrentWorkspaceMisses();
@@ -263,8 +269,13 @@ int main(int argc, char **argv) {
     for (const Variant &side : sides)
       std::printf("  %-14s: %9.2f ms/step  %s\n", side.label.c_str(), median(side.times) * 1e3,
                   spread(side.times).c_str());
+    double mTorch = haveTorch ? median(tTorch) : 0;
+    for (const Variant &side : sides) {
+      std::printf("  %s: ", side.label.c_str());
+      calibration->printRates("step", side.train.flops.at("train_step"), median(side.times),
+                              &side == &sides[0] ? mTorch : 0);
+    }
     if (haveTorch) {
-      double mTorch = median(tTorch);
       std::printf("  %-14s: %9.2f ms/step  %s\n", "PyTorch", mTorch * 1e3, spread(tTorch).c_str());
       std::printf("  (torch %s, eager nn.%s + nn.Linear, torch.optim.Adam)\n",
                   torch.version.c_str(), cell == "lstm" ? "LSTM" : "GRU");

@@ -160,6 +160,7 @@ int main(int argc, char **argv) {
                   num(t.clipNorm), "--warmup", std::to_string(warmup), "--iters",
                   std::to_string(iters)});
   bool haveTorch = torch.ready;
+  bench::Calibration calibration = bench::calibrate(torch);
 
   // ---- warm-up, then interleaved repetitions ----
   for (int i = 0; i < warmup; ++i)
@@ -189,6 +190,8 @@ int main(int argc, char **argv) {
   std::printf("attnc compile (import + autodiff + train-step + lower + JIT): %.2f s\n",
               train.compileSeconds);
   std::printf("%s\n", timing.describe().c_str());
+  calibration.print(threads);
+  calibration.printRates("step", train.flops["train_step"], mAttn, haveTorch ? median(tTorch) : 0);
   if (haveTorch) {
     std::printf("loss at step 1: attnc %.7g", attnFirstLoss);
     bool ok = bench::printLossAgreement(attnFirstLoss, torch.firstLoss);

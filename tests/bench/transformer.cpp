@@ -5,7 +5,8 @@
 //           torch.optim.Adam;
 //   greedy  greedy decoding of a batch of sources, 32 tokens: attnc's @encode and 32 cached
 //           @decode_step calls against nn.Transformer's usual loop, the encoder once and the
-//           decoder over the whole prefix for every new token (torch.no_grad, eval mode).
+//           decoder over the whole prefix for every new token (torch.no_grad, eval mode), and
+//           against the key/value-cached loop a PyTorch user writes with the same layers.
 // Not a test; not run by ctest.
 //
 //   ninja -C build attn-bench-transformer
@@ -167,37 +168,64 @@ int main(int argc, char **argv) {
   auto decode = [&] {
     tokens = greedyTokens(*side.program, initial, batches[0][0], batches[0][1], z.decodeTokens);
   };
-  PyTorchSide torchDecode;
-  std::vector<std::string> decodeArgs = torchArgs;
-  decodeArgs.insert(decodeArgs.end(), {"--mode", "greedy"});
-  torchDecode.launch(python, script, decodeArgs);
-  std::vector<double> dAttn, dTorch;
-  bench::timeInterleaved(timing, decode, torchDecode, dAttn, dTorch);
+  // Two PyTorch decoders: nn.Transformer's usual uncached loop, and the key/value-cached loop
+  // a PyTorch user writes for fast decoding.
+  PyTorchSide torchDecode, torchCached;
+  for (auto [side, mode] : {std::pair{&torchDecode, "greedy"}, {&torchCached, "greedy-cached"}}) {
+    std::vector<std::string> decodeArgs = torchArgs;
+    decodeArgs.insert(decodeArgs.end(), {"--mode", mode});
+    side->launch(python, script, decodeArgs);
+  }
+  bench::Calibration calibration = bench::calibrate(torchDecode);
+  calibration.print(threads);
+  std::vector<double> dAttn;
+  std::vector<std::vector<double>> dTorch;
+  bench::timeInterleaved(timing, decode, {&torchDecode, &torchCached}, dAttn, dTorch);
   long long sum = 0;
   for (int32_t t : tokens)
     sum += t;
-  std::printf("\ngreedy decoding, %lld tokens for batch %lld (encoder once, cached decoder "
-              "steps; PyTorch: nn.Transformer, the decoder over the whole prefix per token)\n",
+  std::printf("\ngreedy decoding, %lld tokens for batch %lld (attnc: encoder once, cached "
+              "decoder steps)\n",
               (long long)z.decodeTokens, (long long)z.batch);
   std::printf("  token sum: attnc %lld", sum);
+  for (auto [side, what] : {std::pair{&torchDecode, "PyTorch"}, {&torchCached, "PyTorch cached"}})
+    if (side->ready) {
+      if (int code = side->quit())
+        std::fprintf(stderr, "note: the %s side exited with %d\n", what, code);
+      bool same = (long long)side->firstLoss == sum;
+      std::printf(", %s %lld (%s)", what, (long long)side->firstLoss,
+                  same ? "same tokens" : "MISMATCH");
+      if (!same)
+        rc = 1;
+    }
+  double mdAttn = median(dAttn), mdTorch = 0, mdCached = 0;
+  std::printf("\n  attnc          : %9.1f ms  %s\n", mdAttn * 1e3,
+              bench::spread(dAttn, 1e3, 1).c_str());
   if (torchDecode.ready) {
-    if (int code = torchDecode.quit())
-      std::fprintf(stderr, "note: the PyTorch side exited with %d\n", code);
-    bool same = (long long)torchDecode.firstLoss == sum;
-    std::printf(", PyTorch %lld (%s)", (long long)torchDecode.firstLoss,
-                same ? "same tokens" : "MISMATCH");
-    if (!same)
-      rc = 1;
-  }
-  double mdAttn = median(dAttn);
-  std::printf("\n  attnc   : %9.1f ms  %s\n", mdAttn * 1e3, bench::spread(dAttn, 1e3, 1).c_str());
-  double mdTorch = 0;
-  if (torchDecode.ready) {
-    mdTorch = median(dTorch);
-    std::printf("  PyTorch : %9.1f ms  %s\n", mdTorch * 1e3, bench::spread(dTorch, 1e3, 1).c_str());
+    mdTorch = median(dTorch[0]);
+    std::printf("  PyTorch        : %9.1f ms  %s  (nn.Transformer, the decoder over the whole "
+                "prefix per token)\n",
+                mdTorch * 1e3, bench::spread(dTorch[0], 1e3, 1).c_str());
   } else {
     std::printf("note: no PyTorch comparison: %s\n", torchDecode.note.c_str());
   }
+  if (torchCached.ready) {
+    mdCached = median(dTorch[1]);
+    std::printf("  PyTorch cached : %9.1f ms  %s  (nn.Transformer's layers, one token per step "
+                "with a key/value cache)\n",
+                mdCached * 1e3, bench::spread(dTorch[1], 1e3, 1).c_str());
+  } else {
+    std::printf("note: no cached PyTorch decoder: %s\n", torchCached.note.c_str());
+  }
+  // attnc's work: the encoder once and one cached step per token. The uncached PyTorch loop
+  // does more (the whole prefix per token), so its rate is not comparable and not shown.
+  double decodeFlops = side.flops["encode"] + (double)z.decodeTokens * side.flops["decode_step"];
+  std::printf("  FLOPs per decoding (attnc's @encode + %lld x @decode_step): %.3f GFLOP; attnc %s",
+              (long long)z.decodeTokens, decodeFlops / 1e9,
+              calibration.rate(decodeFlops, mdAttn).c_str());
+  if (mdCached > 0)
+    std::printf("; PyTorch cached %s", calibration.rate(decodeFlops, mdCached).c_str());
+  std::printf("\n");
 
   // The training step.
   PyTorchSide torchTrain;
@@ -226,6 +254,7 @@ int main(int argc, char **argv) {
   } else {
     std::printf("note: no PyTorch comparison: %s\n", torchTrain.note.c_str());
   }
+  calibration.printRates("step", side.flops["train_step"], mAttn, mTorch);
 
   std::printf("\nsummary (%d thread%s; ratio = PyTorch time / attnc time, above 1: attnc "
               "faster)\n",
@@ -239,5 +268,8 @@ int main(int argc, char **argv) {
   };
   row("train step", mAttn, mTorch, "1.5");
   row("greedy 32 tok", mdAttn, mdTorch, "5");
+  row("greedy, cached", mdAttn, mdCached, "-");
+  std::printf("  attnc's train step: %.1f%% of the GEMM peak (%.1f GFLOP/s)\n",
+              100 * side.flops["train_step"] / mAttn / 1e9 / calibration.peak(), calibration.peak());
   return rc;
 }

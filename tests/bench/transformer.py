@@ -15,6 +15,11 @@ torch.nn.Transformer(batch_first=True):
     over the whole prefix (nn.Transformer has no cache) and the output layer at the last
     position. Its "loss" in the protocol is the sum of the generated token ids, which the C++
     side compares with its own.
+--mode greedy-cached: the same decoding with a key/value cache, the loop a PyTorch user
+    writes for fast decoding: the cross-attention keys and values of the memory once per
+    layer, and per new token each decoder layer run on that token alone, its self-attention
+    keys and values appended to the layer's cache (nn.Transformer's own weights, the same
+    post-norm layer formulas).
 
 --data FILE: a safetensors file from the benchmark with attnc's initial weights, named and laid
 out as attnc's (x @ W with W [in, out]; nn.MultiheadAttention's in_proj_weight holds the rows
@@ -34,7 +39,7 @@ from bench_io import (import_torch, parse_args, read_safetensors, seq2seq_batche
 def main():
     a = parse_args(__doc__, batches=4, warmup=2, reps=5, iters=3, src_len=64, tgt_len=64,
                    vocab=1000, d_model=256, heads=4, ffn=1024, layers=2, decode_tokens=32,
-                   mode=("train", "greedy"))
+                   mode=("train", "greedy", "greedy-cached"))
     np, torch = import_torch(a)
     import torch.nn as nn
     import torch.nn.functional as F
@@ -128,6 +133,66 @@ def main():
         print(f"error: attnc parameters without a PyTorch counterpart: {unused}", flush=True)
         return 3
     batches = seq2seq_batches(w, a, torch)
+
+    if a.mode == "greedy-cached":
+        model.eval()
+        src, src_mask = batches[0][0], batches[0][1]
+        heads = a.heads
+        dh = d // heads
+
+        def split(x):  # [B, L, d] -> [B, heads, L, dh]
+            return x.view(x.shape[0], x.shape[1], heads, dh).transpose(1, 2)
+
+        def attend(mha, q, k, v, bias):
+            # q [B, h, 1, dh], k and v [B, h, S, dh], bias [B, 1, 1, S] or None
+            scores = q @ k.transpose(-1, -2) / math.sqrt(dh)
+            if bias is not None:
+                scores = scores + bias
+            out = torch.softmax(scores, -1) @ v
+            out = out.transpose(1, 2).reshape(q.shape[0], 1, d)
+            return F.linear(out, mha.out_proj.weight, mha.out_proj.bias)
+
+        def greedy_cached():
+            with torch.no_grad():
+                pad = src_mask == 0
+                memory = model.encode(src, pad)
+                bias = torch.zeros(pad.shape).masked_fill(pad, float("-inf"))[:, None, None, :]
+                layers = model.transformer.decoder.layers
+                cross = []  # per layer: the memory's keys and values
+                for layer in layers:
+                    w, b = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
+                    k = F.linear(memory, w[d:2 * d], b[d:2 * d])
+                    v = F.linear(memory, w[2 * d:], b[2 * d:])
+                    cross.append((split(k), split(v)))
+                cache = [None] * len(layers)  # per layer: (keys, values) of the prefix
+                tok = torch.full((src.shape[0], 1), 1, dtype=torch.long)  # bos
+                total = 0
+                for t in range(a.decode_tokens):
+                    x = model.tgt_embed(tok) * math.sqrt(d) + model.pe[t:t + 1]
+                    for l, layer in enumerate(layers):
+                        sa = layer.self_attn
+                        q, k, v = F.linear(x, sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1)
+                        q, k, v = split(q), split(k), split(v)
+                        if cache[l] is not None:
+                            k = torch.cat([cache[l][0], k], 2)
+                            v = torch.cat([cache[l][1], v], 2)
+                        cache[l] = (k, v)
+                        x = layer.norm1(x + attend(sa, q, k, v, None))
+                        ca = layer.multihead_attn
+                        q = split(F.linear(x, ca.in_proj_weight[:d], ca.in_proj_bias[:d]))
+                        x = layer.norm2(x + attend(ca, q, cross[l][0], cross[l][1], bias))
+                        ff = layer.linear2(torch.relu(layer.linear1(x)))
+                        x = layer.norm3(x + ff)
+                    logits = model.out(model.transformer.decoder.norm(x))[:, -1]
+                    tok = logits.argmax(-1, keepdim=True)
+                    total += int(tok.sum())
+                return torch.tensor(float(total), dtype=torch.float64)
+
+        med = time_steps(greedy_cached, a, torch.__version__)
+        if not a.serve:
+            print(f"PyTorch {torch.__version__} cached greedy decoding, {a.threads} thread(s): "
+                  f"{med * 1e3:.2f} ms")
+        return 0
 
     if a.mode == "greedy":
         model.eval()
