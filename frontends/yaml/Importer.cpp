@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 
@@ -1026,12 +1027,68 @@ private:
 
 } // namespace
 
+namespace {
+// Per tensor and per program: the spec's per-key bounds (Schema.cpp) keep every dimension
+// sane, but their products can still be far beyond memory (a 16384-wide LSTM has a
+// [16384, 65536] recurrent weight), which LLVM then met with "out of memory". Checked on the
+// types, before anything of that size exists.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 28;    // 1 GiB of f32
+constexpr int64_t kMaxParameterElements = int64_t(1) << 28; // all weights together
+
+LogicalResult checkSizes(ModuleOp module) {
+  auto tooBig = [](Type type) {
+    auto t = dyn_cast<RankedTensorType>(type);
+    return t && t.hasStaticShape() && t.getNumElements() > kMaxTensorElements;
+  };
+  auto report = [](Operation *op, Type type, const char *what) {
+    op->emitError() << what << " " << type << " has "
+                    << cast<RankedTensorType>(type).getNumElements()
+                    << " elements, more than attnc's limit of " << kMaxTensorElements
+                    << " per tensor (1 GiB of f32); make the model or its batch smaller";
+  };
+  bool ok = true;
+  std::map<std::string, int64_t> parameters; // a parameter read by several functions is one
+  module.walk([&](Operation *op) {
+    if (!ok)
+      return;
+    if (auto p = dyn_cast<mlir::attn::ParamOp>(op))
+      parameters[p.getName().str()] =
+          cast<RankedTensorType>(p.getResult().getType()).getNumElements();
+    for (Region &region : op->getRegions())
+      for (BlockArgument arg : region.getArguments())
+        if (tooBig(arg.getType())) {
+          report(op, arg.getType(), "argument");
+          ok = false;
+          return;
+        }
+    for (Value result : op->getResults())
+      if (tooBig(result.getType())) {
+        report(op, result.getType(), "result");
+        ok = false;
+        return;
+      }
+  });
+  int64_t total = 0;
+  for (const auto &entry : parameters)
+    total += entry.second;
+  if (ok && total > kMaxParameterElements) {
+    module.emitError() << "the model has " << total << " weights, more than attnc's limit of "
+                       << kMaxParameterElements << " (1 GiB of f32)";
+    ok = false;
+  }
+  return success(ok);
+}
+} // namespace
+
 OwningOpRef<ModuleOp> importSpec(const Spec &spec, MLIRContext &context,
                                  const ImportOptions &options) {
   context.loadDialect<mlir::attn::AttnDialect, func::FuncDialect>();
-  if (spec.model.transformer)
-    return importTransformer(spec, context, options);
-  return Importer(spec, options, context).run();
+  OwningOpRef<ModuleOp> module = spec.model.transformer
+                                     ? importTransformer(spec, context, options)
+                                     : Importer(spec, options, context).run();
+  if (module && failed(checkSizes(*module)))
+    return nullptr;
+  return module;
 }
 
 void addTrainingPasses(OpPassManager &pm, const TrainSpec &t) {

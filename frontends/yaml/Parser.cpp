@@ -5,13 +5,19 @@
 #include "frontends/yaml/Schema.h"
 #include "frontends/yaml/Spec.h"
 
+#include "attn/File.h"
+
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <set>
 #include <sstream>
@@ -31,6 +37,33 @@ std::string Diagnostic::str() const {
 }
 
 namespace {
+
+// The offset of the first byte of `text` that is not part of a well-formed UTF-8 sequence, or
+// npos. Non-UTF-8 names passed validation and then failed the first checkpoint save (the
+// stored spec is JSON).
+size_t invalidUtf8(const std::string &text) {
+  const auto *s = reinterpret_cast<const unsigned char *>(text.data());
+  size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    unsigned char c = s[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > n)
+      return i;
+    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
+    for (size_t k = 1; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80)
+        return i;
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8 either.
+    static const uint32_t minimum[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < minimum[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+      return i;
+    i += len;
+  }
+  return std::string::npos;
+}
+
 
 // yaml-cpp marks are 0-based; nodes built in memory (by overrides) have none.
 bool hasMark(const YAML::Node &node) { return node && !node.Mark().is_null(); }
@@ -340,10 +373,24 @@ private:
           hint);
   }
 
-  void checkMin(const KeySchema &key, const std::string &path, double value,
-                const std::string &text, const Loc &loc) {
-    if (key.min && value < static_cast<double>(*key.min))
+  void checkRange(const KeySchema &key, const std::string &path, double value,
+                  const std::string &text, const Loc &loc) {
+    bool low = key.min && value < static_cast<double>(*key.min);
+    bool high = key.max && (key.maxExclusive ? value >= *key.max : value > *key.max);
+    if (!low && !high)
+      return;
+    auto num = [](double v) {
+      std::ostringstream os;
+      os << std::setprecision(12) << v;
+      return os.str();
+    };
+    if (low)
       error(loc, "'" + path + "' must be >= " + std::to_string(*key.min) + ", got " + text);
+    else
+      error(loc, "'" + path + "' must be " + (key.maxExclusive ? "< " : "<= ") + num(*key.max) +
+                     ", got " + text,
+            key.maxExclusive ? "" : "attnc bounds every size, so that a typo cannot exhaust "
+                                    "the machine's memory");
   }
 
   // Checks one integer (a scalar key, or an item of a list); false when it is not one.
@@ -362,7 +409,7 @@ private:
       wrongType(itemKey, path, value, loc);
       return false;
     }
-    checkMin(key, path, static_cast<double>(*number), value.Scalar(), loc);
+    checkRange(key, path, static_cast<double>(*number), value.Scalar(), loc);
     return true;
   }
 
@@ -381,6 +428,12 @@ private:
     case KeyType::String:
       if (!value.IsScalar())
         wrongType(key, path, value, loc);
+      else if (size_t bad = invalidUtf8(value.Scalar()); bad != std::string::npos)
+        error(loc, "'" + path + "' is not valid UTF-8 text (byte " + std::to_string(bad + 1) +
+                       " of the value)",
+              "save the file as UTF-8");
+      else if (key.fileName)
+        checkFileName(path, value.Scalar(), loc);
       else
         checkEnum(key, value.Scalar(), loc);
       return;
@@ -392,8 +445,10 @@ private:
           isPlainScalar(value) ? parseFloat(value.Scalar()) : std::nullopt;
       if (!number)
         wrongType(key, path, value, loc);
+      else if (!std::isfinite(*number)) // NaN passed every bound, and inf most
+        error(loc, "'" + path + "' must be a finite number, got " + value.Scalar());
       else
-        checkMin(key, path, *number, value.Scalar(), loc);
+        checkRange(key, path, *number, value.Scalar(), loc);
       return;
     }
     case KeyType::Bool:
@@ -404,6 +459,17 @@ private:
       checkIntList(key, value, loc);
       return;
     }
+  }
+
+  // The model's name becomes a directory (runs/<name>) and part of C symbols: "../../x" wrote
+  // outside the run directory and "" into runs/ itself.
+  void checkFileName(const std::string &path, const std::string &text, const Loc &loc) {
+    auto ok = [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-'; };
+    if (text.empty() || !std::isalnum((unsigned char)text[0]) || text.size() > 128 ||
+        !std::all_of(text.begin(), text.end(), ok))
+      error(loc, "'" + path + "' must be a name of letters, digits, '.', '_' and '-' starting "
+                     "with a letter or digit (at most 128 characters), got '" + text + "'",
+            "it names the run directory runs/<name>; e.g. dates-bahdanau");
   }
 
   void checkEnum(const KeySchema &key, const std::string &text, const Loc &loc) {
@@ -428,6 +494,12 @@ private:
                      (key.minItems == 1 ? " item" : " items") + ", got " +
                      std::to_string(value.size()),
             "'" + key.path + "': " + key.doc);
+      return;
+    }
+    if (key.maxItems > 0 && static_cast<int64_t>(value.size()) > key.maxItems) {
+      error(loc, "'" + key.path + "' takes at most " + std::to_string(key.maxItems) +
+                     " items, got " + std::to_string(value.size()),
+            "attnc bounds the layer count: compile time grows with it");
       return;
     }
     for (size_t i = 0; i < value.size(); ++i) {
@@ -581,21 +653,82 @@ Spec buildSpec(const Validator &v, const std::string &file) {
   return spec;
 }
 
+// Counts the documents of a YAML stream from yaml-cpp's parser events, and notices when the
+// parser stops advancing: yaml-cpp 0.7.0 cannot consume some stray tokens (a top-level ',',
+// say) and then reports the same empty document at the same place forever (upstream
+// jbeder/yaml-cpp issue 1040), which made YAML::LoadAll grow without bound.
+class DocumentCounter : public YAML::EventHandler {
+public:
+  int documents = 0;
+  YAML::Mark start;   // where the last document began
+  YAML::Mark root;    // where its first node is
+  bool stuck = false; // the last document began where the one before it did
+
+  void OnDocumentStart(const YAML::Mark &mark) override {
+    stuck = documents > 0 && mark.pos == start.pos;
+    ++documents;
+    start = mark;
+    first = true;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark &mark, YAML::anchor_t) override { node(mark); }
+  void OnAlias(const YAML::Mark &mark, YAML::anchor_t) override { node(mark); }
+  void OnScalar(const YAML::Mark &mark, const std::string &, YAML::anchor_t,
+                const std::string &) override {
+    node(mark);
+  }
+  void OnSequenceStart(const YAML::Mark &mark, const std::string &, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark &mark, const std::string &, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    node(mark);
+  }
+  void OnMapEnd() override {}
+
+private:
+  void node(const YAML::Mark &mark) {
+    if (first)
+      root = mark;
+    first = false;
+  }
+  bool first = false;
+};
+
 // Parses YAML text holding at most one document; otherwise reports the problem (located in
 // `file`) and returns nullopt.
 std::optional<YAML::Node> loadYaml(const std::string &text, const std::string &file,
                                    std::vector<Diagnostic> &diags) {
   try {
-    // LoadAll, not Load: Load would silently ignore everything after a second `---`.
-    std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
-      const YAML::Mark &mark = documents[1].Mark();
-      diags.push_back({mark.is_null() ? Loc{file, 1, 1} : locFromMark(file, mark),
-                       "expected one YAML document, found " + std::to_string(documents.size()),
+    // Count the documents first: YAML::Load alone would silently ignore everything after a
+    // second `---`. Every document that is not empty advances the parser, so this ends.
+    std::istringstream stream(text);
+    YAML::Parser parser(stream);
+    DocumentCounter counter;
+    YAML::Mark second;
+    while (parser.HandleNextDocument(counter)) {
+      if (counter.documents == 2)
+        second = counter.root;
+      if (counter.stuck) {
+        const YAML::Mark &mark = counter.start;
+        char c = mark.pos >= 0 && (size_t)mark.pos < text.size() ? text[mark.pos] : ' ';
+        diags.push_back({locFromMark(file, mark),
+                         std::string("invalid YAML: unexpected '") + c + "'",
+                         c == ',' ? "a ',' separates items only inside [ ] or { }; quote "
+                                    "the value if the comma belongs to it"
+                                  : "quote the value if the character belongs to it"});
+        return std::nullopt;
+      }
+    }
+    if (counter.documents > 1) {
+      diags.push_back({locFromMark(file, second),
+                       "expected one YAML document, found " + std::to_string(counter.documents),
                        "a spec is a single document; remove the extra '---' sections"});
       return std::nullopt;
     }
-    return documents.empty() ? YAML::Node() : documents.front();
+    return YAML::Load(text);
   } catch (const YAML::Exception &e) {
     Loc loc = e.mark.is_null() ? Loc{file, 1, 1} : locFromMark(file, e.mark);
     diags.push_back({loc, "invalid YAML: " + e.msg, ""});
@@ -704,14 +837,14 @@ std::optional<Spec> parseSpecString(const std::string &text, const std::string &
 
 std::optional<Spec> parseSpecFile(const std::string &path, const std::vector<Override> &overrides,
                                   std::vector<Diagnostic> &diags) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags.push_back({Loc{path, 0, 0}, "cannot read the spec file", ""});
+  std::string text;
+  try {
+    text = readRegularFile(path, kMaxSpecBytes, "spec file");
+  } catch (const FileError &e) {
+    diags.push_back({Loc{path, 0, 0}, e.why, ""});
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parseText(text.str(), path, overrides, diags);
+  return parseText(text, path, overrides, diags);
 }
 
 std::optional<Spec> parseSpecFile(const std::string &path, std::vector<Diagnostic> &diags) {

@@ -1,6 +1,7 @@
 #include "frontends/yaml/Schema.h"
 #include "frontends/yaml/Spec.h"
 
+#include <iomanip>
 #include <sstream>
 
 namespace attn::yaml {
@@ -20,15 +21,32 @@ struct Key {
   Key &byDefault(std::string text) { k.defaultValue = std::move(text); return *this; }
   Key &oneOf(std::vector<std::string> values) { k.allowed = std::move(values); return *this; }
   Key &atLeast(int64_t min) { k.min = min; return *this; }
+  Key &atMost(double max) { k.max = max; return *this; }
+  Key &below(double max) { k.max = max; k.maxExclusive = true; return *this; }
   Key &minItems(int64_t n) { k.minItems = n; return *this; }
+  Key &maxItems(int64_t n) { k.maxItems = n; return *this; }
+  Key &fileName() { k.fileName = true; return *this; }
   Key &exclusive(std::string group) { k.oneOf = std::move(group); return *this; }
   operator KeySchema() const { return k; }
 };
 
+// Bounds on sizes, checked before anything is built: a width or length of 10^9 passed the old
+// `>= 1` checks and then exhausted memory in the importer or in LLVM. They sit well above what
+// a model trained on a CPU uses; the importer also bounds every tensor and the parameters
+// (Importer.cpp).
+constexpr double kMaxWidth = 16384;    // hidden sizes, d_model, ffn, embedding and attention dims
+constexpr double kMaxLength = 4096;    // sequence lengths (window, max_len, decoding lengths)
+constexpr double kMaxLayers = 32;      // stacked layers (compile time grows with them)
+constexpr double kMaxExamples = 1e7;   // generated examples
+constexpr double kMaxBatch = 65536;    // examples per step or decoding batch
+
 std::vector<KeySchema> buildTable() {
   using T = KeyType;
   return {
-      Key("name", T::String, "Name of the model.").required(),
+      Key("name", T::String,
+          "Name of the model: letters, digits, `.`, `_` and `-`, starting with a letter or "
+          "digit (it names the run directory `runs/<name>` and the compiled entry points).")
+          .fileName().required(),
       Key("task", T::String,
           "The learning problem: `regress` predicts a real-valued target from a window "
           "(`data.builtin: sine`); `lm` predicts the next character at every position "
@@ -51,16 +69,16 @@ std::vector<KeySchema> buildTable() {
           "With `path`: the validation pairs; empty holds out the last `valid` "
           "lines of `path`.").byDefault("\"\""),
       Key("data.window", T::Int, "Input length N: time steps (samples or characters) per example.")
-          .atLeast(1).byDefault("16"),
+          .atLeast(1).atMost(kMaxLength).byDefault("16"),
       Key("data.min_len", T::Int,
           "`copy` / `reverse` / `majority`: the shortest source, in symbols.")
-          .atLeast(1).byDefault("3"),
+          .atLeast(1).atMost(kMaxLength).byDefault("3"),
       Key("data.max_len", T::Int,
           "`seq2seq`, `tag`, `classify`: the longest source and target in tokens; the model "
           "is compiled for this length and longer pairs are dropped.")
-          .atLeast(1).byDefault("10"),
+          .atLeast(1).atMost(kMaxLength).byDefault("10"),
       Key("data.symbols", T::Int, "`copy` / `reverse` / `majority`: distinct symbols (2 to 62).")
-          .atLeast(2).byDefault("10"),
+          .atLeast(2).atMost(62).byDefault("10"),
       Key("data.tokens", T::String,
           "`seq2seq`, `tag`, `classify`: `word` splits lines at whitespace, `char` makes "
           "every character a token (use it for `dates`; tags and labels are always words).")
@@ -68,14 +86,14 @@ std::vector<KeySchema> buildTable() {
       Key("data.min_count", T::Int,
           "Vocabularies (`seq2seq`, `tag`, `classify`): tokens seen fewer times in training "
           "become `<unk>`.")
-          .atLeast(1).byDefault("1"),
+          .atLeast(1).atMost(1e9).byDefault("1"),
       Key("data.max_vocab", T::Int,
           "Vocabularies (`seq2seq`, `tag`, `classify`): keep the most frequent tokens up to "
-          "this size (with the 4 specials); 0 keeps all.").atLeast(0).byDefault("0"),
+          "this size (with the 4 specials); 0 keeps all.").atLeast(0).atMost(1e7).byDefault("0"),
       Key("data.train", T::Int, "Number of training examples generated.")
-          .atLeast(1).byDefault("2000"),
+          .atLeast(1).atMost(kMaxExamples).byDefault("2000"),
       Key("data.valid", T::Int, "Number of validation examples generated.")
-          .atLeast(0).byDefault("200"),
+          .atLeast(0).atMost(kMaxExamples).byDefault("200"),
       Key("data.seed", T::Int, "Seed of the data generator.").atLeast(0).byDefault("1"),
 
       Key("model", T::Map,
@@ -84,7 +102,7 @@ std::vector<KeySchema> buildTable() {
       Key("model.mlp", T::Map, "Multi-layer perceptron; reads the window as [batch, window].")
           .exclusive("architecture"),
       Key("model.mlp.hidden", T::IntList, "Widths of the hidden layers, first to last.")
-          .atLeast(1).minItems(1).required(),
+          .atLeast(1).minItems(1).atMost(kMaxWidth).maxItems(kMaxLayers).required(),
       Key("model.mlp.activation", T::String, "Activation after each hidden layer.")
           .oneOf({"tanh", "relu", "sigmoid"}).byDefault("tanh"),
       Key("model.rnn", T::Map, "Recurrent network; reads the window as [batch, window, 1].")
@@ -106,15 +124,15 @@ std::vector<KeySchema> buildTable() {
       Key("model.rnn.peephole", T::Bool, "`lstm`: peephole connections from the cell state "
           "to the input, forget and output gates.").byDefault("false"),
       Key("model.rnn.projection", T::Int, "`lstm`: project the output to this width "
-          "(a<t> = W_proj a0<t> + b_proj); 0 means no projection.").atLeast(0).byDefault("0"),
-      Key("model.rnn.hidden", T::Int, "Width of the hidden state.").atLeast(1).byDefault("32"),
+          "(a<t> = W_proj a0<t> + b_proj); 0 means no projection.").atLeast(0).atMost(kMaxWidth).byDefault("0"),
+      Key("model.rnn.hidden", T::Int, "Width of the hidden state.").atLeast(1).atMost(kMaxWidth).byDefault("32"),
       Key("model.rnn.layers", T::Int, "Number of stacked recurrent layers.")
-          .atLeast(1).byDefault("1"),
+          .atLeast(1).atMost(kMaxLayers).byDefault("1"),
       Key("model.rnn.dropout", T::Float,
           "Dropout probability on the outputs of every layer but the last (as PyTorch's "
           "`dropout`), while training only; each element is zeroed with this probability and "
           "the others scaled by 1 / (1 - p). Needs `layers` >= 2 to do anything.")
-          .atLeast(0).byDefault("0.0"),
+          .atLeast(0).below(1).byDefault("0.0"),
       Key("model.transformer", T::Map,
           "A Transformer stack (Vaswani et al.): `seq2seq` builds the encoder-decoder, `lm` a "
           "decoder-only stack (causal self-attention), `tag` / `classify` an encoder-only one "
@@ -124,16 +142,16 @@ std::vector<KeySchema> buildTable() {
           .exclusive("architecture"),
       Key("model.transformer.layers", T::Int,
           "Layers of the encoder (`seq2seq`, `tag`, `classify`) or of the decoder (`lm`).")
-          .atLeast(1).byDefault("2"),
+          .atLeast(1).atMost(kMaxLayers).byDefault("2"),
       Key("model.transformer.decoder_layers", T::Int,
-          "`seq2seq`: layers of the decoder; 0: as many as `layers`.").atLeast(0).byDefault("0"),
+          "`seq2seq`: layers of the decoder; 0: as many as `layers`.").atLeast(0).atMost(kMaxLayers).byDefault("0"),
       Key("model.transformer.d_model", T::Int, "Width of every position's vector.")
-          .atLeast(1).byDefault("64"),
+          .atLeast(1).atMost(kMaxWidth).byDefault("64"),
       Key("model.transformer.heads", T::Int, "Attention heads; must divide `d_model`.")
-          .atLeast(1).byDefault("4"),
+          .atLeast(1).atMost(1024).byDefault("4"),
       Key("model.transformer.ffn", T::Int,
           "Hidden width of the position-wise feed-forward layer W_2 act(W_1 x + b_1) + b_2.")
-          .atLeast(1).byDefault("256"),
+          .atLeast(1).atMost(4 * kMaxWidth).byDefault("256"),
       Key("model.transformer.activation", T::String, "The feed-forward layer's activation.")
           .oneOf({"relu", "gelu"}).byDefault("relu"),
       Key("model.transformer.norm", T::String,
@@ -145,7 +163,7 @@ std::vector<KeySchema> buildTable() {
           .oneOf({"sinusoidal", "learned"}).byDefault("sinusoidal"),
       Key("model.transformer.dropout", T::Float,
           "Dropout probability on the embeddings and on every sublayer's output before its "
-          "residual sum, while training only.").atLeast(0).byDefault("0.0"),
+          "residual sum, while training only.").atLeast(0).below(1).byDefault("0.0"),
       Key("model.transformer.share_embeddings", T::Bool,
           "`seq2seq`: one vocabulary and one embedding table for source and target.")
           .byDefault("false"),
@@ -156,7 +174,7 @@ std::vector<KeySchema> buildTable() {
           "`lm`, `seq2seq`, `tag`, `classify`: learned token embeddings feeding the rnn (a "
           "`seq2seq` model has one table for the source and one for the target)."),
       Key("model.embedding.dim", T::Int, "Width of each token's embedding.")
-          .atLeast(1).byDefault("32"),
+          .atLeast(1).atMost(kMaxWidth).byDefault("32"),
       Key("model.seq2seq", T::Map,
           "`seq2seq`: how the encoder (`model.rnn`) hands the source to the decoder (the "
           "same cell, width and depth)."),
@@ -171,7 +189,7 @@ std::vector<KeySchema> buildTable() {
       Key("model.seq2seq.decoder_hidden", T::Int,
           "With `model.attention`: the decoder's hidden width, if it differs from the "
           "encoder's `model.rnn.hidden` (a learned bridge maps the encoder's final states); "
-          "0: the same.").atLeast(0).byDefault("0"),
+          "0: the same.").atLeast(0).atMost(kMaxWidth).byDefault("0"),
       Key("model.attention", T::Map,
           "`seq2seq`: an attention decoder. At every step it scores all encoder states "
           "against its state, takes their softmax over the real (unpadded) source tokens as "
@@ -191,13 +209,13 @@ std::vector<KeySchema> buildTable() {
           .oneOf({"dot", "general", "concat"}).byDefault("general"),
       Key("model.attention.dim", T::Int,
           "Width of the additive scores' hidden layer (`bahdanau`, `concat`) and of the "
-          "predictive alignment's W_p; 0: the decoder's hidden width.").atLeast(0).byDefault("0"),
+          "predictive alignment's W_p; 0: the decoder's hidden width.").atLeast(0).atMost(kMaxWidth).byDefault("0"),
       Key("model.attention.align", T::String,
           "`local`: `monotonic` p_i = i, or `predictive` "
           "p_i = S sigmoid(v_p^T tanh(W_p s_i)) with S the source's length.")
           .oneOf({"monotonic", "predictive"}).byDefault("predictive"),
       Key("model.attention.window", T::Int, "`local`: D, the half-width of the window.")
-          .atLeast(1).byDefault("5"),
+          .atLeast(1).atMost(kMaxLength).byDefault("5"),
       Key("model.attention.input_feeding", T::Bool,
           "`luong`, `local`: feed the previous attentional state h~_{i-1} into the decoder's "
           "input next to the previous token's embedding (Luong et al.'s input feeding).")
@@ -205,25 +223,25 @@ std::vector<KeySchema> buildTable() {
       Key("model.output", T::Map, "Dense head that maps the network's features to predictions."),
       Key("model.output.size", T::Int,
           "Width of the output layer (`regress`; an `lm` predicts one logit per character).")
-          .atLeast(1).byDefault("1"),
+          .atLeast(1).atMost(1e6).byDefault("1"),
 
       Key("sample", T::Map, "`lm`: how `attnc run` generates text."),
-      Key("sample.length", T::Int, "Characters to generate.").atLeast(1).byDefault("200"),
+      Key("sample.length", T::Int, "Characters to generate.").atLeast(1).atMost(1e6).byDefault("200"),
       Key("sample.temperature", T::Float,
           "Softmax temperature: lower is more conservative; 0 always takes the likeliest.")
           .atLeast(0).byDefault("0.8"),
       Key("sample.top_k", T::Int,
           "Sample only among the k likeliest characters; 0: among all.").atLeast(0)
-          .byDefault("0"),
+          .atMost(1e7).byDefault("0"),
       Key("sample.seed", T::Int, "Seed of the sampling.").atLeast(0).byDefault("1"),
       Key("sample.prime", T::String, "Text fed to the model before it starts generating.")
           .byDefault("\"The \""),
 
       Key("train", T::Map, "Training settings; every key has a default."),
-      Key("train.batch_size", T::Int, "Examples per training step.").atLeast(1).byDefault("32"),
+      Key("train.batch_size", T::Int, "Examples per training step.").atLeast(1).atMost(kMaxBatch).byDefault("32"),
       Key("train.seed", T::Int, "Seed of the parameter initialisation and of the shuffling.")
           .atLeast(0).byDefault("1"),
-      Key("train.steps", T::Int, "Training steps (one batch each).").atLeast(1).byDefault("1000"),
+      Key("train.steps", T::Int, "Training steps (one batch each).").atLeast(1).atMost(1e12).byDefault("1000"),
       Key("train.optimizer", T::Map, "The update rule; every key has a default."),
       Key("train.optimizer.type", T::String,
           "`adam`, `adamw` (decoupled weight decay) or `sgd` (with optional momentum).")
@@ -233,9 +251,9 @@ std::vector<KeySchema> buildTable() {
       Key("train.optimizer.momentum", T::Float, "SGD momentum; 0 is plain SGD.")
           .atLeast(0).byDefault("0.0"),
       Key("train.optimizer.beta1", T::Float, "Adam's first-moment decay.").atLeast(0)
-          .byDefault("0.9"),
+          .below(1).byDefault("0.9"),
       Key("train.optimizer.beta2", T::Float, "Adam's second-moment decay.").atLeast(0)
-          .byDefault("0.999"),
+          .below(1).byDefault("0.999"),
       Key("train.optimizer.epsilon", T::Float, "Adam's denominator guard.").atLeast(0)
           .byDefault("1.0e-8"),
       Key("train.optimizer.weight_decay", T::Float,
@@ -278,7 +296,7 @@ std::vector<KeySchema> buildTable() {
           .atLeast(0).byDefault("0.0"),
       Key("train.label_smoothing", T::Float,
           "`lm`, `seq2seq`, `tag`, `classify`: spread this much of each target's probability evenly over the "
-          "vocabulary.").atLeast(0).byDefault("0.0"),
+          "vocabulary.").atLeast(0).below(1).byDefault("0.0"),
       Key("train.teacher_forcing", T::Map,
           "`seq2seq`: scheduled sampling. At step i the decoder reads the true previous "
           "token with probability p(i), else its own most likely prediction (p = 1 is plain "
@@ -289,28 +307,28 @@ std::vector<KeySchema> buildTable() {
           .oneOf({"constant", "linear", "exponential", "inverse_sigmoid"})
           .byDefault("constant"),
       Key("train.teacher_forcing.ratio", T::Float, "`constant`: p.").atLeast(0)
-          .byDefault("1.0"),
+          .atMost(1).byDefault("1.0"),
       Key("train.teacher_forcing.slope", T::Float, "`linear`: decrease of p per step.")
           .atLeast(0).byDefault("0.0001"),
       Key("train.teacher_forcing.k", T::Float,
           "`exponential`: the decay per step (< 1); `inverse_sigmoid`: the steps scale (>= 1).")
           .atLeast(0).byDefault("0.999"),
       Key("train.teacher_forcing.min", T::Float, "The floor of p.").atLeast(0)
-          .byDefault("0.0"),
+          .atMost(1).byDefault("0.0"),
 
       Key("decode", T::Map, "`seq2seq`: how `attnc translate` and evaluation decode."),
-      Key("decode.beam", T::Int, "Beam size; 1 decodes greedily.").atLeast(1).byDefault("1"),
+      Key("decode.beam", T::Int, "Beam size; 1 decodes greedily.").atLeast(1).atMost(1024).byDefault("1"),
       Key("decode.length_penalty", T::Float,
           "GNMT's alpha: hypotheses are ranked by log p / ((5 + length) / 6)^alpha; 0 ranks "
           "by log p.").atLeast(0).byDefault("0.0"),
       Key("decode.max_length", T::Int,
           "Longest output in tokens; 0 means the target length the model was compiled for "
-          "(`data.max_len` + 1).").atLeast(0).byDefault("0"),
+          "(`data.max_len` + 1).").atLeast(0).atMost(kMaxLength).byDefault("0"),
       Key("decode.nbest", T::Int, "Hypotheses printed per input (at most `beam`).")
-          .atLeast(1).byDefault("1"),
+          .atLeast(1).atMost(1024).byDefault("1"),
       Key("decode.batch", T::Int,
           "Greedy decoding: sentences decoded at once (the compiled decoder's rows).")
-          .atLeast(1).byDefault("16"),
+          .atLeast(1).atMost(kMaxBatch).byDefault("16"),
       Key("decode.attention_layer", T::Int,
           "`model.transformer`: the decoder layer whose cross-attention weights plots show "
           "(1 is the first); 0: the last.").atLeast(0).byDefault("0"),
@@ -323,7 +341,7 @@ std::vector<KeySchema> buildTable() {
       Key("decode.temperature", T::Float, "Sampling: the log-probabilities are divided by it.")
           .atLeast(0).byDefault("1.0"),
       Key("decode.top_k", T::Int, "Sampling: only among the k likeliest tokens; 0: among all.")
-          .atLeast(0).byDefault("0"),
+          .atLeast(0).atMost(1e7).byDefault("0"),
       Key("decode.seed", T::Int, "Sampling: the seed.").atLeast(0).byDefault("1"),
   };
 }
@@ -347,19 +365,43 @@ std::string requiredCell(const KeySchema &key) {
   return "exactly one of " + joinCode(group);
 }
 
+} // namespace
+
+std::string boundText(const KeySchema &key) {
+  auto num = [](double v) {
+    std::ostringstream os;
+    os << std::setprecision(12) << v;
+    return os.str();
+  };
+  if (key.min && key.max && !key.maxExclusive)
+    return std::to_string(*key.min) + " to " + num(*key.max);
+  std::string bound = key.min ? ">= " + std::to_string(*key.min) : "";
+  if (key.max)
+    bound += (bound.empty() ? "" : ", ") + std::string(key.maxExclusive ? "< " : "<= ") +
+             num(*key.max);
+  return bound;
+}
+
+namespace {
+
 std::string allowedCell(const KeySchema &key) {
   if (key.type == KeyType::Map)
     return "-";
   if (!key.allowed.empty())
     return joinCode(key.allowed);
-  std::string bound = key.min ? ">= " + std::to_string(*key.min) : "";
+  std::string bound = boundText(key);
   if (key.type == KeyType::IntList) {
     std::string items = bound.empty() ? "" : "items " + bound;
     if (key.minItems > 0)
       items += (items.empty() ? "" : ", ") + std::string("at least ") +
                std::to_string(key.minItems) + (key.minItems == 1 ? " item" : " items");
+    if (key.maxItems > 0)
+      items += (items.empty() ? "" : ", ") + std::string("at most ") +
+               std::to_string(key.maxItems) + " items";
     return items.empty() ? "any" : items;
   }
+  if (key.fileName)
+    return "a file name";
   return bound.empty() ? "any" : bound;
 }
 

@@ -19,7 +19,11 @@ struct KeySchema {
   std::string defaultValue;         // YAML text; empty when the key has no default
   std::vector<std::string> allowed; // enum values; empty when any value of the type goes
   std::optional<int64_t> min;       // lower bound of an Int/Float, or of each IntList item
+  std::optional<double> max;        // upper bound, likewise (sizes are bounded: see Schema.cpp)
+  bool maxExclusive = false;        // the value must be below `max` (a probability < 1)
   int64_t minItems = 0;             // IntList only
+  int64_t maxItems = 0;             // IntList only; 0: no bound
+  bool fileName = false;            // String: usable as a file name (the model's name)
   std::string oneOf;                // siblings sharing this tag: exactly one must be present
   std::string doc;                  // one line, shown in the reference
 
@@ -37,6 +41,9 @@ std::vector<const KeySchema *> childrenOf(const std::string &parentPath);
 
 // "an integer", "a list of integers", ...: for "expected <article+name> for ..." messages.
 std::string describeType(KeyType type);
+// "1 to 16384", ">= 0", ">= 0, < 1": a key's bounds as the reference and messages show them;
+// "" when it has none.
+std::string boundText(const KeySchema &key);
 // "int", "list of int", ...: the short name used in the reference tables.
 std::string typeName(KeyType type);
 

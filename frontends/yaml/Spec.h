@@ -222,8 +222,33 @@ std::optional<Spec> parseSpecString(const std::string &text, const std::string &
                                     const std::vector<Override> &overrides,
                                     std::vector<Diagnostic> &diags);
 
+// Combinations of valid keys that do not make a model (an encoder-decoder reading sine
+// samples, heads that do not divide d_model, a key that does not apply to the chosen cell,
+// ...): false with a located Diagnostic for the first one found. The importer expects a spec
+// that passed it.
+bool checkConsistency(const Spec &spec, std::vector<Diagnostic> &diags);
+
 // The spec as YAML with every default filled in; parsing it gives the same Spec.
 std::string specToYaml(const Spec &spec);
+
+// One key whose value differs between two specs, as specToYaml writes the values ("" where
+// a spec has no such key, e.g. model.attention without attention).
+struct SpecDifference {
+  std::string key; // "model.rnn.gru_form"
+  std::string stored, given;
+};
+// The keys on which `stored` (a checkpoint's) and `given` differ, in schema order, keeping
+// those for which `relevant(key)` holds.
+std::vector<SpecDifference> specDifferences(const Spec &stored, const Spec &given,
+                                            bool (*relevant)(const std::string &key));
+// Keys that change a model's equations or its parameters: `task`, `model.*`, `data.tokens`.
+// A checkpoint trained under one value is refused under another.
+bool changesEquations(const std::string &key);
+// Keys a resumed run may change: how long it trains and how often it validates, logs and
+// saves (train.steps, eval_every, log_every, checkpoint.*, early_stopping.patience) and
+// everything about decoding and sampling. Any other change makes the resumed run a different
+// one.
+bool resumable(const std::string &key);
 
 // The schema rendered as Markdown (docs/yaml-reference.md is this text, checked by a test).
 std::string schemaMarkdown();

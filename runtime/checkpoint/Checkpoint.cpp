@@ -384,7 +384,9 @@ void save(const std::string &path, const Checkpoint &ckpt) {
 }
 
 Checkpoint load(const std::string &path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever; it is
+  // then refused below like any other file that is not regular (no effect on regular files).
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd.valid())
     fail(path, "cannot open: " + errnoText());
   struct stat st;

@@ -1,5 +1,6 @@
 #include "attn/data/Parallel.h"
 
+#include "attn/File.h"
 #include "attn/Random.h"
 
 #include <algorithm>
@@ -153,6 +154,7 @@ template <typename It> void writePadded(It first, It last, int32_t *out, int64_t
 } // namespace
 
 std::vector<Pair> readTsv(const std::string &path) {
+  checkRegularFile(path, kMaxDataFileBytes, "data file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     fileError(path, 0, std::string("cannot open file: ") + std::strerror(errno));

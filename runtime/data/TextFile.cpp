@@ -1,5 +1,7 @@
 #include "attn/data/TextFile.h"
 
+#include "attn/File.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -38,6 +40,7 @@ bool parseFloat(const std::string &token, float &out) {
 Tensor readNumbers(const std::string &path, int64_t width) {
   if (width < 1)
     error(path, 0, "width must be at least 1, got " + std::to_string(width));
+  checkRegularFile(path, kMaxDataFileBytes, "input file");
   std::ifstream in(path);
   if (!in)
     error(path, 0, std::string("cannot open file: ") + std::strerror(errno));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -383,6 +384,22 @@ TEST(SpecErrors, SeveralDocuments) {
   EXPECT_EQ(at(d), "t.yaml:3:1");
 }
 
+// yaml-cpp 0.7.0's parser does not advance past a stray top-level ',' and YAML::LoadAll then
+// collected empty documents until memory ran out; these are the inputs that did it.
+TEST(SpecErrors, StrayFlowIndicatorsEndWithAnError) {
+  Diagnostic d = onlyError(",");
+  EXPECT_EQ(d.message, "invalid YAML: unexpected ','");
+  EXPECT_EQ(at(d), "t.yaml:1:1");
+  d = onlyError("\n!attention_layer ,\n:&a \n");
+  EXPECT_EQ(d.message, "invalid YAML: unexpected ','");
+  EXPECT_EQ(at(d), "t.yaml:2:18");
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(parseSpecString(kRnnSpec, "rnn.yaml", {{"name", ","}}, diags).has_value());
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].message, "invalid YAML: unexpected ','");
+  EXPECT_EQ(diags[0].loc.file, "--set name");
+}
+
 TEST(SpecErrors, DiagnosticFormat) {
   Diagnostic d{{"a.yaml", 3, 7}, "something is off", "try this"};
   EXPECT_EQ(d.str(), "a.yaml:3:7: error: something is off\n  hint: try this");
@@ -394,7 +411,64 @@ TEST(SpecErrors, MissingFile) {
   std::vector<Diagnostic> diags;
   EXPECT_FALSE(parseSpecFile("/nonexistent/spec.yaml", diags));
   ASSERT_EQ(diags.size(), 1u);
-  EXPECT_EQ(diags[0].str(), "/nonexistent/spec.yaml: error: cannot read the spec file");
+  EXPECT_EQ(diags[0].str(),
+            "/nonexistent/spec.yaml: error: cannot open file: No such file or directory");
+}
+
+// A device read until memory ran out, and a directory or a FIFO is no spec either.
+TEST(SpecErrors, OnlyRegularFilesOfBoundedSize) {
+  for (const char *path : {"/dev/zero", "/tmp"}) {
+    std::vector<Diagnostic> diags;
+    EXPECT_FALSE(parseSpecFile(path, diags)) << path;
+    ASSERT_EQ(diags.size(), 1u) << path;
+    EXPECT_NE(diags[0].message.find(path == std::string("/tmp") ? "is a directory"
+                                                                 : "not a regular file"),
+              std::string::npos)
+        << diags[0].str();
+  }
+  std::string big = writeTemp("big.yaml", std::string((1 << 20) + 1, '#'));
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(parseSpecFile(big, diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].message, "the spec file is 1048577 B, more than the limit of 1 MiB");
+}
+
+// Sizes are bounded before anything is built (10^9 passed `check` and then exhausted memory),
+// and NaN, which passed every bound, is refused.
+TEST(SpecErrors, SizesAreBoundedAndNumbersFinite) {
+  const std::string base = "name: x\ndata: {builtin: sine}\nmodel:\n  rnn: {hidden: ";
+  Diagnostic d = onlyError(base + "1000000000}\n");
+  EXPECT_EQ(d.message, "'model.rnn.hidden' must be <= 16384, got 1000000000");
+  d = onlyError("name: x\ndata: {builtin: sine, window: 9223372036854775807}\nmodel: {rnn: {}}\n");
+  EXPECT_EQ(d.message, "'data.window' must be <= 4096, got 9223372036854775807");
+  d = onlyError(base + "8}\ntrain: {optimizer: {lr: nan}}\n");
+  EXPECT_EQ(d.message, "'train.optimizer.lr' must be a finite number, got nan");
+  d = onlyError(base + "8}\ntrain: {clip_norm: inf}\n");
+  EXPECT_EQ(d.message, "'train.clip_norm' must be a finite number, got inf");
+  d = onlyError(base + "8, dropout: 1.0}\n");
+  EXPECT_EQ(d.message, "'model.rnn.dropout' must be < 1, got 1.0");
+  d = onlyError(base + "8}\ntrain: {optimizer: {beta1: 5}}\n");
+  EXPECT_EQ(d.message, "'train.optimizer.beta1' must be < 1, got 5");
+}
+
+TEST(SpecErrors, MlpLayerCountIsBounded) {
+  std::string hidden;
+  for (int i = 0; i < 33; ++i)
+    hidden += (i ? ", " : "") + std::string("4");
+  Diagnostic d = onlyError("name: x\ndata: {builtin: sine}\nmodel: {mlp: {hidden: [" + hidden +
+                           "]}}\n");
+  EXPECT_EQ(d.message, "'model.mlp.hidden' takes at most 32 items, got 33");
+}
+
+// The name becomes runs/<name>: "../../x" wrote outside it, "" into runs/ itself; and text that
+// is not UTF-8 failed only at the first checkpoint save.
+TEST(SpecErrors, NamesAreFileNamesAndTextIsUtf8) {
+  for (const char *name : {"\"../../x\"", "\"\"", "\".hidden\"", "\"a/b\"", "\"a b\""}) {
+    Diagnostic d = onlyError(std::string("name: ") + name + "\ndata: {builtin: sine}\nmodel: {rnn: {}}\n");
+    EXPECT_NE(d.message.find("'name' must be a name of letters, digits"), std::string::npos) << name;
+  }
+  Diagnostic d = onlyError("name: x\ndata: {builtin: sine}\nmodel: {rnn: {}}\nsample: {prime: \"\xff\"}\n");
+  EXPECT_EQ(d.message, "'sample.prime' is not valid UTF-8 text (byte 1 of the value)");
 }
 
 // --- overrides -----------------------------------------------------------------------------------
@@ -488,4 +562,63 @@ TEST(SpecReference, DocsMatchSchema) {
   EXPECT_TRUE(readFile(path) == expected)
       << path << " is out of date; regenerate it with "
       << "ATTN_REGENERATE_DOCS=1 ./bin/attn-frontend-yaml-tests --gtest_filter=SpecReference.*";
+}
+
+// The fuzzers' seed and regression inputs (tests/fuzz/corpus/spec, scripts/fuzz.sh): each is
+// refused with a diagnostic or parses, prints and parses back to the same text.
+TEST(FuzzCorpus, SpecInputsDiagnoseOrRoundTrip) {
+  namespace fs = std::filesystem;
+  int inputs = 0;
+  for (const auto &entry : fs::directory_iterator(std::string(ATTN_SOURCE_DIR) +
+                                                  "/tests/fuzz/corpus/spec")) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<Diagnostic> diags;
+    std::optional<Spec> spec;
+    if (text.rfind("--set ", 0) == 0) {
+      std::string line = text.substr(6, text.find('\n') - 6);
+      size_t eq = line.find('=');
+      spec = parseSpecString(kRnnSpec, "rnn.yaml", {{line.substr(0, eq), line.substr(eq + 1)}},
+                             diags);
+    } else {
+      spec = parseSpecString(text, "fuzz.yaml", diags);
+    }
+    ++inputs;
+    if (!spec) {
+      EXPECT_FALSE(diags.empty()) << entry.path();
+      continue;
+    }
+    std::string printed = specToYaml(*spec);
+    std::vector<Diagnostic> again;
+    std::optional<Spec> reparsed = parseSpecString(printed, "printed.yaml", again);
+    ASSERT_TRUE(reparsed) << entry.path() << "\n" << printed;
+    EXPECT_EQ(specToYaml(*reparsed), printed) << entry.path();
+  }
+  EXPECT_GE(inputs, 5);
+}
+
+// Every model of the zoo, and free text that YAML would read as something else, survive
+// printing: the spec stored in a checkpoint is the spec that was trained.
+TEST(SpecPrinter, RoundTripsEveryModelAndAwkwardText) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> texts;
+  for (const auto &entry : fs::directory_iterator(std::string(ATTN_SOURCE_DIR) + "/models")) {
+    std::ifstream in(entry.path());
+    texts.push_back(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  }
+  for (const char *prime : {"a: b", "null", "", "[1, 2]", "keep #this", "'quoted'", "\\\"x\\\"",
+                            "true", "0x10", "- item", "tab\\there", "\\u00e9t\\u00e9"})
+    texts.push_back(std::string("name: \"null\"\ndata: {builtin: text}\ntask: lm\nmodel: {rnn: {}}\n"
+                                "sample: {prime: \"") + prime + "\"}\n");
+  for (const std::string &text : texts) {
+    std::vector<Diagnostic> diags;
+    std::optional<Spec> spec = parseSpecString(text, "t.yaml", diags);
+    ASSERT_TRUE(spec) << text << (diags.empty() ? "" : diags[0].str());
+    std::string printed = specToYaml(*spec);
+    std::optional<Spec> again = parseSpecString(printed, "printed.yaml", diags);
+    ASSERT_TRUE(again) << printed << (diags.empty() ? "" : diags.back().str());
+    EXPECT_EQ(again->name, spec->name);
+    EXPECT_EQ(again->sample.prime, spec->sample.prime) << printed;
+    EXPECT_EQ(specToYaml(*again), printed);
+  }
 }

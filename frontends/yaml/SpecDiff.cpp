@@ -1,0 +1,68 @@
+// Differences between two specs, compared key by key in their printed form (specToYaml), so
+// that every key, default or not, takes part and a new key needs no code here.
+#include "frontends/yaml/Spec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+
+namespace attn::yaml {
+namespace {
+
+// Dotted key -> value text; a sequence as "[a, b]".
+void flatten(const YAML::Node &node, const std::string &prefix,
+             std::vector<std::pair<std::string, std::string>> &out) {
+  if (node.IsMap()) {
+    for (const auto &entry : node)
+      flatten(entry.second, prefix.empty() ? entry.first.Scalar()
+                                           : prefix + "." + entry.first.Scalar(),
+              out);
+    return;
+  }
+  std::string text;
+  if (node.IsSequence()) {
+    for (const auto &item : node)
+      text += (text.empty() ? "" : ", ") + item.Scalar();
+    text = "[" + text + "]";
+  } else {
+    text = node.Scalar();
+  }
+  out.push_back({prefix, text});
+}
+
+bool startsWith(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
+
+} // namespace
+
+std::vector<SpecDifference> specDifferences(const Spec &stored, const Spec &given,
+                                            bool (*relevant)(const std::string &)) {
+  std::vector<std::pair<std::string, std::string>> a, b;
+  flatten(YAML::Load(specToYaml(stored)), "", a);
+  flatten(YAML::Load(specToYaml(given)), "", b);
+  std::map<std::string, std::string> inGiven(b.begin(), b.end());
+  std::vector<SpecDifference> out;
+  for (const auto &[key, value] : a) {
+    auto it = inGiven.find(key);
+    std::string other = it == inGiven.end() ? "" : it->second;
+    if (it != inGiven.end())
+      inGiven.erase(it);
+    if (value != other && relevant(key))
+      out.push_back({key, value, other});
+  }
+  for (const auto &[key, value] : b) // keys only the given spec has, in its order
+    if (inGiven.count(key) && relevant(key))
+      out.push_back({key, "", value});
+  return out;
+}
+
+bool changesEquations(const std::string &key) {
+  return key == "task" || startsWith(key, "model.") || key == "data.tokens";
+}
+
+bool resumable(const std::string &key) {
+  return key == "train.steps" || key == "train.eval_every" || key == "train.log_every" ||
+         startsWith(key, "train.checkpoint.") || key == "train.early_stopping.patience" ||
+         startsWith(key, "decode.") || startsWith(key, "sample.");
+}
+
+} // namespace attn::yaml
