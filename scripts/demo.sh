@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 scripts/build.sh
 run=runs/dates-bahdanau
-build/bin/attnc train models/dates-bahdanau.yaml --out "$run" "$@"
+# --overwrite: each demo run trains the model afresh into the same directory.
+build/bin/attnc train models/dates-bahdanau.yaml --out "$run" --overwrite "$@"
 echo
 build/bin/attnc run models/dates-bahdanau.yaml --ckpt "$run" --count 5 --plots "$run/attention"
 echo

@@ -1,5 +1,6 @@
 #include "attn/train/Trainer.h"
 
+#include "attn/Numbers.h"
 #include "attn/Random.h"
 #include "attn/checkpoint/Checkpoint.h"
 #include "attn/train/EarlyStopping.h"
@@ -7,7 +8,10 @@
 #include "attn/train/Plot.h"
 #include "attn/train/Progress.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <stdexcept>
 
@@ -130,6 +135,59 @@ void removeStaleTemporaries(const std::string &dir) {
   }
 }
 
+// One trainer per run directory: a second `attnc train` into the same directory interleaved
+// its metrics lines with the first's and raced it for the checkpoints. The lock is an flock
+// on DIR/.lock, released by the kernel however the holder ends.
+class RunLock {
+public:
+  explicit RunLock(const std::string &dir) {
+    std::string path = dir + "/.lock";
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+      throw std::runtime_error(path + ": cannot create the run's lock file: " +
+                               std::strerror(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      char holder[32] = {0};
+      ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
+      ::close(fd);
+      throw std::runtime_error(dir + ": another attnc train is writing this run directory" +
+                               (n > 0 ? " (pid " + std::string(holder, (size_t)n) + ")" : "") +
+                               "; wait for it, or train into another --out");
+    }
+    std::string pid = std::to_string(::getpid());
+    if (::ftruncate(fd, 0) == 0 && ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+      // The pid is only for the message above; the lock itself holds.
+    }
+  }
+  ~RunLock() { ::close(fd); }
+  RunLock(const RunLock &) = delete;
+  RunLock &operator=(const RunLock &) = delete;
+
+private:
+  int fd = -1;
+};
+
+// A resumed run's log continues from its checkpoint: the lines past it (written by the run
+// that was killed after its last save) and a line torn by a crash are dropped, so the log
+// reads as one uninterrupted run. Rewritten atomically.
+void keepMetricsBefore(const std::string &path, int64_t firstStep) {
+  if (!std::filesystem::exists(path))
+    return;
+  std::string text;
+  for (const Record &r : readMetrics(path))
+    if (r.step < firstStep)
+      text += formatRecord(r) + "\n";
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out)
+      throw std::runtime_error(tmp + ": cannot write the metrics log");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
 } // namespace
 
 double evaluate(const Program &program, const std::vector<Tensor> &params, const Split &split,
@@ -200,25 +258,65 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     updateTarget[i] = paramIndex(info, std::string(step.outputs[i].name).substr(strlen("update:")));
 
   std::filesystem::create_directories(o.dir);
+  RunLock lock(o.dir);
   std::string last = o.dir + "/" + kLast, best = o.dir + "/" + kBest;
+  std::string metricsPath = o.dir + "/metrics.jsonl";
   TrainResult result;
   result.bestValid = std::nan("");
   EarlyStopping early(std::max<int64_t>(1, o.patience), o.minDelta);
   removeStaleTemporaries(o.dir);
-  if (o.resume && std::filesystem::exists(last)) {
-    auto meta = loadCheckpoint(last, info, params);
-    result.firstStep = std::stoll(meta.at("step")) + 1;
-    if (meta.count("best_valid")) {
-      result.bestValid = std::stod(meta.at("best_valid"));
-      early.restore(result.bestValid,
-                    meta.count("bad_evals") ? std::stoll(meta.at("bad_evals")) : 0);
+  bool haveRun = std::filesystem::exists(last);
+  if (o.resume && !haveRun)
+    throw std::runtime_error(o.dir + ": nothing to resume: there is no " + kLast +
+                             " (train without --resume to start a run)");
+  if (!o.resume && haveRun && !o.overwrite)
+    throw std::runtime_error(o.dir + " already holds a run (" + kLast +
+                             "); --resume continues it, --overwrite starts it again, or train "
+                             "into another --out");
+  if (!o.resume) // a new run: nothing of an earlier one may be taken for this one's
+    for (const std::string &file : {last, best, metricsPath, o.dir + "/loss.png"})
+      std::filesystem::remove(file);
+  if (o.resume) {
+    // Optimizer state a checkpoint lacks (it was trained with another optimizer, a change the
+    // caller accepted) starts from its initial value.
+    auto meta = loadCheckpoint(last, info, params, /*statesOptional=*/true);
+    auto field = [&](const char *key) -> const std::string & {
+      auto it = meta.find(key);
+      if (it == meta.end())
+        throw std::runtime_error(last + ": the checkpoint's metadata has no '" + key + "'");
+      return it->second;
+    };
+    try {
+      result.firstStep = parseInt(field("step"), 0, INT64_MAX - 1, "'step'") + 1;
+      if (meta.count("best_valid")) {
+        result.bestValid = parseFinite(field("best_valid"), -1e300, 1e300, "'best_valid'");
+        early.restore(result.bestValid,
+                      meta.count("bad_evals")
+                          ? parseInt(field("bad_evals"), 0, INT64_MAX, "'bad_evals'")
+                          : 0);
+      }
+    } catch (const std::invalid_argument &e) {
+      throw std::runtime_error(last + ": the checkpoint's metadata is damaged: " + e.what());
     }
     std::fprintf(o.out, "resuming from %s at step %lld\n", last.c_str(),
                  (long long)result.firstStep);
   }
   result.lastStep = result.firstStep - 1;
+  result.wroteBest = o.resume && std::filesystem::exists(best);
+  if (result.firstStep > o.steps) {
+    result.nothingToDo = true;
+    return result;
+  }
+  int64_t validBatch = program.entry("loss").inputs[0].shape[0];
+  if (numExamples(valid) < validBatch)
+    std::fprintf(o.out,
+                 "note: the %lld validation examples do not fill one batch of %lld: there is no "
+                 "validation loss, no early stopping and no best.safetensors\n",
+                 (long long)numExamples(valid), (long long)validBatch);
+  if (o.resume)
+    keepMetricsBefore(metricsPath, result.firstStep);
 
-  MetricsLog log(o.dir + "/metrics.jsonl", /*truncate=*/!o.resume);
+  MetricsLog log(metricsPath, /*truncate=*/!o.resume);
   ProgressOptions progressOptions;
   progressOptions.every = o.logEvery;
   progressOptions.startStep = result.firstStep - 1;
@@ -227,7 +325,7 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     auto m = o.metadata;
     m["step"] = std::to_string(s);
     if (!std::isnan(result.bestValid))
-      m["best_valid"] = std::to_string(result.bestValid);
+      m["best_valid"] = exactText(result.bestValid); // resumes compare it bit for bit
     m["bad_evals"] = std::to_string(early.badEvaluations());
     return m;
   };
@@ -245,7 +343,10 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     if (!std::isfinite(loss)) {
       progress.finish();
       result.error = "the loss became " + std::to_string(loss) + " at step " + std::to_string(s) +
-                     "; the last good checkpoint is " + last;
+                     (std::filesystem::exists(last)
+                          ? "; the last good checkpoint is " + last
+                          : "; no checkpoint had been written yet (train.checkpoint.every is " +
+                                std::to_string(o.checkpointEvery) + ")");
       return result;
     }
     for (int i = 2; i < step.num_outputs; ++i)
@@ -262,6 +363,7 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
       if (!std::isnan(v) && early.update(v)) {
         result.bestValid = v;
         saveCheckpoint(best, info, params, metadata(s));
+        result.wroteBest = true;
       }
       stop = o.patience > 0 && early.shouldStop();
     }

@@ -149,7 +149,7 @@ TEST(Training, NanLossStopsAndKeepsTheLastGoodCheckpoint) {
   ASSERT_EQ(attnc("train " + kModel + " --steps 20" + common, &out), 0) << out;
   out.clear();
   // SGD with an absurd learning rate diverges within a few steps.
-  int rc = attnc("train " + kModel + " --steps 60 --resume" + common +
+  int rc = attnc("train " + kModel + " --steps 60 --resume --accept-changes" + common +
                      " --set train.optimizer.type=sgd --set train.optimizer.lr=1e30",
                  &out);
   EXPECT_EQ(rc, 1) << out;

@@ -1,5 +1,7 @@
 #include "Data.h"
 
+#include "attn/Numbers.h"
+
 #include "attn/Random.h"
 #include "attn/data/Sine.h"
 #include "attn/train/Schedule.h"
@@ -167,10 +169,19 @@ PairData pairDataFromMetadata(const attn::yaml::Spec &spec,
   PairData d;
   d.tokenize = spec.data.tokens == "char" ? attn::data::Tokenize::Char
                                           : attn::data::Tokenize::Word;
-  d.source = attn::data::Vocab::deserialize(meta.at("source_vocab"));
-  d.target = attn::data::Vocab::deserialize(meta.at("target_vocab"));
-  d.sourceLength = std::stoll(meta.at("source_length"));
-  d.targetLength = std::stoll(meta.at("target_length"));
+  // Every field is checked before it shapes a program: a seq2seq target_length of "0"
+  // crashed the lowering. The lengths are those the importer makes of data.max_len (<= 4096):
+  // the source's, and a seq2seq target's with its end token (taggers and classifiers have
+  // no target sequence: 0).
+  try {
+    d.source = attn::data::Vocab::deserialize(meta.at("source_vocab"));
+    d.target = attn::data::Vocab::deserialize(meta.at("target_vocab"));
+    d.sourceLength = attn::parseInt(meta.at("source_length"), 1, 8192, "'source_length'");
+    d.targetLength = attn::parseInt(meta.at("target_length"), spec.task == "seq2seq" ? 2 : 0,
+                                    8192, "'target_length'");
+  } catch (const std::exception &e) {
+    throw std::runtime_error(file + ": the checkpoint's metadata is damaged: " + e.what());
+  }
   return d;
 }
 

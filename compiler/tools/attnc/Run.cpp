@@ -37,6 +37,9 @@ int run(Compiler &c, const Options &o) {
   std::string origin = "initialised from seed " + std::to_string(seed);
   if (!o.ckpt.empty()) {
     std::string file = checkpointFile(o.ckpt);
+    checkCheckpointSpec(s, attn::train::readCheckpointMetadata(file), file,
+                        attn::yaml::changesEquations, "the checkpoint was trained as another model",
+                        "give the spec it was trained with");
     auto meta = attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
     origin = "from " + file + " (step " + (meta.count("step") ? meta.at("step") : "?") + ")";
   }

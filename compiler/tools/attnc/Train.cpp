@@ -10,6 +10,7 @@
 #include "attn/Program.h"
 #include "attn/train/Trainer.h"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <iomanip>
@@ -44,6 +45,35 @@ void reportQuality(const attn::Program &program, const std::vector<attn::Tensor>
             << 100.0 * a.tokenAccuracy << "%" << std::endl;
 }
 
+// --resume continues a run only under the spec it was trained with: a changed learning rate or
+// optimizer used to be taken silently (and a switch to sgd dropped Adam's moments). Changes to
+// how long it trains and how often it validates, logs and saves are the point of resuming;
+// other training changes need --accept-changes (and are listed); a different model never.
+void checkResumable(const attn::yaml::Spec &s, const std::string &last, bool acceptChanges) {
+  auto meta = attn::train::readCheckpointMetadata(last);
+  checkCheckpointSpec(s, meta, last, attn::yaml::changesEquations,
+                      "--resume continues a run of another model",
+                      "train into another --out, or resume with the spec the run was trained with");
+  if (acceptChanges) {
+    // Listed, not refused.
+    auto it = meta.find("spec");
+    std::vector<attn::yaml::Diagnostic> diags;
+    if (it != meta.end())
+      if (auto stored = attn::yaml::parseSpecString(it->second, last + ":spec", diags))
+        for (const auto &d : attn::yaml::specDifferences(*stored, s, [](const std::string &k) {
+               return !attn::yaml::resumable(k);
+             }))
+          std::cout << s.name << ": resuming with " << d.key << " changed from " << d.stored
+                    << " to " << d.given << std::endl;
+    return;
+  }
+  checkCheckpointSpec(s, meta, last,
+                      [](const std::string &k) { return !attn::yaml::resumable(k); },
+                      "--resume would continue the run with other training settings",
+                      "restore them, add --accept-changes to resume with them anyway, or train "
+                      "into another --out");
+}
+
 } // namespace
 
 int train(Compiler &c, const Options &o) {
@@ -76,6 +106,9 @@ int train(Compiler &c, const Options &o) {
           : !s.train.checkpointDir.empty() ? s.train.checkpointDir
                                            : "runs/" + s.name;
   t.resume = o.resume;
+  t.overwrite = o.overwrite;
+  if (o.resume && std::filesystem::exists(t.dir + "/last.safetensors"))
+    checkResumable(s, t.dir + "/last.safetensors", o.acceptChanges);
   t.metadata = {{"model", s.name}, {"spec", attn::yaml::specToYaml(s)}};
   t.perStepInput = perStepInputs(s);
   if (usesPairs(s)) {
@@ -96,10 +129,18 @@ int train(Compiler &c, const Options &o) {
     std::cerr << "attnc: error: " << result.error << "\n";
     return 1;
   }
+  if (result.nothingToDo) {
+    std::cout << s.name << ": nothing to train: " << t.dir << " is at step " << result.lastStep
+              << " and --steps is " << t.steps << "; nothing was written" << std::endl;
+    return 0;
+  }
   std::cout << "done at step " << result.lastStep << (result.stoppedEarly ? " (early stop)" : "")
-            << ": loss " << result.lastLoss << ", best validation loss " << result.bestValid
-            << "\nwrote " << t.dir << "/{last,best}.safetensors, metrics.jsonl, loss.png"
-            << std::endl;
+            << ": loss " << result.lastLoss;
+  if (!std::isnan(result.bestValid))
+    std::cout << ", best validation loss " << result.bestValid;
+  std::cout << "\nwrote " << t.dir << "/"
+            << (result.wroteBest ? "{last,best}.safetensors" : "last.safetensors")
+            << ", metrics.jsonl, loss.png" << std::endl;
   if (usesPairs(s)) {
     // The model as the run leaves it in best.safetensors (early stopping restores it too).
     const PairData &data = pairData(s);

@@ -11,7 +11,13 @@
 #include "attn/train/Plot.h"
 #include "attn/train/Trainer.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -229,6 +235,59 @@ int plotAlignments(const Seq2SeqDecoder &decoder, const std::string &dir,
   return 0;
 }
 
+// Lines of standard input read with read(2), so that whether more input is already waiting
+// can be asked (poll) without blocking: std::cin buffers out of sight of poll.
+class StdinLines {
+public:
+  // Whether fd 0 is open at all (`attnc translate <&-` closes it).
+  bool isOpen() const { return fcntl(0, F_GETFD) != -1; }
+  // The next line without its newline; false at the end of input or on a read error.
+  bool next(std::string &line) {
+    while (true) {
+      size_t eol = buffer.find('\n', start);
+      if (eol != std::string::npos) {
+        line.assign(buffer, start, eol - start);
+        start = eol + 1;
+        return true;
+      }
+      if (eof) { // a last line without a newline
+        if (start == buffer.size())
+          return false;
+        line.assign(buffer, start, std::string::npos);
+        start = buffer.size();
+        return true;
+      }
+      buffer.erase(0, start);
+      start = 0;
+      char chunk[65536];
+      ssize_t got = ::read(0, chunk, sizeof chunk);
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got < 0)
+        readErrno = errno;
+      if (got <= 0)
+        eof = true;
+      else
+        buffer.append(chunk, (size_t)got);
+    }
+  }
+  // Whether another line can be had without waiting: one is buffered, or input is ready.
+  bool waiting() const {
+    if (buffer.find('\n', start) != std::string::npos || eof)
+      return true;
+    struct pollfd fd = {0, POLLIN, 0};
+    return ::poll(&fd, 1, 0) > 0;
+  }
+  bool failed() const { return readErrno != 0; }
+  std::string error() const { return std::strerror(readErrno); }
+
+private:
+  std::string buffer;
+  size_t start = 0;
+  bool eof = false;
+  int readErrno = 0;
+};
+
 std::unique_ptr<attn::target::JitProgram> compileForDecoding(Compiler &c, const PairData &d) {
   c.setImportOptions(pairImportOptions(d));
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
@@ -292,16 +351,62 @@ int translate(Compiler &c, const Options &o) {
   attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
   Seq2SeqDecoder decoder(program, params, s, data);
 
-  // Every line gets an output line (empty when it cannot be encoded), so outputs stay aligned
-  // with inputs; the reason goes to stderr with the line number.
+  if (!o.plots.empty() && !decoder.hasAttention()) // before reading any input
+    return usageError("--plots draws attention weights, but this model has neither "
+                      "model.attention nor model.transformer");
+  StdinLines input;
+  if (!input.isOpen()) {
+    std::cerr << "attnc: error: stdin is closed; translate reads one source per line from it\n";
+    return 1;
+  }
+
+  // Input streams through in batches of the compiled rows: a batch is decoded when it is full
+  // or when no more input is waiting, so each line is answered as soon as it can be and
+  // memory stays bounded however long the input is (`yes | attnc translate`). Every line gets
+  // an output line (empty when it cannot be encoded), so outputs stay aligned with inputs;
+  // the reason goes to stderr with the line number.
+  bool withScores = o.scores || s.decode.nbest > 1;
+  std::vector<std::string> plotLines; // with --plots: every source and its best output
+  std::vector<Encoded> plotSources;
+  std::vector<std::vector<Hypothesis>> plotDecoded;
   std::vector<Encoded> sources;
-  std::vector<std::string> lines; // those that could be encoded
+  std::vector<std::string> lines;
+  std::vector<int64_t> index; // per line of the batch: its 0-based input line, -1 first if bad
   std::vector<bool> ok;
-  std::string line;
   int failures = 0;
-  for (int64_t n = 1; std::getline(std::cin, line); ++n) {
+  int64_t n = 0;
+  auto flush = [&] {
+    std::vector<std::vector<Hypothesis>> decoded = decoder.decode(sources);
+    size_t next = 0;
+    for (size_t i = 0; i < ok.size(); ++i) {
+      if (!ok[i]) {
+        std::cout << (withScores ? std::to_string(index[i]) + " ||| ||| log_prob=-inf score=-inf"
+                                 : "")
+                  << "\n";
+        continue;
+      }
+      const std::vector<Hypothesis> &hyps = decoded[next++];
+      if (!withScores) {
+        std::cout << decoder.text(hyps[0]) << "\n";
+        continue;
+      }
+      for (const Hypothesis &h : hyps) // Marian's n-best format
+        std::cout << index[i] << " ||| " << decoder.text(h) << " ||| log_prob="
+                  << std::setprecision(8) << h.logProb << " score=" << h.score << "\n";
+    }
+    std::cout.flush();
+    if (!o.plots.empty()) {
+      plotLines.insert(plotLines.end(), lines.begin(), lines.end());
+      plotSources.insert(plotSources.end(), sources.begin(), sources.end());
+      plotDecoded.insert(plotDecoded.end(), decoded.begin(), decoded.end());
+    }
+    sources.clear(), lines.clear(), index.clear(), ok.clear();
+  };
+  std::string line;
+  while (input.next(line)) {
     if (!line.empty() && line.back() == '\r')
       line.pop_back();
+    index.push_back(n++);
     try {
       sources.push_back(decoder.encode(line));
       lines.push_back(line);
@@ -311,27 +416,17 @@ int translate(Compiler &c, const Options &o) {
       ok.push_back(false);
       ++failures;
     }
+    if ((int64_t)ok.size() >= decoder.batchRows() || !input.waiting())
+      flush();
   }
-  std::vector<std::vector<Hypothesis>> decoded = decoder.decode(sources);
-  bool withScores = o.scores || s.decode.nbest > 1;
-  size_t next = 0;
-  for (size_t i = 0; i < ok.size(); ++i) {
-    if (!ok[i]) {
-      std::cout << (withScores ? std::to_string(i) + " ||| ||| log_prob=-inf score=-inf" : "")
-                << "\n";
-      continue;
-    }
-    const std::vector<Hypothesis> &hyps = decoded[next++];
-    if (!withScores) {
-      std::cout << decoder.text(hyps[0]) << "\n";
-      continue;
-    }
-    for (const Hypothesis &h : hyps) // Marian's n-best format
-      std::cout << i << " ||| " << decoder.text(h) << " ||| log_prob=" << std::setprecision(8)
-                << h.logProb << " score=" << h.score << "\n";
+  if (!ok.empty())
+    flush();
+  if (input.failed()) {
+    std::cerr << "attnc: error: cannot read stdin: " << input.error() << "\n";
+    return 1;
   }
   if (!o.plots.empty())
-    if (int rc = plotAlignments(decoder, o.plots, lines, sources, decoded))
+    if (int rc = plotAlignments(decoder, o.plots, plotLines, plotSources, plotDecoded))
       return rc;
   std::cout.flush();
   return failures ? 1 : 0;

@@ -43,6 +43,8 @@ public:
   /// Exact match and token accuracy of the best hypotheses on `pairs` (those that fit).
   Accuracy accuracy(const std::vector<attn::data::Pair> &pairs) const;
 
+  /// Sentences decoded at once (the compiled batch).
+  int64_t batchRows() const { return rows; }
   /// Whether decode_step returns the attention weights ("attention", [K, S]).
   bool hasAttention() const;
   /// Per source, the attention weights the model gives while producing `outputs[i]`: the

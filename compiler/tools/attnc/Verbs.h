@@ -25,6 +25,8 @@ struct Options {
   std::optional<uint64_t> sampleSeed;
   std::optional<std::string> prime;
   bool resume = false;
+  bool overwrite = false;     // train: replace the run in the output directory
+  bool acceptChanges = false; // train --resume: with training settings that differ
   bool fuse = true;
   bool noCache = false; // seq2seq Transformers: decode through @decode_full, without the cache
   bool scores = false;
@@ -37,8 +39,17 @@ int usageError(const std::string &msg);
 int writeText(const std::string &path, const std::string &text);
 
 /// A checkpoint named on the command line: DIR means DIR/best.safetensors, else
-/// DIR/last.safetensors; a file is itself.
+/// DIR/last.safetensors (also when best.safetensors is another run's: their specs differ);
+/// a file is itself.
 std::string checkpointFile(const std::string &path);
+
+/// Throws when the spec stored in checkpoint `file` (its metadata `meta`) and `given` differ
+/// in a key for which `relevant` holds, naming each such key with both values; `why` says
+/// what that means and `hint` what to do. A checkpoint without a stored spec passes.
+void checkCheckpointSpec(const attn::yaml::Spec &given,
+                         const std::map<std::string, std::string> &meta, const std::string &file,
+                         bool (*relevant)(const std::string &key), const std::string &why,
+                         const std::string &hint);
 
 /// For verbs that read a checkpoint (--ckpt): loads the spec from MODEL.yaml or, without one,
 /// from the checkpoint's metadata (with --set overrides either way); fills `file` and `meta`.

@@ -3,6 +3,8 @@
 #include "Compiler.h"
 #include "Verbs.h"
 
+#include "attn/Numbers.h"
+
 
 #include <iostream>
 #include <map>
@@ -70,15 +72,21 @@ output next to the reference; tag and classify models print their labels. With -
 a model with attention also writes DIR/attention-<i>.png, its attention weights for source i;
 --sample, --temperature, --top-k, --sample-seed and --no-cache decode as for translate.
 )"},
-    {"train", R"(usage: attnc train MODEL.yaml [--steps N] [--out DIR] [--resume] [--set KEY=VALUE]...
+    {"train", R"(usage: attnc train MODEL.yaml [--steps N] [--out DIR] [--resume [--accept-changes]]
+                   [--overwrite] [--set KEY=VALUE]...
 
 Compiles @train_step (loss, gradients by attn-autodiff, clipping, the spec's optimizer) and
 trains for train.steps (or --steps) on the builtin data's training split, validating every
 train.eval_every steps. The run directory (--out, else train.checkpoint.dir, else runs/<name>)
 receives last.safetensors (every train.checkpoint.every steps and at the end),
-best.safetensors (best validation loss), metrics.jsonl and loss.png. --resume continues from
-last.safetensors exactly as if the run had not stopped. A NaN or infinite loss stops training
-with exit code 1 and leaves the last good checkpoint in place.
+best.safetensors (best validation loss), metrics.jsonl and loss.png. One train at a time
+writes a run directory (a second one is refused), and a directory that holds a run is not
+replaced without --overwrite. --resume continues from last.safetensors exactly as if the run
+had not stopped; the spec must be the one the run was trained with, except for train.steps,
+eval_every, log_every, checkpoint and early_stopping.patience and the decode and sample keys
+(--accept-changes resumes with other training settings too, listing them; the model itself
+must match). A NaN or infinite loss stops training with exit code 1 and leaves the last good
+checkpoint in place.
 )"},
     {"eval", R"(usage: attnc eval [MODEL.yaml] --ckpt DIR|FILE [--set KEY=VALUE]...
 
@@ -153,11 +161,11 @@ std::string parseArgs(int argc, char **argv, Options &o) {
     else if (takeValue("--input"))
       o.input = value;
     else if (takeValue("--seed"))
-      o.seed = std::stoull(value);
+      o.seed = attn::parseUnsigned(value, "--seed");
     else if (takeValue("--count"))
-      o.count = std::stoll(value);
+      o.count = attn::parseInt(value, 1, 1000000000, "--count");
     else if (takeValue("--steps"))
-      o.steps = std::stoll(value);
+      o.steps = attn::parseInt(value, 1, 1000000000000, "--steps");
     else if (takeValue("--out"))
       o.out = value;
     else if (takeValue("--plots"))
@@ -167,10 +175,10 @@ std::string parseArgs(int argc, char **argv, Options &o) {
     else if (takeValue("--cpu"))
       o.cpu = value;
     else if (takeValue("--temperature")) {
-      o.temperature = std::stod(value);
+      o.temperature = attn::parseFinite(value, 0, 1e6, "--temperature");
       o.overrides.push_back({"decode.temperature", value});
     } else if (takeValue("--sample-seed")) {
-      o.sampleSeed = std::stoull(value);
+      o.sampleSeed = attn::parseUnsigned(value, "--sample-seed");
       o.overrides.push_back({"decode.seed", value});
     } else if (takeValue("--top-k")) {
       o.overrides.push_back({"sample.top_k", value});
@@ -191,6 +199,10 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       o.scores = true;
     else if (a == "--resume")
       o.resume = true;
+    else if (a == "--overwrite")
+      o.overwrite = true;
+    else if (a == "--accept-changes")
+      o.acceptChanges = true;
     else if (takeValue("--set")) {
       auto eq = value.find('=');
       if (eq == std::string::npos)
@@ -252,9 +264,16 @@ int main(int argc, char **argv) {
     if (o.verb == "run")
       return attnc::run(c, o);
     return attnc::compile(c, o);
+  } catch (const std::bad_alloc &) {
+    std::cerr << "attnc: error: out of memory: the model or its data does not fit in this "
+                 "machine's memory\n";
+    return 1;
   } catch (const std::exception &e) {
-    // Runtime errors (bad input files, shape mismatches) carry their own context.
-    std::cerr << "attnc: error: " << e.what() << "\n";
+    // Runtime errors (bad input files, shape mismatches) carry their own context; one that
+    // is already located ("data.tsv:3: error: ...") is printed as it is.
+    std::string what = e.what();
+    std::cerr << (what.find(": error: ") == std::string::npos ? "attnc: error: " : "") << what
+              << "\n";
     return 1;
   }
 }

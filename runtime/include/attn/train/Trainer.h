@@ -43,7 +43,9 @@ struct TrainOptions {
   int64_t patience = 0;         // validation passes without improvement; 0: never stop early
   double minDelta = 0.0;
   std::string dir;              // last.safetensors, best.safetensors, metrics.jsonl, loss.png
-  bool resume = false;          // continue from dir/last.safetensors
+  bool resume = false;          // continue from dir/last.safetensors (an error if there is none)
+  bool overwrite = false;       // replace the run in `dir`; without it (or `resume`) a
+                                // directory holding a run is an error
   std::map<std::string, std::string> metadata; // stored in every checkpoint (e.g. the spec)
   std::FILE *out = stdout;
   BatchHook perStepInput;       // for the loss's inputs past the split's (see BatchHook)
@@ -55,6 +57,8 @@ struct TrainResult {
   double lastLoss = 0.0;
   double bestValid = 0.0;       // NaN when never validated
   bool stoppedEarly = false;
+  bool nothingToDo = false;     // resumed at or past `steps`: nothing trained, nothing written
+  bool wroteBest = false;       // best.safetensors holds a checkpoint of this run
   std::string error;            // non-empty when training stopped on a NaN/Inf loss
 };
 
