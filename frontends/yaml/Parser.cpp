@@ -16,6 +16,7 @@
 #include <cmath>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <map>
@@ -844,7 +845,24 @@ std::optional<Spec> parseSpecFile(const std::string &path, const std::vector<Ove
     diags.push_back({Loc{path, 0, 0}, e.why, ""});
     return std::nullopt;
   }
-  return parseText(text, path, overrides, diags);
+  std::optional<Spec> spec = parseText(text, path, overrides, diags);
+  if (spec) {
+    // Data files named in a spec are found beside it, wherever attnc runs from (a path given
+    // with --set is the command line's, relative to the current directory); either way the
+    // spec keeps them absolute, so the copy a checkpoint carries works from anywhere.
+    namespace fs = std::filesystem;
+    fs::path dir = fs::absolute(fs::path(path)).parent_path();
+    for (const auto &entry : {std::pair{"data.path", &spec->data.path},
+                              std::pair{"data.valid_path", &spec->data.validPath}}) {
+      std::string key = entry.first, &value = *entry.second;
+      if (value.empty() || fs::path(value).is_absolute())
+        continue;
+      bool fromCommandLine = std::any_of(overrides.begin(), overrides.end(),
+                                         [&](const Override &o) { return o.path == key; });
+      value = (fromCommandLine ? fs::absolute(value) : dir / value).lexically_normal().string();
+    }
+  }
+  return spec;
 }
 
 std::optional<Spec> parseSpecFile(const std::string &path, std::vector<Diagnostic> &diags) {

@@ -63,11 +63,12 @@ std::vector<KeySchema> buildTable() {
       Key("data.path", T::String,
           "`seq2seq`, `tag`, `classify`: a UTF-8 text file of `source<TAB>target` lines "
           "(blank lines skipped); the target is the output sequence, the tags (one per "
-          "source token) or the label.")
+          "source token) or the label. A relative path is relative to the spec file's folder "
+          "(to the current directory when given with `--set`); checkpoints keep it absolute.")
           .exclusive("source"),
       Key("data.valid_path", T::String,
-          "With `path`: the validation pairs; empty holds out the last `valid` "
-          "lines of `path`.").byDefault("\"\""),
+          "With `path`: the validation pairs (relative paths as for `path`); empty holds out "
+          "the last `valid` lines of `path`.").byDefault("\"\""),
       Key("data.window", T::Int, "Input length N: time steps (samples or characters) per example.")
           .atLeast(1).atMost(kMaxLength).byDefault("16"),
       Key("data.min_len", T::Int,

@@ -234,6 +234,15 @@ std::map<std::string, std::string> loadCheckpoint(const std::string &path,
       throw std::runtime_error(path + ": '" + p.name + "' is " + dtypeName(t->dtype()) +
                                shapeToString(t->shape()) + ", the model expects " +
                                dtypeName(p.dtype) + shapeToString(infoShape(p)));
+    // Training never saves a non-finite weight (it stops at a NaN loss first): one here means
+    // a damaged or foreign file, and would only give NaN outputs.
+    if (t->dtype() == ATTN_F32) {
+      const float *v = t->data<float>();
+      for (int64_t k = 0; k < t->numel(); ++k)
+        if (!std::isfinite(v[k]))
+          throw std::runtime_error(path + ": '" + p.name + "' holds a NaN or infinite value (at " +
+                                   std::to_string(k) + "); the checkpoint is damaged");
+    }
     params[i] = *t;
   }
   return ckpt.metadata;
@@ -298,12 +307,13 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     } catch (const std::invalid_argument &e) {
       throw std::runtime_error(last + ": the checkpoint's metadata is damaged: " + e.what());
     }
+    result.stoppedEarly = meta.count("stopped_early") != 0;
     std::fprintf(o.out, "resuming from %s at step %lld\n", last.c_str(),
                  (long long)result.firstStep);
   }
   result.lastStep = result.firstStep - 1;
   result.wroteBest = o.resume && std::filesystem::exists(best);
-  if (result.firstStep > o.steps) {
+  if (result.firstStep > o.steps || result.stoppedEarly) {
     result.nothingToDo = true;
     return result;
   }
@@ -321,9 +331,11 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
   progressOptions.every = o.logEvery;
   progressOptions.startStep = result.firstStep - 1;
   Progress progress(o.out, o.steps, progressOptions);
-  auto metadata = [&](int64_t s) {
+  auto metadata = [&](int64_t s, bool stoppedEarly = false) {
     auto m = o.metadata;
     m["step"] = std::to_string(s);
+    if (stoppedEarly) // a resume of this run has nothing left to do
+      m["stopped_early"] = "1";
     if (!std::isnan(result.bestValid))
       m["best_valid"] = exactText(result.bestValid); // resumes compare it bit for bit
     m["bad_evals"] = std::to_string(early.badEvaluations());
@@ -369,7 +381,7 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     }
     log.write(s, loss, lr, norm, now() - start, extra);
     if (s % o.checkpointEvery == 0 || s == o.steps || stop)
-      saveCheckpoint(last, info, params, metadata(s));
+      saveCheckpoint(last, info, params, metadata(s, stop));
     if (stop) {
       result.stoppedEarly = true;
       break;

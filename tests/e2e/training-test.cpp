@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -141,6 +142,132 @@ TEST(Training, KilledDuringCheckpointSavesStillResumes) {
   for (const auto &entry : fs::directory_iterator(dir))
     EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos)
         << entry.path();
+}
+
+// A run killed at random moments and resumed each time, with validation and early stopping
+// on, ends exactly where the uninterrupted run does: the same last and best checkpoints, bit
+// for bit, and the same metrics (but the wall-clock times). best_valid used to be stored with
+// 6 decimals, so a resumed run could stop early at another step. ATTN_KILL_ROUNDS sets the
+// number of kills (default 6; the closing note of the robustness issue ran 25).
+TEST(Training, KilledAndResumedRunsEqualTheUninterruptedOne) {
+  const char *env = std::getenv("ATTN_KILL_ROUNDS");
+  int rounds = env ? std::atoi(env) : 6;
+  std::string whole = scratch("kill-whole"), parts = scratch("kill-parts"), out;
+  std::string args = "train " + kModel + " --steps 3000 --set train.checkpoint.every=7" +
+                     " --set train.eval_every=10 --set train.early_stopping.patience=4" +
+                     " --set train.early_stopping.min_delta=0.00001";
+  ASSERT_EQ(attnc(args + " --out " + whole, &out), 0) << out;
+  auto stepOf = [](const std::string &file) -> int64_t {
+    return fs::exists(file) ? std::stoll(attn::checkpoint::load(file).metadata.at("step")) : 0;
+  };
+  std::mt19937 rng(11);
+  int kills = 0;
+  bool finished = false;
+  for (int round = 0; round < rounds && !finished; ++round) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      std::string cmd = std::string(ATTNC) + " " + args + " --out " + parts +
+                        (round ? " --resume" : "");
+      execl("/bin/sh", "sh", "-c", ("exec " + cmd + " > /dev/null 2>&1").c_str(), nullptr);
+      _exit(127);
+    }
+    // Let it save once more (compiling takes a moment), then kill it at a random moment.
+    int64_t before = stepOf(parts + "/last.safetensors");
+    int status = 0;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (stepOf(parts + "/last.safetensors") <= before &&
+           std::chrono::steady_clock::now() < deadline && waitpid(pid, &status, WNOHANG) == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 30000));
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    kills += WIFSIGNALED(status);
+    finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  if (!finished)
+    ASSERT_EQ(attnc(args + " --out " + parts + " --resume", &out), 0) << out;
+  EXPECT_GE(kills, rounds / 2);
+
+  for (const char *name : {"last.safetensors", "best.safetensors"}) {
+    auto a = attn::checkpoint::load(whole + "/" + name), b = attn::checkpoint::load(parts + "/" + name);
+    EXPECT_EQ(a.metadata.at("step"), b.metadata.at("step")) << name;
+    EXPECT_EQ(a.metadata.at("best_valid"), b.metadata.at("best_valid")) << name;
+    ASSERT_EQ(a.tensors.size(), b.tensors.size()) << name;
+    for (size_t i = 0; i < a.tensors.size(); ++i)
+      EXPECT_EQ(0, std::memcmp(a.tensors[i].second.raw(), b.tensors[i].second.raw(),
+                               a.tensors[i].second.nbytes()))
+          << name << ": " << a.tensors[i].first;
+  }
+  auto ra = attn::train::readMetrics(whole + "/metrics.jsonl");
+  auto rb = attn::train::readMetrics(parts + "/metrics.jsonl");
+  ASSERT_EQ(ra.size(), rb.size());
+  for (size_t i = 0; i < ra.size(); ++i) {
+    ra[i].time = rb[i].time = 0;
+    EXPECT_EQ(attn::train::formatRecord(ra[i]), attn::train::formatRecord(rb[i]));
+  }
+}
+
+// The run directory belongs to one run: a finished run is not replaced without --overwrite,
+// --resume needs something to resume, a second trainer is refused while one runs, and a
+// resume under another model or other training settings is refused naming the keys.
+TEST(Training, RunDirectoriesAreNotLostOrMixed) {
+  std::string dir = scratch("guard"), out;
+  std::string common = " --out " + dir + " --set train.checkpoint.every=10";
+  EXPECT_EQ(attnc("train " + kModel + " --steps 10 --resume" + common, &out), 1);
+  EXPECT_NE(out.find("nothing to resume"), std::string::npos) << out;
+  ASSERT_EQ(attnc("train " + kModel + " --steps 20" + common, &out), 0) << out;
+  out.clear();
+  EXPECT_EQ(attnc("train " + kModel + " --steps 20" + common, &out), 1);
+  EXPECT_NE(out.find("already holds a run"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(attnc("train " + kModel + " --steps 30 --resume" + common +
+                      " --set train.optimizer.lr=0.25",
+                  &out),
+            1);
+  EXPECT_NE(out.find("train.optimizer.lr: 0.002 in the checkpoint, 0.25 in"), std::string::npos)
+      << out;
+  out.clear();
+  EXPECT_EQ(attnc("train " + kModel + " --steps 30 --resume" + common +
+                      " --set model.rnn.hidden=8",
+                  &out),
+            1);
+  EXPECT_NE(out.find("model.rnn.hidden: 32 in the checkpoint, 8 in"), std::string::npos) << out;
+  // --steps below the run's: nothing trained, nothing rewritten.
+  auto metricsBefore = fs::last_write_time(dir + "/metrics.jsonl");
+  out.clear();
+  EXPECT_EQ(attnc("train " + kModel + " --steps 5 --resume" + common, &out), 0) << out;
+  EXPECT_NE(out.find("nothing to train"), std::string::npos) << out;
+  EXPECT_EQ(fs::last_write_time(dir + "/metrics.jsonl"), metricsBefore);
+  EXPECT_EQ(losses(dir).size(), 20u);
+  // A torn last line (a power loss) and rows past the checkpoint are dropped on resume.
+  {
+    std::ofstream log(dir + "/metrics.jsonl", std::ios::app);
+    log << "{\"step\": 21, \"loss\": 0.5, \"lr\": 0.001, \"grad_norm\": 1, \"time\": 1}\n{\"step\": 2";
+  }
+  out.clear();
+  ASSERT_EQ(attnc("train " + kModel + " --steps 30 --resume" + common, &out), 0) << out;
+  auto records = attn::train::readMetrics(dir + "/metrics.jsonl");
+  ASSERT_EQ(records.size(), 30u);
+  for (size_t i = 0; i < records.size(); ++i)
+    EXPECT_EQ(records[i].step, (int64_t)i + 1);
+  // Two trainers, one directory: the second is refused while the first runs.
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::string cmd = std::string(ATTNC) + " train " + kModel + " --steps 200000 --overwrite" +
+                      common;
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd + " > /dev/null 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!fs::exists(dir + "/metrics.jsonl") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  out.clear();
+  EXPECT_EQ(attnc("train " + kModel + " --steps 10 --overwrite" + common, &out), 1);
+  EXPECT_NE(out.find("another attnc train is writing this run directory"), std::string::npos)
+      << out;
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
 }
 
 TEST(Training, NanLossStopsAndKeepsTheLastGoodCheckpoint) {

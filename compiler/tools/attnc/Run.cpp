@@ -11,7 +11,9 @@
 #include "attn/data/TextFile.h"
 #include "attn/train/Trainer.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -81,8 +83,12 @@ int run(Compiler &c, const Options &o) {
   std::cout << "      #" << (target.numel() ? "      target" : "") << "      output\n";
 
   std::ofstream raw;
-  if (!o.output.empty())
+  if (!o.output.empty()) {
     raw.open(o.output);
+    if (!raw) // a missing directory, say: before any work, not silently after it
+      throw std::runtime_error(o.output + ": cannot open the --output file: " +
+                               std::strerror(errno));
+  }
   for (int64_t start = 0; start < n; start += batch) {
     attn::Tensor xb(ATTN_F32, xShape); // zero-padded past the last example
     int64_t rows = std::min(batch, n - start);
@@ -102,14 +108,17 @@ int run(Compiler &c, const Options &o) {
         float v = y[r * outWidth + j];
         std::snprintf(cell, sizeof cell, "  %10.6f", v);
         line += cell;
-        if (raw)
+        if (raw.is_open())
           raw << (j ? " " : "") << std::setprecision(9) << v;
       }
       std::cout << line << "\n";
-      if (raw)
+      if (raw.is_open())
         raw << "\n";
     }
   }
+  if (raw.is_open() && !raw.flush()) // /dev/full: the data was not written
+    throw std::runtime_error(o.output + ": cannot write the --output file: " +
+                             std::strerror(errno));
   return 0;
 }
 

@@ -111,27 +111,39 @@ int train(Compiler &c, const Options &o) {
     checkResumable(s, t.dir + "/last.safetensors", o.acceptChanges);
   t.metadata = {{"model", s.name}, {"spec", attn::yaml::specToYaml(s)}};
   t.perStepInput = perStepInputs(s);
+  attn::train::Split train = trainSplit(s), valid = validSplit(s);
   if (usesPairs(s)) {
     const PairData &data = pairData(s);
     for (auto &[key, value] : pairMetadata(data))
       t.metadata[key] = value;
-    std::cout << s.name << ": " << data.train.size() << " training and " << data.valid.size()
-              << " validation pairs, vocabularies of " << data.source.size() << " and "
-              << data.target.size() << " tokens" << std::endl;
+    // The counts the model trains on: pairs longer than data.max_len are dropped, and said so.
+    auto kept = [](const attn::train::Split &split) { return split[0].shape()[0]; };
+    auto dropped = [&](const std::vector<attn::data::Pair> &pairs, int64_t n) {
+      int64_t d = (int64_t)pairs.size() - n;
+      return d > 0 ? " (" + std::to_string(d) + " longer than data.max_len = " +
+                         std::to_string(s.data.maxLen) + " dropped)"
+                   : std::string();
+    };
+    std::cout << s.name << ": " << kept(train) << " training" << dropped(data.train, kept(train))
+              << " and " << kept(valid) << " validation pairs" << dropped(data.valid, kept(valid))
+              << ", vocabularies of " << data.source.size() << " and " << data.target.size()
+              << " tokens" << std::endl;
   }
 
   std::cout << s.name << ": training " << countWeights(program.info()) << " weights for "
             << t.steps << " steps (" << s.train.optimizer.type << ", lr "
             << s.train.optimizer.lr << ", " << s.train.schedule.type << " schedule, batch "
             << s.train.batchSize << ") into " << t.dir << std::endl;
-  auto result = attn::train::train(program, params, trainSplit(s), validSplit(s), t);
+  auto result = attn::train::train(program, params, train, valid, t);
   if (!result.error.empty()) {
     std::cerr << "attnc: error: " << result.error << "\n";
     return 1;
   }
   if (result.nothingToDo) {
-    std::cout << s.name << ": nothing to train: " << t.dir << " is at step " << result.lastStep
-              << " and --steps is " << t.steps << "; nothing was written" << std::endl;
+    std::cout << s.name << ": nothing to train: the run in " << t.dir << " "
+              << (result.stoppedEarly ? "stopped early" : "is") << " at step " << result.lastStep
+              << (result.stoppedEarly ? "" : " and --steps is " + std::to_string(t.steps))
+              << "; nothing was written" << std::endl;
     return 0;
   }
   std::cout << "done at step " << result.lastStep << (result.stoppedEarly ? " (early stop)" : "")

@@ -249,21 +249,30 @@ int main(int argc, char **argv) {
   c.setFuse(o.fuse);
   c.setUncachedDecoding(o.noCache);
   try {
-    if (o.verb == "eval")
-      return attnc::eval(c, o);
-    if (o.verb == "translate")
-      return attnc::translate(c, o);
-    if (!c.load(o.model, o.overrides))
+    auto runVerb = [&]() -> int {
+      if (o.verb == "eval")
+        return attnc::eval(c, o);
+      if (o.verb == "translate")
+        return attnc::translate(c, o);
+      if (!c.load(o.model, o.overrides))
+        return 1;
+      if (o.verb == "train")
+        return attnc::train(c, o);
+      if (o.verb == "check")
+        return attnc::check(c, o);
+      if (o.verb == "emit")
+        return attnc::emit(c, o);
+      if (o.verb == "run")
+        return attnc::run(c, o);
+      return attnc::compile(c, o);
+    };
+    int rc = runVerb();
+    // Output that never arrived (stdout on a full disk, /dev/full, a closed pipe) is a failure.
+    if (!std::cout.flush()) {
+      std::cerr << "attnc: error: cannot write the output to stdout\n";
       return 1;
-    if (o.verb == "train")
-      return attnc::train(c, o);
-    if (o.verb == "check")
-      return attnc::check(c, o);
-    if (o.verb == "emit")
-      return attnc::emit(c, o);
-    if (o.verb == "run")
-      return attnc::run(c, o);
-    return attnc::compile(c, o);
+    }
+    return rc;
   } catch (const std::bad_alloc &) {
     std::cerr << "attnc: error: out of memory: the model or its data does not fit in this "
                  "machine's memory\n";
