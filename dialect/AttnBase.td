@@ -24,7 +24,7 @@ def Attn_Dialect : Dialect {
   let summary = "Tensor-level ops of sequence models: cells, attention, losses.";
   let description = [{
     The `attn` dialect is what the YAML frontend emits and what autodiff, fusion and the
-    lowerings to oneDNN, linalg and CUDA consume. Values are ranked `f32` tensors with static
+    lowerings to oneDNN calls and linalg consume (there is no CUDA lowering yet). Values are ranked `f32` tensors with static
     shapes (token ids are `i32` tensors). Model parameters are named `attn.param` ops; entry
     points are `func.func`s.
 
