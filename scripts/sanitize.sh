@@ -7,15 +7,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-deps.sh
+# UBSan's vptr check is off: the compiler side is built without RTTI (as LLVM is) and the
+# runtime with it, so a template both instantiate (std::shared_ptr's control block of a
+# oneDNN handle) can end up with a vtable that has no type info, which the check reports as
+# an "invalid vptr" although the object is sound.
+flags="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 if [ ! -f build-asan/build.ninja ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 fi
 unit=(attn-dialect-tests attn-frontend-yaml-tests attn-runtime-tests attn-train-tests
       attn-checkpoint-tests attn-gradcheck-tests attn-recurrent-tests)
-cmake --build build-asan -j2 --target "${unit[@]}" attnc attn-opt
+cmake --build build-asan -j2 --target "${unit[@]}" attnc attn-opt attn-docs-generated
 # Leaks are not errors here: MLIR's and oneDNN's process-lifetime caches are never freed.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 export OMP_NUM_THREADS=1
@@ -30,7 +34,9 @@ for t in "${unit[@]}"; do
     tail -n 40 "$t.log"
   fi
 done
-if ctest -R '^lit$' --output-on-failure >lit.log 2>&1; then
+# runtime-api.test links a program against the runtime's libraries without the sanitizers'
+# runtime, which cannot work in this build.
+if LIT_FILTER_OUT=runtime-api ctest -R '^lit$' --output-on-failure >lit.log 2>&1; then
   echo "sanitize: lit passed"
 else
   status=1

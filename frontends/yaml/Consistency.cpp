@@ -74,13 +74,13 @@ bool checkConsistency(const Spec &s, std::vector<Diagnostic> &diags) {
                    "remove tie_output");
     int64_t decoderLayers = t->decoderLayers > 0 ? t->decoderLayers : t->layers;
     if (s.decode.attentionLayer > decoderLayers)
-      return error(s.decode.loc, "decode.attention_layer is " +
+      return error(s.locOf("decode.attention_layer", s.decode.loc), "decode.attention_layer is " +
                                      std::to_string(s.decode.attentionLayer) +
                                      ", but the decoder has " + std::to_string(decoderLayers) +
                                      " layers",
                    "layers count from 1; 0 plots the last");
     if (s.decode.attentionHead > t->heads)
-      return error(s.decode.loc, "decode.attention_head is " +
+      return error(s.locOf("decode.attention_head", s.decode.loc), "decode.attention_head is " +
                                      std::to_string(s.decode.attentionHead) + ", but there are " +
                                      std::to_string(t->heads) + " heads",
                    "heads count from 1; 0 plots their mean");
@@ -135,11 +135,11 @@ bool checkConsistency(const Spec &s, std::vector<Diagnostic> &diags) {
                                    std::to_string(s.data.maxLen) + ")",
                    "");
     if (s.decode.sample && s.decode.beam > 1)
-      return error(s.decode.loc, "decode.sample draws one output per row; beam search keeps "
+      return error(s.locOf("decode.sample", s.locOf("decode.beam", s.decode.loc)), "decode.sample draws one output per row; beam search keeps "
                                  "the likeliest " + std::to_string(s.decode.beam),
                    "set decode.beam: 1 (or --beam 1) to sample, or drop decode.sample");
     if (s.decode.nbest > s.decode.beam)
-      return error(s.decode.loc, "decode.nbest (" + std::to_string(s.decode.nbest) +
+      return error(s.locOf("decode.nbest", s.locOf("decode.beam", s.decode.loc)), "decode.nbest (" + std::to_string(s.decode.nbest) +
                                      ") cannot exceed decode.beam (" +
                                      std::to_string(s.decode.beam) + ")",
                    "raise decode.beam or lower decode.nbest");

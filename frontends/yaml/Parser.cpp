@@ -222,6 +222,7 @@ public:
     return values;
   }
   Loc mapLoc(const std::string &path) const { return mapLocs_.at(path); }
+  const std::map<std::string, Loc> &keyLocs() const { return keyLocs_; }
 
 private:
   void error(Loc loc, std::string message, std::string hint = "") {
@@ -295,6 +296,9 @@ private:
         if (!key->oneOf.empty())
           exclusivePresent.push_back({key, keyLoc});
         present_.insert(childPath);
+        // A key a --set replaced is the flag's, wherever the file had it.
+        const OverrideSite *site = overrideCovering(childPath);
+        keyLocs_[childPath] = site ? site->loc(YAML::Node()) : keyLoc;
         // An empty value's mark is wherever the parser stopped (often the next line): the key
         // is the better place to point at.
         checkValue(*key, value, value.IsNull() ? keyLoc : locate(value, childPath, keyLoc));
@@ -513,6 +517,7 @@ private:
   std::vector<OverrideSite> overrides_;
   std::vector<Diagnostic> &diags_;
   std::set<std::string> present_;              // keys written (in the file or by --set)
+  std::map<std::string, Loc> keyLocs_;         // where each of them is written
   std::map<std::string, YAML::Node> resolved_; // key -> the user's node or its default
   std::map<std::string, Loc> mapLocs_;         // section -> where it is (or its parent)
 };
@@ -525,6 +530,7 @@ Spec buildSpec(const Validator &v, const std::string &file) {
 
   if (v.has("data.builtin"))
     spec.data.builtin = v.stringAt("data.builtin");
+  spec.keyLocs = v.keyLocs();
   if (v.has("data.path"))
     spec.data.path = v.stringAt("data.path");
   spec.data.validPath = v.stringAt("data.valid_path");

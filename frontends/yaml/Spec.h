@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -201,6 +202,13 @@ struct Spec {
   SampleSpec sample;
   DecodeSpec decode;
   std::string file;             // the path it was read from
+  // Where each key that was written is: in the file, or the `--set KEY` that set it (so an
+  // error caused by a command-line flag points at the flag, not at a stored spec).
+  std::map<std::string, Loc> keyLocs;
+  Loc locOf(const std::string &key, const Loc &fallback) const {
+    auto it = keyLocs.find(key);
+    return it == keyLocs.end() ? fallback : it->second;
+  }
 };
 
 // Parses and validates a spec file. On failure returns nullopt and appends one Diagnostic per

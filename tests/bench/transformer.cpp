@@ -198,25 +198,24 @@ int main(int argc, char **argv) {
       if (!same)
         rc = 1;
     }
-  double mdAttn = median(dAttn), mdTorch = 0, mdCached = 0;
+  double mdAttn = median(dAttn);
   std::printf("\n  attnc          : %9.1f ms  %s\n", mdAttn * 1e3,
               bench::spread(dAttn, 1e3, 1).c_str());
-  if (torchDecode.ready) {
-    mdTorch = median(dTorch[0]);
-    std::printf("  PyTorch        : %9.1f ms  %s  (nn.Transformer, the decoder over the whole "
-                "prefix per token)\n",
-                mdTorch * 1e3, bench::spread(dTorch[0], 1e3, 1).c_str());
-  } else {
-    std::printf("note: no PyTorch comparison: %s\n", torchDecode.note.c_str());
-  }
-  if (torchCached.ready) {
-    mdCached = median(dTorch[1]);
-    std::printf("  PyTorch cached : %9.1f ms  %s  (nn.Transformer's layers, one token per step "
-                "with a key/value cache)\n",
-                mdCached * 1e3, bench::spread(dTorch[1], 1e3, 1).c_str());
-  } else {
-    std::printf("note: no cached PyTorch decoder: %s\n", torchCached.note.c_str());
-  }
+  // Each PyTorch decoder's median (0 when it could not run).
+  auto torchRow = [&](const PyTorchSide &side, const std::vector<double> &times,
+                      const char *label, const char *how) {
+    if (!side.ready) {
+      std::printf("note: no %s decoder: %s\n", label, side.note.c_str());
+      return 0.0;
+    }
+    std::printf("  %-15s: %9.1f ms  %s  (%s)\n", label, median(times) * 1e3,
+                bench::spread(times, 1e3, 1).c_str(), how);
+    return median(times);
+  };
+  double mdTorch = torchRow(torchDecode, dTorch[0], "PyTorch",
+                            "nn.Transformer, the decoder over the whole prefix per token");
+  double mdCached = torchRow(torchCached, dTorch[1], "PyTorch cached",
+                             "nn.Transformer's layers, one token per step with a key/value cache");
   // attnc's work: the encoder once and one cached step per token. The uncached PyTorch loop
   // does more (the whole prefix per token), so its rate is not comparable and not shown.
   double decodeFlops = side.flops["encode"] + (double)z.decodeTokens * side.flops["decode_step"];

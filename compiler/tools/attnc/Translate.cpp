@@ -11,7 +11,6 @@
 #include "attn/train/Plot.h"
 #include "attn/train/Trainer.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -214,14 +213,19 @@ Accuracy Seq2SeqDecoder::accuracy(const std::vector<attn::data::Pair> &pairs) co
 
 namespace {
 
-// --plots DIR: one heatmap per source (best hypothesis); an error for models without
-// attention.
+// --plots on a model without attention is an error, found before any decoding: 0 or the exit
+// code.
+int checkPlots(const Seq2SeqDecoder &decoder, const Options &o) {
+  if (o.plots.empty() || decoder.hasAttention())
+    return 0;
+  return usageError("--plots draws attention weights, but this model has neither "
+                    "model.attention nor model.transformer");
+}
+
+// --plots DIR: one heatmap per source (best hypothesis); see checkPlots.
 int plotAlignments(const Seq2SeqDecoder &decoder, const std::string &dir,
                    const std::vector<std::string> &lines, const std::vector<Encoded> &sources,
                    const std::vector<std::vector<Hypothesis>> &decoded) {
-  if (!decoder.hasAttention())
-    return usageError("--plots draws attention weights, but this model has neither "
-                      "model.attention nor model.transformer");
   std::vector<Hypothesis> best;
   for (const auto &hyps : decoded)
     best.push_back(hyps[0]);
@@ -239,8 +243,6 @@ int plotAlignments(const Seq2SeqDecoder &decoder, const std::string &dir,
 // can be asked (poll) without blocking: std::cin buffers out of sight of poll.
 class StdinLines {
 public:
-  // Whether fd 0 is open at all (`attnc translate <&-` closes it).
-  bool isOpen() const { return fcntl(0, F_GETFD) != -1; }
   // The next line without its newline; false at the end of input or on a read error.
   bool next(std::string &line) {
     while (true) {
@@ -304,6 +306,8 @@ int runSeq2Seq(Compiler &c, const Options &o) {
     return 1;
   const PairData &data = m->data;
   Seq2SeqDecoder decoder(*m->program, m->params, s, data);
+  if (int rc = checkPlots(decoder, o))
+    return rc;
 
   std::vector<attn::data::Pair> pairs(
       data.valid.begin(),
@@ -335,6 +339,10 @@ int runSeq2Seq(Compiler &c, const Options &o) {
 }
 
 int translate(Compiler &c, const Options &o) {
+  if (o.stdinClosed) { // before compiling anything
+    std::cerr << "attnc: error: stdin is closed; translate reads one source per line from it\n";
+    return 1;
+  }
   std::string file;
   std::map<std::string, std::string> meta;
   if (int rc = loadForCheckpoint(c, o, file, meta))
@@ -351,14 +359,9 @@ int translate(Compiler &c, const Options &o) {
   attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
   Seq2SeqDecoder decoder(program, params, s, data);
 
-  if (!o.plots.empty() && !decoder.hasAttention()) // before reading any input
-    return usageError("--plots draws attention weights, but this model has neither "
-                      "model.attention nor model.transformer");
+  if (int rc = checkPlots(decoder, o)) // before reading any input
+    return rc;
   StdinLines input;
-  if (!input.isOpen()) {
-    std::cerr << "attnc: error: stdin is closed; translate reads one source per line from it\n";
-    return 1;
-  }
 
   // Input streams through in batches of the compiled rows: a batch is decoded when it is full
   // or when no more input is waiting, so each line is answered as soon as it can be and

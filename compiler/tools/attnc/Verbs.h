@@ -27,6 +27,7 @@ struct Options {
   bool resume = false;
   bool overwrite = false;     // train: replace the run in the output directory
   bool acceptChanges = false; // train --resume: with training settings that differ
+  bool stdinClosed = false;   // attnc was started with fd 0 closed
   bool fuse = true;
   bool noCache = false; // seq2seq Transformers: decode through @decode_full, without the cache
   bool scores = false;

@@ -5,6 +5,8 @@
 
 #include "attn/Numbers.h"
 
+#include <fcntl.h>
+
 
 #include <iostream>
 #include <map>
@@ -224,6 +226,13 @@ std::string parseArgs(int argc, char **argv, Options &o) {
 
 int main(int argc, char **argv) {
   Options o;
+  // A closed standard descriptor would be handed to the next file opened, and what is meant
+  // for it (a prompt's input, output, errors) would go to that file: park /dev/null on it,
+  // and remember that stdin was closed (translate reads it).
+  o.stdinClosed = fcntl(0, F_GETFD) == -1;
+  for (int fd = 0; fd < 3; ++fd)
+    if (fcntl(fd, F_GETFD) == -1 && open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+      return 1;
   std::string error;
   try {
     error = parseArgs(argc, argv, o);
