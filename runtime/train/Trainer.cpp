@@ -154,10 +154,10 @@ public:
                                (n > 0 ? " (pid " + std::string(holder, (size_t)n) + ")" : "") +
                                "; wait for it, or train into another --out");
     }
+    // The pid only serves the message above; the lock holds without it.
     std::string pid = std::to_string(::getpid());
-    if (::ftruncate(fd, 0) == 0 && ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
-      // The pid is only for the message above; the lock itself holds.
-    }
+    if (::ftruncate(fd, 0) == 0)
+      (void)!::pwrite(fd, pid.data(), pid.size(), 0);
   }
   ~RunLock() { ::close(fd); }
   RunLock(const RunLock &) = delete;

@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -225,12 +226,16 @@ inline void writeSeq2SeqData(const std::string &path, attn::checkpoint::Checkpoi
 }
 
 // The matrix-product FLOPs of one call of each function of `module` (attn IR before lowering),
-// counted from its ops (mlir::attn::countFlops) after `attn-decompose` has turned composite
-// ops into the matmuls they run: what the compiled program computes, not a formula by hand.
+// counted from its ops (mlir::attn::countFlops) after the lowering's first steps: attn-decompose
+// turns composite ops into the matmuls they run, and canonicalize + CSE merge the copies a
+// composite op's gradient makes of its forward, as they do before code generation. So this is
+// what the compiled program computes, not a formula by hand.
 inline std::map<std::string, double> entryFlops(mlir::ModuleOp module) {
   mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
   mlir::PassManager pm(module.getContext());
   pm.addPass(mlir::attn::createAttnDecompose());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
   if (mlir::failed(pm.run(*copy)))
     die("attn-decompose failed while counting FLOPs");
   std::map<std::string, double> flops;

@@ -71,8 +71,8 @@ def blas_description():
             lib.openblas_get_config.restype = ctypes.c_char_p
         except (OSError, AttributeError):
             continue
-        config = lib.openblas_get_config().decode().strip()
-        return f"OpenBLAS {config} core {lib.openblas_get_corename().decode()}"
+        config = lib.openblas_get_config().decode().strip()  # "OpenBLAS 0.3.21 ... "
+        return f"{config} core {lib.openblas_get_corename().decode()}"
     return "BLAS " + (", ".join(sorted(libs)) or "unknown (no BLAS library mapped)")
 
 

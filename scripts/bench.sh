@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every benchmark of tests/bench at one and at two threads and keeps their outputs in
+# bench-results/<benchmark>-<threads>t.txt (docs/benchmarks.md's figures come from such a run).
+# PyTorch comes from Debian (python3-torch, with OpenBLAS): installed here when missing. Run
+# it on an otherwise idle machine: two-thread figures collapse when anything else is busy.
+#
+#   scripts/bench.sh                       # all of them
+#   scripts/bench.sh transformer           # the ones whose name contains "transformer"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh
+missing=()
+for p in python3-torch python3-numpy libopenblas0-openmp; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bench: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+mkdir -p bench-results
+for b in matmul-softmax rnn-sine-train-step recurrent-train-step attention-train-step transformer; do
+  [[ "$b" == *"${1:-}"* ]] || continue
+  for t in 1 2; do
+    out="bench-results/$b-${t}t.txt"
+    echo "bench: $b, $t thread(s) -> $out"
+    OMP_NUM_THREADS=$t "build/bin/attn-bench-$b" >"$out" 2>&1 || echo "bench: $b exited with $? (see $out)"
+  done
+done
