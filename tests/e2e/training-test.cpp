@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -178,7 +179,8 @@ TEST(Training, KilledAndResumedRunsEqualTheUninterruptedOne) {
     while (stepOf(parts + "/last.safetensors") <= before &&
            std::chrono::steady_clock::now() < deadline && waitpid(pid, &status, WNOHANG) == 0)
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 30000));
+    // A few milliseconds: a dozen steps, so that many rounds fit in the run.
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 8000));
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
     kills += WIFSIGNALED(status);
@@ -186,6 +188,7 @@ TEST(Training, KilledAndResumedRunsEqualTheUninterruptedOne) {
   }
   if (!finished)
     ASSERT_EQ(attnc(args + " --out " + parts + " --resume", &out), 0) << out;
+  std::printf("killed %d times in %d rounds\n", kills, rounds);
   EXPECT_GE(kills, rounds / 2);
 
   for (const char *name : {"last.safetensors", "best.safetensors"}) {
