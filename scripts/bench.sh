@@ -8,18 +8,8 @@
 #   scripts/bench.sh transformer           # the ones whose name contains "transformer"
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/setup-deps.sh python3-torch python3-numpy libopenblas0-openmp
 scripts/build.sh
-missing=()
-for p in python3-torch python3-numpy libopenblas0-openmp; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bench: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
 mkdir -p bench-results
 for b in matmul-softmax rnn-sine-train-step recurrent-train-step attention-train-step transformer; do
   [[ "$b" == *"${1:-}"* ]] || continue

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs attnc's build dependencies from Debian's packages (bookworm). Idempotent: quiet and
+# Installs attnc's build dependencies from Debian's packages (bookworm), and the packages named
+# as arguments (scripts/fuzz.sh's clang, scripts/bench.sh's PyTorch). Idempotent: quiet and
 # quick when everything is already there. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -7,6 +8,7 @@ packages=(
   cmake ninja-build g++ ccache python3
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools
   libdnnl-dev ocl-icd-opencl-dev libyaml-cpp-dev libgtest-dev
+  "$@"
 )
 
 missing=()
