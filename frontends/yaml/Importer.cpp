@@ -1046,11 +1046,8 @@ LogicalResult checkSizes(ModuleOp module) {
                     << " elements, more than attnc's limit of " << kMaxTensorElements
                     << " per tensor (1 GiB of f32); make the model or its batch smaller";
   };
-  bool ok = true;
   std::map<std::string, int64_t> parameters; // a parameter read by several functions is one
-  module.walk([&](Operation *op) {
-    if (!ok)
-      return;
+  WalkResult walk = module.walk([&](Operation *op) {
     if (auto p = dyn_cast<mlir::attn::ParamOp>(op))
       parameters[p.getName().str()] =
           cast<RankedTensorType>(p.getResult().getType()).getNumElements();
@@ -1058,25 +1055,25 @@ LogicalResult checkSizes(ModuleOp module) {
       for (BlockArgument arg : region.getArguments())
         if (tooBig(arg.getType())) {
           report(op, arg.getType(), "argument");
-          ok = false;
-          return;
+          return WalkResult::interrupt();
         }
     for (Value result : op->getResults())
       if (tooBig(result.getType())) {
         report(op, result.getType(), "result");
-        ok = false;
-        return;
+        return WalkResult::interrupt();
       }
+    return WalkResult::advance();
   });
+  if (walk.wasInterrupted())
+    return failure();
   int64_t total = 0;
   for (const auto &entry : parameters)
     total += entry.second;
-  if (ok && total > kMaxParameterElements) {
-    module.emitError() << "the model has " << total << " weights, more than attnc's limit of "
-                       << kMaxParameterElements << " (1 GiB of f32)";
-    ok = false;
-  }
-  return success(ok);
+  if (total > kMaxParameterElements)
+    return module.emitError() << "the model has " << total
+                              << " weights, more than attnc's limit of " << kMaxParameterElements
+                              << " (1 GiB of f32)";
+  return success();
 }
 } // namespace
 

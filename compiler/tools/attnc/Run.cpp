@@ -27,21 +27,21 @@ int run(Compiler &c, const Options &o) {
     return runSeq2Seq(c, o);
   if (c.spec().task == "tag" || c.spec().task == "classify")
     return runLabeller(c, o);
+  const auto &s = c.spec();
+  // The checkpoint is checked against the spec before anything is compiled.
+  std::string file = o.ckpt.empty() ? "" : checkpointFile(o.ckpt);
+  if (!file.empty())
+    checkModelMatches(s, attn::train::readCheckpointMetadata(file), file);
   if (!c.import() || !c.lower() || !c.lowerToLLVM())
     return 1;
   auto jit = c.jit();
   if (!jit)
     return 1;
-  const auto &s = c.spec();
   attn::Program program(jit->info());
   uint64_t seed = o.seed.value_or(s.train.seed);
   auto params = attn::initParams(program.info(), seed);
   std::string origin = "initialised from seed " + std::to_string(seed);
-  if (!o.ckpt.empty()) {
-    std::string file = checkpointFile(o.ckpt);
-    checkCheckpointSpec(s, attn::train::readCheckpointMetadata(file), file,
-                        attn::yaml::changesEquations, "the checkpoint was trained as another model",
-                        "give the spec it was trained with");
+  if (!file.empty()) {
     auto meta = attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
     origin = "from " + file + " (step " + (meta.count("step") ? meta.at("step") : "?") + ")";
   }

@@ -54,21 +54,14 @@ void checkResumable(const attn::yaml::Spec &s, const std::string &last, bool acc
   checkCheckpointSpec(s, meta, last, attn::yaml::changesEquations,
                       "--resume continues a run of another model",
                       "train into another --out, or resume with the spec the run was trained with");
-  if (acceptChanges) {
-    // Listed, not refused.
-    auto it = meta.find("spec");
-    std::vector<attn::yaml::Diagnostic> diags;
-    if (it != meta.end())
-      if (auto stored = attn::yaml::parseSpecString(it->second, last + ":spec", diags))
-        for (const auto &d : attn::yaml::specDifferences(*stored, s, [](const std::string &k) {
-               return !attn::yaml::resumable(k);
-             }))
-          std::cout << s.name << ": resuming with " << d.key << " changed from " << d.stored
-                    << " to " << d.given << std::endl;
+  auto changed = [](const std::string &k) { return !attn::yaml::resumable(k); };
+  if (acceptChanges) { // listed, not refused
+    for (const auto &d : checkpointDifferences(s, meta, last, changed))
+      std::cout << s.name << ": resuming with " << d.key << " changed from " << d.stored
+                << " to " << d.given << std::endl;
     return;
   }
-  checkCheckpointSpec(s, meta, last,
-                      [](const std::string &k) { return !attn::yaml::resumable(k); },
+  checkCheckpointSpec(s, meta, last, changed,
                       "--resume would continue the run with other training settings",
                       "restore them, add --accept-changes to resume with them anyway, or train "
                       "into another --out");

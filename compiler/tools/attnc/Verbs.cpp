@@ -5,9 +5,9 @@
 #include "attn/train/Trainer.h"
 
 #include <filesystem>
-#include <optional>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace attnc {
 
@@ -54,21 +54,27 @@ std::string checkpointFile(const std::string &path) {
   throw std::runtime_error(path + ": no best.safetensors or last.safetensors in this directory");
 }
 
-void checkCheckpointSpec(const attn::yaml::Spec &given, const std::map<std::string, std::string> &meta,
-                         const std::string &file,
-                         bool (*relevant)(const std::string &key), const std::string &why,
-                         const std::string &hint) {
+std::vector<attn::yaml::SpecDifference>
+checkpointDifferences(const attn::yaml::Spec &given, const std::map<std::string, std::string> &meta,
+                      const std::string &file, bool (*relevant)(const std::string &key)) {
   auto it = meta.find("spec");
   if (it == meta.end())
-    return; // a checkpoint without a spec: its tensors' names and shapes are all there is
+    return {}; // a checkpoint without a spec: its tensors' names and shapes are all there is
   std::vector<attn::yaml::Diagnostic> diags;
   std::optional<attn::yaml::Spec> stored =
       attn::yaml::parseSpecString(it->second, file + ":spec", diags);
   if (!stored)
     throw std::runtime_error(file + ": the spec stored in the checkpoint does not parse (" +
                              (diags.empty() ? std::string("?") : diags[0].str()) + ")");
+  return attn::yaml::specDifferences(*stored, given, relevant);
+}
+
+void checkCheckpointSpec(const attn::yaml::Spec &given, const std::map<std::string, std::string> &meta,
+                         const std::string &file,
+                         bool (*relevant)(const std::string &key), const std::string &why,
+                         const std::string &hint) {
   std::vector<attn::yaml::SpecDifference> diffs =
-      attn::yaml::specDifferences(*stored, given, relevant);
+      checkpointDifferences(given, meta, file, relevant);
   if (diffs.empty())
     return;
   auto show = [](const std::string &v) { return v.empty() ? std::string("(none)") : v; };
@@ -79,7 +85,6 @@ void checkCheckpointSpec(const attn::yaml::Spec &given, const std::map<std::stri
   throw std::runtime_error(msg + "\n  hint: " + hint);
 }
 
-namespace {
 void checkModelMatches(const attn::yaml::Spec &given, const std::map<std::string, std::string> &meta,
                        const std::string &file) {
   checkCheckpointSpec(given, meta, file, attn::yaml::changesEquations,
@@ -87,7 +92,6 @@ void checkModelMatches(const attn::yaml::Spec &given, const std::map<std::string
                       "omit MODEL.yaml to use the spec the checkpoint carries, or give the one "
                       "it was trained with");
 }
-} // namespace
 
 int loadForCheckpoint(Compiler &c, const Options &o, std::string &file,
                       std::map<std::string, std::string> &meta) {

@@ -44,13 +44,25 @@ int writeText(const std::string &path, const std::string &text);
 /// a file is itself.
 std::string checkpointFile(const std::string &path);
 
-/// Throws when the spec stored in checkpoint `file` (its metadata `meta`) and `given` differ
-/// in a key for which `relevant` holds, naming each such key with both values; `why` says
-/// what that means and `hint` what to do. A checkpoint without a stored spec passes.
+/// The keys for which `relevant` holds on which the spec stored in checkpoint `file` (its
+/// metadata `meta`) and `given` differ; none for a checkpoint without a stored spec. Throws
+/// when the stored spec does not parse.
+std::vector<attn::yaml::SpecDifference>
+checkpointDifferences(const attn::yaml::Spec &given,
+                      const std::map<std::string, std::string> &meta, const std::string &file,
+                      bool (*relevant)(const std::string &key));
+
+/// Throws when checkpointDifferences finds any, naming each key with both values; `why` says
+/// what that means and `hint` what to do.
 void checkCheckpointSpec(const attn::yaml::Spec &given,
                          const std::map<std::string, std::string> &meta, const std::string &file,
                          bool (*relevant)(const std::string &key), const std::string &why,
                          const std::string &hint);
+
+/// checkCheckpointSpec for the keys that change a model's equations (attn::yaml::changesEquations):
+/// a checkpoint trained as another model is refused.
+void checkModelMatches(const attn::yaml::Spec &given,
+                       const std::map<std::string, std::string> &meta, const std::string &file);
 
 /// For verbs that read a checkpoint (--ckpt): loads the spec from MODEL.yaml or, without one,
 /// from the checkpoint's metadata (with --set overrides either way); fills `file` and `meta`.
