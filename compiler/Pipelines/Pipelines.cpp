@@ -63,6 +63,38 @@ void buildFusion(OpPassManager &pm) {
   pm.addPass(mlir::attn::createAttnFuseAttention());
 }
 
+void buildTraining(OpPassManager &pm, const TrainingOptions &o) {
+  if (o.fuse)
+    buildFusion(pm);
+  mlir::attn::AttnTrainStepOptions step;
+  step.optimizer = o.optimizer;
+  step.momentum = o.momentum;
+  step.beta1 = o.beta1;
+  step.beta2 = o.beta2;
+  step.epsilon = o.epsilon;
+  step.weightDecay = o.weightDecay;
+  step.clipNorm = o.clipNorm;
+  pm.addPass(mlir::attn::createAttnAutodiff());
+  pm.addPass(mlir::attn::createAttnTrainStep(step));
+}
+
+namespace {
+
+// attn-opt's spelling of TrainingOptions: --pass-pipeline='builtin.module(attn-train{...})'.
+struct TrainingPipelineOptions : public PassPipelineOptions<TrainingPipelineOptions> {
+  Option<std::string> optimizer{*this, "optimizer", llvm::cl::desc("adam | adamw | sgd"),
+                                llvm::cl::init("adam")};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("sgd momentum"), llvm::cl::init(0.0)};
+  Option<double> weightDecay{*this, "weight-decay", llvm::cl::desc("adamw weight decay"),
+                             llvm::cl::init(0.0)};
+  Option<double> clipNorm{*this, "clip-norm", llvm::cl::desc("global norm clip; 0: none"),
+                          llvm::cl::init(0.0)};
+  Option<bool> fuse{*this, "fuse", llvm::cl::desc("structural fusion first"),
+                    llvm::cl::init(true)};
+};
+
+} // namespace
+
 void buildAttnToLowered(OpPassManager &pm, bool fuse) {
   if (fuse)
     buildFusion(pm);
@@ -129,6 +161,17 @@ void registerPassesAndPipelines() {
   mlir::attn::registerAttnConversionPasses();
   registerCanonicalizerPass();
   registerCSEPass();
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "attn-train", "attn -> fused attn with @loss_grad and @train_step (stage grad)",
+      [](OpPassManager &pm, const TrainingPipelineOptions &p) {
+        TrainingOptions o;
+        o.optimizer = p.optimizer;
+        o.momentum = p.momentum;
+        o.weightDecay = p.weightDecay;
+        o.clipNorm = p.clipNorm;
+        o.fuse = p.fuse;
+        buildTraining(pm, o);
+      });
   PassPipelineRegistration<>("attn-lower", "attn -> linalg/tensor/scf + oneDNN kernel calls",
                              [](OpPassManager &pm) { buildAttnToLowered(pm); });
   PassPipelineRegistration<>("attn-lower-to-llvm",

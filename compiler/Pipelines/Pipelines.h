@@ -1,6 +1,7 @@
 // The one place where pass order lives. attnc and attn-opt both build their pipelines here.
 //
 //   attn (importer output)
+//     --buildTraining--------->  + @loss_grad, @train_step                          ("grad")
 //     --buildFusion----------->  scans over oneDNN cells -> rnn/gru/lstm (before autodiff)
 //     --buildAttnToLowered-->  linalg/tensor/scf on tensors + oneDNN kernel calls  ("lowered")
 //     --buildLoweredToLLVM-->  LLVM dialect with packed entry points               ("llvm")
@@ -21,6 +22,19 @@ void registerDialects(mlir::DialectRegistry &registry);
 /// ops. Runs before attn-autodiff, so that fused ops differentiate as one op.
 void buildFusion(mlir::OpPassManager &pm);
 
+/// What `train:` asks of the compiler.
+struct TrainingOptions {
+  std::string optimizer = "adam"; // adam | adamw | sgd
+  double momentum = 0.0, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, weightDecay = 0.0;
+  double clipNorm = 0.0; // 0: no clipping
+  bool fuse = true;      // buildFusion first
+};
+
+/// The training pipeline (stage "grad"): structural fusion (so that a fused op differentiates
+/// as one op, its backward a fused op too), attn-autodiff on @loss (adds @loss_grad), then
+/// attn-train-step with the optimizer and clipping (adds @train_step).
+void buildTraining(mlir::OpPassManager &pm, const TrainingOptions &options);
+
 /// attn -> tensors of linalg/tensor/scf/arith/math plus func.calls of runtime kernels. Starts
 /// with buildFusion unless `fuse` is false.
 void buildAttnToLowered(mlir::OpPassManager &pm, bool fuse = true);
@@ -28,8 +42,8 @@ void buildAttnToLowered(mlir::OpPassManager &pm, bool fuse = true);
 /// Lowered tensors -> LLVM dialect. Entry points become `<entryPrefix><name>(void **args)`.
 void buildLoweredToLLVM(mlir::OpPassManager &pm, const std::string &entryPrefix);
 
-/// Registers our passes and the pipelines `attn-lower` (attn -> lowered) and
-/// `attn-lower-to-llvm` (lowered -> LLVM) for attn-opt.
+/// Registers our passes and the pipelines `attn-train` (attn -> grad), `attn-lower`
+/// (attn -> lowered) and `attn-lower-to-llvm` (lowered -> LLVM) for attn-opt.
 void registerPassesAndPipelines();
 
 } // namespace attn::pipelines

@@ -1,12 +1,8 @@
 #include "compiler/Target/Jit.h"
 #include "compiler/Target/Object.h"
 
-#include "compiler/Pipelines/Pipelines.h"
-
 #include "attn/Alloc.h"
 #include "attn/kernels.h"
-
-#include "mlir/Pass/PassManager.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -72,28 +68,6 @@ llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::create(mlir::ModuleOp ll
     return std::move(lookupError);
   jit->engine = std::move(*engine);
   return jit;
-}
-
-llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::compile(mlir::ModuleOp attnModule,
-                                                                const std::string &model,
-                                                                const std::string &cname,
-                                                                bool fuse) {
-  auto failed = [](const char *stage) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   std::string("compilation failed in ") + stage);
-  };
-  mlir::PassManager lower(attnModule.getContext());
-  pipelines::buildAttnToLowered(lower, fuse);
-  if (mlir::failed(lower.run(attnModule)))
-    return failed("attn-lower");
-  auto manifest = readManifest(attnModule, model, cname);
-  if (mlir::failed(manifest))
-    return failed("the manifest");
-  mlir::PassManager toLLVM(attnModule.getContext());
-  pipelines::buildLoweredToLLVM(toLLVM, entryPrefix(cname));
-  if (mlir::failed(toLLVM.run(attnModule)))
-    return failed("attn-lower-to-llvm");
-  return create(attnModule, *manifest);
 }
 
 } // namespace attn::target

@@ -1,7 +1,6 @@
 #include "frontends/yaml/Importer.h"
 #include "frontends/yaml/ImportBuilder.h"
 
-#include "compiler/Transforms/Passes.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -1086,19 +1085,6 @@ OwningOpRef<ModuleOp> importSpec(const Spec &spec, MLIRContext &context,
   if (module && failed(checkSizes(*module)))
     return nullptr;
   return module;
-}
-
-void addTrainingPasses(OpPassManager &pm, const TrainSpec &t) {
-  mlir::attn::AttnTrainStepOptions step;
-  step.optimizer = t.optimizer.type;
-  step.momentum = t.optimizer.momentum;
-  step.beta1 = t.optimizer.beta1;
-  step.beta2 = t.optimizer.beta2;
-  step.epsilon = t.optimizer.epsilon;
-  step.weightDecay = t.optimizer.weightDecay;
-  step.clipNorm = t.clipNorm;
-  pm.addPass(mlir::attn::createAttnAutodiff());
-  pm.addPass(mlir::attn::createAttnTrainStep(step));
 }
 
 std::string cName(const std::string &name) {

@@ -7,7 +7,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
-#include "mlir/Pass/PassManager.h"
 
 #include <string>
 
@@ -42,10 +41,6 @@ struct ImportOptions {
 /// compiled program's manifest. Needs the attn and func dialects loaded in `context`.
 mlir::OwningOpRef<mlir::ModuleOp> importSpec(const Spec &spec, mlir::MLIRContext &context,
                                              const ImportOptions &options = {});
-
-/// What `train:` asks of the compiler: attn-autodiff on @loss, then attn-train-step with
-/// the spec's optimizer and clipping (adds @loss_grad and @train_step).
-void addTrainingPasses(mlir::OpPassManager &pm, const TrainSpec &train);
 
 /// The model's name as a C identifier: "rnn-sine" -> "rnn_sine".
 std::string cName(const std::string &name);

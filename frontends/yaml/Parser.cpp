@@ -172,7 +172,8 @@ std::string describeValue(const YAML::Node &node) {
 // path point at the command line rather than at the file.
 struct OverrideSite {
   std::string path;
-  std::string file; // "--set train.batch_size"
+  std::string file; // "--set train.batch_size", or the -c layer file that set it
+  std::optional<Loc> keyLoc; // a layer's: where its file wrote the key
 
   bool covers(const std::string &p) const {
     return p == path || p.rfind(path + ".", 0) == 0 || p.rfind(path + "[", 0) == 0;
@@ -282,6 +283,9 @@ private:
         std::string name = keyNode.Scalar();
         std::string childPath = join(path, name);
         Loc keyLoc = locate(keyNode, childPath, loc);
+        const OverrideSite *site = overrideCovering(childPath);
+        if (site && site->path == childPath && site->keyLoc)
+          keyLoc = *site->keyLoc; // the layer's key, not the base file's one it replaced
         if (auto [it, inserted] = seen.emplace(name, keyLoc); !inserted) {
           error(keyLoc, "duplicate key '" + name + "' " + where(path),
                 "first written at line " + std::to_string(it->second.line) + ", column " +
@@ -296,9 +300,9 @@ private:
         if (!key->oneOf.empty())
           exclusivePresent.push_back({key, keyLoc});
         present_.insert(childPath);
-        // A key a --set replaced is the flag's, wherever the file had it.
-        const OverrideSite *site = overrideCovering(childPath);
-        keyLocs_[childPath] = site ? site->loc(YAML::Node()) : keyLoc;
+        // A key a --set replaced is the flag's, wherever the file had it (and one a layer
+        // replaced is the layer's).
+        keyLocs_[childPath] = site ? (site->keyLoc ? keyLoc : site->loc(YAML::Node())) : keyLoc;
         // An empty value's mark is wherever the parser stopped (often the next line): the key
         // is the better place to point at.
         checkValue(*key, value, value.IsNull() ? keyLoc : locate(value, childPath, keyLoc));
@@ -757,9 +761,36 @@ std::vector<std::string> splitPath(const std::string &path) {
   }
 }
 
-// Sets `override.path` in `root` to the parsed value, creating missing intermediate maps.
-// Whether the key exists in the schema is left to validation, which then reports it (with a
-// "did you mean") at the override's location like any other key.
+// Sets `path` in `root` to `value`, creating missing intermediate maps. Whether the key exists
+// in the schema is left to validation, which then reports it (with a "did you mean") at the
+// override's location like any other key.
+bool setPath(YAML::Node &root, const std::string &path, const YAML::Node &value, const Loc &loc,
+             std::vector<Diagnostic> &diags) {
+  std::vector<std::string> parts = splitPath(path);
+  if (!root || root.IsNull())
+    root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) // reported by validation of the document itself
+    return false;
+  YAML::Node current = root;
+  std::string walked;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    walked = join(walked, parts[i]);
+    // reset() rebinds `current`; plain assignment would overwrite the node it refers to.
+    YAML::Node child = current[parts[i]];
+    if (!child.IsDefined() || child.IsNull())
+      child = YAML::Node(YAML::NodeType::Map);
+    if (!child.IsMap()) {
+      diags.push_back({loc, "cannot set '" + path + "': '" + walked + "' is not a map",
+                       "override '" + walked + "' itself instead"});
+      return false;
+    }
+    current.reset(child);
+  }
+  current[parts.back()] = value;
+  return true;
+}
+
+// A `--set path=value` override: the value parsed as YAML, then set.
 bool applyOverride(YAML::Node &root, const Override &override, const std::string &site,
                    std::vector<Diagnostic> &diags) {
   Loc loc{site, 1, 1};
@@ -772,34 +803,70 @@ bool applyOverride(YAML::Node &root, const Override &override, const std::string
   std::optional<YAML::Node> value = loadYaml(override.value, site, diags);
   if (!value)
     return false;
-  if (!root || root.IsNull())
-    root = YAML::Node(YAML::NodeType::Map);
-  if (!root.IsMap()) // reported by validation of the document itself
-    return false;
-
-  YAML::Node current = root;
-  std::string walked;
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    walked = join(walked, parts[i]);
-    // reset() rebinds `current`; plain assignment would overwrite the node it refers to.
-    YAML::Node child = current[parts[i]];
-    if (!child.IsDefined() || child.IsNull())
-      child = YAML::Node(YAML::NodeType::Map);
-    if (!child.IsMap()) {
-      diags.push_back({loc, "cannot set '" + override.path + "': '" + walked + "' is not a map",
-                       "override '" + walked + "' itself instead"});
-      return false;
-    }
-    current.reset(child);
-  }
-  current[parts.back()] = *value;
-  return true;
+  return setPath(root, override.path, *value, loc, diags);
 }
 
+// One key a `-c` layer file sets: maps merge into the layers below them key by key, any other
+// value (a scalar, a list, a map over a non-map) replaces what is below.
+struct LayerKey {
+  std::string path;
+  YAML::Node value;
+  Loc keyLoc; // in the layer's file
+  std::string file;
+};
+
+void flattenLayer(const YAML::Node &below, const YAML::Node &layer, const std::string &prefix,
+                  const std::string &file, std::vector<LayerKey> &out,
+                  std::vector<Diagnostic> &diags) {
+  for (const auto &entry : layer) {
+    const YAML::Node &keyNode = entry.first;
+    if (!keyNode.IsScalar()) {
+      diags.push_back({hasMark(keyNode) ? locFromMark(file, keyNode.Mark()) : Loc{file, 1, 1},
+                       "expected a key name, got " + describeValue(keyNode), ""});
+      continue;
+    }
+    std::string path = join(prefix, keyNode.Scalar());
+    YAML::Node under; // what the layers below hold at `path` (const lookups insert nothing)
+    if (below && below.IsMap())
+      under = below[keyNode.Scalar()];
+    if (entry.second.IsMap() && under && under.IsMap()) {
+      flattenLayer(under, entry.second, path, file, out, diags);
+      continue;
+    }
+    out.push_back({path, entry.second, locFromMark(file, keyNode.Mark()), file});
+  }
+}
+
+// A `-c` layer file, parsed.
+struct LayerDoc {
+  std::string file;
+  YAML::Node root;
+};
+
 std::optional<Spec> parse(YAML::Node root, const std::string &file,
+                          const std::vector<LayerDoc> &layers,
                           const std::vector<Override> &overrides, std::vector<Diagnostic> &diags) {
   size_t before = diags.size();
   std::vector<OverrideSite> sites;
+  // Each layer merges into the spec as the layers below it left it; later layers and then
+  // the --set flags win.
+  for (const LayerDoc &layer : layers) {
+    if (!layer.root || layer.root.IsNull())
+      continue; // an empty layer changes nothing
+    if (!layer.root.IsMap()) {
+      diags.push_back({hasMark(layer.root) ? locFromMark(layer.file, layer.root.Mark())
+                                           : Loc{layer.file, 1, 1},
+                       "expected a map of spec keys at the top level of a layer, got " +
+                           describeValue(layer.root),
+                       "a -c layer holds the keys it changes, e.g. train: {batch_size: 8}"});
+      continue;
+    }
+    std::vector<LayerKey> keys;
+    flattenLayer(root, layer.root, "", layer.file, keys, diags);
+    for (const LayerKey &key : keys)
+      if (setPath(root, key.path, key.value, key.keyLoc, diags))
+        sites.push_back({key.path, key.file, key.keyLoc});
+  }
   for (const Override &override : overrides) {
     std::string site = "--set " + override.path;
     if (applyOverride(root, override, site, diags))
@@ -814,13 +881,14 @@ std::optional<Spec> parse(YAML::Node root, const std::string &file,
 
 std::optional<Spec> parseText(const std::string &text, const std::string &file,
                               const std::vector<Override> &overrides,
-                              std::vector<Diagnostic> &diags) {
+                              std::vector<Diagnostic> &diags,
+                              const std::vector<LayerDoc> &layers = {}) {
   std::optional<YAML::Node> root = loadYaml(text, file, diags);
   if (!root)
     return std::nullopt;
   // Nothing above throws by design; this keeps a yaml-cpp surprise from escaping the API.
   try {
-    return parse(*root, file, overrides, diags);
+    return parse(*root, file, layers, overrides, diags);
   } catch (const std::exception &e) {
     diags.push_back({Loc{file, 1, 1}, std::string("internal error while reading the spec: ") +
                                           e.what(),
@@ -842,22 +910,40 @@ std::optional<Spec> parseSpecString(const std::string &text, const std::string &
   return parseText(text, file, overrides, diags);
 }
 
-std::optional<Spec> parseSpecFile(const std::string &path, const std::vector<Override> &overrides,
-                                  std::vector<Diagnostic> &diags) {
-  std::string text;
-  try {
-    text = readRegularFile(path, kMaxSpecBytes, "spec file");
-  } catch (const FileError &e) {
-    diags.push_back({Loc{path, 0, 0}, e.why, ""});
+std::optional<Spec> parseSpecFiles(const std::vector<std::string> &files,
+                                   const std::vector<Override> &overrides,
+                                   std::vector<Diagnostic> &diags) {
+  if (files.empty()) {
+    diags.push_back({Loc{"attnc", 0, 0}, "no spec file given", ""});
     return std::nullopt;
   }
-  std::optional<Spec> spec = parseText(text, path, overrides, diags);
+  std::vector<std::string> texts;
+  for (const std::string &path : files) {
+    try {
+      texts.push_back(readRegularFile(path, kMaxSpecBytes, "spec file"));
+    } catch (const FileError &e) {
+      diags.push_back({Loc{path, 0, 0}, e.why, ""});
+    }
+  }
+  if (texts.size() != files.size())
+    return std::nullopt;
+  std::vector<LayerDoc> layers;
+  for (size_t i = 1; i < files.size(); ++i) {
+    std::optional<YAML::Node> root = loadYaml(texts[i], files[i], diags);
+    if (!root)
+      return std::nullopt;
+    layers.push_back({files[i], *root});
+  }
+  std::optional<Spec> spec = parseText(texts[0], files[0], overrides, diags, layers);
   if (spec) {
-    // Data files named in a spec are found beside it, wherever attnc runs from (a path given
-    // with --set is the command line's, relative to the current directory); either way the
-    // spec keeps them absolute, so the copy a checkpoint carries works from anywhere.
+    // Data files named in a spec are found beside the file that names them (the base or a
+    // layer), wherever attnc runs from; a path given with --set is the command line's,
+    // relative to the current directory. Either way the spec keeps them absolute, so the
+    // copy a checkpoint carries works from anywhere.
     namespace fs = std::filesystem;
-    fs::path dir = fs::absolute(fs::path(path)).parent_path();
+    auto dirOf = [](const std::string &file) {
+      return fs::absolute(fs::path(file)).parent_path();
+    };
     for (const auto &entry : {std::pair{"data.path", &spec->data.path},
                               std::pair{"data.valid_path", &spec->data.validPath}}) {
       std::string key = entry.first, &value = *entry.second;
@@ -865,10 +951,21 @@ std::optional<Spec> parseSpecFile(const std::string &path, const std::vector<Ove
         continue;
       bool fromCommandLine = std::any_of(overrides.begin(), overrides.end(),
                                          [&](const Override &o) { return o.path == key; });
+      fs::path dir = dirOf(files[0]);
+      auto where = spec->keyLocs.find(key);
+      if (where != spec->keyLocs.end())
+        for (size_t i = 1; i < files.size(); ++i)
+          if (where->second.file == files[i])
+            dir = dirOf(files[i]);
       value = (fromCommandLine ? fs::absolute(value) : dir / value).lexically_normal().string();
     }
   }
   return spec;
+}
+
+std::optional<Spec> parseSpecFile(const std::string &path, const std::vector<Override> &overrides,
+                                  std::vector<Diagnostic> &diags) {
+  return parseSpecFiles({path}, overrides, diags);
 }
 
 std::optional<Spec> parseSpecFile(const std::string &path, std::vector<Diagnostic> &diags) {

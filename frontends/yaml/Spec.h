@@ -229,6 +229,13 @@ std::optional<Spec> parseSpecFile(const std::string &path, const std::vector<Ove
 std::optional<Spec> parseSpecString(const std::string &text, const std::string &file,
                                     const std::vector<Override> &overrides,
                                     std::vector<Diagnostic> &diags);
+// `attnc -c base.yaml -c more.yaml`: the first file is the spec, each later one a layer over
+// it: its maps merge key by key, its other values (scalars, lists) replace; then the
+// overrides. Every diagnostic points at the file (or flag) that wrote the key. Data paths
+// are relative to the file that names them.
+std::optional<Spec> parseSpecFiles(const std::vector<std::string> &files,
+                                   const std::vector<Override> &overrides,
+                                   std::vector<Diagnostic> &diags);
 
 // Combinations of valid keys that do not make a model (an encoder-decoder reading sine
 // samples, heads that do not divide d_model, a key that does not apply to the chosen cell,

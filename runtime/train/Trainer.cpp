@@ -252,19 +252,52 @@ std::map<std::string, std::string> readCheckpointMetadata(const std::string &pat
   return checkpoint::load(path).metadata;
 }
 
+struct StepRunner::Impl {
+  const Program &program;
+  std::vector<Tensor> &params;
+  const Split &split;
+  BatchHook hook;
+  Batches batches;
+  std::vector<int> updateTarget; // train_step output -> the parameter it updates
+};
+
+StepRunner::StepRunner(const Program &program, std::vector<Tensor> &params, const Split &split,
+                       uint64_t seed, BatchHook perStepInput) {
+  const attn_entry_info &step = program.entry("train_step");
+  int64_t batch = step.inputs[0].shape[0];
+  if (numExamples(split) < batch)
+    throw std::runtime_error("attn: " + std::to_string(numExamples(split)) +
+                             " training examples do not fill one batch of " +
+                             std::to_string(batch));
+  impl = new Impl{program, params, split, std::move(perStepInput),
+                  Batches(numExamples(split), batch, seed), {}};
+  impl->updateTarget.assign(step.num_outputs, -1);
+  for (int i = 2; i < step.num_outputs; ++i)
+    impl->updateTarget[i] =
+        paramIndex(program.info(), std::string(step.outputs[i].name).substr(strlen("update:")));
+}
+
+StepRunner::~StepRunner() { delete impl; }
+
+StepRunner::Result StepRunner::step(int64_t s, double lr) {
+  const attn_entry_info &step = impl->program.entry("train_step");
+  // train_step's inputs: the loss's, then lr and step.
+  std::vector<Tensor> inputs =
+      gather(impl->split, impl->batches.rows(s), step, step.num_inputs - 2, impl->hook, s);
+  inputs.push_back(scalar((float)lr));
+  inputs.push_back(scalar((float)s));
+  std::vector<Tensor> outputs = impl->program.call("train_step", impl->params, inputs);
+  Result r{outputs[0].data<float>()[0], outputs[1].data<float>()[0]};
+  if (std::isfinite(r.loss))
+    for (int i = 2; i < step.num_outputs; ++i)
+      impl->params[impl->updateTarget[i]] = std::move(outputs[i]);
+  return r;
+}
+
 TrainResult train(const Program &program, std::vector<Tensor> &params, const Split &trainSplit,
                   const Split &valid, const TrainOptions &o) {
   const attn_program_info &info = program.info();
-  const attn_entry_info &step = program.entry("train_step");
-  int64_t batch = step.inputs[0].shape[0];
-  if (numExamples(trainSplit) < batch)
-    throw std::runtime_error("attn: " + std::to_string(numExamples(trainSplit)) +
-                             " training examples do not fill one batch of " +
-                             std::to_string(batch));
-  // Where each `update:<name>` output goes.
-  std::vector<int> updateTarget(step.num_outputs, -1);
-  for (int i = 2; i < step.num_outputs; ++i)
-    updateTarget[i] = paramIndex(info, std::string(step.outputs[i].name).substr(strlen("update:")));
+  StepRunner runner(program, params, trainSplit, o.seed, o.perStepInput);
 
   std::filesystem::create_directories(o.dir);
   RunLock lock(o.dir);
@@ -341,17 +374,11 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     m["bad_evals"] = std::to_string(early.badEvaluations());
     return m;
   };
-  Batches batches(numExamples(trainSplit), batch, o.seed);
   double start = now();
   for (int64_t s = result.firstStep; s <= o.steps; ++s) {
     double lr = learningRate(o.schedule, s);
-    // train_step's inputs: the loss's, then lr and step.
-    std::vector<Tensor> inputs =
-        gather(trainSplit, batches.rows(s), step, step.num_inputs - 2, o.perStepInput, s);
-    inputs.push_back(scalar((float)lr));
-    inputs.push_back(scalar((float)s));
-    std::vector<Tensor> outputs = program.call("train_step", params, inputs);
-    double loss = outputs[0].data<float>()[0], norm = outputs[1].data<float>()[0];
+    StepRunner::Result r = runner.step(s, lr);
+    double loss = r.loss, norm = r.gradNorm;
     if (!std::isfinite(loss)) {
       progress.finish();
       result.error = "the loss became " + std::to_string(loss) + " at step " + std::to_string(s) +
@@ -361,8 +388,6 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
                                 std::to_string(o.checkpointEvery) + ")");
       return result;
     }
-    for (int i = 2; i < step.num_outputs; ++i)
-      params[updateTarget[i]] = std::move(outputs[i]);
     result.lastStep = s;
     result.lastLoss = loss;
     progress.update(s, loss);

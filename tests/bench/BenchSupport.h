@@ -5,10 +5,8 @@
 // protocol).
 #pragma once
 
-#include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/Jit.h"
-#include "compiler/Transforms/Passes.h"
-#include "dialect/FlopCount.h"
+#include "compiler/Driver/Measure.h"
+#include "compiler/Driver/Session.h"
 
 #include "attn/Init.h"
 #include "attn/Program.h"
@@ -17,11 +15,8 @@
 #include "attn/checkpoint/Checkpoint.h"
 #include "attn/kernels.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,10 +48,7 @@ inline const char *programName = "attn-bench";
   std::exit(1);
 }
 
-inline double seconds() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
+using ::attn::driver::seconds;
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -225,44 +217,15 @@ inline void writeSeq2SeqData(const std::string &path, attn::checkpoint::Checkpoi
   attn::checkpoint::save(path, weights);
 }
 
-// The matrix-product FLOPs of one call of each function of `module` (attn IR before lowering),
-// counted from its ops (mlir::attn::countFlops) after the lowering's first steps: attn-decompose
-// turns composite ops into the matmuls they run, and canonicalize + CSE merge the copies a
-// composite op's gradient makes of its forward, as they do before code generation. So this is
-// what the compiled program computes, not a formula by hand.
+// The FLOPs of every entry point (attn::driver::entryFlops); dies when they cannot be counted.
 inline std::map<std::string, double> entryFlops(mlir::ModuleOp module) {
-  mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
-  mlir::PassManager pm(module.getContext());
-  pm.addPass(mlir::attn::createAttnDecompose());
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
-  if (mlir::failed(pm.run(*copy)))
+  std::map<std::string, double> flops = ::attn::driver::entryFlops(module);
+  if (flops.empty())
     die("attn-decompose failed while counting FLOPs");
-  std::map<std::string, double> flops;
-  for (auto f : copy->getOps<mlir::func::FuncOp>())
-    flops[f.getName().str()] = mlir::attn::countFlops(f);
   return flops;
 }
 
-// f32 GEMM throughput of attnc's matmul kernel (attn_rt_matmul, oneDNN) for n x n x n at the
-// current OpenMP thread count: the best of `reps` calls after a warm-up, in GFLOP/s.
-inline double onednnGemmGflops(int64_t n = 1024, int reps = 7) {
-  std::vector<float> a(n * n), b(n * n), c(n * n);
-  for (int64_t i = 0; i < n * n; ++i)
-    a[i] = (float)((i * 7) % 13) / 13.0f, b[i] = (float)((i * 5) % 11) / 11.0f;
-  auto view = [n](std::vector<float> &v) {
-    return attn_memref3{v.data(), v.data(), 0, {1, n, n}, {n * n, n, 1}};
-  };
-  attn_memref3 ma = view(a), mb = view(b), mc = view(c);
-  _mlir_ciface_attn_rt_matmul(&ma, &mb, &mc, 0, 0);
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    double t0 = seconds();
-    _mlir_ciface_attn_rt_matmul(&ma, &mb, &mc, 0, 0);
-    best = std::min(best, seconds() - t0);
-  }
-  return 2.0 * n * n * n / best / 1e9;
-}
+inline double onednnGemmGflops() { return ::attn::driver::gemmGflops(); }
 
 // The machine's GEMM peak as this run measured it: oneDNN's and PyTorch's f32 GEMM at the
 // benchmark's thread count (PyTorch's from its child process), and the faster of the two,
@@ -299,62 +262,37 @@ struct Calibration {
   }
 };
 
-// An MLIR context with attnc's dialects loaded.
-inline std::unique_ptr<mlir::MLIRContext> attnContext() {
-  mlir::DialectRegistry registry;
-  ::attn::pipelines::registerDialects(registry);
-  auto context = std::make_unique<mlir::MLIRContext>(registry);
-  context->loadAllAvailableDialects();
-  return context;
+// A session for a benchmark's program (its diagnostics on stderr).
+inline std::unique_ptr<::attn::driver::Session> newSession(bool fuse = true) {
+  ::attn::driver::SessionOptions o;
+  o.fuse = fuse;
+  return std::make_unique<::attn::driver::Session>(o);
 }
 
-// How to build a TrainStepProgram.
-struct TrainStepOptions {
-  std::string model; // JitProgram::compile's model name
-  std::string cname; // entry symbols are attn_<cname>_<entry>
-  // Structural fusion (attn-fuse-recurrence, attn-fuse-attention): before autodiff (as
-  // `attnc train`) when `trainingPasses` is unset, and in the lowering either way.
-  bool fuse = true;
-  // The passes that add @loss_grad and @train_step; unset: attn-autodiff, then
-  // attn-train-step with Adam at its defaults (the learning rate is an input of the step).
-  std::function<void(mlir::OpPassManager &)> trainingPasses;
-  uint64_t seed = 1; // attn::initParams
-  // When compilation began (seconds()), for compileSeconds to include making the module;
-  // 0: when the constructor runs.
-  double startedAt = 0;
-};
-
-// A model's @train_step compiled and called the way the trainer calls it: Program::call,
-// then the `update:<name>` outputs (new weights and optimizer state) moved into the
-// parameters they update.
+// A model's @train_step compiled as `attnc train` compiles it (the session's spec's
+// optimizer, or Adam at its defaults for a bare attn module; the learning rate is an input of
+// the step) and called the way the trainer calls it: Program::call, then the
+// `update:<name>` outputs (new weights and optimizer state) moved into the parameters they
+// update.
 class TrainStepProgram {
 public:
-  TrainStepProgram(mlir::ModuleOp module, const TrainStepOptions &o) {
-    double t0 = o.startedAt ? o.startedAt : seconds();
-    mlir::PassManager pm(module.getContext());
-    if (o.trainingPasses) {
-      o.trainingPasses(pm);
-    } else {
-      if (o.fuse)
-        ::attn::pipelines::buildFusion(pm);
-      pm.addPass(mlir::attn::createAttnAutodiff());
-      mlir::attn::AttnTrainStepOptions adam;
-      adam.optimizer = "adam";
-      pm.addPass(mlir::attn::createAttnTrainStep(adam));
-    }
-    if (mlir::failed(pm.run(module)))
-      die("attn-autodiff / attn-train-step failed");
-    flops = entryFlops(module);
-    auto compiled = ::attn::target::JitProgram::compile(module, o.model, o.cname, o.fuse);
-    if (!compiled)
-      die("JIT failed: " + llvm::toString(compiled.takeError()));
-    jit = std::move(*compiled);
-    program = std::make_unique<::attn::Program>(jit->info());
+  // `session` holds the spec (imported on the way) or the attn module; `startedAt` is when
+  // compilation began (seconds()), for compileSeconds to include making the module (0: now).
+  explicit TrainStepProgram(std::unique_ptr<::attn::driver::Session> session,
+                            uint64_t seed = 1, double startedAt = 0)
+      : session(std::move(session)) {
+    double t0 = startedAt ? startedAt : seconds();
+    if (!this->session->runTo(::attn::driver::Stage::Grad))
+      die("the training pipeline failed");
+    flops = entryFlops(this->session->module());
+    model = this->session->loadModel(seed);
+    if (!model)
+      die("the train step does not compile");
+    program = model->program.get();
     compileSeconds = seconds() - t0;
 
     const attn_program_info &info = program->info();
     const attn_entry_info &entry = program->entry("train_step");
-    params = ::attn::initParams(info, o.seed);
     // Outputs 0 and 1 are the loss and the gradient norm; the rest are "update:<param>".
     updateTarget.assign(entry.num_outputs, -1);
     for (int out = 2; out < entry.num_outputs; ++out) {
@@ -373,10 +311,10 @@ public:
     ++steps;
     batch.push_back(scalar(lr));
     batch.push_back(scalar((float)steps));
-    std::vector<::attn::Tensor> outputs = program->call("train_step", params, batch);
+    std::vector<::attn::Tensor> outputs = program->call("train_step", params(), batch);
     losses.push_back(outputs[0].data<float>()[0]);
     for (size_t out = 2; out < outputs.size(); ++out)
-      params[updateTarget[out]] = std::move(outputs[out]);
+      params()[updateTarget[out]] = std::move(outputs[out]);
     return outputs;
   }
 
@@ -387,20 +325,22 @@ public:
     ::attn::checkpoint::Checkpoint ckpt;
     for (int p = 0; p < info.num_params; ++p)
       if (!std::strchr(info.params[p].name, '/'))
-        ckpt.tensors.push_back({info.params[p].name, params[p]});
+        ckpt.tensors.push_back({info.params[p].name, model->params[p]});
     return ckpt;
   }
 
-  std::unique_ptr<::attn::Program> program;
-  std::vector<::attn::Tensor> params;
+  std::vector<::attn::Tensor> &params() { return model->params; }
+
+  std::unique_ptr<::attn::driver::Session> session;
+  std::unique_ptr<::attn::driver::Model> model;
+  const ::attn::Program *program = nullptr;
   double compileSeconds = 0;
   std::map<std::string, double> flops; // per entry point (entryFlops), e.g. flops["train_step"]
   int64_t steps = 0;           // steps taken
   std::vector<double> losses;  // the loss of each step taken
 
 private:
-  std::unique_ptr<::attn::target::JitProgram> jit; // owns the code `program` runs
-  std::vector<int> updateTarget;                   // output index -> parameter index
+  std::vector<int> updateTarget; // output index -> parameter index
 };
 
 // The PyTorch side: a child process driven line by line over two pipes.

@@ -92,28 +92,18 @@ std::string specText(const Sizes &z, int64_t encHidden, int64_t decHidden) {
 
 // One configuration's train step compiled as `attnc train` compiles it: fusion (nothing here is
 // a plain one-cell scan), autodiff, Adam step, JIT.
-TrainStepProgram compileConfig(mlir::MLIRContext &context, const Config &c, const Sizes &z) {
+TrainStepProgram compileConfig(const Config &c, const Sizes &z) {
   double t0 = seconds();
-  std::vector<::attn::yaml::Diagnostic> diags;
-  auto spec = ::attn::yaml::parseSpecString(specText(z, c.encHidden, c.decHidden),
-                                            "bahdanau-bench.yaml", diags);
-  for (const auto &d : diags)
-    std::fprintf(stderr, "%s\n", d.str().c_str());
-  if (!spec)
+  auto session = bench::newSession();
+  if (!session->loadSpecText(specText(z, c.encHidden, c.decHidden), "bahdanau-bench.yaml"))
     die("the benchmark's spec does not parse");
   ::attn::yaml::ImportOptions options;
   options.sourceVocab = z.srcVocab;
   options.targetVocab = z.tgtVocab;
   options.sourceLength = z.srcLen;
   options.targetLength = z.tgtLen;
-  mlir::OwningOpRef<mlir::ModuleOp> module = ::attn::yaml::importSpec(*spec, context, options);
-  if (!module || mlir::failed(mlir::verify(*module)))
-    die("the " + c.key + " module does not verify");
-  bench::TrainStepOptions o;
-  o.model = "bahdanau-bench";
-  o.cname = "bench_" + c.key;
-  o.startedAt = t0;
-  return TrainStepProgram(*module, o);
+  session->setImportOptions(options);
+  return TrainStepProgram(std::move(session), /*seed=*/1, t0);
 }
 
 // Median seconds of `entry` (loss: the forward; loss_grad: forward and backward) on batch 0.
@@ -121,7 +111,7 @@ double timeEntry(TrainStepProgram &side, const char *entry, int reps, int iters,
                  const std::vector<std::vector<::attn::Tensor>> &batches) {
   std::vector<double> t;
   for (int r = 0; r < reps; ++r)
-    t.push_back(bench::perStep(iters, [&] { side.program->call(entry, side.params, batches[0]); }));
+    t.push_back(bench::perStep(iters, [&] { side.program->call(entry, side.params(), batches[0]); }));
   return median(t);
 }
 
@@ -174,8 +164,6 @@ int main(int argc, char **argv) {
   int threads = bench::threadCount();
   std::string python = bench::benchPython();
 
-  std::unique_ptr<mlir::MLIRContext> context = bench::attnContext();
-
   std::printf("Bahdanau seq2seq, teacher-forced train step (forward, backward, adam): batch %lld, "
               "source/target length %lld/%lld, vocab %lld/%lld, embedding %lld, GRU, "
               "attention dim %lld\n",
@@ -190,7 +178,7 @@ int main(int argc, char **argv) {
   std::vector<Row> rows;
   std::optional<bench::Calibration> calibration; // from the first PyTorch side
   for (const Config *c : configs) {
-    TrainStepProgram side = compileConfig(*context, *c, z);
+    TrainStepProgram side = compileConfig(*c, z);
 
     std::string dataFile = bench::tempDataFile("attn-bench-attention");
     bench::writeSeq2SeqData(dataFile, side.weights(), batches);

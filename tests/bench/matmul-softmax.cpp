@@ -9,8 +9,6 @@
 // measured in the same run) counts the program's matmul FLOPs (bench::entryFlops). Each repetition times ITERS back-to-back calls; attnc and
 // oneDNN repetitions are interleaved and the medians are reported.
 
-#include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/Jit.h"
 
 #include "BenchSupport.h"
 
@@ -69,25 +67,19 @@ double median(std::vector<double> v) {
 
 int main() {
   // ---- attnc: parse, lower, JIT ----
-  mlir::DialectRegistry registry;
-  ::attn::pipelines::registerDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-
+  ::attn::driver::Session session;
   double t0 = seconds();
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(kSource, &context);
+      mlir::parseSourceString<mlir::ModuleOp>(kSource, &session.context());
   if (!module)
     die("cannot parse the benchmark module");
   const double matmulFlops = bench::entryFlops(*module)["forward"];
-  auto jit = ::attn::target::JitProgram::compile(*module, "bench", "bench");
-  if (!jit) {
-    std::fprintf(stderr, "attn-bench-matmul-softmax: error: JIT failed: %s\n",
-                 llvm::toString(jit.takeError()).c_str());
+  session.setModule(std::move(module), "bench");
+  std::unique_ptr<::attn::driver::Model> model = session.loadModel();
+  if (!model)
     return 1;
-  }
   double compileSeconds = seconds() - t0;
-  ::attn::Program program((*jit)->info());
+  const ::attn::Program &program = *model->program;
   const attn_entry_info &entry = program.entry("forward");
   if (program.info().num_params != 0 || entry.num_inputs != 2 || entry.num_outputs != 1)
     die("unexpected manifest");

@@ -113,18 +113,14 @@ struct Variant {
   std::vector<double> times;
 };
 
-TrainStepProgram compileVariant(mlir::MLIRContext &context, const std::string &text, bool fuse,
-                                const std::string &cname) {
+TrainStepProgram compileVariant(const std::string &text, bool fuse, const std::string &name) {
   double t0 = seconds();
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  auto session = bench::newSession(fuse);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &session->context());
   if (!module || mlir::failed(mlir::verify(*module)))
     die("the benchmark's module does not parse");
-  bench::TrainStepOptions o;
-  o.model = "bench";
-  o.cname = cname;
-  o.fuse = fuse;
-  o.startedAt = t0;
-  return TrainStepProgram(*module, o);
+  session->setModule(std::move(module), name);
+  return TrainStepProgram(std::move(session), /*seed=*/1, t0);
 }
 
 void usage() {
@@ -173,8 +169,6 @@ int main(int argc, char **argv) {
   int threads = bench::threadCount();
   std::string python = bench::benchPython();
 
-  std::unique_ptr<mlir::MLIRContext> context = bench::attnContext();
-
   std::printf("train step (forward, backward, adam): batch %lld, length %lld, input %lld, "
               "hidden %lld, 1 layer, dense head on the last hidden state, MSE\n",
               (long long)z.batch, (long long)z.length, (long long)z.input, (long long)z.hidden);
@@ -184,10 +178,10 @@ int main(int argc, char **argv) {
   for (const std::string &cell : cells) {
     std::string text = lossModule(cell, z);
     std::vector<Variant> sides;
-    sides.push_back({"attnc fused", compileVariant(*context, text, /*fuse=*/true,
+    sides.push_back({"attnc fused", compileVariant(text, /*fuse=*/true,
                                                    "bench_" + cell + "_fused"), {}});
     if (unfused)
-      sides.push_back({"attnc unfused", compileVariant(*context, text, /*fuse=*/false,
+      sides.push_back({"attnc unfused", compileVariant(text, /*fuse=*/false,
                                                        "bench_" + cell + "_unfused"), {}});
 
     // NB random batches: x in [-1, 1], targets in [-1, 1].

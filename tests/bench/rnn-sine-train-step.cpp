@@ -85,30 +85,18 @@ int main(int argc, char **argv) {
   int threads = bench::threadCount();
 
   // ---- attnc: the spec, @loss_grad and @train_step as `attnc train` builds them, JIT ----
-  std::vector<::attn::yaml::Diagnostic> diags;
-  auto spec = ::attn::yaml::parseSpecFile(model, overrides, diags);
-  for (const auto &d : diags)
-    std::fprintf(stderr, "%s\n", d.str().c_str());
-  if (!spec)
+  double t0 = seconds();
+  auto session = bench::newSession();
+  if (!session->loadSpec(model, overrides))
     return 1;
+  const ::attn::yaml::Spec *spec = &session->spec();
   if (!spec->model.rnn || spec->model.output.size != 1)
     die(model + ": the benchmark needs an rnn model with model.output.size 1");
   const auto &t = spec->train;
   int64_t batch = t.batchSize, window = spec->data.window, hidden = spec->model.rnn->hidden,
           layers = spec->model.rnn->layers;
 
-  std::unique_ptr<mlir::MLIRContext> context = bench::attnContext();
-  double t0 = seconds();
-  auto module = ::attn::yaml::importSpec(*spec, *context);
-  if (!module || mlir::failed(mlir::verify(*module)))
-    die("the imported module does not verify");
-  bench::TrainStepOptions o;
-  o.model = spec->name;
-  o.cname = ::attn::yaml::cName(spec->name);
-  o.trainingPasses = [&](mlir::OpPassManager &pm) { ::attn::yaml::addTrainingPasses(pm, t); };
-  o.seed = t.seed;
-  o.startedAt = t0;
-  bench::TrainStepProgram train(*module, o);
+  bench::TrainStepProgram train(std::move(session), t.seed, t0);
 
   // ---- NB fixed batches of builtin sine training data ----
   auto sine = ::attn::data::makeSine(window, batch * NB, spec->data.seed);

@@ -73,26 +73,17 @@ std::string specText(const Sizes &z) {
          "decode: {batch: " + n(z.batch) + "}\n";
 }
 
-TrainStepProgram compile(mlir::MLIRContext &context, const Sizes &z) {
+TrainStepProgram compile(const Sizes &z) {
   double t0 = bench::seconds();
-  std::vector<::attn::yaml::Diagnostic> diags;
-  auto spec = ::attn::yaml::parseSpecString(specText(z), "transformer-bench.yaml", diags);
-  for (const auto &d : diags)
-    std::fprintf(stderr, "%s\n", d.str().c_str());
-  if (!spec)
+  auto session = bench::newSession();
+  if (!session->loadSpecText(specText(z), "transformer-bench.yaml"))
     die("the benchmark's spec does not parse");
   ::attn::yaml::ImportOptions options;
   options.sourceVocab = options.targetVocab = z.vocab;
   options.sourceLength = z.srcLen;
   options.targetLength = z.tgtLen;
-  mlir::OwningOpRef<mlir::ModuleOp> module = ::attn::yaml::importSpec(*spec, context, options);
-  if (!module || mlir::failed(mlir::verify(*module)))
-    die("the module does not verify");
-  bench::TrainStepOptions o;
-  o.model = "transformer-bench";
-  o.cname = "bench_transformer";
-  o.startedAt = t0;
-  return TrainStepProgram(*module, o);
+  session->setImportOptions(options);
+  return TrainStepProgram(std::move(session), /*seed=*/1, t0);
 }
 
 // Greedy decoding as attnc's decoder runs it, without stopping at eos: @encode, then `tokens`
@@ -136,7 +127,6 @@ int main(int argc, char **argv) {
     usage();
   int threads = bench::threadCount();
   std::string python = bench::benchPython();
-  std::unique_ptr<mlir::MLIRContext> context = bench::attnContext();
 
   std::printf("Transformer encoder-decoder: d_model %lld, %lld heads, ffn %lld, %lld+%lld layers "
               "(post-norm, relu), vocab %lld, source/target length %lld, batch %lld; train step "
@@ -149,9 +139,9 @@ int main(int argc, char **argv) {
   std::vector<std::vector<::attn::Tensor>> batches =
       bench::seq2seqBatches(NB, z.batch, z.srcLen, z.tgtLen, z.vocab, z.vocab);
 
-  TrainStepProgram side = compile(*context, z);
+  TrainStepProgram side = compile(z);
   std::printf("compiled in %.1f s\n", side.compileSeconds);
-  std::vector<::attn::Tensor> initial = side.params; // decoding uses the initial weights
+  std::vector<::attn::Tensor> initial = side.params(); // decoding uses the initial weights
   std::string dataFile = bench::tempDataFile("attn-bench-transformer");
   bench::writeSeq2SeqData(dataFile, side.weights(), batches);
   auto str = [](int64_t v) { return std::to_string(v); };

@@ -6,7 +6,7 @@
 // Tolerance: |analytic - numeric| <= 2e-3 + 2e-2 |analytic|, with h = 5e-3 (float32
 // evaluation of both losses; the loss weights are O(1), so round-off stays near 1e-4).
 #include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/Jit.h"
+#include "compiler/Driver/Session.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialect/AttnOps.h"
 
@@ -153,8 +153,8 @@ class Gradcheck : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Gradcheck, MatchesFiniteDifferences) {
   const std::string name = GetParam();
-  mlir::MLIRContext context(registry());
-  context.loadAllAvailableDialects();
+  attn::driver::Session session;
+  mlir::MLIRContext &context = session.context();
   auto cases = mlir::parseSourceFile<mlir::ModuleOp>(casesPath(), &context);
   ASSERT_TRUE(cases) << "cannot parse " << casesPath();
   auto testCase = cases->lookupSymbol<mlir::func::FuncOp>(name);
@@ -164,12 +164,11 @@ TEST_P(Gradcheck, MatchesFiniteDifferences) {
   mlir::PassManager pm(&context);
   pm.addPass(mlir::attn::createAttnAutodiff());
   ASSERT_TRUE(mlir::succeeded(pm.run(*module))) << "attn-autodiff failed on @" << name;
-  auto jit = attn::target::JitProgram::compile(*module, name, "gradcheck_" + name);
-  ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
-  ::attn::Program program((*jit)->info());
-  const attn_program_info &info = program.info();
-
-  std::vector<attn::Tensor> params = ::attn::initParams(info, /*seed=*/7);
+  session.setModule(std::move(module), "gradcheck_" + name);
+  std::unique_ptr<attn::driver::Model> model = session.loadModel(/*seed=*/7);
+  ASSERT_TRUE(model) << "@" << name << " does not compile";
+  const ::attn::Program &program = *model->program;
+  std::vector<attn::Tensor> params = model->params;
   checkGradients(program, params, {}, "@" + name);
 }
 
@@ -207,16 +206,17 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
     small.push_back({"model.transformer.heads", "2"});
     small.push_back({"model.transformer.ffn", "6"});
   }
-  if (plain->task == "lm" || plain->task == "seq2seq" || plain->task == "tag" ||
-      plain->task == "classify")
+  // (A Transformer's embeddings are d_model wide: model.embedding does not apply to it.)
+  if (!plain->model.transformer && (plain->task == "lm" || plain->task == "seq2seq" ||
+                                    plain->task == "tag" || plain->task == "classify"))
     small.push_back({"model.embedding.dim", "3"});
   if (plain->task == "seq2seq")
     small.push_back({"decode.batch", "2"});
   auto spec = ::attn::yaml::parseSpecFile(path, small, diags);
   ASSERT_TRUE(spec) << (diags.empty() ? "" : diags.back().str());
 
-  mlir::MLIRContext context(registry());
-  context.loadAllAvailableDialects();
+  attn::driver::Session session;
+  mlir::MLIRContext &context = session.context();
   ::attn::yaml::ImportOptions options;
   if (spec->task == "lm")
     options.vocabSize = ::attn::data::CharVocab(::attn::data::builtinText()).size();
@@ -225,15 +225,16 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
     options.sourceLength = 4;
     options.targetLength = 5;
   }
-  auto module = ::attn::yaml::importSpec(*spec, context, options);
+  ASSERT_TRUE(session.loadSpec(path, small));
+  session.setImportOptions(options);
+  ASSERT_TRUE(session.runTo(attn::driver::Stage::Attn));
   mlir::PassManager pm(&context);
   pm.addPass(mlir::attn::createAttnAutodiff());
-  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
-  std::string cname = "model_" + ::attn::yaml::cName(spec->name);
-  auto jit = ::attn::target::JitProgram::compile(*module, spec->name, cname);
-  ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
-  ::attn::Program program((*jit)->info());
-  std::vector<::attn::Tensor> params = ::attn::initParams(program.info(), /*seed=*/11);
+  ASSERT_TRUE(mlir::succeeded(pm.run(session.module())));
+  std::unique_ptr<attn::driver::Model> model = session.loadModel(/*seed=*/11);
+  ASSERT_TRUE(model);
+  const ::attn::Program &program = *model->program;
+  std::vector<::attn::Tensor> params = model->params;
 
   // Random inputs of the loss: values in [-1, 1], ids within the vocabulary.
   const attn_entry_info &loss = program.entry("loss");

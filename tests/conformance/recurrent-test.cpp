@@ -6,7 +6,7 @@
 // 2-layer stack, reversed scans (bidirectional layers) and per-step outputs (the char LM).
 // Models whose cells oneDNN lacks (seed GRU, projection LSTM) must stay unfused.
 #include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/Jit.h"
+#include "compiler/Driver/Session.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialect/AttnOps.h"
 #include "frontends/yaml/Importer.h"
@@ -132,37 +132,36 @@ TEST_P(FusedRecurrence, MatchesUnfusedLossAndGradients) {
   if (spec->task == "lm")
     options.vocabSize = ::attn::data::CharVocab(::attn::data::builtinText()).size();
 
-  mlir::MLIRContext context(registry());
-  context.loadAllAvailableDialects();
-  std::unique_ptr<::attn::target::JitProgram> jits[2];
+  std::unique_ptr<::attn::driver::Model> models[2];
   for (int fused = 0; fused < 2; ++fused) {
-    auto module = ::attn::yaml::importSpec(*spec, context, options);
-    ASSERT_TRUE(module && mlir::succeeded(mlir::verify(*module)));
-    mlir::PassManager pm(&context);
+    ::attn::driver::SessionOptions so;
+    so.fuse = fused != 0;
+    ::attn::driver::Session session(so);
+    ASSERT_TRUE(session.loadSpec(path, overrides));
+    session.setImportOptions(options);
+    ASSERT_TRUE(session.runTo(::attn::driver::Stage::Attn));
+    mlir::ModuleOp module = session.module();
+    mlir::PassManager pm(&session.context());
     if (fused)
       ::attn::pipelines::buildFusion(pm);
     pm.addPass(mlir::attn::createAttnAutodiff());
-    ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+    ASSERT_TRUE(mlir::succeeded(pm.run(module)));
     if (fused) {
       // @loss's and @loss_grad's layers (@forward's too, fused later in attn-lower).
-      auto loss = module->lookupSymbol<mlir::func::FuncOp>("loss");
+      auto loss = module.lookupSymbol<mlir::func::FuncOp>("loss");
       int inLoss = 0;
       loss.walk([&](mlir::Operation *op) {
         inLoss += mlir::isa<mlir::attn::RnnOp, mlir::attn::GruOp, mlir::attn::LstmOp>(op);
       });
       EXPECT_EQ(inLoss, c.fusedOps) << "sequence ops in @loss";
-      EXPECT_EQ(countGradOps(*module), c.fusedOps) << "backward ops in @loss_grad";
+      EXPECT_EQ(countGradOps(module), c.fusedOps) << "backward ops in @loss_grad";
     } else {
-      EXPECT_EQ(countSequenceOps(*module), 0);
+      EXPECT_EQ(countSequenceOps(module), 0);
     }
-    auto jit = ::attn::target::JitProgram::compile(*module, spec->name,
-                                                   "rec_" + ::attn::yaml::cName(spec->name) +
-                                                       (fused ? "_fused" : "_unfused"),
-                                                   /*fuse=*/fused != 0);
-    ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
-    jits[fused] = std::move(*jit);
+    models[fused] = session.loadModel();
+    ASSERT_TRUE(models[fused]);
   }
-  ::attn::Program unfused(jits[0]->info()), fused(jits[1]->info());
+  const ::attn::Program &unfused = *models[0]->program, &fused = *models[1]->program;
   std::vector<::attn::Tensor> params = ::attn::initParams(unfused.info(), /*seed=*/13);
 
   const attn_entry_info &loss = unfused.entry("loss");

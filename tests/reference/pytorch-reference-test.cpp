@@ -26,7 +26,7 @@
 //
 // Python is not needed here: only to regenerate the reference files.
 #include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/Jit.h"
+#include "compiler/Driver/Session.h"
 #include "compiler/Transforms/Passes.h"
 #include "frontends/yaml/Importer.h"
 #include "frontends/yaml/Spec.h"
@@ -299,29 +299,22 @@ void checkLossGrad(const Reference &r, const std::string &cfg) {
     sizes += ", vocab " + meta("source_vocab") + "/" + meta("target_vocab") + ", lengths " +
              meta("source_length") + "/" + meta("target_length");
   }
-  std::vector<::attn::yaml::Diagnostic> diags;
-  auto spec = r.specText
-                  ? ::attn::yaml::parseSpecString(r.specText, r.model, overrides, diags)
-                  : ::attn::yaml::parseSpecFile(modelPath(r), overrides, diags);
-  std::string problems;
-  for (const auto &d : diags)
-    problems += d.str() + "\n";
-  ASSERT_TRUE(spec.has_value()) << problems;
-
-  mlir::MLIRContext context(registry());
-  context.loadAllAvailableDialects();
-  auto module = ::attn::yaml::importSpec(*spec, context, options);
-  ASSERT_TRUE(module && mlir::succeeded(mlir::verify(*module)));
-  mlir::PassManager pm(&context);
+  ::attn::driver::Session session;
+  ASSERT_TRUE(r.specText ? session.loadSpecText(r.specText, r.model, overrides)
+                         : session.loadSpec(modelPath(r), overrides));
+  const ::attn::yaml::Spec *spec = &session.spec();
+  session.setImportOptions(options);
+  ASSERT_TRUE(session.runTo(::attn::driver::Stage::Attn));
+  mlir::ModuleOp module = session.module();
+  mlir::PassManager pm(&session.context());
   // As attnc does: fusion first (scans over cells oneDNN has become sequence ops whose
   // gradient is oneDNN's backward), then autodiff.
   ::attn::pipelines::buildFusion(pm);
   pm.addPass(mlir::attn::createAttnAutodiff());
-  ASSERT_TRUE(mlir::succeeded(pm.run(*module))) << "attn-autodiff failed";
-  auto jit = ::attn::target::JitProgram::compile(*module, spec->name,
-                                                 ::attn::yaml::cName(spec->name));
-  ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
-  ::attn::Program program((*jit)->info());
+  ASSERT_TRUE(mlir::succeeded(pm.run(module))) << "attn-autodiff failed";
+  std::unique_ptr<::attn::driver::Model> model = session.loadModel();
+  ASSERT_TRUE(model);
+  const ::attn::Program &program = *model->program;
   const attn_program_info &info = program.info();
 
   // Parameters in manifest order, matched by name; inputs by name.

@@ -1,55 +1,46 @@
-// attnc check / emit: validate a spec and print any stage of its compilation.
+// attnc check / emit / compile: validate a spec, print any stage of its compilation, write
+// it ahead of time.
 #include "Verbs.h"
 
-#include "compiler/Target/Object.h"
-
-#include "llvm/Support/raw_ostream.h"
-
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
 namespace attnc {
 
-int check(Compiler &c, const Options &) {
-  if (!c.import())
+int check(attn::driver::Session &session, const Common &) {
+  if (!session.runTo(attn::driver::Stage::Attn))
     return 1;
-  const auto &s = c.spec();
+  const auto &s = session.spec();
   std::cout << s.file << ": ok: model '" << s.name << "' (" << s.task << ", "
             << (s.model.rnn ? "rnn" : s.model.transformer ? "transformer" : "mlp") << ")\n";
   return 0;
 }
 
-int emit(Compiler &c, const Options &o) {
-  if (o.stage == "spec")
-    return writeText(o.output, attn::yaml::specToYaml(c.spec()));
-  if (o.stage != "attn" && o.stage != "fused" && o.stage != "grad" && o.stage != "lowered" &&
-      o.stage != "llvm")
+int emit(attn::driver::Session &session, const Common &, const EmitOptions &o) {
+  std::optional<attn::driver::Stage> stage = attn::driver::parseStage(o.stage);
+  if (!stage)
     return usageError("--stage must be spec, attn, fused, grad, lowered or llvm (got '" +
                       o.stage + "')");
-  if (!c.import())
+  std::optional<std::string> text = session.print(*stage);
+  if (!text)
     return 1;
-  if (o.stage == "fused" && !c.fuse())
-    return 1;
-  if (o.stage == "grad" && !c.addTraining())
-    return 1;
-  if ((o.stage == "lowered" || o.stage == "llvm") && !c.lower())
-    return 1;
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (o.stage == "llvm") {
-    if (!c.lowerToLLVM())
-      return 1;
-    llvm::LLVMContext llvmContext;
-    auto module = attn::target::toOptimizedLLVMIR(c.module(), llvmContext);
-    if (!module)
-      return 1;
-    module->print(os, nullptr);
-  } else {
-    c.module().print(os);  // attn, grad or lowered
-    os << "\n";
+  return writeText(o.output, *text);
+}
+
+int compile(attn::driver::Session &session, const Common &, const CompileOptions &o) {
+  if (o.output.empty())
+    return usageError("compile needs -o MODEL.o");
+  std::string header = o.header;
+  if (header.empty()) {
+    auto dot = o.output.rfind('.');
+    header = (dot == std::string::npos ? o.output : o.output.substr(0, dot)) + ".h";
   }
-  return writeText(o.output, os.str());
+  if (!session.runTo(attn::driver::Stage::LLVM))
+    return 1;
+  std::string error = session.writeObject(o.output, header, o.cpu);
+  if (!error.empty())
+    return std::cerr << "attnc: error: " << error << "\n", 1;
+  std::cout << "wrote " << o.output << " and " << header << "\n";
+  return 0;
 }
 
 } // namespace attnc

@@ -1,15 +1,12 @@
-// attnc run / compile: the forward pass in-process, or the model ahead of time.
-#include "Data.h"
+// attnc run: the forward pass in-process (a regressor's outputs, a language model's samples;
+// seq2seq and labelling models in Translate.cpp and Labelling.cpp).
 #include "Verbs.h"
 
-#include "compiler/Target/Object.h"
-
-#include "attn/Init.h"
 #include "attn/Program.h"
-#include "attn/decode/Sample.h"
 #include "attn/data/Sine.h"
 #include "attn/data/TextFile.h"
-#include "attn/train/Trainer.h"
+#include "attn/decode/Sample.h"
+#include "attn/task/Data.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -22,29 +19,21 @@ namespace attnc {
 
 // The forward pass over `x` [n, window] in batches of the compiled batch size, or, for a
 // language model, sampling.
-int run(Compiler &c, const Options &o) {
-  if (c.spec().task == "seq2seq")
-    return runSeq2Seq(c, o);
-  if (c.spec().task == "tag" || c.spec().task == "classify")
-    return runLabeller(c, o);
-  const auto &s = c.spec();
+int run(attn::driver::Session &session, const Common &c, const RunOptions &o) {
   // The checkpoint is checked against the spec before anything is compiled.
-  std::string file = o.ckpt.empty() ? "" : checkpointFile(o.ckpt);
-  if (!file.empty())
-    checkModelMatches(s, attn::train::readCheckpointMetadata(file), file);
-  if (!c.import() || !c.lower() || !c.lowerToLLVM())
+  if (!o.ckpt.empty() && !session.openCheckpoint(o.ckpt, c.overrides))
     return 1;
-  auto jit = c.jit();
-  if (!jit)
+  const auto &s = session.spec();
+  if (s.task == "seq2seq")
+    return runSeq2Seq(session, o);
+  if (s.task == "tag" || s.task == "classify")
+    return runLabeller(session, o);
+  std::unique_ptr<attn::driver::Model> model = session.loadModel(o.seed);
+  if (!model)
     return 1;
-  attn::Program program(jit->info());
-  uint64_t seed = o.seed.value_or(s.train.seed);
-  auto params = attn::initParams(program.info(), seed);
-  std::string origin = "initialised from seed " + std::to_string(seed);
-  if (!file.empty()) {
-    auto meta = attn::train::loadCheckpoint(file, program.info(), params, /*statesOptional=*/true);
-    origin = "from " + file + " (step " + (meta.count("step") ? meta.at("step") : "?") + ")";
-  }
+  const attn::Program &program = *model->program;
+  const std::vector<attn::Tensor> &params = model->params;
+  const std::string &origin = model->origin;
   if (s.task == "lm") {
     // A language model generates: feed the prime, then sample one character at a time.
     attn::decode::SampleOptions so;
@@ -53,10 +42,10 @@ int run(Compiler &c, const Options &o) {
     so.topK = s.sample.topK;
     so.seed = o.sampleSeed.value_or(s.sample.seed);
     std::string prime = o.prime.value_or(s.sample.prime);
-    auto ids = attn::decode::sample(program, params, textVocab().encode(prime), so);
+    auto ids = attn::decode::sample(program, params, attn::task::textVocab().encode(prime), so);
     std::cout << s.name << ": " << so.length << " characters at temperature " << so.temperature
               << ", parameters " << origin << "\n"
-              << prime << textVocab().decode(ids) << std::endl;
+              << prime << attn::task::textVocab().decode(ids) << std::endl;
     return 0;
   }
   const attn_entry_info &forward = program.entry("forward");
@@ -119,26 +108,6 @@ int run(Compiler &c, const Options &o) {
   if (raw.is_open() && !raw.flush()) // /dev/full: the data was not written
     throw std::runtime_error(o.output + ": cannot write the --output file: " +
                              std::strerror(errno));
-  return 0;
-}
-
-int compile(Compiler &c, const Options &o) {
-  if (o.output.empty())
-    return usageError("compile needs -o MODEL.o");
-  if (!c.import() || !c.lower() || !c.lowerToLLVM())
-    return 1;
-  std::string error = attn::target::writeObject(c.module(), o.output, o.cpu);
-  if (!error.empty())
-    return std::cerr << "attnc: error: " << error << "\n", 1;
-  std::string header = o.header;
-  if (header.empty()) {
-    header = o.output;
-    auto dot = header.rfind('.');
-    header = (dot == std::string::npos ? header : header.substr(0, dot)) + ".h";
-  }
-  if (int rc = writeText(header, attn::target::renderHeader(c.manifest(), c.spec().file)))
-    return rc;
-  std::cout << "wrote " << o.output << " and " << header << "\n";
   return 0;
 }
 

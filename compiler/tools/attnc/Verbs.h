@@ -1,96 +1,81 @@
-// The verbs of attnc, one function each (attnc.cpp parses the command line and dispatches).
+// The verbs of attnc, one function each: argument handling and printing over the driver
+// (attn::driver::Session) and the runtime's task library. attnc.cpp declares the command
+// line (CLI11) and dispatches.
 #pragma once
 
-#include "Compiler.h"
-#include "Data.h"
+#include "compiler/Driver/Session.h"
 
-#include "attn/Program.h"
-
-#include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace attnc {
 
-struct Options {
-  std::string verb, model, stage, output, header, input, out, ckpt;
-  std::string plots; // run / translate: write attention heatmaps into this directory
-  std::string cpu = "native";
+/// What every verb reads: the spec (MODEL.yaml and -c layers) and how to compile it.
+struct Common {
+  std::vector<std::string> files; // MODEL.yaml first, then each -c layer
   std::vector<attn::yaml::Override> overrides;
-  std::optional<uint64_t> seed;
-  std::optional<int64_t> count, steps;
-  std::optional<double> temperature;
-  std::optional<uint64_t> sampleSeed;
-  std::optional<std::string> prime;
-  bool resume = false;
-  bool overwrite = false;     // train: replace the run in the output directory
-  bool acceptChanges = false; // train --resume: with training settings that differ
-  bool stdinClosed = false;   // attnc was started with fd 0 closed
   bool fuse = true;
   bool noCache = false; // seq2seq Transformers: decode through @decode_full, without the cache
+  bool stdinClosed = false; // attnc was started with fd 0 closed
+};
+
+/// `run` and `translate`: decoding and sampling (each also sets its decode.* key).
+struct DecodeFlags {
+  std::string ckpt, plots;
+  std::optional<double> temperature;
+  std::optional<uint64_t> sampleSeed;
+};
+
+struct RunOptions : DecodeFlags {
+  std::string input, output;
+  std::optional<uint64_t> seed;
+  std::optional<int64_t> count;
+  std::optional<std::string> prime;
+};
+
+struct TrainOptions {
+  std::optional<int64_t> steps;
+  std::string out;
+  bool resume = false, overwrite = false, acceptChanges = false;
+};
+
+struct TranslateOptions : DecodeFlags {
   bool scores = false;
-  bool help = false;
+};
+
+struct EmitOptions {
+  std::string stage, output;
+};
+
+struct CompileOptions {
+  std::string output, header, cpu = "native";
+};
+
+struct BenchOptions {
+  int64_t steps = 20;  // timed train steps
+  int64_t warmup = 3;  // untimed steps first
+  int64_t decodes = 3; // timed decoding batches (seq2seq)
 };
 
 /// Prints `attnc: error: msg` and a pointer to --help; returns the exit code 2.
 int usageError(const std::string &msg);
 /// Writes `text` to `path` ("" or "-": stdout); returns an exit code.
 int writeText(const std::string &path, const std::string &text);
+/// Loads the spec of `c.files` into `session`; with `ckpt` also opens the checkpoint (and,
+/// without MODEL.yaml, takes the spec it stores). Returns 0 or the exit code of a failure
+/// it has reported.
+int load(attn::driver::Session &session, const Common &c, const std::string &ckpt = "");
 
-/// A checkpoint named on the command line: DIR means DIR/best.safetensors, else
-/// DIR/last.safetensors (also when best.safetensors is another run's: their specs differ);
-/// a file is itself.
-std::string checkpointFile(const std::string &path);
-
-/// The keys for which `relevant` holds on which the spec stored in checkpoint `file` (its
-/// metadata `meta`) and `given` differ; none for a checkpoint without a stored spec. Throws
-/// when the stored spec does not parse.
-std::vector<attn::yaml::SpecDifference>
-checkpointDifferences(const attn::yaml::Spec &given,
-                      const std::map<std::string, std::string> &meta, const std::string &file,
-                      bool (*relevant)(const std::string &key));
-
-/// Throws when checkpointDifferences finds any, naming each key with both values; `why` says
-/// what that means and `hint` what to do.
-void checkCheckpointSpec(const attn::yaml::Spec &given,
-                         const std::map<std::string, std::string> &meta, const std::string &file,
-                         bool (*relevant)(const std::string &key), const std::string &why,
-                         const std::string &hint);
-
-/// checkCheckpointSpec for the keys that change a model's equations (attn::yaml::changesEquations):
-/// a checkpoint trained as another model is refused.
-void checkModelMatches(const attn::yaml::Spec &given,
-                       const std::map<std::string, std::string> &meta, const std::string &file);
-
-/// For verbs that read a checkpoint (--ckpt): loads the spec from MODEL.yaml or, without one,
-/// from the checkpoint's metadata (with --set overrides either way); fills `file` and `meta`.
-/// Returns 0, or the exit code of a failure it has reported.
-int loadForCheckpoint(Compiler &c, const Options &o, std::string &file,
-                      std::map<std::string, std::string> &meta);
-
-/// `run` for a model that learns from text pairs (seq2seq, tag, classify): the compiled
-/// program with the checkpoint's parameters and vocabularies (--ckpt), or fresh ones from
-/// --seed and the spec's data; the validation pairs always come from the spec's data.
-struct PairModel {
-  PairData data;
-  std::unique_ptr<attn::target::JitProgram> jit;
-  std::unique_ptr<attn::Program> program;
-  std::vector<attn::Tensor> params;
-  std::string origin; // "from FILE (step N)" / "initialised from seed N", for the report
-};
-/// Null (the error printed) when the spec does not compile.
-std::unique_ptr<PairModel> loadPairModel(Compiler &c, const Options &o);
-
-int check(Compiler &c, const Options &o);    // Inspect.cpp
-int emit(Compiler &c, const Options &o);     // Inspect.cpp
-int run(Compiler &c, const Options &o);      // Run.cpp
-int compile(Compiler &c, const Options &o);  // Run.cpp
-int train(Compiler &c, const Options &o);    // Train.cpp
-int eval(Compiler &c, const Options &o);     // Train.cpp
-int translate(Compiler &c, const Options &o); // Translate.cpp
-int runSeq2Seq(Compiler &c, const Options &o); // Translate.cpp: `run` for a seq2seq model
-int runLabeller(Compiler &c, const Options &o); // Labelling.cpp: `run` for tag / classify
+int check(attn::driver::Session &s, const Common &c);                          // Inspect.cpp
+int emit(attn::driver::Session &s, const Common &c, const EmitOptions &o);     // Inspect.cpp
+int compile(attn::driver::Session &s, const Common &c, const CompileOptions &o); // Inspect.cpp
+int run(attn::driver::Session &s, const Common &c, const RunOptions &o);       // Run.cpp
+int train(attn::driver::Session &s, const Common &c, const TrainOptions &o);   // Train.cpp
+int eval(attn::driver::Session &s, const Common &c, const std::string &ckpt);  // Train.cpp
+int translate(attn::driver::Session &s, const Common &c, const TranslateOptions &o); // Translate.cpp
+int runSeq2Seq(attn::driver::Session &s, const RunOptions &o);                // Translate.cpp
+int runLabeller(attn::driver::Session &s, const RunOptions &o);               // Labelling.cpp
+int bench(attn::driver::Session &s, const Common &c, const BenchOptions &o);   // Bench.cpp
 
 } // namespace attnc

@@ -1,63 +1,34 @@
 // attnc: the user's command line. One binary, verbs like Marian's and IREE's:
-//   attnc check | emit | run | train | eval | translate | compile  MODEL.yaml [options]
-#include "Compiler.h"
+//   attnc check | emit | run | train | eval | translate | compile | bench  MODEL.yaml [options]
+// This file declares the command line (CLI11) and dispatches; the verbs (Verbs.h) print
+// what the driver (compiler/Driver) and the runtime's task library compute.
 #include "Verbs.h"
 
 #include "attn/Numbers.h"
 
+#include <CLI/CLI.hpp>
+
 #include <fcntl.h>
 
-
+#include <algorithm>
+#include <functional>
 #include <iostream>
-#include <map>
-#include <sstream>
-
-using attnc::Options;
 
 namespace {
 
-const char *kUsage = R"(attnc: compile and run sequence models written in YAML
+constexpr const char *kCheckHelp = R"(Parses and validates the spec (errors as file:line:col with a hint), imports it into the attn
+dialect and verifies the IR. Prints a one-line summary and exits 0 when the model is sound.)";
 
-usage: attnc <verb> MODEL.yaml [options]
-
-verbs:
-  check     parse and validate the spec, build its attn IR, report problems
-  emit      print one stage of the compilation (--stage)
-  run       compile in-process (JIT) and run the model's forward pass on data
-  train     compile the training step and train, with checkpoints, logs and a loss plot
-  eval      the validation loss of a trained model (from its checkpoint)
-  translate decode lines from stdin with a trained seq2seq model (greedy or beam search)
-  compile   compile ahead of time to an object file and a C header
-
-common options:
-  --set KEY=VALUE   override one spec key (YAML value), e.g. --set train.batch_size=8
-  --no-fuse         no structural fusion (attn-fuse-recurrence, attn-fuse-attention): every
-                    scan stays a scan, attention stays unfused; the unfused reference
-  -h, --help        help for a verb: attnc run --help
-)";
-
-const std::map<std::string, std::string> kVerbHelp = {
-    {"check", R"(usage: attnc check MODEL.yaml [--set KEY=VALUE]...
-
-Parses and validates the spec (errors as file:line:col with a hint), imports it into the attn
-dialect and verifies the IR. Prints a one-line summary and exits 0 when the model is sound.
-)"},
-    {"emit", R"(usage: attnc emit MODEL.yaml --stage=STAGE [-o FILE] [--set KEY=VALUE]...
-
-Prints one stage of the compilation:
+constexpr const char *kEmitHelp = R"(Prints one stage of the compilation:
   spec      the validated spec with every default filled in (YAML)
   attn      the attn dialect as imported from the spec (@forward, @loss)
   fused     attn after structural fusion (attn-fuse-recurrence, attn-fuse-attention; none
             with --no-fuse)
   grad      attn after fusion, attn-autodiff and attn-train-step (@loss_grad, @train_step)
   lowered   after attn-lower: linalg/tensor/scf on tensors plus oneDNN kernel calls
-  llvm      the optimised LLVM IR that is JIT-compiled or written as an object
-)"},
-    {"run", R"(usage: attnc run MODEL.yaml [--ckpt DIR|FILE] [--input FILE] [--count N] [--seed N]
-                 [--output FILE] [--plots DIR] [--prime TEXT] [--temperature T] [--top-k K]
-                 [--sample-seed N] [--sample] [--no-cache] [--set KEY=VALUE]...
+  llvm      the optimised LLVM IR that is JIT-compiled or written as an object)";
 
-Compiles the model in-process and runs its forward pass with the parameters of a trained
+constexpr const char *kRunHelp = R"(Compiles the model in-process and runs its forward pass with the parameters of a trained
 checkpoint (--ckpt; DIR means DIR/best.safetensors, else DIR/last.safetensors), or freshly
 initialised from --seed (default: train.seed). Inputs come from the spec's builtin data (the first --count
 validation examples, default one batch) or from --input FILE: whitespace-separated numbers,
@@ -72,12 +43,9 @@ with --sample-seed (default sample.seed).
 A seq2seq model translates the first --count validation sources (default 8) and prints each
 output next to the reference; tag and classify models print their labels. With --plots DIR,
 a model with attention also writes DIR/attention-<i>.png, its attention weights for source i;
---sample, --temperature, --top-k, --sample-seed and --no-cache decode as for translate.
-)"},
-    {"train", R"(usage: attnc train MODEL.yaml [--steps N] [--out DIR] [--resume [--accept-changes]]
-                   [--overwrite] [--set KEY=VALUE]...
+--sample, --temperature, --top-k, --sample-seed and --no-cache decode as for translate.)";
 
-Compiles @train_step (loss, gradients by attn-autodiff, clipping, the spec's optimizer) and
+constexpr const char *kTrainHelp = R"(Compiles @train_step (loss, gradients by attn-autodiff, clipping, the spec's optimizer) and
 trains for train.steps (or --steps) on the builtin data's training split, validating every
 train.eval_every steps. The run directory (--out, else train.checkpoint.dir, else runs/<name>)
 receives last.safetensors (every train.checkpoint.every steps and at the end),
@@ -88,19 +56,13 @@ had not stopped; the spec must be the one the run was trained with, except for t
 eval_every, log_every, checkpoint and early_stopping.patience and the decode and sample keys
 (--accept-changes resumes with other training settings too, listing them; the model itself
 must match). A NaN or infinite loss stops training with exit code 1 and leaves the last good
-checkpoint in place.
-)"},
-    {"eval", R"(usage: attnc eval [MODEL.yaml] --ckpt DIR|FILE [--set KEY=VALUE]...
+checkpoint in place.)";
 
-Loads a checkpoint (DIR means DIR/best.safetensors, else DIR/last.safetensors) and prints the
+constexpr const char *kEvalHelp = R"(Loads a checkpoint (DIR means DIR/best.safetensors, else DIR/last.safetensors) and prints the
 mean loss over the validation split. Without MODEL.yaml the spec stored in the checkpoint is
-used.
-)"},
-    {"translate", R"(usage: attnc translate [MODEL.yaml] --ckpt DIR|FILE [--beam N] [--nbest N]
-                       [--scores] [--plots DIR] [--sample] [--temperature T] [--top-k K]
-                       [--sample-seed N] [--no-cache] [--set KEY=VALUE]...
+used.)";
 
-Reads source lines on stdin and writes one output line per input line, decoded by the trained
+constexpr const char *kTranslateHelp = R"(Reads source lines on stdin and writes one output line per input line, decoded by the trained
 seq2seq model in the checkpoint (DIR means DIR/best.safetensors, else DIR/last.safetensors;
 without MODEL.yaml the spec and vocabularies stored in the checkpoint are used). Decoding
 follows the spec's `decode:` section; --beam N and --nbest N set decode.beam and
@@ -116,164 +78,233 @@ attention weights while writing the best output, source tokens across, output to
 divided by --temperature T and among the --top-k K likeliest (decode.temperature, top_k),
 from --sample-seed N (decode.seed). --no-cache (model.transformer) decodes by recomputing the
 decoder over the whole prefix at every step (@decode_full) instead of using the key/value
-cache: the reference for the cache, with the same outputs.
-)"},
-    {"compile", R"(usage: attnc compile MODEL.yaml -o MODEL.o [--header MODEL.h] [--cpu NAME]
-                     [--set KEY=VALUE]...
+cache: the reference for the cache, with the same outputs.)";
 
-Compiles ahead of time for --cpu: native (default: this machine, with all its features, e.g.
+constexpr const char *kCompileHelp = R"(Compiles ahead of time for --cpu: native (default: this machine, with all its features, e.g.
 AVX-512) or an LLVM CPU name for objects that run elsewhere (x86-64-v3: any AVX2 machine;
 x86-64: any x86-64). MODEL.o holds the entry points
 `void attn_<model>_<entry>(void **args)`, and the header declares them together with the
 program manifest `attn_<model>_program` (parameters, inputs, outputs; see attn/abi.h).
-Link MODEL.o with the attn runtime (AttnRuntime) and oneDNN; MLIR is not needed.
-)"},
+Link MODEL.o with the attn runtime (AttnRuntime) and oneDNN; MLIR is not needed.)";
+
+constexpr const char *kBenchHelp = R"(Compiles the spec's train step and times it on batches drawn from the spec's data (after
+--warmup untimed steps, the median of --steps timed ones), and for a seq2seq model its
+greedy decoding of one compiled batch; prints the FLOPs per step counted from the compiled
+program (its matrix products) and the fraction of the machine's f32 GEMM peak that is, the
+peak measured in the same run (oneDNN, 1024^3, at OMP_NUM_THREADS threads). Nothing is
+written. tests/bench compares the same figures with PyTorch.)";
+
+constexpr const char *kDescription =
+    "attnc: compile and run sequence models written in YAML\n\n"
+    "Every verb reads MODEL.yaml (or -c BASE.yaml -c LAYER.yaml...: later files are layered\n"
+    "over earlier ones, maps merged key by key) and --set KEY=VALUE overrides, in that order.";
+
+// The command line's values before they are checked: numbers are read strictly by
+// attn::parse* (CLI11's own conversions accept "2.5" for an integer's "2").
+struct Raw {
+  std::string model;
+  std::vector<std::string> layers, sets;
+  std::string seed, count, steps, temperature, sampleSeed, topK, beam, nbest, prime;
+  bool sample = false, noFuse = false;
 };
 
+void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
+  verb->add_option("MODEL", raw.model,
+                   modelOptional ? "the spec (default: the one the checkpoint stores)"
+                                 : "the spec (MODEL.yaml)");
+  verb->add_option("-c,--config", raw.layers,
+                   "a spec layered over MODEL.yaml (repeatable; later files win)")
+      ->allow_extra_args(false);
+  verb->add_option("--set", raw.sets, "override one spec key (YAML value), e.g. "
+                                      "--set train.batch_size=8")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  verb->add_flag("--no-fuse", raw.noFuse,
+                 "no structural fusion (attn-fuse-recurrence, attn-fuse-attention): the "
+                 "unfused reference");
+}
 
-// Returns an error message, or "" when the arguments parse.
-std::string parseArgs(int argc, char **argv, Options &o) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    std::string value;
-    auto takeValue = [&](const std::string &flag) -> bool {
-      if (a.rfind(flag + "=", 0) == 0) {
-        value = a.substr(flag.size() + 1);
-        return true;
-      }
-      if (a == flag) {
-        if (i + 1 >= args.size())
-          throw std::runtime_error(flag + " needs a value");
-        value = args[++i];
-        return true;
-      }
-      return false;
-    };
-    if (a == "-h" || a == "--help")
-      o.help = true;
-    else if (takeValue("--stage"))
-      o.stage = value;
-    else if (takeValue("-o"))
-      o.output = value;
-    else if (takeValue("--output"))
-      o.output = value;
-    else if (takeValue("--header"))
-      o.header = value;
-    else if (takeValue("--input"))
-      o.input = value;
-    else if (takeValue("--seed"))
-      o.seed = attn::parseUnsigned(value, "--seed");
-    else if (takeValue("--count"))
-      o.count = attn::parseInt(value, 1, 1000000000, "--count");
-    else if (takeValue("--steps"))
-      o.steps = attn::parseInt(value, 1, 1000000000000, "--steps");
-    else if (takeValue("--out"))
-      o.out = value;
-    else if (takeValue("--plots"))
-      o.plots = value;
-    else if (takeValue("--ckpt"))
-      o.ckpt = value;
-    else if (takeValue("--cpu"))
-      o.cpu = value;
-    else if (takeValue("--temperature")) {
-      o.temperature = attn::parseFinite(value, 0, 1e6, "--temperature");
-      o.overrides.push_back({"decode.temperature", value});
-    } else if (takeValue("--sample-seed")) {
-      o.sampleSeed = attn::parseUnsigned(value, "--sample-seed");
-      o.overrides.push_back({"decode.seed", value});
-    } else if (takeValue("--top-k")) {
-      o.overrides.push_back({"sample.top_k", value});
-      o.overrides.push_back({"decode.top_k", value});
-    } else if (a == "--sample")
-      o.overrides.push_back({"decode.sample", "true"});
-    else if (a == "--no-cache")
-      o.noCache = true;
-    else if (takeValue("--prime"))
-      o.prime = value;
-    else if (a == "--no-fuse")
-      o.fuse = false;
-    else if (takeValue("--beam"))
-      o.overrides.push_back({"decode.beam", value});
-    else if (takeValue("--nbest"))
-      o.overrides.push_back({"decode.nbest", value});
-    else if (a == "--scores")
-      o.scores = true;
-    else if (a == "--resume")
-      o.resume = true;
-    else if (a == "--overwrite")
-      o.overwrite = true;
-    else if (a == "--accept-changes")
-      o.acceptChanges = true;
-    else if (takeValue("--set")) {
-      auto eq = value.find('=');
-      if (eq == std::string::npos)
-        return "--set needs KEY=VALUE, got '" + value + "'";
-      o.overrides.push_back({value.substr(0, eq), value.substr(eq + 1)});
-    } else if (!a.empty() && a[0] == '-')
-      return "unknown option '" + a + "'";
-    else if (o.verb.empty())
-      o.verb = a;
-    else if (o.model.empty())
-      o.model = a;
-    else
-      return "unexpected argument '" + a + "'";
+void addDecode(CLI::App *verb, Raw &raw, attnc::DecodeFlags &d, attnc::Common &c) {
+  verb->add_option("--ckpt", d.ckpt, "a checkpoint: FILE, or DIR (its best, else last)")
+      ->type_name("DIR|FILE");
+  verb->add_option("--plots", d.plots, "write attention heatmaps into DIR")->type_name("DIR");
+  verb->add_flag("--sample", raw.sample, "sample each token (decode.sample)");
+  verb->add_option("--temperature", raw.temperature, "sampling temperature")->type_name("T");
+  verb->add_option("--top-k", raw.topK, "sample among the K likeliest")->type_name("K");
+  verb->add_option("--sample-seed", raw.sampleSeed, "sampling seed")->type_name("N");
+  verb->add_flag("--no-cache", c.noCache,
+                 "model.transformer: decode without the key/value cache (@decode_full)");
+}
+
+// The checked values of `raw`: numbers, and the flags that stand for spec keys.
+void finish(const Raw &raw, attnc::Common &c, attnc::RunOptions &run, attnc::TrainOptions &train,
+            attnc::DecodeFlags &decode) {
+  c.fuse = !raw.noFuse;
+  if (!raw.model.empty())
+    c.files.push_back(raw.model);
+  c.files.insert(c.files.end(), raw.layers.begin(), raw.layers.end());
+  for (const std::string &s : raw.sets) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos)
+      throw std::runtime_error("--set needs KEY=VALUE, got '" + s + "'");
+    c.overrides.push_back({s.substr(0, eq), s.substr(eq + 1)});
   }
-  return "";
+  if (!raw.seed.empty())
+    run.seed = attn::parseUnsigned(raw.seed, "--seed");
+  if (!raw.count.empty())
+    run.count = attn::parseInt(raw.count, 1, 1000000000, "--count");
+  if (!raw.steps.empty())
+    train.steps = attn::parseInt(raw.steps, 1, 1000000000000, "--steps");
+  if (!raw.prime.empty())
+    run.prime = raw.prime;
+  if (!raw.temperature.empty()) {
+    decode.temperature = attn::parseFinite(raw.temperature, 0, 1e6, "--temperature");
+    c.overrides.push_back({"decode.temperature", raw.temperature});
+  }
+  if (!raw.sampleSeed.empty()) {
+    decode.sampleSeed = attn::parseUnsigned(raw.sampleSeed, "--sample-seed");
+    c.overrides.push_back({"decode.seed", raw.sampleSeed});
+  }
+  if (!raw.topK.empty()) {
+    c.overrides.push_back({"sample.top_k", raw.topK});
+    c.overrides.push_back({"decode.top_k", raw.topK});
+  }
+  if (raw.sample)
+    c.overrides.push_back({"decode.sample", "true"});
+  if (!raw.beam.empty())
+    c.overrides.push_back({"decode.beam", raw.beam});
+  if (!raw.nbest.empty())
+    c.overrides.push_back({"decode.nbest", raw.nbest});
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  Options o;
+  attnc::Common common;
   // A closed standard descriptor would be handed to the next file opened, and what is meant
   // for it (a prompt's input, output, errors) would go to that file: park /dev/null on it,
   // and remember that stdin was closed (translate reads it).
-  o.stdinClosed = fcntl(0, F_GETFD) == -1;
+  common.stdinClosed = fcntl(0, F_GETFD) == -1;
   for (int fd = 0; fd < 3; ++fd)
     if (fcntl(fd, F_GETFD) == -1 && open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
       return 1;
-  std::string error;
+
+  Raw raw;
+  attnc::RunOptions runOptions;
+  attnc::TrainOptions trainOptions;
+  attnc::TranslateOptions translateOptions;
+  attnc::EmitOptions emitOptions;
+  attnc::CompileOptions compileOptions;
+  attnc::BenchOptions benchOptions;
+
+  CLI::App app{kDescription, "attnc"};
+  app.footer("attnc VERB --help shows a verb's options.");
+  app.require_subcommand(0, 1);
+  auto verb = [&](const char *name, const char *summary, const char *help, bool modelOptional) {
+    CLI::App *v = app.add_subcommand(name, summary);
+    v->footer(help);
+    addCommon(v, raw, common, modelOptional);
+    return v;
+  };
+  CLI::App *check = verb("check", "parse and validate the spec, build its attn IR", kCheckHelp,
+                         false);
+  CLI::App *emit = verb("emit", "print one stage of the compilation (--stage)", kEmitHelp, false);
+  emit->add_option("--stage", emitOptions.stage, "spec | attn | fused | grad | lowered | llvm")
+      ->required();
+  emit->add_option("-o,--output", emitOptions.output, "write to FILE instead of stdout");
+  CLI::App *run = verb("run", "compile in-process (JIT) and run the model on data", kRunHelp,
+                       false);
+  addDecode(run, raw, runOptions, common);
+  run->add_option("--input", runOptions.input, "examples to run (regress)")->type_name("FILE");
+  run->add_option("--output", runOptions.output, "also write the raw outputs to FILE");
+  run->add_option("--count", raw.count, "examples (or characters) to run")->type_name("N");
+  run->add_option("--seed", raw.seed, "initialise the parameters from seed N (no --ckpt)")
+      ->type_name("N");
+  run->add_option("--prime", raw.prime, "lm: the text to start from")->type_name("TEXT");
+  CLI::App *train = verb("train", "compile the training step and train", kTrainHelp, false);
+  train->add_option("--steps", raw.steps, "train this many steps (default train.steps)")
+      ->type_name("N");
+  train->add_option("--out", trainOptions.out, "the run directory")->type_name("DIR");
+  train->add_flag("--resume", trainOptions.resume, "continue the run in the directory");
+  train->add_flag("--accept-changes", trainOptions.acceptChanges,
+                  "--resume with other training settings (listed)");
+  train->add_flag("--overwrite", trainOptions.overwrite, "replace the run in the directory");
+  CLI::App *eval = verb("eval", "the validation loss of a trained model", kEvalHelp, true);
+  std::string evalCkpt;
+  eval->add_option("--ckpt", evalCkpt, "a checkpoint: FILE, or DIR (its best, else last)")
+      ->type_name("DIR|FILE");
+  CLI::App *translate = verb("translate", "decode lines from stdin with a seq2seq model",
+                             kTranslateHelp, true);
+  addDecode(translate, raw, translateOptions, common);
+  translate->add_option("--beam", raw.beam, "beam size (decode.beam; 1: greedy)")->type_name("N");
+  translate->add_option("--nbest", raw.nbest, "hypotheses per input (decode.nbest)")
+      ->type_name("N");
+  translate->add_flag("--scores", translateOptions.scores, "print scores (Marian's n-best form)");
+  CLI::App *compile = verb("compile", "compile ahead of time to an object file and a C header",
+                           kCompileHelp, false);
+  compile->add_option("-o,--output", compileOptions.output, "the object file")
+      ->type_name("MODEL.o");
+  compile->add_option("--header", compileOptions.header, "the C header (default MODEL.h)");
+  compile->add_option("--cpu", compileOptions.cpu, "native | an LLVM CPU name (x86-64-v3, ...)");
+  CLI::App *bench = verb("bench", "time the train step and decoding, FLOPs and peak fraction",
+                         kBenchHelp, false);
+  bench->add_option("--steps", benchOptions.steps, "timed train steps")->check(CLI::Range(1, 100000));
+  bench->add_option("--warmup", benchOptions.warmup, "untimed steps first")
+      ->check(CLI::Range(0, 100000));
+
   try {
-    error = parseArgs(argc, argv, o);
+    // An unknown verb is named as one (CLI11 would only say a subcommand is required).
+    auto verbs = app.get_subcommands([](const CLI::App *) { return true; });
+    if (argc > 1 && argv[1][0] != '-' &&
+        std::none_of(verbs.begin(), verbs.end(),
+                     [&](const CLI::App *v) { return v->get_name() == argv[1]; }))
+      throw CLI::ParseError("unknown verb '" + std::string(argv[1]) + "'", 2);
+    app.parse(argc, argv);
+    finish(raw, common, runOptions, trainOptions,
+           run->parsed() ? static_cast<attnc::DecodeFlags &>(runOptions) : translateOptions);
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    return attnc::usageError(e.what());
   } catch (const std::exception &e) {
-    error = e.what();
+    return attnc::usageError(e.what());
   }
-  if (!error.empty())
-    return attnc::usageError(error);
-  if (o.verb.empty() || (o.help && !kVerbHelp.count(o.verb))) {
-    std::cout << kUsage;
-    return o.help ? 0 : 2;
+  if (app.get_subcommands().empty()) {
+    std::cout << app.help();
+    return 2;
   }
-  if (!kVerbHelp.count(o.verb))
-    return attnc::usageError("unknown verb '" + o.verb + "'");
-  if (o.help) {
-    std::cout << kVerbHelp.at(o.verb);
-    return 0;
+  CLI::App *chosen = app.get_subcommands()[0];
+  std::string name = chosen->get_name();
+  bool fromCheckpoint = chosen == eval || chosen == translate;
+  std::string ckpt = chosen == eval ? evalCkpt : chosen == translate ? translateOptions.ckpt : "";
+  if (common.files.empty() && !(fromCheckpoint && !ckpt.empty())) {
+    if (fromCheckpoint)
+      return attnc::usageError(name + " needs --ckpt DIR|FILE");
+    return attnc::usageError(name + " needs a MODEL.yaml");
   }
-  bool fromCheckpoint = o.verb == "eval" || o.verb == "translate";
-  if (o.model.empty() && !(fromCheckpoint && !o.ckpt.empty()))
-    return attnc::usageError(o.verb + " needs a MODEL.yaml");
-  attnc::Compiler c;
-  c.setFuse(o.fuse);
-  c.setUncachedDecoding(o.noCache);
+  attn::driver::SessionOptions sessionOptions;
+  sessionOptions.fuse = common.fuse;
+  sessionOptions.uncachedDecoding = common.noCache;
+  attn::driver::Session session(sessionOptions);
   try {
-    auto runVerb = [&]() -> int {
-      if (o.verb == "eval")
-        return attnc::eval(c, o);
-      if (o.verb == "translate")
-        return attnc::translate(c, o);
-      if (!c.load(o.model, o.overrides))
-        return 1;
-      if (o.verb == "train")
-        return attnc::train(c, o);
-      if (o.verb == "check")
-        return attnc::check(c, o);
-      if (o.verb == "emit")
-        return attnc::emit(c, o);
-      if (o.verb == "run")
-        return attnc::run(c, o);
-      return attnc::compile(c, o);
+    std::function<int()> runVerb = [&]() -> int {
+      if (chosen == eval)
+        return attnc::eval(session, common, evalCkpt);
+      if (chosen == translate)
+        return attnc::translate(session, common, translateOptions);
+      if (int rc = attnc::load(session, common))
+        return rc;
+      if (chosen == train)
+        return attnc::train(session, common, trainOptions);
+      if (chosen == check)
+        return attnc::check(session, common);
+      if (chosen == emit)
+        return attnc::emit(session, common, emitOptions);
+      if (chosen == run)
+        return attnc::run(session, common, runOptions);
+      if (chosen == bench)
+        return attnc::bench(session, common, benchOptions);
+      return attnc::compile(session, common, compileOptions);
     };
     int rc = runVerb();
     // Output that never arrived (stdout on a full disk, /dev/full, a closed pipe) is a failure.

@@ -62,6 +62,25 @@ struct TrainResult {
   std::string error;            // non-empty when training stopped on a NaN/Inf loss
 };
 
+// One step of training as train() takes it: batch `step` (1-based) of `split` (shuffled per
+// epoch from Rng(seed + epoch)), the per-step inputs, lr and the step count, one call of
+// train_step, and its `update:<name>` outputs moved into `params`, which must outlive it.
+class StepRunner {
+public:
+  StepRunner(const Program &program, std::vector<Tensor> &params, const Split &split,
+             uint64_t seed, BatchHook perStepInput);
+  ~StepRunner();
+  struct Result {
+    double loss = 0, gradNorm = 0;
+  };
+  // A non-finite loss leaves the parameters as they were.
+  Result step(int64_t step, double lr);
+
+private:
+  struct Impl;
+  Impl *impl;
+};
+
 // Trains `params` (in manifest order, updated in place) on `train`, validating on `valid`.
 TrainResult train(const Program &program, std::vector<Tensor> &params, const Split &train,
                   const Split &valid, const TrainOptions &options);

@@ -1,0 +1,55 @@
+#include "compiler/Driver/Measure.h"
+
+#include "compiler/Transforms/Passes.h"
+#include "dialect/FlopCount.h"
+
+#include "attn/kernels.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+namespace attn::driver {
+
+std::map<std::string, double> entryFlops(mlir::ModuleOp module) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(mlir::attn::createAttnDecompose());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  if (mlir::failed(pm.run(*copy)))
+    return {};
+  std::map<std::string, double> flops;
+  for (auto f : copy->getOps<mlir::func::FuncOp>())
+    flops[f.getName().str()] = mlir::attn::countFlops(f);
+  return flops;
+}
+
+double seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+double gemmGflops(int64_t n, int reps) {
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  for (int64_t i = 0; i < n * n; ++i)
+    a[i] = (float)((i * 7) % 13) / 13.0f, b[i] = (float)((i * 5) % 11) / 11.0f;
+  auto view = [n](std::vector<float> &v) {
+    return attn_memref3{v.data(), v.data(), 0, {1, n, n}, {n * n, n, 1}};
+  };
+  attn_memref3 ma = view(a), mb = view(b), mc = view(c);
+  _mlir_ciface_attn_rt_matmul(&ma, &mb, &mc, 0, 0);
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    double t0 = seconds();
+    _mlir_ciface_attn_rt_matmul(&ma, &mb, &mc, 0, 0);
+    best = std::min(best, seconds() - t0);
+  }
+  return 2.0 * n * n * n / best / 1e9;
+}
+
+} // namespace attn::driver

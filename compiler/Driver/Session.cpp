@@ -1,0 +1,318 @@
+#include "compiler/Driver/Session.h"
+
+#include "compiler/Driver/Checkpoint.h"
+#include "compiler/Driver/TaskConfig.h"
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/Object.h"
+
+#include "attn/Init.h"
+#include "attn/train/Trainer.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fstream>
+#include <iostream>
+
+namespace attn::driver {
+
+namespace {
+
+constexpr const char *kStageNames[] = {"spec", "attn", "fused", "grad", "lowered", "llvm"};
+
+mlir::DialectRegistry makeRegistry() {
+  mlir::DialectRegistry registry;
+  pipelines::registerDialects(registry);
+  return registry;
+}
+
+} // namespace
+
+std::optional<Stage> parseStage(const std::string &name) {
+  for (int i = 0; i <= (int)Stage::LLVM; ++i)
+    if (name == kStageNames[i])
+      return (Stage)i;
+  return std::nullopt;
+}
+
+const char *stageName(Stage stage) { return kStageNames[(int)stage]; }
+
+Session::Session(SessionOptions options)
+    : options_(options), context_(std::make_unique<mlir::MLIRContext>(makeRegistry())) {
+  context_->loadAllAvailableDialects();
+  // IR diagnostics as the spec's are written: "file:line:col: error: ..." (MLIR's default
+  // handler prints loc("file":line:col)), with the op that failed named in the message.
+  context_->getDiagEngine().registerHandler([this](mlir::Diagnostic &d) {
+    std::string where;
+    if (auto loc = mlir::dyn_cast<mlir::FileLineColLoc>(d.getLocation()))
+      where = loc.getFilename().str() + ":" + std::to_string(loc.getLine()) + ":" +
+              std::to_string(loc.getColumn()) + ": ";
+    const char *severity = d.getSeverity() == mlir::DiagnosticSeverity::Error     ? "error"
+                           : d.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
+                                                                                  : "note";
+    std::ostream &os = diagnostics();
+    os << (where.empty() ? "attnc: " : where) << severity << ": " << d.str() << "\n";
+    for (const mlir::Diagnostic &note : d.getNotes())
+      os << "  note: " << note.str() << "\n";
+    return mlir::success();
+  });
+}
+
+Session::~Session() = default;
+
+std::ostream &Session::diagnostics() const {
+  return options_.diagnostics ? *options_.diagnostics : std::cerr;
+}
+
+void Session::report(const yaml::Diagnostic &d) const { diagnostics() << d.str() << "\n"; }
+
+bool Session::parsed(std::optional<yaml::Spec> spec, const std::vector<yaml::Diagnostic> &diags) {
+  for (const auto &d : diags)
+    report(d);
+  if (!spec)
+    return false;
+  spec_ = std::move(spec);
+  name_ = spec_->name;
+  stage_ = Stage::Spec;
+  return true;
+}
+
+bool Session::loadSpec(const std::vector<std::string> &files,
+                       const std::vector<yaml::Override> &overrides) {
+  std::vector<yaml::Diagnostic> diags;
+  std::optional<yaml::Spec> spec = yaml::parseSpecFiles(files, overrides, diags);
+  return parsed(std::move(spec), diags);
+}
+
+bool Session::loadSpecText(const std::string &text, const std::string &name,
+                           const std::vector<yaml::Override> &overrides) {
+  std::vector<yaml::Diagnostic> diags;
+  std::optional<yaml::Spec> spec = yaml::parseSpecString(text, name, overrides, diags);
+  return parsed(std::move(spec), diags);
+}
+
+bool Session::openCheckpoint(const std::string &path,
+                             const std::vector<yaml::Override> &overrides) {
+  std::string warning;
+  std::string file = task::checkpointFile(path, &warning);
+  if (!warning.empty())
+    diagnostics() << "attnc: warning: " << warning << "\n";
+  task::Metadata meta = train::readCheckpointMetadata(file);
+  if (!spec_) {
+    // The checkpoint carries the spec it was trained from.
+    auto it = meta.find(task::kSpecKey);
+    if (it == meta.end())
+      throw std::runtime_error(file + ": holds no spec; name the MODEL.yaml");
+    if (!loadSpecText(it->second, file + ":spec", overrides))
+      return false;
+  } else {
+    checkModelMatches(*spec_, meta, file);
+  }
+  checkpoint_ = file;
+  checkpointMeta_ = std::move(meta);
+  compiledData_.reset();
+  return true;
+}
+
+task::DataConfig Session::dataConfig() const { return driver::dataConfig(*spec_); }
+
+const task::PairData &Session::trainingData() {
+  if (!trainingData_)
+    trainingData_ = task::buildPairs(dataConfig());
+  return *trainingData_;
+}
+
+const task::PairData &Session::compiledData(bool withValidation) {
+  if (!hasCheckpoint())
+    return trainingData();
+  if (!compiledData_) {
+    task::DataConfig c = dataConfig();
+    compiledData_ = task::pairDataFromMetadata(c.task, c.tokens, c.reverseSource,
+                                               checkpointMeta_, checkpoint_);
+  }
+  if (withValidation && compiledData_->valid.empty())
+    compiledData_->valid = trainingData().valid;
+  return *compiledData_;
+}
+
+void Session::setModule(mlir::OwningOpRef<mlir::ModuleOp> module, const std::string &name) {
+  module_ = std::move(module);
+  name_ = name;
+  stage_ = Stage::Attn;
+  manifest_.reset();
+}
+
+bool Session::import() {
+  const yaml::Spec &s = *spec_;
+  std::vector<yaml::Diagnostic> problems;
+  if (!yaml::checkConsistency(s, problems)) {
+    for (const auto &d : problems)
+      report(d);
+    return false;
+  }
+  task::Task task = task::parseTask(s.task);
+  if (options_.uncachedDecoding && !(s.model.transformer && task == task::Task::Seq2Seq)) {
+    report({s.model.loc,
+            "--no-cache decodes a Transformer encoder-decoder without its key/value cache, but "
+            "this model has none",
+            "drop --no-cache"});
+    return false;
+  }
+  yaml::ImportOptions options;
+  if (importOptions_)
+    options = *importOptions_;
+  else if (task == task::Task::Lm)
+    options.vocabSize = task::textVocab().size();
+  else if (task::usesPairs(task))
+    options = importOptions(compiledData());
+  options.decodeFull = options_.uncachedDecoding;
+  module_ = yaml::importSpec(s, *context_, options);
+  return module_ && succeeded(mlir::verify(*module_));
+}
+
+bool Session::runPasses(Stage stage) {
+  mlir::PassManager pm(context_.get());
+  switch (stage) {
+  case Stage::Fused:
+    if (options_.fuse)
+      pipelines::buildFusion(pm);
+    break;
+  case Stage::Grad: {
+    if (!spec_) {
+      diagnostics() << "attnc: error: the training pipeline needs a spec's train: section\n";
+      return false;
+    }
+    pipelines::TrainingOptions t = trainingOptions(spec_->train);
+    t.fuse = options_.fuse;
+    pipelines::buildTraining(pm, t);
+    break;
+  }
+  case Stage::Lowered:
+    pipelines::buildAttnToLowered(pm, options_.fuse);
+    break;
+  case Stage::LLVM:
+    pipelines::buildLoweredToLLVM(pm, target::entryPrefix(manifest_->cname));
+    break;
+  default:
+    return false;
+  }
+  if (failed(pm.run(*module_)))
+    return false;
+  if (stage == Stage::Lowered) {
+    auto manifest = target::readManifest(*module_, name_, yaml::cName(name_));
+    if (failed(manifest))
+      return false;
+    manifest_ = std::move(*manifest);
+  }
+  return true;
+}
+
+bool Session::runTo(Stage target) {
+  if (!stage_)
+    return false;
+  // Fused and Grad are detours: a module for inference goes from attn straight to the
+  // lowering (which fuses), and a module past one of them is past the other's purpose.
+  auto done = [&] {
+    if (*stage_ == target)
+      return true;
+    if (target == Stage::Fused && *stage_ > Stage::Fused)
+      return true;
+    return target != Stage::Grad && *stage_ > target;
+  };
+  while (!done()) {
+    if (target == Stage::Grad && *stage_ > Stage::Grad) {
+      // The training entries are added before the lowering, not after.
+      diagnostics() << "attnc: error: the module is " << stageName(*stage_)
+                    << " already; the training pipeline (grad) runs before that\n";
+      return false;
+    }
+    Stage next = Stage::LLVM;
+    switch (*stage_) {
+    case Stage::Spec:
+      if (!import())
+        return false;
+      stage_ = Stage::Attn;
+      continue;
+    case Stage::Attn:
+      next = target == Stage::Fused ? Stage::Fused
+             : target == Stage::Grad ? Stage::Grad
+                                     : Stage::Lowered;
+      break;
+    case Stage::Fused:
+      next = target == Stage::Grad ? Stage::Grad : Stage::Lowered;
+      break;
+    case Stage::Grad:
+      next = Stage::Lowered;
+      break;
+    case Stage::Lowered:
+      next = Stage::LLVM;
+      break;
+    case Stage::LLVM:
+      return true; // unreachable: LLVM is past every other stage
+    }
+    if (!runPasses(next))
+      return false;
+    stage_ = next;
+  }
+  return true;
+}
+
+std::optional<std::string> Session::print(Stage stage) {
+  if (stage == Stage::Spec)
+    return yaml::specToYaml(*spec_);
+  if (!runTo(stage))
+    return std::nullopt;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (stage == Stage::LLVM) {
+    llvm::LLVMContext llvmContext;
+    auto module = target::toOptimizedLLVMIR(*module_, llvmContext);
+    if (!module)
+      return std::nullopt;
+    module->print(os, nullptr);
+  } else {
+    module_->print(os);
+    os << "\n";
+  }
+  return os.str();
+}
+
+std::unique_ptr<Model> Session::loadModel(std::optional<uint64_t> seed) {
+  if (!runTo(Stage::LLVM))
+    return nullptr;
+  auto jit = target::JitProgram::create(*module_, *manifest_);
+  if (!jit) {
+    diagnostics() << "attnc: error: JIT compilation failed: " << llvm::toString(jit.takeError())
+                  << "\n";
+    return nullptr;
+  }
+  auto m = std::make_unique<Model>();
+  m->jit = std::move(*jit);
+  m->program = std::make_unique<Program>(m->jit->info());
+  uint64_t s = seed.value_or(spec_ ? spec_->train.seed : 1);
+  m->params = initParams(m->program->info(), s);
+  m->origin = "initialised from seed " + std::to_string(s);
+  if (hasCheckpoint()) {
+    auto meta = train::loadCheckpoint(checkpoint_, m->program->info(), m->params,
+                                      /*statesOptional=*/true);
+    m->origin = "from " + checkpoint_ + " (step " + task::stepOf(meta) + ")";
+  }
+  return m;
+}
+
+std::string Session::writeObject(const std::string &objectPath, const std::string &headerPath,
+                                 const std::string &cpu) {
+  if (!runTo(Stage::LLVM))
+    return "the model does not compile";
+  std::string error = target::writeObject(*module_, objectPath, cpu);
+  if (!error.empty())
+    return error;
+  std::ofstream out(headerPath);
+  out << target::renderHeader(*manifest_, spec_ ? spec_->file : name_);
+  if (!out.flush())
+    return "cannot write " + headerPath;
+  return "";
+}
+
+} // namespace attn::driver

@@ -1,0 +1,138 @@
+// One model's way through the compiler: spec (or an attn module) -> attn -> fused -> grad ->
+// lowered -> LLVM, stopping at any stage, and from there a JIT-loaded Model (the program with
+// its parameters, from init or a checkpoint) or an object file. Every attnc verb, benchmark
+// and test goes through a Session, so they all see the same IR; the pass order itself lives
+// in compiler/Pipelines.
+#pragma once
+
+#include "compiler/Target/Jit.h"
+#include "compiler/Target/Manifest.h"
+#include "frontends/yaml/Importer.h"
+#include "frontends/yaml/Spec.h"
+
+#include "attn/Program.h"
+#include "attn/task/Data.h"
+#include "attn/task/Metadata.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn::driver {
+
+/// The stages `attnc emit --stage` prints, in pipeline order.
+enum class Stage { Spec, Attn, Fused, Grad, Lowered, LLVM };
+/// "spec" | "attn" | "fused" | "grad" | "lowered" | "llvm"; nullopt for anything else.
+std::optional<Stage> parseStage(const std::string &name);
+const char *stageName(Stage stage);
+
+struct SessionOptions {
+  /// Structural fusion (attn-fuse-recurrence, attn-fuse-attention) before autodiff and in
+  /// the lowering; off is the unfused reference (`--no-fuse`).
+  bool fuse = true;
+  /// Also compile a Transformer encoder-decoder's @decode_full, decoding without its cache.
+  bool uncachedDecoding = false;
+  /// Where diagnostics go ("file:line:col: error: ..."); stderr by default.
+  std::ostream *diagnostics = nullptr;
+};
+
+/// A compiled program, JIT-loaded, with its parameters.
+struct Model {
+  std::unique_ptr<target::JitProgram> jit; // owns the code `program` runs
+  std::unique_ptr<Program> program;
+  std::vector<Tensor> params;              // in manifest order
+  std::string origin; // "from FILE (step N)" | "initialised from seed N", for reports
+};
+
+class Session {
+public:
+  explicit Session(SessionOptions options = {});
+  ~Session();
+
+  // --- The spec -------------------------------------------------------------------------
+  /// Parses and validates the spec file(s): later files are layered over earlier ones (maps
+  /// merge, other values replace), then the overrides; every diagnostic is reported.
+  bool loadSpec(const std::vector<std::string> &files,
+                const std::vector<yaml::Override> &overrides = {});
+  bool loadSpec(const std::string &file, const std::vector<yaml::Override> &overrides = {}) {
+    return loadSpec(std::vector<std::string>{file}, overrides);
+  }
+  /// The same from spec text (a checkpoint's, a benchmark's); `name` names it in diagnostics.
+  bool loadSpecText(const std::string &text, const std::string &name,
+                    const std::vector<yaml::Override> &overrides = {});
+  bool hasSpec() const { return spec_.has_value(); }
+  const yaml::Spec &spec() const { return *spec_; }
+
+  // --- A checkpoint ---------------------------------------------------------------------
+  /// Opens a checkpoint (DIR: its best, else last; see task::checkpointFile) to load its
+  /// parameters into the Model and its vocabularies into the program. Without a loaded spec
+  /// the one the checkpoint stores is loaded (with `overrides`); with one, a checkpoint
+  /// trained as another model is refused (throws, naming every key with both values).
+  bool openCheckpoint(const std::string &path,
+                      const std::vector<yaml::Override> &overrides = {});
+  bool hasCheckpoint() const { return !checkpoint_.empty(); }
+  const std::string &checkpointPath() const { return checkpoint_; }
+  const task::Metadata &checkpointMetadata() const { return checkpointMeta_; }
+
+  // --- The task's data ------------------------------------------------------------------
+  /// The spec's data, as a task::DataConfig.
+  task::DataConfig dataConfig() const;
+  /// A pair task's data as the spec's `data:` makes it (pairs and vocabularies; built once).
+  const task::PairData &trainingData();
+  /// The vocabularies and lengths the program is compiled for: the checkpoint's when one is
+  /// open (with the spec's validation pairs when `withValidation`), else trainingData().
+  const task::PairData &compiledData(bool withValidation = false);
+  /// Replaces what the importer is told about the data (benchmarks and tests that compile a
+  /// spec without its data).
+  void setImportOptions(const yaml::ImportOptions &options) { importOptions_ = options; }
+
+  // --- Stages ---------------------------------------------------------------------------
+  /// Starts from an attn module instead of a spec (tests, attn-opt style inputs); `name`
+  /// names the program (entry symbols attn_<cName(name)>_<entry>).
+  void setModule(mlir::OwningOpRef<mlir::ModuleOp> module, const std::string &name);
+  /// Runs every stage up to `stage` that has not run yet; false (reported) on failure. The
+  /// Grad stage is only reached when asked for: a module for inference skips it.
+  bool runTo(Stage stage);
+  /// Where the module is now.
+  std::optional<Stage> stage() const { return stage_; }
+  /// The module (or the spec) at `stage`, as text (LLVM: the optimised LLVM IR).
+  std::optional<std::string> print(Stage stage);
+
+  /// The program JIT-compiled for this machine (running the stages up to LLVM first), with
+  /// parameters from the open checkpoint or else from `seed` (default train.seed).
+  std::unique_ptr<Model> loadModel(std::optional<uint64_t> seed = std::nullopt);
+  /// Writes the program for `cpu` as an object file and its C header; "" or the error.
+  std::string writeObject(const std::string &objectPath, const std::string &headerPath,
+                          const std::string &cpu);
+
+  mlir::ModuleOp module() { return *module_; }
+  const target::Manifest &manifest() const { return *manifest_; }
+  mlir::MLIRContext &context() { return *context_; }
+  std::ostream &diagnostics() const;
+
+private:
+  bool parsed(std::optional<yaml::Spec> spec, const std::vector<yaml::Diagnostic> &diags);
+  bool import();
+  bool runPasses(Stage stage);
+  void report(const yaml::Diagnostic &d) const;
+
+  SessionOptions options_;
+  std::unique_ptr<mlir::MLIRContext> context_;
+  std::optional<yaml::Spec> spec_;
+  std::string name_; // the program's name: the spec's, or setModule's
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  std::optional<Stage> stage_;
+  std::optional<target::Manifest> manifest_;
+  std::optional<yaml::ImportOptions> importOptions_;
+  std::string checkpoint_;
+  task::Metadata checkpointMeta_;
+  std::optional<task::PairData> trainingData_, compiledData_;
+};
+
+} // namespace attn::driver

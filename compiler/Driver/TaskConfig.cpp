@@ -1,0 +1,106 @@
+#include "compiler/Driver/TaskConfig.h"
+
+#include "attn/task/Metadata.h"
+
+namespace attn::driver {
+
+task::DataConfig dataConfig(const yaml::Spec &s) {
+  const yaml::DataSpec &d = s.data;
+  task::DataConfig c;
+  c.task = task::parseTask(s.task);
+  c.builtin = d.builtin;
+  c.path = d.path;
+  c.validPath = d.validPath;
+  c.window = d.window;
+  c.minLen = d.minLen;
+  c.maxLen = d.maxLen;
+  c.symbols = d.symbols;
+  c.tokens = d.tokens == "char" ? data::Tokenize::Char : data::Tokenize::Word;
+  c.minCount = d.minCount;
+  c.maxVocab = d.maxVocab;
+  c.train = d.train;
+  c.valid = d.valid;
+  c.seed = d.seed;
+  c.sharedVocab = s.model.transformer && s.model.transformer->shareEmbeddings;
+  c.reverseSource = s.model.seq2seq.reverseSource;
+  return c;
+}
+
+task::DecodeConfig decodeConfig(const yaml::Spec &s) {
+  task::DecodeConfig c;
+  c.beam = s.decode.beam;
+  c.lengthPenalty = s.decode.lengthPenalty;
+  c.maxLength = s.decode.maxLength;
+  c.nbest = s.decode.nbest;
+  c.sample = s.decode.sample;
+  c.temperature = s.decode.temperature;
+  c.topK = s.decode.topK;
+  c.seed = s.decode.seed;
+  return c;
+}
+
+task::StepInputConfig stepInputConfig(const yaml::Spec &s) {
+  task::StepInputConfig c;
+  const yaml::TeacherForcingSpec &tf = s.train.teacherForcing;
+  c.teacherForcing.schedule = tf.schedule;
+  c.teacherForcing.ratio = tf.ratio;
+  c.teacherForcing.slope = tf.slope;
+  c.teacherForcing.k = tf.k;
+  c.teacherForcing.min = tf.min;
+  c.dropout = s.model.rnn           ? s.model.rnn->dropout
+              : s.model.transformer ? s.model.transformer->dropout
+                                    : 0.0;
+  c.seed = s.train.seed;
+  return c;
+}
+
+pipelines::TrainingOptions trainingOptions(const yaml::TrainSpec &t) {
+  pipelines::TrainingOptions o;
+  o.optimizer = t.optimizer.type;
+  o.momentum = t.optimizer.momentum;
+  o.beta1 = t.optimizer.beta1;
+  o.beta2 = t.optimizer.beta2;
+  o.epsilon = t.optimizer.epsilon;
+  o.weightDecay = t.optimizer.weightDecay;
+  o.clipNorm = t.clipNorm;
+  return o;
+}
+
+std::string runDirectory(const yaml::Spec &s, const std::string &out) {
+  return !out.empty()                    ? out
+         : !s.train.checkpointDir.empty() ? s.train.checkpointDir
+                                          : "runs/" + s.name;
+}
+
+train::TrainOptions trainOptions(const yaml::Spec &s, const std::string &dir) {
+  train::TrainOptions t;
+  t.steps = s.train.steps;
+  t.schedule.type = s.train.schedule.type;
+  t.schedule.lr = s.train.optimizer.lr;
+  t.schedule.warmup = s.train.schedule.warmup;
+  t.schedule.stepSize = s.train.schedule.stepSize;
+  t.schedule.gamma = s.train.schedule.gamma;
+  t.schedule.minLr = s.train.schedule.minLr;
+  t.schedule.totalSteps = s.train.steps;
+  t.seed = s.train.seed;
+  t.evalEvery = s.train.evalEvery;
+  t.logEvery = s.train.logEvery;
+  t.checkpointEvery = s.train.checkpointEvery;
+  t.patience = s.train.patience;
+  t.minDelta = s.train.minDelta;
+  t.dir = dir;
+  t.metadata = {{task::kModelKey, s.name}, {task::kSpecKey, yaml::specToYaml(s)}};
+  t.perStepInput = task::perStepInputs(stepInputConfig(s));
+  return t;
+}
+
+yaml::ImportOptions importOptions(const task::PairData &d) {
+  yaml::ImportOptions o;
+  o.sourceVocab = d.source.size();
+  o.targetVocab = d.target.size();
+  o.sourceLength = d.sourceLength;
+  o.targetLength = d.targetLength;
+  return o;
+}
+
+} // namespace attn::driver

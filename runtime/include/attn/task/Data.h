@@ -1,0 +1,71 @@
+// What a task reads at run time, without the compiler: its data, as the splits the training
+// loop and evaluation read, and the vocabularies a program was compiled for. Described by a
+// DataConfig (the driver fills it from a spec's `data:` and `task:`), so an ahead-of-time
+// program rebuilds the same data and vocabularies as `attnc train` did.
+#ifndef ATTN_TASK_DATA_H
+#define ATTN_TASK_DATA_H
+
+#include "attn/data/Parallel.h"
+#include "attn/data/Text.h"
+#include "attn/data/Vocab.h"
+#include "attn/train/Trainer.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attn::task {
+
+enum class Task { Regress, Lm, Seq2Seq, Tag, Classify };
+
+/// "regress" | "lm" | "seq2seq" | "tag" | "classify"; throws on anything else.
+Task parseTask(const std::string &name);
+const char *taskName(Task task);
+/// Whether the task learns from text pairs (seq2seq, tag, classify).
+bool usesPairs(Task task);
+
+/// The data of one task, as a spec's `data:` section says it (see docs/yaml-reference.md).
+struct DataConfig {
+  Task task = Task::Regress;
+  std::string builtin;         // sine | text | copy | reverse | dates | pos | majority; or
+  std::string path, validPath; // a TSV file of pairs (and its validation file)
+  int64_t window = 16;         // sine, text: the input length
+  int64_t minLen = 3, maxLen = 10, symbols = 10;
+  data::Tokenize tokens = data::Tokenize::Word;
+  int64_t minCount = 1, maxVocab = 0;
+  int64_t train = 2000, valid = 200;
+  uint64_t seed = 1;
+  bool sharedVocab = false;    // one vocabulary for both sides (shared embeddings)
+  bool reverseSource = false;  // sources are read last token first
+};
+
+/// The data of a model that learns from text pairs: the vocabularies of the sources and of
+/// the targets (output tokens, tags or labels), the compiled lengths (what a checkpoint must
+/// carry to decode), and the pairs (only when built from the data, not from metadata).
+struct PairData {
+  data::Vocab source, target;
+  data::Tokenize tokenize = data::Tokenize::Word;
+  bool reverseSource = false;
+  int64_t sourceLength = 0; // S = data.max_len
+  int64_t targetLength = 0; // seq2seq: S + 1 (room for eos); tag / classify: 0
+  std::vector<data::Pair> train, valid;
+};
+
+/// Generated, or read from TSV, with vocabularies built from the training pairs.
+PairData buildPairs(const DataConfig &config);
+/// The pairs as the @loss inputs: src, src_mask, tgt_in, tgt_out (seq2seq), or
+/// src, src_mask, tags | label (tag, classify). Pairs longer than the lengths are dropped.
+train::Split pairSplit(Task task, const PairData &data, const std::vector<data::Pair> &pairs);
+
+/// The training and validation splits of any task: pairs, (x, target) windows of `sine`,
+/// (tokens, next) windows of `text`. Pair tasks take `pairs` (built once by the caller).
+train::Split trainSplit(const DataConfig &config, const PairData *pairs = nullptr);
+train::Split validSplit(const DataConfig &config, const PairData *pairs = nullptr);
+
+/// `text`: the vocabulary of the builtin corpus.
+const data::CharVocab &textVocab();
+
+} // namespace attn::task
+
+#endif

@@ -1,0 +1,32 @@
+// Lines of a file descriptor (standard input) read with read(2), so that whether more input
+// is already waiting can be asked (poll) without blocking: std::cin buffers out of sight of
+// poll. A streaming translator decodes a batch when it is full or when nothing more waits.
+#ifndef ATTN_TASK_LINEREADER_H
+#define ATTN_TASK_LINEREADER_H
+
+#include <string>
+
+namespace attn::task {
+
+class LineReader {
+public:
+  explicit LineReader(int fd = 0) : fd(fd) {}
+  /// The next line without its newline (nor a trailing '\r'); false at the end of input or
+  /// on a read error (then failed()).
+  bool next(std::string &line);
+  /// Whether another line can be had without waiting: one is buffered, or input is ready.
+  bool waiting() const;
+  bool failed() const { return readErrno != 0; }
+  std::string error() const;
+
+private:
+  int fd;
+  std::string buffer;
+  size_t start = 0;
+  bool eof = false;
+  int readErrno = 0;
+};
+
+} // namespace attn::task
+
+#endif

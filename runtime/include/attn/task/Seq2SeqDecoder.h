@@ -1,0 +1,102 @@
+// Decoding with a compiled seq2seq model (its @encode and @decode_step entries): greedily or
+// by sampling, K sentences at once, or by beam search, one sentence at a time (see
+// attn/decode/Beam.h). A program that also has @decode_full (a Transformer compiled without
+// its cache) decodes through it instead, recomputing the prefix at every step. Shared by
+// `attnc translate`, `run`, `train` / `eval` (accuracy) and ahead-of-time programs.
+#ifndef ATTN_TASK_SEQ2SEQDECODER_H
+#define ATTN_TASK_SEQ2SEQDECODER_H
+
+#include "attn/Program.h"
+#include "attn/decode/Beam.h"
+#include "attn/decode/Seq2Seq.h"
+#include "attn/task/Data.h"
+
+#include <functional>
+#include <memory>
+
+namespace attn::task {
+
+/// How to decode: a spec's `decode:` section.
+struct DecodeConfig {
+  int64_t beam = 1;           // 1: greedy (or sampled)
+  double lengthPenalty = 0.0;
+  int64_t maxLength = 0;      // 0: the target length the model was compiled for
+  int64_t nbest = 1;
+  bool sample = false;
+  double temperature = 1.0;
+  int64_t topK = 0;
+  uint64_t seed = 1;
+};
+
+/// The name of decode_step's attention weights [K, S], when it returns them.
+inline constexpr const char *kAttentionResult = "attention";
+
+/// A source line as the encoder reads it: ids [S] (reversed if the model reads so) and mask.
+struct Encoded {
+  std::vector<int32_t> ids;
+  std::vector<float> mask;
+};
+
+struct Accuracy {
+  int64_t count = 0;          // pairs decoded
+  double exactMatch = 0;      // fraction of outputs equal to the reference
+  double tokenAccuracy = 0;   // fraction of reference tokens matched at their position
+};
+
+class Seq2SeqDecoder {
+public:
+  /// `program`, `params` and `data` are referenced: they must outlive the decoder.
+  Seq2SeqDecoder(const Program &program, const std::vector<Tensor> &params,
+                 const PairData &data, const DecodeConfig &config);
+
+  /// Throws when the line has more tokens than the model reads.
+  Encoded encode(const std::string &line) const;
+  /// Per source: nbest hypotheses (beam search), or the greedy (or sampled) one, best first.
+  std::vector<std::vector<decode::Hypothesis>> decode(const std::vector<Encoded> &sources) const;
+  /// A hypothesis as text.
+  std::string text(const decode::Hypothesis &h) const;
+  /// Exact match and token accuracy of the best hypotheses on `pairs` (those that fit).
+  Accuracy accuracy(const std::vector<data::Pair> &pairs) const;
+
+  /// Sentences decoded at once (the compiled batch).
+  int64_t batchRows() const { return rows; }
+  const DecodeConfig &config() const { return config_; }
+  /// Whether decode_step returns the attention weights (kAttentionResult, [K, S]).
+  bool hasAttention() const;
+  /// Per source, the attention weights the model gives while producing `outputs[i]`: the
+  /// hypothesis is fed back through decode_step (teacher-forced, so any search's result can
+  /// be shown), and row t holds the weights over the source tokens (in reading order) when
+  /// the model emits token t; the last row is for the final eos.
+  std::vector<std::vector<std::vector<float>>>
+  alignments(const std::vector<Encoded> &sources,
+             const std::vector<decode::Hypothesis> &outputs) const;
+  /// Writes one heatmap PNG per source to DIR/attention-<i>.png (DIR is created) and
+  /// returns the paths; `lines` are the sources as text.
+  std::vector<std::string> writeAlignmentPlots(const std::string &dir,
+                                               const std::vector<std::string> &lines,
+                                               const std::vector<Encoded> &sources,
+                                               const std::vector<decode::Hypothesis> &outputs) const;
+
+private:
+  /// Calls `body(first, count, src, mask)` for the sources in batches of the compiled rows.
+  using BatchBody = std::function<void(size_t first, size_t count, const Tensor &src,
+                                       const Tensor &mask)>;
+  void forEachBatch(const std::vector<Encoded> &sources, const BatchBody &body) const;
+  /// The model that decodes src / mask: the cached decode_step, or decode_full (no cache).
+  std::unique_ptr<decode::StepModel> stepModel(const Tensor &src, const Tensor &mask) const;
+  /// The encoder's inputs for sources [first, first + count), one per row; the rows past
+  /// `count` repeat the first source (their outputs are ignored).
+  void batchOf(const std::vector<Encoded> &sources, size_t first, size_t count, Tensor &src,
+               Tensor &mask) const;
+  size_t maxLength() const;
+
+  const Program &program;
+  const std::vector<Tensor> &params;
+  const PairData &data;
+  DecodeConfig config_;
+  int64_t rows = 0, sourceLength = 0;
+};
+
+} // namespace attn::task
+
+#endif

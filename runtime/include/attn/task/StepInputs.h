@@ -1,0 +1,31 @@
+// The loss's inputs that are drawn at every training step rather than read from the data
+// (see attn::train::BatchHook), by name:
+//   teacher [B, T]        scheduled sampling's coins: 1 reads the true previous token, with
+//                         probability p(step) (train.teacher_forcing); always 1 at t = 0
+//   dropout<k> [B, T, W]  dropout keep masks: 0, or 1 / (1 - p)
+// Validation (step 0) gets all ones: the model without its training noise. Drawn from
+// Rng(seed, step, input), so a resumed run repeats them.
+#ifndef ATTN_TASK_STEPINPUTS_H
+#define ATTN_TASK_STEPINPUTS_H
+
+#include "attn/train/Schedule.h"
+#include "attn/train/Trainer.h"
+
+namespace attn::task {
+
+/// The names of the per-step inputs, as the importer writes them and the hook reads them.
+inline constexpr const char *kTeacherInput = "teacher";
+inline constexpr const char *kDropoutPrefix = "dropout";
+
+struct StepInputConfig {
+  train::TeacherForcingSpec teacherForcing;
+  double dropout = 0.0;
+  uint64_t seed = 1; // train.seed
+};
+
+/// Throws on a schedule that cannot be evaluated (before training starts).
+train::BatchHook perStepInputs(const StepInputConfig &config);
+
+} // namespace attn::task
+
+#endif

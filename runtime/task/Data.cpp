@@ -1,0 +1,154 @@
+#include "attn/task/Data.h"
+
+#include "attn/data/Sine.h"
+
+#include <stdexcept>
+
+namespace attn::task {
+
+Task parseTask(const std::string &name) {
+  for (Task t : {Task::Regress, Task::Lm, Task::Seq2Seq, Task::Tag, Task::Classify})
+    if (name == taskName(t))
+      return t;
+  throw std::runtime_error("attn: unknown task '" + name + "'");
+}
+
+const char *taskName(Task task) {
+  switch (task) {
+  case Task::Regress: return "regress";
+  case Task::Lm: return "lm";
+  case Task::Seq2Seq: return "seq2seq";
+  case Task::Tag: return "tag";
+  case Task::Classify: return "classify";
+  }
+  return "?";
+}
+
+bool usesPairs(Task task) {
+  return task == Task::Seq2Seq || task == Task::Tag || task == Task::Classify;
+}
+
+namespace {
+
+std::vector<std::vector<std::string>> tokenized(const std::vector<data::Pair> &pairs, bool source,
+                                                data::Tokenize how) {
+  std::vector<std::vector<std::string>> out;
+  for (const data::Pair &p : pairs)
+    out.push_back(data::tokenize(source ? p.source : p.target, how));
+  return out;
+}
+
+// The pairs of the builtin generators, or of the TSV files. The validation pairs are drawn
+// with the next seed.
+void readPairs(const DataConfig &d, PairData &data) {
+  if (d.builtin == "copy" || d.builtin == "reverse") {
+    auto make = d.builtin == "copy" ? data::makeCopy : data::makeReverse;
+    data.train = make(d.train, d.minLen, d.maxLen, d.symbols, d.seed);
+    data.valid = make(d.valid, d.minLen, d.maxLen, d.symbols, d.seed + 1);
+  } else if (d.builtin == "dates") {
+    data.train = data::makeDates(d.train, d.seed);
+    data.valid = data::makeDates(d.valid, d.seed + 1);
+  } else if (d.builtin == "pos") {
+    data.train = data::makePosTags(d.train, d.seed);
+    data.valid = data::makePosTags(d.valid, d.seed + 1);
+  } else if (d.builtin == "majority") {
+    data.train = data::makeMajority(d.train, d.minLen, d.maxLen, d.symbols, d.seed);
+    data.valid = data::makeMajority(d.valid, d.minLen, d.maxLen, d.symbols, d.seed + 1);
+  } else if (!d.builtin.empty()) {
+    throw std::runtime_error("attn: the builtin data '" + d.builtin + "' holds no text pairs");
+  } else {
+    data.train = data::readTsv(d.path);
+    if (!d.validPath.empty()) {
+      data.valid = data::readTsv(d.validPath);
+    } else {
+      if ((int64_t)data.train.size() <= d.valid)
+        throw std::runtime_error(d.path + ": " + std::to_string(data.train.size()) +
+                                 " pairs leave none for training after holding out data.valid = " +
+                                 std::to_string(d.valid));
+      data.valid.assign(data.train.end() - d.valid, data.train.end());
+      data.train.resize(data.train.size() - d.valid);
+    }
+  }
+}
+
+} // namespace
+
+PairData buildPairs(const DataConfig &d) {
+  PairData data;
+  data.tokenize = d.tokens;
+  data.reverseSource = d.reverseSource;
+  data.sourceLength = d.maxLen;
+  data.targetLength = d.task == Task::Seq2Seq ? d.maxLen + 1 : 0;
+  readPairs(d, data);
+  // One vocabulary for both sides, when they share one embedding table.
+  if (d.sharedVocab) {
+    auto both = tokenized(data.train, true, data.tokenize);
+    auto targets = tokenized(data.train, false, data.tokenize);
+    both.insert(both.end(), targets.begin(), targets.end());
+    data.source = data.target = data::Vocab::build(both, d.minCount, d.maxVocab);
+    return data;
+  }
+  data.source =
+      data::Vocab::build(tokenized(data.train, true, data.tokenize), d.minCount, d.maxVocab);
+  // Tags and labels are words whatever the source's tokens; all of them are kept.
+  if (d.task == Task::Seq2Seq)
+    data.target =
+        data::Vocab::build(tokenized(data.train, false, data.tokenize), d.minCount, d.maxVocab);
+  else
+    data.target = data::Vocab::build(tokenized(data.train, false, data::Tokenize::Word), 1, 0);
+  return data;
+}
+
+train::Split pairSplit(Task task, const PairData &d, const std::vector<data::Pair> &pairs) {
+  if (task != Task::Seq2Seq) {
+    data::LabelledTensors t =
+        task == Task::Tag
+            ? data::encodeTagged(pairs, d.source, d.target, d.tokenize, d.sourceLength)
+            : data::encodeClassified(pairs, d.source, d.target, d.tokenize, d.sourceLength);
+    return {std::move(t.src), std::move(t.srcMask), std::move(t.labels)};
+  }
+  data::Seq2SeqTensors t =
+      data::encodePairs(pairs, d.source, d.target, d.tokenize, d.tokenize, d.sourceLength,
+                        d.targetLength, d.reverseSource);
+  return {std::move(t.src), std::move(t.srcMask), std::move(t.tgtIn), std::move(t.tgtOut)};
+}
+
+namespace {
+
+train::Split split(const DataConfig &c, const PairData *pairs, bool training) {
+  if (usesPairs(c.task)) {
+    if (!pairs)
+      throw std::logic_error("attn::task: a pair task's split needs its PairData");
+    return pairSplit(c.task, *pairs, training ? pairs->train : pairs->valid);
+  }
+  int64_t count = training ? c.train : c.valid;
+  // The validation split is drawn with the next seed (and, for text, from the held-out end).
+  uint64_t seed = training ? c.seed : c.seed + 1;
+  data::Examples ex;
+  if (c.builtin == "text") {
+    const std::string &text = data::builtinText();
+    size_t cut = data::validationStart(text);
+    ex = training ? data::makeCharWindows(text, textVocab(), 0, cut, c.window, count, seed)
+                  : data::makeCharWindows(text, textVocab(), cut, text.size(), c.window, count,
+                                          seed);
+  } else {
+    ex = data::makeSine(c.window, count, seed);
+  }
+  return {std::move(ex.x), std::move(ex.y)};
+}
+
+} // namespace
+
+train::Split trainSplit(const DataConfig &config, const PairData *pairs) {
+  return split(config, pairs, true);
+}
+train::Split validSplit(const DataConfig &config, const PairData *pairs) {
+  return split(config, pairs, false);
+}
+
+const data::CharVocab &textVocab() {
+  static const data::CharVocab vocab(data::builtinText());
+  return vocab;
+}
+
+} // namespace attn::task

@@ -1,0 +1,65 @@
+#include "attn/task/Labelling.h"
+
+#include "attn/data/Vocab.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace attn::task {
+namespace {
+
+// Rows [first, first + rows) of each tensor of `split`, zero-padded to `batch` rows.
+std::vector<Tensor> batchOf(const train::Split &split, int64_t first, int64_t rows,
+                            int64_t batch) {
+  std::vector<Tensor> out;
+  for (const Tensor &t : split) {
+    std::vector<int64_t> shape = t.shape();
+    size_t rowBytes = t.nbytes() / (size_t)shape[0];
+    shape[0] = batch;
+    Tensor b(t.dtype(), shape);
+    std::memcpy(b.raw(), static_cast<const char *>(t.raw()) + first * rowBytes, rows * rowBytes);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+} // namespace
+
+int32_t argmaxAt(const Tensor &scores, int64_t position) {
+  int64_t v = scores.shape().back();
+  const float *row = scores.data<float>() + position * v;
+  return (int32_t)(std::max_element(row, row + v) - row);
+}
+
+void forEachPrediction(const Program &program, const std::vector<Tensor> &params,
+                       const train::Split &split, int64_t count, const PredictionVisitor &visit) {
+  int64_t batch = program.entry("forward").inputs[0].shape[0];
+  for (int64_t first = 0; first < count; first += batch) {
+    int64_t rows = std::min(batch, count - first);
+    std::vector<Tensor> in = batchOf(split, first, rows, batch);
+    in.pop_back(); // the labels
+    Tensor scores = program.call("forward", params, in)[0];
+    for (int64_t r = 0; r < rows; ++r)
+      visit(first + r, scores, r);
+  }
+}
+
+double labelAccuracy(const Program &program, const std::vector<Tensor> &params,
+                     const train::Split &split) {
+  const Tensor &labels = split[2];
+  bool tagged = labels.rank() == 2;
+  int64_t perRow = tagged ? labels.shape()[1] : 1, right = 0, total = 0;
+  forEachPrediction(program, params, split, labels.shape()[0],
+                    [&](int64_t row, const Tensor &scores, int64_t r) {
+                      for (int64_t k = 0; k < perRow; ++k) {
+                        int32_t want = labels.data<int32_t>()[row * perRow + k];
+                        if (want == data::Vocab::kPad)
+                          continue;
+                        right += argmaxAt(scores, r * perRow + k) == want;
+                        ++total;
+                      }
+                    });
+  return total ? (double)right / (double)total : 0.0;
+}
+
+} // namespace attn::task

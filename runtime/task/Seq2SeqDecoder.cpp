@@ -1,0 +1,203 @@
+#include "attn/task/Seq2SeqDecoder.h"
+
+#include "attn/train/Plot.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace attn::task {
+
+using decode::Hypothesis;
+
+Seq2SeqDecoder::Seq2SeqDecoder(const Program &program, const std::vector<Tensor> &params,
+                               const PairData &data, const DecodeConfig &config)
+    : program(program), params(params), data(data), config_(config) {
+  const attn_entry_info &encode = program.entry("encode");
+  rows = encode.inputs[0].shape[0];
+  sourceLength = encode.inputs[0].shape[1];
+}
+
+Encoded Seq2SeqDecoder::encode(const std::string &line) const {
+  Encoded e;
+  e.ids = data::encodeSource(line, data.source, data.tokenize, sourceLength,
+                                   data.reverseSource, e.mask);
+  return e;
+}
+
+std::vector<std::vector<Hypothesis>>
+Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
+  decode::BeamOptions beam;
+  beam.beam = config_.beam;
+  beam.lengthPenalty = config_.lengthPenalty;
+  beam.maxLength = maxLength();
+  beam.nbest = config_.nbest;
+  beam.bos = data::Vocab::kBos;
+  beam.eos = data::Vocab::kEos;
+
+  std::vector<std::vector<Hypothesis>> out;
+  if (config_.beam > 1) {
+    for (size_t i = 0; i < sources.size(); ++i) {
+      Tensor src, mask;
+      batchOf(sources, i, 1, src, mask);
+      out.push_back(decode::beamSearch(*stepModel(src, mask), beam));
+    }
+    return out;
+  }
+  decode::SamplingOptions sampling;
+  sampling.temperature = config_.temperature;
+  sampling.topK = config_.topK;
+  sampling.seed = config_.seed;
+  sampling.maxLength = beam.maxLength;
+  sampling.bos = beam.bos;
+  sampling.eos = beam.eos;
+  forEachBatch(sources, [&](size_t first, size_t count, const Tensor &src,
+                            const Tensor &mask) {
+    std::unique_ptr<decode::StepModel> model = stepModel(src, mask);
+    // Source i draws from stream i, whatever the batch it falls in.
+    sampling.firstRow = first;
+    std::vector<Hypothesis> best =
+        config_.sample ? decode::sampled(*model, sampling)
+                           : decode::greedy(*model, beam.maxLength, beam.bos, beam.eos);
+    for (size_t r = 0; r < count; ++r)
+      out.push_back({best[r]});
+  });
+  return out;
+}
+
+std::unique_ptr<decode::StepModel>
+Seq2SeqDecoder::stepModel(const Tensor &src, const Tensor &mask) const {
+  if (program.findEntry("decode_full"))
+    return std::make_unique<decode::ProgramPrefixModel>(program, params, src, mask);
+  return std::make_unique<decode::ProgramStepModel>(program, params, src, mask);
+}
+
+void Seq2SeqDecoder::forEachBatch(const std::vector<Encoded> &sources,
+                                  const BatchBody &body) const {
+  for (size_t first = 0; first < sources.size(); first += rows) {
+    size_t count = std::min(sources.size() - first, (size_t)rows);
+    Tensor src, mask;
+    batchOf(sources, first, count, src, mask);
+    body(first, count, src, mask);
+  }
+}
+
+void Seq2SeqDecoder::batchOf(const std::vector<Encoded> &sources, size_t first, size_t count,
+                             Tensor &src, Tensor &mask) const {
+  src = Tensor(ATTN_I32, {rows, sourceLength});
+  mask = Tensor(ATTN_F32, {rows, sourceLength});
+  for (int64_t r = 0; r < rows; ++r) {
+    const Encoded &e = sources[first + ((size_t)r < count ? (size_t)r : 0)];
+    std::copy(e.ids.begin(), e.ids.end(), src.data<int32_t>() + r * sourceLength);
+    std::copy(e.mask.begin(), e.mask.end(), mask.data<float>() + r * sourceLength);
+  }
+}
+
+bool Seq2SeqDecoder::hasAttention() const {
+  const attn_entry_info &step = program.entry("decode_step");
+  for (int32_t i = 0; i < step.num_outputs; ++i)
+    if (step.outputs[i].name && std::string(step.outputs[i].name) == kAttentionResult)
+      return true;
+  return false;
+}
+
+std::vector<std::vector<std::vector<float>>>
+Seq2SeqDecoder::alignments(const std::vector<Encoded> &sources,
+                           const std::vector<Hypothesis> &outputs) const {
+  std::vector<std::vector<std::vector<float>>> out(sources.size());
+  if (!hasAttention())
+    return out;
+  // A Transformer's decode_step holds maxLength positions: no step past them (an output that
+  // long ended without eos, and gets no eos row).
+  size_t longestOutput = maxLength();
+  forEachBatch(sources, [&](size_t first, size_t count, const Tensor &src,
+                            const Tensor &mask) {
+    decode::ProgramStepModel model(program, params, src, mask);
+    size_t longest = 0;
+    for (size_t r = 0; r < count; ++r)
+      longest = std::max(longest, std::min(outputs[first + r].tokens.size(), longestOutput - 1));
+    // Step t feeds the token before output t (bos first) and reads where output t looked.
+    std::vector<int32_t> tokens(rows, data::Vocab::kBos);
+    std::vector<float> logProbs;
+    for (size_t t = 0; t <= longest; ++t) {
+      model.step(tokens, logProbs);
+      const Tensor *weights = model.result(kAttentionResult);
+      for (size_t r = 0; r < count; ++r) {
+        const Encoded &e = sources[first + r];
+        const std::vector<int32_t> &hyp = outputs[first + r].tokens;
+        if (t <= hyp.size()) {
+          // Only the real source tokens, in the order they were written.
+          const float *row = weights->data<float>() + r * sourceLength;
+          int64_t n = (int64_t)std::count(e.mask.begin(), e.mask.end(), 1.0f);
+          std::vector<float> w(row, row + n);
+          if (data.reverseSource)
+            std::reverse(w.begin(), w.end());
+          out[first + r].push_back(std::move(w));
+        }
+        tokens[r] = t < hyp.size() ? hyp[t] : data::Vocab::kEos;
+      }
+    }
+  });
+  return out;
+}
+
+std::vector<std::string>
+Seq2SeqDecoder::writeAlignmentPlots(const std::string &dir, const std::vector<std::string> &lines,
+                                    const std::vector<Encoded> &sources,
+                                    const std::vector<Hypothesis> &outputs) const {
+  std::vector<std::vector<std::vector<float>>> weights = alignments(sources, outputs);
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::vector<std::string> columns = data::tokenize(lines[i], data.tokenize);
+    std::vector<std::string> rowLabels = data.target.decode(outputs[i].tokens);
+    rowLabels.push_back("<eos>");
+    rowLabels.resize(weights[i].size()); // an output that ended at the length limit: no eos
+    std::string path = dir + "/attention-" + std::to_string(i) + ".png";
+    train::writeHeatmapPng(path, weights[i], columns, rowLabels,
+                                 "\"" + lines[i] + "\" -> \"" + text(outputs[i]) + "\"");
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+std::string Seq2SeqDecoder::text(const Hypothesis &h) const {
+  return data::detokenize(data.target.decode(h.tokens), data.tokenize);
+}
+
+Accuracy Seq2SeqDecoder::accuracy(const std::vector<data::Pair> &pairs) const {
+  std::vector<Encoded> sources;
+  std::vector<std::vector<int32_t>> references;
+  for (const data::Pair &p : pairs) {
+    std::vector<std::string> target = data::tokenize(p.target, data.tokenize);
+    if ((int64_t)target.size() >= data.targetLength)
+      continue; // not a pair the model was trained for (dropped from the split too)
+    try {
+      sources.push_back(encode(p.source));
+    } catch (const std::exception &) {
+      continue; // too long a source
+    }
+    references.push_back(data.target.encode(target));
+  }
+  Accuracy a;
+  a.count = (int64_t)sources.size();
+  if (!a.count)
+    return a;
+  std::vector<std::vector<Hypothesis>> decoded = decode(sources);
+  int64_t exact = 0, tokens = 0, right = 0;
+  for (size_t i = 0; i < decoded.size(); ++i) {
+    const std::vector<int32_t> &got = decoded[i][0].tokens, &want = references[i];
+    exact += got == want;
+    tokens += (int64_t)want.size();
+    for (size_t t = 0; t < want.size() && t < got.size(); ++t)
+      right += got[t] == want[t];
+  }
+  a.exactMatch = (double)exact / (double)a.count;
+  a.tokenAccuracy = tokens ? (double)right / (double)tokens : 1.0;
+  return a;
+}
+
+size_t Seq2SeqDecoder::maxLength() const {
+  return config_.maxLength ? (size_t)config_.maxLength : (size_t)data.targetLength;
+}
+
+} // namespace attn::task

@@ -1,0 +1,36 @@
+#include "attn/task/StepInputs.h"
+
+#include "attn/Random.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace attn::task {
+
+train::BatchHook perStepInputs(const StepInputConfig &config) {
+  train::teacherForcingProbability(config.teacherForcing, 1); // reports a bad k up front
+  return [config](int64_t step, const std::string &name, Tensor &t) {
+    float *v = t.data<float>();
+    if (step == 0) {
+      std::fill(v, v + t.numel(), 1.0f);
+      return;
+    }
+    Rng rng(fnv1a64(name) ^ (config.seed * 1000003ull + (uint64_t)step));
+    if (name == kTeacherInput) {
+      double p = train::teacherForcingProbability(config.teacherForcing, step);
+      int64_t steps = t.shape()[1];
+      for (int64_t k = 0; k < t.numel(); ++k)
+        v[k] = k % steps == 0 || rng.nextDouble() < p ? 1.0f : 0.0f;
+      return;
+    }
+    if (name.rfind(kDropoutPrefix, 0) == 0) {
+      float keep = (float)(1.0 / (1.0 - config.dropout));
+      for (int64_t k = 0; k < t.numel(); ++k)
+        v[k] = rng.nextDouble() < config.dropout ? 0.0f : keep;
+      return;
+    }
+    throw std::runtime_error("attn: no per-step rule for the input '" + name + "'");
+  };
+}
+
+} // namespace attn::task
