@@ -53,9 +53,10 @@ LogicalResult AttentionScoresOp::inferReturnTypes(MLIRContext *, std::optional<L
                                                   SmallVectorImpl<Type> &results) {
   Adaptor a(operands, attributes, properties, regions);
   StringRef kind = a.getKindAttr() ? a.getKind() : "";
-  if (kind != "dot" && kind != "scaled_dot" && kind != "general" && kind != "additive")
-    return emitOptionalError(loc, "'attn.attention_scores' kind must be dot, scaled_dot, general "
-                                  "or additive, got '",
+  if (kind != "dot" && kind != "scaled_dot" && kind != "general" && kind != "additive" &&
+      kind != "cosine")
+    return emitOptionalError(loc, "'attn.attention_scores' kind must be dot, scaled_dot, general, "
+                                  "additive or cosine, got '",
                              kind, "'");
   auto q = typeOf(a.getQuery()), k = typeOf(a.getKeys());
   Value w = a.getWeight();
@@ -68,6 +69,9 @@ LogicalResult AttentionScoresOp::inferReturnTypes(MLIRContext *, std::optional<L
   } else if (kind == "additive") {
     need = "query [B, A], keys [B, S, A], weight v [A]";
     ok = ok && qw == kw && w && shapeOf(w) == ArrayRef<int64_t>{kw};
+  } else if (kind == "cosine") {
+    need = "query [B, K], keys [B, S, K] and an optional temperature [1]";
+    ok = ok && qw == kw && (!w || shapeOf(w) == ArrayRef<int64_t>{1});
   } else {
     need = "query [B, K], keys [B, S, K] and no weight";
     ok = ok && qw == kw && !w;
@@ -92,11 +96,25 @@ SmallVector<Value> AttentionScoresOp::decompose(OpBuilder &b) {
     return {b.create<ReduceSumOp>(l, mul(b, l, t, getWeight()), b.getDenseI64ArrayAttr({2}),
                                   b.getBoolAttr(false))};
   }
+  Value keys = getKeys();
+  if (getKind() == "cosine") {
+    // q / |q| [B, K] and k / |k| [B, S, K]: then their dot product is the cosine.
+    auto unit = [&](Value x, int64_t axis) {
+      Value squares = b.create<ReduceSumOp>(l, mul(b, l, x, x), b.getDenseI64ArrayAttr({axis}),
+                                            b.getBoolAttr(true));
+      Value norm = b.create<SqrtOp>(l, add(b, l, squares, scalarOf(b, l, 1e-12f)));
+      return b.create<DivOp>(l, x, norm).getResult();
+    };
+    q = unit(q, 1);
+    keys = unit(keys, 2);
+  }
   if (getKind() == "general")
     q = matmul(b, l, q, getWeight()); // [B, Q] x [Q, K]
   // q [B, 1, K] x keys^T [B, K, S] -> [B, 1, S]
-  Value e = matmul(b, l, reshape(b, l, q, {batch, 1, width}), getKeys(), false, true);
+  Value e = matmul(b, l, reshape(b, l, q, {batch, 1, width}), keys, false, true);
   e = reshape(b, l, e, {batch, steps});
+  if (getKind() == "cosine" && getWeight())
+    e = mul(b, l, e, getWeight()); // [B, S] * tau [1]
   if (getKind() == "scaled_dot")
     e = mul(b, l, e, scalarOf(b, l, 1.0f / std::sqrt((float)width)));
   return {e};

@@ -30,15 +30,22 @@ def Attn_AttentionScoresOp : Attn_Op<"attention_scores", [Pure,
     - `additive`: `v^T tanh(q + k)` with `weight` `v [K]` (`Q = K`), where query and keys
       are already projected: Bahdanau's `v^T tanh(W s + U h)` takes `q = W s`, `k = U h`
       (the keys' projection is made once, outside the decoder's scan), and Luong's concat
-      score `v^T tanh(W [s; h])` is the same with `W = [W_s W_h]`.
+      score `v^T tanh(W [s; h])` is the same with `W = [W_s W_h]`;
+    - `cosine`: `tau q . k / (|q| |k|)` (`Q = K`), the cosine similarity of seed 001, with an
+      optional `weight` `tau [1]`, its temperature (a learned parameter or a constant; none:
+      1). A cosine is in [-1, 1], so without a temperature the softmax over it stays flat.
+      Norms are `sqrt(sum x^2 + 1e-12)`, so a zero vector scores 0 rather than NaN.
 
-    Decomposes into batched `matmul` (and `add`, `tanh` for `additive`); the gradient rule
-    differentiates the decomposition.
+    Decomposes into batched `matmul` (and `add`, `tanh` for `additive`; `sqrt`, `div` and
+    `reduce_sum` for `cosine`); the gradient rule differentiates the decomposition, so
+    `cosine` passes gradients to the query, the keys and the temperature.
 
     ```mlir
     %e = attn.attention_scores %q, %k, %v {kind = "additive"}
         : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
     // %e : tensor<4x10xf32>
+    %c = attn.attention_scores %s, %h, %tau {kind = "cosine"}
+        : tensor<4x32xf32>, tensor<4x10x32xf32>, tensor<1xf32>
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,

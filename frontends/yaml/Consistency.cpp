@@ -119,11 +119,27 @@ bool checkConsistency(const Spec &s, std::vector<Diagnostic> &diags) {
       int64_t out = r.cell == "lstm" && r.projection > 0 ? r.projection : hidden;
       int64_t encoded = r.cell == "lstm" && r.projection > 0 ? r.projection : r.hidden;
       int64_t memory = encoded * (r.bidirectional && r.merge == "concat" ? 2 : 1);
-      if (a->type != "bahdanau" && a->score == "dot" && memory != out)
-        return error(a->loc, "score 'dot' needs encoder states as wide as the decoder's (" +
-                                 std::to_string(out) + "), but the encoder's are " +
+      bool dotLike = a->score == "dot" || a->score == "cosine";
+      if (a->type != "bahdanau" && dotLike && memory != out)
+        return error(a->loc, "score '" + a->score + "' needs encoder states as wide as the "
+                                 "decoder's (" + std::to_string(out) + "), but the encoder's are " +
                                  std::to_string(memory) + " wide",
                      "use score: general or concat, or model.rnn.merge: sum");
+      AttentionSpec defaults;
+      bool cosine = a->type != "bahdanau" && a->score == "cosine";
+      if (!cosine && (a->temperature != defaults.temperature || a->learnTemperature))
+        return error(s.locOf("model.attention.temperature",
+                             s.locOf("model.attention.learn_temperature", a->loc)),
+                     "model.attention.temperature and learn_temperature scale the cosine score, "
+                     "but this attention's score is " +
+                         (a->type == "bahdanau" ? std::string("bahdanau's additive one")
+                                                : "'" + a->score + "'"),
+                     "remove them, or set type: luong (or local) with score: cosine");
+      if (cosine && !(a->temperature > 0))
+        return error(s.locOf("model.attention.temperature", a->loc),
+                     "model.attention.temperature must be above 0 for the cosine score, got " +
+                         std::to_string(a->temperature),
+                     "e.g. temperature: 10 (a cosine lies in [-1, 1])");
     }
     if (s.data.builtin == "dates" && s.data.tokens != "char")
       return error(s.data.loc, "the dates data is written character by character",

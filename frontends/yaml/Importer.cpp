@@ -703,6 +703,7 @@ private:
     // model.attention (null where the variant has none):
     Value query, v;                  // additive: W [H, A], v [A] (U is keyWeight)
     Value general;                   // score general: W [H, M]
+    Value temperature;               // score cosine: tau [1]
     Value combine;                   // luong, local: W_c [M + H, H]
     Value positionWeight, positionV; // predictive alignment: W_p [H, A], v_p [A, 1]
   };
@@ -746,6 +747,14 @@ private:
       d.v = uniform("attention.v", {a}, a);
     } else if (spec.model.attention->score == "general") {
       d.general = uniform("attention.weight", {h, m}, h);
+    } else if (spec.model.attention->score == "cosine") {
+      // tau = temperature, or temperature times a learned factor that starts at 1.
+      const AttentionSpec &a = *spec.model.attention;
+      d.temperature = b.create<mlir::attn::ConstantOp>(
+          la, mlir::DenseElementsAttr::get(f32({1}), b.getF32FloatAttr((float)a.temperature)));
+      if (a.learnTemperature)
+        d.temperature = b.create<mlir::attn::MulOp>(
+            la, d.temperature, param(la, "attention.temperature_scale", {1}, "ones", 1.0f));
     }
     if (luong())
       d.combine = uniform("attention.output.weight", {m + h, h}, m + h);
@@ -796,7 +805,8 @@ private:
       scores = b.create<mlir::attn::AttentionScoresOp>(l, q, mem.keys, d.v,
                                                        b.getStringAttr("additive"));
     } else {
-      scores = b.create<mlir::attn::AttentionScoresOp>(l, query, mem.values, d.general,
+      Value weight = a.score == "cosine" ? d.temperature : d.general;
+      scores = b.create<mlir::attn::AttentionScoresOp>(l, query, mem.values, weight,
                                                        b.getStringAttr(a.score));
     }
     Value mask = mem.mask, weighting;

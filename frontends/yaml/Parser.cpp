@@ -602,6 +602,8 @@ Spec buildSpec(const Validator &v, const std::string &file) {
     a.align = v.stringAt("model.attention.align");
     a.window = v.intAt("model.attention.window");
     a.inputFeeding = v.boolAt("model.attention.input_feeding");
+    a.temperature = v.floatAt("model.attention.temperature");
+    a.learnTemperature = v.boolAt("model.attention.learn_temperature");
     a.loc = v.mapLoc("model.attention");
     spec.model.attention = a;
   }
@@ -818,22 +820,33 @@ struct LayerKey {
 void flattenLayer(const YAML::Node &below, const YAML::Node &layer, const std::string &prefix,
                   const std::string &file, std::vector<LayerKey> &out,
                   std::vector<Diagnostic> &diags) {
+  std::map<std::string, Loc> seen; // key -> where the layer first wrote it
   for (const auto &entry : layer) {
     const YAML::Node &keyNode = entry.first;
+    Loc keyLoc = hasMark(keyNode) ? locFromMark(file, keyNode.Mark()) : Loc{file, 1, 1};
     if (!keyNode.IsScalar()) {
-      diags.push_back({hasMark(keyNode) ? locFromMark(file, keyNode.Mark()) : Loc{file, 1, 1},
-                       "expected a key name, got " + describeValue(keyNode), ""});
+      diags.push_back({keyLoc, "expected a key name, got " + describeValue(keyNode), ""});
+      continue;
+    }
+    if (auto [it, inserted] = seen.emplace(keyNode.Scalar(), keyLoc); !inserted) {
+      diags.push_back({keyLoc, "duplicate key '" + keyNode.Scalar() + "' " + where(prefix),
+                       "first written at line " + std::to_string(it->second.line) +
+                           ", column " + std::to_string(it->second.col)});
       continue;
     }
     std::string path = join(prefix, keyNode.Scalar());
-    YAML::Node under; // what the layers below hold at `path` (const lookups insert nothing)
-    if (below && below.IsMap())
-      under = below[keyNode.Scalar()];
-    if (entry.second.IsMap() && under && under.IsMap()) {
+    // What the layers below hold at `path`, found by walking them: a lookup of a missing key
+    // gives yaml-cpp's invalid node, which throws when asked anything.
+    YAML::Node under;
+    if (below.IsMap())
+      for (const auto &b : below)
+        if (b.first.IsScalar() && b.first.Scalar() == keyNode.Scalar())
+          under.reset(b.second);
+    if (entry.second.IsMap() && under.IsMap()) {
       flattenLayer(under, entry.second, path, file, out, diags);
       continue;
     }
-    out.push_back({path, entry.second, locFromMark(file, keyNode.Mark()), file});
+    out.push_back({path, entry.second, keyLoc, file});
   }
 }
 

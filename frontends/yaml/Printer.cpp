@@ -135,6 +135,8 @@ std::string specToYaml(const Spec &s) {
         .word("align", a->align)
         .integer("window", a->window)
         .flag("input_feeding", a->inputFeeding)
+        .real("temperature", a->temperature)
+        .flag("learn_temperature", a->learnTemperature)
         .end();
   p.map("output").integer("size", s.model.output.size).end();
   p.end(); // model

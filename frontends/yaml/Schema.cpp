@@ -206,8 +206,10 @@ std::vector<KeySchema> buildTable() {
           .oneOf({"bahdanau", "luong", "local"}).byDefault("bahdanau"),
       Key("model.attention.score", T::String,
           "`luong`, `local`: `dot` s^T h (the encoder's output must be as wide as the "
-          "decoder's), `general` s^T W h, or `concat` v^T tanh(W [s; h]).")
-          .oneOf({"dot", "general", "concat"}).byDefault("general"),
+          "decoder's), `general` s^T W h, `concat` v^T tanh(W [s; h]), or `cosine` "
+          "tau s^T h / (|s| |h|) (as wide as `dot`; seed 001's cosine similarity, scaled by "
+          "`temperature`).")
+          .oneOf({"dot", "general", "concat", "cosine"}).byDefault("general"),
       Key("model.attention.dim", T::Int,
           "Width of the additive scores' hidden layer (`bahdanau`, `concat`) and of the "
           "predictive alignment's W_p; 0: the decoder's hidden width.").atLeast(0).atMost(kMaxWidth).byDefault("0"),
@@ -221,6 +223,14 @@ std::vector<KeySchema> buildTable() {
           "`luong`, `local`: feed the previous attentional state h~_{i-1} into the decoder's "
           "input next to the previous token's embedding (Luong et al.'s input feeding).")
           .byDefault("true"),
+      Key("model.attention.temperature", T::Float,
+          "`score: cosine`: tau, the scale of the cosine. A cosine lies in [-1, 1], so its "
+          "softmax is nearly flat unless tau sharpens it (> 0).")
+          .atLeast(0).atMost(1e4).byDefault("10.0"),
+      Key("model.attention.learn_temperature", T::Bool,
+          "`score: cosine`: learn tau (a parameter starting at `temperature`) instead of "
+          "keeping it fixed.")
+          .byDefault("false"),
       Key("model.output", T::Map, "Dense head that maps the network's features to predictions."),
       Key("model.output.size", T::Int,
           "Width of the output layer (`regress`; an `lm` predicts one logit per character).")

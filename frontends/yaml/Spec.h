@@ -85,12 +85,14 @@ struct Seq2SeqSpec {
 // An attention decoder (task: seq2seq): at every step the decoder weighs all encoder states.
 struct AttentionSpec {
   std::string type = "bahdanau"; // bahdanau | luong | local
-  std::string score = "general"; // luong, local: dot | general | concat
+  std::string score = "general"; // luong, local: dot | general | concat | cosine
   int64_t dim = 0;               // additive scores (bahdanau, concat) and predictive
                                  // alignment: hidden width; 0 = the decoder's hidden width
   std::string align = "predictive"; // local: monotonic (p_i = i) | predictive
   int64_t window = 5;            // local: D, the window [p_i - D, p_i + D]; sigma = D / 2
   bool inputFeeding = true;      // luong, local: feed h~_{i-1} into the decoder's input
+  double temperature = 10.0;     // cosine: tau in tau cos(s, h)
+  bool learnTemperature = false; // cosine: tau is a parameter (starting at `temperature`)
   Loc loc;
 };
 

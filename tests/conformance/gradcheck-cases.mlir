@@ -482,6 +482,23 @@ func.func @attention_scores_additive() -> tensor<2x5xf32> {
   return %e : tensor<2x5xf32>
 }
 
+// The cosine score with a learned temperature: gradients reach q, k and tau.
+func.func @attention_scores_cosine() -> tensor<2x5xf32> {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x4xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x4xf32>
+  %tau = attn.param "tau" {scale = 1.0 : f32} : tensor<1xf32>
+  %e = attn.attention_scores %q, %k, %tau {kind = "cosine"}
+      : tensor<2x4xf32>, tensor<2x5x4xf32>, tensor<1xf32>
+  return %e : tensor<2x5xf32>
+}
+
+func.func @attention_scores_cosine_fixed() -> tensor<2x5xf32> {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x3xf32>
+  %e = attn.attention_scores %q, %k {kind = "cosine"} : tensor<2x3xf32>, tensor<2x5x3xf32>
+  return %e : tensor<2x5xf32>
+}
+
 // The second row has padding in its last two positions; its weights there must be 0 and
 // pass no gradient.
 func.func @attention() -> (tensor<2x3xf32>, tensor<2x5xf32>) {

@@ -115,6 +115,7 @@ INSTANTIATE_TEST_SUITE_P(Dates, AttentionVariant,
                          ::testing::Values(Variant{"luong-dot", 600, 90.0},
                                            Variant{"luong-general", 600, 90.0},
                                            Variant{"luong-concat", 600, 90.0},
+                                           Variant{"luong-cosine", 600, 90.0},
                                            Variant{"local-monotonic", 600, 90.0},
                                            Variant{"local-predictive", 600, 90.0}),
                          [](const auto &info) {

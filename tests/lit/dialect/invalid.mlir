@@ -331,8 +331,8 @@ func.func @rnn_grad(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %wax: tensor<2x8
 // -----
 
 func.func @attention_scores_kind(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>) {
-  // expected-error @+1 {{'attn.attention_scores' kind must be dot, scaled_dot, general or additive, got 'cosine'}}
-  %e = attn.attention_scores %q, %k {kind = "cosine"} : tensor<4x16xf32>, tensor<4x10x16xf32>
+  // expected-error @+1 {{'attn.attention_scores' kind must be dot, scaled_dot, general, additive or cosine, got 'sine'}}
+  %e = attn.attention_scores %q, %k {kind = "sine"} : tensor<4x16xf32>, tensor<4x10x16xf32>
   return
 }
 

@@ -172,6 +172,8 @@ func.func @attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<1
   %e2 = attn.attention_scores %q, %k {kind = "dot"} : tensor<4x16xf32>, tensor<4x10x16xf32>
   // CHECK: attn.attention_scores {{.*}} {kind = "general"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16x16xf32>
   %e3 = attn.attention_scores %q, %k, %w {kind = "general"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16x16xf32>
+  // CHECK: attn.attention_scores %{{.*}}, %{{.*}} {kind = "cosine"} : tensor<4x16xf32>, tensor<4x10x16xf32>
+  %e4 = attn.attention_scores %q, %k {kind = "cosine"} : tensor<4x16xf32>, tensor<4x10x16xf32>
   // CHECK: attn.local_window %{{.*}}, %{{.*}} {window = 3 : i64} : tensor<4x1xf32>, tensor<4x10xf32>
   %wm, %g = attn.local_window %p, %m {window = 3 : i64} : tensor<4x1xf32>, tensor<4x10xf32>
   // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x16xf32>

@@ -27,6 +27,24 @@ func.func @additive_scores(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: te
   return %e : tensor<4x10xf32>
 }
 
+// Cosine scores: query and keys divided by their norms (sqrt of the sum of squares over the
+// last axis, kept for broadcasting), their batched dot product, times the temperature.
+// CHECK-LABEL: func @cosine_scores(
+// CHECK: %[[QQ:.*]] = attn.reduce_sum %{{.*}} {axes = array<i64: 1>, keepdims = true} : tensor<4x16xf32>
+// CHECK: %[[QN:.*]] = attn.sqrt
+// CHECK: %[[QU:.*]] = attn.div %{{.*}}, %[[QN]] : tensor<4x16xf32>, tensor<4x1xf32>
+// CHECK: attn.reduce_sum %{{.*}} {axes = array<i64: 2>, keepdims = true} : tensor<4x10x16xf32>
+// CHECK: %[[KN:.*]] = attn.sqrt
+// CHECK: %[[KU:.*]] = attn.div %{{.*}}, %[[KN]] : tensor<4x10x16xf32>, tensor<4x10x1xf32>
+// CHECK: %[[Q3:.*]] = attn.reshape %[[QU]] : tensor<4x16xf32> -> tensor<4x1x16xf32>
+// CHECK: attn.matmul %[[Q3]], %[[KU]] {transpose_rhs = true} : tensor<4x1x16xf32>, tensor<4x10x16xf32>
+// CHECK: attn.mul %{{.*}}, %{{.*}} : tensor<4x10xf32>, tensor<1xf32>
+// CHECK-NOT: attn.attention_scores
+func.func @cosine_scores(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %t: tensor<1xf32>) -> tensor<4x10xf32> {
+  %e = attn.attention_scores %q, %k, %t {kind = "cosine"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<1xf32>
+  return %e : tensor<4x10xf32>
+}
+
 // Masked softmax (masked scores pushed down before the max, exp times the mask, a guarded
 // sum) and the context as a batched matmul of the weights with the values.
 // CHECK-LABEL: func @attention(
