@@ -1,0 +1,195 @@
+// The task library (runtime/task): data and vocabularies from a DataConfig, the checkpoint
+// metadata format, the per-step inputs, checkpoint paths and stdin lines.
+#include "attn/task/Data.h"
+#include "attn/task/LineReader.h"
+#include "attn/task/Metadata.h"
+#include "attn/task/StepInputs.h"
+
+#include "attn/checkpoint/Checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+namespace {
+
+using namespace attn::task;
+
+DataConfig dates() {
+  DataConfig c;
+  c.task = Task::Seq2Seq;
+  c.builtin = "dates";
+  c.tokens = attn::data::Tokenize::Char;
+  c.maxLen = 32;
+  c.train = 200;
+  c.valid = 20;
+  c.seed = 3;
+  return c;
+}
+
+TEST(TaskData, TaskNamesRoundTrip) {
+  for (Task t : {Task::Regress, Task::Lm, Task::Seq2Seq, Task::Tag, Task::Classify})
+    EXPECT_EQ(parseTask(taskName(t)), t);
+  EXPECT_THROW(parseTask("translate"), std::runtime_error);
+  EXPECT_TRUE(usesPairs(Task::Tag));
+  EXPECT_FALSE(usesPairs(Task::Lm));
+}
+
+TEST(TaskData, PairsAreDeterministicAndValidationIsDrawnApart) {
+  PairData a = buildPairs(dates()), b = buildPairs(dates());
+  ASSERT_EQ(a.train.size(), 200u);
+  ASSERT_EQ(a.valid.size(), 20u);
+  EXPECT_EQ(a.train[7].source, b.train[7].source);
+  EXPECT_EQ(a.source.serialize(), b.source.serialize());
+  EXPECT_NE(a.train[0].source, a.valid[0].source); // the next seed
+  EXPECT_EQ(a.sourceLength, 32);
+  EXPECT_EQ(a.targetLength, 33); // room for eos
+}
+
+TEST(TaskData, SharedVocabularyCoversBothSides) {
+  DataConfig c = dates();
+  c.sharedVocab = true;
+  PairData d = buildPairs(c);
+  EXPECT_EQ(d.source.serialize(), d.target.serialize());
+  PairData apart = buildPairs(dates());
+  EXPECT_GE(d.source.size(), apart.source.size());
+  EXPECT_GE(d.source.size(), apart.target.size());
+}
+
+TEST(TaskData, SplitsHaveTheLossInputs) {
+  DataConfig c = dates();
+  PairData d = buildPairs(c);
+  attn::train::Split train = trainSplit(c, &d);
+  ASSERT_EQ(train.size(), 4u); // src, src_mask, tgt_in, tgt_out
+  EXPECT_EQ(train[0].shape(), (std::vector<int64_t>{200, 32}));
+  EXPECT_EQ(train[2].shape(), (std::vector<int64_t>{200, 33}));
+  EXPECT_THROW(trainSplit(c, nullptr), std::logic_error);
+
+  DataConfig sine;
+  sine.builtin = "sine";
+  sine.window = 5;
+  sine.train = 10;
+  attn::train::Split s = trainSplit(sine);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].shape(), (std::vector<int64_t>{10, 5}));
+}
+
+TEST(TaskMetadata, RoundTripsVocabulariesAndLengths) {
+  PairData d = buildPairs(dates());
+  Metadata m = pairMetadata(d);
+  PairData back =
+      pairDataFromMetadata(Task::Seq2Seq, attn::data::Tokenize::Char, false, m, "x.safetensors");
+  EXPECT_EQ(back.source.serialize(), d.source.serialize());
+  EXPECT_EQ(back.target.serialize(), d.target.serialize());
+  EXPECT_EQ(back.sourceLength, 32);
+  EXPECT_EQ(back.targetLength, 33);
+  EXPECT_TRUE(back.train.empty());
+  EXPECT_EQ(m.at("data_fingerprint"), dataFingerprint(d.train));
+}
+
+TEST(TaskMetadata, DamagedOrMissingKeysAreNamed) {
+  Metadata m = pairMetadata(buildPairs(dates()));
+  Metadata noVocab = m;
+  noVocab.erase("source_vocab");
+  try {
+    pairDataFromMetadata(Task::Seq2Seq, attn::data::Tokenize::Char, false, noVocab, "f.st");
+    FAIL() << "a missing vocabulary was accepted";
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(std::string(e.what()).find("f.st: a seq2seq checkpoint needs 'source_vocab'"),
+              std::string::npos)
+        << e.what();
+  }
+  Metadata zero = m;
+  zero["target_length"] = "0";
+  EXPECT_THROW(pairDataFromMetadata(Task::Seq2Seq, attn::data::Tokenize::Char, false, zero, "f"),
+               std::runtime_error);
+  // A checkpoint written before the fingerprint existed still loads.
+  Metadata old = m;
+  old.erase("data_fingerprint");
+  EXPECT_NO_THROW(
+      pairDataFromMetadata(Task::Seq2Seq, attn::data::Tokenize::Char, false, old, "f"));
+}
+
+TEST(TaskMetadata, FingerprintTellsDataApart) {
+  std::vector<attn::data::Pair> a = {{"ab", "c"}}, b = {{"a", "bc"}};
+  EXPECT_NE(dataFingerprint(a), dataFingerprint(b));
+  EXPECT_EQ(dataFingerprint(a), dataFingerprint(a));
+  EXPECT_EQ(dataFingerprint(a).size(), 16u);
+}
+
+TEST(TaskMetadata, CheckpointFileOfADirectory) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(::testing::TempDir()) / "attn_task_ckpt";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  EXPECT_THROW(checkpointFile(dir.string()), std::runtime_error);
+  attn::checkpoint::Checkpoint c;
+  c.metadata = {{kSpecKey, "one"}};
+  attn::checkpoint::save((dir / "last.safetensors").string(), c);
+  EXPECT_EQ(checkpointFile(dir.string()), (dir / "last.safetensors").string());
+  attn::checkpoint::save((dir / "best.safetensors").string(), c);
+  EXPECT_EQ(checkpointFile(dir.string()), (dir / "best.safetensors").string());
+  // A best.safetensors of another run (another spec) is not this run's best.
+  c.metadata = {{kSpecKey, "two"}};
+  attn::checkpoint::save((dir / "best.safetensors").string(), c);
+  std::string warning;
+  EXPECT_EQ(checkpointFile(dir.string(), &warning), (dir / "last.safetensors").string());
+  EXPECT_NE(warning.find("another spec"), std::string::npos) << warning;
+  EXPECT_EQ(checkpointFile("x.safetensors"), "x.safetensors");
+}
+
+TEST(TaskStepInputs, ValidationSeesNoNoiseAndTrainingIsRepeatable) {
+  StepInputConfig c;
+  c.teacherForcing.ratio = 0.5;
+  c.dropout = 0.25;
+  c.seed = 9;
+  attn::train::BatchHook hook = perStepInputs(c);
+  attn::Tensor teacher(ATTN_F32, {4, 10}), mask(ATTN_F32, {4, 10, 3});
+  hook(0, kTeacherInput, teacher);
+  for (int64_t i = 0; i < teacher.numel(); ++i)
+    EXPECT_EQ(teacher.data<float>()[i], 1.0f);
+  hook(5, kTeacherInput, teacher);
+  std::set<float> seen;
+  for (int64_t i = 0; i < teacher.numel(); ++i) {
+    if (i % 10 == 0)
+      EXPECT_EQ(teacher.data<float>()[i], 1.0f) << "t = 0 always reads the true token";
+    seen.insert(teacher.data<float>()[i]);
+  }
+  EXPECT_EQ(seen, (std::set<float>{0.0f, 1.0f}));
+  attn::Tensor again(ATTN_F32, {4, 10});
+  hook(5, kTeacherInput, again);
+  EXPECT_EQ(std::vector<float>(teacher.data<float>(), teacher.data<float>() + 40),
+            std::vector<float>(again.data<float>(), again.data<float>() + 40));
+  hook(5, std::string(kDropoutPrefix) + "0", mask);
+  for (int64_t i = 0; i < mask.numel(); ++i) {
+    float v = mask.data<float>()[i];
+    EXPECT_TRUE(v == 0.0f || std::abs(v - 1.0f / 0.75f) < 1e-6f) << v;
+  }
+  EXPECT_THROW(hook(5, "noise", mask), std::runtime_error);
+  StepInputConfig bad;
+  bad.teacherForcing.schedule = "inverse_sigmoid";
+  bad.teacherForcing.k = 0.5;
+  EXPECT_THROW(perStepInputs(bad), std::exception);
+}
+
+TEST(TaskLineReader, LinesOfAPipe) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const char text[] = "one\r\ntwo\n\nlast";
+  ASSERT_EQ(write(fds[1], text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+  close(fds[1]);
+  LineReader in(fds[0]);
+  std::vector<std::string> lines;
+  std::string line;
+  while (in.next(line))
+    lines.push_back(line);
+  close(fds[0]);
+  EXPECT_EQ(lines, (std::vector<std::string>{"one", "two", "", "last"}));
+  EXPECT_FALSE(in.failed());
+  EXPECT_TRUE(in.waiting()); // at the end: nothing to wait for
+}
+
+} // namespace
