@@ -1,5 +1,6 @@
 #include "frontends/yaml/Importer.h"
 #include "frontends/yaml/ImportBuilder.h"
+#include "frontends/yaml/Family.h"
 
 
 #include "llvm/ADT/StringMap.h"
@@ -17,17 +18,27 @@ class Importer : ImportBuilder {
 public:
   using ImportBuilder::ImportBuilder;
 
-  OwningOpRef<ModuleOp> run() {
-    OwningOpRef<ModuleOp> module = newModule();
-    if (spec.task == "lm")
-      languageModel(*module);
-    else if (spec.task == "seq2seq")
-      seq2seq(*module);
-    else if (spec.task == "tag" || spec.task == "classify")
-      labeller(*module);
-    else
-      regression(*module);
+  // A module with the entry points that `entries` (one of the methods below) builds.
+  using Entries = void (Importer::*)(ModuleOp);
+  static OwningOpRef<ModuleOp> build(const Spec &spec, const ImportOptions &options,
+                                     MLIRContext &context, Entries entries) {
+    Importer importer(spec, options, context);
+    OwningOpRef<ModuleOp> module = importer.newModule();
+    (importer.*entries)(*module);
     return module;
+  }
+  static OwningOpRef<ModuleOp> regressor(const Spec &s, const ImportOptions &o, MLIRContext &c) {
+    return build(s, o, c, &Importer::regression);
+  }
+  static OwningOpRef<ModuleOp> lm(const Spec &s, const ImportOptions &o, MLIRContext &c) {
+    return build(s, o, c, &Importer::languageModel);
+  }
+  static OwningOpRef<ModuleOp> tagger(const Spec &s, const ImportOptions &o, MLIRContext &c) {
+    return build(s, o, c, &Importer::labeller);
+  }
+  static OwningOpRef<ModuleOp> encoderDecoder(const Spec &s, const ImportOptions &o,
+                                              MLIRContext &c) {
+    return build(s, o, c, &Importer::seq2seq);
   }
 
   // @forward(x) -> y and @loss(x, target) -> mean squared error.
@@ -1086,12 +1097,30 @@ LogicalResult checkSizes(ModuleOp module) {
 }
 } // namespace
 
+OwningOpRef<ModuleOp> importRegressor(const Spec &spec, MLIRContext &context,
+                                      const ImportOptions &options) {
+  return Importer::regressor(spec, options, context);
+}
+OwningOpRef<ModuleOp> importLanguageModel(const Spec &spec, MLIRContext &context,
+                                          const ImportOptions &options) {
+  return Importer::lm(spec, options, context);
+}
+OwningOpRef<ModuleOp> importLabeller(const Spec &spec, MLIRContext &context,
+                                     const ImportOptions &options) {
+  return Importer::tagger(spec, options, context);
+}
+OwningOpRef<ModuleOp> importSeq2Seq(const Spec &spec, MLIRContext &context,
+                                    const ImportOptions &options) {
+  return Importer::encoderDecoder(spec, options, context);
+}
+
 OwningOpRef<ModuleOp> importSpec(const Spec &spec, MLIRContext &context,
                                  const ImportOptions &options) {
   context.loadDialect<mlir::attn::AttnDialect, func::FuncDialect>();
-  OwningOpRef<ModuleOp> module = spec.model.transformer
-                                     ? importTransformer(spec, context, options)
-                                     : Importer(spec, options, context).run();
+  const Family *family = familyOf(spec);
+  if (!family)
+    return nullptr;
+  OwningOpRef<ModuleOp> module = family->import(spec, context, options);
   if (module && failed(checkSizes(*module)))
     return nullptr;
   return module;

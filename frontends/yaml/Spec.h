@@ -241,8 +241,8 @@ std::optional<Spec> parseSpecFiles(const std::vector<std::string> &files,
 
 // Combinations of valid keys that do not make a model (an encoder-decoder reading sine
 // samples, heads that do not divide d_model, a key that does not apply to the chosen cell,
-// ...): false with a located Diagnostic for the first one found. The importer expects a spec
-// that passed it.
+// ...): false with a located Diagnostic for each one found: the checks every model shares,
+// then those of its family (Family.h). The importer expects a spec that passed it.
 bool checkConsistency(const Spec &spec, std::vector<Diagnostic> &diags);
 
 // The spec as YAML with every default filled in; parsing it gives the same Spec.

@@ -1,0 +1,89 @@
+// The registry of model families, and what their validators share.
+#include "frontends/yaml/Family.h"
+
+namespace attn::yaml {
+
+void Problems::error(const std::string &key, const Loc &fallback, std::string message,
+                     std::string hint) {
+  diags.push_back({spec.locOf(key, fallback), std::move(message), std::move(hint)});
+}
+
+void Problems::error(const Loc &loc, std::string message, std::string hint) {
+  diags.push_back({loc, std::move(message), std::move(hint)});
+}
+
+const std::vector<const Family *> &families() {
+  // The Transformer first: it claims every task its stack takes.
+  static const std::vector<const Family *> all = {&kTransformerFamily, &kSeq2SeqFamily,
+                                                  &kLabellerFamily, &kLanguageModelFamily,
+                                                  &kRegressorFamily};
+  return all;
+}
+
+const Family *familyOf(const Spec &spec) {
+  for (const Family *f : families())
+    if (f->claims(spec))
+      return f;
+  return nullptr;
+}
+
+std::string dataSource(const Spec &s) {
+  return s.data.builtin.empty() ? "data.path" : "data.builtin: " + s.data.builtin;
+}
+
+static void checkLengths(const Spec &s, Problems &p) {
+  if (s.data.minLen > s.data.maxLen)
+    p.error(s.data.loc,
+            "data.min_len (" + std::to_string(s.data.minLen) + ") is larger than data.max_len (" +
+                std::to_string(s.data.maxLen) + ")");
+}
+
+void checkSeq2SeqData(const Spec &s, Problems &p) {
+  if (s.data.builtin == "sine" || s.data.builtin == "text")
+    p.error(s.data.loc,
+            "task 'seq2seq' learns from pairs of sequences, but the data is '" + dataSource(s) +
+                "'",
+            "set data.builtin to copy, reverse or dates, or data.path to a TSV file");
+  if (s.data.builtin == "dates" && s.data.tokens != "char")
+    p.error(s.data.loc, "the dates data is written character by character",
+            "set data.tokens: char");
+  if (s.data.builtin == "copy" || s.data.builtin == "reverse")
+    checkLengths(s, p);
+}
+
+void checkDecoding(const Spec &s, Problems &p) {
+  if (s.decode.sample && s.decode.beam > 1)
+    p.error("decode.sample", s.locOf("decode.beam", s.decode.loc),
+            "decode.sample draws one output per row; beam search keeps the likeliest " +
+                std::to_string(s.decode.beam),
+            "set decode.beam: 1 (or --beam 1) to sample, or drop decode.sample");
+  if (s.decode.nbest > s.decode.beam)
+    p.error("decode.nbest", s.locOf("decode.beam", s.decode.loc),
+            "decode.nbest (" + std::to_string(s.decode.nbest) + ") cannot exceed decode.beam (" +
+                std::to_string(s.decode.beam) + ")",
+            "raise decode.beam or lower decode.nbest");
+}
+
+void checkLabelledData(const Spec &s, Problems &p) {
+  std::string wants = s.task == "tag" ? "pos" : "majority";
+  if (!s.data.builtin.empty() && s.data.builtin != wants)
+    p.error(s.data.loc,
+            "task '" + s.task + "' learns from labelled sequences, but the data is '" +
+                dataSource(s) + "'",
+            "set data.builtin: " + wants + ", or data.path to a TSV file");
+  if (s.data.builtin == "majority")
+    checkLengths(s, p);
+}
+
+void checkTextData(const Spec &s, Problems &p) {
+  if (!s.data.path.empty())
+    p.error(s.data.loc,
+            "data.path (TSV pairs) is for task 'seq2seq', not '" + s.task + "'",
+            "set task: seq2seq");
+  else if (s.data.builtin != "text")
+    p.error(s.data.loc,
+            "task 'lm' learns from text, but data.builtin is '" + s.data.builtin + "'",
+            "set data.builtin: text");
+}
+
+} // namespace attn::yaml

@@ -1,0 +1,106 @@
+// Model families (frontends/yaml/Family.h): which family takes each model of models/, and
+// their validators: every problem reported at once, each located in the spec.
+#include "frontends/yaml/Family.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+namespace {
+
+using namespace attn::yaml;
+
+Spec parse(const std::string &text, const std::vector<Override> &overrides = {}) {
+  std::vector<Diagnostic> diags;
+  std::optional<Spec> spec = parseSpecString(text, "m.yaml", overrides, diags);
+  EXPECT_TRUE(spec) << (diags.empty() ? "" : diags[0].str());
+  return spec ? *spec : Spec();
+}
+
+TEST(Family, EveryModelBelongsToTheFamilyItsNameSays) {
+  std::map<std::string, std::string> expected = {
+      {"sine", "regressor"},         {"char-rnn", "language model"},
+      {"pos-tagger", "labeller"},    {"majority-classifier", "labeller"},
+      {"transformer", "transformer"}, {"dates-", "seq2seq"}, {"reverse-seq2seq", "seq2seq"}};
+  int checked = 0;
+  for (const auto &e : std::filesystem::directory_iterator(std::string(ATTN_SOURCE_DIR) + "/models")) {
+    std::vector<Diagnostic> diags;
+    std::optional<Spec> spec = parseSpecFile(e.path().string(), diags);
+    ASSERT_TRUE(spec) << e.path();
+    const Family *family = familyOf(*spec);
+    ASSERT_TRUE(family) << e.path();
+    std::string stem = e.path().stem().string(), want;
+    for (const auto &[part, name] : expected)
+      if (stem.find(part) != std::string::npos && (want.empty() || part == "transformer"))
+        want = name;
+    EXPECT_EQ(family->name, want) << stem;
+    std::vector<Diagnostic> problems;
+    EXPECT_TRUE(checkConsistency(*spec, problems)) << stem << ": " << problems[0].str();
+    ++checked;
+  }
+  EXPECT_GT(checked, 15);
+}
+
+TEST(Family, EveryProblemIsReportedAtOnceAndLocated) {
+  // Three independent problems: a key for another cell, nbest above beam, dates by words.
+  Spec s = parse("name: m\ntask: seq2seq\n"
+                 "data: {builtin: dates, tokens: word}\n"
+                 "model:\n  rnn: {cell: gru, hidden: 8, projection: 4}\n"
+                 "decode: {beam: 2, nbest: 3}\n");
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(checkConsistency(s, diags));
+  ASSERT_EQ(diags.size(), 3u);
+  std::string all;
+  for (const Diagnostic &d : diags) {
+    EXPECT_EQ(d.loc.file, "m.yaml");
+    EXPECT_GT(d.loc.line, 0) << d.str();
+    all += d.str() + "\n";
+  }
+  EXPECT_NE(all.find("m.yaml:5:8: error: model.rnn.projection is for the lstm cell"),
+            std::string::npos) << all;
+  EXPECT_NE(all.find("m.yaml:6:19: error: decode.nbest (3) cannot exceed decode.beam (2)"),
+            std::string::npos) << all;
+  EXPECT_NE(all.find("the dates data is written character by character"), std::string::npos)
+      << all;
+}
+
+TEST(Family, CosineKeysApplyToTheCosineScoreOnly) {
+  std::string base = "name: m\ntask: seq2seq\ndata: {builtin: dates, tokens: char}\n"
+                     "model:\n  rnn: {cell: lstm, hidden: 8}\n";
+  std::vector<Diagnostic> diags;
+  Spec general = parse(base + "  attention: {type: luong, score: general, temperature: 3}\n");
+  EXPECT_FALSE(checkConsistency(general, diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].str().substr(0, 16), "m.yaml:6:44: err") << diags[0].str();
+  EXPECT_NE(diags[0].message.find("scale the cosine score"), std::string::npos);
+
+  diags.clear();
+  Spec cosine = parse(base + "  attention: {type: luong, score: cosine, temperature: 3}\n");
+  EXPECT_TRUE(checkConsistency(cosine, diags)) << diags[0].str();
+
+  diags.clear();
+  Spec zero = parse(base + "  attention: {type: luong, score: cosine, temperature: 0}\n");
+  EXPECT_FALSE(checkConsistency(zero, diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].message.find("must be above 0"), std::string::npos);
+
+  diags.clear();
+  Spec bidir = parse(base + "  attention: {type: luong, score: cosine}\n",
+                     {{"model.rnn.bidirectional", "true"}});
+  EXPECT_FALSE(checkConsistency(bidir, diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].message.find("score 'cosine' needs encoder states as wide"),
+            std::string::npos);
+}
+
+TEST(Family, TheTransformerFamilyTakesEveryTaskItsStackDoes) {
+  for (const char *task : {"seq2seq", "lm", "tag", "classify"}) {
+    Spec s = parse(std::string("name: m\ntask: ") + task +
+                   "\ndata: {builtin: text}\nmodel:\n  transformer: {d_model: 8, heads: 2}\n");
+    ASSERT_TRUE(familyOf(s));
+    EXPECT_STREQ(familyOf(s)->name, "transformer") << task;
+  }
+}
+
+} // namespace
