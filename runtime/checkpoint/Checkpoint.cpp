@@ -1,6 +1,6 @@
 #include "attn/checkpoint/Checkpoint.h"
 
-#include "Json.h"
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,10 +16,29 @@
 
 namespace attn::checkpoint {
 
+// The header as nlohmann's JSON with members in file order (the order of the tensors).
+using Json = nlohmann::ordered_json;
+
 // Tensor data is written and read as raw host memory; safetensors data is little-endian.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "checkpoint I/O assumes a little-endian host");
 
 namespace {
+
+// `s` as a JSON string literal for messages (bytes that are not UTF-8 shown as U+FFFD).
+std::string quote(const std::string &s) {
+  return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// Whether `s` is well-formed UTF-8: what a JSON header can hold and read back.
+bool isValidUtf8(const std::string &s) {
+  try {
+    (void)Json(s).dump();
+    return true;
+  } catch (const Json::type_error &) {
+    return false;
+  }
+}
+
 
 constexpr const char *kMetadataKey = "__metadata__";
 // The reference implementation's limit; it also bounds what a corrupt length makes us allocate.
@@ -66,44 +85,38 @@ void validateForSave(const std::string &path, const Checkpoint &ckpt) {
     if (name == kMetadataKey)
       fail(path, "tensor name \"__metadata__\" is reserved");
     if (!names.insert(name).second)
-      fail(path, "duplicate tensor name " + json::quote(name));
-    if (!json::isValidUtf8(name))
-      fail(path, "tensor name " + json::quote(name) + " is not valid UTF-8");
+      fail(path, "duplicate tensor name " + quote(name));
+    if (!isValidUtf8(name))
+      fail(path, "tensor name " + quote(name) + " is not valid UTF-8");
     dtypeSize(tensor.dtype()); // throws on an unknown dtype
   }
   for (const auto &[key, value] : ckpt.metadata)
-    if (!json::isValidUtf8(key) || !json::isValidUtf8(value))
-      fail(path, "metadata entry " + json::quote(key) + " is not valid UTF-8");
+    if (!isValidUtf8(key) || !isValidUtf8(value))
+      fail(path, "metadata entry " + quote(key) + " is not valid UTF-8");
 }
 
-json::Value integerArray(const std::vector<int64_t> &values) {
-  json::Value array = json::Value::makeArray();
-  for (int64_t v : values)
-    array.array.push_back(json::Value::makeInteger(v));
-  return array;
-}
 
 // The length prefix plus the JSON header, padded with spaces so that the data starts at a
 // multiple of 8 bytes. Tensors are laid out back to back in `ckpt.tensors` order.
 std::string buildHeader(const Checkpoint &ckpt) {
-  json::Value header = json::Value::makeObject();
+  Json header = Json::object();
   if (!ckpt.metadata.empty()) {
-    json::Value metadata = json::Value::makeObject();
+    Json metadata = Json::object();
     for (const auto &[key, value] : ckpt.metadata)
-      metadata.object.emplace_back(key, json::Value::makeString(value));
-    header.object.emplace_back(kMetadataKey, std::move(metadata));
+      metadata[key] = value;
+    header[kMetadataKey] = std::move(metadata);
   }
   int64_t offset = 0;
   for (const auto &[name, tensor] : ckpt.tensors) {
     int64_t end = offset + static_cast<int64_t>(tensor.nbytes());
-    json::Value info = json::Value::makeObject();
-    info.object.emplace_back("dtype", json::Value::makeString(safetensorsDtype(tensor.dtype())));
-    info.object.emplace_back("shape", integerArray(tensor.shape()));
-    info.object.emplace_back("data_offsets", integerArray({offset, end}));
-    header.object.emplace_back(name, std::move(info));
+    Json info = Json::object();
+    info["dtype"] = safetensorsDtype(tensor.dtype());
+    info["shape"] = tensor.shape();
+    info["data_offsets"] = {offset, end};
+    header[name] = std::move(info);
     offset = end;
   }
-  std::string text = json::serialize(header);
+  std::string text = header.dump(); // compact, members in insertion (file) order
   text.resize((text.size() + 7) / 8 * 8, ' ');
 
   std::string bytes(kLengthPrefixSize, '\0');
@@ -199,22 +212,27 @@ void readExact(const std::string &path, int fd, uint64_t offset, void *data, siz
   }
 }
 
-std::string describeTensor(const std::string &name) { return "tensor " + json::quote(name); }
+std::string describeTensor(const std::string &name) { return "tensor " + quote(name); }
 
-// "an object", "an array", "a string", "an integer".
-std::string withArticle(json::Value::Kind kind) {
-  std::string name = json::kindName(kind);
-  return (name[0] == 'a' || name[0] == 'o' || name[0] == 'i' ? "an " : "a ") + name;
+// "an object", "an array", "a string", "an integer" (the only kinds a header may hold).
+std::string withArticle(Json::value_t kind) {
+  switch (kind) {
+  case Json::value_t::object: return "an object";
+  case Json::value_t::array: return "an array";
+  case Json::value_t::string: return "a string";
+  default: return "an integer";
+  }
 }
 
-const json::Value &requireMember(const std::string &path, const std::string &name,
-                                 const json::Value &info, const char *key, json::Value::Kind kind) {
-  const json::Value *member = info.get(key);
-  if (!member)
+const Json &requireMember(const std::string &path, const std::string &name, const Json &info,
+                          const char *key, Json::value_t kind) {
+  auto member = info.find(key);
+  if (member == info.end())
     fail(path, describeTensor(name) + ": missing \"" + key + "\"");
-  if (member->kind != kind)
+  Json::value_t got = member->is_number_unsigned() ? Json::value_t::number_integer : member->type();
+  if (got != kind)
     fail(path, describeTensor(name) + ": \"" + key + "\" must be " + withArticle(kind) +
-                   ", got " + withArticle(member->kind));
+                   ", got " + withArticle(got));
   return *member;
 }
 
@@ -223,63 +241,67 @@ attn_dtype parseDtype(const std::string &path, const std::string &name, const st
     return ATTN_F32;
   if (dtype == "I32")
     return ATTN_I32;
-  fail(path, describeTensor(name) + ": unsupported dtype " + json::quote(dtype) +
+  fail(path, describeTensor(name) + ": unsupported dtype " + quote(dtype) +
                  " (only F32 and I32 are supported)");
 }
 
 // Non-negative dimensions whose element count (ignoring zeros, so that Tensor's running product
 // cannot overflow either) fits comfortably in int64_t.
 std::vector<int64_t> parseShape(const std::string &path, const std::string &name,
-                                const json::Value &shape) {
+                                const Json &shape) {
   std::vector<int64_t> dims;
   int64_t product = 1;
-  for (const json::Value &d : shape.array) {
-    if (d.kind != json::Value::Kind::Integer || d.integer < 0)
+  for (const Json &d : shape) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0)
       fail(path, describeTensor(name) + ": shape must hold non-negative integers");
-    if (d.integer > 0 && product > std::numeric_limits<int64_t>::max() / 16 / d.integer)
+    int64_t n = d.get<int64_t>();
+    if (n > 0 && product > std::numeric_limits<int64_t>::max() / 16 / n)
       fail(path, describeTensor(name) + ": shape is too large");
-    if (d.integer > 0)
-      product *= d.integer;
-    dims.push_back(d.integer);
+    if (n > 0)
+      product *= n;
+    dims.push_back(n);
   }
   return dims;
 }
 
-Entry parseEntry(const std::string &path, const std::string &name, const json::Value &info) {
-  if (info.kind != json::Value::Kind::Object)
-    fail(path, describeTensor(name) + ": expected an object, got " + withArticle(info.kind));
-  for (const auto &member : info.object)
-    if (member.first != "dtype" && member.first != "shape" && member.first != "data_offsets")
-      fail(path, describeTensor(name) + ": unknown key " + json::quote(member.first));
+Entry parseEntry(const std::string &path, const std::string &name, const Json &info) {
+  if (!info.is_object())
+    fail(path, describeTensor(name) + ": expected an object, got " + withArticle(info.type()));
+  for (const auto &member : info.items())
+    if (member.key() != "dtype" && member.key() != "shape" && member.key() != "data_offsets")
+      fail(path, describeTensor(name) + ": unknown key " + quote(member.key()));
 
   Entry entry;
   entry.name = name;
-  entry.dtype = parseDtype(path, name, requireMember(path, name, info, "dtype", json::Value::Kind::String).string);
-  entry.shape = parseShape(path, name, requireMember(path, name, info, "shape", json::Value::Kind::Array));
+  entry.dtype = parseDtype(
+      path, name,
+      requireMember(path, name, info, "dtype", Json::value_t::string).get<std::string>());
+  entry.shape =
+      parseShape(path, name, requireMember(path, name, info, "shape", Json::value_t::array));
 
-  const json::Value &offsets = requireMember(path, name, info, "data_offsets", json::Value::Kind::Array);
-  bool wellFormed = offsets.array.size() == 2;
-  for (const json::Value &o : offsets.array)
-    wellFormed = wellFormed && o.kind == json::Value::Kind::Integer && o.integer >= 0;
+  const Json &offsets = requireMember(path, name, info, "data_offsets", Json::value_t::array);
+  bool wellFormed = offsets.size() == 2;
+  for (const Json &o : offsets)
+    wellFormed = wellFormed && o.is_number_integer() && o.get<int64_t>() >= 0;
   if (!wellFormed)
     fail(path, describeTensor(name) + ": data_offsets must be two non-negative integers [begin, end]");
-  entry.begin = static_cast<uint64_t>(offsets.array[0].integer);
-  entry.end = static_cast<uint64_t>(offsets.array[1].integer);
+  entry.begin = static_cast<uint64_t>(offsets[0].get<int64_t>());
+  entry.end = static_cast<uint64_t>(offsets[1].get<int64_t>());
   if (entry.begin > entry.end)
     fail(path, describeTensor(name) + ": data_offsets [" + std::to_string(entry.begin) + ", " +
                    std::to_string(entry.end) + "] end before they begin");
   return entry;
 }
 
-std::map<std::string, std::string> parseMetadata(const std::string &path, const json::Value &value) {
-  if (value.kind != json::Value::Kind::Object)
-    fail(path, "\"__metadata__\" must be an object, got " + withArticle(value.kind));
+std::map<std::string, std::string> parseMetadata(const std::string &path, const Json &value) {
+  if (!value.is_object())
+    fail(path, "\"__metadata__\" must be an object, got " + withArticle(value.type()));
   std::map<std::string, std::string> metadata;
-  for (const auto &[key, v] : value.object) {
-    if (v.kind != json::Value::Kind::String)
-      fail(path, "\"__metadata__\" value for " + json::quote(key) + " must be a string, got " +
-                     withArticle(v.kind));
-    metadata[key] = v.string;
+  for (const auto &member : value.items()) {
+    if (!member.value().is_string())
+      fail(path, "\"__metadata__\" value for " + quote(member.key()) +
+                     " must be a string, got " + withArticle(member.value().type()));
+    metadata[member.key()] = member.value().get<std::string>();
   }
   return metadata;
 }
@@ -340,15 +362,57 @@ uint64_t readHeaderLength(const std::string &path, int fd, uint64_t fileSize) {
   return n;
 }
 
-json::Value parseHeaderJson(const std::string &path, const std::string &text) {
-  json::Value header;
+// A safetensors header holds objects, arrays, strings and integers only; every object's keys
+// are distinct (nlohmann's parser would keep the last of duplicates silently) and nesting is
+// bounded (its parser does not recurse, but a hostile header should not build deep trees).
+constexpr int kMaxDepth = 64;
+
+void checkKinds(const std::string &path, const Json &value) {
+  if (value.is_number_float())
+    fail(path, "malformed JSON header: only integers are supported, got " + value.dump());
+  if (value.is_boolean() || value.is_null())
+    fail(path, "malformed JSON header: true, false and null are not supported");
+  if (value.is_structured())
+    for (const Json &child : value)
+      checkKinds(path, child); // depth bounded by kMaxDepth at parse time
+}
+
+Json parseHeaderJson(const std::string &path, const std::string &text) {
+  std::vector<std::set<std::string>> keys; // per open object: the keys seen so far
+  auto callback = [&](int depth, Json::parse_event_t event, Json &parsed) {
+    if (depth > kMaxDepth)
+      fail(path, "malformed JSON header: nesting deeper than " + std::to_string(kMaxDepth) +
+                     " levels");
+    if (event == Json::parse_event_t::object_start)
+      keys.emplace_back();
+    else if (event == Json::parse_event_t::object_end)
+      keys.pop_back();
+    else if (event == Json::parse_event_t::key &&
+             !keys.back().insert(parsed.get<std::string>()).second)
+      fail(path, "malformed JSON header: duplicate key " + parsed.dump());
+    return true;
+  };
+  Json header;
   try {
-    header = json::parse(text);
-  } catch (const json::ParseError &e) {
-    fail(path, std::string("malformed JSON header: ") + e.what());
+    header = Json::parse(text, callback);
+  } catch (const Json::parse_error &e) {
+    // "at byte N: <reason>", N 0-based, without nlohmann's "[json.exception...] at line..."
+    // and without its "; last read: '...'", which quotes raw (maybe binary) header bytes.
+    std::string what = e.what();
+    auto colon = what.find(": ", what.find("column"));
+    std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
+    auto lastRead = reason.find("; last read: ");
+    if (lastRead != std::string::npos) {
+      auto next = reason.find("'; ", lastRead);
+      reason.erase(lastRead, next == std::string::npos ? std::string::npos
+                                                       : next + 1 - lastRead);
+    }
+    fail(path, "malformed JSON header: at byte " + std::to_string(e.byte ? e.byte - 1 : 0) +
+                   ": " + reason);
   }
-  if (header.kind != json::Value::Kind::Object)
-    fail(path, "header must be a JSON object, got " + withArticle(header.kind));
+  checkKinds(path, header);
+  if (!header.is_object())
+    fail(path, "header must be a JSON object, got " + withArticle(header.type()));
   return header;
 }
 
@@ -399,18 +463,19 @@ Checkpoint load(const std::string &path) {
   uint64_t headerSize = readHeaderLength(path, fd.get(), fileSize);
   std::string text(headerSize, '\0');
   readExact(path, fd.get(), kLengthPrefixSize, text.data(), text.size());
-  json::Value header = parseHeaderJson(path, text);
+  Json header = parseHeaderJson(path, text);
 
   Checkpoint ckpt;
   std::vector<Entry> entries;
   uint64_t dataStart = kLengthPrefixSize + headerSize;
   uint64_t dataSize = fileSize - dataStart;
-  for (const auto &[name, value] : header.object) {
+  for (const auto &member : header.items()) {
+    const std::string &name = member.key();
     if (name == kMetadataKey) {
-      ckpt.metadata = parseMetadata(path, value);
+      ckpt.metadata = parseMetadata(path, member.value());
       continue;
     }
-    entries.push_back(parseEntry(path, name, value));
+    entries.push_back(parseEntry(path, name, member.value()));
     checkEntrySize(path, entries.back(), dataSize);
   }
 

@@ -1,5 +1,7 @@
 #include "attn/train/MetricsLog.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -31,67 +33,35 @@ void appendNumber(std::string &out, double v) {
   out.append(buf, res.ptr);
 }
 
-void appendString(std::string &out, const std::string &s) {
-  out += '"';
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += '"';
-}
-
 void appendField(std::string &out, const std::string &name, double v) {
   out += ", ";
-  appendString(out, name);
+  out += nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   out += ": ";
   appendNumber(out, v);
 }
 
-// A parser for exactly the flat objects formatRecord writes: string keys, number or null values.
-// Every method returns false (leaving the parser in an unspecified position) on malformed input.
-class LineParser {
-public:
-  explicit LineParser(const std::string &line) : s_(line) {}
-
-  bool parse(Record &rec) {
-    rec = Record{};
-    rec.loss = rec.lr = rec.gradNorm = rec.time = kNaN; // fields absent from the line read as NaN
-    bool haveStep = false;
-    if (!eat('{'))
-      return false;
-    bool first = true;
-    while (!eat('}')) {
-      if (!first && !eat(','))
+// A record from one line: a JSON object with an integer "step" and numbers (or null, read as
+// NaN) for the other fields; false for anything else (a torn last line, say).
+bool parseRecord(const std::string &line, Record &rec) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object())
+    return false;
+  rec = Record{};
+  rec.loss = rec.lr = rec.gradNorm = rec.time = kNaN; // fields absent from the line read as NaN
+  bool haveStep = false;
+  for (const auto &field : j.items()) {
+    const std::string &key = field.key();
+    const auto &value = field.value();
+    if (key == "step") {
+      if (!value.is_number_integer())
         return false;
-      first = false;
-      std::string key;
-      if (!parseString(key) || !eat(':'))
-        return false;
-      if (key == "step") {
-        if (!parseInteger(rec.step))
-          return false;
-        haveStep = true;
-        continue;
-      }
-      double v;
-      if (!parseValue(v))
-        return false;
-      store(rec, key, v);
+      rec.step = value.get<int64_t>();
+      haveStep = true;
+      continue;
     }
-    skipSpace();
-    return haveStep && pos_ == s_.size();
-  }
-
-private:
-  static void store(Record &rec, const std::string &key, double v) {
+    if (!value.is_number() && !value.is_null())
+      return false;
+    double v = value.is_null() ? kNaN : value.get<double>();
     if (key == "loss")
       rec.loss = v;
     else if (key == "lr")
@@ -103,80 +73,8 @@ private:
     else
       rec.extra.emplace_back(key, v);
   }
-
-  void skipSpace() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\r'))
-      ++pos_;
-  }
-
-  bool eat(char c) {
-    skipSpace();
-    if (pos_ < s_.size() && s_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-
-  bool parseString(std::string &out) {
-    if (!eat('"'))
-      return false;
-    while (pos_ < s_.size()) {
-      char c = s_[pos_++];
-      if (c == '"')
-        return true;
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos_ >= s_.size())
-        return false;
-      char e = s_[pos_++];
-      if (e == 'u') { // only the \u00XX escapes appendString writes
-        unsigned code = 0;
-        if (pos_ + 4 > s_.size() ||
-            std::from_chars(&s_[pos_], &s_[pos_] + 4, code, 16).ptr != &s_[pos_] + 4 || code > 0x7f)
-          return false;
-        out += static_cast<char>(code);
-        pos_ += 4;
-      } else if (e == '"' || e == '\\' || e == '/') {
-        out += e;
-      } else {
-        return false;
-      }
-    }
-    return false; // unterminated: the typical torn last line
-  }
-
-  bool parseInteger(int64_t &out) {
-    skipSpace();
-    const char *begin = s_.data() + pos_, *end = s_.data() + s_.size();
-    auto res = std::from_chars(begin, end, out);
-    if (res.ec != std::errc())
-      return false;
-    pos_ += static_cast<size_t>(res.ptr - begin);
-    return true;
-  }
-
-  bool parseValue(double &out) {
-    skipSpace();
-    if (s_.compare(pos_, 4, "null") == 0) {
-      pos_ += 4;
-      out = kNaN;
-      return true;
-    }
-    const char *begin = s_.data() + pos_, *end = s_.data() + s_.size();
-    auto res = std::from_chars(begin, end, out);
-    // Out-of-range values are not something MetricsLog writes; treat them as malformed too.
-    if (res.ec != std::errc())
-      return false;
-    pos_ += static_cast<size_t>(res.ptr - begin);
-    return true;
-  }
-
-  const std::string &s_;
-  size_t pos_ = 0;
-};
+  return haveStep;
+}
 
 bool isBlank(const std::string &line) {
   return line.find_first_not_of(" \t\r") == std::string::npos;
@@ -241,7 +139,7 @@ std::vector<Record> readMetrics(const std::string &path) {
     if (badLine)
       error(path, *badLine, "malformed metrics line");
     Record rec;
-    if (LineParser(line).parse(rec))
+    if (parseRecord(line, rec))
       records.push_back(std::move(rec));
     else
       badLine = lineNo;
