@@ -11,14 +11,14 @@
 #include "attn/cpu/Matmul.h"
 #include "attn/kernels.h"
 
+#include "OneDNN.h"
+
 #include <omp.h>
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -79,21 +79,9 @@ dnnl::memory::desc mdOf(const View &v) {
   return dnnl::memory::desc(v.sizes, dnnl::memory::data_type::f32, v.strides);
 }
 
-dnnl::engine &engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-// One stream per thread: oneDNN streams are not meant to be shared between threads that
-// execute concurrently, and a CPU stream is cheap.
-dnnl::stream &stream() {
-  static thread_local dnnl::stream s(engine());
-  return s;
-}
-
-// Cache key: a kind tag, then rank, sizes and strides of every operand (src, weights, [bias],
-// dst). Transposes and batch broadcasting are part of the sizes/strides, so they are covered.
-using Key = std::vector<int64_t>;
+using onednn::engine;
+using onednn::userScratchpad;
+using onednn::Key;
 
 void appendView(Key &key, const View &v) {
   key.push_back(static_cast<int64_t>(v.sizes.size()));
@@ -101,56 +89,22 @@ void appendView(Key &key, const View &v) {
   key.insert(key.end(), v.strides.begin(), v.strides.end());
 }
 
-// Bounded so that a pathological caller cannot grow it without limit; compiled programs have a
-// handful of distinct configurations.
-constexpr size_t kMaxCached = 1024;
-
-// A primitive and the scratchpad it needs per call.
+// A matmul primitive and the scratchpad it needs per call.
 struct Cached {
   dnnl::matmul prim;
   dnnl::memory::desc scratch;
 };
 
-std::mutex cacheMutex;
-std::map<Key, Cached> cache;
-
-// Primitives are created with a user-managed scratchpad, and every call brings its own (a
-// thread-local buffer): with the library's default, primitives share a global scratchpad
-// unless oneDNN was built for concurrent execution, and two threads running cached
-// primitives at once overwrote each other's temporaries (Matmul.ConcurrentCalls failed about
-// one run in ten).
-dnnl::primitive_attr userScratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
+// The cached primitive for `key`, made from `make()` (a primitive_desc) on a miss.
+template <typename Make> std::shared_ptr<Cached> lookup(const Key &key, Make make) {
+  return onednn::cached<Cached>(key, [&] {
+    dnnl::matmul::primitive_desc pd = make();
+    return Cached{dnnl::matmul(pd), pd.scratchpad_desc()};
+  });
 }
 
-// Runs `c.prim` with `args` plus a scratchpad of this thread's, then waits for it.
 void execute(const Cached &c, std::unordered_map<int, dnnl::memory> args) {
-  static thread_local std::vector<char> scratch;
-  if (c.scratch.get_size() > scratch.size())
-    scratch.resize(c.scratch.get_size());
-  args.insert({DNNL_ARG_SCRATCHPAD, dnnl::memory(c.scratch, engine(), scratch.data())});
-  c.prim.execute(stream(), args);
-  stream().wait();
-}
-
-// Returns the cached primitive for `key`, creating it with `make` on a miss. The mutex covers
-// only the lookup/insert; execution happens outside it.
-template <typename Make> Cached lookup(const Key &key, Make make) {
-  {
-    std::lock_guard<std::mutex> lock(cacheMutex);
-    auto it = cache.find(key);
-    if (it != cache.end())
-      return it->second;
-  }
-  // Outside the lock: creation can take a while.
-  dnnl::matmul::primitive_desc pd = make();
-  Cached made{dnnl::matmul(pd), pd.scratchpad_desc()};
-  std::lock_guard<std::mutex> lock(cacheMutex);
-  if (cache.size() >= kMaxCached)
-    cache.clear();
-  return cache.emplace(key, made).first->second;
+  onednn::execute(c.prim, std::move(args), c.scratch);
 }
 
 void *dataOf(const void *aligned, int64_t offset) {
@@ -186,15 +140,9 @@ bool anyZero(const View &v) {
 
 } // namespace
 
-size_t cachedPrimitiveCount() {
-  std::lock_guard<std::mutex> lock(cacheMutex);
-  return cache.size();
-}
+size_t cachedPrimitiveCount() { return onednn::cachedCount(); }
 
-void clearPrimitiveCache() {
-  std::lock_guard<std::mutex> lock(cacheMutex);
-  cache.clear();
-}
+void clearPrimitiveCache() { onednn::clearCache(); }
 
 } // namespace attn::cpu
 
@@ -235,19 +183,19 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_me
   double flops = 2.0 * B * M * N * K;
   try {
     withThreadsFor(flops, [&] {
-      Key key{/*kind=matmul*/ 0};
+      Key key{onednn::kMatmul};
       appendView(key, va);
       appendView(key, vb);
       appendView(key, vc);
       dnnl::memory::desc mdA = mdOf(va), mdB = mdOf(vb), mdC = mdOf(vc);
-      Cached prim = lookup(key, [&] {
+      std::shared_ptr<Cached> prim = lookup(key, [&] {
         dnnl::matmul::desc d(mdA, mdB, mdC);
         return dnnl::matmul::primitive_desc(d, userScratchpad(), engine());
       });
       dnnl::memory memA(mdA, engine(), dataOf(a->aligned, a->offset));
       dnnl::memory memB(mdB, engine(), dataOf(b->aligned, b->offset));
       dnnl::memory memC(mdC, engine(), dataOf(c->aligned, c->offset));
-      execute(prim, {{DNNL_ARG_SRC, memA}, {DNNL_ARG_WEIGHTS, memB}, {DNNL_ARG_DST, memC}});
+      execute(*prim, {{DNNL_ARG_SRC, memA}, {DNNL_ARG_WEIGHTS, memB}, {DNNL_ARG_DST, memC}});
     });
   } catch (const dnnl::error &e) {
     fail(kName, std::string("oneDNN error: ") + e.what() + " (op(a) " + dimsStr(va.sizes) +
@@ -293,13 +241,13 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_mem
   double flops = 2.0 * M * N * K;
   try {
     withThreadsFor(flops, [&] {
-      Key key{/*kind=dense*/ 1};
+      Key key{onednn::kDense};
       appendView(key, vx);
       appendView(key, vw);
       appendView(key, vbias);
       appendView(key, vy);
       dnnl::memory::desc mdX = mdOf(vx), mdW = mdOf(vw), mdBias = mdOf(vbias), mdY = mdOf(vy);
-      Cached prim = lookup(key, [&] {
+      std::shared_ptr<Cached> prim = lookup(key, [&] {
         dnnl::matmul::desc d(mdX, mdW, mdBias, mdY);
         return dnnl::matmul::primitive_desc(d, userScratchpad(), engine());
       });
@@ -307,7 +255,7 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_mem
       dnnl::memory memW(mdW, engine(), dataOf(w->aligned, w->offset));
       dnnl::memory memBias(mdBias, engine(), dataOf(biasData, 0));
       dnnl::memory memY(mdY, engine(), dataOf(y->aligned, y->offset));
-      execute(prim, {{DNNL_ARG_SRC, memX},
+      execute(*prim, {{DNNL_ARG_SRC, memX},
                      {DNNL_ARG_WEIGHTS, memW},
                      {DNNL_ARG_BIAS, memBias},
                      {DNNL_ARG_DST, memY}});

@@ -21,7 +21,7 @@
 #include "attn/cpu/Recurrent.h"
 #include "attn/kernels.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
+#include "OneDNN.h"
 
 #include <atomic>
 #include <cstdio>
@@ -29,6 +29,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <string>
@@ -50,15 +51,10 @@ using md = dnnl::memory::desc;
   std::abort();
 }
 
-dnnl::engine &engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-dnnl::stream &stream() {
-  static thread_local dnnl::stream s(engine());
-  return s;
-}
+using onednn::addScratchpad;
+using onednn::engine;
+using onednn::stream;
+using onednn::userScratchpad;
 
 std::atomic<size_t> workspaceHits{0}, workspaceMisses{0};
 
@@ -168,6 +164,7 @@ dnnl::rnn_direction direction(const Shape &s) {
 
 // Per cell: how its forward and backward descriptors are made.
 struct Vanilla {
+  static constexpr onednn::Kind kKind = onednn::kRnn;
   using Fwd = dnnl::vanilla_rnn_forward;
   using Bwd = dnnl::vanilla_rnn_backward;
   static Fwd::desc fwd(dnnl::prop_kind pk, const Shape &s, const Descs &d) {
@@ -181,6 +178,7 @@ struct Vanilla {
   }
 };
 struct Gru {
+  static constexpr onednn::Kind kKind = onednn::kGru;
   using Fwd = dnnl::lbr_gru_forward;
   using Bwd = dnnl::lbr_gru_backward;
   static Fwd::desc fwd(dnnl::prop_kind pk, const Shape &s, const Descs &d) {
@@ -194,6 +192,7 @@ struct Gru {
   }
 };
 struct Lstm {
+  static constexpr onednn::Kind kKind = onednn::kLstm;
   using Fwd = dnnl::lstm_forward;
   using Bwd = dnnl::lstm_backward;
   // Without peepholes, a zero peephole descriptor.
@@ -211,7 +210,7 @@ struct Lstm {
   }
 };
 
-// The primitives of one cell and shape, made on first use and kept.
+// The primitives of one cell and shape, made on first use and kept (in the shared cache).
 template <typename Cell> struct Prims {
   typename Cell::Fwd::primitive_desc inferencePd, trainingPd;
   typename Cell::Fwd inference, training;
@@ -220,33 +219,22 @@ template <typename Cell> struct Prims {
   bool hasInference = false, hasTraining = false, hasBackward = false;
 };
 
+// Guards the lazily made members of every Prims (the cache's own lookups have their mutex).
 std::mutex primsMutex;
 
-template <typename Cell> Prims<Cell> &primsFor(const Shape &s) {
-  static std::map<std::vector<int64_t>, Prims<Cell>> cache;
-  return cache[s.key()]; // std::map: references stay valid
+// The entry of this cell and shape; the shared_ptr keeps it alive while the caller runs it,
+// even if the bounded cache evicts it meanwhile.
+template <typename Cell> std::shared_ptr<Prims<Cell>> primsFor(const Shape &s) {
+  onednn::Key key{Cell::kKind};
+  std::vector<int64_t> shape = s.key();
+  key.insert(key.end(), shape.begin(), shape.end());
+  return onednn::cached<Prims<Cell>>(key, [] { return Prims<Cell>(); });
 }
 
-// Primitives get a user-managed scratchpad and every call brings a thread-local one: with the
-// library's default, primitives share a global scratchpad unless oneDNN was built for
-// concurrent execution (Debian's is not), so two threads running them at once would
-// overwrite each other's temporaries (as runtime/cpu/matmul.cpp).
-dnnl::primitive_attr userScratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
-void addScratchpad(std::unordered_map<int, dnnl::memory> &args, const dnnl::memory::desc &md) {
-  static thread_local std::vector<char> scratch;
-  if (md.get_size() > scratch.size())
-    scratch.resize(md.get_size());
-  args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(md, engine(), scratch.data());
-}
-
-template <typename Cell> Prims<Cell> &forwardPrims(const Shape &s, bool training) {
+template <typename Cell> std::shared_ptr<Prims<Cell>> forwardPrims(const Shape &s, bool training) {
+  std::shared_ptr<Prims<Cell>> entry = primsFor<Cell>(s);
   std::lock_guard<std::mutex> lock(primsMutex);
-  Prims<Cell> &p = primsFor<Cell>(s);
+  Prims<Cell> &p = *entry;
   Descs d(s);
   if (training && !p.hasTraining) {
     p.trainingPd = typename Cell::Fwd::primitive_desc(
@@ -260,11 +248,12 @@ template <typename Cell> Prims<Cell> &forwardPrims(const Shape &s, bool training
     p.inference = typename Cell::Fwd(p.inferencePd);
     p.hasInference = true;
   }
-  return p;
+  return entry;
 }
 
-template <typename Cell> Prims<Cell> &backwardPrims(const Shape &s) {
-  Prims<Cell> &p = forwardPrims<Cell>(s, /*training=*/true);
+template <typename Cell> std::shared_ptr<Prims<Cell>> backwardPrims(const Shape &s) {
+  std::shared_ptr<Prims<Cell>> entry = forwardPrims<Cell>(s, /*training=*/true);
+  Prims<Cell> &p = *entry;
   std::lock_guard<std::mutex> lock(primsMutex);
   if (!p.hasBackward) {
     Descs d(s);
@@ -273,7 +262,7 @@ template <typename Cell> Prims<Cell> &backwardPrims(const Shape &s) {
     p.backward = typename Cell::Bwd(p.backwardPd);
     p.hasBackward = true;
   }
-  return p;
+  return entry;
 }
 
 // `plain` (a user-format memory) in the format `want`: itself, or a reordered copy.
@@ -494,7 +483,8 @@ void forward(const Shape &s, const Strided &x, const Strided &h0, const Strided 
   dnnl::memory outM = wrap(d.layerOut, outP), hnM = wrap(d.iter, hnP);
   dnnl::memory cnM = cnP ? wrap(d.iter, cnP) : dnnl::memory();
   training = training && keepWorkspaces();
-  Prims<Cell> &p = forwardPrims<Cell>(s, training);
+  std::shared_ptr<Prims<Cell>> entry = forwardPrims<Cell>(s, training);
+  Prims<Cell> &p = *entry;
   if (training) {
     dnnl::memory ws(p.trainingPd.workspace_desc(), engine());
     runForward<Cell>(s, p.training, p.trainingPd, in, outM, hnM, cnM, &ws);
@@ -518,7 +508,8 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
   Descs d(s);
   bool lstm = s.kind == ATTN_RNN_LSTM;
   ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh, wp);
-  Prims<Cell> &p = backwardPrims<Cell>(s);
+  std::shared_ptr<Prims<Cell>> entry = backwardPrims<Cell>(s);
+  Prims<Cell> &p = *entry;
 
   std::vector<float> outTmp, hnTmp, cnTmp;
   const float *outP = readDense(out, outTmp);

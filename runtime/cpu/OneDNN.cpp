@@ -1,0 +1,75 @@
+#include "OneDNN.h"
+
+#include <map>
+#include <mutex>
+
+namespace attn::cpu::onednn {
+
+dnnl::engine &engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::stream &stream() {
+  static thread_local dnnl::stream s(engine());
+  return s;
+}
+
+dnnl::primitive_attr userScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void addScratchpad(std::unordered_map<int, dnnl::memory> &args, const dnnl::memory::desc &desc) {
+  static thread_local std::vector<char> scratch;
+  if (desc.get_size() > scratch.size())
+    scratch.resize(desc.get_size());
+  args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(desc, engine(), scratch.data());
+}
+
+void execute(const dnnl::primitive &prim, std::unordered_map<int, dnnl::memory> args,
+             const dnnl::memory::desc &scratch) {
+  addScratchpad(args, scratch);
+  prim.execute(stream(), args);
+  stream().wait();
+}
+
+namespace {
+
+std::mutex cacheMutex;
+std::map<Key, std::shared_ptr<void>> &entries() {
+  static std::map<Key, std::shared_ptr<void>> all;
+  return all;
+}
+
+} // namespace
+
+std::shared_ptr<void> findOrMake(const Key &key,
+                                 const std::function<std::shared_ptr<void>()> &make) {
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto it = entries().find(key);
+    if (it != entries().end())
+      return it->second;
+  }
+  // Outside the lock: creating a primitive can take a while. Two threads missing the same key
+  // both make one; the first inserted wins.
+  std::shared_ptr<void> made = make();
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  if (entries().size() >= kMaxCached)
+    entries().clear();
+  return entries().emplace(key, std::move(made)).first->second;
+}
+
+size_t cachedCount() {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  return entries().size();
+}
+
+void clearCache() {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  entries().clear();
+}
+
+} // namespace attn::cpu::onednn
