@@ -526,143 +526,44 @@ private:
   std::map<std::string, Loc> mapLocs_;         // section -> where it is (or its parent)
 };
 
+// The Spec from the validated values, through each key's binding to its field (Schema.cpp):
+// sections first (the table lists parents before children), then every value, defaults
+// included. Keys neither written nor defaulted (an absent exclusive key) keep the field's
+// initialiser.
 Spec buildSpec(const Validator &v, const std::string &file) {
   Spec spec;
   spec.file = file;
-  spec.name = v.stringAt("name");
-  spec.task = v.stringAt("task");
-
-  if (v.has("data.builtin"))
-    spec.data.builtin = v.stringAt("data.builtin");
   spec.keyLocs = v.keyLocs();
-  if (v.has("data.path"))
-    spec.data.path = v.stringAt("data.path");
-  spec.data.validPath = v.stringAt("data.valid_path");
-  spec.data.window = v.intAt("data.window");
-  spec.data.minLen = v.intAt("data.min_len");
-  spec.data.maxLen = v.intAt("data.max_len");
-  spec.data.symbols = v.intAt("data.symbols");
-  spec.data.tokens = v.stringAt("data.tokens");
-  spec.data.minCount = v.intAt("data.min_count");
-  spec.data.maxVocab = v.intAt("data.max_vocab");
-  spec.data.train = v.intAt("data.train");
-  spec.data.valid = v.intAt("data.valid");
-  spec.data.seed = static_cast<uint64_t>(v.intAt("data.seed"));
-  spec.data.loc = v.mapLoc("data");
-
-  spec.model.loc = v.mapLoc("model");
-  if (v.has("model.mlp")) {
-    MlpSpec mlp;
-    mlp.hidden = v.intListAt("model.mlp.hidden");
-    mlp.activation = v.stringAt("model.mlp.activation");
-    mlp.loc = v.mapLoc("model.mlp");
-    spec.model.mlp = mlp;
+  for (const KeySchema &key : schema()) {
+    if (key.type == KeyType::Map) {
+      bool optional = bool(key.bind.present);
+      if (key.bind.open && (!optional || v.has(key.path)))
+        key.bind.open(spec, v.mapLoc(key.path));
+      continue;
+    }
+    YAML::Node node = v.node(key.path);
+    if (!node || node.IsNull())
+      continue;
+    switch (key.type) {
+    case KeyType::Int:
+      key.bind.set(spec, v.intAt(key.path));
+      break;
+    case KeyType::Float:
+      key.bind.set(spec, v.floatAt(key.path));
+      break;
+    case KeyType::Bool:
+      key.bind.set(spec, v.boolAt(key.path));
+      break;
+    case KeyType::String:
+      key.bind.set(spec, v.stringAt(key.path));
+      break;
+    case KeyType::IntList:
+      key.bind.set(spec, v.intListAt(key.path));
+      break;
+    case KeyType::Map:
+      break;
+    }
   }
-  if (v.has("model.rnn")) {
-    RnnSpec rnn;
-    rnn.cell = v.stringAt("model.rnn.cell");
-    rnn.hidden = v.intAt("model.rnn.hidden");
-    rnn.layers = v.intAt("model.rnn.layers");
-    rnn.gruForm = v.stringAt("model.rnn.gru_form");
-    rnn.peephole = v.boolAt("model.rnn.peephole");
-    rnn.projection = v.intAt("model.rnn.projection");
-    rnn.bidirectional = v.boolAt("model.rnn.bidirectional");
-    rnn.merge = v.stringAt("model.rnn.merge");
-    rnn.dropout = v.floatAt("model.rnn.dropout");
-    rnn.loc = v.mapLoc("model.rnn");
-    spec.model.rnn = rnn;
-  }
-  if (v.has("model.transformer")) {
-    TransformerSpec t;
-    t.layers = v.intAt("model.transformer.layers");
-    t.decoderLayers = v.intAt("model.transformer.decoder_layers");
-    t.dModel = v.intAt("model.transformer.d_model");
-    t.heads = v.intAt("model.transformer.heads");
-    t.ffn = v.intAt("model.transformer.ffn");
-    t.activation = v.stringAt("model.transformer.activation");
-    t.norm = v.stringAt("model.transformer.norm");
-    t.positions = v.stringAt("model.transformer.positions");
-    t.dropout = v.floatAt("model.transformer.dropout");
-    t.shareEmbeddings = v.boolAt("model.transformer.share_embeddings");
-    t.tieOutput = v.boolAt("model.transformer.tie_output");
-    t.loc = v.mapLoc("model.transformer");
-    spec.model.transformer = t;
-  }
-  spec.model.embedding.dim = v.intAt("model.embedding.dim");
-  spec.model.embedding.loc = v.mapLoc("model.embedding");
-  spec.model.seq2seq.context = v.stringAt("model.seq2seq.context");
-  spec.model.seq2seq.reverseSource = v.boolAt("model.seq2seq.reverse_source");
-  spec.model.seq2seq.decoderHidden = v.intAt("model.seq2seq.decoder_hidden");
-  spec.model.seq2seq.loc = v.mapLoc("model.seq2seq");
-  if (v.has("model.attention")) {
-    AttentionSpec a;
-    a.type = v.stringAt("model.attention.type");
-    a.score = v.stringAt("model.attention.score");
-    a.dim = v.intAt("model.attention.dim");
-    a.align = v.stringAt("model.attention.align");
-    a.window = v.intAt("model.attention.window");
-    a.inputFeeding = v.boolAt("model.attention.input_feeding");
-    a.temperature = v.floatAt("model.attention.temperature");
-    a.learnTemperature = v.boolAt("model.attention.learn_temperature");
-    a.loc = v.mapLoc("model.attention");
-    spec.model.attention = a;
-  }
-  spec.model.output.size = v.intAt("model.output.size");
-  spec.model.output.loc = v.mapLoc("model.output");
-
-  spec.sample.length = v.intAt("sample.length");
-  spec.sample.temperature = v.floatAt("sample.temperature");
-  spec.sample.seed = static_cast<uint64_t>(v.intAt("sample.seed"));
-  spec.sample.topK = v.intAt("sample.top_k");
-  spec.sample.prime = v.stringAt("sample.prime");
-
-  spec.train.batchSize = v.intAt("train.batch_size");
-  spec.train.seed = static_cast<uint64_t>(v.intAt("train.seed"));
-  spec.train.steps = v.intAt("train.steps");
-  OptimizerSpec &opt = spec.train.optimizer;
-  opt.type = v.stringAt("train.optimizer.type");
-  opt.lr = v.floatAt("train.optimizer.lr");
-  opt.momentum = v.floatAt("train.optimizer.momentum");
-  opt.beta1 = v.floatAt("train.optimizer.beta1");
-  opt.beta2 = v.floatAt("train.optimizer.beta2");
-  opt.epsilon = v.floatAt("train.optimizer.epsilon");
-  opt.weightDecay = v.floatAt("train.optimizer.weight_decay");
-  ScheduleSpec &schedule = spec.train.schedule;
-  schedule.type = v.stringAt("train.schedule.type");
-  schedule.warmup = v.intAt("train.schedule.warmup");
-  schedule.stepSize = v.intAt("train.schedule.step_size");
-  schedule.gamma = v.floatAt("train.schedule.gamma");
-  schedule.minLr = v.floatAt("train.schedule.min_lr");
-  spec.train.clipNorm = v.floatAt("train.clip_norm");
-  spec.train.evalEvery = v.intAt("train.eval_every");
-  spec.train.logEvery = v.intAt("train.log_every");
-  spec.train.checkpointEvery = v.intAt("train.checkpoint.every");
-  spec.train.checkpointDir = v.stringAt("train.checkpoint.dir");
-  spec.train.patience = v.intAt("train.early_stopping.patience");
-  spec.train.minDelta = v.floatAt("train.early_stopping.min_delta");
-  spec.train.labelSmoothing = v.floatAt("train.label_smoothing");
-  TeacherForcingSpec &tf = spec.train.teacherForcing;
-  tf.schedule = v.stringAt("train.teacher_forcing.schedule");
-  tf.ratio = v.floatAt("train.teacher_forcing.ratio");
-  tf.slope = v.floatAt("train.teacher_forcing.slope");
-  tf.k = v.floatAt("train.teacher_forcing.k");
-  tf.min = v.floatAt("train.teacher_forcing.min");
-  tf.loc = v.mapLoc("train.teacher_forcing");
-  spec.train.loc = v.mapLoc("train");
-
-  DecodeSpec &d = spec.decode;
-  d.beam = v.intAt("decode.beam");
-  d.lengthPenalty = v.floatAt("decode.length_penalty");
-  d.maxLength = v.intAt("decode.max_length");
-  d.nbest = v.intAt("decode.nbest");
-  d.batch = v.intAt("decode.batch");
-  d.attentionLayer = v.intAt("decode.attention_layer");
-  d.attentionHead = v.intAt("decode.attention_head");
-  d.sample = v.boolAt("decode.sample");
-  d.temperature = v.floatAt("decode.temperature");
-  d.topK = v.intAt("decode.top_k");
-  d.seed = static_cast<uint64_t>(v.intAt("decode.seed"));
-  d.loc = v.mapLoc("decode");
   return spec;
 }
 

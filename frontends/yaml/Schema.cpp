@@ -1,34 +1,188 @@
 #include "frontends/yaml/Schema.h"
 #include "frontends/yaml/Spec.h"
 
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
 #include <iomanip>
 #include <sstream>
 
 namespace attn::yaml {
 
+std::string valueText(const KeySchema &key, const KeyValue &value) {
+  switch (value.index()) {
+  case 0:
+    return std::to_string(std::get<int64_t>(value));
+  case 1: {
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, std::get<double>(value));
+    std::string text(buf, ec == std::errc() ? end : buf);
+    // "3" would read back as an integer where the schema wants a float: keep it a float.
+    if (text.find_first_of(".eEn") == std::string::npos)
+      text += ".0";
+    return text;
+  }
+  case 2:
+    return std::get<bool>(value) ? "true" : "false";
+  case 3: {
+    const std::string &text = std::get<std::string>(value);
+    if (key.plain)
+      return text;
+    YAML::Emitter out;
+    out << YAML::DoubleQuoted << text;
+    return out.c_str();
+  }
+  default: {
+    std::string text;
+    for (int64_t v : std::get<std::vector<int64_t>>(value))
+      text += (text.empty() ? "" : ", ") + std::to_string(v);
+    return "[" + text + "]";
+  }
+  }
+}
+
 namespace {
 
+// The sections of a Spec by their struct type: the one place that knows where each lives
+// (null: an optional section the spec does not have).
+template <typename S> struct Tag {};
+Spec *sectionOf(Spec &s, Tag<Spec>) { return &s; }
+DataSpec *sectionOf(Spec &s, Tag<DataSpec>) { return &s.data; }
+ModelSpec *sectionOf(Spec &s, Tag<ModelSpec>) { return &s.model; }
+MlpSpec *sectionOf(Spec &s, Tag<MlpSpec>) { return s.model.mlp ? &*s.model.mlp : nullptr; }
+RnnSpec *sectionOf(Spec &s, Tag<RnnSpec>) { return s.model.rnn ? &*s.model.rnn : nullptr; }
+TransformerSpec *sectionOf(Spec &s, Tag<TransformerSpec>) {
+  return s.model.transformer ? &*s.model.transformer : nullptr;
+}
+EmbeddingSpec *sectionOf(Spec &s, Tag<EmbeddingSpec>) { return &s.model.embedding; }
+Seq2SeqSpec *sectionOf(Spec &s, Tag<Seq2SeqSpec>) { return &s.model.seq2seq; }
+AttentionSpec *sectionOf(Spec &s, Tag<AttentionSpec>) {
+  return s.model.attention ? &*s.model.attention : nullptr;
+}
+OutputSpec *sectionOf(Spec &s, Tag<OutputSpec>) { return &s.model.output; }
+SampleSpec *sectionOf(Spec &s, Tag<SampleSpec>) { return &s.sample; }
+TrainSpec *sectionOf(Spec &s, Tag<TrainSpec>) { return &s.train; }
+OptimizerSpec *sectionOf(Spec &s, Tag<OptimizerSpec>) { return &s.train.optimizer; }
+ScheduleSpec *sectionOf(Spec &s, Tag<ScheduleSpec>) { return &s.train.schedule; }
+TeacherForcingSpec *sectionOf(Spec &s, Tag<TeacherForcingSpec>) {
+  return &s.train.teacherForcing;
+}
+DecodeSpec *sectionOf(Spec &s, Tag<DecodeSpec>) { return &s.decode; }
+
+template <typename S> S *section(Spec &s) { return sectionOf(s, Tag<S>{}); }
+template <typename S> const S *section(const Spec &s) {
+  return sectionOf(const_cast<Spec &>(s), Tag<S>{});
+}
+
+// A field's KeyType and its value as a KeyValue, and back.
+template <typename T> struct FieldType;
+template <> struct FieldType<int64_t> {
+  static constexpr KeyType type = KeyType::Int;
+  static KeyValue wrap(int64_t v) { return v; }
+  static int64_t unwrap(const KeyValue &v) { return std::get<int64_t>(v); }
+};
+template <> struct FieldType<uint64_t> { // seeds: non-negative, written as integers
+  static constexpr KeyType type = KeyType::Int;
+  static KeyValue wrap(uint64_t v) { return (int64_t)v; }
+  static uint64_t unwrap(const KeyValue &v) { return (uint64_t)std::get<int64_t>(v); }
+};
+template <> struct FieldType<double> {
+  static constexpr KeyType type = KeyType::Float;
+  static KeyValue wrap(double v) { return v; }
+  static double unwrap(const KeyValue &v) { return std::get<double>(v); }
+};
+template <> struct FieldType<bool> {
+  static constexpr KeyType type = KeyType::Bool;
+  static KeyValue wrap(bool v) { return v; }
+  static bool unwrap(const KeyValue &v) { return std::get<bool>(v); }
+};
+template <> struct FieldType<std::string> {
+  static constexpr KeyType type = KeyType::String;
+  static KeyValue wrap(const std::string &v) { return v; }
+  static std::string unwrap(const KeyValue &v) { return std::get<std::string>(v); }
+};
+template <> struct FieldType<std::vector<int64_t>> {
+  static constexpr KeyType type = KeyType::IntList;
+  static KeyValue wrap(const std::vector<int64_t> &v) { return v; }
+  static std::vector<int64_t> unwrap(const KeyValue &v) {
+    return std::get<std::vector<int64_t>>(v);
+  }
+};
+
 // Builds one table row; the named setters keep the table readable without C++20 designated
-// initialisers.
+// initialisers. A leaf row names its field (`&RnnSpec::hidden`): its type, its default (the
+// field's initialiser in Spec.h) and its place come from there.
 struct Key {
   KeySchema k;
-  Key(std::string path, KeyType type, std::string doc) {
+  std::optional<KeyValue> initial; // the field's initialiser: the default unless dropped
+
+  template <typename S, typename T> Key(std::string path, T S::*field, std::string doc) {
     k.path = std::move(path);
-    k.type = type;
+    k.type = FieldType<T>::type;
+    k.doc = std::move(doc);
+    if (std::is_same_v<T, uint64_t>)
+      k.min = 0;
+    initial = FieldType<T>::wrap(S{}.*field);
+    k.bind.get = [field](const Spec &s) -> std::optional<KeyValue> {
+      const S *sec = section<S>(s);
+      if (!sec)
+        return std::nullopt;
+      return FieldType<T>::wrap(sec->*field);
+    };
+    k.bind.set = [field](Spec &s, const KeyValue &v) {
+      if (S *sec = section<S>(s))
+        sec->*field = FieldType<T>::unwrap(v);
+    };
+  }
+  // A map that is always there; `loc` (if any) records where it was written.
+  Key(std::string path, std::string doc) {
+    k.path = std::move(path);
+    k.type = KeyType::Map;
     k.doc = std::move(doc);
   }
-  Key &required() { k.required = true; return *this; }
-  Key &byDefault(std::string text) { k.defaultValue = std::move(text); return *this; }
-  Key &oneOf(std::vector<std::string> values) { k.allowed = std::move(values); return *this; }
+  template <typename S> Key(std::string path, Loc S::*loc, std::string doc)
+      : Key(std::move(path), std::move(doc)) {
+    k.bind.open = [loc](Spec &s, const Loc &where) { section<S>(s)->*loc = where; };
+  }
+  Key &required() { k.required = true; initial.reset(); return *this; }
+  Key &oneOf(std::vector<std::string> values) {
+    k.allowed = std::move(values);
+    k.plain = true;
+    return *this;
+  }
   Key &atLeast(int64_t min) { k.min = min; return *this; }
   Key &atMost(double max) { k.max = max; return *this; }
   Key &below(double max) { k.max = max; k.maxExclusive = true; return *this; }
   Key &minItems(int64_t n) { k.minItems = n; return *this; }
   Key &maxItems(int64_t n) { k.maxItems = n; return *this; }
   Key &fileName() { k.fileName = true; return *this; }
-  Key &exclusive(std::string group) { k.oneOf = std::move(group); return *this; }
-  operator KeySchema() const { return k; }
+  // One of a group of siblings (exactly one present): no default.
+  Key &exclusive(std::string group) { k.oneOf = std::move(group); initial.reset(); return *this; }
+  operator KeySchema() const {
+    KeySchema out = k;
+    if (initial)
+      out.defaultValue = valueText(out, *initial);
+    return out;
+  }
 };
+
+// An optional section (`model.rnn`): present when the spec writes it.
+template <typename S>
+Key Optional(std::string path, std::optional<S> ModelSpec::*member, std::string doc) {
+  Key key(std::move(path), std::move(doc));
+  key.k.bind.present = [member](const Spec &s) { return (s.model.*member).has_value(); };
+  key.k.bind.open = [member](Spec &s, const Loc &where) {
+    S section;
+    section.loc = where;
+    s.model.*member = section;
+  };
+  return key;
+}
+
+template <typename S> Key Map(std::string path, Loc S::*loc, std::string doc) {
+  return Key(std::move(path), loc, std::move(doc));
+}
+Key Map(std::string path, std::string doc) { return Key(std::move(path), std::move(doc)); }
 
 // Bounds on sizes, checked before anything is built: a width or length of 10^9 passed the old
 // `>= 1` checks and then exhausted memory in the importer or in LLVM. They sit well above what
@@ -43,317 +197,309 @@ constexpr double kMaxBatch = 65536;    // examples per step or decoding batch
 std::vector<KeySchema> buildTable() {
   using T = KeyType;
   return {
-      Key("name", T::String,
+      Key("name", &Spec::name,
           "Name of the model: letters, digits, `.`, `_` and `-`, starting with a letter or "
           "digit (it names the run directory `runs/<name>` and the compiled entry points).")
           .fileName().required(),
-      Key("task", T::String,
+      Key("task", &Spec::task,
           "The learning problem: `regress` predicts a real-valued target from a window "
           "(`data.builtin: sine`); `lm` predicts the next character at every position "
           "(`data.builtin: text`); `seq2seq` maps a source sequence to a target sequence "
           "with an encoder-decoder (`data.builtin: copy | reverse | dates`, or `data.path`); "
           "`tag` labels every token (`data.builtin: pos`, or `data.path`); `classify` labels "
           "a whole sequence (`data.builtin: majority`, or `data.path`).")
-          .oneOf({"regress", "lm", "seq2seq", "tag", "classify"}).byDefault("regress"),
+          .oneOf({"regress", "lm", "seq2seq", "tag", "classify"}),
 
-      Key("data", T::Map, "Where the examples come from.").required(),
-      Key("data.builtin", T::String, "Built-in data generator (see Data sets).")
+      Map("data", &DataSpec::loc, "Where the examples come from.").required(),
+      Key("data.builtin", &DataSpec::builtin, "Built-in data generator (see Data sets).")
           .oneOf({"sine", "text", "copy", "reverse", "dates", "pos", "majority"})
           .exclusive("source"),
-      Key("data.path", T::String,
+      Key("data.path", &DataSpec::path,
           "`seq2seq`, `tag`, `classify`: a UTF-8 text file of `source<TAB>target` lines "
           "(blank lines skipped); the target is the output sequence, the tags (one per "
           "source token) or the label. A relative path is relative to the spec file's folder "
           "(to the current directory when given with `--set`); checkpoints keep it absolute.")
           .exclusive("source"),
-      Key("data.valid_path", T::String,
+      Key("data.valid_path", &DataSpec::validPath,
           "With `path`: the validation pairs (relative paths as for `path`); empty holds out "
-          "the last `valid` lines of `path`.").byDefault("\"\""),
-      Key("data.window", T::Int, "Input length N: time steps (samples or characters) per example.")
-          .atLeast(1).atMost(kMaxLength).byDefault("16"),
-      Key("data.min_len", T::Int,
+          "the last `valid` lines of `path`."),
+      Key("data.window", &DataSpec::window, "Input length N: time steps (samples or characters) per example.")
+          .atLeast(1).atMost(kMaxLength),
+      Key("data.min_len", &DataSpec::minLen,
           "`copy` / `reverse` / `majority`: the shortest source, in symbols.")
-          .atLeast(1).atMost(kMaxLength).byDefault("3"),
-      Key("data.max_len", T::Int,
+          .atLeast(1).atMost(kMaxLength),
+      Key("data.max_len", &DataSpec::maxLen,
           "`seq2seq`, `tag`, `classify`: the longest source and target in tokens; the model "
           "is compiled for this length and longer pairs are dropped.")
-          .atLeast(1).atMost(kMaxLength).byDefault("10"),
-      Key("data.symbols", T::Int, "`copy` / `reverse` / `majority`: distinct symbols (2 to 62).")
-          .atLeast(2).atMost(62).byDefault("10"),
-      Key("data.tokens", T::String,
+          .atLeast(1).atMost(kMaxLength),
+      Key("data.symbols", &DataSpec::symbols, "`copy` / `reverse` / `majority`: distinct symbols (2 to 62).")
+          .atLeast(2).atMost(62),
+      Key("data.tokens", &DataSpec::tokens,
           "`seq2seq`, `tag`, `classify`: `word` splits lines at whitespace, `char` makes "
           "every character a token (use it for `dates`; tags and labels are always words).")
-          .oneOf({"word", "char"}).byDefault("word"),
-      Key("data.min_count", T::Int,
+          .oneOf({"word", "char"}),
+      Key("data.min_count", &DataSpec::minCount,
           "Vocabularies (`seq2seq`, `tag`, `classify`): tokens seen fewer times in training "
           "become `<unk>`.")
-          .atLeast(1).atMost(1e9).byDefault("1"),
-      Key("data.max_vocab", T::Int,
+          .atLeast(1).atMost(1e9),
+      Key("data.max_vocab", &DataSpec::maxVocab,
           "Vocabularies (`seq2seq`, `tag`, `classify`): keep the most frequent tokens up to "
-          "this size (with the 4 specials); 0 keeps all.").atLeast(0).atMost(1e7).byDefault("0"),
-      Key("data.train", T::Int, "Number of training examples generated.")
-          .atLeast(1).atMost(kMaxExamples).byDefault("2000"),
-      Key("data.valid", T::Int, "Number of validation examples generated.")
-          .atLeast(0).atMost(kMaxExamples).byDefault("200"),
-      Key("data.seed", T::Int, "Seed of the data generator.").atLeast(0).byDefault("1"),
+          "this size (with the 4 specials); 0 keeps all.").atLeast(0).atMost(1e7),
+      Key("data.train", &DataSpec::train, "Number of training examples generated.")
+          .atLeast(1).atMost(kMaxExamples),
+      Key("data.valid", &DataSpec::valid, "Number of validation examples generated.")
+          .atLeast(0).atMost(kMaxExamples),
+      Key("data.seed", &DataSpec::seed, "Seed of the data generator.").atLeast(0),
 
-      Key("model", T::Map,
+      Map("model", &ModelSpec::loc,
           "The network: exactly one of `mlp` / `rnn` / `transformer`, then the `output` head.")
           .required(),
-      Key("model.mlp", T::Map, "Multi-layer perceptron; reads the window as [batch, window].")
+      Optional("model.mlp", &ModelSpec::mlp, "Multi-layer perceptron; reads the window as [batch, window].")
           .exclusive("architecture"),
-      Key("model.mlp.hidden", T::IntList, "Widths of the hidden layers, first to last.")
+      Key("model.mlp.hidden", &MlpSpec::hidden, "Widths of the hidden layers, first to last.")
           .atLeast(1).minItems(1).atMost(kMaxWidth).maxItems(kMaxLayers).required(),
-      Key("model.mlp.activation", T::String, "Activation after each hidden layer.")
-          .oneOf({"tanh", "relu", "sigmoid"}).byDefault("tanh"),
-      Key("model.rnn", T::Map, "Recurrent network; reads the window as [batch, window, 1].")
+      Key("model.mlp.activation", &MlpSpec::activation, "Activation after each hidden layer.")
+          .oneOf({"tanh", "relu", "sigmoid"}),
+      Optional("model.rnn", &ModelSpec::rnn, "Recurrent network; reads the window as [batch, window, 1].")
           .exclusive("architecture"),
-      Key("model.rnn.cell", T::String,
+      Key("model.rnn.cell", &RnnSpec::cell,
           "Recurrent cell: `rnn` (the seed's tanh cell), `gru` or `lstm`.")
-          .oneOf({"rnn", "gru", "lstm"}).byDefault("rnn"),
-      Key("model.rnn.gru_form", T::String,
+          .oneOf({"rnn", "gru", "lstm"}),
+      Key("model.rnn.gru_form", &RnnSpec::gruForm,
           "`gru` equations: `pytorch` (reset gate applied after the recurrent product), "
           "`seed` (the seed's full GRU: reset gate before it, update gate keeps the candidate) "
           "or `minimal` (the seed's cell with the update gate only).")
-          .oneOf({"pytorch", "seed", "minimal"}).byDefault("pytorch"),
-      Key("model.rnn.bidirectional", T::Bool,
+          .oneOf({"pytorch", "seed", "minimal"}),
+      Key("model.rnn.bidirectional", &RnnSpec::bidirectional,
           "Also run each layer from the last step to the first and merge both directions "
-          "(not for `task: lm`, which must not see the future).").byDefault("false"),
-      Key("model.rnn.merge", T::String,
+          "(not for `task: lm`, which must not see the future)."),
+      Key("model.rnn.merge", &RnnSpec::merge,
           "How a bidirectional layer merges its directions: `concat` (features side by "
-          "side, twice as wide) or `sum`.").oneOf({"concat", "sum"}).byDefault("concat"),
-      Key("model.rnn.peephole", T::Bool, "`lstm`: peephole connections from the cell state "
-          "to the input, forget and output gates.").byDefault("false"),
-      Key("model.rnn.projection", T::Int, "`lstm`: project the output to this width "
-          "(a<t> = W_proj a0<t> + b_proj); 0 means no projection.").atLeast(0).atMost(kMaxWidth).byDefault("0"),
-      Key("model.rnn.hidden", T::Int, "Width of the hidden state.").atLeast(1).atMost(kMaxWidth).byDefault("32"),
-      Key("model.rnn.layers", T::Int, "Number of stacked recurrent layers.")
-          .atLeast(1).atMost(kMaxLayers).byDefault("1"),
-      Key("model.rnn.dropout", T::Float,
+          "side, twice as wide) or `sum`.").oneOf({"concat", "sum"}),
+      Key("model.rnn.peephole", &RnnSpec::peephole, "`lstm`: peephole connections from the cell state "
+          "to the input, forget and output gates."),
+      Key("model.rnn.projection", &RnnSpec::projection, "`lstm`: project the output to this width "
+          "(a<t> = W_proj a0<t> + b_proj); 0 means no projection.").atLeast(0).atMost(kMaxWidth),
+      Key("model.rnn.hidden", &RnnSpec::hidden, "Width of the hidden state.").atLeast(1).atMost(kMaxWidth),
+      Key("model.rnn.layers", &RnnSpec::layers, "Number of stacked recurrent layers.")
+          .atLeast(1).atMost(kMaxLayers),
+      Key("model.rnn.dropout", &RnnSpec::dropout,
           "Dropout probability on the outputs of every layer but the last (as PyTorch's "
           "`dropout`), while training only; each element is zeroed with this probability and "
           "the others scaled by 1 / (1 - p). Needs `layers` >= 2 to do anything.")
-          .atLeast(0).below(1).byDefault("0.0"),
-      Key("model.transformer", T::Map,
+          .atLeast(0).below(1),
+      Optional("model.transformer", &ModelSpec::transformer,
           "A Transformer stack (Vaswani et al.): `seq2seq` builds the encoder-decoder, `lm` a "
           "decoder-only stack (causal self-attention), `tag` / `classify` an encoder-only one "
           "(`classify` averages the real tokens' outputs). Embeddings are scaled by "
           "sqrt(d_model) and added to the positions; encoder and decoder end with a layer norm "
           "(as torch.nn.Transformer). See docs/transformer.md.")
           .exclusive("architecture"),
-      Key("model.transformer.layers", T::Int,
+      Key("model.transformer.layers", &TransformerSpec::layers,
           "Layers of the encoder (`seq2seq`, `tag`, `classify`) or of the decoder (`lm`).")
-          .atLeast(1).atMost(kMaxLayers).byDefault("2"),
-      Key("model.transformer.decoder_layers", T::Int,
-          "`seq2seq`: layers of the decoder; 0: as many as `layers`.").atLeast(0).atMost(kMaxLayers).byDefault("0"),
-      Key("model.transformer.d_model", T::Int, "Width of every position's vector.")
-          .atLeast(1).atMost(kMaxWidth).byDefault("64"),
-      Key("model.transformer.heads", T::Int, "Attention heads; must divide `d_model`.")
-          .atLeast(1).atMost(1024).byDefault("4"),
-      Key("model.transformer.ffn", T::Int,
+          .atLeast(1).atMost(kMaxLayers),
+      Key("model.transformer.decoder_layers", &TransformerSpec::decoderLayers,
+          "`seq2seq`: layers of the decoder; 0: as many as `layers`.").atLeast(0).atMost(kMaxLayers),
+      Key("model.transformer.d_model", &TransformerSpec::dModel, "Width of every position's vector.")
+          .atLeast(1).atMost(kMaxWidth),
+      Key("model.transformer.heads", &TransformerSpec::heads, "Attention heads; must divide `d_model`.")
+          .atLeast(1).atMost(1024),
+      Key("model.transformer.ffn", &TransformerSpec::ffn,
           "Hidden width of the position-wise feed-forward layer W_2 act(W_1 x + b_1) + b_2.")
-          .atLeast(1).atMost(4 * kMaxWidth).byDefault("256"),
-      Key("model.transformer.activation", T::String, "The feed-forward layer's activation.")
-          .oneOf({"relu", "gelu"}).byDefault("relu"),
-      Key("model.transformer.norm", T::String,
+          .atLeast(1).atMost(4 * kMaxWidth),
+      Key("model.transformer.activation", &TransformerSpec::activation, "The feed-forward layer's activation.")
+          .oneOf({"relu", "gelu"}),
+      Key("model.transformer.norm", &TransformerSpec::norm,
           "`post`: x = LayerNorm(x + sublayer(x)) (the paper); `pre`: x = x + "
-          "sublayer(LayerNorm(x)).").oneOf({"post", "pre"}).byDefault("post"),
-      Key("model.transformer.positions", T::String,
+          "sublayer(LayerNorm(x)).").oneOf({"post", "pre"}),
+      Key("model.transformer.positions", &TransformerSpec::positions,
           "`sinusoidal`: PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(...); `learned`: "
           "a trained table of one vector per position.")
-          .oneOf({"sinusoidal", "learned"}).byDefault("sinusoidal"),
-      Key("model.transformer.dropout", T::Float,
+          .oneOf({"sinusoidal", "learned"}),
+      Key("model.transformer.dropout", &TransformerSpec::dropout,
           "Dropout probability on the embeddings and on every sublayer's output before its "
-          "residual sum, while training only.").atLeast(0).below(1).byDefault("0.0"),
-      Key("model.transformer.share_embeddings", T::Bool,
-          "`seq2seq`: one vocabulary and one embedding table for source and target.")
-          .byDefault("false"),
-      Key("model.transformer.tie_output", T::Bool,
+          "residual sum, while training only.").atLeast(0).below(1),
+      Key("model.transformer.share_embeddings", &TransformerSpec::shareEmbeddings,
+          "`seq2seq`: one vocabulary and one embedding table for source and target."),
+      Key("model.transformer.tie_output", &TransformerSpec::tieOutput,
           "The output layer's weight is the (target) embedding table, transposed (Press & "
-          "Wolf); it keeps its own bias.").byDefault("false"),
-      Key("model.embedding", T::Map,
+          "Wolf); it keeps its own bias."),
+      Map("model.embedding", &EmbeddingSpec::loc,
           "`lm`, `seq2seq`, `tag`, `classify`: learned token embeddings feeding the rnn (a "
           "`seq2seq` model has one table for the source and one for the target)."),
-      Key("model.embedding.dim", T::Int, "Width of each token's embedding.")
-          .atLeast(1).atMost(kMaxWidth).byDefault("32"),
-      Key("model.seq2seq", T::Map,
+      Key("model.embedding.dim", &EmbeddingSpec::dim, "Width of each token's embedding.")
+          .atLeast(1).atMost(kMaxWidth),
+      Map("model.seq2seq", &Seq2SeqSpec::loc,
           "`seq2seq`: how the encoder (`model.rnn`) hands the source to the decoder (the "
           "same cell, width and depth)."),
-      Key("model.seq2seq.context", T::String,
+      Key("model.seq2seq.context", &Seq2SeqSpec::context,
           "`initial`: the encoder's final states start the decoder (Sutskever et al.); "
           "`every_step`: c = V h_T joins the decoder's input at every step and its readout, "
           "softmax(W h_t + U c + b) (Cho et al.).")
-          .oneOf({"initial", "every_step"}).byDefault("initial"),
-      Key("model.seq2seq.reverse_source", T::Bool,
+          .oneOf({"initial", "every_step"}),
+      Key("model.seq2seq.reverse_source", &Seq2SeqSpec::reverseSource,
           "Read the source last token first, so that its start is near the decoder's "
-          "(Sutskever et al.).").byDefault("false"),
-      Key("model.seq2seq.decoder_hidden", T::Int,
+          "(Sutskever et al.)."),
+      Key("model.seq2seq.decoder_hidden", &Seq2SeqSpec::decoderHidden,
           "With `model.attention`: the decoder's hidden width, if it differs from the "
           "encoder's `model.rnn.hidden` (a learned bridge maps the encoder's final states); "
-          "0: the same.").atLeast(0).atMost(kMaxWidth).byDefault("0"),
-      Key("model.attention", T::Map,
+          "0: the same.").atLeast(0).atMost(kMaxWidth),
+      Optional("model.attention", &ModelSpec::attention,
           "`seq2seq`: an attention decoder. At every step it scores all encoder states "
           "against its state, takes their softmax over the real (unpadded) source tokens as "
           "weights and reads their weighted sum, the context. The encoder may then be "
           "`bidirectional`. See docs/attention.md for the formulas."),
-      Key("model.attention.type", T::String,
+      Key("model.attention.type", &AttentionSpec::type,
           "`bahdanau`: additive scores e_ij = v^T tanh(W s_{i-1} + U h_j) from the previous "
           "decoder state; the context joins the decoder's input and its readout "
           "softmax(V [s_i; c_i] + b). `luong`: global attention from the new state s_i with "
           "`score`; h~_i = tanh(W_c [c_i; s_i]) gives softmax(V h~_i + b). `local`: Luong's "
           "local attention, `luong` restricted to the window [p_i - D, p_i + D] and weighted "
           "by exp(-(j - p_i)^2 / (2 sigma^2)), sigma = D / 2.")
-          .oneOf({"bahdanau", "luong", "local"}).byDefault("bahdanau"),
-      Key("model.attention.score", T::String,
+          .oneOf({"bahdanau", "luong", "local"}),
+      Key("model.attention.score", &AttentionSpec::score,
           "`luong`, `local`: `dot` s^T h (the encoder's output must be as wide as the "
           "decoder's), `general` s^T W h, `concat` v^T tanh(W [s; h]), or `cosine` "
           "tau s^T h / (|s| |h|) (as wide as `dot`; seed 001's cosine similarity, scaled by "
           "`temperature`).")
-          .oneOf({"dot", "general", "concat", "cosine"}).byDefault("general"),
-      Key("model.attention.dim", T::Int,
+          .oneOf({"dot", "general", "concat", "cosine"}),
+      Key("model.attention.dim", &AttentionSpec::dim,
           "Width of the additive scores' hidden layer (`bahdanau`, `concat`) and of the "
-          "predictive alignment's W_p; 0: the decoder's hidden width.").atLeast(0).atMost(kMaxWidth).byDefault("0"),
-      Key("model.attention.align", T::String,
+          "predictive alignment's W_p; 0: the decoder's hidden width.").atLeast(0).atMost(kMaxWidth),
+      Key("model.attention.align", &AttentionSpec::align,
           "`local`: `monotonic` p_i = i, or `predictive` "
           "p_i = S sigmoid(v_p^T tanh(W_p s_i)) with S the source's length.")
-          .oneOf({"monotonic", "predictive"}).byDefault("predictive"),
-      Key("model.attention.window", T::Int, "`local`: D, the half-width of the window.")
-          .atLeast(1).atMost(kMaxLength).byDefault("5"),
-      Key("model.attention.input_feeding", T::Bool,
+          .oneOf({"monotonic", "predictive"}),
+      Key("model.attention.window", &AttentionSpec::window, "`local`: D, the half-width of the window.")
+          .atLeast(1).atMost(kMaxLength),
+      Key("model.attention.input_feeding", &AttentionSpec::inputFeeding,
           "`luong`, `local`: feed the previous attentional state h~_{i-1} into the decoder's "
-          "input next to the previous token's embedding (Luong et al.'s input feeding).")
-          .byDefault("true"),
-      Key("model.attention.temperature", T::Float,
+          "input next to the previous token's embedding (Luong et al.'s input feeding)."),
+      Key("model.attention.temperature", &AttentionSpec::temperature,
           "`score: cosine`: tau, the scale of the cosine. A cosine lies in [-1, 1], so its "
           "softmax is nearly flat unless tau sharpens it (> 0).")
-          .atLeast(0).atMost(1e4).byDefault("10.0"),
-      Key("model.attention.learn_temperature", T::Bool,
+          .atLeast(0).atMost(1e4),
+      Key("model.attention.learn_temperature", &AttentionSpec::learnTemperature,
           "`score: cosine`: learn tau (a parameter starting at `temperature`) instead of "
-          "keeping it fixed.")
-          .byDefault("false"),
-      Key("model.output", T::Map, "Dense head that maps the network's features to predictions."),
-      Key("model.output.size", T::Int,
+          "keeping it fixed."),
+      Map("model.output", &OutputSpec::loc, "Dense head that maps the network's features to predictions."),
+      Key("model.output.size", &OutputSpec::size,
           "Width of the output layer (`regress`; an `lm` predicts one logit per character).")
-          .atLeast(1).atMost(1e6).byDefault("1"),
+          .atLeast(1).atMost(1e6),
 
-      Key("sample", T::Map, "`lm`: how `attnc run` generates text."),
-      Key("sample.length", T::Int, "Characters to generate.").atLeast(1).atMost(1e6).byDefault("200"),
-      Key("sample.temperature", T::Float,
+      Map("sample", "`lm`: how `attnc run` generates text."),
+      Key("sample.length", &SampleSpec::length, "Characters to generate.").atLeast(1).atMost(1e6),
+      Key("sample.temperature", &SampleSpec::temperature,
           "Softmax temperature: lower is more conservative; 0 always takes the likeliest.")
-          .atLeast(0).byDefault("0.8"),
-      Key("sample.top_k", T::Int,
+          .atLeast(0),
+      Key("sample.top_k", &SampleSpec::topK,
           "Sample only among the k likeliest characters; 0: among all.").atLeast(0)
-          .atMost(1e7).byDefault("0"),
-      Key("sample.seed", T::Int, "Seed of the sampling.").atLeast(0).byDefault("1"),
-      Key("sample.prime", T::String, "Text fed to the model before it starts generating.")
-          .byDefault("\"The \""),
+          .atMost(1e7),
+      Key("sample.seed", &SampleSpec::seed, "Seed of the sampling.").atLeast(0),
+      Key("sample.prime", &SampleSpec::prime, "Text fed to the model before it starts generating."),
 
-      Key("train", T::Map, "Training settings; every key has a default."),
-      Key("train.batch_size", T::Int, "Examples per training step.").atLeast(1).atMost(kMaxBatch).byDefault("32"),
-      Key("train.seed", T::Int, "Seed of the parameter initialisation and of the shuffling.")
-          .atLeast(0).byDefault("1"),
-      Key("train.steps", T::Int, "Training steps (one batch each).").atLeast(1).atMost(1e12).byDefault("1000"),
-      Key("train.optimizer", T::Map, "The update rule; every key has a default."),
-      Key("train.optimizer.type", T::String,
+      Map("train", &TrainSpec::loc, "Training settings; every key has a default."),
+      Key("train.batch_size", &TrainSpec::batchSize, "Examples per training step.").atLeast(1).atMost(kMaxBatch),
+      Key("train.seed", &TrainSpec::seed, "Seed of the parameter initialisation and of the shuffling.")
+          .atLeast(0),
+      Key("train.steps", &TrainSpec::steps, "Training steps (one batch each).").atLeast(1).atMost(1e12),
+      Map("train.optimizer", "The update rule; every key has a default."),
+      Key("train.optimizer.type", &OptimizerSpec::type,
           "`adam`, `adamw` (decoupled weight decay) or `sgd` (with optional momentum).")
-          .oneOf({"adam", "adamw", "sgd"}).byDefault("adam"),
-      Key("train.optimizer.lr", T::Float, "Peak learning rate (the schedule scales it).")
-          .atLeast(0).byDefault("0.001"),
-      Key("train.optimizer.momentum", T::Float, "SGD momentum; 0 is plain SGD.")
-          .atLeast(0).byDefault("0.0"),
-      Key("train.optimizer.beta1", T::Float, "Adam's first-moment decay.").atLeast(0)
-          .below(1).byDefault("0.9"),
-      Key("train.optimizer.beta2", T::Float, "Adam's second-moment decay.").atLeast(0)
-          .below(1).byDefault("0.999"),
-      Key("train.optimizer.epsilon", T::Float, "Adam's denominator guard.").atLeast(0)
-          .byDefault("1.0e-8"),
-      Key("train.optimizer.weight_decay", T::Float,
+          .oneOf({"adam", "adamw", "sgd"}),
+      Key("train.optimizer.lr", &OptimizerSpec::lr, "Peak learning rate (the schedule scales it).")
+          .atLeast(0),
+      Key("train.optimizer.momentum", &OptimizerSpec::momentum, "SGD momentum; 0 is plain SGD.")
+          .atLeast(0),
+      Key("train.optimizer.beta1", &OptimizerSpec::beta1, "Adam's first-moment decay.").atLeast(0)
+          .below(1),
+      Key("train.optimizer.beta2", &OptimizerSpec::beta2, "Adam's second-moment decay.").atLeast(0)
+          .below(1),
+      Key("train.optimizer.epsilon", &OptimizerSpec::epsilon, "Adam's denominator guard.").atLeast(0),
+      Key("train.optimizer.weight_decay", &OptimizerSpec::weightDecay,
           "L2 penalty (`sgd`, `adam`) or decoupled decay (`adamw`).")
-          .atLeast(0).byDefault("0.0"),
-      Key("train.schedule", T::Map, "Learning-rate schedule over the steps."),
-      Key("train.schedule.type", T::String,
+          .atLeast(0),
+      Map("train.schedule", "Learning-rate schedule over the steps."),
+      Key("train.schedule.type", &ScheduleSpec::type,
           "`constant`; `linear_warmup` (warm-up, then constant); `inverse_sqrt` (warm-up, then "
           "lr * sqrt(warmup / step)); `cosine` (warm-up, then cosine decay to `min_lr` at the "
           "last step); `step` (lr * gamma^floor(step / step_size)).")
-          .oneOf({"constant", "linear_warmup", "inverse_sqrt", "cosine", "step"})
-          .byDefault("constant"),
-      Key("train.schedule.warmup", T::Int, "Steps of linear warm-up from 0 to `lr`.")
-          .atLeast(0).byDefault("0"),
-      Key("train.schedule.step_size", T::Int, "`step` schedule: steps between decays.")
-          .atLeast(1).byDefault("1000"),
-      Key("train.schedule.gamma", T::Float, "`step` schedule: factor per decay.")
-          .atLeast(0).byDefault("0.1"),
-      Key("train.schedule.min_lr", T::Float, "`cosine` schedule: the final learning rate.")
-          .atLeast(0).byDefault("0.0"),
-      Key("train.clip_norm", T::Float,
+          .oneOf({"constant", "linear_warmup", "inverse_sqrt", "cosine", "step"}),
+      Key("train.schedule.warmup", &ScheduleSpec::warmup, "Steps of linear warm-up from 0 to `lr`.")
+          .atLeast(0),
+      Key("train.schedule.step_size", &ScheduleSpec::stepSize, "`step` schedule: steps between decays.")
+          .atLeast(1),
+      Key("train.schedule.gamma", &ScheduleSpec::gamma, "`step` schedule: factor per decay.")
+          .atLeast(0),
+      Key("train.schedule.min_lr", &ScheduleSpec::minLr, "`cosine` schedule: the final learning rate.")
+          .atLeast(0),
+      Key("train.clip_norm", &TrainSpec::clipNorm,
           "Scale gradients down to this global L2 norm when above it; 0 disables clipping.")
-          .atLeast(0).byDefault("0.0"),
-      Key("train.eval_every", T::Int, "Steps between validation passes (and best-model saves).")
-          .atLeast(1).byDefault("100"),
-      Key("train.log_every", T::Int, "Steps between progress lines when not on a terminal.")
-          .atLeast(1).byDefault("50"),
-      Key("train.checkpoint", T::Map, "Where and how often checkpoints are written."),
-      Key("train.checkpoint.every", T::Int, "Steps between checkpoints (and one at the end).")
-          .atLeast(1).byDefault("500"),
-      Key("train.checkpoint.dir", T::String,
-          "Run directory: checkpoints, metrics.jsonl, loss.png; empty means `runs/<name>`.")
-          .byDefault("\"\""),
-      Key("train.early_stopping", T::Map, "Stop when validation stops improving."),
-      Key("train.early_stopping.patience", T::Int,
+          .atLeast(0),
+      Key("train.eval_every", &TrainSpec::evalEvery, "Steps between validation passes (and best-model saves).")
+          .atLeast(1),
+      Key("train.log_every", &TrainSpec::logEvery, "Steps between progress lines when not on a terminal.")
+          .atLeast(1),
+      Map("train.checkpoint", "Where and how often checkpoints are written."),
+      Key("train.checkpoint.every", &TrainSpec::checkpointEvery, "Steps between checkpoints (and one at the end).")
+          .atLeast(1),
+      Key("train.checkpoint.dir", &TrainSpec::checkpointDir,
+          "Run directory: checkpoints, metrics.jsonl, loss.png; empty means `runs/<name>`."),
+      Map("train.early_stopping", "Stop when validation stops improving."),
+      Key("train.early_stopping.patience", &TrainSpec::patience,
           "Validation passes without improvement before stopping; 0 never stops early.")
-          .atLeast(0).byDefault("0"),
-      Key("train.early_stopping.min_delta", T::Float,
+          .atLeast(0),
+      Key("train.early_stopping.min_delta", &TrainSpec::minDelta,
           "How much the validation loss must drop to count as an improvement.")
-          .atLeast(0).byDefault("0.0"),
-      Key("train.label_smoothing", T::Float,
+          .atLeast(0),
+      Key("train.label_smoothing", &TrainSpec::labelSmoothing,
           "`lm`, `seq2seq`, `tag`, `classify`: spread this much of each target's probability evenly over the "
-          "vocabulary.").atLeast(0).below(1).byDefault("0.0"),
-      Key("train.teacher_forcing", T::Map,
+          "vocabulary.").atLeast(0).below(1),
+      Map("train.teacher_forcing", &TeacherForcingSpec::loc,
           "`seq2seq`: scheduled sampling. At step i the decoder reads the true previous "
           "token with probability p(i), else its own most likely prediction (p = 1 is plain "
           "teacher forcing)."),
-      Key("train.teacher_forcing.schedule", T::String,
+      Key("train.teacher_forcing.schedule", &TeacherForcingSpec::schedule,
           "`constant`: p = ratio; `linear`: max(min, 1 - slope * i); `exponential`: "
           "max(min, k^i); `inverse_sigmoid`: max(min, k / (k + exp(i / k))).")
-          .oneOf({"constant", "linear", "exponential", "inverse_sigmoid"})
-          .byDefault("constant"),
-      Key("train.teacher_forcing.ratio", T::Float, "`constant`: p.").atLeast(0)
-          .atMost(1).byDefault("1.0"),
-      Key("train.teacher_forcing.slope", T::Float, "`linear`: decrease of p per step.")
-          .atLeast(0).byDefault("0.0001"),
-      Key("train.teacher_forcing.k", T::Float,
+          .oneOf({"constant", "linear", "exponential", "inverse_sigmoid"}),
+      Key("train.teacher_forcing.ratio", &TeacherForcingSpec::ratio, "`constant`: p.").atLeast(0)
+          .atMost(1),
+      Key("train.teacher_forcing.slope", &TeacherForcingSpec::slope, "`linear`: decrease of p per step.")
+          .atLeast(0),
+      Key("train.teacher_forcing.k", &TeacherForcingSpec::k,
           "`exponential`: the decay per step (< 1); `inverse_sigmoid`: the steps scale (>= 1).")
-          .atLeast(0).byDefault("0.999"),
-      Key("train.teacher_forcing.min", T::Float, "The floor of p.").atLeast(0)
-          .atMost(1).byDefault("0.0"),
+          .atLeast(0),
+      Key("train.teacher_forcing.min", &TeacherForcingSpec::min, "The floor of p.").atLeast(0)
+          .atMost(1),
 
-      Key("decode", T::Map, "`seq2seq`: how `attnc translate` and evaluation decode."),
-      Key("decode.beam", T::Int, "Beam size; 1 decodes greedily.").atLeast(1).atMost(1024).byDefault("1"),
-      Key("decode.length_penalty", T::Float,
+      Map("decode", &DecodeSpec::loc, "`seq2seq`: how `attnc translate` and evaluation decode."),
+      Key("decode.beam", &DecodeSpec::beam, "Beam size; 1 decodes greedily.").atLeast(1).atMost(1024),
+      Key("decode.length_penalty", &DecodeSpec::lengthPenalty,
           "GNMT's alpha: hypotheses are ranked by log p / ((5 + length) / 6)^alpha; 0 ranks "
-          "by log p.").atLeast(0).byDefault("0.0"),
-      Key("decode.max_length", T::Int,
+          "by log p.").atLeast(0),
+      Key("decode.max_length", &DecodeSpec::maxLength,
           "Longest output in tokens; 0 means the target length the model was compiled for "
-          "(`data.max_len` + 1).").atLeast(0).atMost(kMaxLength).byDefault("0"),
-      Key("decode.nbest", T::Int, "Hypotheses printed per input (at most `beam`).")
-          .atLeast(1).atMost(1024).byDefault("1"),
-      Key("decode.batch", T::Int,
+          "(`data.max_len` + 1).").atLeast(0).atMost(kMaxLength),
+      Key("decode.nbest", &DecodeSpec::nbest, "Hypotheses printed per input (at most `beam`).")
+          .atLeast(1).atMost(1024),
+      Key("decode.batch", &DecodeSpec::batch,
           "Greedy decoding: sentences decoded at once (the compiled decoder's rows).")
-          .atLeast(1).atMost(kMaxBatch).byDefault("16"),
-      Key("decode.attention_layer", T::Int,
+          .atLeast(1).atMost(kMaxBatch),
+      Key("decode.attention_layer", &DecodeSpec::attentionLayer,
           "`model.transformer`: the decoder layer whose cross-attention weights plots show "
-          "(1 is the first); 0: the last.").atLeast(0).byDefault("0"),
-      Key("decode.attention_head", T::Int,
+          "(1 is the first); 0: the last.").atLeast(0),
+      Key("decode.attention_head", &DecodeSpec::attentionHead,
           "`model.transformer`: the head plots show (1 is the first); 0: the mean over "
-          "heads.").atLeast(0).byDefault("0"),
-      Key("decode.sample", T::Bool,
+          "heads.").atLeast(0),
+      Key("decode.sample", &DecodeSpec::sample,
           "Draw each token from the model's distribution (with `temperature` and `top_k`) "
-          "instead of taking the likeliest; needs `beam: 1`.").byDefault("false"),
-      Key("decode.temperature", T::Float, "Sampling: the log-probabilities are divided by it.")
-          .atLeast(0).byDefault("1.0"),
-      Key("decode.top_k", T::Int, "Sampling: only among the k likeliest tokens; 0: among all.")
-          .atLeast(0).atMost(1e7).byDefault("0"),
-      Key("decode.seed", T::Int, "Sampling: the seed.").atLeast(0).byDefault("1"),
+          "instead of taking the likeliest; needs `beam: 1`."),
+      Key("decode.temperature", &DecodeSpec::temperature, "Sampling: the log-probabilities are divided by it.")
+          .atLeast(0),
+      Key("decode.top_k", &DecodeSpec::topK, "Sampling: only among the k likeliest tokens; 0: among all.")
+          .atLeast(0).atMost(1e7),
+      Key("decode.seed", &DecodeSpec::seed, "Sampling: the seed.").atLeast(0),
   };
 }
 

@@ -1,16 +1,38 @@
-// The spec schema: one table listing every key a spec file may contain. The parser validates
-// against it, fills defaults from it, and docs/yaml-reference.md is rendered from it, so a key
-// added here is parsed, defaulted and documented in one place.
+// The spec schema: one table listing every key a spec file may contain, each bound to its
+// field of the Spec (whose initialiser is the key's default). The parser validates against it
+// and builds the Spec through the bindings, the printer writes the Spec through them, and
+// docs/yaml-reference.md is rendered from it: a key is added in one row (and its field).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace attn::yaml {
 
+struct Spec;
+struct Loc;
+
 enum class KeyType { String, Int, Float, Bool, IntList, Map };
+
+// A key's value, typed as its KeyType says (Int: int64_t, Float: double, Bool, String,
+// IntList: a vector).
+using KeyValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>>;
+
+// Where a key lives in the Spec: the schema table binds every key to its field once, and the
+// parser, the printer, the defaults and the reference all go through the binding.
+struct KeyBinding {
+  // Leaf keys: the field's value in `spec` (nullopt when its section is absent), and setting it.
+  std::function<std::optional<KeyValue>(const Spec &spec)> get;
+  std::function<void(Spec &spec, const KeyValue &value)> set;
+  // Map keys: whether the section is in `spec` (optional ones: model.rnn, ...), and making it,
+  // with where it was written (null for sections that are always there and locate nothing).
+  std::function<bool(const Spec &spec)> present;
+  std::function<void(Spec &spec, const Loc &loc)> open;
+};
 
 struct KeySchema {
   std::string path;                 // dotted from the top: "model.rnn.hidden"
@@ -26,10 +48,17 @@ struct KeySchema {
   bool fileName = false;            // String: usable as a file name (the model's name)
   std::string oneOf;                // siblings sharing this tag: exactly one must be present
   std::string doc;                  // one line, shown in the reference
+  KeyBinding bind;                  // its field in the Spec (see KeyBinding)
+  bool plain = false;               // String: printed unquoted (enum-like values)
 
   std::string name() const;         // the last path component: "hidden"
   std::string parent() const;       // "model.rnn"; "" at the top level
 };
+
+// `value` as YAML text, as specs are printed: integers, floats in their shortest exact form
+// (with a ".0" so they read back as floats), true / false, strings plain when `key.plain`
+// (enum-like) and double-quoted otherwise, lists in flow style.
+std::string valueText(const KeySchema &key, const KeyValue &value);
 
 // Parents come before their children, in the order the reference documents them.
 const std::vector<KeySchema> &schema();

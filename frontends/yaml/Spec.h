@@ -1,6 +1,8 @@
 // The typed model spec: what a user's YAML file says, validated, with source locations.
-// Parser.cpp builds it from YAML; Importer.cpp turns it into attn IR. The schema (Schema.cpp)
-// is the one source of truth for keys, types and defaults.
+// Parser.cpp builds it from YAML; the families (Family.h) import it into attn IR. Each key is
+// declared once, in the schema table (Schema.cpp), bound there to its field here: the field's
+// initialiser below is the key's default, and the parser, the printer and
+// docs/yaml-reference.md all go through that binding.
 #pragma once
 
 #include <cstdint>
