@@ -1,6 +1,7 @@
 // attn-autodiff: @loss -> @loss_grad (the loss and the gradient of every trainable
 // parameter), through each op's DifferentiableOpInterface rule (dialect/Autodiff.h).
 #include "compiler/Transforms/Passes.h"
+#include "attn/Names.h"
 #include "dialect/AttnOps.h"
 #include "dialect/Autodiff.h"
 
@@ -81,7 +82,7 @@ struct Autodiff : mlir::attn::impl::AttnAutodiffBase<Autodiff> {
       }
       // A parameter the loss does not depend on has a zero gradient.
       results.push_back(total ? total : zerosOf(b, loc, values.front().getType()));
-      names.push_back(b.getStringAttr(("grad:" + name).str()));
+      names.push_back(b.getStringAttr((::attn::names::kGradPrefix + name).str()));
     }
     b.create<func::ReturnOp>(loc, results);
     ret.erase();

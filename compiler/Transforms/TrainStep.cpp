@@ -1,6 +1,7 @@
 // attn-train-step: @loss_grad -> @train_step, one compiled call per training step: loss,
 // gradients, global-norm clipping and the optimizer update of every parameter.
 #include "compiler/Transforms/Passes.h"
+#include "attn/Names.h"
 #include "dialect/AttnOps.h"
 #include "dialect/Autodiff.h"
 
@@ -66,7 +67,7 @@ struct TrainStep : mlir::attn::impl::AttnTrainStepBase<TrainStep> {
     SmallVector<StringRef> names;
     for (unsigned i = 1; i < ret.getNumOperands(); ++i)
       names.push_back(step.getResultAttrOfType<StringAttr>(i, "attn.name").getValue().drop_front(
-          strlen("grad:")));
+          strlen(::attn::names::kGradPrefix)));
 
     // Global L2 norm over every gradient, before clipping.
     Value sumSq = scalarOf(b, loc, 0.0f);
@@ -89,7 +90,7 @@ struct TrainStep : mlir::attn::impl::AttnTrainStepBase<TrainStep> {
     }
 
     SmallVector<Value> results = {loss, norm};
-    SmallVector<std::string> resultNames = {"loss", "grad_norm"};
+    SmallVector<std::string> resultNames = {::attn::names::kLoss, ::attn::names::kGradNorm};
     auto state = [&](ParamOp p, StringRef suffix) -> Value {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&body);
@@ -100,7 +101,7 @@ struct TrainStep : mlir::attn::impl::AttnTrainStepBase<TrainStep> {
     };
     auto update = [&](Value v, StringRef name) {
       results.push_back(v);
-      resultNames.push_back(("update:" + name).str());
+      resultNames.push_back((::attn::names::kUpdatePrefix + name).str());
     };
     for (auto [name, g] : llvm::zip(names, grads)) {
       ParamOp p = findParam(step, name);

@@ -1,5 +1,6 @@
 #include "frontends/yaml/Importer.h"
 #include "frontends/yaml/ImportBuilder.h"
+#include "attn/Names.h"
 #include "frontends/yaml/Family.h"
 
 
@@ -306,7 +307,7 @@ private:
         for (int64_t layer = 0; layer + 1 < r->layers; ++layer) {
           types.push_back(RankedTensorType::get({batch, site.steps, layerWidth(*r, site.stack)},
                                                 b.getF32Type()));
-          names.push_back("dropout." + site.stack + ".layer" + std::to_string(layer));
+          names.push_back(std::string(::attn::names::kDropoutPrefix) + "." + site.stack + ".layer" + std::to_string(layer));
         }
     SmallVector<StringRef> refs(names.begin(), names.end());
     auto loss = entry("loss", types, refs, {RankedTensorType::get({}, b.getF32Type())},
@@ -416,7 +417,7 @@ private:
     SmallVector<StringRef> lossNames = {"src", "src_mask", "tgt_in", "tgt_out"};
     if (sampling) {
       lossInputs.push_back(RankedTensorType::get({batch, tgtLen}, f32));
-      lossNames.push_back("teacher");
+      lossNames.push_back(::attn::names::kTeacher);
     }
     auto loss = lossEntry(lossInputs, lossNames, {{"encoder", srcLen}, {"decoder", tgtLen}}, l);
     Encoded enc = encoder(r, loss.getArgument(0), loss.getArgument(1), l);
@@ -480,12 +481,12 @@ private:
     }
     SmallVector<Type> stepResults = {RankedTensorType::get({rows, options.targetVocab}, f32)};
     stepResults.append(carried.begin(), carried.end());
-    SmallVector<StringRef> stepResultNames = {"log_probs"};
+    SmallVector<StringRef> stepResultNames = {::attn::names::kLogProbs};
     for (const std::string &n : carriedNames)
       stepResultNames.push_back(n);
     if (attention()) {
       stepResults.push_back(maskType);
-      stepResultNames.push_back("attention");
+      stepResultNames.push_back(::attn::names::kAttention);
     }
     auto step = entry("decode_step", stepInputs, stepNames, stepResults, stepResultNames, l);
     Decoder dec = decoderParams(dr, l);
@@ -701,7 +702,7 @@ private:
     if (inputFeeding())
       names.push_back("feed");
     if (monotonic())
-      names.push_back("position");
+      names.push_back(::attn::names::kPosition);
     return names;
   }
 

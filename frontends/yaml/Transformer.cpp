@@ -15,6 +15,7 @@
 // the new position's with a one-hot. A step costs one position's projections and
 // feed-forward layers, plus attention over L cached positions (the unwritten ones masked).
 #include "frontends/yaml/ImportBuilder.h"
+#include "attn/Names.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -154,7 +155,7 @@ private:
     SmallVector<std::string> names(dataNames.begin(), dataNames.end());
     for (const auto &[site, steps] : sites) {
       types.push_back(f32({spec.train.batchSize, steps, width()}));
-      names.push_back("dropout." + site);
+      names.push_back(std::string(::attn::names::kDropoutPrefix) + "." + site);
     }
     SmallVector<StringRef> refs(names.begin(), names.end());
     auto loss = entry("loss", types, refs, {f32({})}, {"loss"}, l);
@@ -416,7 +417,7 @@ private:
 
     int64_t rows = spec.decode.beam > 1 ? spec.decode.beam : spec.decode.batch;
     SmallVector<Type> carried = {f32({rows, 1})}, fixed;
-    SmallVector<std::string> carriedNames = {"position"}, fixedNames;
+    SmallVector<std::string> carriedNames = {::attn::names::kPosition}, fixedNames;
     cacheSignature(decoderLayers(), rows, decodeLength(), carried, carriedNames);
     cacheSignature(decoderLayers(), rows, srcLen, fixed, fixedNames, "cross");
 
@@ -453,10 +454,10 @@ private:
     SmallVector<Type> stepResults = {f32({rows, vocab})};
     stepResults.append(carried);
     stepResults.push_back(maskType);
-    SmallVector<StringRef> stepResultNames = {"log_probs"};
+    SmallVector<StringRef> stepResultNames = {::attn::names::kLogProbs};
     for (const std::string &n : carriedNames)
       stepResultNames.push_back(n);
-    stepResultNames.push_back("attention");
+    stepResultNames.push_back(::attn::names::kAttention);
     auto step = entry("decode_step", stepTypes, stepNames, stepResults, stepResultNames, l);
     ValueRange args = step.getArguments();
     Value position = args[1];
@@ -486,7 +487,7 @@ private:
     b.setInsertionPointToEnd(module.getBody());
     auto full = entry("decode_full", {srcType, maskType, i32({rows, decodeLength()})},
                       {"src", "src_mask", "tgt_in"}, {f32({rows, decodeLength(), vocab})},
-                      {"log_probs"}, l);
+                      {::attn::names::kLogProbs}, l);
     Value fullMemory = encode(full.getArgument(0), full.getArgument(1), l);
     b.create<func::ReturnOp>(
         l, logSoftmax(decodeAll(fullMemory, full.getArgument(1), full.getArgument(2), l), l));
@@ -516,7 +517,7 @@ private:
     // The sampler's step: one position of one sequence, the caches in and out.
     b.setInsertionPointToEnd(module.getBody());
     SmallVector<Type> types = {i32({1}), f32({1, 1})};
-    SmallVector<std::string> names = {"token", "position"};
+    SmallVector<std::string> names = {"token", ::attn::names::kPosition};
     cacheSignature(t().layers, 1, window, types, names);
     SmallVector<Type> results(types);
     results[0] = f32({1, vocab});

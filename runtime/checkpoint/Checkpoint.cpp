@@ -447,7 +447,10 @@ void save(const std::string &path, const Checkpoint &ckpt) {
   fsyncDirectory(path);
 }
 
-Checkpoint load(const std::string &path) {
+namespace {
+
+// The file's header, validated as load() validates it; the tensors' data too when `data`.
+Checkpoint read(const std::string &path, bool data) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever; it is
   // then refused below like any other file that is not regular (no effect on regular files).
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
@@ -484,6 +487,8 @@ Checkpoint load(const std::string &path) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
   checkLayout(path, entries, dataSize);
+  if (!data)
+    return ckpt;
 
   for (Entry &e : entries) {
     Tensor tensor(e.dtype, e.shape);
@@ -492,6 +497,14 @@ Checkpoint load(const std::string &path) {
     ckpt.tensors.emplace_back(std::move(e.name), std::move(tensor));
   }
   return ckpt;
+}
+
+} // namespace
+
+Checkpoint load(const std::string &path) { return read(path, /*data=*/true); }
+
+std::map<std::string, std::string> loadMetadata(const std::string &path) {
+  return read(path, /*data=*/false).metadata;
 }
 
 } // namespace attn::checkpoint

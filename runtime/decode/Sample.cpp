@@ -1,4 +1,5 @@
 #include "attn/decode/Sample.h"
+#include "attn/Names.h"
 
 #include "attn/Random.h"
 
@@ -44,7 +45,7 @@ std::vector<int32_t> sample(const Program &program, const std::vector<Tensor> &p
   int64_t vocab = step.outputs[0].shape[1];
   // A Transformer's step (inputs token, position, caches [1, H, L, D]...) holds L positions.
   bool positional = step.num_inputs > 2 && step.inputs[1].name &&
-                    std::string(step.inputs[1].name) == "position";
+                    std::string(step.inputs[1].name) == names::kPosition;
   int64_t capacity = positional ? step.inputs[2].shape[2] : 0;
   std::vector<Tensor> inputs;
   auto reset = [&] {

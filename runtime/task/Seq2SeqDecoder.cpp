@@ -1,9 +1,6 @@
 #include "attn/task/Seq2SeqDecoder.h"
 
-#include "attn/train/Plot.h"
-
 #include <algorithm>
-#include <filesystem>
 
 namespace attn::task {
 
@@ -138,26 +135,6 @@ Seq2SeqDecoder::alignments(const std::vector<Encoded> &sources,
     }
   });
   return out;
-}
-
-std::vector<std::string>
-Seq2SeqDecoder::writeAlignmentPlots(const std::string &dir, const std::vector<std::string> &lines,
-                                    const std::vector<Encoded> &sources,
-                                    const std::vector<Hypothesis> &outputs) const {
-  std::vector<std::vector<std::vector<float>>> weights = alignments(sources, outputs);
-  std::filesystem::create_directories(dir);
-  std::vector<std::string> paths;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    std::vector<std::string> columns = data::tokenize(lines[i], data.tokenize);
-    std::vector<std::string> rowLabels = data.target.decode(outputs[i].tokens);
-    rowLabels.push_back("<eos>");
-    rowLabels.resize(weights[i].size()); // an output that ended at the length limit: no eos
-    std::string path = dir + "/attention-" + std::to_string(i) + ".png";
-    train::writeHeatmapPng(path, weights[i], columns, rowLabels,
-                                 "\"" + lines[i] + "\" -> \"" + text(outputs[i]) + "\"");
-    paths.push_back(path);
-  }
-  return paths;
 }
 
 std::string Seq2SeqDecoder::text(const Hypothesis &h) const {

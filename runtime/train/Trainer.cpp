@@ -1,11 +1,11 @@
 #include "attn/train/Trainer.h"
+#include "attn/Names.h"
 
 #include "attn/Numbers.h"
 #include "attn/Random.h"
 #include "attn/checkpoint/Checkpoint.h"
 #include "attn/train/EarlyStopping.h"
 #include "attn/train/MetricsLog.h"
-#include "attn/train/Plot.h"
 #include "attn/train/Progress.h"
 
 #include <fcntl.h>
@@ -102,23 +102,6 @@ int paramIndex(const attn_program_info &info, const std::string &name) {
 double now() {
   using clock = std::chrono::steady_clock;
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
-
-void writePlot(const std::string &dir, const std::string &title) {
-  Series loss{"loss", {}, {}, 0x1f77b4}, valid{"valid_loss", {}, {}, 0xd62728};
-  for (const Record &r : readMetrics(dir + "/metrics.jsonl")) {
-    loss.x.push_back(r.step);
-    loss.y.push_back(r.loss);
-    double v = r.get("valid_loss");
-    if (!std::isnan(v)) {
-      valid.x.push_back(r.step);
-      valid.y.push_back(v);
-    }
-  }
-  std::vector<Series> series = {loss};
-  if (!valid.x.empty())
-    series.push_back(valid);
-  writeLossCurvePng(dir + "/loss.png", series, title);
 }
 
 // A save killed midway leaves `<name>.tmp-<pid>` behind (checkpoint::save's temporary). Those
@@ -249,7 +232,7 @@ std::map<std::string, std::string> loadCheckpoint(const std::string &path,
 }
 
 std::map<std::string, std::string> readCheckpointMetadata(const std::string &path) {
-  return checkpoint::load(path).metadata;
+  return checkpoint::loadMetadata(path);
 }
 
 struct StepRunner::Impl {
@@ -274,7 +257,7 @@ StepRunner::StepRunner(const Program &program, std::vector<Tensor> &params, cons
   impl->updateTarget.assign(step.num_outputs, -1);
   for (int i = 2; i < step.num_outputs; ++i)
     impl->updateTarget[i] =
-        paramIndex(program.info(), std::string(step.outputs[i].name).substr(strlen("update:")));
+        paramIndex(program.info(), std::string(step.outputs[i].name).substr(strlen(names::kUpdatePrefix)));
 }
 
 StepRunner::~StepRunner() { delete impl; }
@@ -413,7 +396,8 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     }
   }
   progress.finish();
-  writePlot(o.dir, info.name);
+  if (o.plotLoss)
+    o.plotLoss(o.dir, info.name);
   return result;
 }
 

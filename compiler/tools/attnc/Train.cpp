@@ -6,6 +6,7 @@
 #include "compiler/Driver/TaskConfig.h"
 
 #include "attn/Program.h"
+#include "attn/plot/Plot.h"
 #include "attn/task/Labelling.h"
 #include "attn/task/Metadata.h"
 #include "attn/task/Seq2SeqDecoder.h"
@@ -77,6 +78,7 @@ int train(attn::driver::Session &session, const Common &, const TrainOptions &o)
   t.steps = o.steps.value_or(s.train.steps);
   t.resume = o.resume;
   t.overwrite = o.overwrite;
+  t.plotLoss = attn::plot::writeLossPlot;
   const attn::task::PairData *data = pairs ? &session.trainingData() : nullptr;
   std::string last = t.dir + "/last.safetensors";
   if (o.resume && std::filesystem::exists(last))

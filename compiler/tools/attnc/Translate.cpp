@@ -4,6 +4,7 @@
 
 #include "compiler/Driver/TaskConfig.h"
 
+#include "attn/plot/Plot.h"
 #include "attn/task/LineReader.h"
 #include "attn/task/Seq2SeqDecoder.h"
 
@@ -31,7 +32,7 @@ int plotAlignments(const attn::task::Seq2SeqDecoder &decoder, const std::string 
   for (const auto &hyps : decoded)
     best.push_back(hyps[0]);
   try {
-    for (const std::string &path : decoder.writeAlignmentPlots(dir, lines, sources, best))
+    for (const std::string &path : attn::plot::writeAlignmentPlots(decoder, dir, lines, sources, best))
       std::cout << "wrote " << path << "\n";
   } catch (const std::exception &e) {
     std::cerr << "attnc: error: " << e.what() << "\n";

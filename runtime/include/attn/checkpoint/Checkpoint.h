@@ -44,6 +44,10 @@ void save(const std::string &path, const Checkpoint &ckpt);
 // wrong>") otherwise; never crashes on garbage input.
 Checkpoint load(const std::string &path);
 
+// The metadata of the safetensors file at `path`, its header validated as load() does, without
+// reading the tensors (a checkpoint's spec and vocabularies are wanted before its weights).
+std::map<std::string, std::string> loadMetadata(const std::string &path);
+
 } // namespace attn::checkpoint
 
 #endif // ATTN_CHECKPOINT_CHECKPOINT_H

@@ -7,6 +7,7 @@
 #define ATTN_TASK_SEQ2SEQDECODER_H
 
 #include "attn/Program.h"
+#include "attn/Names.h"
 #include "attn/decode/Beam.h"
 #include "attn/decode/Seq2Seq.h"
 #include "attn/task/Data.h"
@@ -29,7 +30,7 @@ struct DecodeConfig {
 };
 
 /// The name of decode_step's attention weights [K, S], when it returns them.
-inline constexpr const char *kAttentionResult = "attention";
+inline constexpr const char *kAttentionResult = names::kAttention;
 
 /// A source line as the encoder reads it: ids [S] (reversed if the model reads so) and mask.
 struct Encoded {
@@ -70,12 +71,8 @@ public:
   std::vector<std::vector<std::vector<float>>>
   alignments(const std::vector<Encoded> &sources,
              const std::vector<decode::Hypothesis> &outputs) const;
-  /// Writes one heatmap PNG per source to DIR/attention-<i>.png (DIR is created) and
-  /// returns the paths; `lines` are the sources as text.
-  std::vector<std::string> writeAlignmentPlots(const std::string &dir,
-                                               const std::vector<std::string> &lines,
-                                               const std::vector<Encoded> &sources,
-                                               const std::vector<decode::Hypothesis> &outputs) const;
+  /// The vocabularies and lengths it decodes with.
+  const PairData &pairData() const { return data; }
 
 private:
   /// Calls `body(first, count, src, mask)` for the sources in batches of the compiled rows.

@@ -9,13 +9,14 @@
 #define ATTN_TASK_STEPINPUTS_H
 
 #include "attn/train/Schedule.h"
+#include "attn/Names.h"
 #include "attn/train/Trainer.h"
 
 namespace attn::task {
 
 /// The names of the per-step inputs, as the importer writes them and the hook reads them.
-inline constexpr const char *kTeacherInput = "teacher";
-inline constexpr const char *kDropoutPrefix = "dropout";
+inline constexpr const char *kTeacherInput = names::kTeacher;
+inline constexpr const char *kDropoutPrefix = names::kDropoutPrefix;
 
 struct StepInputConfig {
   train::TeacherForcingSpec teacherForcing;

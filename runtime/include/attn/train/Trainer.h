@@ -49,6 +49,9 @@ struct TrainOptions {
   std::map<std::string, std::string> metadata; // stored in every checkpoint (e.g. the spec)
   std::FILE *out = stdout;
   BatchHook perStepInput;       // for the loss's inputs past the split's (see BatchHook)
+  // Draws dir/loss.png from dir/metrics.jsonl at the end (attn::plot::writeLossPlot; unset:
+  // no plot, so a program without an image library can train).
+  std::function<void(const std::string &dir, const std::string &title)> plotLoss;
 };
 
 struct TrainResult {
@@ -102,7 +105,7 @@ std::map<std::string, std::string> loadCheckpoint(const std::string &path,
                                                   std::vector<Tensor> &params,
                                                   bool statesOptional = false);
 
-// Only the metadata of a checkpoint (its tensors are validated, not kept).
+// Only the metadata of a checkpoint: its header is validated, its tensors are not read.
 std::map<std::string, std::string> readCheckpointMetadata(const std::string &path);
 
 } // namespace attn::train

@@ -1,14 +1,17 @@
-// Loss-curve plots and attention heatmaps as PNG files, with no image library: a built-in 5x7
-// bitmap font and a minimal PNG encoder (8-bit RGB, zlib stream of stored deflate blocks, so no
-// compressor needed).
-#ifndef ATTN_TRAIN_PLOT_H
-#define ATTN_TRAIN_PLOT_H
+// Loss-curve plots and attention heatmaps as PNG files: a small renderer (rectangles, 2-px
+// lines, a built-in 5x7 bitmap font) into an RGB canvas, encoded by libpng. Its own library
+// (AttnRuntimePlot), so the training loop and ahead-of-time programs need no image library:
+// attnc hands the trainer writeLossPlot as its plot hook.
+#ifndef ATTN_PLOT_PLOT_H
+#define ATTN_PLOT_PLOT_H
+
+#include "attn/task/Seq2SeqDecoder.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace attn::train {
+namespace attn::plot {
 
 // The size writeLossCurvePng renders.
 constexpr uint32_t kPlotWidth = 800;
@@ -52,10 +55,23 @@ void writeHeatmapPng(const std::string &path, const std::vector<std::vector<floa
                      const std::vector<std::string> &columnLabels,
                      const std::vector<std::string> &rowLabels, const std::string &title);
 
-// The PNG file bytes of an 8-bit RGB image; `rgb` holds height rows of width * 3 bytes, top row
+// One heatmap per source, DIR/attention-<i>.png (DIR is created), of the attention weights
+// `decoder` gives while producing outputs[i] (Seq2SeqDecoder::alignments): source tokens of
+// lines[i] across, output tokens and the final <eos> down. Returns the paths written.
+std::vector<std::string> writeAlignmentPlots(const task::Seq2SeqDecoder &decoder,
+                                             const std::string &dir,
+                                             const std::vector<std::string> &lines,
+                                             const std::vector<task::Encoded> &sources,
+                                             const std::vector<decode::Hypothesis> &outputs);
+
+// dir/loss.png from dir/metrics.jsonl (the training loss and, where validated, the validation
+// loss against the step), titled `title`: what TrainOptions::plotLoss is given by attnc.
+void writeLossPlot(const std::string &dir, const std::string &title);
+
+// The PNG file bytes (libpng) of an 8-bit RGB image; `rgb` holds height rows of width * 3 bytes, top row
 // first. Throws std::invalid_argument if the sizes disagree or width/height is 0.
 std::vector<uint8_t> encodePng(uint32_t width, uint32_t height, const std::vector<uint8_t> &rgb);
 
-} // namespace attn::train
+} // namespace attn::plot
 
-#endif // ATTN_TRAIN_PLOT_H
+#endif // ATTN_PLOT_PLOT_H

@@ -1,110 +1,44 @@
-#include "attn/train/Plot.h"
+#include "attn/plot/Plot.h"
+#include "attn/train/MetricsLog.h"
+
+#include <png.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <unistd.h>
 
-namespace attn::train {
+namespace attn::plot {
 
 // ------------------------------------------------------------------------------------------------
-// PNG encoding
+// PNG encoding: libpng
 // ------------------------------------------------------------------------------------------------
-
-namespace {
-
-// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), as PNG chunks require.
-uint32_t crc32(const uint8_t *data, size_t n, uint32_t crc = 0) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k)
-        c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  crc = ~crc;
-  for (size_t i = 0; i < n; ++i)
-    crc = table[(crc ^ data[i]) & 0xff] ^ (crc >> 8);
-  return ~crc;
-}
-
-// Adler-32, the checksum that ends a zlib stream.
-uint32_t adler32(const uint8_t *data, size_t n) {
-  uint32_t a = 1, b = 0;
-  for (size_t i = 0; i < n; ++i) {
-    a = (a + data[i]) % 65521;
-    b = (b + a) % 65521;
-  }
-  return (b << 16) | a;
-}
-
-void putBE32(std::vector<uint8_t> &out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8)
-    out.push_back(static_cast<uint8_t>(v >> shift));
-}
-
-// length, type, data, CRC over type + data.
-void appendChunk(std::vector<uint8_t> &png, const char type[4], const std::vector<uint8_t> &data) {
-  putBE32(png, static_cast<uint32_t>(data.size()));
-  size_t typeAt = png.size();
-  png.insert(png.end(), type, type + 4);
-  png.insert(png.end(), data.begin(), data.end());
-  putBE32(png, crc32(png.data() + typeAt, png.size() - typeAt));
-}
-
-// A zlib stream (RFC 1950) holding `raw` in stored deflate blocks (RFC 1951, BTYPE 00): each block
-// is a header byte, LEN and its one's complement NLEN (little-endian), then LEN raw bytes.
-std::vector<uint8_t> zlibStored(const std::vector<uint8_t> &raw) {
-  constexpr size_t kMaxBlock = 65535;
-  std::vector<uint8_t> z = {0x78, 0x01}; // deflate, 32K window; 0x7801 % 31 == 0 as required
-  size_t pos = 0;
-  do {
-    size_t len = std::min(kMaxBlock, raw.size() - pos);
-    bool last = pos + len == raw.size();
-    z.push_back(last ? 1 : 0); // BFINAL, BTYPE = 00 (stored); the rest of the byte is padding
-    z.push_back(static_cast<uint8_t>(len));
-    z.push_back(static_cast<uint8_t>(len >> 8));
-    z.push_back(static_cast<uint8_t>(~len));
-    z.push_back(static_cast<uint8_t>(~len >> 8));
-    z.insert(z.end(), raw.begin() + pos, raw.begin() + pos + len);
-    pos += len;
-  } while (pos < raw.size());
-  putBE32(z, adler32(raw.data(), raw.size()));
-  return z;
-}
-
-} // namespace
 
 std::vector<uint8_t> encodePng(uint32_t width, uint32_t height, const std::vector<uint8_t> &rgb) {
   size_t rowBytes = static_cast<size_t>(width) * 3;
   if (width == 0 || height == 0 || rgb.size() != rowBytes * height)
     throw std::invalid_argument("encodePng: pixel buffer does not match " + std::to_string(width) +
                                 "x" + std::to_string(height) + " RGB");
-  // Scanlines, each prefixed with filter type 0 (None).
-  std::vector<uint8_t> raw;
-  raw.reserve((rowBytes + 1) * height);
-  for (uint32_t row = 0; row < height; ++row) {
-    raw.push_back(0);
-    raw.insert(raw.end(), rgb.begin() + row * rowBytes, rgb.begin() + (row + 1) * rowBytes);
-  }
-
-  std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  std::vector<uint8_t> ihdr;
-  putBE32(ihdr, width);
-  putBE32(ihdr, height);
-  // bit depth 8, colour type 2 (RGB), compression 0, filter method 0, no interlace.
-  ihdr.insert(ihdr.end(), {8, 2, 0, 0, 0});
-  appendChunk(png, "IHDR", ihdr);
-  appendChunk(png, "IDAT", zlibStored(raw));
-  appendChunk(png, "IEND", {});
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = width;
+  image.height = height;
+  image.format = PNG_FORMAT_RGB;
+  png_alloc_size_t size = 0;
+  // Asked once for the size, then written: libpng's simplified API compresses with zlib.
+  if (!png_image_write_to_memory(&image, nullptr, &size, /*convert_to_8bit=*/0, rgb.data(),
+                                 static_cast<png_int_32>(rowBytes), nullptr))
+    throw std::runtime_error(std::string("encodePng: ") + image.message);
+  std::vector<uint8_t> png(size);
+  if (!png_image_write_to_memory(&image, png.data(), &size, 0, rgb.data(),
+                                 static_cast<png_int_32>(rowBytes), nullptr))
+    throw std::runtime_error(std::string("encodePng: ") + image.message);
+  png.resize(size);
   return png;
 }
 
@@ -733,6 +667,45 @@ void writeLossCurvePng(const std::string &path, const std::vector<Series> &serie
   writeFileAtomically(path, encodePng(kPlotWidth, kPlotHeight, canvas.pixels()));
 }
 
+std::vector<std::string> writeAlignmentPlots(const task::Seq2SeqDecoder &decoder,
+                                             const std::string &dir,
+                                             const std::vector<std::string> &lines,
+                                             const std::vector<task::Encoded> &sources,
+                                             const std::vector<decode::Hypothesis> &outputs) {
+  const task::PairData &data = decoder.pairData();
+  std::vector<std::vector<std::vector<float>>> weights = decoder.alignments(sources, outputs);
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::vector<std::string> columns = data::tokenize(lines[i], data.tokenize);
+    std::vector<std::string> rowLabels = data.target.decode(outputs[i].tokens);
+    rowLabels.push_back("<eos>");
+    rowLabels.resize(weights[i].size()); // an output that ended at the length limit: no eos
+    std::string path = dir + "/attention-" + std::to_string(i) + ".png";
+    writeHeatmapPng(path, weights[i], columns, rowLabels,
+                    "\"" + lines[i] + "\" -> \"" + decoder.text(outputs[i]) + "\"");
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+void writeLossPlot(const std::string &dir, const std::string &title) {
+  Series loss{"loss", {}, {}, 0x1f77b4}, valid{"valid_loss", {}, {}, 0xd62728};
+  for (const train::Record &r : train::readMetrics(dir + "/metrics.jsonl")) {
+    loss.x.push_back(r.step);
+    loss.y.push_back(r.loss);
+    double v = r.get("valid_loss");
+    if (!std::isnan(v)) {
+      valid.x.push_back(r.step);
+      valid.y.push_back(v);
+    }
+  }
+  std::vector<Series> series = {loss};
+  if (!valid.x.empty())
+    series.push_back(valid);
+  writeLossCurvePng(dir + "/loss.png", series, title);
+}
+
 void writeHeatmapPng(const std::string &path, const std::vector<std::vector<float>> &weights,
                      const std::vector<std::string> &columnLabels,
                      const std::vector<std::string> &rowLabels, const std::string &title) {
@@ -741,4 +714,4 @@ void writeHeatmapPng(const std::string &path, const std::vector<std::vector<floa
                                       static_cast<uint32_t>(canvas.height()), canvas.pixels()));
 }
 
-} // namespace attn::train
+} // namespace attn::plot

@@ -1,0 +1,31 @@
+// The tensor names of the contract between compiled programs and the runtime: the compiler
+// writes them into entry signatures (`attn.name`, then the manifest) and the runtime finds
+// tensors by them. One list, so neither side spells a name the other does not know.
+#ifndef ATTN_NAMES_H
+#define ATTN_NAMES_H
+
+namespace attn::names {
+
+// @loss_grad: the loss, then "grad:<param>" per trainable parameter (attn-autodiff).
+inline constexpr const char *kGradPrefix = "grad:";
+// @train_step(inputs..., lr, step) -> (loss, grad_norm, "update:<param or state>"...)
+// (attn-train-step): the runtime moves each update into the parameter it names.
+inline constexpr const char *kUpdatePrefix = "update:";
+inline constexpr const char *kLoss = "loss";
+inline constexpr const char *kGradNorm = "grad_norm";
+inline constexpr const char *kLearningRate = "lr";
+inline constexpr const char *kStep = "step";
+// @loss inputs drawn per training step (attn::task::perStepInputs): scheduled sampling's
+// coins, and dropout keep masks ("dropout.<site>").
+inline constexpr const char *kTeacher = "teacher";
+inline constexpr const char *kDropoutPrefix = "dropout";
+// @decode_step and @step results: the next token's log-probabilities, and the attention
+// weights over the source when the model has them.
+inline constexpr const char *kLogProbs = "log_probs";
+inline constexpr const char *kAttention = "attention";
+// A cached Transformer's @step / @decode_step input: the position being decoded.
+inline constexpr const char *kPosition = "position";
+
+} // namespace attn::names
+
+#endif
