@@ -1,4 +1,4 @@
-// Spec -> attn IR. The importer is the only place that knows how a YAML model maps to ops;
+// Spec -> attn IR: importSpec hands the spec to its family's importer (Family.h);
 // everything after it sees plain attn functions.
 #pragma once
 

@@ -1,5 +1,41 @@
 // task: regress, an mlp or rnn that maps a window of numbers to the next one.
 #include "frontends/yaml/Family.h"
+#include "frontends/yaml/RecurrentImporter.h"
+
+namespace attn::yaml::recurrent {
+namespace {
+
+class RegressorImporter : public RecurrentImporter {
+public:
+  using RecurrentImporter::RecurrentImporter;
+
+  // @forward(x) -> y and @loss(x, target) -> mean squared error.
+  void entries(ModuleOp module) {
+    b.setInsertionPointToEnd(module.getBody());
+    int64_t batch = spec.train.batchSize, window = spec.data.window;
+    // The rnn reads one feature per step; the mlp sees the whole window as one vector.
+    SmallVector<int64_t> xShape = spec.model.rnn ? SmallVector<int64_t>{batch, window, 1}
+                                                 : SmallVector<int64_t>{batch, window};
+    auto xType = RankedTensorType::get(xShape, b.getF32Type());
+    auto yType = RankedTensorType::get({batch, spec.model.output.size}, b.getF32Type());
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    Location l = loc(spec.model.loc);
+
+    auto forward = entry("forward", {xType}, {"x"}, {yType}, {"y"}, l);
+    b.create<func::ReturnOp>(l, network(forward.getArgument(0)));
+
+    b.setInsertionPointToEnd(module.getBody());
+    auto loss = lossEntry({xType, yType}, {"x", "target"}, {{"rnn", window}}, l);
+    Value prediction = network(loss.getArgument(0));
+    dropout.clear();
+    b.create<func::ReturnOp>(l, b.create<mlir::attn::MseOp>(l, prediction, loss.getArgument(1))
+                                    .getResult());
+  }
+
+};
+
+} // namespace
+} // namespace attn::yaml::recurrent
 
 namespace attn::yaml {
 namespace {
@@ -22,6 +58,11 @@ void validate(const Spec &s, Problems &p) {
 }
 
 } // namespace
+
+mlir::OwningOpRef<mlir::ModuleOp> importRegressor(const Spec &spec, mlir::MLIRContext &context,
+                                      const ImportOptions &options) {
+  return recurrent::RecurrentImporter::import<recurrent::RegressorImporter>(spec, options, context);
+}
 
 const Family kRegressorFamily = {"regressor",
                                  "mlp and rnn regressors of the next value of a sequence",
