@@ -1,7 +1,7 @@
 // What every model importer needs to build attn IR from a spec: locations from spec
 // positions, named entry points, parameters, dense layers, constants and the common loss and
-// decoding endings. The recurrent importer (Importer.cpp) and the Transformer importer
-// (Transformer.cpp) derive from it. Private to the frontend.
+// decoding endings. The recurrent families' importers (RecurrentImporter.h) and the
+// Transformer importer (Transformer.cpp) derive from it. Private to the frontend.
 #pragma once
 
 #include "frontends/yaml/Importer.h"
