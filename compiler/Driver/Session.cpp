@@ -151,7 +151,7 @@ bool Session::import() {
       report(d);
     return false;
   }
-  task::Task task = task::parseTask(s.task);
+  task::Task task = task::parseTask(yaml::nameOf(s.task));
   if (options_.uncachedDecoding && !(s.model.transformer && task == task::Task::Seq2Seq)) {
     report({s.model.loc,
             "--no-cache decodes a Transformer encoder-decoder without its key/value cache, but "

@@ -7,7 +7,7 @@ namespace attn::driver {
 task::DataConfig dataConfig(const yaml::Spec &s) {
   const yaml::DataSpec &d = s.data;
   task::DataConfig c;
-  c.task = task::parseTask(s.task);
+  c.task = task::parseTask(yaml::nameOf(s.task));
   c.builtin = d.builtin;
   c.path = d.path;
   c.validPath = d.validPath;
@@ -15,7 +15,7 @@ task::DataConfig dataConfig(const yaml::Spec &s) {
   c.minLen = d.minLen;
   c.maxLen = d.maxLen;
   c.symbols = d.symbols;
-  c.tokens = d.tokens == "char" ? data::Tokenize::Char : data::Tokenize::Word;
+  c.tokens = d.tokens == yaml::Tokens::Char ? data::Tokenize::Char : data::Tokenize::Word;
   c.minCount = d.minCount;
   c.maxVocab = d.maxVocab;
   c.train = d.train;
@@ -42,7 +42,7 @@ task::DecodeConfig decodeConfig(const yaml::Spec &s) {
 task::StepInputConfig stepInputConfig(const yaml::Spec &s) {
   task::StepInputConfig c;
   const yaml::TeacherForcingSpec &tf = s.train.teacherForcing;
-  c.teacherForcing.schedule = tf.schedule;
+  c.teacherForcing.schedule = yaml::nameOf(tf.schedule);
   c.teacherForcing.ratio = tf.ratio;
   c.teacherForcing.slope = tf.slope;
   c.teacherForcing.k = tf.k;
@@ -56,7 +56,7 @@ task::StepInputConfig stepInputConfig(const yaml::Spec &s) {
 
 pipelines::TrainingOptions trainingOptions(const yaml::TrainSpec &t) {
   pipelines::TrainingOptions o;
-  o.optimizer = t.optimizer.type;
+  o.optimizer = yaml::nameOf(t.optimizer.type);
   o.momentum = t.optimizer.momentum;
   o.beta1 = t.optimizer.beta1;
   o.beta2 = t.optimizer.beta2;
@@ -75,7 +75,7 @@ std::string runDirectory(const yaml::Spec &s, const std::string &out) {
 train::TrainOptions trainOptions(const yaml::Spec &s, const std::string &dir) {
   train::TrainOptions t;
   t.steps = s.train.steps;
-  t.schedule.type = s.train.schedule.type;
+  t.schedule.type = yaml::nameOf(s.train.schedule.type);
   t.schedule.lr = s.train.optimizer.lr;
   t.schedule.warmup = s.train.schedule.warmup;
   t.schedule.stepSize = s.train.schedule.stepSize;

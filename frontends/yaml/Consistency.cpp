@@ -13,14 +13,14 @@ void checkShared(const Spec &s, Problems &p) {
     if (r->dropout >= 1.0)
       p.error(r->loc, "model.rnn.dropout must be below 1, got " + std::to_string(r->dropout),
               "it is the probability of dropping an element");
-    if (r->projection != defaults.projection && r->cell != "lstm")
-      p.error(r->loc, "model.rnn.projection is for the lstm cell, not '" + r->cell + "'",
+    if (r->projection != defaults.projection && r->cell != Cell::Lstm)
+      p.error(r->loc, "model.rnn.projection is for the lstm cell, not '" + nameOf(r->cell) + "'",
               "remove projection, or set cell: lstm");
-    if (r->peephole && r->cell != "lstm")
-      p.error(r->loc, "model.rnn.peephole is for the lstm cell, not '" + r->cell + "'",
+    if (r->peephole && r->cell != Cell::Lstm)
+      p.error(r->loc, "model.rnn.peephole is for the lstm cell, not '" + nameOf(r->cell) + "'",
               "remove peephole, or set cell: lstm");
-    if (r->gruForm != defaults.gruForm && r->cell != "gru")
-      p.error(r->loc, "model.rnn.gru_form is for the gru cell, not '" + r->cell + "'",
+    if (r->gruForm != defaults.gruForm && r->cell != Cell::Gru)
+      p.error(r->loc, "model.rnn.gru_form is for the gru cell, not '" + nameOf(r->cell) + "'",
               "remove gru_form, or set cell: gru");
   }
   if (s.model.transformer && s.model.embedding.dim != EmbeddingSpec().dim)
@@ -29,21 +29,22 @@ void checkShared(const Spec &s, Problems &p) {
             "wide",
             "remove model.embedding, and set model.transformer.d_model");
   const auto &tf = s.train.teacherForcing;
-  if (s.task != "seq2seq" && (tf.schedule != "constant" || tf.ratio != 1.0))
+  if (s.task != Task::Seq2seq && (tf.schedule != TeacherSchedule::Constant || tf.ratio != 1.0))
     p.error(tf.loc,
-            "train.teacher_forcing is for the decoder of task 'seq2seq', not '" + s.task + "'",
+            "train.teacher_forcing is for the decoder of task 'seq2seq', not '" + nameOf(s.task) +
+                "'",
             "remove train.teacher_forcing");
-  if (tf.schedule == "exponential" && !(tf.k > 0 && tf.k < 1))
+  if (tf.schedule == TeacherSchedule::Exponential && !(tf.k > 0 && tf.k < 1))
     p.error(tf.loc, "train.teacher_forcing.k must be between 0 and 1 for the exponential "
                     "schedule (p = k^i), got " + std::to_string(tf.k),
             "e.g. k: 0.999");
-  if (tf.schedule == "inverse_sigmoid" && tf.k < 1)
+  if (tf.schedule == TeacherSchedule::InverseSigmoid && tf.k < 1)
     p.error(tf.loc, "train.teacher_forcing.k must be >= 1 for the inverse_sigmoid schedule "
                     "(p = k / (k + exp(i / k))), got " + std::to_string(tf.k),
             "e.g. k: 500");
-  if (s.model.attention && s.task != "seq2seq" && !s.model.transformer)
+  if (s.model.attention && s.task != Task::Seq2seq && !s.model.transformer)
     p.error(s.model.attention->loc,
-            "model.attention is for task 'seq2seq', not '" + s.task + "'",
+            "model.attention is for task 'seq2seq', not '" + nameOf(s.task) + "'",
             "remove model.attention, or set task: seq2seq");
 }
 
@@ -55,8 +56,8 @@ bool checkConsistency(const Spec &s, std::vector<Diagnostic> &diags) {
   if (const Family *family = familyOf(s))
     family->validate(s, problems);
   else
-    problems.error(s.locOf("task", Loc{s.file, 1, 1}), "no model family takes task '" + s.task +
-                                                           "'");
+    problems.error(s.locOf("task", Loc{s.file, 1, 1}),
+                   "no model family takes task '" + nameOf(s.task) + "'");
   return problems.count() == 0;
 }
 

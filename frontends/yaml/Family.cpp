@@ -44,7 +44,7 @@ void checkSeq2SeqData(const Spec &s, Problems &p) {
             "task 'seq2seq' learns from pairs of sequences, but the data is '" + dataSource(s) +
                 "'",
             "set data.builtin to copy, reverse or dates, or data.path to a TSV file");
-  if (s.data.builtin == "dates" && s.data.tokens != "char")
+  if (s.data.builtin == "dates" && s.data.tokens != Tokens::Char)
     p.error(s.data.loc, "the dates data is written character by character",
             "set data.tokens: char");
   if (s.data.builtin == "copy" || s.data.builtin == "reverse")
@@ -65,10 +65,10 @@ void checkDecoding(const Spec &s, Problems &p) {
 }
 
 void checkLabelledData(const Spec &s, Problems &p) {
-  std::string wants = s.task == "tag" ? "pos" : "majority";
+  std::string wants = s.task == Task::Tag ? "pos" : "majority";
   if (!s.data.builtin.empty() && s.data.builtin != wants)
     p.error(s.data.loc,
-            "task '" + s.task + "' learns from labelled sequences, but the data is '" +
+            "task '" + nameOf(s.task) + "' learns from labelled sequences, but the data is '" +
                 dataSource(s) + "'",
             "set data.builtin: " + wants + ", or data.path to a TSV file");
   if (s.data.builtin == "majority")
@@ -77,8 +77,7 @@ void checkLabelledData(const Spec &s, Problems &p) {
 
 void checkTextData(const Spec &s, Problems &p) {
   if (!s.data.path.empty())
-    p.error(s.data.loc,
-            "data.path (TSV pairs) is for task 'seq2seq', not '" + s.task + "'",
+    p.error(s.data.loc, "data.path (TSV pairs) is for task 'seq2seq', not '" + nameOf(s.task) + "'",
             "set task: seq2seq");
   else if (s.data.builtin != "text")
     p.error(s.data.loc,

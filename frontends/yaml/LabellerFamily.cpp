@@ -19,7 +19,7 @@ public:
   //   @forward(src, src_mask) -> scores
   void entries(ModuleOp module) {
     const RnnSpec &r = *spec.model.rnn;
-    bool tagging = spec.task == "tag";
+    bool tagging = spec.task == Task::Tag;
     int64_t batch = spec.train.batchSize, steps = options.sourceLength;
     Location l = loc(spec.model.loc);
     Type f32 = b.getF32Type(), i32 = b.getI32Type();
@@ -59,12 +59,12 @@ public:
 namespace attn::yaml {
 namespace {
 
-bool claims(const Spec &s) { return s.task == "tag" || s.task == "classify"; }
+bool claims(const Spec &s) { return s.task == Task::Tag || s.task == Task::Classify; }
 
 void validate(const Spec &s, Problems &p) {
   checkLabelledData(s, p);
   if (s.model.mlp)
-    p.error(s.model.loc, "task '" + s.task + "' needs model.rnn or model.transformer",
+    p.error(s.model.loc, "task '" + nameOf(s.task) + "' needs model.rnn or model.transformer",
             "replace model.mlp by model.rnn or model.transformer");
 }
 

@@ -73,7 +73,7 @@ public:
 namespace attn::yaml {
 namespace {
 
-bool claims(const Spec &s) { return s.task == "lm"; }
+bool claims(const Spec &s) { return s.task == Task::Lm; }
 
 void validate(const Spec &s, Problems &p) {
   checkTextData(s, p);

@@ -51,9 +51,9 @@ protected:
     Location l = loc(m.loc);
     for (auto [i, width] : llvm::enumerate(m.hidden)) {
       x = dense("mlp.layer" + std::to_string(i), x, width, l);
-      if (m.activation == "tanh")
+      if (m.activation == MlpActivation::Tanh)
         x = b.create<mlir::attn::TanhOp>(l, x);
-      else if (m.activation == "relu")
+      else if (m.activation == MlpActivation::Relu)
         x = b.create<mlir::attn::ReluOp>(l, x);
       else
         x = b.create<mlir::attn::SigmoidOp>(l, x);
@@ -69,7 +69,7 @@ protected:
   // The state a layer carries: h, and for an lstm the cell c.
   SmallVector<Type> stateTypes(const RnnSpec &r, int64_t batch) {
     auto f32 = b.getF32Type();
-    if (r.cell == "lstm")
+    if (r.cell == Cell::Lstm)
       return {RankedTensorType::get({batch, outWidth(r)}, f32),
               RankedTensorType::get({batch, r.hidden}, f32)};
     return {RankedTensorType::get({batch, r.hidden}, f32)};
@@ -77,7 +77,7 @@ protected:
 
   // What a layer hands on: the hidden state, projected for an lstm with a projection.
   int64_t outWidth(const RnnSpec &r) {
-    return r.cell == "lstm" && r.projection > 0 ? r.projection : r.hidden;
+    return r.cell == Cell::Lstm && r.projection > 0 ? r.projection : r.hidden;
   }
 
   // Layer `layer`'s weights, initialised like PyTorch's recurrent layers: U(+-1/sqrt(H)).
@@ -90,12 +90,12 @@ protected:
       return param(l, p + name, shape, "uniform", scale);
     };
     LayerParams w;
-    if (r.cell == "rnn") {
+    if (r.cell == Cell::Rnn) {
       w.wih = u("w_ax", {in, h});
       w.whh = u("w_aa", {h, h});
       w.bias = u("b_a", {h});
-    } else if (r.cell == "gru") {
-      int64_t gates = r.gruForm == "minimal" ? 2 : 3;
+    } else if (r.cell == Cell::Gru) {
+      int64_t gates = r.gruForm == GruForm::Minimal ? 2 : 3;
       w.wih = u("w_ih", {in, gates * h});
       w.whh = u("w_hh", {h, gates * h});
       w.bias = u("b_ih", {gates * h});
@@ -117,11 +117,11 @@ protected:
   // One step of a layer: the new states (the first is what the layer hands on).
   SmallVector<Value> cellStep(const RnnSpec &r, const LayerParams &w, Value x, ValueRange state,
                               Location l) {
-    if (r.cell == "rnn")
+    if (r.cell == Cell::Rnn)
       return {b.create<mlir::attn::RnnCellOp>(l, x, state[0], w.wih, w.whh, w.bias)};
-    if (r.cell == "gru")
+    if (r.cell == Cell::Gru)
       return {b.create<mlir::attn::GruCellOp>(l, x, state[0], w.wih, w.whh, w.bias, w.bhh,
-                                              b.getStringAttr(r.gruForm))};
+                                              b.getStringAttr(nameOf(r.gruForm)))};
     auto cell = b.create<mlir::attn::LstmCellOp>(l, x, state[0], state[1], w.wih, w.whh, w.bias,
                                                  w.peephole, w.proj, w.projBias);
     return {cell.getNewHidden(), cell.getNewCell()};
@@ -163,7 +163,7 @@ protected:
 
   // The two directions' outputs as one: concatenated features, or their sum.
   Value merge(const RnnSpec &r, Value forward, Value backward, Location l) {
-    if (r.merge == "sum")
+    if (r.merge == Merge::Sum)
       return b.create<mlir::attn::AddOp>(l, forward, backward);
     int64_t axis = cast<RankedTensorType>(forward.getType()).getRank() - 1;
     return b.create<mlir::attn::ConcatOp>(l, ValueRange{forward, backward},
@@ -245,7 +245,7 @@ protected:
   int64_t layerWidth(const RnnSpec &r, StringRef stack) {
     if (stack == "decoder")
       return outWidth(decoderRnn());
-    bool both = r.bidirectional && r.merge == "concat";
+    bool both = r.bidirectional && r.merge == Merge::Concat;
     return outWidth(r) * (both ? 2 : 1);
   }
 

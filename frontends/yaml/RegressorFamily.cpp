@@ -40,11 +40,11 @@ public:
 namespace attn::yaml {
 namespace {
 
-bool claims(const Spec &s) { return s.task == "regress"; }
+bool claims(const Spec &s) { return s.task == Task::Regress; }
 
 void validate(const Spec &s, Problems &p) {
   if (!s.data.path.empty())
-    p.error(s.data.loc, "data.path (TSV pairs) is for task 'seq2seq', not '" + s.task + "'",
+    p.error(s.data.loc, "data.path (TSV pairs) is for task 'seq2seq', not '" + nameOf(s.task) + "'",
             "set task: seq2seq");
   else if (s.data.builtin != "sine")
     p.error(s.data.loc,

@@ -75,7 +75,13 @@ template <typename S> const S *section(const Spec &s) {
 }
 
 // A field's KeyType and its value as a KeyValue, and back.
-template <typename T> struct FieldType;
+template <typename T, typename = void> struct FieldType;
+// Enums are strings in a spec file, spelled as EnumNames says (Spec.h).
+template <typename E> struct FieldType<E, std::enable_if_t<std::is_enum_v<E>>> {
+  static constexpr KeyType type = KeyType::String;
+  static KeyValue wrap(E v) { return std::string(nameOf(v)); }
+  static E unwrap(const KeyValue &v) { return *enumOf<E>(std::get<std::string>(v)); }
+};
 template <> struct FieldType<int64_t> {
   static constexpr KeyType type = KeyType::Int;
   static KeyValue wrap(int64_t v) { return v; }
@@ -122,6 +128,10 @@ struct Key {
     k.doc = std::move(doc);
     if (std::is_same_v<T, uint64_t>)
       k.min = 0;
+    if constexpr (std::is_enum_v<T>) { // its values are the enum's, written plain
+      k.allowed.assign(EnumNames<T>::names.begin(), EnumNames<T>::names.end());
+      k.plain = true;
+    }
     initial = FieldType<T>::wrap(S{}.*field);
     k.bind.get = [field](const Spec &s) -> std::optional<KeyValue> {
       const S *sec = section<S>(s);
@@ -200,15 +210,15 @@ std::vector<KeySchema> buildTable() {
       Key("name", &Spec::name,
           "Name of the model: letters, digits, `.`, `_` and `-`, starting with a letter or "
           "digit (it names the run directory `runs/<name>` and the compiled entry points).")
-          .fileName().required(),
+          .fileName()
+          .required(),
       Key("task", &Spec::task,
           "The learning problem: `regress` predicts a real-valued target from a window "
           "(`data.builtin: sine`); `lm` predicts the next character at every position "
           "(`data.builtin: text`); `seq2seq` maps a source sequence to a target sequence "
           "with an encoder-decoder (`data.builtin: copy | reverse | dates`, or `data.path`); "
           "`tag` labels every token (`data.builtin: pos`, or `data.path`); `classify` labels "
-          "a whole sequence (`data.builtin: majority`, or `data.path`).")
-          .oneOf({"regress", "lm", "seq2seq", "tag", "classify"}),
+          "a whole sequence (`data.builtin: majority`, or `data.path`)."),
 
       Map("data", &DataSpec::loc, "Where the examples come from.").required(),
       Key("data.builtin", &DataSpec::builtin, "Built-in data generator (see Data sets).")
@@ -223,72 +233,94 @@ std::vector<KeySchema> buildTable() {
       Key("data.valid_path", &DataSpec::validPath,
           "With `path`: the validation pairs (relative paths as for `path`); empty holds out "
           "the last `valid` lines of `path`."),
-      Key("data.window", &DataSpec::window, "Input length N: time steps (samples or characters) per example.")
-          .atLeast(1).atMost(kMaxLength),
+      Key("data.window", &DataSpec::window,
+          "Input length N: time steps (samples or characters) per example.")
+          .atLeast(1)
+          .atMost(kMaxLength),
       Key("data.min_len", &DataSpec::minLen,
           "`copy` / `reverse` / `majority`: the shortest source, in symbols.")
-          .atLeast(1).atMost(kMaxLength),
+          .atLeast(1)
+          .atMost(kMaxLength),
       Key("data.max_len", &DataSpec::maxLen,
           "`seq2seq`, `tag`, `classify`: the longest source and target in tokens; the model "
           "is compiled for this length and longer pairs are dropped.")
-          .atLeast(1).atMost(kMaxLength),
-      Key("data.symbols", &DataSpec::symbols, "`copy` / `reverse` / `majority`: distinct symbols (2 to 62).")
-          .atLeast(2).atMost(62),
+          .atLeast(1)
+          .atMost(kMaxLength),
+      Key("data.symbols", &DataSpec::symbols,
+          "`copy` / `reverse` / `majority`: distinct symbols (2 to 62).")
+          .atLeast(2)
+          .atMost(62),
       Key("data.tokens", &DataSpec::tokens,
           "`seq2seq`, `tag`, `classify`: `word` splits lines at whitespace, `char` makes "
-          "every character a token (use it for `dates`; tags and labels are always words).")
-          .oneOf({"word", "char"}),
+          "every character a token (use it for `dates`; tags and labels are always words)."),
       Key("data.min_count", &DataSpec::minCount,
           "Vocabularies (`seq2seq`, `tag`, `classify`): tokens seen fewer times in training "
           "become `<unk>`.")
-          .atLeast(1).atMost(1e9),
+          .atLeast(1)
+          .atMost(1e9),
       Key("data.max_vocab", &DataSpec::maxVocab,
           "Vocabularies (`seq2seq`, `tag`, `classify`): keep the most frequent tokens up to "
-          "this size (with the 4 specials); 0 keeps all.").atLeast(0).atMost(1e7),
+          "this size (with the 4 specials); 0 keeps all.")
+          .atLeast(0)
+          .atMost(1e7),
       Key("data.train", &DataSpec::train, "Number of training examples generated.")
-          .atLeast(1).atMost(kMaxExamples),
+          .atLeast(1)
+          .atMost(kMaxExamples),
       Key("data.valid", &DataSpec::valid, "Number of validation examples generated.")
-          .atLeast(0).atMost(kMaxExamples),
+          .atLeast(0)
+          .atMost(kMaxExamples),
       Key("data.seed", &DataSpec::seed, "Seed of the data generator.").atLeast(0),
 
       Map("model", &ModelSpec::loc,
           "The network: exactly one of `mlp` / `rnn` / `transformer`, then the `output` head.")
           .required(),
-      Optional("model.mlp", &ModelSpec::mlp, "Multi-layer perceptron; reads the window as [batch, window].")
+      Optional("model.mlp", &ModelSpec::mlp,
+               "Multi-layer perceptron; reads the window as [batch, window].")
           .exclusive("architecture"),
       Key("model.mlp.hidden", &MlpSpec::hidden, "Widths of the hidden layers, first to last.")
-          .atLeast(1).minItems(1).atMost(kMaxWidth).maxItems(kMaxLayers).required(),
-      Key("model.mlp.activation", &MlpSpec::activation, "Activation after each hidden layer.")
-          .oneOf({"tanh", "relu", "sigmoid"}),
-      Optional("model.rnn", &ModelSpec::rnn, "Recurrent network; reads the window as [batch, window, 1].")
+          .atLeast(1)
+          .minItems(1)
+          .atMost(kMaxWidth)
+          .maxItems(kMaxLayers)
+          .required(),
+      Key("model.mlp.activation", &MlpSpec::activation, "Activation after each hidden layer."),
+      Optional("model.rnn", &ModelSpec::rnn,
+               "Recurrent network; reads the window as [batch, window, 1].")
           .exclusive("architecture"),
       Key("model.rnn.cell", &RnnSpec::cell,
-          "Recurrent cell: `rnn` (the seed's tanh cell), `gru` or `lstm`.")
-          .oneOf({"rnn", "gru", "lstm"}),
+          "Recurrent cell: `rnn` (the seed's tanh cell), `gru` or `lstm`."),
       Key("model.rnn.gru_form", &RnnSpec::gruForm,
           "`gru` equations: `pytorch` (reset gate applied after the recurrent product), "
           "`seed` (the seed's full GRU: reset gate before it, update gate keeps the candidate) "
-          "or `minimal` (the seed's cell with the update gate only).")
-          .oneOf({"pytorch", "seed", "minimal"}),
+          "or `minimal` (the seed's cell with the update gate only)."),
       Key("model.rnn.bidirectional", &RnnSpec::bidirectional,
           "Also run each layer from the last step to the first and merge both directions "
           "(not for `task: lm`, which must not see the future)."),
       Key("model.rnn.merge", &RnnSpec::merge,
           "How a bidirectional layer merges its directions: `concat` (features side by "
-          "side, twice as wide) or `sum`.").oneOf({"concat", "sum"}),
-      Key("model.rnn.peephole", &RnnSpec::peephole, "`lstm`: peephole connections from the cell state "
+          "side, twice as wide) or `sum`."),
+      Key("model.rnn.peephole", &RnnSpec::peephole,
+          "`lstm`: peephole connections from the cell state "
           "to the input, forget and output gates."),
-      Key("model.rnn.projection", &RnnSpec::projection, "`lstm`: project the output to this width "
-          "(a<t> = W_proj a0<t> + b_proj); 0 means no projection.").atLeast(0).atMost(kMaxWidth),
-      Key("model.rnn.hidden", &RnnSpec::hidden, "Width of the hidden state.").atLeast(1).atMost(kMaxWidth),
+      Key("model.rnn.projection", &RnnSpec::projection,
+          "`lstm`: project the output to this width "
+          "(a<t> = W_proj a0<t> + b_proj); 0 means no projection.")
+          .atLeast(0)
+          .atMost(kMaxWidth),
+      Key("model.rnn.hidden", &RnnSpec::hidden, "Width of the hidden state.")
+          .atLeast(1)
+          .atMost(kMaxWidth),
       Key("model.rnn.layers", &RnnSpec::layers, "Number of stacked recurrent layers.")
-          .atLeast(1).atMost(kMaxLayers),
+          .atLeast(1)
+          .atMost(kMaxLayers),
       Key("model.rnn.dropout", &RnnSpec::dropout,
           "Dropout probability on the outputs of every layer but the last (as PyTorch's "
           "`dropout`), while training only; each element is zeroed with this probability and "
           "the others scaled by 1 / (1 - p). Needs `layers` >= 2 to do anything.")
-          .atLeast(0).below(1),
-      Optional("model.transformer", &ModelSpec::transformer,
+          .atLeast(0)
+          .below(1),
+      Optional(
+          "model.transformer", &ModelSpec::transformer,
           "A Transformer stack (Vaswani et al.): `seq2seq` builds the encoder-decoder, `lm` a "
           "decoder-only stack (causal self-attention), `tag` / `classify` an encoder-only one "
           "(`classify` averages the real tokens' outputs). Embeddings are scaled by "
@@ -297,28 +329,37 @@ std::vector<KeySchema> buildTable() {
           .exclusive("architecture"),
       Key("model.transformer.layers", &TransformerSpec::layers,
           "Layers of the encoder (`seq2seq`, `tag`, `classify`) or of the decoder (`lm`).")
-          .atLeast(1).atMost(kMaxLayers),
+          .atLeast(1)
+          .atMost(kMaxLayers),
       Key("model.transformer.decoder_layers", &TransformerSpec::decoderLayers,
-          "`seq2seq`: layers of the decoder; 0: as many as `layers`.").atLeast(0).atMost(kMaxLayers),
-      Key("model.transformer.d_model", &TransformerSpec::dModel, "Width of every position's vector.")
-          .atLeast(1).atMost(kMaxWidth),
-      Key("model.transformer.heads", &TransformerSpec::heads, "Attention heads; must divide `d_model`.")
-          .atLeast(1).atMost(1024),
+          "`seq2seq`: layers of the decoder; 0: as many as `layers`.")
+          .atLeast(0)
+          .atMost(kMaxLayers),
+      Key("model.transformer.d_model", &TransformerSpec::dModel,
+          "Width of every position's vector.")
+          .atLeast(1)
+          .atMost(kMaxWidth),
+      Key("model.transformer.heads", &TransformerSpec::heads,
+          "Attention heads; must divide `d_model`.")
+          .atLeast(1)
+          .atMost(1024),
       Key("model.transformer.ffn", &TransformerSpec::ffn,
           "Hidden width of the position-wise feed-forward layer W_2 act(W_1 x + b_1) + b_2.")
-          .atLeast(1).atMost(4 * kMaxWidth),
-      Key("model.transformer.activation", &TransformerSpec::activation, "The feed-forward layer's activation.")
-          .oneOf({"relu", "gelu"}),
+          .atLeast(1)
+          .atMost(4 * kMaxWidth),
+      Key("model.transformer.activation", &TransformerSpec::activation,
+          "The feed-forward layer's activation."),
       Key("model.transformer.norm", &TransformerSpec::norm,
           "`post`: x = LayerNorm(x + sublayer(x)) (the paper); `pre`: x = x + "
-          "sublayer(LayerNorm(x)).").oneOf({"post", "pre"}),
+          "sublayer(LayerNorm(x))."),
       Key("model.transformer.positions", &TransformerSpec::positions,
           "`sinusoidal`: PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(...); `learned`: "
-          "a trained table of one vector per position.")
-          .oneOf({"sinusoidal", "learned"}),
+          "a trained table of one vector per position."),
       Key("model.transformer.dropout", &TransformerSpec::dropout,
           "Dropout probability on the embeddings and on every sublayer's output before its "
-          "residual sum, while training only.").atLeast(0).below(1),
+          "residual sum, while training only.")
+          .atLeast(0)
+          .below(1),
       Key("model.transformer.share_embeddings", &TransformerSpec::shareEmbeddings,
           "`seq2seq`: one vocabulary and one embedding table for source and target."),
       Key("model.transformer.tie_output", &TransformerSpec::tieOutput,
@@ -328,64 +369,70 @@ std::vector<KeySchema> buildTable() {
           "`lm`, `seq2seq`, `tag`, `classify`: learned token embeddings feeding the rnn (a "
           "`seq2seq` model has one table for the source and one for the target)."),
       Key("model.embedding.dim", &EmbeddingSpec::dim, "Width of each token's embedding.")
-          .atLeast(1).atMost(kMaxWidth),
+          .atLeast(1)
+          .atMost(kMaxWidth),
       Map("model.seq2seq", &Seq2SeqSpec::loc,
           "`seq2seq`: how the encoder (`model.rnn`) hands the source to the decoder (the "
           "same cell, width and depth)."),
       Key("model.seq2seq.context", &Seq2SeqSpec::context,
           "`initial`: the encoder's final states start the decoder (Sutskever et al.); "
           "`every_step`: c = V h_T joins the decoder's input at every step and its readout, "
-          "softmax(W h_t + U c + b) (Cho et al.).")
-          .oneOf({"initial", "every_step"}),
+          "softmax(W h_t + U c + b) (Cho et al.)."),
       Key("model.seq2seq.reverse_source", &Seq2SeqSpec::reverseSource,
           "Read the source last token first, so that its start is near the decoder's "
           "(Sutskever et al.)."),
       Key("model.seq2seq.decoder_hidden", &Seq2SeqSpec::decoderHidden,
           "With `model.attention`: the decoder's hidden width, if it differs from the "
           "encoder's `model.rnn.hidden` (a learned bridge maps the encoder's final states); "
-          "0: the same.").atLeast(0).atMost(kMaxWidth),
+          "0: the same.")
+          .atLeast(0)
+          .atMost(kMaxWidth),
       Optional("model.attention", &ModelSpec::attention,
-          "`seq2seq`: an attention decoder. At every step it scores all encoder states "
-          "against its state, takes their softmax over the real (unpadded) source tokens as "
-          "weights and reads their weighted sum, the context. The encoder may then be "
-          "`bidirectional`. See docs/attention.md for the formulas."),
+               "`seq2seq`: an attention decoder. At every step it scores all encoder states "
+               "against its state, takes their softmax over the real (unpadded) source tokens as "
+               "weights and reads their weighted sum, the context. The encoder may then be "
+               "`bidirectional`. See docs/attention.md for the formulas."),
       Key("model.attention.type", &AttentionSpec::type,
           "`bahdanau`: additive scores e_ij = v^T tanh(W s_{i-1} + U h_j) from the previous "
           "decoder state; the context joins the decoder's input and its readout "
           "softmax(V [s_i; c_i] + b). `luong`: global attention from the new state s_i with "
           "`score`; h~_i = tanh(W_c [c_i; s_i]) gives softmax(V h~_i + b). `local`: Luong's "
           "local attention, `luong` restricted to the window [p_i - D, p_i + D] and weighted "
-          "by exp(-(j - p_i)^2 / (2 sigma^2)), sigma = D / 2.")
-          .oneOf({"bahdanau", "luong", "local"}),
+          "by exp(-(j - p_i)^2 / (2 sigma^2)), sigma = D / 2."),
       Key("model.attention.score", &AttentionSpec::score,
           "`luong`, `local`: `dot` s^T h (the encoder's output must be as wide as the "
           "decoder's), `general` s^T W h, `concat` v^T tanh(W [s; h]), or `cosine` "
           "tau s^T h / (|s| |h|) (as wide as `dot`; seed 001's cosine similarity, scaled by "
-          "`temperature`).")
-          .oneOf({"dot", "general", "concat", "cosine"}),
+          "`temperature`)."),
       Key("model.attention.dim", &AttentionSpec::dim,
           "Width of the additive scores' hidden layer (`bahdanau`, `concat`) and of the "
-          "predictive alignment's W_p; 0: the decoder's hidden width.").atLeast(0).atMost(kMaxWidth),
+          "predictive alignment's W_p; 0: the decoder's hidden width.")
+          .atLeast(0)
+          .atMost(kMaxWidth),
       Key("model.attention.align", &AttentionSpec::align,
           "`local`: `monotonic` p_i = i, or `predictive` "
-          "p_i = S sigmoid(v_p^T tanh(W_p s_i)) with S the source's length.")
-          .oneOf({"monotonic", "predictive"}),
-      Key("model.attention.window", &AttentionSpec::window, "`local`: D, the half-width of the window.")
-          .atLeast(1).atMost(kMaxLength),
+          "p_i = S sigmoid(v_p^T tanh(W_p s_i)) with S the source's length."),
+      Key("model.attention.window", &AttentionSpec::window,
+          "`local`: D, the half-width of the window.")
+          .atLeast(1)
+          .atMost(kMaxLength),
       Key("model.attention.input_feeding", &AttentionSpec::inputFeeding,
           "`luong`, `local`: feed the previous attentional state h~_{i-1} into the decoder's "
           "input next to the previous token's embedding (Luong et al.'s input feeding)."),
       Key("model.attention.temperature", &AttentionSpec::temperature,
           "`score: cosine`: tau, the scale of the cosine. A cosine lies in [-1, 1], so its "
           "softmax is nearly flat unless tau sharpens it (> 0).")
-          .atLeast(0).atMost(1e4),
+          .atLeast(0)
+          .atMost(1e4),
       Key("model.attention.learn_temperature", &AttentionSpec::learnTemperature,
           "`score: cosine`: learn tau (a parameter starting at `temperature`) instead of "
           "keeping it fixed."),
-      Map("model.output", &OutputSpec::loc, "Dense head that maps the network's features to predictions."),
+      Map("model.output", &OutputSpec::loc,
+          "Dense head that maps the network's features to predictions."),
       Key("model.output.size", &OutputSpec::size,
           "Width of the output layer (`regress`; an `lm` predicts one logit per character).")
-          .atLeast(1).atMost(1e6),
+          .atLeast(1)
+          .atMost(1e6),
 
       Map("sample", "`lm`: how `attnc run` generates text."),
       Key("sample.length", &SampleSpec::length, "Characters to generate.").atLeast(1).atMost(1e6),
@@ -393,29 +440,37 @@ std::vector<KeySchema> buildTable() {
           "Softmax temperature: lower is more conservative; 0 always takes the likeliest.")
           .atLeast(0),
       Key("sample.top_k", &SampleSpec::topK,
-          "Sample only among the k likeliest characters; 0: among all.").atLeast(0)
+          "Sample only among the k likeliest characters; 0: among all.")
+          .atLeast(0)
           .atMost(1e7),
       Key("sample.seed", &SampleSpec::seed, "Seed of the sampling.").atLeast(0),
       Key("sample.prime", &SampleSpec::prime, "Text fed to the model before it starts generating."),
 
       Map("train", &TrainSpec::loc, "Training settings; every key has a default."),
-      Key("train.batch_size", &TrainSpec::batchSize, "Examples per training step.").atLeast(1).atMost(kMaxBatch),
-      Key("train.seed", &TrainSpec::seed, "Seed of the parameter initialisation and of the shuffling.")
+      Key("train.batch_size", &TrainSpec::batchSize, "Examples per training step.")
+          .atLeast(1)
+          .atMost(kMaxBatch),
+      Key("train.seed", &TrainSpec::seed,
+          "Seed of the parameter initialisation and of the shuffling.")
           .atLeast(0),
-      Key("train.steps", &TrainSpec::steps, "Training steps (one batch each).").atLeast(1).atMost(1e12),
+      Key("train.steps", &TrainSpec::steps, "Training steps (one batch each).")
+          .atLeast(1)
+          .atMost(1e12),
       Map("train.optimizer", "The update rule; every key has a default."),
       Key("train.optimizer.type", &OptimizerSpec::type,
-          "`adam`, `adamw` (decoupled weight decay) or `sgd` (with optional momentum).")
-          .oneOf({"adam", "adamw", "sgd"}),
+          "`adam`, `adamw` (decoupled weight decay) or `sgd` (with optional momentum)."),
       Key("train.optimizer.lr", &OptimizerSpec::lr, "Peak learning rate (the schedule scales it).")
           .atLeast(0),
       Key("train.optimizer.momentum", &OptimizerSpec::momentum, "SGD momentum; 0 is plain SGD.")
           .atLeast(0),
-      Key("train.optimizer.beta1", &OptimizerSpec::beta1, "Adam's first-moment decay.").atLeast(0)
+      Key("train.optimizer.beta1", &OptimizerSpec::beta1, "Adam's first-moment decay.")
+          .atLeast(0)
           .below(1),
-      Key("train.optimizer.beta2", &OptimizerSpec::beta2, "Adam's second-moment decay.").atLeast(0)
+      Key("train.optimizer.beta2", &OptimizerSpec::beta2, "Adam's second-moment decay.")
+          .atLeast(0)
           .below(1),
-      Key("train.optimizer.epsilon", &OptimizerSpec::epsilon, "Adam's denominator guard.").atLeast(0),
+      Key("train.optimizer.epsilon", &OptimizerSpec::epsilon, "Adam's denominator guard.")
+          .atLeast(0),
       Key("train.optimizer.weight_decay", &OptimizerSpec::weightDecay,
           "L2 penalty (`sgd`, `adam`) or decoupled decay (`adamw`).")
           .atLeast(0),
@@ -423,25 +478,29 @@ std::vector<KeySchema> buildTable() {
       Key("train.schedule.type", &ScheduleSpec::type,
           "`constant`; `linear_warmup` (warm-up, then constant); `inverse_sqrt` (warm-up, then "
           "lr * sqrt(warmup / step)); `cosine` (warm-up, then cosine decay to `min_lr` at the "
-          "last step); `step` (lr * gamma^floor(step / step_size)).")
-          .oneOf({"constant", "linear_warmup", "inverse_sqrt", "cosine", "step"}),
+          "last step); `step` (lr * gamma^floor(step / step_size))."),
       Key("train.schedule.warmup", &ScheduleSpec::warmup, "Steps of linear warm-up from 0 to `lr`.")
           .atLeast(0),
-      Key("train.schedule.step_size", &ScheduleSpec::stepSize, "`step` schedule: steps between decays.")
+      Key("train.schedule.step_size", &ScheduleSpec::stepSize,
+          "`step` schedule: steps between decays.")
           .atLeast(1),
       Key("train.schedule.gamma", &ScheduleSpec::gamma, "`step` schedule: factor per decay.")
           .atLeast(0),
-      Key("train.schedule.min_lr", &ScheduleSpec::minLr, "`cosine` schedule: the final learning rate.")
+      Key("train.schedule.min_lr", &ScheduleSpec::minLr,
+          "`cosine` schedule: the final learning rate.")
           .atLeast(0),
       Key("train.clip_norm", &TrainSpec::clipNorm,
           "Scale gradients down to this global L2 norm when above it; 0 disables clipping.")
           .atLeast(0),
-      Key("train.eval_every", &TrainSpec::evalEvery, "Steps between validation passes (and best-model saves).")
+      Key("train.eval_every", &TrainSpec::evalEvery,
+          "Steps between validation passes (and best-model saves).")
           .atLeast(1),
-      Key("train.log_every", &TrainSpec::logEvery, "Steps between progress lines when not on a terminal.")
+      Key("train.log_every", &TrainSpec::logEvery,
+          "Steps between progress lines when not on a terminal.")
           .atLeast(1),
       Map("train.checkpoint", "Where and how often checkpoints are written."),
-      Key("train.checkpoint.every", &TrainSpec::checkpointEvery, "Steps between checkpoints (and one at the end).")
+      Key("train.checkpoint.every", &TrainSpec::checkpointEvery,
+          "Steps between checkpoints (and one at the end).")
           .atLeast(1),
       Key("train.checkpoint.dir", &TrainSpec::checkpointDir,
           "Run directory: checkpoints, metrics.jsonl, loss.png; empty means `runs/<name>`."),
@@ -453,52 +512,69 @@ std::vector<KeySchema> buildTable() {
           "How much the validation loss must drop to count as an improvement.")
           .atLeast(0),
       Key("train.label_smoothing", &TrainSpec::labelSmoothing,
-          "`lm`, `seq2seq`, `tag`, `classify`: spread this much of each target's probability evenly over the "
-          "vocabulary.").atLeast(0).below(1),
+          "`lm`, `seq2seq`, `tag`, `classify`: spread this much of each target's probability "
+          "evenly over the "
+          "vocabulary.")
+          .atLeast(0)
+          .below(1),
       Map("train.teacher_forcing", &TeacherForcingSpec::loc,
           "`seq2seq`: scheduled sampling. At step i the decoder reads the true previous "
           "token with probability p(i), else its own most likely prediction (p = 1 is plain "
           "teacher forcing)."),
       Key("train.teacher_forcing.schedule", &TeacherForcingSpec::schedule,
           "`constant`: p = ratio; `linear`: max(min, 1 - slope * i); `exponential`: "
-          "max(min, k^i); `inverse_sigmoid`: max(min, k / (k + exp(i / k))).")
-          .oneOf({"constant", "linear", "exponential", "inverse_sigmoid"}),
-      Key("train.teacher_forcing.ratio", &TeacherForcingSpec::ratio, "`constant`: p.").atLeast(0)
+          "max(min, k^i); `inverse_sigmoid`: max(min, k / (k + exp(i / k)))."),
+      Key("train.teacher_forcing.ratio", &TeacherForcingSpec::ratio, "`constant`: p.")
+          .atLeast(0)
           .atMost(1),
-      Key("train.teacher_forcing.slope", &TeacherForcingSpec::slope, "`linear`: decrease of p per step.")
+      Key("train.teacher_forcing.slope", &TeacherForcingSpec::slope,
+          "`linear`: decrease of p per step.")
           .atLeast(0),
       Key("train.teacher_forcing.k", &TeacherForcingSpec::k,
           "`exponential`: the decay per step (< 1); `inverse_sigmoid`: the steps scale (>= 1).")
           .atLeast(0),
-      Key("train.teacher_forcing.min", &TeacherForcingSpec::min, "The floor of p.").atLeast(0)
+      Key("train.teacher_forcing.min", &TeacherForcingSpec::min, "The floor of p.")
+          .atLeast(0)
           .atMost(1),
 
       Map("decode", &DecodeSpec::loc, "`seq2seq`: how `attnc translate` and evaluation decode."),
-      Key("decode.beam", &DecodeSpec::beam, "Beam size; 1 decodes greedily.").atLeast(1).atMost(1024),
+      Key("decode.beam", &DecodeSpec::beam, "Beam size; 1 decodes greedily.")
+          .atLeast(1)
+          .atMost(1024),
       Key("decode.length_penalty", &DecodeSpec::lengthPenalty,
           "GNMT's alpha: hypotheses are ranked by log p / ((5 + length) / 6)^alpha; 0 ranks "
-          "by log p.").atLeast(0),
+          "by log p.")
+          .atLeast(0),
       Key("decode.max_length", &DecodeSpec::maxLength,
           "Longest output in tokens; 0 means the target length the model was compiled for "
-          "(`data.max_len` + 1).").atLeast(0).atMost(kMaxLength),
+          "(`data.max_len` + 1).")
+          .atLeast(0)
+          .atMost(kMaxLength),
       Key("decode.nbest", &DecodeSpec::nbest, "Hypotheses printed per input (at most `beam`).")
-          .atLeast(1).atMost(1024),
+          .atLeast(1)
+          .atMost(1024),
       Key("decode.batch", &DecodeSpec::batch,
           "Greedy decoding: sentences decoded at once (the compiled decoder's rows).")
-          .atLeast(1).atMost(kMaxBatch),
+          .atLeast(1)
+          .atMost(kMaxBatch),
       Key("decode.attention_layer", &DecodeSpec::attentionLayer,
           "`model.transformer`: the decoder layer whose cross-attention weights plots show "
-          "(1 is the first); 0: the last.").atLeast(0),
+          "(1 is the first); 0: the last.")
+          .atLeast(0),
       Key("decode.attention_head", &DecodeSpec::attentionHead,
           "`model.transformer`: the head plots show (1 is the first); 0: the mean over "
-          "heads.").atLeast(0),
+          "heads.")
+          .atLeast(0),
       Key("decode.sample", &DecodeSpec::sample,
           "Draw each token from the model's distribution (with `temperature` and `top_k`) "
           "instead of taking the likeliest; needs `beam: 1`."),
-      Key("decode.temperature", &DecodeSpec::temperature, "Sampling: the log-probabilities are divided by it.")
+      Key("decode.temperature", &DecodeSpec::temperature,
+          "Sampling: the log-probabilities are divided by it.")
           .atLeast(0),
-      Key("decode.top_k", &DecodeSpec::topK, "Sampling: only among the k likeliest tokens; 0: among all.")
-          .atLeast(0).atMost(1e7),
+      Key("decode.top_k", &DecodeSpec::topK,
+          "Sampling: only among the k likeliest tokens; 0: among all.")
+          .atLeast(0)
+          .atMost(1e7),
       Key("decode.seed", &DecodeSpec::seed, "Sampling: the seed.").atLeast(0),
   };
 }

@@ -36,7 +36,7 @@ public:
     int64_t batch = spec.train.batchSize, srcLen = options.sourceLength;
     int64_t tgtLen = options.targetLength;
     Location l = loc(spec.model.loc);
-    bool sampling = spec.train.teacherForcing.schedule != "constant" ||
+    bool sampling = spec.train.teacherForcing.schedule != TeacherSchedule::Constant ||
                     spec.train.teacherForcing.ratio < 1.0;
     Type f32 = b.getF32Type(), i32 = b.getI32Type();
 
@@ -141,24 +141,25 @@ public:
     b.create<func::ReturnOp>(l, outs);
   }
 
-
-  bool chosContext() const { return spec.model.seq2seq.context == "every_step"; }
-  bool attention() const { return spec.task == "seq2seq" && spec.model.attention.has_value(); }
+  bool chosContext() const { return spec.model.seq2seq.context == Context::EveryStep; }
+  bool attention() const { return spec.task == Task::Seq2seq && spec.model.attention.has_value(); }
   // Bahdanau's and Luong's concat scores are additive: v^T tanh(W s + U h).
   bool additive() const {
-    return attention() &&
-           (spec.model.attention->type == "bahdanau" || spec.model.attention->score == "concat");
+    return attention() && (spec.model.attention->type == AttentionType::Bahdanau ||
+                           spec.model.attention->score == Score::Concat);
   }
-  bool luong() const { return attention() && spec.model.attention->type != "bahdanau"; }
-  bool local() const { return attention() && spec.model.attention->type == "local"; }
-  bool monotonic() const { return local() && spec.model.attention->align == "monotonic"; }
+  bool luong() const {
+    return attention() && spec.model.attention->type != AttentionType::Bahdanau;
+  }
+  bool local() const { return attention() && spec.model.attention->type == AttentionType::Local; }
+  bool monotonic() const { return local() && spec.model.attention->align == Align::Monotonic; }
   bool inputFeeding() const { return luong() && spec.model.attention->inputFeeding; }
 
   // The encoder's output at every source position: both directions side by side for a
   // bidirectional concat encoder.
   int64_t memoryWidth() {
     const RnnSpec &r = *spec.model.rnn;
-    return outWidth(r) * (r.bidirectional && r.merge == "concat" ? 2 : 1);
+    return outWidth(r) * (r.bidirectional && r.merge == Merge::Concat ? 2 : 1);
   }
   int64_t attentionDim(const RnnSpec &r) {
     return spec.model.attention->dim > 0 ? spec.model.attention->dim : r.hidden;
@@ -312,9 +313,9 @@ public:
     if (additive()) {
       d.query = uniform("attention.query.weight", {h, a}, h);
       d.v = uniform("attention.v", {a}, a);
-    } else if (spec.model.attention->score == "general") {
+    } else if (spec.model.attention->score == Score::General) {
       d.general = uniform("attention.weight", {h, m}, h);
-    } else if (spec.model.attention->score == "cosine") {
+    } else if (spec.model.attention->score == Score::Cosine) {
       // tau = temperature, or temperature times a learned factor that starts at 1.
       const AttentionSpec &a = *spec.model.attention;
       d.temperature = b.create<mlir::attn::ConstantOp>(
@@ -372,9 +373,9 @@ public:
       scores = b.create<mlir::attn::AttentionScoresOp>(l, q, mem.keys, d.v,
                                                        b.getStringAttr("additive"));
     } else {
-      Value weight = a.score == "cosine" ? d.temperature : d.general;
+      Value weight = a.score == Score::Cosine ? d.temperature : d.general;
       scores = b.create<mlir::attn::AttentionScoresOp>(l, query, mem.values, weight,
-                                                       b.getStringAttr(a.score));
+                                                       b.getStringAttr(nameOf(a.score)));
     }
     Value mask = mem.mask, weighting;
     if (local()) {
@@ -605,34 +606,35 @@ public:
 namespace attn::yaml {
 namespace {
 
-bool claims(const Spec &s) { return s.task == "seq2seq"; }
+bool claims(const Spec &s) { return s.task == Task::Seq2seq; }
 
 // The attention mechanism's keys against the cells it reads.
 void validateAttention(const Spec &s, const AttentionSpec &a, Problems &p) {
-  if (s.model.seq2seq.context != "initial")
-    p.error(a.loc, "model.attention replaces model.seq2seq.context '" + s.model.seq2seq.context +
-                       "': the context is the attention's",
+  if (s.model.seq2seq.context != Context::Initial)
+    p.error(a.loc,
+            "model.attention replaces model.seq2seq.context '" + nameOf(s.model.seq2seq.context) +
+                "': the context is the attention's",
             "remove model.seq2seq.context");
   const RnnSpec &r = *s.model.rnn;
   int64_t hidden = s.model.seq2seq.decoderHidden ? s.model.seq2seq.decoderHidden : r.hidden;
-  int64_t out = r.cell == "lstm" && r.projection > 0 ? r.projection : hidden;
-  int64_t encoded = r.cell == "lstm" && r.projection > 0 ? r.projection : r.hidden;
-  int64_t memory = encoded * (r.bidirectional && r.merge == "concat" ? 2 : 1);
-  bool dotLike = a.score == "dot" || a.score == "cosine";
-  if (a.type != "bahdanau" && dotLike && memory != out)
-    p.error(a.loc, "score '" + a.score + "' needs encoder states as wide as the decoder's (" +
-                       std::to_string(out) + "), but the encoder's are " +
-                       std::to_string(memory) + " wide",
+  int64_t out = r.cell == Cell::Lstm && r.projection > 0 ? r.projection : hidden;
+  int64_t encoded = r.cell == Cell::Lstm && r.projection > 0 ? r.projection : r.hidden;
+  int64_t memory = encoded * (r.bidirectional && r.merge == Merge::Concat ? 2 : 1);
+  bool dotLike = a.score == Score::Dot || a.score == Score::Cosine;
+  if (a.type != AttentionType::Bahdanau && dotLike && memory != out)
+    p.error(a.loc,
+            "score '" + nameOf(a.score) + "' needs encoder states as wide as the decoder's (" +
+                std::to_string(out) + "), but the encoder's are " + std::to_string(memory) +
+                " wide",
             "use score: general or concat, or model.rnn.merge: sum");
   AttentionSpec defaults;
-  bool cosine = a.type != "bahdanau" && a.score == "cosine";
+  bool cosine = a.type != AttentionType::Bahdanau && a.score == Score::Cosine;
   if (!cosine && (a.temperature != defaults.temperature || a.learnTemperature))
-    p.error("model.attention.temperature",
-            s.locOf("model.attention.learn_temperature", a.loc),
+    p.error("model.attention.temperature", s.locOf("model.attention.learn_temperature", a.loc),
             "model.attention.temperature and learn_temperature scale the cosine score, but this "
             "attention's score is " +
-                (a.type == "bahdanau" ? std::string("bahdanau's additive one")
-                                      : "'" + a.score + "'"),
+                (a.type == AttentionType::Bahdanau ? std::string("bahdanau's additive one")
+                                                   : "'" + nameOf(a.score) + "'"),
             "remove them, or set type: luong (or local) with score: cosine");
   if (cosine && !(a.temperature > 0))
     p.error("model.attention.temperature", a.loc,

@@ -5,6 +5,7 @@
 // docs/yaml-reference.md all go through that binding.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -28,6 +29,89 @@ struct Diagnostic {
   std::string str() const;
 };
 
+// Enum-like keys are C++ enums; EnumNames<E>::names are their spellings in a spec file, in
+// the order the reference lists them (the schema's allowed values come from here).
+template <typename E> struct EnumNames;
+enum class Task { Regress, Lm, Seq2seq, Tag, Classify };
+template <> struct EnumNames<Task> {
+  static constexpr std::array<const char *, 5> names = {"regress", "lm", "seq2seq", "tag",
+                                                        "classify"};
+};
+enum class Tokens { Word, Char };
+template <> struct EnumNames<Tokens> {
+  static constexpr std::array<const char *, 2> names = {"word", "char"};
+};
+enum class MlpActivation { Tanh, Relu, Sigmoid };
+template <> struct EnumNames<MlpActivation> {
+  static constexpr std::array<const char *, 3> names = {"tanh", "relu", "sigmoid"};
+};
+enum class Cell { Rnn, Gru, Lstm };
+template <> struct EnumNames<Cell> {
+  static constexpr std::array<const char *, 3> names = {"rnn", "gru", "lstm"};
+};
+enum class GruForm { Pytorch, Seed, Minimal };
+template <> struct EnumNames<GruForm> {
+  static constexpr std::array<const char *, 3> names = {"pytorch", "seed", "minimal"};
+};
+enum class Merge { Concat, Sum };
+template <> struct EnumNames<Merge> {
+  static constexpr std::array<const char *, 2> names = {"concat", "sum"};
+};
+enum class FfnActivation { Relu, Gelu };
+template <> struct EnumNames<FfnActivation> {
+  static constexpr std::array<const char *, 2> names = {"relu", "gelu"};
+};
+enum class Norm { Post, Pre };
+template <> struct EnumNames<Norm> {
+  static constexpr std::array<const char *, 2> names = {"post", "pre"};
+};
+enum class Positions { Sinusoidal, Learned };
+template <> struct EnumNames<Positions> {
+  static constexpr std::array<const char *, 2> names = {"sinusoidal", "learned"};
+};
+enum class Context { Initial, EveryStep };
+template <> struct EnumNames<Context> {
+  static constexpr std::array<const char *, 2> names = {"initial", "every_step"};
+};
+enum class AttentionType { Bahdanau, Luong, Local };
+template <> struct EnumNames<AttentionType> {
+  static constexpr std::array<const char *, 3> names = {"bahdanau", "luong", "local"};
+};
+enum class Score { Dot, General, Concat, Cosine };
+template <> struct EnumNames<Score> {
+  static constexpr std::array<const char *, 4> names = {"dot", "general", "concat", "cosine"};
+};
+enum class Align { Monotonic, Predictive };
+template <> struct EnumNames<Align> {
+  static constexpr std::array<const char *, 2> names = {"monotonic", "predictive"};
+};
+enum class Optimizer { Adam, Adamw, Sgd };
+template <> struct EnumNames<Optimizer> {
+  static constexpr std::array<const char *, 3> names = {"adam", "adamw", "sgd"};
+};
+enum class Schedule { Constant, LinearWarmup, InverseSqrt, Cosine, Step };
+template <> struct EnumNames<Schedule> {
+  static constexpr std::array<const char *, 5> names = {"constant", "linear_warmup", "inverse_sqrt",
+                                                        "cosine", "step"};
+};
+enum class TeacherSchedule { Constant, Linear, Exponential, InverseSigmoid };
+template <> struct EnumNames<TeacherSchedule> {
+  static constexpr std::array<const char *, 4> names = {"constant", "linear", "exponential",
+                                                        "inverse_sigmoid"};
+};
+
+// The spelling of `e` in a spec file ("lstm" for Cell::Lstm).
+template <typename E> std::string nameOf(E e) {
+  return EnumNames<E>::names[static_cast<size_t>(e)];
+}
+// The value spelled `text`; nullopt for anything else.
+template <typename E> std::optional<E> enumOf(const std::string &text) {
+  for (size_t i = 0; i < EnumNames<E>::names.size(); ++i)
+    if (text == EnumNames<E>::names[i])
+      return static_cast<E>(i);
+  return std::nullopt;
+}
+
 struct DataSpec {
   std::string builtin;        // sine | text | copy | reverse | dates; empty when `path` is set
   std::string path;           // seq2seq: a TSV file of `source<TAB>target` lines
@@ -36,7 +120,7 @@ struct DataSpec {
   int64_t minLen = 3;         // copy / reverse: source lengths, uniform in [min_len, max_len]
   int64_t maxLen = 10;        // seq2seq: the longest source and target (longer pairs are dropped)
   int64_t symbols = 10;       // copy / reverse: distinct symbols
-  std::string tokens = "word"; // seq2seq: word | char
+  Tokens tokens = Tokens::Word; // seq2seq: word | char
   int64_t minCount = 1;       // seq2seq vocabularies: tokens seen fewer times are <unk>
   int64_t maxVocab = 0;       // seq2seq vocabularies: at most this many entries; 0 = no limit
   int64_t train = 2000;       // examples generated for training
@@ -47,19 +131,19 @@ struct DataSpec {
 
 struct MlpSpec {
   std::vector<int64_t> hidden;     // sizes of the hidden layers, e.g. [64, 64]
-  std::string activation = "tanh"; // tanh | relu | sigmoid
+  MlpActivation activation = MlpActivation::Tanh;
   Loc loc;
 };
 
 struct RnnSpec {
-  std::string cell = "rnn";   // rnn | gru | lstm
+  Cell cell = Cell::Rnn;
   int64_t hidden = 32;
   int64_t layers = 1;
-  std::string gruForm = "pytorch"; // gru: pytorch | seed | minimal
+  GruForm gruForm = GruForm::Pytorch; // gru
   bool peephole = false;      // lstm
   int64_t projection = 0;     // lstm: output width; 0 = none
   bool bidirectional = false;
-  std::string merge = "concat"; // bidirectional: concat | sum
+  Merge merge = Merge::Concat; // bidirectional
   double dropout = 0.0;       // on the outputs of every layer but the last, while training
   Loc loc;
 };
@@ -76,9 +160,9 @@ struct OutputSpec {
 
 // How an encoder-decoder hands the source to its decoder (the seed's two frameworks).
 struct Seq2SeqSpec {
-  std::string context = "initial"; // initial: the encoder's final states start the decoder
-                                   // (Sutskever et al.); every_step: c = V h_T is fed to
-                                   // every decoder step and the readout (Cho et al.)
+  Context context = Context::Initial; // initial: the encoder's final states start the decoder
+                                      // (Sutskever et al.); every_step: c = V h_T is fed to
+                                      // every decoder step and the readout (Cho et al.)
   bool reverseSource = false;      // feed the source last token first (Sutskever et al.)
   int64_t decoderHidden = 0;       // the decoder's width (attention); 0 = model.rnn.hidden
   Loc loc;
@@ -86,11 +170,11 @@ struct Seq2SeqSpec {
 
 // An attention decoder (task: seq2seq): at every step the decoder weighs all encoder states.
 struct AttentionSpec {
-  std::string type = "bahdanau"; // bahdanau | luong | local
-  std::string score = "general"; // luong, local: dot | general | concat | cosine
+  AttentionType type = AttentionType::Bahdanau;
+  Score score = Score::General;  // luong, local
   int64_t dim = 0;               // additive scores (bahdanau, concat) and predictive
                                  // alignment: hidden width; 0 = the decoder's hidden width
-  std::string align = "predictive"; // local: monotonic (p_i = i) | predictive
+  Align align = Align::Predictive; // local: monotonic (p_i = i) | predictive
   int64_t window = 5;            // local: D, the window [p_i - D, p_i + D]; sigma = D / 2
   bool inputFeeding = true;      // luong, local: feed h~_{i-1} into the decoder's input
   double temperature = 10.0;     // cosine: tau in tau cos(s, h)
@@ -106,9 +190,9 @@ struct TransformerSpec {
   int64_t dModel = 64;         // the width of every position's vector
   int64_t heads = 4;           // attention heads (dividing dModel)
   int64_t ffn = 256;           // the feed-forward layer's hidden width
-  std::string activation = "relu";     // relu | gelu
-  std::string norm = "post";           // post: x = LN(x + f(x)) (the paper); pre: x + f(LN(x))
-  std::string positions = "sinusoidal"; // sinusoidal | learned
+  FfnActivation activation = FfnActivation::Relu;
+  Norm norm = Norm::Post; // post: x = LN(x + f(x)) (the paper); pre: x + f(LN(x))
+  Positions positions = Positions::Sinusoidal;
   double dropout = 0.0;        // on embeddings and every sublayer's output, while training
   bool shareEmbeddings = false; // seq2seq: one table (and one vocabulary) for both sides
   bool tieOutput = false;       // the output layer's weight is the target embedding^T
@@ -127,7 +211,7 @@ struct ModelSpec {
 };
 
 struct OptimizerSpec {
-  std::string type = "adam";  // adam | adamw | sgd
+  Optimizer type = Optimizer::Adam;
   double lr = 1e-3;
   double momentum = 0.0;      // sgd
   double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
@@ -135,7 +219,7 @@ struct OptimizerSpec {
 };
 
 struct ScheduleSpec {
-  std::string type = "constant"; // constant | linear_warmup | inverse_sqrt | cosine | step
+  Schedule type = Schedule::Constant;
   int64_t warmup = 0;
   int64_t stepSize = 1000;
   double gamma = 0.1;
@@ -145,9 +229,10 @@ struct ScheduleSpec {
 // Scheduled sampling (Bengio et al. 2015): the probability p of feeding the decoder the true
 // previous token rather than its own prediction, as a function of the training step i.
 struct TeacherForcingSpec {
-  std::string schedule = "constant"; // constant: p = ratio; linear: max(min, 1 - slope i);
-                                     // exponential: max(min, k^i);
-                                     // inverse_sigmoid: max(min, k / (k + exp(i / k)))
+  TeacherSchedule schedule =
+      TeacherSchedule::Constant; // constant: p = ratio; linear: max(min, 1 - slope i);
+                                 // exponential: max(min, k^i);
+                                 // inverse_sigmoid: max(min, k / (k + exp(i / k)))
   double ratio = 1.0;
   double slope = 1e-4;
   double k = 0.999;
@@ -199,7 +284,7 @@ struct SampleSpec {
 
 struct Spec {
   std::string name;
-  std::string task = "regress"; // regress | lm | seq2seq
+  Task task = Task::Regress;
   DataSpec data;
   ModelSpec model;
   TrainSpec train;

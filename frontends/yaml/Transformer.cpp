@@ -32,9 +32,9 @@ public:
 
   OwningOpRef<ModuleOp> run() {
     OwningOpRef<ModuleOp> module = newModule();
-    if (spec.task == "seq2seq")
+    if (spec.task == Task::Seq2seq)
       encoderDecoder(*module);
-    else if (spec.task == "lm")
+    else if (spec.task == Task::Lm)
       decoderOnly(*module);
     else
       encoderOnly(*module);
@@ -77,8 +77,8 @@ private:
   // W_2 act(W_1 x + b_1) + b_2, nn.Linear's initialisation.
   Value feedForward(const std::string &prefix, Value x, Location l) {
     Value h = dense(prefix + ".linear1", x, t().ffn, l);
-    h = t().activation == "gelu" ? Value(b.create<mlir::attn::GeluOp>(l, h))
-                                 : Value(b.create<mlir::attn::ReluOp>(l, h));
+    h = t().activation == FfnActivation::Gelu ? Value(b.create<mlir::attn::GeluOp>(l, h))
+                                              : Value(b.create<mlir::attn::ReluOp>(l, h));
     return dense(prefix + ".linear2", h, width(), l);
   }
 
@@ -93,7 +93,7 @@ private:
   // table has the target length whatever decode.max_length is, so checkpoints keep one shape.
   Value positionTable(const std::string &name, int64_t n, Location l, int64_t learned = 0) {
     int64_t d = width();
-    if (t().positions == "learned") {
+    if (t().positions == Positions::Learned) {
       int64_t rows = learned > 0 ? std::min(learned, n) : n;
       Value table = param(l, name, {rows, d}, "normal", 0.5f);
       if (rows == n)
@@ -171,7 +171,7 @@ private:
   //   pre   x = x + dropout(f(LayerNorm(x)))
   template <typename F>
   Value residual(Value x, const std::string &norm, const std::string &site, F f, Location l) {
-    if (t().norm == "pre")
+    if (t().norm == Norm::Pre)
       return b.create<mlir::attn::AddOp>(l, x, drop(site, f(layerNorm(norm, x, l)), l));
     return layerNorm(norm, b.create<mlir::attn::AddOp>(l, x, drop(site, f(x), l)), l);
   }
@@ -549,7 +549,7 @@ private:
   //   @forward(src, src_mask) -> scores [B,S,V] | [B,V]
   // classify reads the mean of the real tokens' outputs.
   void encoderOnly(ModuleOp module) {
-    bool tagging = spec.task == "tag";
+    bool tagging = spec.task == Task::Tag;
     int64_t batch = spec.train.batchSize, steps = options.sourceLength;
     int64_t labels = options.targetVocab;
     Location l = tloc();

@@ -16,24 +16,27 @@ void validate(const Spec &s, Problems &p) {
   if (t.dropout >= 1.0)
     p.error(t.loc, "model.transformer.dropout must be below 1, got " + std::to_string(t.dropout),
             "it is the probability of dropping an element");
-  if (s.task == "regress") {
+  if (s.task == Task::Regress) {
     p.error(t.loc, "model.transformer reads tokens; task 'regress' reads numbers",
             "use task: seq2seq, lm, tag or classify, or model.rnn / model.mlp");
     return; // nothing else about a Transformer regressor means anything
   }
-  if (s.task != "seq2seq" && (t.shareEmbeddings || t.decoderLayers > 0))
-    p.error(t.loc, "share_embeddings and decoder_layers are for task 'seq2seq' (an encoder and a "
-                   "decoder), not '" + s.task + "'",
+  if (s.task != Task::Seq2seq && (t.shareEmbeddings || t.decoderLayers > 0))
+    p.error(t.loc,
+            "share_embeddings and decoder_layers are for task 'seq2seq' (an encoder and a "
+            "decoder), not '" +
+                nameOf(s.task) + "'",
             "remove them, or set task: seq2seq");
-  if (s.task == "seq2seq" && (s.train.teacherForcing.schedule != "constant" ||
-                              s.train.teacherForcing.ratio < 1.0))
+  if (s.task == Task::Seq2seq && (s.train.teacherForcing.schedule != TeacherSchedule::Constant ||
+                                  s.train.teacherForcing.ratio < 1.0))
     p.error(s.train.teacherForcing.loc,
             "scheduled sampling feeds a recurrent decoder its own predictions step by step; the "
             "Transformer's decoder trains on all positions at once",
             "remove train.teacher_forcing (teacher forcing is what it trains with)");
-  if (t.tieOutput && (s.task == "tag" || s.task == "classify"))
-    p.error(t.loc, "tie_output shares the embedding table with the output layer, but task '" +
-                       s.task + "' predicts labels, not tokens",
+  if (t.tieOutput && (s.task == Task::Tag || s.task == Task::Classify))
+    p.error(t.loc,
+            "tie_output shares the embedding table with the output layer, but task '" +
+                nameOf(s.task) + "' predicts labels, not tokens",
             "remove tie_output");
   int64_t decoderLayers = t.decoderLayers > 0 ? t.decoderLayers : t.layers;
   if (s.decode.attentionLayer > decoderLayers)
@@ -50,10 +53,10 @@ void validate(const Spec &s, Problems &p) {
     p.error(s.model.attention->loc,
             "model.attention is the recurrent decoder's attention; the Transformer has its own",
             "remove model.attention");
-  if (s.task == "seq2seq") {
+  if (s.task == Task::Seq2seq) {
     checkSeq2SeqData(s, p);
     checkDecoding(s, p);
-  } else if (s.task == "tag" || s.task == "classify") {
+  } else if (s.task == Task::Tag || s.task == Task::Classify) {
     checkLabelledData(s, p);
   } else {
     checkTextData(s, p);

@@ -134,9 +134,9 @@ int main(int argc, char **argv) {
     return std::string(buf);
   };
   PyTorchSide torch;
-  if (t.optimizer.type != "adam")
+  if (t.optimizer.type != ::attn::yaml::Optimizer::Adam)
     torch.note = "the PyTorch side implements only adam (train.optimizer.type is " +
-                 t.optimizer.type + ")";
+                 ::attn::yaml::nameOf(t.optimizer.type) + ")";
   else
     torch.launch(python, script,
                  {"--data", dataFile, "--threads", std::to_string(threads), "--batch",
@@ -172,8 +172,8 @@ int main(int argc, char **argv) {
   double mAttn = median(tAttn);
   std::printf("%s: train step (forward, backward, %s), batch %lld, window %lld, hidden %lld, "
               "layers %lld\n",
-              spec->name.c_str(), t.optimizer.type.c_str(), (long long)batch, (long long)window,
-              (long long)hidden, (long long)layers);
+              spec->name.c_str(), ::attn::yaml::nameOf(t.optimizer.type).c_str(), (long long)batch,
+              (long long)window, (long long)hidden, (long long)layers);
   std::printf("%s\n", bench::threadsNote().c_str());
   std::printf("attnc compile (import + autodiff + train-step + lower + JIT): %.2f s\n",
               train.compileSeconds);

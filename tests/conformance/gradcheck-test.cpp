@@ -207,10 +207,11 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
     small.push_back({"model.transformer.ffn", "6"});
   }
   // (A Transformer's embeddings are d_model wide: model.embedding does not apply to it.)
-  if (!plain->model.transformer && (plain->task == "lm" || plain->task == "seq2seq" ||
-                                    plain->task == "tag" || plain->task == "classify"))
+  if (!plain->model.transformer &&
+      (plain->task == ::attn::yaml::Task::Lm || plain->task == ::attn::yaml::Task::Seq2seq ||
+       plain->task == ::attn::yaml::Task::Tag || plain->task == ::attn::yaml::Task::Classify))
     small.push_back({"model.embedding.dim", "3"});
-  if (plain->task == "seq2seq")
+  if (plain->task == ::attn::yaml::Task::Seq2seq)
     small.push_back({"decode.batch", "2"});
   auto spec = ::attn::yaml::parseSpecFile(path, small, diags);
   ASSERT_TRUE(spec) << (diags.empty() ? "" : diags.back().str());
@@ -218,9 +219,10 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
   attn::driver::Session session;
   mlir::MLIRContext &context = session.context();
   ::attn::yaml::ImportOptions options;
-  if (spec->task == "lm")
+  if (spec->task == ::attn::yaml::Task::Lm)
     options.vocabSize = ::attn::data::CharVocab(::attn::data::builtinText()).size();
-  if (spec->task == "seq2seq" || spec->task == "tag" || spec->task == "classify") {
+  if (spec->task == ::attn::yaml::Task::Seq2seq || spec->task == ::attn::yaml::Task::Tag ||
+      spec->task == ::attn::yaml::Task::Classify) {
     options.vocabSize = options.sourceVocab = options.targetVocab = 7;
     options.sourceLength = 4;
     options.targetLength = 5;

@@ -129,7 +129,7 @@ TEST_P(FusedRecurrence, MatchesUnfusedLossAndGradients) {
   auto spec = ::attn::yaml::parseSpecFile(path, overrides, diags);
   ASSERT_TRUE(spec) << (diags.empty() ? "" : diags.back().str());
   ::attn::yaml::ImportOptions options;
-  if (spec->task == "lm")
+  if (spec->task == ::attn::yaml::Task::Lm)
     options.vocabSize = ::attn::data::CharVocab(::attn::data::builtinText()).size();
 
   std::unique_ptr<::attn::driver::Model> models[2];

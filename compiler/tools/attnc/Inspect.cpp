@@ -10,8 +10,11 @@ int check(attn::driver::Session &session, const Common &) {
   if (!session.runTo(attn::driver::Stage::Attn))
     return 1;
   const auto &s = session.spec();
-  std::cout << s.file << ": ok: model '" << s.name << "' (" << s.task << ", "
-            << (s.model.rnn ? "rnn" : s.model.transformer ? "transformer" : "mlp") << ")\n";
+  std::cout << s.file << ": ok: model '" << s.name << "' (" << attn::yaml::nameOf(s.task) << ", "
+            << (s.model.rnn           ? "rnn"
+                : s.model.transformer ? "transformer"
+                                      : "mlp")
+            << ")\n";
   return 0;
 }
 

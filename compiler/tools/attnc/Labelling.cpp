@@ -21,12 +21,13 @@ int runLabeller(attn::driver::Session &session, const RunOptions &o) {
   std::vector<attn::data::Pair> pairs(
       data.valid.begin(),
       data.valid.begin() + std::min<int64_t>(o.count.value_or(8), (int64_t)data.valid.size()));
-  attn::train::Split split = attn::task::pairSplit(attn::task::parseTask(s.task), data, pairs);
+  attn::train::Split split =
+      attn::task::pairSplit(attn::task::parseTask(attn::yaml::nameOf(s.task)), data, pairs);
   std::cout << s.name << ": " << split[0].shape()[0] << " validation examples, parameters "
             << m->origin << "\n";
   // Each example as the model saw it: its tokens (unknown ones as <unk>), the predicted
   // tags or label, and whether they match the reference.
-  bool tagged = s.task == "tag";
+  bool tagged = s.task == attn::yaml::Task::Tag;
   int64_t steps = split[0].shape()[1];
   auto words = [&](const std::vector<int32_t> &ids) {
     return attn::data::detokenize(data.target.decode(ids), attn::data::Tokenize::Word);

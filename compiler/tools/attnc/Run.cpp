@@ -24,9 +24,9 @@ int run(attn::driver::Session &session, const Common &c, const RunOptions &o) {
   if (!o.ckpt.empty() && !session.openCheckpoint(o.ckpt, c.overrides))
     return 1;
   const auto &s = session.spec();
-  if (s.task == "seq2seq")
+  if (s.task == attn::yaml::Task::Seq2seq)
     return runSeq2Seq(session, o);
-  if (s.task == "tag" || s.task == "classify")
+  if (s.task == attn::yaml::Task::Tag || s.task == attn::yaml::Task::Classify)
     return runLabeller(session, o);
   std::unique_ptr<attn::driver::Model> model = session.loadModel(o.seed);
   if (!model)
@@ -34,7 +34,7 @@ int run(attn::driver::Session &session, const Common &c, const RunOptions &o) {
   const attn::Program &program = *model->program;
   const std::vector<attn::Tensor> &params = model->params;
   const std::string &origin = model->origin;
-  if (s.task == "lm") {
+  if (s.task == attn::yaml::Task::Lm) {
     // A language model generates: feed the prime, then sample one character at a time.
     attn::decode::SampleOptions so;
     so.length = o.count.value_or(s.sample.length);

@@ -33,12 +33,13 @@ int64_t countWeights(const attn_program_info &info) {
 // a tagger's tags or a classifier's labels.
 void reportQuality(const attn::driver::Model &m, const attn::yaml::Spec &s,
                    const attn::task::PairData &data) {
-  attn::task::Task task = attn::task::parseTask(s.task);
+  attn::task::Task task = attn::task::parseTask(attn::yaml::nameOf(s.task));
   if (task != attn::task::Task::Seq2Seq) {
     double accuracy = attn::task::labelAccuracy(*m.program, m.params,
                                                 attn::task::pairSplit(task, data, data.valid));
     std::cout << s.name << ": validation accuracy " << std::setprecision(4) << 100.0 * accuracy
-              << "% (" << (s.task == "tag" ? "tokens" : "sequences") << ")" << std::endl;
+              << "% (" << (s.task == attn::yaml::Task::Tag ? "tokens" : "sequences") << ")"
+              << std::endl;
     return;
   }
   attn::task::Accuracy a =
@@ -100,9 +101,9 @@ int train(attn::driver::Session &session, const Common &, const TrainOptions &o)
   }
 
   std::cout << s.name << ": training " << countWeights(model->program->info()) << " weights for "
-            << t.steps << " steps (" << s.train.optimizer.type << ", lr "
-            << s.train.optimizer.lr << ", " << s.train.schedule.type << " schedule, batch "
-            << s.train.batchSize << ") into " << t.dir << std::endl;
+            << t.steps << " steps (" << attn::yaml::nameOf(s.train.optimizer.type) << ", lr "
+            << s.train.optimizer.lr << ", " << attn::yaml::nameOf(s.train.schedule.type)
+            << " schedule, batch " << s.train.batchSize << ") into " << t.dir << std::endl;
   auto result = attn::train::train(*model->program, model->params, train, valid, t);
   if (!result.error.empty()) {
     std::cerr << "attnc: error: " << result.error << "\n";

@@ -94,8 +94,9 @@ int translate(attn::driver::Session &session, const Common &c, const TranslateOp
   if (int rc = load(session, c, o.ckpt))
     return rc;
   const attn::yaml::Spec &s = session.spec();
-  if (s.task != "seq2seq")
-    return usageError("translate needs a seq2seq model; " + s.name + " is task '" + s.task + "'");
+  if (s.task != attn::yaml::Task::Seq2seq)
+    return usageError("translate needs a seq2seq model; " + s.name + " is task '" +
+                      attn::yaml::nameOf(s.task) + "'");
   const attn::task::PairData &data = session.compiledData();
   std::unique_ptr<attn::driver::Model> m = session.loadModel();
   if (!m)

@@ -71,7 +71,7 @@ TEST(SpecParser, ValidRnnSpec) {
   EXPECT_TRUE(diags.empty());
   EXPECT_EQ(spec->file, "rnn.yaml");
   EXPECT_EQ(spec->name, "rnn-sine");
-  EXPECT_EQ(spec->task, "regress");
+  EXPECT_EQ(nameOf(spec->task), "regress");
   EXPECT_EQ(spec->data.builtin, "sine");
   EXPECT_EQ(spec->data.window, 16);
   EXPECT_EQ(spec->data.train, 2000);
@@ -79,7 +79,7 @@ TEST(SpecParser, ValidRnnSpec) {
   EXPECT_EQ(spec->data.seed, 7u);
   ASSERT_TRUE(spec->model.rnn.has_value());
   EXPECT_FALSE(spec->model.mlp.has_value());
-  EXPECT_EQ(spec->model.rnn->cell, "rnn");
+  EXPECT_EQ(nameOf(spec->model.rnn->cell), "rnn");
   EXPECT_EQ(spec->model.rnn->hidden, 32);
   EXPECT_EQ(spec->model.rnn->layers, 1); // default
   EXPECT_EQ(spec->model.output.size, 1);
@@ -106,7 +106,7 @@ TEST(SpecParser, ValidMlpSpecWithDefaults) {
   ASSERT_TRUE(spec.has_value());
   EXPECT_TRUE(diags.empty());
   EXPECT_EQ(spec->name, "mlp-sine");
-  EXPECT_EQ(spec->task, "regress");
+  EXPECT_EQ(nameOf(spec->task), "regress");
   EXPECT_EQ(spec->data.window, 8);
   EXPECT_EQ(spec->data.train, 2000);
   EXPECT_EQ(spec->data.valid, 200);
@@ -114,7 +114,7 @@ TEST(SpecParser, ValidMlpSpecWithDefaults) {
   ASSERT_TRUE(spec->model.mlp.has_value());
   EXPECT_FALSE(spec->model.rnn.has_value());
   EXPECT_EQ(spec->model.mlp->hidden, (std::vector<int64_t>{64, 48}));
-  EXPECT_EQ(spec->model.mlp->activation, "relu");
+  EXPECT_EQ(nameOf(spec->model.mlp->activation), "relu");
   EXPECT_EQ(spec->model.mlp->loc.line, 7);
   EXPECT_EQ(spec->model.mlp->loc.col, 5);
   EXPECT_EQ(spec->model.output.size, 1);
@@ -169,7 +169,7 @@ TEST(SpecParser, SchemaDefaultsMatchSpecStruct) {
   EXPECT_EQ(spec->train.checkpointDir, TrainSpec{}.checkpointDir);
   EXPECT_EQ(spec->train.patience, TrainSpec{}.patience);
   EXPECT_DOUBLE_EQ(spec->train.minDelta, TrainSpec{}.minDelta);
-  EXPECT_EQ(findKey("model.mlp.activation")->defaultValue, MlpSpec{}.activation);
+  EXPECT_EQ(findKey("model.mlp.activation")->defaultValue, nameOf(MlpSpec{}.activation));
 }
 
 TEST(SpecParser, ReferenceExamplesParse) {
