@@ -12,6 +12,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
+#include <functional>
 #include <string>
 
 namespace attn::yaml::recurrent {
@@ -66,65 +67,100 @@ protected:
     Value wih, whh, bias, bhh, peephole, proj, projBias;
   };
 
-  // The state a layer carries: h, and for an lstm the cell c.
-  SmallVector<Type> stateTypes(const RnnSpec &r, int64_t batch) {
-    auto f32 = b.getF32Type();
-    if (r.cell == Cell::Lstm)
-      return {RankedTensorType::get({batch, outWidth(r)}, f32),
-              RankedTensorType::get({batch, r.hidden}, f32)};
-    return {RankedTensorType::get({batch, r.hidden}, f32)};
-  }
-
   // What a layer hands on: the hidden state, projected for an lstm with a projection.
   int64_t outWidth(const RnnSpec &r) {
     return r.cell == Cell::Lstm && r.projection > 0 ? r.projection : r.hidden;
   }
 
-  // Layer `layer`'s weights, initialised like PyTorch's recurrent layers: U(+-1/sqrt(H)).
+  // The recurrent cells, one row each: the states a layer carries, its weights (initialised
+  // like PyTorch's recurrent layers: U(+-1/sqrt(H))) and one step of it. A new cell is a row.
+  using ParamFn = std::function<Value(const std::string &name, ArrayRef<int64_t> shape)>;
+  struct CellRule {
+    Cell cell;
+    int states; // h, and for an lstm the cell c (the first is what the layer hands on)
+    LayerParams (*params)(const RnnSpec &r, int64_t in, int64_t out, const ParamFn &u);
+    SmallVector<Value> (*step)(OpBuilder &b, Location l, const RnnSpec &r, const LayerParams &w,
+                               Value x, ValueRange state);
+  };
+  static const CellRule &cellRule(Cell cell) {
+    static const CellRule rules[] = {
+        {Cell::Rnn, 1,
+         [](const RnnSpec &r, int64_t in, int64_t, const ParamFn &u) {
+           int64_t h = r.hidden;
+           LayerParams w;
+           w.wih = u("w_ax", {in, h});
+           w.whh = u("w_aa", {h, h});
+           w.bias = u("b_a", {h});
+           return w;
+         },
+         [](OpBuilder &b, Location l, const RnnSpec &, const LayerParams &w, Value x,
+            ValueRange state) -> SmallVector<Value> {
+           return {b.create<mlir::attn::RnnCellOp>(l, x, state[0], w.wih, w.whh, w.bias)};
+         }},
+        {Cell::Gru, 1,
+         [](const RnnSpec &r, int64_t in, int64_t, const ParamFn &u) {
+           int64_t h = r.hidden, gates = r.gruForm == GruForm::Minimal ? 2 : 3;
+           LayerParams w;
+           w.wih = u("w_ih", {in, gates * h});
+           w.whh = u("w_hh", {h, gates * h});
+           w.bias = u("b_ih", {gates * h});
+           w.bhh = u("b_hh", {gates * h});
+           return w;
+         },
+         [](OpBuilder &b, Location l, const RnnSpec &r, const LayerParams &w, Value x,
+            ValueRange state) -> SmallVector<Value> {
+           return {b.create<mlir::attn::GruCellOp>(l, x, state[0], w.wih, w.whh, w.bias, w.bhh,
+                                                   b.getStringAttr(nameOf(r.gruForm)))};
+         }},
+        {Cell::Lstm, 2,
+         [](const RnnSpec &r, int64_t in, int64_t out, const ParamFn &u) {
+           int64_t h = r.hidden;
+           LayerParams w;
+           w.wih = u("w_ih", {in, 4 * h});
+           w.whh = u("w_hh", {out, 4 * h});
+           w.bias = u("b", {4 * h});
+           if (r.peephole)
+             w.peephole = u("w_peephole", {3, h});
+           if (r.projection > 0) {
+             w.proj = u("w_proj", {h, out});
+             w.projBias = u("b_proj", {out});
+           }
+           return w;
+         },
+         [](OpBuilder &b, Location l, const RnnSpec &, const LayerParams &w, Value x,
+            ValueRange state) -> SmallVector<Value> {
+           auto cell = b.create<mlir::attn::LstmCellOp>(l, x, state[0], state[1], w.wih, w.whh,
+                                                        w.bias, w.peephole, w.proj, w.projBias);
+           return {cell.getNewHidden(), cell.getNewCell()};
+         }},
+    };
+    return rules[static_cast<size_t>(cell)];
+  }
+
+  // The state a layer carries: h [B, out], then for an lstm the cell c [B, H].
+  SmallVector<Type> stateTypes(const RnnSpec &r, int64_t batch) {
+    auto f32 = b.getF32Type();
+    SmallVector<Type> types = {RankedTensorType::get({batch, outWidth(r)}, f32)};
+    if (cellRule(r.cell).states > 1)
+      types.push_back(RankedTensorType::get({batch, r.hidden}, f32));
+    return types;
+  }
+
+  // Layer `layer`'s weights (see CellRule).
   LayerParams layerParams(const RnnSpec &r, const std::string &prefix, int64_t layer, int64_t in,
                           bool reverse, Location l) {
     std::string p = prefix + ".layer" + std::to_string(layer) + (reverse ? ".reverse." : ".");
-    int64_t h = r.hidden, out = outWidth(r);
-    float scale = 1.0f / std::sqrt((float)h);
-    auto u = [&](const std::string &name, ArrayRef<int64_t> shape) {
+    float scale = 1.0f / std::sqrt((float)r.hidden);
+    ParamFn u = [&](const std::string &name, ArrayRef<int64_t> shape) {
       return param(l, p + name, shape, "uniform", scale);
     };
-    LayerParams w;
-    if (r.cell == Cell::Rnn) {
-      w.wih = u("w_ax", {in, h});
-      w.whh = u("w_aa", {h, h});
-      w.bias = u("b_a", {h});
-    } else if (r.cell == Cell::Gru) {
-      int64_t gates = r.gruForm == GruForm::Minimal ? 2 : 3;
-      w.wih = u("w_ih", {in, gates * h});
-      w.whh = u("w_hh", {h, gates * h});
-      w.bias = u("b_ih", {gates * h});
-      w.bhh = u("b_hh", {gates * h});
-    } else {
-      w.wih = u("w_ih", {in, 4 * h});
-      w.whh = u("w_hh", {out, 4 * h});
-      w.bias = u("b", {4 * h});
-      if (r.peephole)
-        w.peephole = u("w_peephole", {3, h});
-      if (r.projection > 0) {
-        w.proj = u("w_proj", {h, out});
-        w.projBias = u("b_proj", {out});
-      }
-    }
-    return w;
+    return cellRule(r.cell).params(r, in, outWidth(r), u);
   }
 
   // One step of a layer: the new states (the first is what the layer hands on).
   SmallVector<Value> cellStep(const RnnSpec &r, const LayerParams &w, Value x, ValueRange state,
                               Location l) {
-    if (r.cell == Cell::Rnn)
-      return {b.create<mlir::attn::RnnCellOp>(l, x, state[0], w.wih, w.whh, w.bias)};
-    if (r.cell == Cell::Gru)
-      return {b.create<mlir::attn::GruCellOp>(l, x, state[0], w.wih, w.whh, w.bias, w.bhh,
-                                              b.getStringAttr(nameOf(r.gruForm)))};
-    auto cell = b.create<mlir::attn::LstmCellOp>(l, x, state[0], state[1], w.wih, w.whh, w.bias,
-                                                 w.peephole, w.proj, w.projBias);
-    return {cell.getNewHidden(), cell.getNewCell()};
+    return cellRule(r.cell).step(b, l, r, w, x, state);
   }
 
   // One direction of one layer over seq [B, T, I]: its final output [B, W] and, with

@@ -141,17 +141,43 @@ public:
     b.create<func::ReturnOp>(l, outs);
   }
 
+  // The attention mechanisms (model.attention.type), one row each: what the decoder step asks
+  // of them. A new mechanism is a row (and its step, attentionStep).
+  struct MechanismRule {
+    AttentionType type;
+    bool newState; // scores s_i and reads h~_i = tanh(W_c [c_i; s_i]) (Luong); else s_{i-1}
+    bool windowed; // a window [p_i - D, p_i + D] with Gaussian weighting (local)
+  };
+  static const MechanismRule &mechanismRule(AttentionType type) {
+    static const MechanismRule rules[] = {{AttentionType::Bahdanau, false, false},
+                                          {AttentionType::Luong, true, false},
+                                          {AttentionType::Local, true, true}};
+    return rules[static_cast<size_t>(type)];
+  }
+  // The scores (model.attention.score, for the Luong mechanisms), one row each: the kind of
+  // attn.attention_scores they are, and the weight it reads.
+  struct ScoreRule {
+    Score score;
+    bool additive;    // v^T tanh(W s + U h) over projected query and keys (the fused kernel's)
+    bool general;     // W [H, M] between query and keys
+    bool temperature; // tau [1]
+  };
+  static const ScoreRule &scoreRule(Score score) {
+    static const ScoreRule rules[] = {{Score::Dot, false, false, false},
+                                      {Score::General, false, true, false},
+                                      {Score::Concat, true, false, false},
+                                      {Score::Cosine, false, false, true}};
+    return rules[static_cast<size_t>(score)];
+  }
+
   bool chosContext() const { return spec.model.seq2seq.context == Context::EveryStep; }
   bool attention() const { return spec.task == Task::Seq2seq && spec.model.attention.has_value(); }
-  // Bahdanau's and Luong's concat scores are additive: v^T tanh(W s + U h).
-  bool additive() const {
-    return attention() && (spec.model.attention->type == AttentionType::Bahdanau ||
-                           spec.model.attention->score == Score::Concat);
-  }
-  bool luong() const {
-    return attention() && spec.model.attention->type != AttentionType::Bahdanau;
-  }
-  bool local() const { return attention() && spec.model.attention->type == AttentionType::Local; }
+  const MechanismRule &mechanism() const { return mechanismRule(spec.model.attention->type); }
+  const ScoreRule &score() const { return scoreRule(spec.model.attention->score); }
+  // Bahdanau's score and Luong's concat are additive: v^T tanh(W s + U h).
+  bool additive() const { return attention() && (!mechanism().newState || score().additive); }
+  bool luong() const { return attention() && mechanism().newState; }
+  bool local() const { return attention() && mechanism().windowed; }
   bool monotonic() const { return local() && spec.model.attention->align == Align::Monotonic; }
   bool inputFeeding() const { return luong() && spec.model.attention->inputFeeding; }
 
@@ -313,9 +339,9 @@ public:
     if (additive()) {
       d.query = uniform("attention.query.weight", {h, a}, h);
       d.v = uniform("attention.v", {a}, a);
-    } else if (spec.model.attention->score == Score::General) {
+    } else if (score().general) {
       d.general = uniform("attention.weight", {h, m}, h);
-    } else if (spec.model.attention->score == Score::Cosine) {
+    } else if (score().temperature) {
       // tau = temperature, or temperature times a learned factor that starts at 1.
       const AttentionSpec &a = *spec.model.attention;
       d.temperature = b.create<mlir::attn::ConstantOp>(
@@ -373,7 +399,7 @@ public:
       scores = b.create<mlir::attn::AttentionScoresOp>(l, q, mem.keys, d.v,
                                                        b.getStringAttr("additive"));
     } else {
-      Value weight = a.score == Score::Cosine ? d.temperature : d.general;
+      Value weight = score().temperature ? d.temperature : d.general;
       scores = b.create<mlir::attn::AttentionScoresOp>(l, query, mem.values, weight,
                                                        b.getStringAttr(nameOf(a.score)));
     }
