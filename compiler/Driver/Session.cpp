@@ -179,11 +179,8 @@ bool Session::runPasses(Stage stage) {
       pipelines::buildFusion(pm);
     break;
   case Stage::Grad: {
-    if (!spec_) {
-      diagnostics() << "attnc: error: the training pipeline needs a spec's train: section\n";
-      return false;
-    }
-    pipelines::TrainingOptions t = trainingOptions(spec_->train);
+    // A bare attn module trains with the pipeline's defaults (Adam), as attn-opt's attn-train.
+    pipelines::TrainingOptions t = spec_ ? trainingOptions(spec_->train) : pipelines::TrainingOptions{};
     t.fuse = options_.fuse;
     pipelines::buildTraining(pm, t);
     break;

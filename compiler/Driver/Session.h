@@ -97,7 +97,9 @@ public:
   /// names the program (entry symbols attn_<cName(name)>_<entry>).
   void setModule(mlir::OwningOpRef<mlir::ModuleOp> module, const std::string &name);
   /// Runs every stage up to `stage` that has not run yet; false (reported) on failure. The
-  /// Grad stage is only reached when asked for: a module for inference skips it.
+  /// Grad stage is only reached when asked for: a module for inference skips it. It trains
+  /// with the spec's `train:` settings, or, for a module given by setModule, Adam at its
+  /// defaults (the learning rate is an input of @train_step either way).
   bool runTo(Stage stage);
   /// Where the module is now.
   std::optional<Stage> stage() const { return stage_; }
