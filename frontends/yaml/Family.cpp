@@ -75,11 +75,16 @@ void checkLabelledData(const Spec &s, Problems &p) {
     checkLengths(s, p);
 }
 
+bool checkNoPairFile(const Spec &s, Problems &p) {
+  if (s.data.path.empty())
+    return true;
+  p.error(s.data.loc, "data.path (TSV pairs) is for task 'seq2seq', not '" + nameOf(s.task) + "'",
+          "set task: seq2seq");
+  return false;
+}
+
 void checkTextData(const Spec &s, Problems &p) {
-  if (!s.data.path.empty())
-    p.error(s.data.loc, "data.path (TSV pairs) is for task 'seq2seq', not '" + nameOf(s.task) + "'",
-            "set task: seq2seq");
-  else if (s.data.builtin != "text")
+  if (checkNoPairFile(s, p) && s.data.builtin != "text")
     p.error(s.data.loc,
             "task 'lm' learns from text, but data.builtin is '" + s.data.builtin + "'",
             "set data.builtin: text");

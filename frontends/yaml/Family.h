@@ -60,6 +60,8 @@ void checkSeq2SeqData(const Spec &spec, Problems &problems);
 void checkDecoding(const Spec &spec, Problems &problems);
 /// tag / classify: labelled sequences, valid lengths.
 void checkLabelledData(const Spec &spec, Problems &problems);
+/// Tasks that read numbers or text, not pairs: data.path is refused; false when it is there.
+bool checkNoPairFile(const Spec &spec, Problems &problems);
 /// lm: the builtin text.
 void checkTextData(const Spec &spec, Problems &problems);
 /// "data.builtin: X" or "data.path", for messages.

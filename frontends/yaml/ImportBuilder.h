@@ -114,8 +114,4 @@ protected:
   mlir::OpBuilder b;
 };
 
-/// The Transformer stacks (model.transformer): the entries Importer.h documents for each task.
-mlir::OwningOpRef<mlir::ModuleOp> importTransformer(const Spec &spec, mlir::MLIRContext &context,
-                                                    const ImportOptions &options);
-
 } // namespace attn::yaml

@@ -43,10 +43,7 @@ namespace {
 bool claims(const Spec &s) { return s.task == Task::Regress; }
 
 void validate(const Spec &s, Problems &p) {
-  if (!s.data.path.empty())
-    p.error(s.data.loc, "data.path (TSV pairs) is for task 'seq2seq', not '" + nameOf(s.task) + "'",
-            "set task: seq2seq");
-  else if (s.data.builtin != "sine")
+  if (checkNoPairFile(s, p) && s.data.builtin != "sine")
     p.error(s.data.loc,
             "task 'regress' learns from numbers, but data.builtin is '" + s.data.builtin + "'",
             "set data.builtin: sine, or task: lm");

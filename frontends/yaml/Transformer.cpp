@@ -14,6 +14,7 @@
 // keys and values for the positions so far ([K, H, L, D], L the longest decode), writing
 // the new position's with a one-hot. A step costs one position's projections and
 // feed-forward layers, plus attention over L cached positions (the unwritten ones masked).
+#include "frontends/yaml/Family.h"
 #include "frontends/yaml/ImportBuilder.h"
 #include "attn/Names.h"
 

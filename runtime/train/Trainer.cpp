@@ -252,15 +252,15 @@ StepRunner::StepRunner(const Program &program, std::vector<Tensor> &params, cons
     throw std::runtime_error("attn: " + std::to_string(numExamples(split)) +
                              " training examples do not fill one batch of " +
                              std::to_string(batch));
-  impl = new Impl{program, params, split, std::move(perStepInput),
-                  Batches(numExamples(split), batch, seed), {}};
+  impl.reset(new Impl{program, params, split, std::move(perStepInput),
+                  Batches(numExamples(split), batch, seed), {}});
   impl->updateTarget.assign(step.num_outputs, -1);
   for (int i = 2; i < step.num_outputs; ++i)
     impl->updateTarget[i] =
         paramIndex(program.info(), std::string(step.outputs[i].name).substr(strlen(names::kUpdatePrefix)));
 }
 
-StepRunner::~StepRunner() { delete impl; }
+StepRunner::~StepRunner() = default;
 
 StepRunner::Result StepRunner::step(int64_t s, double lr) {
   const attn_entry_info &step = impl->program.entry("train_step");

@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <map>
 #include <string>
 #include <vector>
@@ -81,7 +82,7 @@ public:
 
 private:
   struct Impl;
-  Impl *impl;
+  std::unique_ptr<Impl> impl;
 };
 
 // Trains `params` (in manifest order, updated in place) on `train`, validating on `valid`.
