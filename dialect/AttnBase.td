@@ -21,6 +21,8 @@ def Attn_Dialect : Dialect {
   // Inherent attributes live in the attribute dictionary: shape rules then read the same
   // attributes whether an op is being parsed, built or verified.
   let usePropertiesForAttributes = 0;
+  // The enum attributes of AttnEnums.td print as `#attn.init<normal>`.
+  let useDefaultAttributePrinterParser = 1;
   let summary = "Tensor-level ops of sequence models: cells, attention, losses.";
   let description = [{
     The `attn` dialect is what the YAML frontend emits and what autodiff, fusion and the
@@ -33,6 +35,8 @@ def Attn_Dialect : Dialect {
     larger. A missing leading dimension counts as 1.
   }];
 }
+
+include "dialect/AttnEnums.td"
 
 class Attn_Op<string mnemonic, list<Trait> traits = []> : Op<Attn_Dialect, mnemonic, traits>;
 

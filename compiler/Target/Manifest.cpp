@@ -1,5 +1,7 @@
 #include "compiler/Target/Manifest.h"
 
+#include "dialect/AttnDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -38,7 +40,8 @@ FailureOr<Manifest> readManifest(ModuleOp module, const std::string &model,
                          entry.getAs<StringAttr>("name").str());
     if (failed(desc))
       return failure();
-    desc->init = entry.getAs<StringAttr>("init").str();
+    desc->init =
+        mlir::attn::stringifyInit(entry.getAs<mlir::attn::InitAttr>("init").getValue()).str();
     desc->scale = entry.getAs<FloatAttr>("scale").getValueAsDouble();
     m.params.push_back(*desc);
   }

@@ -17,8 +17,10 @@ AttentionScoresOp match(AttentionOp att, std::string &why) {
   auto scores = att.getScores().getDefiningOp<AttentionScoresOp>();
   if (!scores)
     return why = "its scores are not an attn.attention_scores", nullptr;
-  if (scores.getKind() != "additive")
-    return why = "no fused kernel for '" + scores.getKind().str() + "' scores yet", nullptr;
+  if (scores.getKind() != ScoreKind::additive)
+    return why = "no fused kernel for '" + stringifyScoreKind(scores.getKind()).str() +
+                 "' scores yet",
+           nullptr;
   if (att.getWeighting())
     return why = "it has a weighting (local attention's Gaussian)", nullptr;
   if (!scores->hasOneUse())

@@ -59,8 +59,8 @@ LogicalResult match(ScanOp scan, Match &m, std::string &why) {
     m.stateOperands = {rnn.getHidden()};
     m.newStates = {rnn.getResult()};
   } else if (auto gru = dyn_cast<GruCellOp>(cell)) {
-    if (gru.getForm() != "pytorch")
-      return refuse("oneDNN has no GRU of form '" + gru.getForm() + "'");
+    if (gru.getForm() != GruForm::pytorch)
+      return refuse("oneDNN has no GRU of form '" + stringifyGruForm(gru.getForm()).str() + "'");
     if (gru.getInput() != x)
       return refuse("the cell does not read the step input");
     m.stateOperands = {gru.getHidden()};

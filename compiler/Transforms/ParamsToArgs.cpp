@@ -23,9 +23,10 @@ struct ParamsToArgs : mlir::attn::impl::AttnParamsToArgsBase<ParamsToArgs> {
       ParamOp first = it->second;
       if (!inserted && (first.getType() != op.getType() || first.getInit() != op.getInit() ||
                         first.getScale() != op.getScale())) {
-        op.emitError("parameter '") << op.getName() << "' redeclared as " << op.getType()
-                                    << " init " << op.getInit() << ", first declared as "
-                                    << first.getType() << " init " << first.getInit();
+        op.emitError("parameter '")
+            << op.getName() << "' redeclared as " << op.getType() << " init "
+            << stringifyInit(op.getInit()) << ", first declared as " << first.getType() << " init "
+            << stringifyInit(first.getInit());
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

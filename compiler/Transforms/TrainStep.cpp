@@ -94,10 +94,8 @@ struct TrainStep : mlir::attn::impl::AttnTrainStepBase<TrainStep> {
     auto state = [&](ParamOp p, StringRef suffix) -> Value {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&body);
-      return b.create<ParamOp>(p.getLoc(), p.getType(),
-                               b.getStringAttr((p.getName() + "/" + suffix).str()),
-                               b.getStringAttr("zeros"), b.getF32FloatAttr(0.0f),
-                               b.getBoolAttr(false));
+      return b.create<ParamOp>(p.getLoc(), p.getType(), (p.getName() + "/" + suffix).str(),
+                               Init::zeros, APFloat(0.0f), /*trainable=*/false);
     };
     auto update = [&](Value v, StringRef name) {
       results.push_back(v);

@@ -52,24 +52,21 @@ LogicalResult AttentionScoresOp::inferReturnTypes(MLIRContext *, std::optional<L
                                                   OpaqueProperties properties, RegionRange regions,
                                                   SmallVectorImpl<Type> &results) {
   Adaptor a(operands, attributes, properties, regions);
-  StringRef kind = a.getKindAttr() ? a.getKind() : "";
-  if (kind != "dot" && kind != "scaled_dot" && kind != "general" && kind != "additive" &&
-      kind != "cosine")
-    return emitOptionalError(loc, "'attn.attention_scores' kind must be dot, scaled_dot, general, "
-                                  "additive or cosine, got '",
-                             kind, "'");
+  if (!a.getKindAttr())
+    return emitOptionalError(loc, "'attn.attention_scores' needs a kind");
+  ScoreKind kind = a.getKind();
   auto q = typeOf(a.getQuery()), k = typeOf(a.getKeys());
   Value w = a.getWeight();
   bool ok = q.getRank() == 2 && k.getRank() == 3 && q.getShape()[0] == k.getShape()[0];
   int64_t qw = ok ? q.getShape()[1] : 0, kw = ok ? k.getShape()[2] : 0;
   std::string need;
-  if (kind == "general") {
+  if (kind == ScoreKind::general) {
     need = "query [B, Q], keys [B, S, K], weight [Q, K]";
     ok = ok && w && shapeOf(w) == ArrayRef<int64_t>{qw, kw};
-  } else if (kind == "additive") {
+  } else if (kind == ScoreKind::additive) {
     need = "query [B, A], keys [B, S, A], weight v [A]";
     ok = ok && qw == kw && w && shapeOf(w) == ArrayRef<int64_t>{kw};
-  } else if (kind == "cosine") {
+  } else if (kind == ScoreKind::cosine) {
     need = "query [B, K], keys [B, S, K] and an optional temperature [1]";
     ok = ok && qw == kw && (!w || shapeOf(w) == ArrayRef<int64_t>{1});
   } else {
@@ -77,8 +74,8 @@ LogicalResult AttentionScoresOp::inferReturnTypes(MLIRContext *, std::optional<L
     ok = ok && qw == kw && !w;
   }
   if (!ok)
-    return emitOptionalError(loc, "'attn.attention_scores' kind '", kind, "' needs ", need,
-                             "; got ", typeStr(q), ", ", typeStr(k),
+    return emitOptionalError(loc, "'attn.attention_scores' kind '", stringifyScoreKind(kind),
+                             "' needs ", need, "; got ", typeStr(q), ", ", typeStr(k),
                              w ? ", " + typeStr(w.getType()) : std::string());
   results.push_back(RankedTensorType::get({k.getShape()[0], k.getShape()[1]}, k.getElementType()));
   return success();
@@ -89,7 +86,7 @@ SmallVector<Value> AttentionScoresOp::decompose(OpBuilder &b) {
   ArrayRef<int64_t> k = shapeOf(getKeys());
   int64_t batch = k[0], steps = k[1], width = k[2];
   Value q = getQuery();
-  if (getKind() == "additive") {
+  if (getKind() == ScoreKind::additive) {
     // sum_a tanh(q + k)[b, j, a] v[a]: elementwise and a reduction (a matrix-vector product
     // with v would be a matmul call with N = 1, and its gradient one with K = 1).
     Value t = b.create<TanhOp>(l, add(b, l, reshape(b, l, q, {batch, 1, width}), getKeys()));
@@ -97,7 +94,7 @@ SmallVector<Value> AttentionScoresOp::decompose(OpBuilder &b) {
                                   b.getBoolAttr(false))};
   }
   Value keys = getKeys();
-  if (getKind() == "cosine") {
+  if (getKind() == ScoreKind::cosine) {
     // q / |q| [B, K] and k / |k| [B, S, K]: then their dot product is the cosine.
     auto unit = [&](Value x, int64_t axis) {
       Value squares = b.create<ReduceSumOp>(l, mul(b, l, x, x), b.getDenseI64ArrayAttr({axis}),
@@ -108,14 +105,14 @@ SmallVector<Value> AttentionScoresOp::decompose(OpBuilder &b) {
     q = unit(q, 1);
     keys = unit(keys, 2);
   }
-  if (getKind() == "general")
+  if (getKind() == ScoreKind::general)
     q = matmul(b, l, q, getWeight()); // [B, Q] x [Q, K]
   // q [B, 1, K] x keys^T [B, K, S] -> [B, 1, S]
   Value e = matmul(b, l, reshape(b, l, q, {batch, 1, width}), keys, false, true);
   e = reshape(b, l, e, {batch, steps});
-  if (getKind() == "cosine" && getWeight())
+  if (getKind() == ScoreKind::cosine && getWeight())
     e = mul(b, l, e, getWeight()); // [B, S] * tau [1]
-  if (getKind() == "scaled_dot")
+  if (getKind() == ScoreKind::scaled_dot)
     e = mul(b, l, e, scalarOf(b, l, 1.0f / std::sqrt((float)width)));
   return {e};
 }
@@ -234,13 +231,14 @@ LogicalResult AttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
 
 namespace {
 // The fused kinds (the kernels' ATTN_ATTENTION_* in attn/kernels.h).
-bool isFusedKind(StringRef kind) { return kind == "additive"; }
+bool isFusedKind(ScoreKindAttr kind) { return kind && kind.getValue() == ScoreKind::additive; }
 
 // Checks query [B, A], keys [B, S, A], weight [A], mask [B, S], values [B, S, D].
-LogicalResult checkFusedOperands(StringRef name, std::optional<Location> loc, StringRef kind,
+LogicalResult checkFusedOperands(StringRef name, std::optional<Location> loc, ScoreKindAttr kind,
                                  Value q, Value k, Value w, Value m, Value v) {
   if (!isFusedKind(kind))
-    return emitOptionalError(loc, "'", name, "' kind must be additive, got '", kind, "'");
+    return emitOptionalError(loc, "'", name, "' kind must be additive, got '",
+                             kind ? stringifyScoreKind(kind.getValue()) : "", "'");
   auto qt = typeOf(q), kt = typeOf(k), wt = typeOf(w), mt = typeOf(m), vt = typeOf(v);
   bool ok = qt.getRank() == 2 && kt.getRank() == 3 && wt.getRank() == 1 && mt.getRank() == 2 &&
             vt.getRank() == 3;
@@ -264,9 +262,8 @@ LogicalResult FusedAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Lo
                                                  OpaqueProperties properties, RegionRange regions,
                                                  SmallVectorImpl<Type> &results) {
   Adaptor a(operands, attributes, properties, regions);
-  if (failed(checkFusedOperands("attn.fused_attention", loc,
-                                a.getKindAttr() ? a.getKind() : "", a.getQuery(), a.getKeys(),
-                                a.getWeight(), a.getMask(), a.getValues())))
+  if (failed(checkFusedOperands("attn.fused_attention", loc, a.getKindAttr(), a.getQuery(),
+                                a.getKeys(), a.getWeight(), a.getMask(), a.getValues())))
     return failure();
   auto v = typeOf(a.getValues());
   results.push_back(RankedTensorType::get({v.getShape()[0], v.getShape()[2]}, v.getElementType()));
@@ -295,8 +292,8 @@ LogicalResult FusedAttentionGradOp::inferReturnTypes(MLIRContext *, std::optiona
                                                      SmallVectorImpl<Type> &results) {
   Adaptor a(operands, attributes, properties, regions);
   StringRef name = "attn.fused_attention_grad";
-  if (failed(checkFusedOperands(name, loc, a.getKindAttr() ? a.getKind() : "", a.getQuery(),
-                                a.getKeys(), a.getWeight(), a.getMask(), a.getValues())))
+  if (failed(checkFusedOperands(name, loc, a.getKindAttr(), a.getQuery(), a.getKeys(),
+                                a.getWeight(), a.getMask(), a.getValues())))
     return failure();
   auto v = typeOf(a.getValues());
   auto context = RankedTensorType::get({v.getShape()[0], v.getShape()[2]}, v.getElementType());

@@ -41,18 +41,18 @@ def Attn_AttentionScoresOp : Attn_Op<"attention_scores", [Pure,
     `cosine` passes gradients to the query, the keys and the temperature.
 
     ```mlir
-    %e = attn.attention_scores %q, %k, %v {kind = "additive"}
+    %e = attn.attention_scores additive %q, %k, %v
         : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
     // %e : tensor<4x10xf32>
-    %c = attn.attention_scores %s, %h, %tau {kind = "cosine"}
+    %c = attn.attention_scores cosine %s, %h, %tau
         : tensor<4x32xf32>, tensor<4x10x32xf32>, tensor<1xf32>
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
-                       Optional<Attn_FloatTensor>:$weight, StrAttr:$kind);
+                       Optional<Attn_FloatTensor>:$weight, Attn_ScoreKindAttr:$kind);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $keys (`,` $weight^)? attr-dict `:` type($query) `,` type($keys)
+    $kind $query `,` $keys (`,` $weight^)? attr-dict `:` type($query) `,` type($keys)
     (`,` type($weight)^)?
   }];
 }
@@ -129,7 +129,7 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure,
   let description = [{
     `attn.attention_scores` of `kind` followed by `attn.attention` (no weighting), computed
     by one runtime kernel that never materialises the `[B, S, A]` intermediate: for
-    `kind = "additive"`, with `query [B, A]`, `keys [B, S, A]`, `weight` `v [A]`,
+    kind `additive`, with `query [B, A]`, `keys [B, S, A]`, `weight` `v [A]`,
     `mask [B, S]` and `values [B, S, D]`,
 
         e[b, j] = sum_a v[a] tanh(query[b, a] + keys[b, j, a])
@@ -140,16 +140,16 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure,
     decomposable (the unfused ops are its reference).
 
     ```mlir
-    %c, %a = attn.fused_attention %q, %k, %v, %mask, %h {kind = "additive"}
+    %c, %a = attn.fused_attention additive %q, %k, %v, %mask, %h
         : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
                        Attn_FloatTensor:$weight, Attn_FloatTensor:$mask,
-                       Attn_FloatTensor:$values, StrAttr:$kind);
+                       Attn_FloatTensor:$values, Attn_ScoreKindAttr:$kind);
   let results = (outs Attn_FloatTensor:$context, Attn_FloatTensor:$weights);
   let assemblyFormat = [{
-    $query `,` $keys `,` $weight `,` $mask `,` $values attr-dict `:` type($query) `,`
+    $kind $query `,` $keys `,` $weight `,` $mask `,` $values attr-dict `:` type($query) `,`
     type($keys) `,` type($weight) `,` type($mask) `,` type($values)
   }];
 }
@@ -167,18 +167,19 @@ def Attn_FusedAttentionGradOp : Attn_Op<"fused_attention_grad", [Pure,
     `g = de * v * (1 - t^2)`: `d_query = sum_j g`, `d_keys = g`, `d_weight = sum_{b,j} de * t`.
 
     ```mlir
-    %dq, %dk, %dv, %dh = attn.fused_attention_grad %q, %k, %v, %mask, %h, %a, %dc, %da
-        {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>,
+    %dq, %dk, %dv, %dh = attn.fused_attention_grad additive %q, %k, %v, %mask, %h, %a, %dc, %da
+        : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>,
         tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x32xf32>, tensor<4x10xf32>
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
                        Attn_FloatTensor:$weight, Attn_FloatTensor:$mask,
                        Attn_FloatTensor:$values, Attn_FloatTensor:$weights,
-                       Attn_FloatTensor:$d_context, Attn_FloatTensor:$d_weights, StrAttr:$kind);
+                       Attn_FloatTensor:$d_context, Attn_FloatTensor:$d_weights,
+                       Attn_ScoreKindAttr:$kind);
   let results = (outs Attn_FloatTensor:$d_query, Attn_FloatTensor:$d_keys,
                       Attn_FloatTensor:$d_weight, Attn_FloatTensor:$d_values);
-  let assemblyFormat = "operands attr-dict `:` type(operands)";
+  let assemblyFormat = "$kind operands attr-dict `:` type(operands)";
 }
 
 //===- the Transformer's attention: scaled dot-product and multi-head -------------------===//

@@ -23,10 +23,6 @@ std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
 //===----------------------------------------------------------------------------------===//
 
 LogicalResult ParamOp::verify() {
-  static const char *kInits[] = {"zeros", "ones", "uniform", "normal"};
-  if (!llvm::is_contained(kInits, getInit()))
-    return emitOpError("has unknown init '")
-           << getInit() << "' (expected zeros, ones, uniform or normal)";
   if (!getType().hasStaticShape())
     return emitOpError("needs a static shape, got ") << getType();
   if (getName().empty())

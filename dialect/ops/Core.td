@@ -19,11 +19,11 @@ def Attn_ParamOp : Attn_Op<"param", [Pure]> {
     computes no gradient for it, checkpoints save it all the same.
 
     ```mlir
-    %w = attn.param "rnn.w_ax" {init = "uniform", scale = 0.25 : f32} : tensor<1x32xf32>
+    %w = attn.param "rnn.w_ax" {init = #attn.init<uniform>, scale = 0.25 : f32} : tensor<1x32xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name,
-                       DefaultValuedStrAttr<StrAttr, "uniform">:$init,
+                       DefaultValuedAttr<Attn_InitAttr, "::mlir::attn::Init::uniform">:$init,
                        DefaultValuedAttr<F32Attr, "0.1f">:$scale,
                        DefaultValuedAttr<BoolAttr, "true">:$trainable);
   let results = (outs Attn_FloatTensor:$result);

@@ -313,11 +313,8 @@ LogicalResult GruCellOp::inferReturnTypes(MLIRContext *, std::optional<Location>
                                           OpaqueProperties properties, RegionRange regions,
                                           SmallVectorImpl<Type> &results) {
   Adaptor a(operands, attributes, properties, regions);
-  StringRef form = a.getFormAttr() ? a.getForm() : "pytorch";
-  if (form != "pytorch" && form != "seed" && form != "minimal")
-    return emitOptionalError(loc, "'attn.gru_cell' form must be pytorch, seed or minimal, got '",
-                             form, "'");
-  int64_t gates = form == "minimal" ? 2 : 3;
+  GruForm form = a.getFormAttr() ? a.getForm() : GruForm::pytorch;
+  int64_t gates = form == GruForm::minimal ? 2 : 3;
   auto x = typeOf(a.getInput()), h = typeOf(a.getHidden());
   bool ok = x.getRank() == 2 && h.getRank() == 2 && x.getShape()[0] == h.getShape()[0];
   int64_t in = ok ? x.getShape()[1] : 0, hid = ok ? h.getShape()[1] : 0;
@@ -328,7 +325,7 @@ LogicalResult GruCellOp::inferReturnTypes(MLIRContext *, std::optional<Location>
     std::string shapes;
     for (Value v : operands)
       shapes += (shapes.empty() ? "" : ", ") + typeStr(v.getType());
-    return emitOptionalError(loc, "'attn.gru_cell' (", form,
+    return emitOptionalError(loc, "'attn.gru_cell' (", stringifyGruForm(form),
                              ") needs input [B, I], hidden [B, H], w_ih [I, ", gates,
                              "H], w_hh [H, ", gates, "H], b_ih and b_hh [", gates, "H]; got ",
                              shapes);
@@ -361,12 +358,12 @@ SmallVector<Value> GruCellOp::decompose(OpBuilder &b) {
   // buffer-results-to-out-params; see the closing note of issue 5.)
   Value bAll;
   auto bblock = [&](int64_t k) { return gateBlock(b, l, bAll, k, hid); };
-  if (getForm() == "minimal") {
+  if (getForm() == GruForm::minimal) {
     Value u = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(0), hproj(h, 0)));
     Value cand = b.create<TanhOp>(l, b.create<AddOp>(l, ablock(1), hproj(h, 1)));
     return {mix(u, cand)};
   }
-  if (getForm() == "seed") {
+  if (getForm() == GruForm::seed) {
     Value u = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(0), hproj(h, 0)));
     Value r = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(1), hproj(h, 1)));
     Value cand = b.create<TanhOp>(

@@ -150,12 +150,12 @@ def Attn_GruCellOp : Attn_Op<"gru_cell", [Pure, DeclareOpInterfaceMethods<InferT
     With `a = input x w_ih + b_ih` and `b = hidden x w_hh + b_hh`, each split into gate
     blocks of width `H`:
 
-    - `form = "pytorch"` (gates r, z, n): `r = sigmoid(a_r + b_r)`, `z = sigmoid(a_z + b_z)`,
+    - form `pytorch` (gates r, z, n): `r = sigmoid(a_r + b_r)`, `z = sigmoid(a_z + b_z)`,
       `n = tanh(a_n + r * b_n)`, `result = (1 - z) * n + z * hidden`.
-    - `form = "seed"` (the seed's full GRU; gates u, r, c): `u = sigmoid(a_u + b_u)`,
+    - form `seed` (the seed's full GRU; gates u, r, c): `u = sigmoid(a_u + b_u)`,
       `r = sigmoid(a_r + b_r)`, `c~ = tanh(a_c + (r * hidden) x w_hh[:, c] + b_hh[c])`,
       `result = u * c~ + (1 - u) * hidden`.
-    - `form = "minimal"` (the seed's memory cell with the update gate only; gates u, c):
+    - form `minimal` (the seed's memory cell with the update gate only; gates u, c):
       `u = sigmoid(a_u + b_u)`, `c~ = tanh(a_c + b_c)`, `result = u * c~ + (1 - u) * hidden`.
 
     Shapes: `input [B, I]`, `hidden [B, H]`, `w_ih [I, kH]`, `w_hh [H, kH]`, `b_ih`, `b_hh`
@@ -163,13 +163,13 @@ def Attn_GruCellOp : Attn_Op<"gru_cell", [Pure, DeclareOpInterfaceMethods<InferT
     decomposition.
 
     ```mlir
-    %h2 = attn.gru_cell %x, %h, %wi, %wh, %bi, %bh {form = "pytorch"}
+    %h2 = attn.gru_cell %x, %h, %wi, %wh, %bi, %bh {form = #attn.gru_form<pytorch>}
         : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$hidden, Attn_FloatTensor:$w_ih,
                        Attn_FloatTensor:$w_hh, Attn_FloatTensor:$b_ih, Attn_FloatTensor:$b_hh,
-                       DefaultValuedStrAttr<StrAttr, "pytorch">:$form);
+                       DefaultValuedAttr<Attn_GruFormAttr, "::mlir::attn::GruForm::pytorch">:$form);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $hidden `,` $w_ih `,` $w_hh `,` $b_ih `,` $b_hh attr-dict `:` type($input) `,`
@@ -177,7 +177,7 @@ def Attn_GruCellOp : Attn_Op<"gru_cell", [Pure, DeclareOpInterfaceMethods<InferT
   }];
   let extraClassDeclaration = [{
     /// Gate blocks in the weights: 3, or 2 for the minimal form.
-    int64_t getNumGates() { return getForm() == "minimal" ? 2 : 3; }
+    int64_t getNumGates() { return getForm() == GruForm::minimal ? 2 : 3; }
   }];
 }
 
@@ -228,7 +228,7 @@ def Attn_RnnOp : Attn_SequenceOp<"rnn"> {
 def Attn_GruOp : Attn_SequenceOp<"gru"> {
   let summary = "a GRU layer (PyTorch's form) over a whole sequence";
   let description = [{
-    Runs `attn.gru_cell` with `form = "pytorch"` (gates r, z, n) over the time axis 1 of
+    Runs `attn.gru_cell` in its `pytorch` form (gates r, z, n) over the time axis 1 of
     `input` `[B, T, I]` from `h0` `[B, H]` (backwards in time with `reverse`), with `w_ih`
     `[I, 3H]`, `w_hh [H, 3H]`, `b_ih`, `b_hh` `[3H]`. Results: `outputs` `[B, T, H]` (in time
     order) and the final state `h_n`. Lowered to oneDNN's linear-before-reset GRU (gates u,

@@ -16,6 +16,8 @@
 
 namespace attn::yaml {
 
+using Init = mlir::attn::Init;
+
 class ImportBuilder {
 public:
   ImportBuilder(const Spec &spec, const ImportOptions &options, mlir::MLIRContext &ctx)
@@ -58,18 +60,16 @@ protected:
   }
 
   mlir::Value param(mlir::Location l, const std::string &name, llvm::ArrayRef<int64_t> shape,
-                    llvm::StringRef init, float scale) {
-    return b.create<mlir::attn::ParamOp>(l, f32(shape), b.getStringAttr(name),
-                                         b.getStringAttr(init), b.getF32FloatAttr(scale),
-                                         /*trainable=*/b.getBoolAttr(true));
+                    Init init, float scale) {
+    return b.create<mlir::attn::ParamOp>(l, f32(shape), name, init, llvm::APFloat(scale));
   }
 
   // x [..., K] -> [..., n], weights initialised like PyTorch's nn.Linear: U(+-1/sqrt(K)).
   mlir::Value dense(const std::string &name, mlir::Value x, int64_t n, mlir::Location l) {
     int64_t k = mlir::cast<mlir::RankedTensorType>(x.getType()).getShape().back();
     float scale = 1.0f / std::sqrt((float)k);
-    mlir::Value w = param(l, name + ".weight", {k, n}, "uniform", scale);
-    mlir::Value bias = param(l, name + ".bias", {n}, "uniform", scale);
+    mlir::Value w = param(l, name + ".weight", {k, n}, Init::uniform, scale);
+    mlir::Value bias = param(l, name + ".bias", {n}, Init::uniform, scale);
     return b.create<mlir::attn::DenseOp>(l, x, w, bias);
   }
 

@@ -31,7 +31,7 @@ public:
                               : RankedTensorType::get({batch, options.targetVocab}, f32);
     auto network = [&](Value src, Value mask) {
       Value table = param(loc(spec.model.embedding.loc), "embedding",
-                          {options.sourceVocab, spec.model.embedding.dim}, "normal", 1.0f);
+                          {options.sourceVocab, spec.model.embedding.dim}, Init::normal, 1.0f);
       Value x = b.create<mlir::attn::EmbeddingOp>(l, table, src);
       auto [perToken, final] = maskedRnn(r, x, perStep(mask, l), l);
       return dense("output", tagging ? perToken : final, options.targetVocab,

@@ -35,10 +35,22 @@ public:
   }
 
 protected:
+  static mlir::attn::GruForm gruForm(GruForm form) {
+    switch (form) {
+    case GruForm::Pytorch:
+      return mlir::attn::GruForm::pytorch;
+    case GruForm::Seed:
+      return mlir::attn::GruForm::seed;
+    case GruForm::Minimal:
+      return mlir::attn::GruForm::minimal;
+    }
+    llvm_unreachable("every GRU form has a cell form");
+  }
+
   // PyTorch's nn.Embedding initialisation: N(0, 1).
   Value embeddingTable() {
     return param(loc(spec.model.embedding.loc), "embedding",
-                 {options.vocabSize, spec.model.embedding.dim}, "normal", 1.0f);
+                 {options.vocabSize, spec.model.embedding.dim}, Init::normal, 1.0f);
   }
 
   // The model from its input to its prediction: the network, then the dense head.
@@ -110,7 +122,7 @@ protected:
          [](OpBuilder &b, Location l, const RnnSpec &r, const LayerParams &w, Value x,
             ValueRange state) -> SmallVector<Value> {
            return {b.create<mlir::attn::GruCellOp>(l, x, state[0], w.wih, w.whh, w.bias, w.bhh,
-                                                   b.getStringAttr(nameOf(r.gruForm)))};
+                                                   gruForm(r.gruForm))};
          }},
         {Cell::Lstm, 2,
          [](const RnnSpec &r, int64_t in, int64_t out, const ParamFn &u) {
@@ -152,7 +164,7 @@ protected:
     std::string p = prefix + ".layer" + std::to_string(layer) + (reverse ? ".reverse." : ".");
     float scale = 1.0f / std::sqrt((float)r.hidden);
     ParamFn u = [&](const std::string &name, ArrayRef<int64_t> shape) {
-      return param(l, p + name, shape, "uniform", scale);
+      return param(l, p + name, shape, Init::uniform, scale);
     };
     return cellRule(r.cell).params(r, in, outWidth(r), u);
   }

@@ -5,6 +5,7 @@
 
 namespace attn::yaml::recurrent {
 namespace {
+using mlir::attn::ScoreKind;
 
 class Seq2SeqImporter : public RecurrentImporter {
 public:
@@ -155,18 +156,19 @@ public:
     return rules[static_cast<size_t>(type)];
   }
   // The scores (model.attention.score, for the Luong mechanisms), one row each: the kind of
-  // attn.attention_scores they are, and the weight it reads.
+  // attn.attention_scores they are, and the weight it reads. Concat is additive:
+  // v^T tanh(W s + U h) over projected query and keys (the fused kernel's).
   struct ScoreRule {
     Score score;
-    bool additive;    // v^T tanh(W s + U h) over projected query and keys (the fused kernel's)
+    ScoreKind kind;
     bool general;     // W [H, M] between query and keys
     bool temperature; // tau [1]
   };
   static const ScoreRule &scoreRule(Score score) {
-    static const ScoreRule rules[] = {{Score::Dot, false, false, false},
-                                      {Score::General, false, true, false},
-                                      {Score::Concat, true, false, false},
-                                      {Score::Cosine, false, false, true}};
+    static const ScoreRule rules[] = {{Score::Dot, ScoreKind::dot, false, false},
+                                      {Score::General, ScoreKind::general, true, false},
+                                      {Score::Concat, ScoreKind::additive, false, false},
+                                      {Score::Cosine, ScoreKind::cosine, false, true}};
     return rules[static_cast<size_t>(score)];
   }
 
@@ -175,7 +177,9 @@ public:
   const MechanismRule &mechanism() const { return mechanismRule(spec.model.attention->type); }
   const ScoreRule &score() const { return scoreRule(spec.model.attention->score); }
   // Bahdanau's score and Luong's concat are additive: v^T tanh(W s + U h).
-  bool additive() const { return attention() && (!mechanism().newState || score().additive); }
+  bool additive() const {
+    return attention() && (!mechanism().newState || score().kind == ScoreKind::additive);
+  }
   bool luong() const { return attention() && mechanism().newState; }
   bool local() const { return attention() && mechanism().windowed; }
   bool monotonic() const { return local() && spec.model.attention->align == Align::Monotonic; }
@@ -201,7 +205,7 @@ public:
   // The encoder over src ids [B, S] with src_mask [B, S] (1 at tokens, 0 at padding).
   Encoded encoder(const RnnSpec &r, Value src, Value mask, Location l) {
     Value table = param(loc(spec.model.embedding.loc), "encoder.embedding",
-                        {options.sourceVocab, spec.model.embedding.dim}, "normal", 1.0f);
+                        {options.sourceVocab, spec.model.embedding.dim}, Init::normal, 1.0f);
     Value seq = b.create<mlir::attn::EmbeddingOp>(l, table, src);
     Value mask3 = perStep(mask, l);
     Encoded enc;
@@ -218,7 +222,7 @@ public:
     }
     enc.memory = seq;
     if (chosContext()) {
-      Value v = param(l, "encoder.context.weight", {outWidth(r), r.hidden}, "uniform",
+      Value v = param(l, "encoder.context.weight", {outWidth(r), r.hidden}, Init::uniform,
                       1.0f / std::sqrt((float)outWidth(r)));
       enc.context = b.create<mlir::attn::MatmulOp>(l, enc.finals[enc.finals.size() -
                                                                  stateTypes(r, 1).size()],
@@ -305,15 +309,15 @@ public:
   // U [M, A]: the additive scores' projection of the encoder states (made by @encode too).
   Value keyWeight(const RnnSpec &r, Location l) {
     int64_t m = memoryWidth();
-    return param(l, "attention.key.weight", {m, attentionDim(r)}, "uniform",
+    return param(l, "attention.key.weight", {m, attentionDim(r)}, Init::uniform,
                  1.0f / std::sqrt((float)m));
   }
 
   Decoder decoderParams(const RnnSpec &r, Location l) {
     Decoder d;
     int64_t vocab = options.targetVocab, e = spec.model.embedding.dim, h = outWidth(r);
-    d.embedding = param(loc(spec.model.embedding.loc), "decoder.embedding", {vocab, e},
-                        "normal", 1.0f);
+    d.embedding =
+        param(loc(spec.model.embedding.loc), "decoder.embedding", {vocab, e}, Init::normal, 1.0f);
     int64_t extra = chosContext() ? r.hidden : 0;
     if (attention())
       extra = luong() ? (inputFeeding() ? h : 0) : memoryWidth();
@@ -324,17 +328,17 @@ public:
     Location lo = loc(spec.model.output.loc);
     int64_t features = attention() && !luong() ? h + memoryWidth() : h;
     float scale = 1.0f / std::sqrt((float)features);
-    d.outWeight = param(lo, "decoder.output.weight", {features, vocab}, "uniform", scale);
-    d.outBias = param(lo, "decoder.output.bias", {vocab}, "uniform", scale);
+    d.outWeight = param(lo, "decoder.output.weight", {features, vocab}, Init::uniform, scale);
+    d.outBias = param(lo, "decoder.output.bias", {vocab}, Init::uniform, scale);
     if (chosContext())
-      d.contextWeight = param(lo, "decoder.context.weight", {r.hidden, vocab}, "uniform",
+      d.contextWeight = param(lo, "decoder.context.weight", {r.hidden, vocab}, Init::uniform,
                               1.0f / std::sqrt((float)r.hidden));
     if (!attention())
       return d;
     Location la = loc(spec.model.attention->loc);
     int64_t m = memoryWidth(), a = attentionDim(r);
     auto uniform = [&](const std::string &name, ArrayRef<int64_t> shape, int64_t fanIn) {
-      return param(la, name, shape, "uniform", 1.0f / std::sqrt((float)fanIn));
+      return param(la, name, shape, Init::uniform, 1.0f / std::sqrt((float)fanIn));
     };
     if (additive()) {
       d.query = uniform("attention.query.weight", {h, a}, h);
@@ -348,7 +352,7 @@ public:
           la, mlir::DenseElementsAttr::get(f32({1}), b.getF32FloatAttr((float)a.temperature)));
       if (a.learnTemperature)
         d.temperature = b.create<mlir::attn::MulOp>(
-            la, d.temperature, param(la, "attention.temperature_scale", {1}, "ones", 1.0f));
+            la, d.temperature, param(la, "attention.temperature_scale", {1}, Init::ones, 1.0f));
     }
     if (luong())
       d.combine = uniform("attention.output.weight", {m + h, h}, m + h);
@@ -396,12 +400,10 @@ public:
     Value scores;
     if (additive()) {
       Value q = b.create<mlir::attn::MatmulOp>(l, query, d.query, false, false);
-      scores = b.create<mlir::attn::AttentionScoresOp>(l, q, mem.keys, d.v,
-                                                       b.getStringAttr("additive"));
+      scores = b.create<mlir::attn::AttentionScoresOp>(l, q, mem.keys, d.v, ScoreKind::additive);
     } else {
       Value weight = score().temperature ? d.temperature : d.general;
-      scores = b.create<mlir::attn::AttentionScoresOp>(l, query, mem.values, weight,
-                                                       b.getStringAttr(nameOf(a.score)));
+      scores = b.create<mlir::attn::AttentionScoresOp>(l, query, mem.values, weight, score().kind);
     }
     Value mask = mem.mask, weighting;
     if (local()) {

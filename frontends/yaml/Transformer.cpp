@@ -61,17 +61,17 @@ private:
     int64_t d = width();
     float xavier = std::sqrt(6.0f / (2.0f * d));
     auto w = [&](const char *name) {
-      return param(l, prefix + "." + name + ".weight", {d, d}, "uniform", xavier);
+      return param(l, prefix + "." + name + ".weight", {d, d}, Init::uniform, xavier);
     };
     auto z = [&](const char *name) {
-      return param(l, prefix + "." + name + ".bias", {d}, "zeros", 0.0f);
+      return param(l, prefix + "." + name + ".bias", {d}, Init::zeros, 0.0f);
     };
     return {w("q"), z("q"), w("k"), z("k"), w("v"), z("v"), w("out"), z("out")};
   }
 
   Value layerNorm(const std::string &name, Value x, Location l) {
-    Value gamma = param(l, name + ".weight", {width()}, "ones", 1.0f);
-    Value beta = param(l, name + ".bias", {width()}, "zeros", 0.0f);
+    Value gamma = param(l, name + ".weight", {width()}, Init::ones, 1.0f);
+    Value beta = param(l, name + ".bias", {width()}, Init::zeros, 0.0f);
     return b.create<mlir::attn::LayerNormOp>(l, x, gamma, beta, b.getF32FloatAttr(1e-5f));
   }
 
@@ -85,7 +85,7 @@ private:
 
   // N(0, 1/d): scaled by sqrt(d) on the way in, a token's vector has unit variance.
   Value embeddingTable(const std::string &name, int64_t vocab) {
-    return param(loc(t().loc), name, {vocab, width()}, "normal",
+    return param(loc(t().loc), name, {vocab, width()}, Init::normal,
                  1.0f / std::sqrt((float)width()));
   }
 
@@ -96,7 +96,7 @@ private:
     int64_t d = width();
     if (t().positions == Positions::Learned) {
       int64_t rows = learned > 0 ? std::min(learned, n) : n;
-      Value table = param(l, name, {rows, d}, "normal", 0.5f);
+      Value table = param(l, name, {rows, d}, Init::normal, 0.5f);
       if (rows == n)
         return table;
       return b.create<mlir::attn::PadOp>(l, table, b.getDenseI64ArrayAttr({0, 0}),
@@ -230,7 +230,7 @@ private:
   Value outputLayer(Value x, Value table, int64_t vocab, Location l) {
     if (!t().tieOutput)
       return dense("output", x, vocab, l);
-    Value bias = param(l, "output.bias", {vocab}, "zeros", 0.0f);
+    Value bias = param(l, "output.bias", {vocab}, Init::zeros, 0.0f);
     Value logits = b.create<mlir::attn::MatmulOp>(l, x, table, b.getBoolAttr(false),
                                                   b.getBoolAttr(true));
     return b.create<mlir::attn::AddOp>(l, logits, bias);

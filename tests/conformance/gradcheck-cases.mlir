@@ -302,7 +302,7 @@ func.func @gru_cell_seed() -> tensor<3x4xf32> {
   %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<4x12xf32>
   %bi = attn.param "b_ih" {scale = 1.0 : f32} : tensor<12xf32>
   %bh = attn.param "b_hh" {scale = 1.0 : f32} : tensor<12xf32>
-  %y = attn.gru_cell %x, %h, %wi, %wh, %bi, %bh {form = "seed"} : tensor<3x2xf32>, tensor<3x4xf32>, tensor<2x12xf32>, tensor<4x12xf32>, tensor<12xf32>, tensor<12xf32>
+  %y = attn.gru_cell %x, %h, %wi, %wh, %bi, %bh {form = #attn.gru_form<seed>} : tensor<3x2xf32>, tensor<3x4xf32>, tensor<2x12xf32>, tensor<4x12xf32>, tensor<12xf32>, tensor<12xf32>
   return %y : tensor<3x4xf32>
 }
 
@@ -313,7 +313,7 @@ func.func @gru_cell_minimal() -> tensor<3x4xf32> {
   %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<4x8xf32>
   %bi = attn.param "b_ih" {scale = 1.0 : f32} : tensor<8xf32>
   %bh = attn.param "b_hh" {scale = 1.0 : f32} : tensor<8xf32>
-  %y = attn.gru_cell %x, %h, %wi, %wh, %bi, %bh {form = "minimal"} : tensor<3x2xf32>, tensor<3x4xf32>, tensor<2x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %y = attn.gru_cell %x, %h, %wi, %wh, %bi, %bh {form = #attn.gru_form<minimal>} : tensor<3x2xf32>, tensor<3x4xf32>, tensor<2x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
   return %y : tensor<3x4xf32>
 }
 
@@ -453,14 +453,14 @@ func.func @scan_sampled() -> (tensor<2x4x5xf32>, tensor<2x3xf32>) {
 func.func @attention_scores() -> tensor<2x5xf32> {
   %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x3xf32>
   %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x3xf32>
-  %e = attn.attention_scores %q, %k {kind = "dot"} : tensor<2x3xf32>, tensor<2x5x3xf32>
+  %e = attn.attention_scores dot %q, %k : tensor<2x3xf32>, tensor<2x5x3xf32>
   return %e : tensor<2x5xf32>
 }
 
 func.func @attention_scores_scaled_dot() -> tensor<2x5xf32> {
   %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x4xf32>
   %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x4xf32>
-  %e = attn.attention_scores %q, %k {kind = "scaled_dot"} : tensor<2x4xf32>, tensor<2x5x4xf32>
+  %e = attn.attention_scores scaled_dot %q, %k : tensor<2x4xf32>, tensor<2x5x4xf32>
   return %e : tensor<2x5xf32>
 }
 
@@ -468,7 +468,7 @@ func.func @attention_scores_general() -> tensor<2x5xf32> {
   %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x3xf32>
   %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x4xf32>
   %w = attn.param "w" {scale = 1.0 : f32} : tensor<3x4xf32>
-  %e = attn.attention_scores %q, %k, %w {kind = "general"}
+  %e = attn.attention_scores general %q, %k, %w
       : tensor<2x3xf32>, tensor<2x5x4xf32>, tensor<3x4xf32>
   return %e : tensor<2x5xf32>
 }
@@ -477,7 +477,7 @@ func.func @attention_scores_additive() -> tensor<2x5xf32> {
   %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x4xf32>
   %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x4xf32>
   %v = attn.param "v" {scale = 1.0 : f32} : tensor<4xf32>
-  %e = attn.attention_scores %q, %k, %v {kind = "additive"}
+  %e = attn.attention_scores additive %q, %k, %v
       : tensor<2x4xf32>, tensor<2x5x4xf32>, tensor<4xf32>
   return %e : tensor<2x5xf32>
 }
@@ -487,7 +487,7 @@ func.func @attention_scores_cosine() -> tensor<2x5xf32> {
   %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x4xf32>
   %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x4xf32>
   %tau = attn.param "tau" {scale = 1.0 : f32} : tensor<1xf32>
-  %e = attn.attention_scores %q, %k, %tau {kind = "cosine"}
+  %e = attn.attention_scores cosine %q, %k, %tau
       : tensor<2x4xf32>, tensor<2x5x4xf32>, tensor<1xf32>
   return %e : tensor<2x5xf32>
 }
@@ -495,7 +495,7 @@ func.func @attention_scores_cosine() -> tensor<2x5xf32> {
 func.func @attention_scores_cosine_fixed() -> tensor<2x5xf32> {
   %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x3xf32>
   %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x3xf32>
-  %e = attn.attention_scores %q, %k {kind = "cosine"} : tensor<2x3xf32>, tensor<2x5x3xf32>
+  %e = attn.attention_scores cosine %q, %k : tensor<2x3xf32>, tensor<2x5x3xf32>
   return %e : tensor<2x5xf32>
 }
 
@@ -538,7 +538,7 @@ func.func @fused_attention() -> (tensor<2x3xf32>, tensor<2x5xf32>) {
   %v = attn.param "v" {scale = 1.0 : f32} : tensor<4xf32>
   %h = attn.param "h" {scale = 1.0 : f32} : tensor<2x5x3xf32>
   %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0, 0.0]]> : tensor<2x5xf32>
-  %c, %a = attn.fused_attention %q, %k, %v, %m, %h {kind = "additive"}
+  %c, %a = attn.fused_attention additive %q, %k, %v, %m, %h
       : tensor<2x4xf32>, tensor<2x5x4xf32>, tensor<4xf32>, tensor<2x5xf32>, tensor<2x5x3xf32>
   return %c, %a : tensor<2x3xf32>, tensor<2x5xf32>
 }

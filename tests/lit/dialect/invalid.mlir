@@ -2,8 +2,19 @@
 // RUN: attn-opt %s -split-input-file -verify-diagnostics
 
 func.func @param_init() {
-  // expected-error @+1 {{has unknown init 'gaussian' (expected zeros, ones, uniform or normal)}}
-  %w = attn.param "w" {init = "gaussian"} : tensor<2x2xf32>
+  // expected-error @+2 {{expected ::mlir::attn::Init to be one of: zeros, ones, uniform, normal}}
+  // expected-error @+1 {{failed to parse Attn_InitAttr parameter 'value'}}
+  %w = attn.param "w" {init = #attn.init<gaussian>} : tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// The generic form can give an enum attribute a value of another type: the verifier names it
+// (the shape rules, which run first, must not trust the attribute's type).
+func.func @param_init_string() {
+  // expected-error @+1 {{attribute 'init' failed to satisfy constraint: a parameter initialisation}}
+  %w = "attn.param"() {name = "w", init = "normal"} : () -> tensor<2x2xf32>
   return
 }
 
@@ -284,15 +295,16 @@ func.func @lstm(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8xf32>, %
 
 func.func @gru(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %b: tensor<24xf32>) {
   // expected-error @+1 {{'attn.gru_cell' (minimal) needs input [B, I], hidden [B, H], w_ih [I, 2H], w_hh [H, 2H], b_ih and b_hh [2H]; got}}
-  %g = attn.gru_cell %x, %h, %wi, %wh, %b, %b {form = "minimal"} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+  %g = attn.gru_cell %x, %h, %wi, %wh, %b, %b {form = #attn.gru_form<minimal>} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   return
 }
 
 // -----
 
 func.func @gru_form(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %b: tensor<24xf32>) {
-  // expected-error @+1 {{'attn.gru_cell' form must be pytorch, seed or minimal, got 'cho'}}
-  %g = attn.gru_cell %x, %h, %wi, %wh, %b, %b {form = "cho"} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+  // expected-error @+2 {{expected ::mlir::attn::GruForm to be one of: pytorch, seed, minimal}}
+  // expected-error @+1 {{failed to parse Attn_GruFormAttr parameter 'value'}}
+  %g = attn.gru_cell %x, %h, %wi, %wh, %b, %b {form = #attn.gru_form<cho>} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   return
 }
 
@@ -331,8 +343,25 @@ func.func @rnn_grad(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %wax: tensor<2x8
 // -----
 
 func.func @attention_scores_kind(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>) {
-  // expected-error @+1 {{'attn.attention_scores' kind must be dot, scaled_dot, general, additive or cosine, got 'sine'}}
-  %e = attn.attention_scores %q, %k {kind = "sine"} : tensor<4x16xf32>, tensor<4x10x16xf32>
+  // expected-error @+2 {{expected ::mlir::attn::ScoreKind to be one of: dot, scaled_dot, general, additive, cosine}}
+  // expected-error @+1 {{failed to parse Attn_ScoreKindAttr parameter 'value'}}
+  %e = attn.attention_scores sine %q, %k : tensor<4x16xf32>, tensor<4x10x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_scores_kind_string(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>) {
+  // expected-error @+1 {{attribute 'kind' failed to satisfy constraint: an attention score function}}
+  %e = "attn.attention_scores"(%q, %k) {kind = "dot"} : (tensor<4x16xf32>, tensor<4x10x16xf32>) -> tensor<4x10xf32>
+  return
+}
+
+// -----
+
+func.func @gru_form_string(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %b: tensor<24xf32>) {
+  // expected-error @+1 {{failed to satisfy constraint: a GRU cell's equations}}
+  %g = "attn.gru_cell"(%x, %h, %wi, %wh, %b, %b) {form = "seed"} : (tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>) -> tensor<4x8xf32>
   return
 }
 
@@ -340,7 +369,7 @@ func.func @attention_scores_kind(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>) 
 
 func.func @attention_scores_shapes(%q: tensor<4x8xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>) {
   // expected-error @+1 {{'attn.attention_scores' kind 'additive' needs query [B, A], keys [B, S, A], weight v [A]; got tensor<4x8xf32>, tensor<4x10x16xf32>, tensor<16xf32>}}
-  %e = attn.attention_scores %q, %k, %v {kind = "additive"} : tensor<4x8xf32>, tensor<4x10x16xf32>, tensor<16xf32>
+  %e = attn.attention_scores additive %q, %k, %v : tensor<4x8xf32>, tensor<4x10x16xf32>, tensor<16xf32>
   return
 }
 
@@ -364,7 +393,7 @@ func.func @attention(%e: tensor<4x10xf32>, %m: tensor<4x9xf32>, %h: tensor<4x10x
 
 func.func @fused_attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<8xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>) {
   // expected-error @+1 {{'attn.fused_attention' needs query [B, A], keys [B, S, A], weight [A], mask [B, S] and values [B, S, D]; got tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<8xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>}}
-  %c, %a = attn.fused_attention %q, %k, %v, %m, %h {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<8xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+  %c, %a = attn.fused_attention additive %q, %k, %v, %m, %h : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<8xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
   return
 }
 
@@ -372,7 +401,7 @@ func.func @fused_attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: te
 
 func.func @fused_attention_kind(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>) {
   // expected-error @+1 {{'attn.fused_attention' kind must be additive, got 'dot'}}
-  %c, %a = attn.fused_attention %q, %k, %v, %m, %h {kind = "dot"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+  %c, %a = attn.fused_attention dot %q, %k, %v, %m, %h : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
   return
 }
 
@@ -380,7 +409,7 @@ func.func @fused_attention_kind(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %
 
 func.func @fused_attention_grad(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>, %a: tensor<4x10xf32>, %dc: tensor<4x16xf32>) {
   // expected-error @+1 {{'attn.fused_attention_grad' needs weights and d_weights of type tensor<4x10xf32> and d_context of type tensor<4x32xf32>; got tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x16xf32>}}
-  %g:4 = attn.fused_attention_grad %q, %k, %v, %m, %h, %a, %dc, %a {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x16xf32>, tensor<4x10xf32>
+  %g:4 = attn.fused_attention_grad additive %q, %k, %v, %m, %h, %a, %dc, %a : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x16xf32>, tensor<4x10xf32>
   return
 }
 

@@ -3,8 +3,8 @@
 
 // CHECK-LABEL: func @core
 func.func @core(%x: tensor<4x8xf32>, %y: tensor<8xf32>, %ids: tensor<4x3xi32>) -> tensor<4x8xf32> {
-  // CHECK: attn.param "w" {init = "normal", scale = 5.000000e-01 : f32} : tensor<8x8xf32>
-  %w = attn.param "w" {init = "normal", scale = 0.5 : f32} : tensor<8x8xf32>
+  // CHECK: attn.param "w" {init = #attn.init<normal>, scale = 5.000000e-01 : f32} : tensor<8x8xf32>
+  %w = attn.param "w" {init = #attn.init<normal>, scale = 0.5 : f32} : tensor<8x8xf32>
   // CHECK: attn.constant dense<1.000000e+00> : tensor<8xf32>
   %c = attn.constant dense<1.0> : tensor<8xf32>
   // CHECK: attn.matmul %{{.*}}, %{{.*}} {transpose_rhs = true} : tensor<4x8xf32>, tensor<8x8xf32>
@@ -73,8 +73,8 @@ func.func @core(%x: tensor<4x8xf32>, %y: tensor<8xf32>, %ids: tensor<4x3xi32>) -
 // CHECK-LABEL: func @training
 func.func @training(%p: tensor<4x3xf32>, %t: tensor<4x3xf32>, %ids: tensor<4xi32>,
                     %lr: tensor<f32>, %step: tensor<f32>) -> tensor<f32> {
-  // CHECK: attn.param "m" {init = "zeros", trainable = false} : tensor<4x3xf32>
-  %m = attn.param "m" {init = "zeros", trainable = false} : tensor<4x3xf32>
+  // CHECK: attn.param "m" {init = #attn.init<zeros>, trainable = false} : tensor<4x3xf32>
+  %m = attn.param "m" {init = #attn.init<zeros>, trainable = false} : tensor<4x3xf32>
   // CHECK: attn.mse %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<4x3xf32>
   %l = attn.mse %p, %t : tensor<4x3xf32>, tensor<4x3xf32>
   // CHECK: attn.cross_entropy %{{.*}}, %{{.*}} {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : tensor<4x3xf32>, tensor<4xi32>
@@ -132,8 +132,8 @@ func.func @cells(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8xf32>, 
   %h2, %c2 = attn.lstm_cell %x, %hp, %c, %wi, %whp, %b peephole(%wp : tensor<3x8xf32>) projection(%proj, %bproj : tensor<8x5xf32>, tensor<5xf32>) : tensor<4x2xf32>, tensor<4x5xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<5x32xf32>, tensor<32xf32>
   // CHECK: attn.gru_cell {{.*}} : tensor<4x2xf32>
   %g1 = attn.gru_cell %x, %h, %gi, %gh, %gb, %gb : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
-  // CHECK: attn.gru_cell {{.*}} {form = "seed"}
-  %g2 = attn.gru_cell %x, %h, %gi, %gh, %gb, %gb {form = "seed"} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+  // CHECK: attn.gru_cell {{.*}} {form = #attn.gru_form<seed>}
+  %g2 = attn.gru_cell %x, %h, %gi, %gh, %gb, %gb {form = #attn.gru_form<seed>} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   return %g2 : tensor<4x8xf32>
 }
 
@@ -166,14 +166,14 @@ func.func @sequences(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8x
 func.func @attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>,
                      %w: tensor<16x16xf32>, %m: tensor<4x10xf32>, %p: tensor<4x1xf32>)
     -> (tensor<4x16xf32>, tensor<4x10xf32>) {
-  // CHECK: attn.attention_scores %{{.*}}, %{{.*}}, %{{.*}} {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
-  %e1 = attn.attention_scores %q, %k, %v {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
-  // CHECK: attn.attention_scores %{{.*}}, %{{.*}} {kind = "dot"} : tensor<4x16xf32>, tensor<4x10x16xf32>
-  %e2 = attn.attention_scores %q, %k {kind = "dot"} : tensor<4x16xf32>, tensor<4x10x16xf32>
-  // CHECK: attn.attention_scores {{.*}} {kind = "general"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16x16xf32>
-  %e3 = attn.attention_scores %q, %k, %w {kind = "general"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16x16xf32>
-  // CHECK: attn.attention_scores %{{.*}}, %{{.*}} {kind = "cosine"} : tensor<4x16xf32>, tensor<4x10x16xf32>
-  %e4 = attn.attention_scores %q, %k {kind = "cosine"} : tensor<4x16xf32>, tensor<4x10x16xf32>
+  // CHECK: attn.attention_scores additive %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
+  %e1 = attn.attention_scores additive %q, %k, %v : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
+  // CHECK: attn.attention_scores dot %{{.*}}, %{{.*}} : tensor<4x16xf32>, tensor<4x10x16xf32>
+  %e2 = attn.attention_scores dot %q, %k : tensor<4x16xf32>, tensor<4x10x16xf32>
+  // CHECK: attn.attention_scores general {{.*}} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16x16xf32>
+  %e3 = attn.attention_scores general %q, %k, %w : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16x16xf32>
+  // CHECK: attn.attention_scores cosine %{{.*}}, %{{.*}} : tensor<4x16xf32>, tensor<4x10x16xf32>
+  %e4 = attn.attention_scores cosine %q, %k : tensor<4x16xf32>, tensor<4x10x16xf32>
   // CHECK: attn.local_window %{{.*}}, %{{.*}} {window = 3 : i64} : tensor<4x1xf32>, tensor<4x10xf32>
   %wm, %g = attn.local_window %p, %m {window = 3 : i64} : tensor<4x1xf32>, tensor<4x10xf32>
   // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x16xf32>
@@ -187,10 +187,10 @@ func.func @attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<1
 func.func @fused_attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>,
                            %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>, %dc: tensor<4x32xf32>)
     -> tensor<4x10x32xf32> {
-  // CHECK: attn.fused_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
-  %c, %a = attn.fused_attention %q, %k, %v, %m, %h {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
-  // CHECK: attn.fused_attention_grad {{.*}} {kind = "additive"} : tensor<4x16xf32>
-  %g:4 = attn.fused_attention_grad %q, %k, %v, %m, %h, %a, %dc, %a {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x32xf32>, tensor<4x10xf32>
+  // CHECK: attn.fused_attention additive %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+  %c, %a = attn.fused_attention additive %q, %k, %v, %m, %h : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+  // CHECK: attn.fused_attention_grad additive {{.*}} : tensor<4x16xf32>
+  %g:4 = attn.fused_attention_grad additive %q, %k, %v, %m, %h, %a, %dc, %a : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x32xf32>, tensor<4x10xf32>
   return %g#3 : tensor<4x10x32xf32>
 }
 

@@ -10,7 +10,7 @@
 // CHECK-LABEL: func.func @loss_grad(
 // CHECK: attn.rnn_grad
 // CHECK-LABEL: func.func @train_step(
-// CHECK: attn.param "wax/momentum" {init = "zeros"
+// CHECK: attn.param "wax/momentum" {init = #attn.init<zeros>
 // CHECK: attn.sgd_update {{.*}} {momentum = 0.899999976 : f32}
 
 // UNFUSED-LABEL: func.func @loss(

@@ -23,7 +23,7 @@ func.func @cell(%x: tensor<4x1xf32>, %h: tensor<4x8xf32>, %wax: tensor<1x8xf32>,
 // CHECK: attn.reduce_sum %[[TV]] {axes = array<i64: 2>} : tensor<4x10x16xf32>
 // CHECK-NOT: attn.attention_scores
 func.func @additive_scores(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>) -> tensor<4x10xf32> {
-  %e = attn.attention_scores %q, %k, %v {kind = "additive"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
+  %e = attn.attention_scores additive %q, %k, %v : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
   return %e : tensor<4x10xf32>
 }
 
@@ -41,7 +41,7 @@ func.func @additive_scores(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: te
 // CHECK: attn.mul %{{.*}}, %{{.*}} : tensor<4x10xf32>, tensor<1xf32>
 // CHECK-NOT: attn.attention_scores
 func.func @cosine_scores(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %t: tensor<1xf32>) -> tensor<4x10xf32> {
-  %e = attn.attention_scores %q, %k, %t {kind = "cosine"} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<1xf32>
+  %e = attn.attention_scores cosine %q, %k, %t : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<1xf32>
   return %e : tensor<4x10xf32>
 }
 

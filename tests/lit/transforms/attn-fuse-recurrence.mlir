@@ -67,7 +67,7 @@ func.func @gru_seed(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor<2x2
   // expected-remark @+1 {{not fused: oneDNN has no GRU of form 'seed'}}
   %h = attn.scan inits(%h0) over(%x) : (tensor<4x8xf32>, tensor<4x6x2xf32>) -> (tensor<4x8xf32>) {
   ^bb0(%hp: tensor<4x8xf32>, %xt: tensor<4x2xf32>):
-    %ht = attn.gru_cell %xt, %hp, %wi, %wh, %b, %b {form = "seed"} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+    %ht = attn.gru_cell %xt, %hp, %wi, %wh, %b, %b {form = #attn.gru_form<seed>} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
     attn.yield %ht : tensor<4x8xf32>
   }
   return %h : tensor<4x8xf32>

@@ -2,14 +2,14 @@
 
 // Parameters become leading arguments (in order of first appearance) and the module records
 // the parameter table.
-// CHECK: module attributes {attn.params = [{init = "uniform", name = "w", scale = 5.000000e-01 : f32, trainable = true, type = tensor<2x3xf32>}, {init = "zeros", name = "b", scale = 1.000000e-01 : f32, trainable = true, type = tensor<3xf32>}]}
+// CHECK: module attributes {attn.params = [{init = #attn.init<uniform>, name = "w", scale = 5.000000e-01 : f32, trainable = true, type = tensor<2x3xf32>}, {init = #attn.init<zeros>, name = "b", scale = 1.000000e-01 : f32, trainable = true, type = tensor<3xf32>}]}
 // CHECK-LABEL: func @forward(
 // CHECK-SAME: %[[W:.*]]: tensor<2x3xf32> {attn.param = "w"}, %[[B:.*]]: tensor<3xf32> {attn.param = "b"}, %[[X:.*]]: tensor<4x2xf32>
 // CHECK-NOT: attn.param "
 // CHECK: attn.dense %[[X]], %[[W]], %[[B]]
 func.func @forward(%x: tensor<4x2xf32>) -> tensor<4x3xf32> {
   %w = attn.param "w" {scale = 0.5 : f32} : tensor<2x3xf32>
-  %b = attn.param "b" {init = "zeros"} : tensor<3xf32>
+  %b = attn.param "b" {init = #attn.init<zeros>} : tensor<3xf32>
   %y = attn.dense %x, %w, %b : tensor<4x2xf32>, tensor<2x3xf32>, tensor<3xf32>
   return %y : tensor<4x3xf32>
 }

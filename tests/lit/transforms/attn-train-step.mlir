@@ -3,15 +3,15 @@
 
 // CHECK: func.func @train_step(%{{.*}}: tensor<4x2xf32>, %{{.*}}: tensor<4x1xf32>, %[[LR:.*]]: tensor<f32> {attn.name = "lr"}, %[[STEP:.*]]: tensor<f32> {attn.name = "step"})
 // CHECK-SAME: -> (tensor<f32> {attn.name = "loss"}, tensor<f32> {attn.name = "grad_norm"}, tensor<2x1xf32> {attn.name = "update:w"}, tensor<2x1xf32> {attn.name = "update:w/adam_m"}, tensor<2x1xf32> {attn.name = "update:w/adam_v"})
-// CHECK-DAG: attn.param "w/adam_m" {init = "zeros", scale = 0.000000e+00 : f32, trainable = false} : tensor<2x1xf32>
-// CHECK-DAG: attn.param "w/adam_v" {init = "zeros", scale = 0.000000e+00 : f32, trainable = false} : tensor<2x1xf32>
+// CHECK-DAG: attn.param "w/adam_m" {init = #attn.init<zeros>, scale = 0.000000e+00 : f32, trainable = false} : tensor<2x1xf32>
+// CHECK-DAG: attn.param "w/adam_v" {init = #attn.init<zeros>, scale = 0.000000e+00 : f32, trainable = false} : tensor<2x1xf32>
 // CHECK: %[[NORM:.*]] = attn.sqrt
 // CHECK: attn.maximum %[[NORM]]
 // CHECK: attn.adam_update {{.*}}, %[[LR]], %[[STEP]] {decoupled, weight_decay = 0.00999999977 : f32}
 // CHECK: return %{{.*}}, %[[NORM]],
 
 // SGD-LABEL: func.func @train_step
-// SGD: attn.param "w/momentum" {init = "zeros"
+// SGD: attn.param "w/momentum" {init = #attn.init<zeros>
 // SGD: attn.sgd_update {{.*}} {momentum = 0.899999976 : f32}
 // SGD: return %{{.*}}, %{{.*}}, %new_param, %new_velocity
 func.func @loss(%x: tensor<4x2xf32>, %y: tensor<4x1xf32>) -> tensor<f32> {

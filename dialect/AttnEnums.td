@@ -1,0 +1,54 @@
+//===- AttnEnums.td - the attn dialect's enumerated attributes ----------------------------===//
+//
+// Every attribute of an attn op that picks one of a fixed set of variants is an enum: the
+// verifier then never sees an unknown spelling (the parser refuses it, naming the choices),
+// and passes switch over a C++ enum instead of comparing strings.
+//
+//===----------------------------------------------------------------------------------===//
+#ifndef ATTN_ENUMS_TD
+#define ATTN_ENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+
+// The score function of attn.attention_scores and attn.fused_attention (formulas there).
+def Attn_ScoreKind : I32EnumAttr<"ScoreKind", "an attention score function", [
+    I32EnumAttrCase<"dot", 0>,
+    I32EnumAttrCase<"scaled_dot", 1>,
+    I32EnumAttrCase<"general", 2>,
+    I32EnumAttrCase<"additive", 3>,
+    I32EnumAttrCase<"cosine", 4>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+// Written bare in the ops' assembly: `attn.attention_scores dot %q, %k ...`.
+def Attn_ScoreKindAttr : EnumAttr<Attn_Dialect, Attn_ScoreKind, "score">;
+
+// How the runtime initialises an attn.param (zeros, ones, uniform in [-scale, scale], normal
+// with standard deviation scale).
+def Attn_Init : I32EnumAttr<"Init", "a parameter initialisation", [
+    I32EnumAttrCase<"zeros", 0>,
+    I32EnumAttrCase<"ones", 1>,
+    I32EnumAttrCase<"uniform", 2>,
+    I32EnumAttrCase<"normal", 3>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+// `{init = #attn.init<normal>}`.
+def Attn_InitAttr : EnumAttr<Attn_Dialect, Attn_Init, "init"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+// The equations of attn.gru_cell (formulas there).
+def Attn_GruForm : I32EnumAttr<"GruForm", "a GRU cell's equations", [
+    I32EnumAttrCase<"pytorch", 0>,
+    I32EnumAttrCase<"seed", 1>,
+    I32EnumAttrCase<"minimal", 2>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+// `{form = #attn.gru_form<seed>}`.
+def Attn_GruFormAttr : EnumAttr<Attn_Dialect, Attn_GruForm, "gru_form"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+#endif // ATTN_ENUMS_TD
