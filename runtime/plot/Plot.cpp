@@ -1,6 +1,7 @@
 #include "attn/plot/Plot.h"
 #include "attn/train/MetricsLog.h"
 
+#include <cairo.h>
 #include <png.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -42,225 +44,191 @@ std::vector<uint8_t> encodePng(uint32_t width, uint32_t height, const std::vecto
   return png;
 }
 
-// ------------------------------------------------------------------------------------------------
-// The 5x7 font: each glyph is 7 rows of 5 columns, '#' = ink. Drawn in 6x8 cells.
-// ------------------------------------------------------------------------------------------------
-
 namespace {
 
-constexpr int kGlyphW = 5, kGlyphH = 7, kCellW = 6;
-
-// A space token drawn as an open box (like U+2423), not as blank: a heatmap label that is a space
-// must not look like a missing label. A control character, so no real text maps to it.
-constexpr char kVisibleSpace = '\x1f';
-
-struct Glyph {
-  char c;
-  const char *rows[kGlyphH];
-};
-
-// clang-format off
-const Glyph kFont[] = {
-  {' ', {".....", ".....", ".....", ".....", ".....", ".....", "....."}},
-  {'0', {".###.", "#...#", "#..##", "#.#.#", "##..#", "#...#", ".###."}},
-  {'1', {"..#..", ".##..", "..#..", "..#..", "..#..", "..#..", ".###."}},
-  {'2', {".###.", "#...#", "....#", "...#.", "..#..", ".#...", "#####"}},
-  {'3', {"#####", "...#.", "..#..", "...#.", "....#", "#...#", ".###."}},
-  {'4', {"...#.", "..##.", ".#.#.", "#..#.", "#####", "...#.", "...#."}},
-  {'5', {"#####", "#....", "####.", "....#", "....#", "#...#", ".###."}},
-  {'6', {"..##.", ".#...", "#....", "####.", "#...#", "#...#", ".###."}},
-  {'7', {"#####", "....#", "...#.", "..#..", ".#...", ".#...", ".#..."}},
-  {'8', {".###.", "#...#", "#...#", ".###.", "#...#", "#...#", ".###."}},
-  {'9', {".###.", "#...#", "#...#", ".####", "....#", "...#.", ".##.."}},
-  {'A', {".###.", "#...#", "#...#", "#####", "#...#", "#...#", "#...#"}},
-  {'B', {"####.", "#...#", "#...#", "####.", "#...#", "#...#", "####."}},
-  {'C', {".###.", "#...#", "#....", "#....", "#....", "#...#", ".###."}},
-  {'D', {"###..", "#..#.", "#...#", "#...#", "#...#", "#..#.", "###.."}},
-  {'E', {"#####", "#....", "#....", "####.", "#....", "#....", "#####"}},
-  {'F', {"#####", "#....", "#....", "####.", "#....", "#....", "#...."}},
-  {'G', {".###.", "#...#", "#....", "#.###", "#...#", "#...#", ".####"}},
-  {'H', {"#...#", "#...#", "#...#", "#####", "#...#", "#...#", "#...#"}},
-  {'I', {".###.", "..#..", "..#..", "..#..", "..#..", "..#..", ".###."}},
-  {'J', {"..###", "...#.", "...#.", "...#.", "...#.", "#..#.", ".##.."}},
-  {'K', {"#...#", "#..#.", "#.#..", "##...", "#.#..", "#..#.", "#...#"}},
-  {'L', {"#....", "#....", "#....", "#....", "#....", "#....", "#####"}},
-  {'M', {"#...#", "##.##", "#.#.#", "#.#.#", "#...#", "#...#", "#...#"}},
-  {'N', {"#...#", "#...#", "##..#", "#.#.#", "#..##", "#...#", "#...#"}},
-  {'O', {".###.", "#...#", "#...#", "#...#", "#...#", "#...#", ".###."}},
-  {'P', {"####.", "#...#", "#...#", "####.", "#....", "#....", "#...."}},
-  {'Q', {".###.", "#...#", "#...#", "#...#", "#.#.#", "#..#.", ".##.#"}},
-  {'R', {"####.", "#...#", "#...#", "####.", "#.#..", "#..#.", "#...#"}},
-  {'S', {".####", "#....", "#....", ".###.", "....#", "....#", "####."}},
-  {'T', {"#####", "..#..", "..#..", "..#..", "..#..", "..#..", "..#.."}},
-  {'U', {"#...#", "#...#", "#...#", "#...#", "#...#", "#...#", ".###."}},
-  {'V', {"#...#", "#...#", "#...#", "#...#", "#...#", ".#.#.", "..#.."}},
-  {'W', {"#...#", "#...#", "#...#", "#.#.#", "#.#.#", "#.#.#", ".#.#."}},
-  {'X', {"#...#", "#...#", ".#.#.", "..#..", ".#.#.", "#...#", "#...#"}},
-  {'Y', {"#...#", "#...#", ".#.#.", "..#..", "..#..", "..#..", "..#.."}},
-  {'Z', {"#####", "....#", "...#.", "..#..", ".#...", "#....", "#####"}},
-  {'a', {".....", ".....", ".###.", "....#", ".####", "#...#", ".####"}},
-  {'b', {"#....", "#....", "#.##.", "##..#", "#...#", "#...#", "####."}},
-  {'c', {".....", ".....", ".###.", "#....", "#....", "#...#", ".###."}},
-  {'d', {"....#", "....#", ".##.#", "#..##", "#...#", "#...#", ".####"}},
-  {'e', {".....", ".....", ".###.", "#...#", "#####", "#....", ".###."}},
-  {'f', {"..##.", ".#..#", ".#...", "###..", ".#...", ".#...", ".#..."}},
-  {'g', {".....", ".....", ".####", "#...#", ".####", "....#", "####."}},
-  {'h', {"#....", "#....", "#.##.", "##..#", "#...#", "#...#", "#...#"}},
-  {'i', {"..#..", ".....", ".##..", "..#..", "..#..", "..#..", ".###."}},
-  {'j', {"...#.", ".....", "..##.", "...#.", "...#.", "#..#.", ".##.."}},
-  {'k', {"#....", "#....", "#..#.", "#.#..", "##...", "#.#..", "#..#."}},
-  {'l', {".##..", "..#..", "..#..", "..#..", "..#..", "..#..", ".###."}},
-  {'m', {".....", ".....", "##.#.", "#.#.#", "#.#.#", "#...#", "#...#"}},
-  {'n', {".....", ".....", "#.##.", "##..#", "#...#", "#...#", "#...#"}},
-  {'o', {".....", ".....", ".###.", "#...#", "#...#", "#...#", ".###."}},
-  {'p', {".....", ".....", "####.", "#...#", "####.", "#....", "#...."}},
-  {'q', {".....", ".....", ".##.#", "#..##", ".####", "....#", "....#"}},
-  {'r', {".....", ".....", "#.##.", "##..#", "#....", "#....", "#...."}},
-  {'s', {".....", ".....", ".###.", "#....", ".###.", "....#", "####."}},
-  {'t', {".#...", ".#...", "###..", ".#...", ".#...", ".#..#", "..##."}},
-  {'u', {".....", ".....", "#...#", "#...#", "#...#", "#..##", ".##.#"}},
-  {'v', {".....", ".....", "#...#", "#...#", "#...#", ".#.#.", "..#.."}},
-  {'w', {".....", ".....", "#...#", "#...#", "#.#.#", "#.#.#", ".#.#."}},
-  {'x', {".....", ".....", "#...#", ".#.#.", "..#..", ".#.#.", "#...#"}},
-  {'y', {".....", ".....", "#...#", "#...#", ".####", "....#", ".###."}},
-  {'z', {".....", ".....", "#####", "...#.", "..#..", ".#...", "#####"}},
-  {'.', {".....", ".....", ".....", ".....", ".....", ".##..", ".##.."}},
-  {',', {".....", ".....", ".....", ".....", ".##..", "..#..", ".#..."}},
-  {'-', {".....", ".....", ".....", ".###.", ".....", ".....", "....."}},
-  {'+', {".....", "..#..", "..#..", "#####", "..#..", "..#..", "....."}},
-  {'_', {".....", ".....", ".....", ".....", ".....", ".....", "#####"}},
-  {':', {".....", ".##..", ".##..", ".....", ".##..", ".##..", "....."}},
-  {'/', {".....", "....#", "...#.", "..#..", ".#...", "#....", "....."}},
-  {'(', {"...#.", "..#..", ".#...", ".#...", ".#...", "..#..", "...#."}},
-  {')', {".#...", "..#..", "...#.", "...#.", "...#.", "..#..", ".#..."}},
-  {'=', {".....", ".....", "#####", ".....", "#####", ".....", "....."}},
-  {'%', {"##...", "##..#", "...#.", "..#..", ".#...", "#..##", "...##"}},
-  {'?', {".###.", "#...#", "....#", "...#.", "..#..", ".....", "..#.."}},
-  {'<', {"...#.", "..#..", ".#...", "#....", ".#...", "..#..", "...#."}},
-  {'>', {".#...", "..#..", "...#.", "....#", "...#.", "..#..", ".#..."}},
-  {'!', {"..#..", "..#..", "..#..", "..#..", "..#..", ".....", "..#.."}},
-  {'\'', {"..#..", "..#..", ".#...", ".....", ".....", ".....", "....."}},
-  {'"', {".#.#.", ".#.#.", ".....", ".....", ".....", ".....", "....."}},
-  {';', {".....", ".##..", ".##..", ".....", ".##..", "..#..", ".#..."}},
-  {'*', {".....", "..#..", "#.#.#", ".###.", "#.#.#", "..#..", "....."}},
-  {'#', {".#.#.", ".#.#.", "#####", ".#.#.", "#####", ".#.#.", ".#.#."}},
-  {'&', {".##..", "#..#.", "#.#..", ".#...", "#.#.#", "#..#.", ".##.#"}},
-  {'[', {".###.", ".#...", ".#...", ".#...", ".#...", ".#...", ".###."}},
-  {']', {".###.", "...#.", "...#.", "...#.", "...#.", "...#.", ".###."}},
-  {kVisibleSpace, {".....", ".....", ".....", ".....", ".....", "#...#", "#####"}},
-};
-// clang-format on
-
-// Characters the font lacks are drawn as '?'.
-const Glyph &glyphFor(char c) {
-  const Glyph *fallback = nullptr;
-  for (const Glyph &g : kFont) {
-    if (g.c == c)
-      return g;
-    if (g.c == '?')
-      fallback = &g;
-  }
-  return *fallback;
-}
-
 // ------------------------------------------------------------------------------------------------
-// Raster drawing
+// Drawing: cairo (anti-aliased lines, text set in a real font through fontconfig)
 // ------------------------------------------------------------------------------------------------
+
+// fontconfig resolves the family to DejaVu Sans where it is installed (Debian's
+// fonts-dejavu-core, which the build installs), else to the nearest sans-serif font.
+constexpr const char *kFontFamily = "DejaVu Sans";
 
 struct Rect {
   int x0, y0, x1, y1; // inclusive
-  bool contains(int x, int y) const { return x >= x0 && x <= x1 && y >= y0 && y <= y1; }
 };
 
+struct Point {
+  double x, y;
+};
+
+using SurfacePtr = std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)>;
+using ContextPtr = std::unique_ptr<cairo_t, decltype(&cairo_destroy)>;
+
+void setColour(cairo_t *cr, uint32_t rgb) {
+  cairo_set_source_rgb(cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0,
+                       (rgb & 0xff) / 255.0);
+}
+
+void setFont(cairo_t *cr, double size, bool bold) {
+  cairo_select_font_face(cr, kFontFamily, CAIRO_FONT_SLANT_NORMAL,
+                         bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size(cr, size);
+}
+
+// A font size and weight; text is measured and drawn in one.
+struct Font {
+  double size;
+  bool bold = false;
+};
+
+// An RGB image drawn with cairo. Rectangles sit on whole pixels, so cells, grid lines and frames
+// keep their exact colours; curves and text are anti-aliased.
 class Canvas {
 public:
-  Canvas(int w, int h) : w_(w), h_(h), rgb_(static_cast<size_t>(w) * h * 3, 0xff) {}
+  Canvas(int w, int h)
+      : w_(w), h_(h),
+        surface_(cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h), cairo_surface_destroy),
+        cr_(cairo_create(surface_.get()), cairo_destroy) {
+    if (cairo_status(cr_.get()) != CAIRO_STATUS_SUCCESS)
+      throw std::runtime_error(std::string("cairo: ") +
+                               cairo_status_to_string(cairo_status(cr_.get())));
+    cairo_set_source_rgb(cr_.get(), 1, 1, 1);
+    cairo_paint(cr_.get());
+  }
 
   int width() const { return w_; }
   int height() const { return h_; }
-  const std::vector<uint8_t> &pixels() const { return rgb_; }
 
-  void set(int x, int y, uint32_t color) {
-    if (x < 0 || y < 0 || x >= w_ || y >= h_)
+  void fill(const Rect &r, uint32_t colour) {
+    setColour(cr_.get(), colour);
+    cairo_rectangle(cr_.get(), r.x0, r.y0, r.x1 - r.x0 + 1, r.y1 - r.y0 + 1);
+    cairo_fill(cr_.get());
+  }
+
+  void outline(const Rect &r, uint32_t colour) {
+    fill({r.x0, r.y0, r.x1, r.y0}, colour);
+    fill({r.x0, r.y1, r.x1, r.y1}, colour);
+    fill({r.x0, r.y0, r.x0, r.y1}, colour);
+    fill({r.x1, r.y0, r.x1, r.y1}, colour);
+  }
+
+  // Points joined by a `width`-px line with round joins, clipped to `clip`.
+  void polyline(const std::vector<Point> &points, uint32_t colour, double width, const Rect &clip) {
+    if (points.empty())
       return;
-    uint8_t *p = &rgb_[(static_cast<size_t>(y) * w_ + x) * 3];
-    p[0] = static_cast<uint8_t>(color >> 16);
-    p[1] = static_cast<uint8_t>(color >> 8);
-    p[2] = static_cast<uint8_t>(color);
+    cairo_t *cr = cr_.get();
+    cairo_save(cr);
+    cairo_rectangle(cr, clip.x0, clip.y0, clip.x1 - clip.x0 + 1, clip.y1 - clip.y0 + 1);
+    cairo_clip(cr);
+    // Pixel centres: point (x, y) is the middle of pixel (x, y).
+    cairo_move_to(cr, points[0].x + 0.5, points[0].y + 0.5);
+    for (const Point &p : points)
+      cairo_line_to(cr, p.x + 0.5, p.y + 0.5);
+    setColour(cr, colour);
+    cairo_set_line_width(cr, width);
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
+    cairo_stroke(cr);
+    cairo_restore(cr);
   }
 
-  void fill(const Rect &r, uint32_t color) {
-    for (int y = r.y0; y <= r.y1; ++y)
-      for (int x = r.x0; x <= r.x1; ++x)
-        set(x, y, color);
+  void disc(Point centre, double radius, uint32_t colour, const Rect &clip) {
+    cairo_t *cr = cr_.get();
+    cairo_save(cr);
+    cairo_rectangle(cr, clip.x0, clip.y0, clip.x1 - clip.x0 + 1, clip.y1 - clip.y0 + 1);
+    cairo_clip(cr);
+    cairo_arc(cr, centre.x + 0.5, centre.y + 0.5, radius, 0, 2 * M_PI);
+    setColour(cr, colour);
+    cairo_fill(cr);
+    cairo_restore(cr);
   }
 
-  void outline(const Rect &r, uint32_t color) {
-    fill({r.x0, r.y0, r.x1, r.y0}, color);
-    fill({r.x0, r.y1, r.x1, r.y1}, color);
-    fill({r.x0, r.y0, r.x0, r.y1}, color);
-    fill({r.x1, r.y0, r.x1, r.y1}, color);
+  // Draws `s` (UTF-8) with the top of its line box at y and its start at x.
+  void text(double x, double y, const std::string &s, uint32_t colour, Font f) {
+    cairo_t *cr = cr_.get();
+    setFont(cr, f.size, f.bold);
+    cairo_font_extents_t fe;
+    cairo_font_extents(cr, &fe);
+    setColour(cr, colour);
+    cairo_move_to(cr, x, y + fe.ascent);
+    cairo_show_text(cr, s.c_str());
   }
 
-  // Bresenham with a 2x2 brush (the 2-px line width), clipped to `clip`.
-  void line(int x0, int y0, int x1, int y1, uint32_t color, const Rect &clip) {
-    int dx = std::abs(x1 - x0), sx = x0 < x1 ? 1 : -1;
-    int dy = -std::abs(y1 - y0), sy = y0 < y1 ? 1 : -1;
-    int err = dx + dy;
-    for (;;) {
-      for (int by = 0; by < 2; ++by)
-        for (int bx = 0; bx < 2; ++bx)
-          if (clip.contains(x0 + bx, y0 + by))
-            set(x0 + bx, y0 + by, color);
-      if (x0 == x1 && y0 == y1)
-        return;
-      int e2 = 2 * err;
-      if (e2 >= dy) {
-        err += dy;
-        x0 += sx;
+  // Draws `s` turned 90 degrees counter-clockwise, reading upwards: the glyphs' tops face left,
+  // the line box occupies columns x .. x + lineHeight and the text ends at yBottom.
+  void textUp(double x, double yBottom, const std::string &s, uint32_t colour, Font f) {
+    cairo_t *cr = cr_.get();
+    cairo_save(cr);
+    setFont(cr, f.size, f.bold);
+    cairo_font_extents_t fe;
+    cairo_font_extents(cr, &fe);
+    cairo_translate(cr, x + fe.ascent, yBottom);
+    cairo_rotate(cr, -M_PI / 2);
+    setColour(cr, colour);
+    cairo_move_to(cr, 0, 0);
+    cairo_show_text(cr, s.c_str());
+    cairo_restore(cr);
+  }
+
+  // height rows of width * 3 bytes, top row first (cairo's RGB24 is one native-endian
+  // 0x00RRGGBB word per pixel).
+  std::vector<uint8_t> pixels() const {
+    cairo_surface_flush(surface_.get());
+    if (cairo_status(cr_.get()) != CAIRO_STATUS_SUCCESS)
+      throw std::runtime_error(std::string("cairo: ") +
+                               cairo_status_to_string(cairo_status(cr_.get())));
+    const unsigned char *data = cairo_image_surface_get_data(surface_.get());
+    int stride = cairo_image_surface_get_stride(surface_.get());
+    std::vector<uint8_t> rgb(static_cast<size_t>(w_) * h_ * 3);
+    for (int y = 0; y < h_; ++y) {
+      const uint32_t *row =
+          reinterpret_cast<const uint32_t *>(data + static_cast<size_t>(y) * stride);
+      for (int x = 0; x < w_; ++x) {
+        uint8_t *p = &rgb[(static_cast<size_t>(y) * w_ + x) * 3];
+        p[0] = static_cast<uint8_t>(row[x] >> 16);
+        p[1] = static_cast<uint8_t>(row[x] >> 8);
+        p[2] = static_cast<uint8_t>(row[x]);
       }
-      if (e2 <= dx) {
-        err += dx;
-        y0 += sy;
-      }
     }
-  }
-
-  // Draws `text` with its top-left corner at (x, y), each font pixel as a scale x scale square.
-  void text(int x, int y, const std::string &s, uint32_t color, int scale) {
-    for (char c : s) {
-      const Glyph &g = glyphFor(c);
-      for (int row = 0; row < kGlyphH; ++row)
-        for (int col = 0; col < kGlyphW; ++col)
-          if (g.rows[row][col] == '#')
-            fill({x + col * scale, y + row * scale, x + (col + 1) * scale - 1,
-                  y + (row + 1) * scale - 1},
-                 color);
-      x += kCellW * scale;
-    }
-  }
-
-  // Draws `s` turned 90 degrees counter-clockwise, reading upwards at scale 1: the glyphs' tops
-  // face left, the text occupies columns x .. x + 6 and ends textWidth(s, 1) pixels above yBottom.
-  void textUp(int x, int yBottom, const std::string &s, uint32_t color) {
-    for (char c : s) {
-      const Glyph &g = glyphFor(c);
-      for (int row = 0; row < kGlyphH; ++row)
-        for (int col = 0; col < kGlyphW; ++col)
-          if (g.rows[row][col] == '#')
-            set(x + row, yBottom - col, color);
-      yBottom -= kCellW;
-    }
+    return rgb;
   }
 
 private:
   int w_, h_;
-  std::vector<uint8_t> rgb_;
+  SurfacePtr surface_;
+  ContextPtr cr_;
 };
 
-int textWidth(const std::string &s, int scale) {
-  return s.empty() ? 0 : static_cast<int>(s.size()) * kCellW * scale - scale;
-}
+// Text measurement before there is a canvas to draw on (a heatmap's size follows from its
+// labels).
+class Measure {
+public:
+  Measure()
+      : surface_(cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1), cairo_surface_destroy),
+        cr_(cairo_create(surface_.get()), cairo_destroy) {}
+
+  int width(const std::string &s, Font f) {
+    if (s.empty())
+      return 0;
+    setFont(cr_.get(), f.size, f.bold);
+    cairo_text_extents_t te;
+    cairo_text_extents(cr_.get(), s.c_str(), &te);
+    return static_cast<int>(std::ceil(te.x_advance));
+  }
+
+  // The height of a line of text: ascent + descent.
+  int lineHeight(Font f) {
+    setFont(cr_.get(), f.size, f.bold);
+    cairo_font_extents_t fe;
+    cairo_font_extents(cr_.get(), &fe);
+    return static_cast<int>(std::ceil(fe.ascent + fe.descent));
+  }
+
+private:
+  SurfacePtr surface_;
+  ContextPtr cr_;
+};
 
 // ------------------------------------------------------------------------------------------------
 // Axes
@@ -360,11 +328,69 @@ struct Range {
 };
 
 // ------------------------------------------------------------------------------------------------
+// Text
+// ------------------------------------------------------------------------------------------------
+
+// The number of UTF-8 sequences in a valid UTF-8 string.
+size_t characters(const std::string &s) {
+  size_t n = 0;
+  for (unsigned char c : s)
+    n += (c & 0xc0) != 0x80;
+  return n;
+}
+
+// The length of the valid UTF-8 sequence at s[i], or 0 (cairo refuses invalid UTF-8, and a
+// refused string would stop every later drawing call on the canvas).
+size_t sequenceLength(const std::string &s, size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  if (n == 0 || i + n > s.size())
+    return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80)
+      return 0;
+  return n;
+}
+
+// What a label shows of `s`: a space becomes U+2423 (an open box) when `showSpaces`, so a token
+// that is a space does not look like a missing label; a control character or a byte that is not
+// valid UTF-8 becomes '?'; more than maxChars characters are cut to maxChars - 1 and an ellipsis.
+std::string displayText(const std::string &s, bool showSpaces, size_t maxChars) {
+  std::vector<std::string> chars;
+  for (size_t i = 0; i < s.size();) {
+    size_t n = sequenceLength(s, i);
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (n == 0) {
+      chars.push_back("?");
+      ++i;
+      continue;
+    }
+    if (c == ' ')
+      chars.push_back(showSpaces ? "\u2423" : " ");
+    else if (n == 1 && !std::isprint(c))
+      chars.push_back("?");
+    else
+      chars.push_back(s.substr(i, n));
+    i += n;
+  }
+  if (chars.size() > maxChars) {
+    chars.resize(maxChars - 1);
+    chars.push_back("\u2026");
+  }
+  std::string out;
+  for (const std::string &c : chars)
+    out += c;
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------
 // The plot
 // ------------------------------------------------------------------------------------------------
 
 constexpr uint32_t kBlack = 0x000000, kGrid = 0xe6e6e6, kFrame = 0x808080, kText = 0x202020;
-constexpr int kLabelScale = 1, kTitleScale = 2, kTickLen = 5;
+constexpr Font kLabelFont{11}, kTitleFont{15, true};
+constexpr int kTickLen = 5;
+constexpr double kCurveWidth = 2.0;
 
 class LossPlot {
 public:
@@ -384,8 +410,9 @@ public:
       drawSeries(s);
     drawAxes();
     drawLegend();
-    canvas_.text((canvas_.width() - textWidth(title_, kTitleScale)) / 2, 12, title_, kBlack,
-                 kTitleScale);
+    std::string title = displayText(title_, false, title_.size());
+    canvas_.text((canvas_.width() - measure_.width(title, kTitleFont)) / 2.0, 12, title, kBlack,
+                 kTitleFont);
     return canvas_;
   }
 
@@ -406,12 +433,11 @@ private:
     y_ = yr.min > 0 && yr.max / yr.min > 100 ? logAxis(yr.min, yr.max) : linearAxis(yr.min, yr.max, 6);
   }
 
-  int px(double x) const {
-    return area_.x0 + static_cast<int>(std::lround(x_.fraction(x) * (area_.x1 - area_.x0)));
-  }
-  int py(double y) const {
-    return area_.y1 - static_cast<int>(std::lround(y_.fraction(y) * (area_.y1 - area_.y0)));
-  }
+  // Pixel coordinates: exact for curves, rounded for grid lines and ticks.
+  double fx(double x) const { return area_.x0 + x_.fraction(x) * (area_.x1 - area_.x0); }
+  double fy(double y) const { return area_.y1 - y_.fraction(y) * (area_.y1 - area_.y0); }
+  int px(double x) const { return static_cast<int>(std::lround(fx(x))); }
+  int py(double y) const { return static_cast<int>(std::lround(fy(y))); }
 
   void drawGrid() {
     for (const Tick &t : x_.ticks)
@@ -421,38 +447,32 @@ private:
   }
 
   void drawSeries(const Series &s) {
-    bool havePrev = false, alone = true;
-    int prevX = 0, prevY = 0;
-    for (size_t i = 0; i < s.x.size(); ++i) {
-      if (!finitePoint(s, i))
-        continue; // skipped: the neighbours get joined
-      int x = px(s.x[i]), y = py(s.y[i]);
-      canvas_.line(havePrev ? prevX : x, havePrev ? prevY : y, x, y, s.rgb, area_);
-      alone = !havePrev;
-      prevX = x, prevY = y, havePrev = true;
-    }
-    if (havePrev && alone) // a single point: a 2x2 dot would be easy to miss, draw a 6x6 marker
-      for (int y = std::max(prevY - 2, area_.y0); y <= std::min(prevY + 3, area_.y1); ++y)
-        for (int x = std::max(prevX - 2, area_.x0); x <= std::min(prevX + 3, area_.x1); ++x)
-          canvas_.set(x, y, s.rgb);
+    std::vector<Point> points;
+    for (size_t i = 0; i < s.x.size(); ++i)
+      if (finitePoint(s, i)) // others are skipped: their neighbours get joined
+        points.push_back({fx(s.x[i]), fy(s.y[i])});
+    if (points.size() == 1) // a single point: a dot the curve's width would be easy to miss
+      canvas_.disc(points[0], 3.5, s.rgb, area_);
+    else
+      canvas_.polyline(points, s.rgb, kCurveWidth, area_);
   }
 
   void drawAxes() {
     canvas_.outline(area_, kFrame);
     canvas_.fill({area_.x0, area_.y1, area_.x1, area_.y1}, kBlack); // x axis
     canvas_.fill({area_.x0, area_.y0, area_.x0, area_.y1}, kBlack); // y axis
-    int charH = kGlyphH * kLabelScale;
+    int lineH = measure_.lineHeight(kLabelFont);
     for (const Tick &t : x_.ticks) {
       int x = px(t.value);
       canvas_.fill({x, area_.y1, x, area_.y1 + kTickLen}, kBlack);
-      canvas_.text(x - textWidth(t.label, kLabelScale) / 2, area_.y1 + kTickLen + 4, t.label,
-                   kText, kLabelScale);
+      canvas_.text(x - measure_.width(t.label, kLabelFont) / 2.0, area_.y1 + kTickLen + 3, t.label,
+                   kText, kLabelFont);
     }
     for (const Tick &t : y_.ticks) {
       int y = py(t.value);
       canvas_.fill({area_.x0 - kTickLen, y, area_.x0, y}, kBlack);
-      canvas_.text(area_.x0 - kTickLen - 4 - textWidth(t.label, kLabelScale), y - charH / 2,
-                   t.label, kText, kLabelScale);
+      canvas_.text(area_.x0 - kTickLen - 4 - measure_.width(t.label, kLabelFont), y - lineH / 2.0,
+                   t.label, kText, kLabelFont);
     }
     for (double v : y_.minorTicks) {
       int y = py(v);
@@ -462,33 +482,35 @@ private:
 
   // Top right inside the plot area, where a falling loss curve usually leaves room.
   void drawLegend() {
-    std::vector<const Series *> named;
+    std::vector<std::pair<const Series *, std::string>> named;
     int textW = 0;
     for (const Series &s : series_)
       if (!s.name.empty()) {
-        named.push_back(&s);
-        textW = std::max(textW, textWidth(s.name, kLabelScale));
+        named.push_back({&s, displayText(s.name, false, s.name.size())});
+        textW = std::max(textW, measure_.width(named.back().second, kLabelFont));
       }
     if (named.empty())
       return;
-    constexpr int kPad = 6, kSwatch = 20, kRowH = 14;
+    constexpr int kPad = 6, kSwatch = 20;
+    int lineH = measure_.lineHeight(kLabelFont), rowH = lineH + 2;
     int w = kPad + kSwatch + kPad + textW + kPad;
-    int h = kPad + static_cast<int>(named.size()) * kRowH - (kRowH - kGlyphH * kLabelScale) + kPad;
+    int h = kPad + static_cast<int>(named.size()) * rowH - (rowH - lineH) + kPad;
     Rect box{area_.x1 - 10 - w, area_.y0 + 10, area_.x1 - 10, area_.y0 + 10 + h};
     canvas_.fill(box, 0xffffff);
     canvas_.outline(box, kFrame);
     int y = box.y0 + kPad;
-    for (const Series *s : named) {
-      int mid = y + kGlyphH * kLabelScale / 2;
+    for (const auto &[s, name] : named) {
+      int mid = y + lineH / 2;
       canvas_.fill({box.x0 + kPad, mid - 1, box.x0 + kPad + kSwatch - 1, mid}, s->rgb);
-      canvas_.text(box.x0 + kPad + kSwatch + kPad, y, s->name, kText, kLabelScale);
-      y += kRowH;
+      canvas_.text(box.x0 + kPad + kSwatch + kPad, y, name, kText, kLabelFont);
+      y += rowH;
     }
   }
 
   const std::vector<Series> &series_;
   std::string title_;
   Canvas canvas_;
+  Measure measure_;
   Rect area_;
   Axis x_, y_;
 };
@@ -499,9 +521,9 @@ private:
 
 constexpr uint32_t kHeatNan = 0xd62728; // off the colour map, so a NaN cannot pass for a weight
 constexpr int kMaxCell = 20, kMinCell = 4, kHeatmapSpan = 800; // px
-constexpr int kLabelPitch = kGlyphH + 1; // the least spacing of label lines: a glyph and 1 px
 constexpr int kMaxColumnChars = 8, kMaxRowChars = 12;
 constexpr int kPad = 12, kLabelGap = 5, kBarGap = 16, kBarW = 12, kMinBarH = 64;
+constexpr Font kBigLabelFont{18};
 
 // White -> mid blue -> dark blue (the ends and middle of matplotlib's "Blues"), interpolated in
 // RGB. The middle stop keeps weights around 0.5 saturated; a straight white-to-navy ramp greys
@@ -521,28 +543,6 @@ uint32_t heatColour(float v) {
   return out;
 }
 
-// What the ASCII font can show of `s`: a space becomes kVisibleSpace when `showSpaces`, a UTF-8
-// sequence one '?' (not one per byte), any other unprintable byte '?'; more than maxChars
-// characters are cut to maxChars - 1 and a '.'.
-std::string displayText(const std::string &s, bool showSpaces, size_t maxChars) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      while (i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xc0) == 0x80)
-        ++i; // continuation bytes 10xxxxxx
-      out += '?';
-    } else if (c == ' ') {
-      out += showSpaces ? kVisibleSpace : ' ';
-    } else {
-      out += std::isprint(c) ? static_cast<char>(c) : '?';
-    }
-  }
-  if (out.size() > maxChars)
-    out = out.substr(0, maxChars - 1) + ".";
-  return out;
-}
-
 Canvas renderHeatmap(const std::vector<std::vector<float>> &weights,
                      const std::vector<std::string> &columnLabels,
                      const std::vector<std::string> &rowLabels, const std::string &title) {
@@ -558,49 +558,56 @@ Canvas renderHeatmap(const std::vector<std::vector<float>> &weights,
                                   std::to_string(weights[i].size()) + " weights but there are " +
                                   std::to_string(columnLabels.size()) + " column labels");
 
+  Measure measure;
   // Cells shrink from 20 px so that long sequences stay about kHeatmapSpan wide; when they get
   // smaller than a line of text, only every `stride`-th row and column is labelled.
   int rows = static_cast<int>(weights.size()), cols = static_cast<int>(columnLabels.size());
   int cell = std::clamp(kHeatmapSpan / std::max(rows, cols), kMinCell, kMaxCell);
-  int stride = (kLabelPitch + cell - 1) / cell;
+  int pitch = measure.lineHeight(kLabelFont) - 2; // lines may overlap in their leading
+  int stride = (pitch + cell - 1) / cell;
 
   std::vector<std::string> colText, rowText;
   size_t longest = 0;
   for (const std::string &l : columnLabels) {
     colText.push_back(displayText(l, true, kMaxColumnChars));
-    longest = std::max(longest, colText.back().size());
+    longest = std::max(longest, characters(colText.back()));
   }
   for (const std::string &l : rowLabels) {
     rowText.push_back(displayText(l, true, kMaxRowChars));
-    longest = std::max(longest, rowText.back().size());
+    longest = std::max(longest, characters(rowText.back()));
   }
   std::string titleText = displayText(title, false, title.size());
-  // Single characters (the dates model's tokens) are hard to read at scale 1 beside 20-px cells,
-  // so they are drawn double size where cells have room; words stay at scale 1 to keep the
-  // margins small.
-  int scale = longest <= 1 && cell >= 2 * kLabelPitch ? 2 : 1;
+  // Single characters (the dates model's tokens) are hard to read small beside 20-px cells, so
+  // they are set larger where cells have room; words stay small to keep the margins small.
+  Font font = longest <= 1 && cell >= 16 ? kBigLabelFont : kLabelFont;
   int colW = 0, rowW = 0;
   for (const std::string &t : colText)
-    colW = std::max(colW, textWidth(t, scale));
+    colW = std::max(colW, measure.width(t, font));
   for (const std::string &t : rowText)
-    rowW = std::max(rowW, textWidth(t, scale));
-  int charH = kGlyphH * scale;
+    rowW = std::max(rowW, measure.width(t, font));
+  int lineH = measure.lineHeight(font);
   // Column labels read across while they fit their column (characters, short tokens), and
-  // upwards (turned 90 degrees, only ever at scale 1) when a word would run into its neighbours.
+  // upwards (turned 90 degrees, only ever small) when a word would run into its neighbours.
   bool turned = colW + 2 > cell * stride;
+  if (turned) {
+    font = kLabelFont;
+    colW = 0;
+    for (const std::string &t : colText)
+      colW = std::max(colW, measure.width(t, font));
+  }
 
-  int titleH = titleText.empty() ? 0 : kGlyphH * kTitleScale + 10;
+  int titleH = titleText.empty() ? 0 : measure.lineHeight(kTitleFont) + 8;
   int gridX = kPad + rowW + kLabelGap + 1;
-  int gridY = kPad + titleH + (turned ? colW : charH) + kLabelGap + 1;
+  int gridY = kPad + titleH + (turned ? colW : lineH) + kLabelGap + 1;
   int gridW = cols * cell, gridH = rows * cell;
   int barX = gridX + gridW + kBarGap, barH = std::max(gridH, kMinBarH);
-  int width = std::max(barX + kBarW + 6 + textWidth("0.5", 1) + kPad,
-                       2 * kPad + textWidth(titleText, kTitleScale));
+  int width = std::max(barX + kBarW + 6 + measure.width("0.5", kLabelFont) + kPad,
+                       2 * kPad + measure.width(titleText, kTitleFont));
   int height = gridY + barH + 1 + kPad;
 
   Canvas canvas(width, height);
-  canvas.text((width - textWidth(titleText, kTitleScale)) / 2, kPad, titleText, kBlack,
-              kTitleScale);
+  canvas.text((width - measure.width(titleText, kTitleFont)) / 2.0, kPad, titleText, kBlack,
+              kTitleFont);
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j)
       canvas.fill({gridX + j * cell, gridY + i * cell, gridX + (j + 1) * cell - 1,
@@ -608,17 +615,19 @@ Canvas renderHeatmap(const std::vector<std::vector<float>> &weights,
                   heatColour(weights[i][j]));
   canvas.outline({gridX - 1, gridY - 1, gridX + gridW, gridY + gridH}, kFrame);
 
+  int smallH = measure.lineHeight(kLabelFont);
   for (int j = 0; j < cols; j += stride) {
     const std::string &t = colText[j];
     if (turned)
-      canvas.textUp(gridX + j * cell + (cell - kGlyphH) / 2, gridY - 1 - kLabelGap, t, kText);
+      canvas.textUp(gridX + j * cell + (cell - smallH) / 2.0, gridY - 1 - kLabelGap, t, kText,
+                    font);
     else
-      canvas.text(gridX + j * cell + (cell - textWidth(t, scale)) / 2,
-                  gridY - 1 - kLabelGap - charH, t, kText, scale);
+      canvas.text(gridX + j * cell + (cell - measure.width(t, font)) / 2.0,
+                  gridY - 1 - kLabelGap - lineH, t, kText, font);
   }
   for (int i = 0; i < rows; i += stride) // right-aligned against the grid
-    canvas.text(gridX - 1 - kLabelGap - textWidth(rowText[i], scale),
-                gridY + i * cell + (cell - charH) / 2, rowText[i], kText, scale);
+    canvas.text(gridX - 1 - kLabelGap - measure.width(rowText[i], font),
+                gridY + i * cell + (cell - lineH) / 2.0, rowText[i], kText, font);
 
   // The colour bar: 1 at the top, 0 at the bottom, ticks at 0, 0.5 and 1.
   for (int y = 0; y < barH; ++y)
@@ -627,7 +636,7 @@ Canvas renderHeatmap(const std::vector<std::vector<float>> &weights,
   canvas.outline({barX - 1, gridY - 1, barX + kBarW, gridY + barH}, kFrame);
   for (auto [y, label] : {std::pair{0, "1"}, {(barH - 1) / 2, "0.5"}, {barH - 1, "0"}}) {
     canvas.fill({barX + kBarW + 1, gridY + y, barX + kBarW + 3, gridY + y}, kBlack);
-    canvas.text(barX + kBarW + 6, gridY + y - kGlyphH / 2, label, kText, 1);
+    canvas.text(barX + kBarW + 6, gridY + y - smallH / 2.0, label, kText, kLabelFont);
   }
   return canvas;
 }

@@ -1,5 +1,5 @@
-// Loss-curve plots and attention heatmaps as PNG files: a small renderer (rectangles, 2-px
-// lines, a built-in 5x7 bitmap font) into an RGB canvas, encoded by libpng. Its own library
+// Loss-curve plots and attention heatmaps as PNG files, drawn by cairo (anti-aliased curves,
+// UTF-8 text set in DejaVu Sans through fontconfig) and encoded by libpng. Its own library
 // (AttnRuntimePlot), so the training loop and ahead-of-time programs need no image library:
 // attnc hands the trainer writeLossPlot as its plot hook.
 #ifndef ATTN_PLOT_PLOT_H
@@ -27,11 +27,11 @@ struct Series {
 };
 
 // Renders an 800x500 plot to `path`: white background, grid, axes with tick marks and labels, the
-// series as 2-px polylines, a legend (top right) and the title. The y axis is logarithmic when
-// every plotted y is > 0 and max/min > 100, else linear; x is linear. Axis ranges are widened to
-// round tick values. The file is written to a temporary name and renamed over `path`, so readers
-// never see half a PNG. Throws std::invalid_argument if a series' x and y differ in length and
-// std::runtime_error ("PATH: error: ...") if the file cannot be written.
+// series as anti-aliased 2-px polylines, a legend (top right) and the title. The y axis is
+// logarithmic when every plotted y is > 0 and max/min > 100, else linear; x is linear. Axis ranges
+// are widened to round tick values. The file is written to a temporary name and renamed over
+// `path`, so readers never see half a PNG. Throws std::invalid_argument if a series' x and y differ
+// in length and std::runtime_error ("PATH: error: ...") if the file cannot be written.
 void writeLossCurvePng(const std::string &path, const std::vector<Series> &series,
                        const std::string &title);
 
@@ -42,12 +42,12 @@ void writeLossCurvePng(const std::string &path, const std::vector<Series> &serie
 // more than 40 tokens, so the grid stays about 800 px; where cells are smaller than a line of
 // text only every 2nd (3rd, ...) token is labelled. Source labels are centred above their
 // columns, reading across when each fits its column and turned to read upwards otherwise;
-// target labels are right-aligned left of their rows. Labels are drawn double size when every
-// one is a single character and cells are at least 16 px. A space is drawn as an open box (like U+2423), a character the
-// ASCII font lacks as '?' (one per UTF-8 character), and labels longer than 8 (source) or 12
-// (target) characters are cut, ending in '.'. The title is centred on top and a colour bar with
-// ticks 0, 0.5 and 1 stands right of the grid; the image size follows from the token counts and
-// label lengths. Written atomically like writeLossCurvePng. Throws std::invalid_argument if
+// target labels are right-aligned left of their rows. Labels are set larger when every one is
+// a single character and cells are at least 16 px. A space is drawn as an open box (U+2423),
+// a control character or invalid UTF-8 as '?', and labels longer than 8 (source) or 12
+// (target) characters are cut, ending in an ellipsis. The title is centred on top and a colour bar
+// with ticks 0, 0.5 and 1 stands right of the grid; the image size follows from the token counts
+// and label lengths. Written atomically like writeLossCurvePng. Throws std::invalid_argument if
 // there are no rows or no columns, if rowLabels.size() differs from the number of rows or a
 // row's length from columnLabels.size(), and std::runtime_error ("PATH: error: ...") if the
 // file cannot be written.
