@@ -1,5 +1,6 @@
 #include "compiler/Target/Manifest.h"
 
+#include "attn/Names.h"
 #include "dialect/AttnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -68,6 +69,8 @@ FailureOr<Manifest> readManifest(ModuleOp module, const std::string &model,
         return failure();
       e.outputs.push_back(*desc);
     }
+    if (auto capacity = func->getAttrOfType<IntegerAttr>(::attn::names::kCapacityAttr))
+      e.capacity = capacity.getInt();
     m.entries.push_back(std::move(e));
   }
   return m;
@@ -129,7 +132,7 @@ std::string renderHeader(const Manifest &m, const std::string &source) {
   for (const EntryDesc &e : m.entries)
     os << "  {" << cString(e.name) << ", " << e.symbol << ", " << e.inputs.size() << ", " << p
        << "_" << e.name << "_inputs, " << e.outputs.size() << ", " << p << "_" << e.name
-       << "_outputs},\n";
+       << "_outputs, " << e.capacity << "},\n";
   os << "};\n"
      << "static const attn_program_info " << p << "_program = {" << cString(m.model) << ", "
      << m.params.size() << ", " << p << "_params, " << m.entries.size() << ", " << p
@@ -157,6 +160,7 @@ ProgramInfo::ProgramInfo(const Manifest &m,
     entry.inputs = list(e.inputs);
     entry.num_outputs = e.outputs.size();
     entry.outputs = list(e.outputs);
+    entry.capacity = e.capacity;
     entries.push_back(entry);
   }
   strings.push_back(std::make_unique<std::string>(m.model));

@@ -26,6 +26,7 @@ struct EntryDesc {
   std::string name;   // "forward"
   std::string symbol; // "attn_rnn_sine_forward"
   std::vector<TensorDesc> inputs, outputs;
+  int64_t capacity = 0; // attn_entry_info::capacity, from the entry's attn.capacity
 };
 
 struct Manifest {

@@ -525,6 +525,8 @@ private:
     SmallVector<StringRef> refs(names.begin(), names.end()), resultRefs(refs);
     resultRefs[0] = "logits";
     auto step = entry("step", types, refs, results, resultRefs, l);
+    // The caches hold `window` positions: the sampler restarts them when they are full.
+    step->setAttr(::attn::names::kCapacityAttr, b.getI64IntegerAttr(window));
     ValueRange args = step.getArguments();
     SmallVector<LayerCache> caches(t().layers);
     for (int64_t layer = 0; layer < t().layers; ++layer) {

@@ -43,10 +43,7 @@ std::vector<int32_t> sample(const Program &program, const std::vector<Tensor> &p
     throw std::runtime_error("attn: sampling needs at least one prime token");
   const attn_entry_info &step = program.entry("step");
   int64_t vocab = step.outputs[0].shape[1];
-  // A Transformer's step (inputs token, position, caches [1, H, L, D]...) holds L positions.
-  bool positional = step.num_inputs > 2 && step.inputs[1].name &&
-                    std::string(step.inputs[1].name) == names::kPosition;
-  int64_t capacity = positional ? step.inputs[2].shape[2] : 0;
+  int64_t capacity = step.capacity; // 0: the state never fills
   std::vector<Tensor> inputs;
   auto reset = [&] {
     inputs.clear();

@@ -25,6 +25,9 @@ inline constexpr const char *kLogProbs = "log_probs";
 inline constexpr const char *kAttention = "attention";
 // A cached Transformer's @step / @decode_step input: the position being decoded.
 inline constexpr const char *kPosition = "position";
+// The entry-point attribute (an i64) that says how many steps a step entry's carried state
+// holds (a cached Transformer's cache length): attn_entry_info::capacity.
+inline constexpr const char *kCapacityAttr = "attn.capacity";
 
 } // namespace attn::names
 

@@ -42,6 +42,8 @@ typedef struct {
   const attn_tensor_info *inputs;
   int32_t num_outputs;
   const attn_tensor_info *outputs;
+  int64_t capacity; /* a step entry: the steps its carried state holds (a cached
+                       Transformer's cache length), 0 when unbounded (recurrent state) */
 } attn_entry_info;
 
 typedef struct {

@@ -4,9 +4,10 @@
 // returns the next-token logits and the new state:
 //   step(token: i32 [1], state_0: f32 [1, H0], ...) -> (logits: f32 [1, V], state_0', ...)
 // States start at zero; the prime tokens are fed first, then each sampled token.
-// A Transformer's step has a `position` input after the token and key/value caches
-// [1, H, L, D] as its states: it holds at most L positions. When they are full, the states
-// start again at zero and the last L / 2 tokens are fed again (a sliding window).
+// A step whose entry has a capacity L (attn_entry_info::capacity: a cached Transformer's, whose
+// states are its position and key/value caches [1, H, L, D]) holds at most L positions. When
+// they are full, the states start again at zero and the last L / 2 tokens are fed again (a
+// sliding window).
 #ifndef ATTN_DECODE_SAMPLE_H
 #define ATTN_DECODE_SAMPLE_H
 
