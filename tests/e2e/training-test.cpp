@@ -253,7 +253,10 @@ TEST(Training, RunDirectoriesAreNotLostOrMixed) {
   ASSERT_EQ(records.size(), 30u);
   for (size_t i = 0; i < records.size(); ++i)
     EXPECT_EQ(records[i].step, (int64_t)i + 1);
-  // Two trainers, one directory: the second is refused while the first runs.
+  // Two trainers, one directory: the second is refused while the first runs. The first is
+  // known to run (and to hold the directory) once it has written a new metrics file; the old
+  // one goes first, or a slow start (a loaded machine) would pass for a running trainer.
+  fs::remove(dir + "/metrics.jsonl");
   pid_t pid = fork();
   if (pid == 0) {
     std::string cmd = std::string(ATTNC) + " train " + kModel + " --steps 200000 --overwrite" +
