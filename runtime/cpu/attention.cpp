@@ -5,6 +5,7 @@
 // Shapes at the boundary: q [B, A], k [B, S, A], v [A], mask [B, S], h [B, S, D];
 // forward c [B, D], w [B, S]; backward dq [B, A], dk [B, S, A], dv [A], dh [B, S, D].
 #include "attn/kernels.h"
+#include "Memref.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,15 +14,10 @@
 #include <string>
 #include <vector>
 
-#define ATTN_EXPORT __attribute__((visibility("default")))
+
+using namespace attn::cpu::memref;
 
 namespace {
-
-[[noreturn]] void fail(const char *kernel, const std::string &msg) {
-  std::fprintf(stderr, "attn runtime: %s: %s\n", kernel, msg.c_str());
-  std::fflush(stderr);
-  std::abort();
-}
 
 // tanh as the rational function MLIR's (and Eigen's) polynomial approximation uses, so that
 // the loops calling it vectorize (the clamp becomes min/max: this file is compiled with
@@ -43,65 +39,6 @@ __attribute__((always_inline)) inline float fastTanh(float x) {
   return y * p / q;
 }
 
-// Whether a memref's elements lie in row-major order (sizes of 1 may have any stride).
-template <typename M> bool isRowMajor(const M &m, int rank) {
-  int64_t expected = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    if (m.sizes[d] != 1 && m.strides[d] != expected)
-      return false;
-    expected *= m.sizes[d];
-  }
-  return true;
-}
-
-template <typename M> int64_t numElements(const M &m, int rank) {
-  int64_t n = 1;
-  for (int d = 0; d < rank; ++d)
-    n *= m.sizes[d];
-  return n;
-}
-
-// The offset of row-major element `i` in a strided memref.
-template <typename M> int64_t stridedOffset(const M &m, int rank, int64_t i) {
-  int64_t at = 0;
-  for (int d = rank - 1; d >= 0; --d) {
-    at += (i % m.sizes[d]) * m.strides[d];
-    i /= m.sizes[d];
-  }
-  return at;
-}
-
-// A memref's elements in row-major order: the buffer itself when it already is (the usual
-// case), else a packed copy in `buffer`.
-template <typename M>
-const float *rowMajor(const M &m, int rank, std::vector<float> &buffer) {
-  const float *base = m.aligned + m.offset;
-  if (isRowMajor(m, rank))
-    return base;
-  buffer.resize(numElements(m, rank));
-  for (size_t i = 0; i < buffer.size(); ++i)
-    buffer[i] = base[stridedOffset(m, rank, (int64_t)i)];
-  return buffer.data();
-}
-
-// An output memref written in row-major order: directly when it is, else through `buffer`
-// and scattered by finish().
-template <typename M> struct RowMajorOut {
-  M &m;
-  int rank;
-  std::vector<float> buffer;
-  float *data;
-  RowMajorOut(M &m, int rank) : m(m), rank(rank) {
-    if (!isRowMajor(m, rank))
-      buffer.resize(numElements(m, rank));
-    data = buffer.empty() ? m.aligned + m.offset : buffer.data();
-  }
-  void finish() {
-    for (size_t i = 0; i < buffer.size(); ++i)
-      m.aligned[m.offset + stridedOffset(m, rank, (int64_t)i)] = buffer[i];
-  }
-};
-
 struct Dims {
   int64_t B, S, A, D;
 };
@@ -120,10 +57,6 @@ Dims checkShapes(const char *kernel, const attn_memref2 &q, const attn_memref3 &
                      ", " + std::to_string(h.sizes[1]) + ", " + std::to_string(h.sizes[2]) + "]");
   return d;
 }
-
-// The row loops come in AVX-512, AVX2 and baseline builds, picked at load time for the CPU.
-// (By feature, not by CPU model: "arch=" clones are chosen only on that very model.)
-#define ATTN_ROW_KERNEL __attribute__((target_clones("avx512f", "avx2", "default")))
 
 // e[j] = sum_a v[a] tanh(q[a] + k[j, a]) for the keys of one row. k: [S, A].
 ATTN_ROW_KERNEL float additiveScore(const float *q, const float *kj, const float *v, int64_t A) {
