@@ -1,5 +1,6 @@
 #include "attn/Alloc.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +41,7 @@ struct Cache {
   std::mutex mutex;
   std::vector<std::vector<void *>> free; // per class: blocks (header addresses)
   size_t cached = 0;                     // bytes in `free` (without headers)
+  BufferUse use;                         // large blocks handed out
 };
 
 Cache &cache() {
@@ -67,6 +69,8 @@ void *bufferAlloc(size_t bytes) {
   Cache &k = cache();
   {
     std::lock_guard<std::mutex> lock(k.mutex);
+    k.use.live += classBytes(c);
+    k.use.peak = std::max(k.use.peak, k.use.live);
     if ((size_t)c < k.free.size() && !k.free[c].empty()) {
       void *block = k.free[c].back();
       k.free[c].pop_back();
@@ -75,8 +79,11 @@ void *bufferAlloc(size_t bytes) {
     }
   }
   void *block = std::aligned_alloc(kAlign, classBytes(c) + kAlign);
-  if (!block)
+  if (!block) {
+    std::lock_guard<std::mutex> lock(k.mutex);
+    k.use.live -= classBytes(c);
     throw std::bad_alloc();
+  }
   return withHeader(block, c);
 }
 
@@ -92,6 +99,7 @@ void bufferFree(void *p) {
   Cache &k = cache();
   {
     std::lock_guard<std::mutex> lock(k.mutex);
+    k.use.live -= classBytes(c);
     if (k.cached + classBytes(c) <= kCacheLimit) {
       if ((size_t)c >= k.free.size())
         k.free.resize(c + 1);
@@ -101,6 +109,18 @@ void bufferFree(void *p) {
     }
   }
   std::free(block);
+}
+
+BufferUse bufferUse() {
+  Cache &k = cache();
+  std::lock_guard<std::mutex> lock(k.mutex);
+  return k.use;
+}
+
+void resetBufferPeak() {
+  Cache &k = cache();
+  std::lock_guard<std::mutex> lock(k.mutex);
+  k.use.peak = k.use.live;
 }
 
 void bufferTrim() {

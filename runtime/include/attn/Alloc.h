@@ -24,6 +24,16 @@ void bufferFree(void *p);
 // Frees every cached block (tests; a process that is done with its models).
 void bufferTrim();
 
+// Bytes of the large blocks (64 KiB and more, rounded up to their size class) handed out and
+// not yet freed, and the most there have been since the last resetBufferPeak(): what a test
+// reads to check that a computation never held a buffer of some size (flash attention's
+// [T, S] scores, say).
+struct BufferUse {
+  size_t live = 0, peak = 0;
+};
+BufferUse bufferUse();
+void resetBufferPeak();
+
 } // namespace attn
 
 extern "C" {

@@ -24,6 +24,7 @@ extern "C" {
 ATTN_MEMREF(1)
 ATTN_MEMREF(2)
 ATTN_MEMREF(3)
+ATTN_MEMREF(4)
 #undef ATTN_MEMREF
 
 /* c[i] = op(a[i]) x op(b[i]) for every batch i, through a cached oneDNN matmul primitive.
@@ -83,6 +84,27 @@ void _mlir_ciface_attn_rt_additive_attention_backward(
     attn_memref2 *q, attn_memref3 *k, attn_memref1 *v, attn_memref2 *mask, attn_memref3 *h,
     attn_memref2 *w, attn_memref2 *dc, attn_memref2 *dw, attn_memref2 *dq, attn_memref3 *dk,
     attn_memref1 *dv, attn_memref3 *dh);
+
+/* Flash attention, the dot-product family (attn.flash_attention): per batch b and head h,
+ *   s[i, j] = q[i] . k[j] / sqrt(D), less 1e9 where key j is not allowed for query i
+ *             (mask[b, j] == 0, or causal and j > i + S - T),
+ *   out[i] = sum_j softmax_j(s)[i, j] v[j],  lse[i] = log sum_j exp(s[i, j]).
+ * Tiled with an online softmax: the [T, S] scores never exist whole.
+ * q [B, H, T, D], k [B, H, S, D], v [B, H, S, Dv], mask [B, S]; out [B, H, T, Dv], lse [B, H, T].
+ */
+void _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
+                                          attn_memref2 *mask, attn_memref4 *out, attn_memref3 *lse,
+                                          int64_t causal);
+
+/* Its backward: the forward's operands and results and the results' gradients d_out
+ * [B, H, T, Dv], d_lse [B, H, T] in; dq, dk, dv (the shapes of q, k, v) out. The probabilities
+ * are recomputed tile by tile from lse. */
+void _mlir_ciface_attn_rt_flash_attention_backward(attn_memref4 *q, attn_memref4 *k,
+                                                   attn_memref4 *v, attn_memref2 *mask,
+                                                   attn_memref4 *out, attn_memref3 *lse,
+                                                   attn_memref4 *d_out, attn_memref3 *d_lse,
+                                                   attn_memref4 *dq, attn_memref4 *dk,
+                                                   attn_memref4 *dv, int64_t causal);
 
 #ifdef __cplusplus
 }

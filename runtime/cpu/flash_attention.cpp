@@ -1,0 +1,341 @@
+// Flash attention for dot-product scores (attn.flash_attention / attn.flash_attention_grad),
+// called by compiled code through attn/kernels.h. FlashAttention-2's order: in the forward,
+// query tiles outer and key tiles inner with a running max, a running sum and a rescaled
+// accumulator per query row; in the backward, key tiles outer (their dK, dV accumulate in a
+// tile) and query tiles inner, the probabilities recomputed from the saved log-sum-exp. Scores
+// and probabilities exist one [64, 64] tile at a time, never as [T, S]; the tile products are
+// oneDNN's sgemm.
+//
+// Shapes at the boundary: q [B, H, T, D], k [B, H, S, D], v [B, H, S, Dv], mask [B, S];
+// forward out [B, H, T, Dv], lse [B, H, T]; backward d_out, d_lse like out, lse, and dq, dk, dv
+// like q, k, v.
+#include "Memref.h"
+#include "attn/kernels.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace attn::cpu::memref;
+
+namespace {
+
+constexpr int64_t kQueryTile = 128, kKeyTile = 128;
+// What a score loses where its key is not allowed, as in the decomposition of
+// attn.scaled_dot_product_attention. On a row where no key is allowed, every score there is
+// -1e9 + s, which f32 rounds to -1e9: the weights are uniform. Here such a row is computed with
+// its scores set to 0 (the same uniform weights; its lse is stored as -1e9 + log S, which is
+// -1e9 in f32, so the backward recognises the row instead of recomputing from that lse), and
+// its score gradient still flows to q and k as through the decomposition's constant push.
+constexpr float kPush = 1e9f;
+
+// exp(x) by Cephes' range reduction and polynomial (relative error about 2e-7), written so the
+// loops calling it vectorize (this file is compiled with -fno-trapping-math); 0 below -87.3,
+// where expf underflows, so a pushed-down score gets exactly the weight 0 it gets from expf.
+__attribute__((always_inline)) inline float fastExp(float x) {
+  float c = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
+  float n = std::floor(c * 1.44269504088896341f + 0.5f);
+  float r = c - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return x < -87.3f ? 0.0f : p * scale;
+}
+
+struct Shape {
+  int64_t B, H, T, S, D, Dv;
+};
+
+std::string dims(const int64_t *sizes, int rank) {
+  std::string s = "[";
+  for (int i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+Shape checkShapes(const char *kernel, const attn_memref4 &q, const attn_memref4 &k,
+                  const attn_memref4 &v, const attn_memref2 &mask) {
+  Shape d{q.sizes[0], q.sizes[1], q.sizes[2], k.sizes[2], q.sizes[3], v.sizes[3]};
+  bool ok = k.sizes[0] == d.B && k.sizes[1] == d.H && k.sizes[3] == d.D && v.sizes[0] == d.B &&
+            v.sizes[1] == d.H && v.sizes[2] == d.S && mask.sizes[0] == d.B && mask.sizes[1] == d.S;
+  if (!ok)
+    fail(kernel, "inconsistent shapes: q " + dims(q.sizes, 4) + ", k " + dims(k.sizes, 4) + ", v " +
+                     dims(v.sizes, 4) + ", mask " + dims(mask.sizes, 2));
+  return d;
+}
+
+template <typename M>
+void checkSizes(const char *kernel, const char *name, const M &m, int rank,
+                std::initializer_list<int64_t> want) {
+  if (!std::equal(want.begin(), want.end(), m.sizes))
+    fail(kernel, std::string(name) + " is " + dims(m.sizes, rank) + ", expected " +
+                     dims(want.begin(), rank));
+}
+
+// C [M, N] = alpha op(A) op(B) + beta C, all row-major.
+void gemm(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+          int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  if (dnnl_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) != dnnl_success)
+    fail("attn_rt_flash_attention", "oneDNN sgemm failed for " + std::to_string(M) + "x" +
+                                        std::to_string(N) + "x" + std::to_string(K));
+}
+
+// Which keys a query of one batch row may see: mask[j] != 0 and, when causal, j <= i + S - T.
+class Allowed {
+public:
+  Allowed(const float *mask, const Shape &d, bool causal)
+      : mask_(mask), offset_(d.S - d.T), S_(d.S), causal_(causal) {
+    first_ = S_;
+    for (int64_t j = S_ - 1; j >= 0; --j)
+      if (mask[j] != 0)
+        first_ = j;
+    for (int64_t k0 = 0; k0 < S_; k0 += kKeyTile) {
+      bool none = true, all = true;
+      for (int64_t j = k0; j < std::min(k0 + kKeyTile, S_); ++j) {
+        none = none && mask[j] == 0;
+        all = all && mask[j] != 0;
+      }
+      tileMasked_.push_back(none);
+      tileOpen_.push_back(all);
+    }
+  }
+
+  bool operator()(int64_t i, int64_t j) const {
+    return mask_[j] != 0 && (!causal_ || j <= i + offset_);
+  }
+
+  // Whether every query of [q0, q1) may see every key of the tile [k0, k1): nothing to mask.
+  bool allAllowed(int64_t q0, int64_t k0, int64_t k1) const {
+    return tileOpen_[k0 / kKeyTile] && (!causal_ || k1 - 1 <= q0 + offset_) && !emptyRow(q0);
+  }
+
+  // Whether query i sees no key at all.
+  bool emptyRow(int64_t i) const { return causal_ ? first_ > i + offset_ : first_ >= S_; }
+
+  // Whether key tile [k0, k0 + kKeyTile) can be left out for queries [q0, q1): when every one
+  // of them sees an allowed key (so its running max is a real score) and none of these keys,
+  // their weights are exactly 0 (fastExp of less than -1e9 + a real score).
+  bool skip(int64_t q0, int64_t q1, int64_t k0) const {
+    bool rowsSeeSomething = causal_ ? first_ <= q0 + offset_ : first_ < S_;
+    bool noneHere = tileMasked_[k0 / kKeyTile] || (causal_ && k0 > q1 - 1 + offset_);
+    return rowsSeeSomething && noneHere;
+  }
+
+private:
+  const float *mask_;
+  int64_t offset_, S_;
+  bool causal_;
+  int64_t first_;                // the first unmasked key; S when there is none
+  std::vector<bool> tileMasked_; // per key tile: every key masked
+  std::vector<bool> tileOpen_;   // per key tile: no key masked
+};
+
+// s [rows, kKeyTile] = q[q0..] k[k0..]^T / sqrt(D), less kPush where not allowed; q [T, D] and
+// k [S, D] of one (batch, head).
+void scoreTile(const float *q, const float *k, const Shape &d, const Allowed &allowed, int64_t q0,
+               int64_t rows, int64_t k0, int64_t cols, float *s) {
+  float scale = 1.0f / std::sqrt(static_cast<float>(d.D));
+  gemm('N', 'T', rows, cols, d.D, scale, q + q0 * d.D, d.D, k + k0 * d.D, d.D, 0.0f, s, kKeyTile);
+  if (allowed.allAllowed(q0, k0, k0 + cols))
+    return;
+  for (int64_t r = 0; r < rows; ++r) {
+    float *row = s + r * kKeyTile;
+    if (allowed.emptyRow(q0 + r)) {
+      std::fill(row, row + cols, 0.0f);
+      continue;
+    }
+    for (int64_t c = 0; c < cols; ++c)
+      if (!allowed(q0 + r, k0 + c))
+        row[c] -= kPush;
+  }
+}
+
+// One row of the online softmax: the running max m and sum l take in the scores s[0..cols),
+// which become their weights exp(s - m_new); returns the factor exp(m_old - m_new) by which the
+// row's accumulator is to be rescaled.
+ATTN_ROW_KERNEL float onlineSoftmaxRow(float *s, int64_t cols, float &m, float &l) {
+  float mx = m;
+  for (int64_t c = 0; c < cols; ++c)
+    mx = std::max(mx, s[c]);
+  float sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t c = 0; c < cols; ++c) {
+    s[c] = fastExp(s[c] - mx);
+    sum += s[c];
+  }
+  float correction = fastExp(m - mx);
+  l = l * correction + sum;
+  m = mx;
+  return correction;
+}
+
+// p[c] = exp(s[c] - lse): the forward's probabilities again.
+ATTN_ROW_KERNEL void probabilityRow(float *s, int64_t cols, float lse) {
+#pragma omp simd
+  for (int64_t c = 0; c < cols; ++c)
+    s[c] = fastExp(s[c] - lse);
+}
+
+// ds = p (dp - delta), in place of dp.
+ATTN_ROW_KERNEL void scoreGradientRow(const float *p, float *dp, int64_t cols, float delta) {
+#pragma omp simd
+  for (int64_t c = 0; c < cols; ++c)
+    dp[c] = p[c] * (dp[c] - delta);
+}
+
+} // namespace
+
+extern "C" ATTN_EXPORT void
+_mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
+                                     attn_memref2 *mask, attn_memref4 *out, attn_memref3 *lse,
+                                     int64_t causal) {
+  const char *kernel = "attn_rt_flash_attention";
+  Shape d = checkShapes(kernel, *q, *k, *v, *mask);
+  checkSizes(kernel, "out", *out, 4, {d.B, d.H, d.T, d.Dv});
+  checkSizes(kernel, "lse", *lse, 3, {d.B, d.H, d.T});
+  std::vector<float> qBuf, kBuf, vBuf, mBuf;
+  const float *Q = rowMajor(*q, 4, qBuf), *K = rowMajor(*k, 4, kBuf), *V = rowMajor(*v, 4, vBuf);
+  const float *M = rowMajor(*mask, 2, mBuf);
+  RowMajorOut<attn_memref4> O(*out, 4);
+  RowMajorOut<attn_memref3> L(*lse, 3);
+  std::vector<Allowed> allowed;
+  for (int64_t b = 0; b < d.B; ++b)
+    allowed.emplace_back(M + b * d.S, d, causal != 0);
+  int64_t queryTiles = (d.T + kQueryTile - 1) / kQueryTile;
+
+#pragma omp parallel
+  {
+    std::vector<float> s(kQueryTile * kKeyTile), acc(kQueryTile * d.Dv), m(kQueryTile),
+        l(kQueryTile);
+#pragma omp for collapse(3) schedule(dynamic)
+    for (int64_t b = 0; b < d.B; ++b)
+      for (int64_t h = 0; h < d.H; ++h)
+        for (int64_t qt = 0; qt < queryTiles; ++qt) {
+          int64_t bh = b * d.H + h;
+          const float *q1 = Q + bh * d.T * d.D, *k1 = K + bh * d.S * d.D, *v1 = V + bh * d.S * d.Dv;
+          int64_t q0 = qt * kQueryTile, rows = std::min(kQueryTile, d.T - q0);
+          std::fill(m.begin(), m.end(), -INFINITY);
+          std::fill(l.begin(), l.end(), 0.0f);
+          std::fill(acc.begin(), acc.end(), 0.0f);
+          for (int64_t k0 = 0; k0 < d.S; k0 += kKeyTile) {
+            if (allowed[b].skip(q0, q0 + rows, k0))
+              continue;
+            int64_t cols = std::min(kKeyTile, d.S - k0);
+            scoreTile(q1, k1, d, allowed[b], q0, rows, k0, cols, s.data());
+            for (int64_t r = 0; r < rows; ++r) {
+              float correction = onlineSoftmaxRow(&s[r * kKeyTile], cols, m[r], l[r]);
+              for (int64_t c = 0; c < d.Dv; ++c)
+                acc[r * d.Dv + c] *= correction;
+            }
+            // acc [rows, Dv] += p [rows, cols] v [cols, Dv]
+            gemm('N', 'N', rows, d.Dv, cols, 1.0f, s.data(), kKeyTile, v1 + k0 * d.Dv, d.Dv, 1.0f,
+                 acc.data(), d.Dv);
+          }
+          float *o1 = O.data + (bh * d.T + q0) * d.Dv, *lse1 = L.data + bh * d.T + q0;
+          for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t c = 0; c < d.Dv; ++c)
+              o1[r * d.Dv + c] = acc[r * d.Dv + c] / l[r];
+            lse1[r] = m[r] + std::log(l[r]) - (allowed[b].emptyRow(q0 + r) ? kPush : 0.0f);
+          }
+        }
+  }
+  O.finish();
+  L.finish();
+}
+
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref4 *out,
+    attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq, attn_memref4 *dk,
+    attn_memref4 *dv, int64_t causal) {
+  const char *kernel = "attn_rt_flash_attention_backward";
+  Shape d = checkShapes(kernel, *q, *k, *v, *mask);
+  checkSizes(kernel, "out", *out, 4, {d.B, d.H, d.T, d.Dv});
+  checkSizes(kernel, "lse", *lse, 3, {d.B, d.H, d.T});
+  checkSizes(kernel, "d_out", *d_out, 4, {d.B, d.H, d.T, d.Dv});
+  checkSizes(kernel, "d_lse", *d_lse, 3, {d.B, d.H, d.T});
+  checkSizes(kernel, "dq", *dq, 4, {d.B, d.H, d.T, d.D});
+  checkSizes(kernel, "dk", *dk, 4, {d.B, d.H, d.S, d.D});
+  checkSizes(kernel, "dv", *dv, 4, {d.B, d.H, d.S, d.Dv});
+  std::vector<float> qBuf, kBuf, vBuf, mBuf, oBuf, lBuf, doBuf, dlBuf;
+  const float *Q = rowMajor(*q, 4, qBuf), *K = rowMajor(*k, 4, kBuf), *V = rowMajor(*v, 4, vBuf);
+  const float *M = rowMajor(*mask, 2, mBuf), *O = rowMajor(*out, 4, oBuf);
+  const float *LSE = rowMajor(*lse, 3, lBuf), *dO = rowMajor(*d_out, 4, doBuf);
+  const float *dLSE = rowMajor(*d_lse, 3, dlBuf);
+  RowMajorOut<attn_memref4> dQ(*dq, 4), dK(*dk, 4), dV(*dv, 4);
+  std::vector<Allowed> allowed;
+  for (int64_t b = 0; b < d.B; ++b)
+    allowed.emplace_back(M + b * d.S, d, causal != 0);
+  float scale = 1.0f / std::sqrt(static_cast<float>(d.D));
+
+#pragma omp parallel
+  {
+    std::vector<float> p(kQueryTile * kKeyTile), ds(kQueryTile * kKeyTile), dkTile(kKeyTile * d.D),
+        dvTile(kKeyTile * d.Dv), delta(d.T);
+#pragma omp for collapse(2) schedule(dynamic)
+    for (int64_t b = 0; b < d.B; ++b)
+      for (int64_t h = 0; h < d.H; ++h) {
+        int64_t bh = b * d.H + h;
+        const float *q1 = Q + bh * d.T * d.D, *k1 = K + bh * d.S * d.D, *v1 = V + bh * d.S * d.Dv,
+                    *o1 = O + bh * d.T * d.Dv, *do1 = dO + bh * d.T * d.Dv, *lse1 = LSE + bh * d.T,
+                    *dlse1 = dLSE + bh * d.T;
+        float *dq1 = dQ.data + bh * d.T * d.D, *dk1 = dK.data + bh * d.S * d.D,
+              *dv1 = dV.data + bh * d.S * d.Dv;
+        // delta_i = sum_c dO[i, c] O[i, c] - d_lse[i]: dS = P (dP - delta).
+        for (int64_t i = 0; i < d.T; ++i) {
+          float dot = 0;
+          for (int64_t c = 0; c < d.Dv; ++c)
+            dot += do1[i * d.Dv + c] * o1[i * d.Dv + c];
+          delta[i] = dot - dlse1[i];
+        }
+        std::fill(dq1, dq1 + d.T * d.D, 0.0f);
+        for (int64_t k0 = 0; k0 < d.S; k0 += kKeyTile) {
+          int64_t cols = std::min(kKeyTile, d.S - k0);
+          std::fill(dkTile.begin(), dkTile.end(), 0.0f);
+          std::fill(dvTile.begin(), dvTile.end(), 0.0f);
+          for (int64_t q0 = 0; q0 < d.T; q0 += kQueryTile) {
+            int64_t rows = std::min(kQueryTile, d.T - q0);
+            if (allowed[b].skip(q0, q0 + rows, k0))
+              continue;
+            scoreTile(q1, k1, d, allowed[b], q0, rows, k0, cols, p.data());
+            for (int64_t r = 0; r < rows; ++r) {
+              float *row = &p[r * kKeyTile];
+              if (allowed[b].emptyRow(q0 + r))
+                std::fill(row, row + cols, 1.0f / static_cast<float>(d.S));
+              else
+                probabilityRow(row, cols, lse1[q0 + r]);
+            }
+            // dV [cols, Dv] += P^T [cols, rows] dO [rows, Dv]
+            gemm('T', 'N', cols, d.Dv, rows, 1.0f, p.data(), kKeyTile, do1 + q0 * d.Dv, d.Dv, 1.0f,
+                 dvTile.data(), d.Dv);
+            // dP [rows, cols] = dO [rows, Dv] V^T [Dv, cols]; then dS = P (dP - delta)
+            gemm('N', 'T', rows, cols, d.Dv, 1.0f, do1 + q0 * d.Dv, d.Dv, v1 + k0 * d.Dv, d.Dv,
+                 0.0f, ds.data(), kKeyTile);
+            for (int64_t r = 0; r < rows; ++r)
+              scoreGradientRow(&p[r * kKeyTile], &ds[r * kKeyTile], cols, delta[q0 + r]);
+            // dQ [rows, D] += scale dS [rows, cols] K [cols, D]
+            gemm('N', 'N', rows, d.D, cols, scale, ds.data(), kKeyTile, k1 + k0 * d.D, d.D, 1.0f,
+                 dq1 + q0 * d.D, d.D);
+            // dK [cols, D] += scale dS^T [cols, rows] Q [rows, D]
+            gemm('T', 'N', cols, d.D, rows, scale, ds.data(), kKeyTile, q1 + q0 * d.D, d.D, 1.0f,
+                 dkTile.data(), d.D);
+          }
+          std::copy(dkTile.begin(), dkTile.begin() + cols * d.D, dk1 + k0 * d.D);
+          std::copy(dvTile.begin(), dvTile.begin() + cols * d.Dv, dv1 + k0 * d.Dv);
+        }
+      }
+  }
+  dQ.finish();
+  dK.finish();
+  dV.finish();
+}

@@ -1,0 +1,186 @@
+// The flash attention kernels (runtime/cpu/flash_attention.cpp) against float64 loops that
+// materialise the whole [T, S] score matrix, as attn.scaled_dot_product_attention's
+// decomposition does: forward (output and log-sum-exp) and every gradient, over query counts
+// T in {1, 7, 33, 129} and key counts S in {1, 5, 127, 513} (tile edges on both sides), an odd
+// head width, with and without causal masking, with padded keys and a batch row whose keys are
+// all padding (uniform weights, as in the decomposition).
+#include "attn/Random.h"
+#include "attn/kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace {
+
+template <typename M, int N> M memref(std::vector<float> &buf, const int64_t (&sizes)[N]) {
+  M m;
+  m.allocated = m.aligned = buf.data();
+  m.offset = 0;
+  int64_t stride = 1;
+  for (int d = N - 1; d >= 0; --d) {
+    m.sizes[d] = sizes[d];
+    m.strides[d] = stride;
+    stride *= sizes[d];
+  }
+  return m;
+}
+
+std::vector<float> random(size_t n, attn::Rng &rng, double scale = 1.0) {
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = (float)(scale * (2 * rng.nextDouble() - 1));
+  return v;
+}
+
+struct Case {
+  int64_t B, H, T, S, D, Dv;
+  bool causal;
+};
+
+struct Problem {
+  Case c;
+  std::vector<float> q, k, v, mask, dOut, dLse;
+};
+
+Problem problem(const Case &c, uint64_t seed) {
+  attn::Rng rng(seed);
+  Problem p{c,
+            random(c.B * c.H * c.T * c.D, rng, 2.0),
+            random(c.B * c.H * c.S * c.D, rng, 2.0),
+            random(c.B * c.H * c.S * c.Dv, rng),
+            std::vector<float>(c.B * c.S, 1.0f),
+            random(c.B * c.H * c.T * c.Dv, rng),
+            random(c.B * c.H * c.T, rng)};
+  // Batch row 1 is padded after 60% of its keys (at least one); row 2 is all padding.
+  if (c.B > 1)
+    for (int64_t j = std::max<int64_t>(1, c.S * 6 / 10); j < c.S; ++j)
+      p.mask[c.S + j] = 0;
+  if (c.B > 2)
+    std::fill(p.mask.begin() + 2 * c.S, p.mask.begin() + 3 * c.S, 0.0f);
+  return p;
+}
+
+// Float64 results: out, lse, and the gradients of sum(out * dOut) + sum(lse * dLse).
+struct Reference {
+  std::vector<double> out, lse, dq, dk, dv;
+};
+
+Reference reference(const Problem &p) {
+  const Case &c = p.c;
+  Reference r;
+  r.out.assign(c.B * c.H * c.T * c.Dv, 0);
+  r.lse.assign(c.B * c.H * c.T, 0);
+  r.dq.assign(p.q.size(), 0);
+  r.dk.assign(p.k.size(), 0);
+  r.dv.assign(p.v.size(), 0);
+  double scale = 1 / std::sqrt((double)c.D);
+  std::vector<double> s(c.S), w(c.S), dw(c.S);
+  for (int64_t b = 0; b < c.B; ++b)
+    for (int64_t h = 0; h < c.H; ++h) {
+      int64_t bh = b * c.H + h;
+      const float *q = &p.q[bh * c.T * c.D], *k = &p.k[bh * c.S * c.D], *v = &p.v[bh * c.S * c.Dv],
+                  *dOut = &p.dOut[bh * c.T * c.Dv];
+      for (int64_t i = 0; i < c.T; ++i) {
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < c.S; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < c.D; ++d)
+            dot += (double)q[i * c.D + d] * k[j * c.D + d];
+          bool allowed = p.mask[b * c.S + j] != 0 && (!c.causal || j <= i + c.S - c.T);
+          // The push as f32 arithmetic does it (the kernel and the decomposition): on a row
+          // without allowed keys, -1e9 + s rounds to -1e9, so the weights are uniform.
+          s[j] = allowed ? dot * scale : (double)((float)(dot * scale) - 1e9f);
+          mx = std::max(mx, s[j]);
+        }
+        double total = 0;
+        for (int64_t j = 0; j < c.S; ++j)
+          total += w[j] = std::exp(s[j] - mx);
+        for (int64_t j = 0; j < c.S; ++j)
+          w[j] /= total;
+        r.lse[bh * c.T + i] = mx + std::log(total);
+        double *out = &r.out[(bh * c.T + i) * c.Dv];
+        for (int64_t j = 0; j < c.S; ++j)
+          for (int64_t e = 0; e < c.Dv; ++e)
+            out[e] += w[j] * v[j * c.Dv + e];
+        // d lse / d s = w; d out / d w_j = v_j; softmax backward.
+        double dot = 0;
+        for (int64_t j = 0; j < c.S; ++j) {
+          dw[j] = 0;
+          for (int64_t e = 0; e < c.Dv; ++e) {
+            dw[j] += (double)dOut[i * c.Dv + e] * v[j * c.Dv + e];
+            r.dv[(bh * c.S + j) * c.Dv + e] += w[j] * dOut[i * c.Dv + e];
+          }
+          dot += w[j] * dw[j];
+        }
+        for (int64_t j = 0; j < c.S; ++j) {
+          double ds = w[j] * (dw[j] - dot) + w[j] * p.dLse[bh * c.T + i];
+          for (int64_t d = 0; d < c.D; ++d) {
+            r.dq[(bh * c.T + i) * c.D + d] += ds * scale * k[j * c.D + d];
+            r.dk[(bh * c.S + j) * c.D + d] += ds * scale * q[i * c.D + d];
+          }
+        }
+      }
+    }
+  return r;
+}
+
+// max |a - b| / max(1, max |b|): relative to the tensor's scale.
+double relativeError(const std::vector<float> &a, const std::vector<double> &b) {
+  double diff = 0, size = 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::fabs(a[i] - b[i]));
+    size = std::max(size, std::fabs(b[i]));
+  }
+  return diff / size;
+}
+
+class FlashAttention : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FlashAttention, MatchesTheMaterialisedReference) {
+  const Case &c = GetParam();
+  Problem p = problem(c, 11 + c.T * 1000 + c.S);
+  Reference ref = reference(p);
+  std::vector<float> out(ref.out.size()), lse(ref.lse.size()), dq(p.q.size()), dk(p.k.size()),
+      dv(p.v.size());
+  auto q = memref<attn_memref4>(p.q, {c.B, c.H, c.T, c.D});
+  auto k = memref<attn_memref4>(p.k, {c.B, c.H, c.S, c.D});
+  auto v = memref<attn_memref4>(p.v, {c.B, c.H, c.S, c.Dv});
+  auto mask = memref<attn_memref2>(p.mask, {c.B, c.S});
+  auto o = memref<attn_memref4>(out, {c.B, c.H, c.T, c.Dv});
+  auto l = memref<attn_memref3>(lse, {c.B, c.H, c.T});
+  _mlir_ciface_attn_rt_flash_attention(&q, &k, &v, &mask, &o, &l, c.causal);
+  EXPECT_LT(relativeError(out, ref.out), 1e-5);
+  EXPECT_LT(relativeError(lse, ref.lse), 1e-5);
+
+  auto dOut = memref<attn_memref4>(p.dOut, {c.B, c.H, c.T, c.Dv});
+  auto dLse = memref<attn_memref3>(p.dLse, {c.B, c.H, c.T});
+  auto gq = memref<attn_memref4>(dq, {c.B, c.H, c.T, c.D});
+  auto gk = memref<attn_memref4>(dk, {c.B, c.H, c.S, c.D});
+  auto gv = memref<attn_memref4>(dv, {c.B, c.H, c.S, c.Dv});
+  _mlir_ciface_attn_rt_flash_attention_backward(&q, &k, &v, &mask, &o, &l, &dOut, &dLse, &gq, &gk,
+                                                &gv, c.causal);
+  EXPECT_LT(relativeError(dq, ref.dq), 1e-5);
+  EXPECT_LT(relativeError(dk, ref.dk), 1e-5);
+  EXPECT_LT(relativeError(dv, ref.dv), 1e-5);
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> all;
+  for (int64_t t : {1, 7, 33, 129})
+    for (int64_t s : {1, 5, 127, 513})
+      for (bool causal : {false, true})
+        all.push_back({3, 2, t, s, 33, 17, causal});
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FlashAttention, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case> &info) {
+                           const Case &c = info.param;
+                           return "T" + std::to_string(c.T) + "_S" + std::to_string(c.S) +
+                                  (c.causal ? "_causal" : "");
+                         });
+
+} // namespace
