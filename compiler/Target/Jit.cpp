@@ -52,6 +52,9 @@ llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::create(mlir::ModuleOp ll
         (void *)&_mlir_ciface_attn_rt_additive_attention);
     add("_mlir_ciface_attn_rt_additive_attention_backward",
         (void *)&_mlir_ciface_attn_rt_additive_attention_backward);
+    add("_mlir_ciface_attn_rt_flash_attention", (void *)&_mlir_ciface_attn_rt_flash_attention);
+    add("_mlir_ciface_attn_rt_flash_attention_backward",
+        (void *)&_mlir_ciface_attn_rt_flash_attention_backward);
     return symbols;
   });
   auto jit = std::unique_ptr<JitProgram>(new JitProgram());

@@ -1,5 +1,8 @@
 // attn-fuse-attention: attn.attention_scores (a kind with a fused kernel) whose only user is an
-// attn.attention without weighting becomes one attn.fused_attention. Everything else stays.
+// attn.attention without weighting becomes one attn.fused_attention; an
+// attn.scaled_dot_product_attention whose weights nothing reads becomes one
+// attn.flash_attention, also inside an attn.multi_head_attention (which is decomposed one level
+// to expose it). Everything else stays.
 #include "compiler/Transforms/Passes.h"
 #include "dialect/AttnOps.h"
 
@@ -28,9 +31,55 @@ AttentionScoresOp match(AttentionOp att, std::string &why) {
   return scores;
 }
 
+// A key mask of ones [B, S] for an attention without one.
+Value onesMask(OpBuilder &b, Location l, Value keys) {
+  ArrayRef<int64_t> k = cast<RankedTensorType>(keys.getType()).getShape();
+  auto type = RankedTensorType::get({k[0], k[2]}, b.getF32Type());
+  return b.create<ConstantOp>(l, DenseElementsAttr::get(type, 1.0f));
+}
+
 struct FuseAttention : mlir::attn::impl::AttnFuseAttentionBase<FuseAttention> {
   using AttnFuseAttentionBase::AttnFuseAttentionBase;
+
   void runOnOperation() override {
+    fuseDotProduct();
+    fuseScoresAndAttention();
+  }
+
+  // Multi-head attention is its projections around one scaled dot-product attention: the
+  // projections stay GEMMs, the attention becomes flash attention.
+  void fuseDotProduct() {
+    SmallVector<MultiHeadAttentionOp> heads;
+    getOperation()->walk([&](MultiHeadAttentionOp op) { heads.push_back(op); });
+    for (MultiHeadAttentionOp op : heads) {
+      if (!op.getWeights().use_empty()) {
+        if (remarks)
+          op.emitRemark("not fused: its attention weights are used");
+        continue;
+      }
+      OpBuilder b(op);
+      SmallVector<Value> parts = cast<DecomposableOpInterface>(*op).decompose(b);
+      op.getOutput().replaceAllUsesWith(parts[0]);
+      op->erase();
+    }
+    SmallVector<ScaledDotProductAttentionOp> attentions;
+    getOperation()->walk([&](ScaledDotProductAttentionOp op) { attentions.push_back(op); });
+    for (ScaledDotProductAttentionOp op : attentions) {
+      if (!op.getWeights().use_empty()) {
+        if (remarks)
+          op.emitRemark("not fused: its attention weights are used");
+        continue;
+      }
+      OpBuilder b(op);
+      Value mask = op.getKeyMask() ? op.getKeyMask() : onesMask(b, op.getLoc(), op.getKeys());
+      auto flash = b.create<FlashAttentionOp>(op.getLoc(), op.getQuery(), op.getKeys(),
+                                              op.getValues(), mask, op.getCausalAttr());
+      op.getOutput().replaceAllUsesWith(flash.getOutput());
+      op->erase();
+    }
+  }
+
+  void fuseScoresAndAttention() {
     SmallVector<AttentionOp> attentions;
     getOperation()->walk([&](AttentionOp att) { attentions.push_back(att); });
     for (AttentionOp att : attentions) {

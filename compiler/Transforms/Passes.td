@@ -46,7 +46,16 @@ def AttnFuseAttention : Pass<"attn-fuse-attention"> {
     replaces the pair by `attn.fused_attention`: one runtime kernel per step that computes
     scores, masked softmax and context without materialising `tanh(q + k)` `[B, S, A]`, and
     whose gradient is one backward kernel (`attn.fused_attention_grad`). Other kinds, local
-    attention (a Gaussian weighting) and scores with other users stay unfused. Runs with
+    attention (a Gaussian weighting) and scores with other users stay unfused.
+
+    `attn.scaled_dot_product_attention` whose weights are not used becomes
+    `attn.flash_attention` (a key mask of ones where it has none): a tiled kernel with an
+    online softmax that never materialises the `[B, H, T, S]` scores or weights, forward or
+    backward (`attn.flash_attention_grad`). `attn.multi_head_attention` whose weights are not
+    used is first decomposed one level (projections, head split, attention, merge, output
+    projection) so that its attention is fused the same way; the Transformer's encoder,
+    decoder and cross attention in training, and its cached decoding. Attention whose weights
+    are read (plots) stays unfused. Runs with
     attn-fuse-recurrence: before attn-autodiff and first in attn-lower; attnc's `--no-fuse`
     leaves it out.
   }];

@@ -258,4 +258,77 @@ def Attn_MultiHeadAttentionOp : Attn_Op<"multi_head_attention", [Pure,
   let assemblyFormat = "operands attr-dict `:` type(operands)";
 }
 
+//===- flash attention: what attn-fuse-attention makes of scaled dot-product attention ----===//
+
+def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
+  let summary = "scaled dot-product attention in one tiled kernel, without a [T, S] tensor";
+  let description = [{
+    `attn.scaled_dot_product_attention`'s output, computed FlashAttention-2 style: query
+    tiles outer, key tiles inner, a running max and sum per query and a rescaled
+    accumulator, so neither the scores nor the weights `[B, H, T, S]` ever exist. With
+    `query [B, H, T, D]`, `keys [B, H, S, D]`, `values [B, H, S, Dv]`, `key_mask [B, S]`
+    (1 where a key may be attended; all ones for none) and `causal` (query `i` sees key `j`
+    only when `j <= i + S - T`):
+
+        s[b, h, i, j] = query[b, h, i] . keys[b, h, j] / sqrt(D) - 1e9 [j not allowed]
+        output[b, h, i] = sum_j softmax_j(s)[b, h, i, j] values[b, h, j]
+        lse[b, h, i] = log sum_j exp(s[b, h, i, j])
+
+    The same pushed-down scores as the decomposition of the unfused op, so the two agree
+    also on a row without any allowed key (uniform weights). `lse [B, H, T]` is what the
+    backward, `attn.flash_attention_grad`, recomputes the weights from. Made by
+    `attn-fuse-attention` from `attn.scaled_dot_product_attention` (and the attention inside
+    `attn.multi_head_attention`) whose weights are not used; lowered to the runtime kernel
+    `attn_rt_flash_attention`, whose tile products are GEMMs. Not decomposable: the unfused
+    op is its reference.
+
+    ```mlir
+    %o, %lse = attn.flash_attention %q, %k, %v, %mask {causal = true}
+        : tensor<2x4x10x16xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10x16xf32>, tensor<2x10xf32>
+    // %o : tensor<2x4x10x16xf32>, %lse : tensor<2x4x10xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
+                       Attn_FloatTensor:$values, Attn_FloatTensor:$key_mask,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs Attn_FloatTensor:$output, Attn_FloatTensor:$lse);
+  let assemblyFormat = [{
+    $query `,` $keys `,` $values `,` $key_mask attr-dict `:` type($query) `,` type($keys) `,`
+    type($values) `,` type($key_mask)
+  }];
+}
+
+def Attn_FlashAttentionGradOp : Attn_Op<"flash_attention_grad", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>]> {
+  let summary = "the backward of attn.flash_attention";
+  let description = [{
+    The forward's operands (`query`, `keys`, `values`, `key_mask`) and results (`output`,
+    `lse`) and the gradients of its results (`d_output`, `d_lse`) in; the gradients of
+    `query`, `keys` and `values` out (their types). FlashAttention-2's backward: key tiles
+    outer, query tiles inner; per tile the weights `p = exp(s - lse)` are recomputed,
+    `d_values += p^T d_output`, `ds = p (d_output values^T - delta)` with
+    `delta_i = d_output_i . output_i - d_lse_i`, `d_query += ds keys / sqrt(D)` and
+    `d_keys += ds^T query / sqrt(D)`. Memory beyond the operands and results: a few tiles.
+
+    ```mlir
+    %dq, %dk, %dv = attn.flash_attention_grad %q, %k, %v, %mask, %o, %lse, %do, %dlse
+        {causal = true} : tensor<2x4x10x16xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10x16xf32>,
+        tensor<2x10xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10xf32>, tensor<2x4x10x16xf32>,
+        tensor<2x4x10xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
+                       Attn_FloatTensor:$values, Attn_FloatTensor:$key_mask,
+                       Attn_FloatTensor:$output, Attn_FloatTensor:$lse,
+                       Attn_FloatTensor:$d_output, Attn_FloatTensor:$d_lse,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs Attn_FloatTensor:$d_query, Attn_FloatTensor:$d_keys,
+                      Attn_FloatTensor:$d_values);
+  let assemblyFormat = "operands attr-dict `:` type(operands)";
+}
+
 #endif // ATTN_OPS_ATTENTION_TD

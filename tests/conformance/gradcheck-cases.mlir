@@ -565,6 +565,19 @@ func.func @scaled_dot_product_attention_causal() -> (tensor<1x2x3x3xf32>, tensor
   return %o, %w : tensor<1x2x3x3xf32>, tensor<1x2x3x5xf32>
 }
 
+// The flash kernel (attn-fuse-attention's result for the two above) against finite
+// differences, causal with fewer queries than keys and a padded second batch row; both results
+// are differentiated (the log-sum-exp's gradient enters the backward kernel too).
+func.func @flash_attention() -> (tensor<2x2x3x3xf32>, tensor<2x2x3xf32>) {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x2x3x4xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x2x5x4xf32>
+  %v = attn.param "v" {scale = 1.0 : f32} : tensor<2x2x5x3xf32>
+  %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0, 0.0]]> : tensor<2x5xf32>
+  %o, %lse = attn.flash_attention %q, %k, %v, %m {causal = true}
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+  return %o, %lse : tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
+}
+
 // Cross attention (memory of another width) with a key mask.
 func.func @multi_head_attention() -> (tensor<2x3x4xf32>, tensor<2x2x3x5xf32>) {
   %x = attn.param "x" {scale = 1.0 : f32} : tensor<2x3x4xf32>

@@ -1,19 +1,26 @@
 // attn-to-onednn, attention family: the fused attention ops become calls of the runtime's
-// fused kernels (runtime/cpu/attention.cpp; hand-written loops, not oneDNN primitives):
+// fused kernels (runtime/cpu/attention.cpp, flash_attention.cpp; hand-written loops around
+// oneDNN's sgemm, not oneDNN primitives):
 //
 //   attn_rt_additive_attention(q, k, v, mask, h, c, w)
 //   attn_rt_additive_attention_backward(q, k, v, mask, h, w, dc, dw, dq, dk, dv, dh)
+//   attn_rt_flash_attention(q, k, v, mask, out, lse, causal)
+//   attn_rt_flash_attention_backward(q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv, causal)
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 #include "compiler/Conversion/AttnToOneDNN/Patterns.h"
 #include "dialect/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::onednn;
 
 namespace {
-// Calls `kernel` on the op's operands and fresh buffers for its results, which replace it.
-LogicalResult callKernel(Operation *op, PatternRewriter &rewriter, StringRef kernel) {
+// Calls `kernel` on the op's operands, fresh buffers for its results (which replace it) and
+// the integers `flags`.
+LogicalResult callKernel(Operation *op, PatternRewriter &rewriter, StringRef kernel,
+                         ArrayRef<int64_t> flags = {}) {
   Location loc = op->getLoc();
   SmallVector<int64_t> ranks;
   SmallVector<Value> args;
@@ -29,7 +36,9 @@ LogicalResult callKernel(Operation *op, PatternRewriter &rewriter, StringRef ker
     buffers.push_back(buffer);
     args.push_back(view);
   }
-  auto decl = declareKernel(rewriter, op, kernel, ranks, /*numI64=*/0);
+  for (int64_t flag : flags)
+    args.push_back(rewriter.create<arith::ConstantIntOp>(loc, flag, 64));
+  auto decl = declareKernel(rewriter, op, kernel, ranks, flags.size());
   rewriter.create<func::CallOp>(loc, decl, args);
   SmallVector<Value> tensors;
   for (Value buffer : buffers)
@@ -52,8 +61,22 @@ struct FusedAttentionGradToKernel : OpRewritePattern<FusedAttentionGradOp> {
     return callKernel(op, rewriter, "attn_rt_additive_attention_backward");
   }
 };
+struct FlashAttentionToKernel : OpRewritePattern<FlashAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FlashAttentionOp op, PatternRewriter &rewriter) const override {
+    return callKernel(op, rewriter, "attn_rt_flash_attention", {op.getCausal()});
+  }
+};
+
+struct FlashAttentionGradToKernel : OpRewritePattern<FlashAttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FlashAttentionGradOp op, PatternRewriter &rewriter) const override {
+    return callKernel(op, rewriter, "attn_rt_flash_attention_backward", {op.getCausal()});
+  }
+};
 } // namespace
 
 void mlir::attn::onednn::populateAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<FusedAttentionToKernel, FusedAttentionGradToKernel>(patterns.getContext());
+  patterns.add<FusedAttentionToKernel, FusedAttentionGradToKernel, FlashAttentionToKernel,
+               FlashAttentionGradToKernel>(patterns.getContext());
 }

@@ -68,3 +68,61 @@ func.func @shared_scores(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tens
   %c, %a = attn.attention %e, %m, %h : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
   return %c, %e : tensor<4x32xf32>, tensor<4x10xf32>
 }
+
+// -----
+
+// Scaled dot-product attention whose weights nothing reads: flash attention, with a key mask of
+// ones where it had none.
+// CHECK-LABEL: func @sdpa
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x10x16xf32>, %[[K:.*]]: tensor<2x4x12x16xf32>, %[[V:.*]]: tensor<2x4x12x8xf32>)
+// CHECK: %[[ONES:.*]] = attn.constant dense<1.000000e+00> : tensor<2x12xf32>
+// CHECK: %[[O:.*]], %{{.*}} = attn.flash_attention %[[Q]], %[[K]], %[[V]], %[[ONES]] {causal = true}
+// CHECK-NOT: attn.scaled_dot_product_attention
+// CHECK: return %[[O]]
+func.func @sdpa(%q: tensor<2x4x10x16xf32>, %k: tensor<2x4x12x16xf32>, %v: tensor<2x4x12x8xf32>) -> tensor<2x4x10x8xf32> {
+  %o, %w = attn.scaled_dot_product_attention %q, %k, %v {causal = true} : tensor<2x4x10x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x8xf32>
+  return %o : tensor<2x4x10x8xf32>
+}
+
+// -----
+
+// Weights that are read (plots) keep the attention unfused.
+// CHECK-LABEL: func @sdpa_weights
+// CHECK: attn.scaled_dot_product_attention
+// CHECK-NOT: attn.flash_attention
+func.func @sdpa_weights(%q: tensor<2x4x10x16xf32>, %k: tensor<2x4x12x16xf32>, %v: tensor<2x4x12x8xf32>, %m: tensor<2x12xf32>) -> (tensor<2x4x10x8xf32>, tensor<2x4x10x12xf32>) {
+  // expected-remark @+1 {{not fused: its attention weights are used}}
+  %o, %w = attn.scaled_dot_product_attention %q, %k, %v, %m : tensor<2x4x10x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x8xf32>, tensor<2x12xf32>
+  return %o, %w : tensor<2x4x10x8xf32>, tensor<2x4x10x12xf32>
+}
+
+// -----
+
+// Multi-head cross attention: its projections stay dense ops around one flash attention that
+// reads the key mask.
+// CHECK-LABEL: func @mha
+// CHECK-SAME: %[[M:[^:]*]]: tensor<2x5xf32>)
+// CHECK-NOT: attn.multi_head_attention
+// CHECK: attn.dense
+// CHECK: attn.flash_attention %{{.*}}, %{{.*}}, %{{.*}}, %[[M]] :
+// CHECK: attn.dense
+func.func @mha(%x: tensor<2x3x4xf32>, %mem: tensor<2x5x6xf32>, %wq: tensor<4x4xf32>, %bq: tensor<4xf32>,
+               %wk: tensor<6x4xf32>, %bk: tensor<4xf32>, %wv: tensor<6x4xf32>, %bv: tensor<4xf32>,
+               %wo: tensor<4x4xf32>, %bo: tensor<4xf32>, %m: tensor<2x5xf32>) -> tensor<2x3x4xf32> {
+  %y, %w = attn.multi_head_attention %x, %mem, %wq, %bq, %wk, %bk, %wv, %bv, %wo, %bo, %m {heads = 2 : i64}
+      : tensor<2x3x4xf32>, tensor<2x5x6xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<6x4xf32>,
+        tensor<4xf32>, tensor<6x4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<2x5xf32>
+  return %y : tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @mha_weights
+// CHECK: attn.multi_head_attention
+func.func @mha_weights(%x: tensor<2x3x4xf32>, %wq: tensor<4x4xf32>, %bq: tensor<4xf32>) -> tensor<2x2x3x3xf32> {
+  // expected-remark @+1 {{not fused: its attention weights are used}}
+  %y, %w = attn.multi_head_attention %x, %x, %wq, %bq, %wq, %bq, %wq, %bq, %wq, %bq {heads = 2 : i64}
+      : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>,
+        tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>
+  return %w : tensor<2x2x3x3xf32>
+}
