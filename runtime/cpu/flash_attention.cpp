@@ -122,6 +122,19 @@ public:
     return tileOpen_[k0 / kKeyTile] && (!causal_ || k1 - 1 <= q0 + offset_) && !emptyRow(q0);
   }
 
+  // Pushes the scores row[0..cols) of query i against keys k0.. down where not allowed: the
+  // causal part is a suffix of the row, the padding a lookup; both loops vectorise.
+  void push(int64_t i, int64_t k0, int64_t cols, float *row) const {
+    int64_t limit = causal_ ? std::clamp<int64_t>(i + offset_ + 1 - k0, 0, cols) : cols;
+    for (int64_t c = limit; c < cols; ++c)
+      row[c] -= kPush;
+    if (tileOpen_[k0 / kKeyTile])
+      return;
+    const float *m = mask_ + k0;
+    for (int64_t c = 0; c < limit; ++c)
+      row[c] -= m[c] == 0 ? kPush : 0.0f;
+  }
+
   // Whether query i sees no key at all.
   bool emptyRow(int64_t i) const { return causal_ ? first_ > i + offset_ : first_ >= S_; }
 
@@ -157,9 +170,7 @@ void scoreTile(const float *q, const float *k, const Shape &d, const Allowed &al
       std::fill(row, row + cols, 0.0f);
       continue;
     }
-    for (int64_t c = 0; c < cols; ++c)
-      if (!allowed(q0 + r, k0 + c))
-        row[c] -= kPush;
+    allowed.push(q0 + r, k0, cols, row);
   }
 }
 
@@ -168,6 +179,7 @@ void scoreTile(const float *q, const float *k, const Shape &d, const Allowed &al
 // row's accumulator is to be rescaled.
 ATTN_ROW_KERNEL float onlineSoftmaxRow(float *s, int64_t cols, float &m, float &l) {
   float mx = m;
+#pragma omp simd reduction(max : mx)
   for (int64_t c = 0; c < cols; ++c)
     mx = std::max(mx, s[c]);
   float sum = 0;

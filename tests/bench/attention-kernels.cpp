@@ -6,16 +6,17 @@
 // ctest.
 //
 //   ninja -C build attn-bench-attention-kernels
-//   OMP_NUM_THREADS=1 build/bin/attn-bench-attention-kernels [--small] [--warmup N] [--reps N]
+//   OMP_NUM_THREADS=1 build/bin/attn-bench-attention-kernels [--small] [--shape B,H,T,S,D]
+//                                                            [--warmup N] [--reps N]
 //
-// Shapes (f32, D = Dv = 64): B8 H8 T=S=512, and B1 H8 T=S=2048 and 4096 (--small: the first
-// only). Both sides get the same q, k, v and output gradient g; "loss" is sum(output * g), which
-// must agree to 1e-4 relative before timing means anything. FLOPs are the useful ones, the same
-// for both sides: 2 P (D + Dv) forward and 2 P (2 D + 2 Dv) more for the backward (d_values,
-// the weights' gradient, d_query, d_keys), with P the (query, key) pairs the mask allows
-// (T S, or about half with causal); the kernels' recomputation of the scores in the backward,
-// and PyTorch's masked half, are not credited. The fraction of peak divides by the faster f32
-// GEMM (oneDNN's or PyTorch's) measured in the same run. Timing: warm-up, then repetitions
+// Shapes (f32, Dv = D = 64): B8 H8 T=S=512, and B1 H8 T=S=2048 and 4096 (--small: the first
+// only; --shape: that one, causal and not). Both sides get the same q, k, v and output gradient g;
+// "loss" is sum(output * g), which must agree to 1e-4 relative before timing means anything. FLOPs
+// are the useful ones, the same for both sides: 2 P (D + Dv) forward and 2 P (2 D + 2 Dv) more for
+// the backward (d_values, the weights' gradient, d_query, d_keys), with P the (query, key) pairs
+// the mask allows (T S, or about half with causal); the kernels' recomputation of the scores in the
+// backward, and PyTorch's masked half, are not credited. The fraction of peak divides by the faster
+// f32 GEMM (oneDNN's or PyTorch's) measured in the same run. Timing: warm-up, then repetitions
 // alternating attnc and PyTorch (tests/bench/attention-kernels.py over a pipe); medians.
 
 #include "BenchSupport.h"
@@ -27,6 +28,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +42,8 @@ struct Config {
 };
 
 void usage() {
-  std::fprintf(stderr, "usage: attn-bench-attention-kernels [--small] [--warmup N] [--reps N]\n");
+  std::fprintf(stderr, "usage: attn-bench-attention-kernels [--small] [--shape B,H,T,S,D] "
+                       "[--warmup N] [--reps N]\n");
   std::exit(2);
 }
 
@@ -126,16 +129,30 @@ int main(int argc, char **argv) {
   std::string script = std::string(ATTN_SOURCE_DIR) + "/tests/bench/attention-kernels.py";
   bench::Timing timing{/*warmup=*/2, /*reps=*/5, /*iters=*/1};
   bool small = false;
+  std::optional<Config> shape;
   for (bench::Args args(argc, argv, usage); args.next();) {
-    if (args.flag == "--small")
+    if (args.flag == "--small") {
       small = true;
-    else if (!timing.parse(args))
+    } else if (args.flag == "--shape") {
+      Config c{};
+      long long b, h, t, s, d;
+      if (std::sscanf(args.value().c_str(), "%lld,%lld,%lld,%lld,%lld", &b, &h, &t, &s, &d) != 5 ||
+          b < 1 || h < 1 || t < 1 || s < t || d < 1)
+        usage();
+      c = {b, h, t, s, d, false};
+      shape = c;
+    } else if (!timing.parse(args)) {
       usage();
+    }
   }
   if (!timing.valid())
     usage();
   std::vector<Config> configs = {{8, 8, 512, 512, 64, false}, {8, 8, 512, 512, 64, true}};
-  if (!small)
+  if (shape) {
+    Config causal = *shape;
+    causal.causal = true;
+    configs = {*shape, causal};
+  } else if (!small)
     for (int64_t s : {2048, 4096})
       for (bool causal : {false, true})
         configs.push_back({1, 8, s, s, 64, causal});
