@@ -50,11 +50,14 @@ Session::Session(SessionOptions options)
               std::to_string(loc.getColumn()) + ": ";
     const char *severity = d.getSeverity() == mlir::DiagnosticSeverity::Error     ? "error"
                            : d.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
+                           : d.getSeverity() == mlir::DiagnosticSeverity::Remark  ? "remark"
                                                                                   : "note";
     std::ostream &os = diagnostics();
     os << (where.empty() ? "attnc: " : where) << severity << ": " << d.str() << "\n";
-    for (const mlir::Diagnostic &note : d.getNotes())
-      os << "  note: " << note.str() << "\n";
+    // A remark's notes are the op MLIR prints with it: whole scans, noise beside one line.
+    if (d.getSeverity() != mlir::DiagnosticSeverity::Remark)
+      for (const mlir::Diagnostic &note : d.getNotes())
+        os << "  note: " << note.str() << "\n";
     return mlir::success();
   });
 }
@@ -173,20 +176,25 @@ bool Session::import() {
 
 bool Session::runPasses(Stage stage) {
   mlir::PassManager pm(context_.get());
+  // Fusion runs again in the lowering (for entries training did not see); its remarks once.
+  bool remarks = options_.remarks && options_.fuse && !remarked_ &&
+                 (stage == Stage::Fused || stage == Stage::Grad || stage == Stage::Lowered);
+  remarked_ = remarked_ || remarks;
   switch (stage) {
   case Stage::Fused:
     if (options_.fuse)
-      pipelines::buildFusion(pm);
+      pipelines::buildFusion(pm, remarks);
     break;
   case Stage::Grad: {
     // A bare attn module trains with the pipeline's defaults (Adam), as attn-opt's attn-train.
     pipelines::TrainingOptions t = spec_ ? trainingOptions(spec_->train) : pipelines::TrainingOptions{};
     t.fuse = options_.fuse;
+    t.remarks = remarks;
     pipelines::buildTraining(pm, t);
     break;
   }
   case Stage::Lowered:
-    pipelines::buildAttnToLowered(pm, options_.fuse);
+    pipelines::buildAttnToLowered(pm, options_.fuse, remarks);
     break;
   case Stage::LLVM:
     pipelines::buildLoweredToLLVM(pm, target::entryPrefix(manifest_->cname));

@@ -36,6 +36,9 @@ struct SessionOptions {
   /// Structural fusion (attn-fuse-recurrence, attn-fuse-attention) before autodiff and in
   /// the lowering; off is the unfused reference (`--no-fuse`).
   bool fuse = true;
+  /// Fusion says why each attention or scan it left was not fused (remarks, `--remarks`), once:
+  /// at the first stage that fuses.
+  bool remarks = false;
   /// Also compile a Transformer encoder-decoder's @decode_full, decoding without its cache.
   bool uncachedDecoding = false;
   /// Where diagnostics go ("file:line:col: error: ..."); stderr by default.
@@ -130,6 +133,7 @@ private:
   std::string name_; // the program's name: the spec's, or setModule's
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   std::optional<Stage> stage_;
+  bool remarked_ = false; // fusion remarks given (SessionOptions::remarks)
   std::optional<target::Manifest> manifest_;
   std::optional<yaml::ImportOptions> importOptions_;
   std::string checkpoint_;

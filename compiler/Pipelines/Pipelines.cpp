@@ -58,14 +58,14 @@ void registerDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void buildFusion(OpPassManager &pm) {
-  pm.addPass(mlir::attn::createAttnFuseRecurrence());
-  pm.addPass(mlir::attn::createAttnFuseAttention());
+void buildFusion(OpPassManager &pm, bool remarks) {
+  pm.addPass(mlir::attn::createAttnFuseRecurrence({remarks}));
+  pm.addPass(mlir::attn::createAttnFuseAttention({remarks}));
 }
 
 void buildTraining(OpPassManager &pm, const TrainingOptions &o) {
   if (o.fuse)
-    buildFusion(pm);
+    buildFusion(pm, o.remarks);
   mlir::attn::AttnTrainStepOptions step;
   step.optimizer = o.optimizer;
   step.momentum = o.momentum;
@@ -95,9 +95,9 @@ struct TrainingPipelineOptions : public PassPipelineOptions<TrainingPipelineOpti
 
 } // namespace
 
-void buildAttnToLowered(OpPassManager &pm, bool fuse) {
+void buildAttnToLowered(OpPassManager &pm, bool fuse, bool remarks) {
   if (fuse)
-    buildFusion(pm);
+    buildFusion(pm, remarks);
   pm.addPass(mlir::attn::createAttnParamsToArgs());
   pm.addPass(mlir::attn::createAttnDecompose());
   pm.addPass(createCanonicalizerPass());

@@ -18,9 +18,10 @@ namespace attn::pipelines {
 /// deliberately avoided: they cost minutes of compile time per translation unit).
 void registerDialects(mlir::DialectRegistry &registry);
 
-/// Structural fusion on attn (attn-fuse-recurrence): scans over a oneDNN cell become sequence
-/// ops. Runs before attn-autodiff, so that fused ops differentiate as one op.
-void buildFusion(mlir::OpPassManager &pm);
+/// Structural fusion on attn (attn-fuse-recurrence, attn-fuse-attention): scans over a oneDNN
+/// cell become sequence ops, attention fused kernels. Runs before attn-autodiff, so that fused
+/// ops differentiate as one op. With `remarks`, each pass says why what it left was not fused.
+void buildFusion(mlir::OpPassManager &pm, bool remarks = false);
 
 /// What `train:` asks of the compiler.
 struct TrainingOptions {
@@ -28,6 +29,7 @@ struct TrainingOptions {
   double momentum = 0.0, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, weightDecay = 0.0;
   double clipNorm = 0.0; // 0: no clipping
   bool fuse = true;      // buildFusion first
+  bool remarks = false;  // ... saying why what stays unfused was not fused
 };
 
 /// The training pipeline (stage "grad"): structural fusion (so that a fused op differentiates
@@ -37,7 +39,7 @@ void buildTraining(mlir::OpPassManager &pm, const TrainingOptions &options);
 
 /// attn -> tensors of linalg/tensor/scf/arith/math plus func.calls of runtime kernels. Starts
 /// with buildFusion unless `fuse` is false.
-void buildAttnToLowered(mlir::OpPassManager &pm, bool fuse = true);
+void buildAttnToLowered(mlir::OpPassManager &pm, bool fuse = true, bool remarks = false);
 
 /// Lowered tensors -> LLVM dialect. Entry points become `<entryPrefix><name>(void **args)`.
 void buildLoweredToLLVM(mlir::OpPassManager &pm, const std::string &entryPrefix);

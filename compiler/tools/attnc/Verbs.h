@@ -16,6 +16,7 @@ struct Common {
   std::vector<std::string> files; // MODEL.yaml first, then each -c layer
   std::vector<attn::yaml::Override> overrides;
   bool fuse = true;
+  bool remarks = false; // fusion says why what it left was not fused
   bool noCache = false; // seq2seq Transformers: decode through @decode_full, without the cache
   bool stdinClosed = false; // attnc was started with fd 0 closed
 };

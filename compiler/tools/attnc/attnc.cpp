@@ -122,6 +122,9 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
   verb->add_flag("--no-fuse", raw.noFuse,
                  "no structural fusion (attn-fuse-recurrence, attn-fuse-attention): the "
                  "unfused reference");
+  verb->add_flag("--remarks", c.remarks,
+                 "say why each attention or recurrent layer that stays unfused was not fused "
+                 "(remarks at the spec's file:line:col)");
 }
 
 void addDecode(CLI::App *verb, Raw &raw, attnc::DecodeFlags &d, attnc::Common &c) {
@@ -284,6 +287,7 @@ int main(int argc, char **argv) {
   }
   attn::driver::SessionOptions sessionOptions;
   sessionOptions.fuse = common.fuse;
+  sessionOptions.remarks = common.remarks;
   sessionOptions.uncachedDecoding = common.noCache;
   attn::driver::Session session(sessionOptions);
   try {
