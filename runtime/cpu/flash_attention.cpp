@@ -12,6 +12,7 @@
 #include "Memref.h"
 #include "attn/kernels.h"
 
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -291,63 +292,94 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
   for (int64_t b = 0; b < d.B; ++b)
     allowed.emplace_back(M + b * d.S, d, causal != 0);
   float scale = 1.0f / std::sqrt(static_cast<float>(d.D));
+  int64_t keyTiles = (d.S + kKeyTile - 1) / kKeyTile, bhs = d.B * d.H;
+
+  // delta_i = sum_c dO[i, c] O[i, c] - d_lse[i], per (batch, head): dS = P (dP - delta).
+  std::vector<float> delta(bhs * d.T);
+#pragma omp parallel for schedule(static)
+  for (int64_t row = 0; row < bhs * d.T; ++row) {
+    float dot = 0;
+    for (int64_t c = 0; c < d.Dv; ++c)
+      dot += dO[row * d.Dv + c] * O[row * d.Dv + c];
+    delta[row] = dot - dLSE[row];
+  }
+  std::fill(dQ.data, dQ.data + bhs * d.T * d.D, 0.0f);
+  // dQ sums over the key tiles. Where the (batch, head) pairs alone leave threads idle, the key
+  // tiles of one pair go to different threads, each adding into its own copy of dQ.
+  int threads = omp_get_max_threads();
+  bool splitKeys = threads > 1 && keyTiles > 1 && bhs < 2 * threads;
+  std::vector<std::vector<float>> dqCopies(splitKeys ? threads : 0);
 
 #pragma omp parallel
   {
     std::vector<float> p(kQueryTile * kKeyTile), ds(kQueryTile * kKeyTile), dkTile(kKeyTile * d.D),
-        dvTile(kKeyTile * d.Dv), delta(d.T);
-#pragma omp for collapse(2) schedule(dynamic)
-    for (int64_t b = 0; b < d.B; ++b)
-      for (int64_t h = 0; h < d.H; ++h) {
-        int64_t bh = b * d.H + h;
-        const float *q1 = Q + bh * d.T * d.D, *k1 = K + bh * d.S * d.D, *v1 = V + bh * d.S * d.Dv,
-                    *o1 = O + bh * d.T * d.Dv, *do1 = dO + bh * d.T * d.Dv, *lse1 = LSE + bh * d.T,
-                    *dlse1 = dLSE + bh * d.T;
-        float *dq1 = dQ.data + bh * d.T * d.D, *dk1 = dK.data + bh * d.S * d.D,
-              *dv1 = dV.data + bh * d.S * d.Dv;
-        // delta_i = sum_c dO[i, c] O[i, c] - d_lse[i]: dS = P (dP - delta).
-        for (int64_t i = 0; i < d.T; ++i) {
-          float dot = 0;
-          for (int64_t c = 0; c < d.Dv; ++c)
-            dot += do1[i * d.Dv + c] * o1[i * d.Dv + c];
-          delta[i] = dot - dlse1[i];
+        dvTile(kKeyTile * d.Dv);
+    float *dqBase = dQ.data;
+    if (splitKeys) {
+      std::vector<float> &mine = dqCopies[omp_get_thread_num()];
+      mine.assign(bhs * d.T * d.D, 0.0f);
+      dqBase = mine.data();
+    }
+    // Key tile kt of (b, h): its dK and dV rows, and its part of dQ (into dqBase).
+    auto keyTile = [&](int64_t b, int64_t h, int64_t kt) {
+      int64_t bh = b * d.H + h, k0 = kt * kKeyTile, cols = std::min(kKeyTile, d.S - k0);
+      const float *q1 = Q + bh * d.T * d.D, *k1 = K + bh * d.S * d.D, *v1 = V + bh * d.S * d.Dv,
+                  *do1 = dO + bh * d.T * d.Dv, *lse1 = LSE + bh * d.T, *delta1 = &delta[bh * d.T];
+      float *dq1 = dqBase + bh * d.T * d.D;
+      std::fill(dkTile.begin(), dkTile.end(), 0.0f);
+      std::fill(dvTile.begin(), dvTile.end(), 0.0f);
+      for (int64_t q0 = 0; q0 < d.T; q0 += kQueryTile) {
+        int64_t rows = std::min(kQueryTile, d.T - q0);
+        if (allowed[b].skip(q0, q0 + rows, k0))
+          continue;
+        scoreTile(q1, k1, d, allowed[b], q0, rows, k0, cols, p.data());
+        for (int64_t r = 0; r < rows; ++r) {
+          float *row = &p[r * kKeyTile];
+          if (allowed[b].emptyRow(q0 + r))
+            std::fill(row, row + cols, 1.0f / static_cast<float>(d.S));
+          else
+            probabilityRow(row, cols, lse1[q0 + r]);
         }
-        std::fill(dq1, dq1 + d.T * d.D, 0.0f);
-        for (int64_t k0 = 0; k0 < d.S; k0 += kKeyTile) {
-          int64_t cols = std::min(kKeyTile, d.S - k0);
-          std::fill(dkTile.begin(), dkTile.end(), 0.0f);
-          std::fill(dvTile.begin(), dvTile.end(), 0.0f);
-          for (int64_t q0 = 0; q0 < d.T; q0 += kQueryTile) {
-            int64_t rows = std::min(kQueryTile, d.T - q0);
-            if (allowed[b].skip(q0, q0 + rows, k0))
-              continue;
-            scoreTile(q1, k1, d, allowed[b], q0, rows, k0, cols, p.data());
-            for (int64_t r = 0; r < rows; ++r) {
-              float *row = &p[r * kKeyTile];
-              if (allowed[b].emptyRow(q0 + r))
-                std::fill(row, row + cols, 1.0f / static_cast<float>(d.S));
-              else
-                probabilityRow(row, cols, lse1[q0 + r]);
-            }
-            // dV [cols, Dv] += P^T [cols, rows] dO [rows, Dv]
-            gemm('T', 'N', cols, d.Dv, rows, 1.0f, p.data(), kKeyTile, do1 + q0 * d.Dv, d.Dv, 1.0f,
-                 dvTile.data(), d.Dv);
-            // dP [rows, cols] = dO [rows, Dv] V^T [Dv, cols]; then dS = P (dP - delta)
-            gemm('N', 'T', rows, cols, d.Dv, 1.0f, do1 + q0 * d.Dv, d.Dv, v1 + k0 * d.Dv, d.Dv,
-                 0.0f, ds.data(), kKeyTile);
-            for (int64_t r = 0; r < rows; ++r)
-              scoreGradientRow(&p[r * kKeyTile], &ds[r * kKeyTile], cols, delta[q0 + r]);
-            // dQ [rows, D] += scale dS [rows, cols] K [cols, D]
-            gemm('N', 'N', rows, d.D, cols, scale, ds.data(), kKeyTile, k1 + k0 * d.D, d.D, 1.0f,
-                 dq1 + q0 * d.D, d.D);
-            // dK [cols, D] += scale dS^T [cols, rows] Q [rows, D]
-            gemm('T', 'N', cols, d.D, rows, scale, ds.data(), kKeyTile, q1 + q0 * d.D, d.D, 1.0f,
-                 dkTile.data(), d.D);
-          }
-          std::copy(dkTile.begin(), dkTile.begin() + cols * d.D, dk1 + k0 * d.D);
-          std::copy(dvTile.begin(), dvTile.begin() + cols * d.Dv, dv1 + k0 * d.Dv);
-        }
+        // dV [cols, Dv] += P^T [cols, rows] dO [rows, Dv]
+        gemm('T', 'N', cols, d.Dv, rows, 1.0f, p.data(), kKeyTile, do1 + q0 * d.Dv, d.Dv, 1.0f,
+             dvTile.data(), d.Dv);
+        // dP [rows, cols] = dO [rows, Dv] V^T [Dv, cols]; then dS = P (dP - delta)
+        gemm('N', 'T', rows, cols, d.Dv, 1.0f, do1 + q0 * d.Dv, d.Dv, v1 + k0 * d.Dv, d.Dv, 0.0f,
+             ds.data(), kKeyTile);
+        for (int64_t r = 0; r < rows; ++r)
+          scoreGradientRow(&p[r * kKeyTile], &ds[r * kKeyTile], cols, delta1[q0 + r]);
+        // dQ [rows, D] += scale dS [rows, cols] K [cols, D]
+        gemm('N', 'N', rows, d.D, cols, scale, ds.data(), kKeyTile, k1 + k0 * d.D, d.D, 1.0f,
+             dq1 + q0 * d.D, d.D);
+        // dK [cols, D] += scale dS^T [cols, rows] Q [rows, D]
+        gemm('T', 'N', cols, d.D, rows, scale, ds.data(), kKeyTile, q1 + q0 * d.D, d.D, 1.0f,
+             dkTile.data(), d.D);
       }
+      std::copy(dkTile.begin(), dkTile.begin() + cols * d.D, dK.data + (bh * d.S + k0) * d.D);
+      std::copy(dvTile.begin(), dvTile.begin() + cols * d.Dv, dV.data + (bh * d.S + k0) * d.Dv);
+    };
+    if (splitKeys) {
+#pragma omp for collapse(3) schedule(dynamic)
+      for (int64_t b = 0; b < d.B; ++b)
+        for (int64_t h = 0; h < d.H; ++h)
+          for (int64_t kt = 0; kt < keyTiles; ++kt)
+            keyTile(b, h, kt);
+    } else {
+#pragma omp for collapse(2) schedule(dynamic)
+      for (int64_t b = 0; b < d.B; ++b)
+        for (int64_t h = 0; h < d.H; ++h)
+          for (int64_t kt = 0; kt < keyTiles; ++kt)
+            keyTile(b, h, kt);
+    }
+  }
+  if (splitKeys) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < bhs * d.T * d.D; ++i) {
+      float sum = 0;
+      for (const std::vector<float> &copy : dqCopies)
+        sum += copy.empty() ? 0.0f : copy[i];
+      dQ.data[i] = sum;
+    }
   }
   dQ.finish();
   dK.finish();

@@ -3,7 +3,7 @@
 // decomposition does: forward (output and log-sum-exp) and every gradient, over query counts
 // T in {1, 7, 33, 129} and key counts S in {1, 5, 127, 513} (tile edges on both sides), an odd
 // head width, with and without causal masking, with padded keys and a batch row whose keys are
-// all padding (uniform weights, as in the decomposition).
+// all padding (uniform weights, as in the decomposition), and a single (batch, head) pair.
 #include "attn/Random.h"
 #include "attn/kernels.h"
 
@@ -173,13 +173,18 @@ std::vector<Case> cases() {
     for (int64_t s : {1, 5, 127, 513})
       for (bool causal : {false, true})
         all.push_back({3, 2, t, s, 33, 17, causal});
+  // One (batch, head) pair: the backward then splits the key tiles over the threads, each
+  // summing its own copy of dq.
+  for (bool causal : {false, true})
+    all.push_back({1, 1, 129, 513, 33, 17, causal});
   return all;
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FlashAttention, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case> &info) {
                            const Case &c = info.param;
-                           return "T" + std::to_string(c.T) + "_S" + std::to_string(c.S) +
+                           return "B" + std::to_string(c.B) + "H" + std::to_string(c.H) + "_T" +
+                                  std::to_string(c.T) + "_S" + std::to_string(c.S) +
                                   (c.causal ? "_causal" : "");
                          });
 
