@@ -177,24 +177,25 @@ bool Session::import() {
 bool Session::runPasses(Stage stage) {
   mlir::PassManager pm(context_.get());
   // Fusion runs again in the lowering (for entries training did not see); its remarks once.
-  bool remarks = options_.remarks && options_.fuse && !remarked_ &&
-                 (stage == Stage::Fused || stage == Stage::Grad || stage == Stage::Lowered);
-  remarked_ = remarked_ || remarks;
+  pipelines::FusionOptions fusion;
+  fusion.recurrence = options_.fuse && options_.fuseRecurrence;
+  fusion.attention = options_.fuse && options_.fuseAttention;
+  fusion.remarks = options_.remarks && !remarked_ &&
+                   (stage == Stage::Fused || stage == Stage::Grad || stage == Stage::Lowered);
+  remarked_ = remarked_ || fusion.remarks;
   switch (stage) {
   case Stage::Fused:
-    if (options_.fuse)
-      pipelines::buildFusion(pm, remarks);
+    pipelines::buildFusion(pm, fusion);
     break;
   case Stage::Grad: {
     // A bare attn module trains with the pipeline's defaults (Adam), as attn-opt's attn-train.
     pipelines::TrainingOptions t = spec_ ? trainingOptions(spec_->train) : pipelines::TrainingOptions{};
-    t.fuse = options_.fuse;
-    t.remarks = remarks;
+    t.fusion = fusion;
     pipelines::buildTraining(pm, t);
     break;
   }
   case Stage::Lowered:
-    pipelines::buildAttnToLowered(pm, options_.fuse, remarks);
+    pipelines::buildAttnToLowered(pm, fusion);
     break;
   case Stage::LLVM:
     pipelines::buildLoweredToLLVM(pm, target::entryPrefix(manifest_->cname));

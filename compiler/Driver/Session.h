@@ -36,6 +36,8 @@ struct SessionOptions {
   /// Structural fusion (attn-fuse-recurrence, attn-fuse-attention) before autodiff and in
   /// the lowering; off is the unfused reference (`--no-fuse`).
   bool fuse = true;
+  /// One of them alone off (`--no-fuse=attention`, `--no-fuse=recurrence`).
+  bool fuseAttention = true, fuseRecurrence = true;
   /// Fusion says why each attention or scan it left was not fused (remarks, `--remarks`), once:
   /// at the first stage that fuses.
   bool remarks = false;

@@ -58,14 +58,15 @@ void registerDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void buildFusion(OpPassManager &pm, bool remarks) {
-  pm.addPass(mlir::attn::createAttnFuseRecurrence({remarks}));
-  pm.addPass(mlir::attn::createAttnFuseAttention({remarks}));
+void buildFusion(OpPassManager &pm, const FusionOptions &o) {
+  if (o.recurrence)
+    pm.addPass(mlir::attn::createAttnFuseRecurrence({o.remarks}));
+  if (o.attention)
+    pm.addPass(mlir::attn::createAttnFuseAttention({o.remarks}));
 }
 
 void buildTraining(OpPassManager &pm, const TrainingOptions &o) {
-  if (o.fuse)
-    buildFusion(pm, o.remarks);
+  buildFusion(pm, o.fusion);
   mlir::attn::AttnTrainStepOptions step;
   step.optimizer = o.optimizer;
   step.momentum = o.momentum;
@@ -95,9 +96,8 @@ struct TrainingPipelineOptions : public PassPipelineOptions<TrainingPipelineOpti
 
 } // namespace
 
-void buildAttnToLowered(OpPassManager &pm, bool fuse, bool remarks) {
-  if (fuse)
-    buildFusion(pm, remarks);
+void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion) {
+  buildFusion(pm, fusion);
   pm.addPass(mlir::attn::createAttnParamsToArgs());
   pm.addPass(mlir::attn::createAttnDecompose());
   pm.addPass(createCanonicalizerPass());
@@ -169,7 +169,7 @@ void registerPassesAndPipelines() {
         o.momentum = p.momentum;
         o.weightDecay = p.weightDecay;
         o.clipNorm = p.clipNorm;
-        o.fuse = p.fuse;
+        o.fusion.recurrence = o.fusion.attention = p.fuse;
         buildTraining(pm, o);
       });
   PassPipelineRegistration<>("attn-lower", "attn -> linalg/tensor/scf + oneDNN kernel calls",

@@ -18,18 +18,24 @@ namespace attn::pipelines {
 /// deliberately avoided: they cost minutes of compile time per translation unit).
 void registerDialects(mlir::DialectRegistry &registry);
 
+/// Which structural fusions run; `remarks`: each says why what it left was not fused.
+struct FusionOptions {
+  bool recurrence = true; // attn-fuse-recurrence
+  bool attention = true;  // attn-fuse-attention
+  bool remarks = false;
+};
+
 /// Structural fusion on attn (attn-fuse-recurrence, attn-fuse-attention): scans over a oneDNN
 /// cell become sequence ops, attention fused kernels. Runs before attn-autodiff, so that fused
-/// ops differentiate as one op. With `remarks`, each pass says why what it left was not fused.
-void buildFusion(mlir::OpPassManager &pm, bool remarks = false);
+/// ops differentiate as one op.
+void buildFusion(mlir::OpPassManager &pm, const FusionOptions &options = {});
 
 /// What `train:` asks of the compiler.
 struct TrainingOptions {
   std::string optimizer = "adam"; // adam | adamw | sgd
   double momentum = 0.0, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, weightDecay = 0.0;
   double clipNorm = 0.0; // 0: no clipping
-  bool fuse = true;      // buildFusion first
-  bool remarks = false;  // ... saying why what stays unfused was not fused
+  FusionOptions fusion;  // buildFusion first
 };
 
 /// The training pipeline (stage "grad"): structural fusion (so that a fused op differentiates
@@ -38,8 +44,8 @@ struct TrainingOptions {
 void buildTraining(mlir::OpPassManager &pm, const TrainingOptions &options);
 
 /// attn -> tensors of linalg/tensor/scf/arith/math plus func.calls of runtime kernels. Starts
-/// with buildFusion unless `fuse` is false.
-void buildAttnToLowered(mlir::OpPassManager &pm, bool fuse = true, bool remarks = false);
+/// with buildFusion.
+void buildAttnToLowered(mlir::OpPassManager &pm, const FusionOptions &fusion = {});
 
 /// Lowered tensors -> LLVM dialect. Entry points become `<entryPrefix><name>(void **args)`.
 void buildLoweredToLLVM(mlir::OpPassManager &pm, const std::string &entryPrefix);

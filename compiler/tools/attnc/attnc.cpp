@@ -105,7 +105,8 @@ struct Raw {
   std::string model;
   std::vector<std::string> layers, sets;
   std::string seed, count, steps, temperature, sampleSeed, topK, beam, nbest, prime;
-  bool sample = false, noFuse = false;
+  std::string noFuse; // "", or what --no-fuse names: all | attention | recurrence
+  bool sample = false;
 };
 
 void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
@@ -119,9 +120,10 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
                                       "--set train.batch_size=8")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
-  verb->add_flag("--no-fuse", raw.noFuse,
+  verb->add_flag("--no-fuse{all}", raw.noFuse,
                  "no structural fusion (attn-fuse-recurrence, attn-fuse-attention): the "
-                 "unfused reference");
+                 "unfused reference; --no-fuse=attention or =recurrence turns one off")
+      ->type_name("[=all|attention|recurrence]");
   verb->add_flag("--remarks", c.remarks,
                  "say why each attention or recurrent layer that stays unfused was not fused "
                  "(remarks at the spec's file:line:col)");
@@ -142,7 +144,13 @@ void addDecode(CLI::App *verb, Raw &raw, attnc::DecodeFlags &d, attnc::Common &c
 // The checked values of `raw`: numbers, and the flags that stand for spec keys.
 void finish(const Raw &raw, attnc::Common &c, attnc::RunOptions &run, attnc::TrainOptions &train,
             attnc::DecodeFlags &decode) {
-  c.fuse = !raw.noFuse;
+  if (!raw.noFuse.empty() && raw.noFuse != "all" && raw.noFuse != "attention" &&
+      raw.noFuse != "recurrence")
+    throw std::runtime_error("--no-fuse takes all, attention or recurrence, got '" + raw.noFuse +
+                             "'");
+  c.fuse = raw.noFuse != "all";
+  c.fuseAttention = raw.noFuse != "attention";
+  c.fuseRecurrence = raw.noFuse != "recurrence";
   if (!raw.model.empty())
     c.files.push_back(raw.model);
   c.files.insert(c.files.end(), raw.layers.begin(), raw.layers.end());
@@ -287,6 +295,8 @@ int main(int argc, char **argv) {
   }
   attn::driver::SessionOptions sessionOptions;
   sessionOptions.fuse = common.fuse;
+  sessionOptions.fuseAttention = common.fuseAttention;
+  sessionOptions.fuseRecurrence = common.fuseRecurrence;
   sessionOptions.remarks = common.remarks;
   sessionOptions.uncachedDecoding = common.noCache;
   attn::driver::Session session(sessionOptions);
