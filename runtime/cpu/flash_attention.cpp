@@ -94,7 +94,7 @@ void gemm(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha, const 
                                         std::to_string(N) + "x" + std::to_string(K));
 }
 
-// Which keys a query of one batch row may see: mask[j] != 0 and, when causal, j <= i + S - T.
+// Which keys a query i of one batch row may see: mask[j] != 0 and, when causal, j <= i + S - T.
 class Allowed {
 public:
   Allowed(const float *mask, const Shape &d, bool causal)
@@ -112,10 +112,6 @@ public:
       tileMasked_.push_back(none);
       tileOpen_.push_back(all);
     }
-  }
-
-  bool operator()(int64_t i, int64_t j) const {
-    return mask_[j] != 0 && (!causal_ || j <= i + offset_);
   }
 
   // Whether every query of [q0, q1) may see every key of the tile [k0, k1): nothing to mask.

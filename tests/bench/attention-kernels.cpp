@@ -25,6 +25,7 @@
 #include "attn/Tensor.h"
 #include "attn/checkpoint/Checkpoint.h"
 #include "attn/kernels.h"
+#include "tests/support/KernelArgs.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -45,19 +46,6 @@ void usage() {
   std::fprintf(stderr, "usage: attn-bench-attention-kernels [--small] [--shape B,H,T,S,D] "
                        "[--warmup N] [--reps N]\n");
   std::exit(2);
-}
-
-template <typename M, int N> M view(::attn::Tensor &t, const int64_t (&sizes)[N]) {
-  M m;
-  m.allocated = m.aligned = t.data<float>();
-  m.offset = 0;
-  int64_t stride = 1;
-  for (int d = N - 1; d >= 0; --d) {
-    m.sizes[d] = sizes[d];
-    m.strides[d] = stride;
-    stride *= sizes[d];
-  }
-  return m;
 }
 
 ::attn::Tensor random(std::vector<int64_t> shape, ::attn::Rng &rng) {
@@ -96,17 +84,17 @@ struct Kernels {
       mask.data<float>()[i] = 1.0f;
     for (int64_t i = 0; i < dLse.numel(); ++i)
       dLse.data<float>()[i] = 0.0f;
-    qm = view<attn_memref4>(q, {c.B, c.H, c.T, c.D});
-    km = view<attn_memref4>(k, {c.B, c.H, c.S, c.D});
-    vm = view<attn_memref4>(v, {c.B, c.H, c.S, c.D});
-    gm = view<attn_memref4>(g, {c.B, c.H, c.T, c.D});
-    om = view<attn_memref4>(out, {c.B, c.H, c.T, c.D});
-    dqm = view<attn_memref4>(dq, {c.B, c.H, c.T, c.D});
-    dkm = view<attn_memref4>(dk, {c.B, c.H, c.S, c.D});
-    dvm = view<attn_memref4>(dv, {c.B, c.H, c.S, c.D});
-    mm = view<attn_memref2>(mask, {c.B, c.S});
-    lm = view<attn_memref3>(lse, {c.B, c.H, c.T});
-    dlm = view<attn_memref3>(dLse, {c.B, c.H, c.T});
+    qm = ::attn::testing::memref<attn_memref4>(q.data<float>(), {c.B, c.H, c.T, c.D});
+    km = ::attn::testing::memref<attn_memref4>(k.data<float>(), {c.B, c.H, c.S, c.D});
+    vm = ::attn::testing::memref<attn_memref4>(v.data<float>(), {c.B, c.H, c.S, c.D});
+    gm = ::attn::testing::memref<attn_memref4>(g.data<float>(), {c.B, c.H, c.T, c.D});
+    om = ::attn::testing::memref<attn_memref4>(out.data<float>(), {c.B, c.H, c.T, c.D});
+    dqm = ::attn::testing::memref<attn_memref4>(dq.data<float>(), {c.B, c.H, c.T, c.D});
+    dkm = ::attn::testing::memref<attn_memref4>(dk.data<float>(), {c.B, c.H, c.S, c.D});
+    dvm = ::attn::testing::memref<attn_memref4>(dv.data<float>(), {c.B, c.H, c.S, c.D});
+    mm = ::attn::testing::memref<attn_memref2>(mask.data<float>(), {c.B, c.S});
+    lm = ::attn::testing::memref<attn_memref3>(lse.data<float>(), {c.B, c.H, c.T});
+    dlm = ::attn::testing::memref<attn_memref3>(dLse.data<float>(), {c.B, c.H, c.T});
   }
 
   void forward() { _mlir_ciface_attn_rt_flash_attention(&qm, &km, &vm, &mm, &om, &lm, c.causal); }

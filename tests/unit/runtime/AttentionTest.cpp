@@ -3,6 +3,7 @@
 // strided key view (which the kernel packs).
 #include "attn/Random.h"
 #include "attn/kernels.h"
+#include "tests/support/KernelArgs.h"
 
 #include <gtest/gtest.h>
 
@@ -12,30 +13,11 @@
 
 namespace {
 
+using attn::testing::memref;
+using attn::testing::randomFloats;
+
 constexpr int64_t B = 3, S = 5, A = 37, D = 6; // A not a multiple of any vector width
 constexpr double kTol = 2e-6;
-
-// A dense memref of rank N over `buf` (strides row-major, or `strides` when given).
-template <typename M, int N>
-M memref(std::vector<float> &buf, const int64_t (&sizes)[N], const int64_t *strides = nullptr) {
-  M m;
-  m.allocated = m.aligned = buf.data();
-  m.offset = 0;
-  int64_t stride = 1;
-  for (int d = N - 1; d >= 0; --d) {
-    m.sizes[d] = sizes[d];
-    m.strides[d] = strides ? strides[d] : stride;
-    stride *= sizes[d];
-  }
-  return m;
-}
-
-std::vector<float> random(size_t n, attn::Rng &rng, double scale = 1.0) {
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = (float)(scale * (2 * rng.nextDouble() - 1));
-  return v;
-}
 
 double maxDiff(const std::vector<float> &a, const std::vector<double> &b) {
   double m = 0;
@@ -50,7 +32,11 @@ struct Inputs {
 
 Inputs inputs() {
   attn::Rng rng(7);
-  Inputs in{random(B * A, rng), random(B * S * A, rng, 2.0), random(A, rng), {}, random(B * S * D, rng)};
+  Inputs in{randomFloats(B * A, rng),
+            randomFloats(B * S * A, rng, 2.0),
+            randomFloats(A, rng),
+            {},
+            randomFloats(B * S * D, rng)};
   // Row 0 complete, row 1 padded after 3 tokens, row 2 with nothing to attend to.
   in.mask = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0};
   return in;
@@ -116,7 +102,7 @@ TEST(AdditiveAttention, ForwardMatchesFloat64) {
 TEST(AdditiveAttention, BackwardMatchesFiniteDifferences) {
   Inputs in = inputs();
   attn::Rng rng(11);
-  std::vector<float> gc = random(B * D, rng), gw = random(B * S, rng);
+  std::vector<float> gc = randomFloats(B * D, rng), gw = randomFloats(B * S, rng);
   std::vector<double> wRef, cRef;
   reference(in, wRef, cRef);
   std::vector<float> w(wRef.begin(), wRef.end());

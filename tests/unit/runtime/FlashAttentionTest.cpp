@@ -6,6 +6,7 @@
 // all padding (uniform weights, as in the decomposition), and a single (batch, head) pair.
 #include "attn/Random.h"
 #include "attn/kernels.h"
+#include "tests/support/KernelArgs.h"
 
 #include <gtest/gtest.h>
 
@@ -15,25 +16,8 @@
 
 namespace {
 
-template <typename M, int N> M memref(std::vector<float> &buf, const int64_t (&sizes)[N]) {
-  M m;
-  m.allocated = m.aligned = buf.data();
-  m.offset = 0;
-  int64_t stride = 1;
-  for (int d = N - 1; d >= 0; --d) {
-    m.sizes[d] = sizes[d];
-    m.strides[d] = stride;
-    stride *= sizes[d];
-  }
-  return m;
-}
-
-std::vector<float> random(size_t n, attn::Rng &rng, double scale = 1.0) {
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = (float)(scale * (2 * rng.nextDouble() - 1));
-  return v;
-}
+using attn::testing::memref;
+using attn::testing::randomFloats;
 
 struct Case {
   int64_t B, H, T, S, D, Dv;
@@ -48,12 +32,12 @@ struct Problem {
 Problem problem(const Case &c, uint64_t seed) {
   attn::Rng rng(seed);
   Problem p{c,
-            random(c.B * c.H * c.T * c.D, rng, 2.0),
-            random(c.B * c.H * c.S * c.D, rng, 2.0),
-            random(c.B * c.H * c.S * c.Dv, rng),
+            randomFloats(c.B * c.H * c.T * c.D, rng, 2.0),
+            randomFloats(c.B * c.H * c.S * c.D, rng, 2.0),
+            randomFloats(c.B * c.H * c.S * c.Dv, rng),
             std::vector<float>(c.B * c.S, 1.0f),
-            random(c.B * c.H * c.T * c.Dv, rng),
-            random(c.B * c.H * c.T, rng)};
+            randomFloats(c.B * c.H * c.T * c.Dv, rng),
+            randomFloats(c.B * c.H * c.T, rng)};
   // Batch row 1 is padded after 60% of its keys (at least one); row 2 is all padding.
   if (c.B > 1)
     for (int64_t j = std::max<int64_t>(1, c.S * 6 / 10); j < c.S; ++j)
