@@ -75,8 +75,11 @@ void buildTraining(OpPassManager &pm, const TrainingOptions &o) {
   step.epsilon = o.epsilon;
   step.weightDecay = o.weightDecay;
   step.clipNorm = o.clipNorm;
+  step.splitUpdate = o.dataParallel;
   pm.addPass(mlir::attn::createAttnAutodiff());
   pm.addPass(mlir::attn::createAttnTrainStep(step));
+  if (o.dataParallel)
+    pm.addPass(mlir::attn::createAttnLossWeight());
 }
 
 namespace {
@@ -92,6 +95,9 @@ struct TrainingPipelineOptions : public PassPipelineOptions<TrainingPipelineOpti
                           llvm::cl::init(0.0)};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("structural fusion first"),
                     llvm::cl::init(true)};
+  Option<bool> dataParallel{*this, "data-parallel",
+                            llvm::cl::desc("also @apply_update and @loss_weight"),
+                            llvm::cl::init(false)};
 };
 
 } // namespace
@@ -170,6 +176,7 @@ void registerPassesAndPipelines() {
         o.weightDecay = p.weightDecay;
         o.clipNorm = p.clipNorm;
         o.fusion.recurrence = o.fusion.attention = p.fuse;
+        o.dataParallel = p.dataParallel;
         buildTraining(pm, o);
       });
   PassPipelineRegistration<>("attn-lower", "attn -> linalg/tensor/scf + oneDNN kernel calls",

@@ -1,7 +1,7 @@
 // The one place where pass order lives. attnc and attn-opt both build their pipelines here.
 //
 //   attn (importer output)
-//     --buildTraining--------->  + @loss_grad, @train_step                          ("grad")
+//     --buildTraining--------->  + @loss_grad, @train_step (@apply_update, @loss_weight) ("grad")
 //     --buildFusion----------->  scans over oneDNN cells -> rnn/gru/lstm (before autodiff)
 //     --buildAttnToLowered-->  linalg/tensor/scf on tensors + oneDNN kernel calls  ("lowered")
 //     --buildLoweredToLLVM-->  LLVM dialect with packed entry points               ("llvm")
@@ -36,11 +36,15 @@ struct TrainingOptions {
   double momentum = 0.0, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, weightDecay = 0.0;
   double clipNorm = 0.0; // 0: no clipping
   FusionOptions fusion;  // buildFusion first
+  /// Also @apply_update and @loss_weight: the entries data-parallel training calls around
+  /// its gradient all-reduce.
+  bool dataParallel = false;
 };
 
 /// The training pipeline (stage "grad"): structural fusion (so that a fused op differentiates
 /// as one op, its backward a fused op too), attn-autodiff on @loss (adds @loss_grad), then
-/// attn-train-step with the optimizer and clipping (adds @train_step).
+/// attn-train-step with the optimizer and clipping (adds @train_step; with dataParallel
+/// also @apply_update, and attn-loss-weight's @loss_weight).
 void buildTraining(mlir::OpPassManager &pm, const TrainingOptions &options);
 
 /// attn -> tensors of linalg/tensor/scf/arith/math plus func.calls of runtime kernels. Starts

@@ -175,6 +175,12 @@ def AttnTrainStep : Pass<"attn-train-step", "mlir::ModuleOp"> {
     every parameter and optimizer state (`update:<name>`). Optimizer state (momentum, Adam's
     moments) is non-trainable `attn.param`s initialised to zeros, named `<param>/<state>`.
     With `clip-norm > 0` gradients are scaled by `min(1, clip_norm / grad_norm)`.
+
+    With `split-update`, the update alone is also an entry: `@apply_update(grad:<param>...,
+    lr, step) -> (grad_norm, update:<name>...)`, for a caller that combines the gradients of
+    `@loss_grad` first (data-parallel training sums every rank's before the update, so the
+    clipping sees the global norm and every rank applies the same step). Its clipping and
+    optimizer ops are the ones `@train_step` has.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adam\"",
@@ -186,8 +192,24 @@ def AttnTrainStep : Pass<"attn-train-step", "mlir::ModuleOp"> {
     Option<"weightDecay", "weight-decay", "float", /*default=*/"0.0f",
            "L2 penalty (sgd, adam) or decoupled decay (adamw)">,
     Option<"clipNorm", "clip-norm", "float", /*default=*/"0.0f",
-           "global gradient-norm clipping threshold; 0 disables it">
+           "global gradient-norm clipping threshold; 0 disables it">,
+    Option<"splitUpdate", "split-update", "bool", /*default=*/"false",
+           "also build @apply_update, the update from given gradients">
   ];
+}
+
+def AttnLossWeight : Pass<"attn-loss-weight", "mlir::ModuleOp"> {
+  let summary = "builds @loss_weight: what one batch's mean loss weighs in a larger batch's";
+  let description = [{
+    Adds `@loss_weight`, with `@loss`'s arguments, returning `weight` (rank-0 f32): the
+    number of terms the loss averages over. For `attn.cross_entropy` that is the count of
+    positions whose label is not ignored (`attn.label_count`); for `attn.mse` every shard has
+    as many elements, so the weight is 1. Data-parallel training needs it because a padded
+    batch's shards hold different numbers of tokens: the mean over the whole batch is
+    `sum_r w_r loss_r / sum_r w_r`, and the same weights combine the gradients, so a step
+    over N shards equals the step over one batch. A loss of any other form is an error that
+    names its op (its shard weight is not known).
+  }];
 }
 
 #endif // ATTN_TRANSFORMS_PASSES_TD

@@ -1,5 +1,7 @@
 // attn-train-step: @loss_grad -> @train_step, one compiled call per training step: loss,
-// gradients, global-norm clipping and the optimizer update of every parameter.
+// gradients, global-norm clipping and the optimizer update of every parameter; with
+// split-update also @apply_update, the update alone (data parallelism combines the
+// gradients in between).
 #include "compiler/Transforms/Passes.h"
 #include "attn/Names.h"
 #include "dialect/AttnOps.h"
@@ -45,30 +47,18 @@ struct TrainStep : mlir::attn::impl::AttnTrainStepBase<TrainStep> {
     return found;
   }
 
-  void build(func::FuncOp lossGrad) {
-    OpBuilder b(lossGrad);
-    b.setInsertionPointAfter(lossGrad);
-    auto step = cast<func::FuncOp>(b.clone(*lossGrad));
-    step.setSymName("train_step");
-    Block &body = step.front();
-    auto scalar = RankedTensorType::get({}, b.getF32Type());
-    Location loc = step.getLoc();
-    unsigned numArgs = body.getNumArguments();
-    step.insertArgument(numArgs, scalar,
-                        b.getDictionaryAttr(b.getNamedAttr("attn.name", b.getStringAttr("lr"))), loc);
-    step.insertArgument(numArgs + 1, scalar,
-                        b.getDictionaryAttr(b.getNamedAttr("attn.name", b.getStringAttr("step"))), loc);
-    Value lr = body.getArgument(numArgs), count = body.getArgument(numArgs + 1);
+  // The results of both entries' update: grad_norm, then "update:<name>" per parameter and
+  // optimizer state.
+  struct Update {
+    SmallVector<Value> values;
+    SmallVector<std::string> names;
+  };
 
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
-    b.setInsertionPoint(ret);
-    Value loss = ret.getOperand(0);
-    SmallVector<Value> grads(ret.getOperands().drop_front());
-    SmallVector<StringRef> names;
-    for (unsigned i = 1; i < ret.getNumOperands(); ++i)
-      names.push_back(step.getResultAttrOfType<StringAttr>(i, "attn.name").getValue().drop_front(
-          strlen(::attn::names::kGradPrefix)));
-
+  // Global-norm clipping and the optimizer step of every parameter `names[i]` (an attn.param
+  // in `func`) from its gradient `grads[i]`, before `b`'s insertion point.
+  Update emitUpdate(OpBuilder &b, Location loc, func::FuncOp func, SmallVector<Value> grads,
+                    ArrayRef<std::string> names, Value lr, Value count) {
+    Block &body = func.front();
     // Global L2 norm over every gradient, before clipping.
     Value sumSq = scalarOf(b, loc, 0.0f);
     for (Value g : grads) {
@@ -89,8 +79,7 @@ struct TrainStep : mlir::attn::impl::AttnTrainStepBase<TrainStep> {
         g = b.create<MulOp>(loc, g, scale);
     }
 
-    SmallVector<Value> results = {loss, norm};
-    SmallVector<std::string> resultNames = {::attn::names::kLoss, ::attn::names::kGradNorm};
+    Update out{{norm}, {::attn::names::kGradNorm}};
     auto state = [&](ParamOp p, StringRef suffix) -> Value {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&body);
@@ -98,11 +87,11 @@ struct TrainStep : mlir::attn::impl::AttnTrainStepBase<TrainStep> {
                                Init::zeros, APFloat(0.0f), /*trainable=*/false);
     };
     auto update = [&](Value v, StringRef name) {
-      results.push_back(v);
-      resultNames.push_back((::attn::names::kUpdatePrefix + name).str());
+      out.values.push_back(v);
+      out.names.push_back((::attn::names::kUpdatePrefix + name).str());
     };
     for (auto [name, g] : llvm::zip(names, grads)) {
-      ParamOp p = findParam(step, name);
+      ParamOp p = findParam(func, name);
       if (optimizer == "sgd") {
         // Without momentum the velocity is just the gradient: no state to keep.
         Value velocity = momentum != 0.0f ? state(p, "momentum") : zerosOf(b, loc, p.getType());
@@ -110,7 +99,7 @@ struct TrainStep : mlir::attn::impl::AttnTrainStepBase<TrainStep> {
                                         b.getF32FloatAttr(weightDecay));
         update(op.getNewParam(), name);
         if (momentum != 0.0f)
-          update(op.getNewVelocity(), (name + "/momentum").str());
+          update(op.getNewVelocity(), name + "/momentum");
         continue;
       }
       Value m = state(p, "adam_m"), v = state(p, "adam_v");
@@ -119,19 +108,90 @@ struct TrainStep : mlir::attn::impl::AttnTrainStepBase<TrainStep> {
           b.getF32FloatAttr(epsilon), b.getF32FloatAttr(weightDecay),
           optimizer == "adamw" ? b.getUnitAttr() : UnitAttr());
       update(op.getNewParam(), name);
-      update(op.getNewM(), (name + "/adam_m").str());
-      update(op.getNewV(), (name + "/adam_v").str());
+      update(op.getNewM(), name + "/adam_m");
+      update(op.getNewV(), name + "/adam_v");
     }
-    b.create<func::ReturnOp>(loc, results);
-    ret.erase();
+    return out;
+  }
+
+  static DictionaryAttr named(OpBuilder &b, StringRef name) {
+    return b.getDictionaryAttr(b.getNamedAttr("attn.name", b.getStringAttr(name)));
+  }
+
+  // Replaces `func`'s terminator by a return of `results` (named) and retypes it.
+  static void returnNamed(OpBuilder &b, func::FuncOp func, ArrayRef<Value> results,
+                          ArrayRef<std::string> names) {
+    Operation *old = func.front().getTerminator();
+    b.setInsertionPoint(old);
+    b.create<func::ReturnOp>(old->getLoc(), results);
+    old->erase();
     SmallVector<Type> types;
     SmallVector<DictionaryAttr> attrs;
-    for (auto [v, n] : llvm::zip(results, resultNames)) {
+    for (auto [v, n] : llvm::zip(results, names)) {
       types.push_back(v.getType());
-      attrs.push_back(b.getDictionaryAttr(b.getNamedAttr("attn.name", b.getStringAttr(n))));
+      attrs.push_back(named(b, n));
     }
-    step.setFunctionType(b.getFunctionType(body.getArgumentTypes(), types));
-    step.setAllResultAttrs(attrs);
+    func.setFunctionType(b.getFunctionType(func.front().getArgumentTypes(), types));
+    func.setAllResultAttrs(attrs);
+  }
+
+  void build(func::FuncOp lossGrad) {
+    OpBuilder b(lossGrad);
+    b.setInsertionPointAfter(lossGrad);
+    auto step = cast<func::FuncOp>(b.clone(*lossGrad));
+    step.setSymName("train_step");
+    Block &body = step.front();
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    Location loc = step.getLoc();
+    unsigned numArgs = body.getNumArguments();
+    step.insertArgument(numArgs, scalar, named(b, ::attn::names::kLearningRate), loc);
+    step.insertArgument(numArgs + 1, scalar, named(b, ::attn::names::kStep), loc);
+    Value lr = body.getArgument(numArgs), count = body.getArgument(numArgs + 1);
+
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    b.setInsertionPoint(ret);
+    SmallVector<Value> grads(ret.getOperands().drop_front());
+    SmallVector<std::string> names;
+    for (unsigned i = 1; i < ret.getNumOperands(); ++i)
+      names.push_back(step.getResultAttrOfType<StringAttr>(i, "attn.name")
+                          .getValue()
+                          .drop_front(strlen(::attn::names::kGradPrefix))
+                          .str());
+    Update u = emitUpdate(b, loc, step, grads, names, lr, count);
+    SmallVector<Value> results = {ret.getOperand(0)};
+    SmallVector<std::string> resultNames = {::attn::names::kLoss};
+    results.append(u.values);
+    resultNames.append(u.names);
+    returnNamed(b, step, results, resultNames);
+    if (splitUpdate)
+      buildApplyUpdate(b, lossGrad, step, names);
+  }
+
+  // @apply_update(grad:<p>..., lr, step) -> (grad_norm, update:...): @train_step's update
+  // from gradients given as arguments.
+  void buildApplyUpdate(OpBuilder &b, func::FuncOp lossGrad, func::FuncOp step,
+                        ArrayRef<std::string> names) {
+    Location loc = lossGrad.getLoc();
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    SmallVector<Type> argTypes(lossGrad.getResultTypes().drop_front());
+    argTypes.append({scalar, scalar});
+    b.setInsertionPointAfter(step);
+    auto apply = b.create<func::FuncOp>(loc, "apply_update", b.getFunctionType(argTypes, {}));
+    Block *body = apply.addEntryBlock();
+    for (unsigned i = 0; i < names.size(); ++i)
+      apply.setArgAttrs(i, named(b, (::attn::names::kGradPrefix + names[i])));
+    apply.setArgAttrs(names.size(), named(b, ::attn::names::kLearningRate));
+    apply.setArgAttrs(names.size() + 1, named(b, ::attn::names::kStep));
+    b.setInsertionPointToStart(body);
+    // The parameters it updates, as @loss_grad reads them.
+    for (const std::string &name : names)
+      b.clone(*findParam(lossGrad, name));
+    SmallVector<Value> grads(body->getArguments().take_front(names.size()));
+    auto ret = b.create<func::ReturnOp>(loc);
+    b.setInsertionPoint(ret);
+    Update u = emitUpdate(b, loc, apply, grads, names, body->getArgument(names.size()),
+                          body->getArgument(names.size() + 1));
+    returnNamed(b, apply, u.values, u.names);
   }
 };
 } // namespace

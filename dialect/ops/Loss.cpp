@@ -33,6 +33,19 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *ctx, std::optional<L
   return success();
 }
 
+LogicalResult LabelCountOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location>, ValueRange,
+                                             DictionaryAttr, OpaqueProperties, RegionRange,
+                                             SmallVectorImpl<Type> &results) {
+  results.push_back(scalarType(ctx));
+  return success();
+}
+
+LogicalResult LabelCountOp::verify() {
+  if (getClasses() < 1)
+    return emitOpError("needs classes >= 1, got ") << getClasses();
+  return success();
+}
+
 void CrossEntropyGradOp::build(OpBuilder &b, OperationState &state, CrossEntropyOp forward,
                                Value grad) {
   build(b, state, forward.getLogits().getType(), forward.getLogits(), forward.getLabels(), grad,

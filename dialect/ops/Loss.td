@@ -43,6 +43,26 @@ def Attn_CrossEntropyOp : Attn_Op<"cross_entropy",
   let assemblyFormat = "$logits `,` $labels attr-dict `:` type($logits) `,` type($labels)";
 }
 
+def Attn_LabelCountOp : Attn_Op<"label_count",
+    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "how many positions attn.cross_entropy averages over";
+  let description = [{
+    The number of positions of `labels` (any shape) whose label is in `[0, classes)` and not
+    `ignore_index`: the `count` attn.cross_entropy with the same attributes divides by, as a
+    rank-0 f32. Data-parallel training weighs each shard's mean loss and gradients by it so
+    that the combined step equals one step on the whole batch (attn-loss-weight).
+
+    ```mlir
+    %n = attn.label_count %labels {classes = 15 : i64, ignore_index = 0 : i64} : tensor<64x33xi32>
+    ```
+  }];
+  let arguments = (ins Attn_IdTensor:$labels, I64Attr:$classes,
+                       DefaultValuedAttr<I64Attr, "-1">:$ignore_index);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$labels attr-dict `:` type($labels)";
+  let hasVerifier = 1;
+}
+
 def Attn_CrossEntropyGradOp : Attn_Op<"cross_entropy_grad",
     [Pure, AllTypesMatch<["logits", "result"]>]> {
   let summary = "the gradient of attn.cross_entropy with respect to its logits";

@@ -1,4 +1,4 @@
-// attn-to-linalg, loss family: mse, and cross_entropy with its fused gradient. Logits
+// attn-to-linalg, loss family: mse, and cross_entropy with its fused gradient and its count. Logits
 // [..., C] are viewed as rows [N, C]; every row reduction is a linalg.generic.
 #include "compiler/Conversion/AttnToLinalg/Generics.h"
 #include "compiler/Conversion/AttnToLinalg/Patterns.h"
@@ -61,6 +61,21 @@ Value validLabel(OpBuilder &b, Location l, Value label, int64_t classes, int64_t
   return b.create<arith::AndIOp>(l, inRange, cmp(arith::CmpIPredicate::ne, ignore));
 }
 
+// valid [N]: 1 where label [N] contributes to the loss, else 0.
+Value validMask(OpBuilder &b, Location loc, Value labels, int64_t classes, int64_t ignore) {
+  int64_t n = tensorOf(labels).getShape()[0];
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{RankedTensorType::get({n}, b.getF32Type())}, ValueRange{labels},
+      ValueRange{emptyOf(b, loc, {n})},
+      SmallVector<AffineMap>{b.getMultiDimIdentityMap(1), b.getMultiDimIdentityMap(1)},
+      iterators(1), [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value ok = validLabel(nb, l, args[0], classes, ignore);
+        nb.create<linalg::YieldOp>(
+            l, nb.create<arith::SelectOp>(l, ok, cstF(nb, l, 1.0f), cstF(nb, l, 0.0f)).getResult());
+      });
+  return generic.getResult(0);
+}
+
 Rows rowsOf(OpBuilder &b, Location loc, Value logits, Value labels, int64_t ignore) {
   Rows r;
   auto shape = tensorOf(logits).getShape();
@@ -72,23 +87,23 @@ Rows rowsOf(OpBuilder &b, Location loc, Value logits, Value labels, int64_t igno
   r.max = reduce(b, loc, r.logits, lastAxis, kNegInf, maxBody);
   Value e = withReduced(b, loc, r.logits, r.max, lastAxis, expDiff);
   r.sumExp = reduce(b, loc, e, lastAxis, 0.0f, sumBody);
-  MLIRContext *ctx = b.getContext();
-  int64_t classes = r.c;
-  auto validGeneric = b.create<linalg::GenericOp>(
-      loc, TypeRange{RankedTensorType::get({r.n}, b.getF32Type())}, ValueRange{r.labels},
-      ValueRange{emptyOf(b, loc, {r.n})},
-      SmallVector<AffineMap>{b.getMultiDimIdentityMap(1), b.getMultiDimIdentityMap(1)},
-      iterators(1), [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value ok = validLabel(nb, l, args[0], classes, ignore);
-        nb.create<linalg::YieldOp>(
-            l, nb.create<arith::SelectOp>(l, ok, cstF(nb, l, 1.0f), cstF(nb, l, 0.0f))
-                   .getResult());
-      });
-  r.valid = validGeneric.getResult(0);
+  r.valid = validMask(b, loc, r.labels, r.c, ignore);
   r.count = reduce(b, loc, r.valid, {true}, 0.0f, sumBody);
-  (void)ctx;
   return r;
 }
+
+// count = sum_n valid_n, the denominator of cross_entropy with the same attributes.
+struct LabelCountLowering : OpRewritePattern<LabelCountOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LabelCountOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t n = op.getLabels().getType().getNumElements();
+    Value labels = reshapeTo(rewriter, loc, op.getLabels(), {n});
+    Value valid = validMask(rewriter, loc, labels, op.getClasses(), op.getIgnoreIndex());
+    rewriter.replaceOp(op, reduce(rewriter, loc, valid, {true}, 0.0f, sumBody));
+    return success();
+  }
+};
 
 // loss = sum_n valid_n (lse_n - (1 - e) x[n, y_n] - e/C sum_c x[n, c]) / count
 struct CrossEntropyLowering : OpRewritePattern<CrossEntropyOp> {
@@ -170,6 +185,6 @@ struct CrossEntropyGradLowering : OpRewritePattern<CrossEntropyGradOp> {
 } // namespace
 
 void mlir::attn::linalg_lowering::populateLossPatterns(RewritePatternSet &patterns) {
-  patterns.add<MseLowering, CrossEntropyLowering, CrossEntropyGradLowering>(
+  patterns.add<MseLowering, CrossEntropyLowering, CrossEntropyGradLowering, LabelCountLowering>(
       patterns.getContext());
 }

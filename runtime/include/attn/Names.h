@@ -11,6 +11,11 @@ inline constexpr const char *kGradPrefix = "grad:";
 // @train_step(inputs..., lr, step) -> (loss, grad_norm, "update:<param or state>"...)
 // (attn-train-step): the runtime moves each update into the parameter it names.
 inline constexpr const char *kUpdatePrefix = "update:";
+// @apply_update(grad:<param>..., lr, step) -> (grad_norm, update:...) (attn-train-step
+// split-update): @train_step's update from gradients the caller has combined.
+// @loss_weight(@loss's inputs) -> weight (attn-loss-weight): what the batch's mean loss
+// weighs when shards of a larger batch are combined.
+inline constexpr const char *kWeight = "weight";
 inline constexpr const char *kLoss = "loss";
 inline constexpr const char *kGradNorm = "grad_norm";
 inline constexpr const char *kLearningRate = "lr";

@@ -91,6 +91,20 @@ func.func @reduce_mean(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
   return %y : tensor<4x1xf32>
 }
 
+// label_count: a 0/1 mask of the labels that count (in [0, classes), not ignored), summed.
+// CHECK-LABEL: func @label_count
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<2x3xi32> into tensor<6xi32>
+// CHECK-DAG: arith.cmpi sge
+// CHECK-DAG: arith.cmpi slt
+// CHECK: arith.cmpi ne
+// CHECK: arith.select
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]
+// CHECK: arith.addf
+func.func @label_count(%y: tensor<2x3xi32>) -> tensor<f32> {
+  %n = attn.label_count %y {classes = 5 : i64, ignore_index = 0 : i64} : tensor<2x3xi32>
+  return %n : tensor<f32>
+}
+
 // -----
 
 func.func @leftover(%x: tensor<4x1xf32>, %h: tensor<4x8xf32>, %wax: tensor<1x8xf32>,

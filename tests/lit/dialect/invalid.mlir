@@ -258,6 +258,14 @@ func.func @cross_entropy(%x: tensor<4x3xf32>, %y: tensor<5xi32>) {
 
 // -----
 
+func.func @label_count(%y: tensor<5xi32>) {
+  // expected-error @+1 {{'attn.label_count' op needs classes >= 1, got 0}}
+  %n = attn.label_count %y {classes = 0 : i64} : tensor<5xi32>
+  return
+}
+
+// -----
+
 func.func @sgd(%p: tensor<4xf32>, %lr: tensor<1xf32>) {
   // expected-error @+1 {{'lr' must be a rank-0 tensor, got 'tensor<1xf32>'}}
   %a, %b = attn.sgd_update %p, %p, %p, %lr : tensor<4xf32>, tensor<1xf32>

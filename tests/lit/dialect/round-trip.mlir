@@ -81,6 +81,8 @@ func.func @training(%p: tensor<4x3xf32>, %t: tensor<4x3xf32>, %ids: tensor<4xi32
   %ce = attn.cross_entropy %p, %ids {ignore_index = 0 : i64, label_smoothing = 0.1 : f32} : tensor<4x3xf32>, tensor<4xi32>
   // CHECK: attn.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<4xi32>, tensor<f32>
   %dce = attn.cross_entropy_grad %p, %ids, %ce : tensor<4x3xf32>, tensor<4xi32>, tensor<f32>
+  // CHECK: attn.label_count %{{.*}} {classes = 3 : i64, ignore_index = 0 : i64} : tensor<4xi32>
+  %count = attn.label_count %ids {classes = 3 : i64, ignore_index = 0 : i64} : tensor<4xi32>
   // CHECK: attn.sgd_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {momentum = 0.899999976 : f32} : tensor<4x3xf32>, tensor<f32>
   %p1, %v1 = attn.sgd_update %p, %dce, %m, %lr {momentum = 0.9 : f32} : tensor<4x3xf32>, tensor<f32>
   // CHECK: attn.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {decoupled, weight_decay = 0.00999999977 : f32} : tensor<4x3xf32>, tensor<f32>
