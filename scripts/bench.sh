@@ -20,3 +20,9 @@ for b in matmul-softmax rnn-sine-train-step recurrent-train-step attention-train
     OMP_NUM_THREADS=$t "build/bin/attn-bench-$b" >"$out" 2>&1 || echo "bench: $b exited with $? (see $out)"
   done
 done
+# Data parallelism compares thread and rank counts itself (1 rank x N threads, N ranks x 1).
+if [[ "data-parallel" == *"${1:-}"* ]]; then
+  echo "bench: data-parallel -> bench-results/data-parallel.txt"
+  tests/bench/data-parallel.sh >bench-results/data-parallel.txt 2>&1 ||
+    echo "bench: data-parallel exited with $? (see bench-results/data-parallel.txt)"
+fi

@@ -10,6 +10,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev libyaml-cpp-dev libgtest-dev
   libcli11-dev nlohmann-json3-dev libpng-dev
   pkg-config libcairo2-dev fonts-dejavu-core
+  libopenmpi-dev openmpi-bin
   "$@"
 )
 

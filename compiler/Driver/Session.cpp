@@ -170,7 +170,25 @@ bool Session::import() {
   else if (task::usesPairs(task))
     options = importOptions(compiledData());
   options.decodeFull = options_.uncachedDecoding;
-  module_ = yaml::importSpec(s, *context_, options);
+  if (options_.batchShards > 1) {
+    if (s.train.batchSize % options_.batchShards != 0) {
+      int64_t n = options_.batchShards, up = (s.train.batchSize + n - 1) / n * n;
+      report({s.locOf("train.batch_size", s.train.loc),
+              "train.batch_size = " + std::to_string(s.train.batchSize) +
+                  " is the global batch, and it does not divide over " + std::to_string(n) +
+                  " ranks",
+              "use a multiple of " + std::to_string(n) +
+                  ", e.g. --set train.batch_size=" + std::to_string(up)});
+      return false;
+    }
+    // Each rank's program takes its shard; the spec (and every checkpoint's copy of it)
+    // keeps the global batch, so a run resumes on any number of ranks.
+    yaml::Spec shard = s;
+    shard.train.batchSize /= options_.batchShards;
+    module_ = yaml::importSpec(shard, *context_, options);
+  } else {
+    module_ = yaml::importSpec(s, *context_, options);
+  }
   return module_ && succeeded(mlir::verify(*module_));
 }
 
@@ -191,6 +209,7 @@ bool Session::runPasses(Stage stage) {
     // A bare attn module trains with the pipeline's defaults (Adam), as attn-opt's attn-train.
     pipelines::TrainingOptions t = spec_ ? trainingOptions(spec_->train) : pipelines::TrainingOptions{};
     t.fusion = fusion;
+    t.dataParallel = options_.batchShards > 1;
     pipelines::buildTraining(pm, t);
     break;
   }

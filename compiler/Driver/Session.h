@@ -41,6 +41,10 @@ struct SessionOptions {
   /// Fusion says why each attention or scan it left was not fused (remarks, `--remarks`), once:
   /// at the first stage that fuses.
   bool remarks = false;
+  /// Data parallelism: the program is compiled for one of `batchShards` equal shards of
+  /// train.batch_size (each rank's), with @apply_update and @loss_weight for combining the
+  /// shards' gradients. 1: the whole batch, one process.
+  int batchShards = 1;
   /// Also compile a Transformer encoder-decoder's @decode_full, decoding without its cache.
   bool uncachedDecoding = false;
   /// Where diagnostics go ("file:line:col: error: ..."); stderr by default.

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 namespace attn::train {
@@ -31,11 +32,29 @@ const char *kBest = "best.safetensors";
 
 int64_t numExamples(const Split &split) { return split.empty() ? 0 : split[0].shape()[0]; }
 
+int paramIndex(const attn_program_info &info, const std::string &name) {
+  for (int i = 0; i < info.num_params; ++i)
+    if (name == info.params[i].name)
+      return i;
+  return -1;
+}
+
+// Which part of every global batch this process takes: rows [rank * b, (rank + 1) * b) of
+// count * b, b the batch the program is compiled for.
+struct Shard {
+  int rank = 0, count = 1;
+};
+
+Shard shardOf(const dist::Communicator *comm) {
+  return comm ? Shard{comm->rank(), comm->size()} : Shard{};
+}
+
 // Rows `rows` of every tensor of `split`, shaped like the entry's inputs, then the entry's
-// per-step inputs (see BatchHook) made by `hook` for `step` (0: validation).
+// per-step inputs (see BatchHook) made by `hook` for `step` (0: validation), as `shard`'s part
+// of the global batch's.
 std::vector<Tensor> gather(const Split &split, const std::vector<int64_t> &rows,
                            const attn_entry_info &entry, int numInputs, const BatchHook &hook,
-                           int64_t step) {
+                           int64_t step, Shard shard = {}) {
   std::vector<Tensor> batch;
   for (size_t i = 0; i < split.size(); ++i) {
     Tensor t = makeTensor(entry.inputs[i]);
@@ -55,10 +74,38 @@ std::vector<Tensor> gather(const Split &split, const std::vector<int64_t> &rows,
                              "' is neither in the data nor made per step");
   for (int i = (int)split.size(); i < numInputs; ++i) {
     Tensor t = makeTensor(entry.inputs[i]);
-    hook(step, entry.inputs[i].name, t);
+    if (shard.count == 1) {
+      hook(step, entry.inputs[i].name, t);
+    } else {
+      // Drawn for the global batch, then cut: an example's coins and masks are the same on
+      // any number of ranks.
+      std::vector<int64_t> shape = t.shape();
+      shape[0] *= shard.count;
+      Tensor whole(t.dtype(), shape);
+      hook(step, entry.inputs[i].name, whole);
+      std::memcpy(t.raw(), static_cast<const char *>(whole.raw()) + shard.rank * t.nbytes(),
+                  t.nbytes());
+    }
     batch.push_back(std::move(t));
   }
   return batch;
+}
+
+// This shard's rows of the global batch `rows`.
+std::vector<int64_t> shardRows(const std::vector<int64_t> &rows, Shard shard) {
+  size_t b = rows.size() / (size_t)shard.count;
+  return std::vector<int64_t>(rows.begin() + (ptrdiff_t)(b * shard.rank),
+                              rows.begin() + (ptrdiff_t)(b * (shard.rank + 1)));
+}
+
+// Output index -> the parameter an `update:<name>` output of `entry` replaces (-1: none).
+std::vector<int> updateTargets(const Program &program, const attn_entry_info &entry) {
+  std::vector<int> target(entry.num_outputs, -1);
+  size_t prefix = std::strlen(names::kUpdatePrefix);
+  for (int i = 0; i < entry.num_outputs; ++i)
+    if (std::strncmp(entry.outputs[i].name, names::kUpdatePrefix, prefix) == 0)
+      target[i] = paramIndex(program.info(), entry.outputs[i].name + prefix);
+  return target;
 }
 
 // The examples of batch `step` (1-based): epoch e = (step - 1) / batchesPerEpoch shuffles
@@ -91,13 +138,6 @@ private:
 };
 
 Tensor scalar(float v) { return Tensor::f32({}, {v}); }
-
-int paramIndex(const attn_program_info &info, const std::string &name) {
-  for (int i = 0; i < info.num_params; ++i)
-    if (name == info.params[i].name)
-      return i;
-  return -1;
-}
 
 double now() {
   using clock = std::chrono::steady_clock;
@@ -174,18 +214,33 @@ void keepMetricsBefore(const std::string &path, int64_t firstStep) {
 } // namespace
 
 double evaluate(const Program &program, const std::vector<Tensor> &params, const Split &split,
-                const BatchHook &hook) {
+                const BatchHook &hook, dist::Communicator *comm) {
   const attn_entry_info &entry = program.entry("loss");
-  int64_t batch = entry.inputs[0].shape[0];
-  int64_t batches = numExamples(split) / batch;
+  Shard shard = shardOf(comm);
+  int64_t batch = entry.inputs[0].shape[0], global = batch * shard.count;
+  int64_t batches = numExamples(split) / global;
   if (batches == 0)
     return std::nan("");
+  // Sharded: per global batch, sum_r w_r loss_r and sum_r w_r (see Impl::shardedStep).
+  std::vector<float> sums(shard.count > 1 ? 2 * batches : 0);
   double total = 0;
   for (int64_t k = 0; k < batches; ++k) {
     std::vector<int64_t> rows(batch);
-    std::iota(rows.begin(), rows.end(), k * batch);
-    total += program.call("loss", params, gather(split, rows, entry, entry.num_inputs, hook, 0))[0]
-                 .data<float>()[0];
+    std::iota(rows.begin(), rows.end(), k * global + shard.rank * batch);
+    std::vector<Tensor> inputs = gather(split, rows, entry, entry.num_inputs, hook, 0, shard);
+    float loss = program.call("loss", params, inputs)[0].data<float>()[0];
+    if (shard.count == 1) {
+      total += loss;
+      continue;
+    }
+    float w = program.call("loss_weight", params, inputs)[0].data<float>()[0];
+    sums[2 * k] = w * loss;
+    sums[2 * k + 1] = w;
+  }
+  if (shard.count > 1) {
+    comm->allReduceSum(sums.data(), sums.size(), "the validation losses");
+    for (int64_t k = 0; k < batches; ++k)
+      total += sums[2 * k + 1] > 0 ? sums[2 * k] / sums[2 * k + 1] : 0.0;
   }
   return total / (double)batches;
 }
@@ -240,56 +295,144 @@ struct StepRunner::Impl {
   std::vector<Tensor> &params;
   const Split &split;
   BatchHook hook;
+  dist::Communicator *comm;
+  Shard shard;
   Batches batches;
-  std::vector<int> updateTarget; // train_step output -> the parameter it updates
+  std::vector<int> updateTarget;     // train_step's (or apply_update's) output -> its parameter
+  std::vector<float> reduced;        // the all-reduce's buffer
+  std::vector<double> reduceSeconds; // per step
+
+  Result step(int64_t s, double lr);
+  Result shardedStep(int64_t s, double lr);
+  void applyUpdates(std::vector<Tensor> &outputs) {
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (updateTarget[i] >= 0)
+        params[updateTarget[i]] = std::move(outputs[i]);
+  }
 };
 
 StepRunner::StepRunner(const Program &program, std::vector<Tensor> &params, const Split &split,
-                       uint64_t seed, BatchHook perStepInput) {
-  const attn_entry_info &step = program.entry("train_step");
-  int64_t batch = step.inputs[0].shape[0];
+                       uint64_t seed, BatchHook perStepInput, dist::Communicator *comm) {
+  Shard shard = shardOf(comm);
+  const attn_entry_info &step = program.entry(shard.count > 1 ? "loss_grad" : "train_step");
+  int64_t batch = step.inputs[0].shape[0] * shard.count;
   if (numExamples(split) < batch)
     throw std::runtime_error("attn: " + std::to_string(numExamples(split)) +
                              " training examples do not fill one batch of " +
                              std::to_string(batch));
-  impl.reset(new Impl{program, params, split, std::move(perStepInput),
-                  Batches(numExamples(split), batch, seed), {}});
-  impl->updateTarget.assign(step.num_outputs, -1);
-  for (int i = 2; i < step.num_outputs; ++i)
-    impl->updateTarget[i] =
-        paramIndex(program.info(), std::string(step.outputs[i].name).substr(strlen(names::kUpdatePrefix)));
+  impl.reset(new Impl{program,
+                      params,
+                      split,
+                      std::move(perStepInput),
+                      comm,
+                      shard,
+                      Batches(numExamples(split), batch, seed),
+                      {},
+                      {},
+                      {}});
+  if (shard.count > 1) {
+    for (const char *entry : {"apply_update", "loss_weight"})
+      if (!program.findEntry(entry))
+        throw std::runtime_error(std::string("attn: data-parallel training needs @") + entry +
+                                 ", which this program lacks (compile it for data parallelism)");
+    impl->updateTarget = updateTargets(program, program.entry("apply_update"));
+  } else {
+    impl->updateTarget = updateTargets(program, step);
+  }
 }
 
 StepRunner::~StepRunner() = default;
 
+double StepRunner::allReduceSeconds() const {
+  // The median: the first step's all-reduce also waits out the ranks' compile times.
+  std::vector<double> t = impl->reduceSeconds;
+  if (t.empty())
+    return 0;
+  std::nth_element(t.begin(), t.begin() + (ptrdiff_t)(t.size() / 2), t.end());
+  return t[t.size() / 2];
+}
+
 StepRunner::Result StepRunner::step(int64_t s, double lr) {
-  const attn_entry_info &step = impl->program.entry("train_step");
+  return impl->shard.count > 1 ? impl->shardedStep(s, lr) : impl->step(s, lr);
+}
+
+StepRunner::Result StepRunner::Impl::step(int64_t s, double lr) {
+  const attn_entry_info &entry = program.entry("train_step");
   // train_step's inputs: the loss's, then lr and step.
-  std::vector<Tensor> inputs =
-      gather(impl->split, impl->batches.rows(s), step, step.num_inputs - 2, impl->hook, s);
+  std::vector<Tensor> inputs = gather(split, batches.rows(s), entry, entry.num_inputs - 2, hook, s);
   inputs.push_back(scalar((float)lr));
   inputs.push_back(scalar((float)s));
-  std::vector<Tensor> outputs = impl->program.call("train_step", impl->params, inputs);
+  std::vector<Tensor> outputs = program.call("train_step", params, inputs);
   Result r{outputs[0].data<float>()[0], outputs[1].data<float>()[0]};
   if (std::isfinite(r.loss))
-    for (int i = 2; i < step.num_outputs; ++i)
-      impl->params[impl->updateTarget[i]] = std::move(outputs[i]);
+    applyUpdates(outputs);
+  return r;
+}
+
+// One rank's part of a data-parallel step. Each rank's @loss_grad gives its shard's mean loss
+// and gradients; weighted by w_r (@loss_weight: the terms the mean is over) and summed over
+// the ranks, sum_r w_r x_r / sum_r w_r is the mean over the whole batch, what one process
+// would compute. One all-reduce of [w loss, w grads..., w]; then every rank applies the
+// same @apply_update, so the parameters stay identical without being sent.
+StepRunner::Result StepRunner::Impl::shardedStep(int64_t s, double lr) {
+  const attn_entry_info &entry = program.entry("loss_grad");
+  std::vector<Tensor> inputs =
+      gather(split, shardRows(batches.rows(s), shard), entry, entry.num_inputs, hook, s, shard);
+  float w = program.call("loss_weight", params, inputs)[0].data<float>()[0];
+  std::vector<Tensor> grads = program.call("loss_grad", params, inputs);
+  size_t n = 2;
+  for (size_t i = 1; i < grads.size(); ++i)
+    n += (size_t)grads[i].numel();
+  reduced.resize(n);
+  reduced[0] = w * grads[0].data<float>()[0];
+  size_t at = 1;
+  for (size_t i = 1; i < grads.size(); ++i) {
+    const float *g = grads[i].data<float>();
+    for (int64_t k = 0; k < grads[i].numel(); ++k)
+      reduced[at++] = w * g[k];
+  }
+  reduced[at] = w;
+  double start = now();
+  comm->allReduceSum(reduced.data(), n, "the gradients of step " + std::to_string(s));
+  reduceSeconds.push_back(now() - start);
+  // No contributing term in the whole batch: the loss and gradients are 0, as in one process.
+  float total = reduced[n - 1], scale = total > 0 ? 1.0f / total : 0.0f;
+  at = 1;
+  for (size_t i = 1; i < grads.size(); ++i) {
+    float *g = grads[i].data<float>();
+    for (int64_t k = 0; k < grads[i].numel(); ++k)
+      g[k] = reduced[at++] * scale;
+  }
+  std::vector<Tensor> update(std::make_move_iterator(grads.begin() + 1),
+                             std::make_move_iterator(grads.end()));
+  update.push_back(scalar((float)lr));
+  update.push_back(scalar((float)s));
+  std::vector<Tensor> outputs = program.call("apply_update", params, update);
+  Result r{reduced[0] * scale, outputs[0].data<float>()[0]};
+  if (std::isfinite(r.loss))
+    applyUpdates(outputs);
   return r;
 }
 
 TrainResult train(const Program &program, std::vector<Tensor> &params, const Split &trainSplit,
                   const Split &valid, const TrainOptions &o) {
   const attn_program_info &info = program.info();
-  StepRunner runner(program, params, trainSplit, o.seed, o.perStepInput);
+  StepRunner runner(program, params, trainSplit, o.seed, o.perStepInput, o.comm);
+  // Of a data-parallel run's ranks, rank 0 alone writes the run directory and prints; the
+  // others read it only to resume.
+  bool writer = !o.comm || o.comm->rank() == 0;
 
-  std::filesystem::create_directories(o.dir);
-  RunLock lock(o.dir);
+  std::optional<RunLock> lock;
+  if (writer) {
+    std::filesystem::create_directories(o.dir);
+    lock.emplace(o.dir);
+    removeStaleTemporaries(o.dir);
+  }
   std::string last = o.dir + "/" + kLast, best = o.dir + "/" + kBest;
   std::string metricsPath = o.dir + "/metrics.jsonl";
   TrainResult result;
   result.bestValid = std::nan("");
   EarlyStopping early(std::max<int64_t>(1, o.patience), o.minDelta);
-  removeStaleTemporaries(o.dir);
   bool haveRun = std::filesystem::exists(last);
   if (o.resume && !haveRun)
     throw std::runtime_error(o.dir + ": nothing to resume: there is no " + kLast +
@@ -298,7 +441,7 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     throw std::runtime_error(o.dir + " already holds a run (" + kLast +
                              "); --resume continues it, --overwrite starts it again, or train "
                              "into another --out");
-  if (!o.resume) // a new run: nothing of an earlier one may be taken for this one's
+  if (!o.resume && writer) // a new run: nothing of an earlier one may be taken for this one's
     for (const std::string &file : {last, best, metricsPath, o.dir + "/loss.png"})
       std::filesystem::remove(file);
   if (o.resume) {
@@ -324,8 +467,9 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
       throw std::runtime_error(last + ": the checkpoint's metadata is damaged: " + e.what());
     }
     result.stoppedEarly = meta.count("stopped_early") != 0;
-    std::fprintf(o.out, "resuming from %s at step %lld\n", last.c_str(),
-                 (long long)result.firstStep);
+    if (writer)
+      std::fprintf(o.out, "resuming from %s at step %lld\n", last.c_str(),
+                   (long long)result.firstStep);
   }
   result.lastStep = result.firstStep - 1;
   result.wroteBest = o.resume && std::filesystem::exists(best);
@@ -333,20 +477,27 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     result.nothingToDo = true;
     return result;
   }
-  int64_t validBatch = program.entry("loss").inputs[0].shape[0];
-  if (numExamples(valid) < validBatch)
+  int64_t validBatch = program.entry("loss").inputs[0].shape[0] * shardOf(o.comm).count;
+  if (numExamples(valid) < validBatch && writer)
     std::fprintf(o.out,
                  "note: the %lld validation examples do not fill one batch of %lld: there is no "
                  "validation loss, no early stopping and no best.safetensors\n",
                  (long long)numExamples(valid), (long long)validBatch);
-  if (o.resume)
-    keepMetricsBefore(metricsPath, result.firstStep);
-
-  MetricsLog log(metricsPath, /*truncate=*/!o.resume);
-  ProgressOptions progressOptions;
-  progressOptions.every = o.logEvery;
-  progressOptions.startStep = result.firstStep - 1;
-  Progress progress(o.out, o.steps, progressOptions);
+  std::optional<MetricsLog> log;
+  std::optional<Progress> progress;
+  if (writer) {
+    if (o.resume)
+      keepMetricsBefore(metricsPath, result.firstStep);
+    log.emplace(metricsPath, /*truncate=*/!o.resume);
+    ProgressOptions progressOptions;
+    progressOptions.every = o.logEvery;
+    progressOptions.startStep = result.firstStep - 1;
+    progress.emplace(o.out, o.steps, progressOptions);
+  }
+  auto save = [&](const std::string &path, const std::map<std::string, std::string> &m) {
+    if (writer)
+      saveCheckpoint(path, info, params, m);
+  };
   auto metadata = [&](int64_t s, bool stoppedEarly = false) {
     auto m = o.metadata;
     m["step"] = std::to_string(s);
@@ -363,7 +514,8 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     StepRunner::Result r = runner.step(s, lr);
     double loss = r.loss, norm = r.gradNorm;
     if (!std::isfinite(loss)) {
-      progress.finish();
+      if (progress)
+        progress->finish();
       result.error = "the loss became " + std::to_string(loss) + " at step " + std::to_string(s) +
                      (std::filesystem::exists(last)
                           ? "; the last good checkpoint is " + last
@@ -373,29 +525,34 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
     }
     result.lastStep = s;
     result.lastLoss = loss;
-    progress.update(s, loss);
+    if (progress)
+      progress->update(s, loss);
 
     std::vector<std::pair<std::string, double>> extra;
     bool stop = false;
     if (s % o.evalEvery == 0 || s == o.steps) {
-      double v = evaluate(program, params, valid, o.perStepInput);
+      double v = evaluate(program, params, valid, o.perStepInput, o.comm);
       extra.push_back({"valid_loss", v});
       if (!std::isnan(v) && early.update(v)) {
         result.bestValid = v;
-        saveCheckpoint(best, info, params, metadata(s));
+        save(best, metadata(s));
         result.wroteBest = true;
       }
       stop = o.patience > 0 && early.shouldStop();
     }
-    log.write(s, loss, lr, norm, now() - start, extra);
+    if (log)
+      log->write(s, loss, lr, norm, now() - start, extra);
     if (s % o.checkpointEvery == 0 || s == o.steps || stop)
-      saveCheckpoint(last, info, params, metadata(s, stop));
+      save(last, metadata(s, stop));
     if (stop) {
       result.stoppedEarly = true;
       break;
     }
   }
-  progress.finish();
+  result.allReduceSeconds = runner.allReduceSeconds();
+  if (!writer)
+    return result;
+  progress->finish();
   if (o.plotLoss)
     o.plotLoss(o.dir, info.name);
   return result;

@@ -12,6 +12,8 @@
 #include "attn/task/Seq2SeqDecoder.h"
 #include "attn/train/Trainer.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -80,6 +82,9 @@ int train(attn::driver::Session &session, const Common &, const TrainOptions &o)
   t.resume = o.resume;
   t.overwrite = o.overwrite;
   t.plotLoss = attn::plot::writeLossPlot;
+  t.comm = o.comm;
+  int ranks = o.comm ? o.comm->size() : 1;
+  bool rank0 = !o.comm || o.comm->rank() == 0;
   const attn::task::PairData *data = pairs ? &session.trainingData() : nullptr;
   std::string last = t.dir + "/last.safetensors";
   if (o.resume && std::filesystem::exists(last))
@@ -103,8 +108,15 @@ int train(attn::driver::Session &session, const Common &, const TrainOptions &o)
   std::cout << s.name << ": training " << countWeights(model->program->info()) << " weights for "
             << t.steps << " steps (" << attn::yaml::nameOf(s.train.optimizer.type) << ", lr "
             << s.train.optimizer.lr << ", " << attn::yaml::nameOf(s.train.schedule.type)
-            << " schedule, batch " << s.train.batchSize << ") into " << t.dir << std::endl;
+            << " schedule, batch " << s.train.batchSize
+            << (ranks > 1 ? " over " + std::to_string(ranks) + " ranks (" +
+                                std::to_string(s.train.batchSize / ranks) + " each)"
+                          : std::string())
+            << ") into " << t.dir << std::endl;
+  auto started = std::chrono::steady_clock::now();
   auto result = attn::train::train(*model->program, model->params, train, valid, t);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!result.error.empty()) {
     std::cerr << "attnc: error: " << result.error << "\n";
     return 1;
@@ -123,7 +135,13 @@ int train(attn::driver::Session &session, const Common &, const TrainOptions &o)
   std::cout << "\nwrote " << t.dir << "/"
             << (result.wroteBest ? "{last,best}.safetensors" : "last.safetensors")
             << ", metrics.jsonl, loss.png" << std::endl;
-  if (data) {
+  if (ranks > 1) {
+    int64_t steps = result.lastStep - result.firstStep + 1;
+    std::cout << s.name << ": " << ranks << " ranks, " << std::setprecision(4)
+              << (double)steps / seconds << " steps/s; the gradients' all-reduce took "
+              << 1e3 * result.allReduceSeconds << " ms per step (median)" << std::endl;
+  }
+  if (data && rank0) {
     // The model as the run leaves it in best.safetensors (early stopping restores it too).
     std::string best = t.dir + "/best.safetensors";
     if (std::filesystem::exists(best))

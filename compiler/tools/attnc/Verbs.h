@@ -5,6 +5,8 @@
 
 #include "compiler/Driver/Session.h"
 
+#include "attn/dist/Communicator.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +41,8 @@ struct TrainOptions {
   std::optional<int64_t> steps;
   std::string out;
   bool resume = false, overwrite = false, acceptChanges = false;
+  double rankTimeout = 300; // data parallelism: how long a rank waits for the others
+  attn::dist::Communicator *comm = nullptr; // under mpirun: this rank of the run
 };
 
 struct TranslateOptions : DecodeFlags {

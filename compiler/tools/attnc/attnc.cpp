@@ -5,6 +5,7 @@
 #include "Verbs.h"
 
 #include "attn/Numbers.h"
+#include "attn/dist/Communicator.h"
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <functional>
 #include <iostream>
+#include <streambuf>
 
 namespace {
 
@@ -240,6 +242,11 @@ int main(int argc, char **argv) {
   train->add_flag("--accept-changes", trainOptions.acceptChanges,
                   "--resume with other training settings (listed)");
   train->add_flag("--overwrite", trainOptions.overwrite, "replace the run in the directory");
+  train
+      ->add_option("--rank-timeout", trainOptions.rankTimeout,
+                   "under mpirun: seconds a rank waits for the others before all stop")
+      ->check(CLI::Range(1.0, 1e6))
+      ->type_name("S");
   CLI::App *eval = verb("eval", "the validation loss of a trained model", kEvalHelp, true);
   std::string evalCkpt;
   eval->add_option("--ckpt", evalCkpt, "a checkpoint: FILE, or DIR (its best, else last)")
@@ -293,7 +300,36 @@ int main(int argc, char **argv) {
       return attnc::usageError(name + " needs --ckpt DIR|FILE");
     return attnc::usageError(name + " needs a MODEL.yaml");
   }
+  // Under mpirun, `train` is one rank of a data-parallel run: its program takes this rank's
+  // shard of every batch, and rank 0 alone prints.
+  std::unique_ptr<attn::dist::Communicator> comm;
+  // Static: std::cout is flushed after main returns.
+  static struct Discard : std::streambuf {
+    int overflow(int c) override { return c; }
+  } discard;
+  if (chosen == train) {
+    try {
+      comm = attn::dist::fromEnvironment(trainOptions.rankTimeout);
+    } catch (const std::exception &e) {
+      std::cerr << "attnc: error: " << e.what() << "\n";
+      return 1;
+    }
+    trainOptions.comm = comm.get();
+    if (comm && comm->rank() != 0)
+      std::cout.rdbuf(&discard);
+  }
+  bool distributed = comm && comm->size() > 1;
+  // An error on one rank ends every rank: the others would wait for it until the timeout.
+  auto exitCode = [&](int rc) {
+    if (rc != 0 && distributed) {
+      std::cerr.flush();
+      comm->abort(rc);
+    }
+    return rc;
+  };
+  std::string rankPrefix = distributed ? "rank " + std::to_string(comm->rank()) + ": " : "";
   attn::driver::SessionOptions sessionOptions;
+  sessionOptions.batchShards = distributed ? comm->size() : 1;
   sessionOptions.fuse = common.fuse;
   sessionOptions.fuseAttention = common.fuseAttention;
   sessionOptions.fuseRecurrence = common.fuseRecurrence;
@@ -324,19 +360,19 @@ int main(int argc, char **argv) {
     // Output that never arrived (stdout on a full disk, /dev/full, a closed pipe) is a failure.
     if (!std::cout.flush()) {
       std::cerr << "attnc: error: cannot write the output to stdout\n";
-      return 1;
+      return exitCode(1);
     }
-    return rc;
+    return exitCode(rc);
   } catch (const std::bad_alloc &) {
-    std::cerr << "attnc: error: out of memory: the model or its data does not fit in this "
-                 "machine's memory\n";
-    return 1;
+    std::cerr << "attnc: error: " << rankPrefix
+              << "out of memory: the model or its data does not fit in this machine's memory\n";
+    return exitCode(1);
   } catch (const std::exception &e) {
     // Runtime errors (bad input files, shape mismatches) carry their own context; one that
     // is already located ("data.tsv:3: error: ...") is printed as it is.
     std::string what = e.what();
-    std::cerr << (what.find(": error: ") == std::string::npos ? "attnc: error: " : "") << what
-              << "\n";
-    return 1;
+    std::cerr << (what.find(": error: ") == std::string::npos ? "attnc: error: " : "") << rankPrefix
+              << what << "\n";
+    return exitCode(1);
   }
 }

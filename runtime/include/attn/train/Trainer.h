@@ -12,6 +12,7 @@
 
 #include "attn/Program.h"
 #include "attn/Tensor.h"
+#include "attn/dist/Communicator.h"
 #include "attn/train/Schedule.h"
 
 #include <cstdio>
@@ -53,6 +54,10 @@ struct TrainOptions {
   // Draws dir/loss.png from dir/metrics.jsonl at the end (attn::plot::writeLossPlot; unset:
   // no plot, so a program without an image library can train).
   std::function<void(const std::string &dir, const std::string &title)> plotLoss;
+  // Data parallelism: this process is one rank of comm's and trains its shard of every
+  // batch (the program is compiled for batch / comm->size() examples, with @loss_grad,
+  // @apply_update and @loss_weight); rank 0 alone writes `dir` and prints. Null: one process.
+  dist::Communicator *comm = nullptr;
 };
 
 struct TrainResult {
@@ -64,21 +69,26 @@ struct TrainResult {
   bool nothingToDo = false;     // resumed at or past `steps`: nothing trained, nothing written
   bool wroteBest = false;       // best.safetensors holds a checkpoint of this run
   std::string error;            // non-empty when training stopped on a NaN/Inf loss
+  double allReduceSeconds = 0;  // data parallelism: a step's median all-reduce time
 };
 
 // One step of training as train() takes it: batch `step` (1-based) of `split` (shuffled per
 // epoch from Rng(seed + epoch)), the per-step inputs, lr and the step count, one call of
 // train_step, and its `update:<name>` outputs moved into `params`, which must outlive it.
+// With `comm` (more than one rank): this rank's shard of the batch through @loss_grad, the
+// gradients summed over the ranks, then @apply_update (see TrainOptions::comm).
 class StepRunner {
 public:
-  StepRunner(const Program &program, std::vector<Tensor> &params, const Split &split,
-             uint64_t seed, BatchHook perStepInput);
+  StepRunner(const Program &program, std::vector<Tensor> &params, const Split &split, uint64_t seed,
+             BatchHook perStepInput, dist::Communicator *comm = nullptr);
   ~StepRunner();
   struct Result {
     double loss = 0, gradNorm = 0;
   };
   // A non-finite loss leaves the parameters as they were.
   Result step(int64_t step, double lr);
+  // The median seconds a step spent in the gradients' all-reduce (0: none).
+  double allReduceSeconds() const;
 
 private:
   struct Impl;
@@ -90,9 +100,10 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
                   const Split &valid, const TrainOptions &options);
 
 // The mean of the `loss` entry over the full batches of `split` (`hook` makes the inputs past
-// the split's, with step 0).
+// the split's, with step 0). With `comm`, each rank evaluates its shard of every batch and
+// every rank returns the whole batches' mean.
 double evaluate(const Program &program, const std::vector<Tensor> &params, const Split &split,
-                const BatchHook &hook = {});
+                const BatchHook &hook = {}, dist::Communicator *comm = nullptr);
 
 // Checkpoints hold every parameter and optimizer state by name, and `metadata`.
 void saveCheckpoint(const std::string &path, const attn_program_info &info,
