@@ -1,6 +1,7 @@
 #include "compiler/Driver/Session.h"
 
 #include "compiler/Driver/Checkpoint.h"
+#include "compiler/Driver/CompileCache.h"
 #include "compiler/Driver/TaskConfig.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Object.h"
@@ -12,6 +13,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -303,13 +305,60 @@ std::optional<std::string> Session::print(Stage stage) {
   return os.str();
 }
 
-std::unique_ptr<Model> Session::loadModel(std::optional<uint64_t> seed) {
+std::string Session::compileKey() {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << CompileCache::identity() << "\nprogram " << name_ << ", at stage " << stageName(*stage_)
+     << "\nfuse recurrence " << (options_.fuse && options_.fuseRecurrence) << " attention "
+     << (options_.fuse && options_.fuseAttention) << "\n";
+  // LLVM's own options change its code (configureLLVM).
+  if (const char *llvmArgs = std::getenv("ATTN_LLVM_ARGS"))
+    os << "llvm " << llvmArgs << "\n";
+  module_->print(os);
+  return CompileCache::keyOf(os.str());
+}
+
+bool Session::compiledObject(std::string &object) {
+  if (!stage_ || (*stage_ == Stage::Spec && !runTo(Stage::Attn)))
+    return false;
+  // Remarks come from the fusion in the lowering: a cached program would say nothing.
+  std::optional<CompileCache> cache;
+  if (!options_.compileCache.empty() && !(options_.remarks && !remarked_))
+    cache.emplace(options_.compileCache);
+  std::string key;
+  if (cache) {
+    key = compileKey();
+    std::string damaged;
+    if (auto entry = cache->find(key, &damaged)) {
+      manifest_ = std::move(entry->manifest);
+      object = std::move(entry->object);
+      return true;
+    }
+    if (!damaged.empty())
+      diagnostics() << "attnc: warning: compile cache: " << damaged
+                    << "; removed it, compiling again\n";
+  }
   if (!runTo(Stage::LLVM))
+    return false;
+  if (std::string error = target::compileObject(*module_, "native", object); !error.empty()) {
+    diagnostics() << "attnc: error: " << error << "\n";
+    return false;
+  }
+  if (cache)
+    if (std::string error = cache->store(key, {*manifest_, object}); !error.empty())
+      diagnostics() << "attnc: warning: " << error << " (the program works; it will be "
+                    << "compiled again next time)\n";
+  return true;
+}
+
+std::unique_ptr<Model> Session::loadModel(std::optional<uint64_t> seed) {
+  std::string object;
+  if (!compiledObject(object))
     return nullptr;
-  auto jit = target::JitProgram::create(*module_, *manifest_);
+  auto jit = target::JitProgram::load(object, *manifest_);
   if (!jit) {
-    diagnostics() << "attnc: error: JIT compilation failed: " << llvm::toString(jit.takeError())
-                  << "\n";
+    diagnostics() << "attnc: error: cannot load the compiled program: "
+                  << llvm::toString(jit.takeError()) << "\n";
     return nullptr;
   }
   auto m = std::make_unique<Model>();

@@ -47,6 +47,9 @@ struct SessionOptions {
   int batchShards = 1;
   /// Also compile a Transformer encoder-decoder's @decode_full, decoding without its cache.
   bool uncachedDecoding = false;
+  /// The compile cache's directory (CompileCache): loadModel loads a program compiled
+  /// before from it instead of compiling it again. "": no cache.
+  std::string compileCache;
   /// Where diagnostics go ("file:line:col: error: ..."); stderr by default.
   std::ostream *diagnostics = nullptr;
 };
@@ -116,7 +119,8 @@ public:
   std::optional<std::string> print(Stage stage);
 
   /// The program JIT-compiled for this machine (running the stages up to LLVM first), with
-  /// parameters from the open checkpoint or else from `seed` (default train.seed).
+  /// parameters from the open checkpoint or else from `seed` (default train.seed). With a
+  /// compile cache, a program compiled before is loaded from it and the stages do not run.
   std::unique_ptr<Model> loadModel(std::optional<uint64_t> seed = std::nullopt);
   /// Writes the program for `cpu` as an object file and its C header; "" or the error.
   std::string writeObject(const std::string &objectPath, const std::string &headerPath,
@@ -132,6 +136,11 @@ private:
   bool import();
   bool runPasses(Stage stage);
   void report(const yaml::Diagnostic &d) const;
+  /// What identifies the compilation loadModel would do from here (a compile-cache key).
+  std::string compileKey();
+  /// The native object of the module (to LLVM first) and its manifest: from the compile
+  /// cache when it holds them, else compiled (and stored). False (reported) on failure.
+  bool compiledObject(std::string &object);
 
   SessionOptions options_;
   std::unique_ptr<mlir::MLIRContext> context_;

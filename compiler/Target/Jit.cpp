@@ -1,75 +1,70 @@
 #include "compiler/Target/Jit.h"
-#include "compiler/Target/Object.h"
 
 #include "attn/Alloc.h"
 #include "attn/kernels.h"
 
-#include "mlir/ExecutionEngine/OptUtils.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 
 namespace attn::target {
 
-llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::create(mlir::ModuleOp llvmModule,
-                                                               const Manifest &manifest) {
-  configureLLVM();
+JitProgram::~JitProgram() = default;
+
+llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::load(const std::string &object,
+                                                             const Manifest &manifest) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  // The host machine (CPU name and features): without it LLVM's cost model assumes scalar
-  // code and vectorizes nothing.
-  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!builder)
-    return builder.takeError();
-  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  auto machine = builder->createTargetMachine();
-  if (!machine)
-    return machine.takeError();
-  // A named std::function: the engine keeps only a function_ref to it (TOOLCHAIN.md).
-  std::function<llvm::Error(llvm::Module *)> optimize =
-      mlir::makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, machine->get());
-  mlir::ExecutionEngineOptions options;
-  options.transformer = optimize;
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  auto engine = mlir::ExecutionEngine::create(llvmModule, options, std::move(*machine));
-  if (!engine)
-    return engine.takeError();
-  // The runtime's kernels, by address: no reliance on the tool exporting its symbols.
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap symbols;
-    auto add = [&](const char *name, void *addr) {
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
-                                 llvm::JITSymbolFlags::Exported};
-    };
-    add("_mlir_memref_to_llvm_alloc", (void *)&_mlir_memref_to_llvm_alloc);
-    add("_mlir_memref_to_llvm_aligned_alloc", (void *)&_mlir_memref_to_llvm_aligned_alloc);
-    add("_mlir_memref_to_llvm_free", (void *)&_mlir_memref_to_llvm_free);
-    add("_mlir_ciface_attn_rt_matmul", (void *)&_mlir_ciface_attn_rt_matmul);
-    add("_mlir_ciface_attn_rt_dense", (void *)&_mlir_ciface_attn_rt_dense);
-    add("_mlir_ciface_attn_rt_rnn_forward", (void *)&_mlir_ciface_attn_rt_rnn_forward);
-    add("_mlir_ciface_attn_rt_rnn_backward", (void *)&_mlir_ciface_attn_rt_rnn_backward);
-    add("_mlir_ciface_attn_rt_additive_attention",
-        (void *)&_mlir_ciface_attn_rt_additive_attention);
-    add("_mlir_ciface_attn_rt_additive_attention_backward",
-        (void *)&_mlir_ciface_attn_rt_additive_attention_backward);
-    add("_mlir_ciface_attn_rt_flash_attention", (void *)&_mlir_ciface_attn_rt_flash_attention);
-    add("_mlir_ciface_attn_rt_flash_attention_backward",
-        (void *)&_mlir_ciface_attn_rt_flash_attention_backward);
-    return symbols;
-  });
+  auto lljit = llvm::orc::LLJITBuilder().create();
+  if (!lljit)
+    return lljit.takeError();
+  llvm::orc::JITDylib &lib = (*lljit)->getMainJITDylib();
+  // libc and libm (memcpy, expf, ...) from the process ...
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*lljit)->getDataLayout().getGlobalPrefix());
+  if (!process)
+    return process.takeError();
+  lib.addGenerator(std::move(*process));
+  // ... and the runtime's kernels by address: no reliance on the tool exporting its symbols.
+  llvm::orc::MangleAndInterner interner((*lljit)->getExecutionSession(), (*lljit)->getDataLayout());
+  llvm::orc::SymbolMap symbols;
+  auto add = [&](const char *name, void *addr) {
+    symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
+                               llvm::JITSymbolFlags::Exported};
+  };
+  add("_mlir_memref_to_llvm_alloc", (void *)&_mlir_memref_to_llvm_alloc);
+  add("_mlir_memref_to_llvm_aligned_alloc", (void *)&_mlir_memref_to_llvm_aligned_alloc);
+  add("_mlir_memref_to_llvm_free", (void *)&_mlir_memref_to_llvm_free);
+  add("_mlir_ciface_attn_rt_matmul", (void *)&_mlir_ciface_attn_rt_matmul);
+  add("_mlir_ciface_attn_rt_dense", (void *)&_mlir_ciface_attn_rt_dense);
+  add("_mlir_ciface_attn_rt_rnn_forward", (void *)&_mlir_ciface_attn_rt_rnn_forward);
+  add("_mlir_ciface_attn_rt_rnn_backward", (void *)&_mlir_ciface_attn_rt_rnn_backward);
+  add("_mlir_ciface_attn_rt_additive_attention", (void *)&_mlir_ciface_attn_rt_additive_attention);
+  add("_mlir_ciface_attn_rt_additive_attention_backward",
+      (void *)&_mlir_ciface_attn_rt_additive_attention_backward);
+  add("_mlir_ciface_attn_rt_flash_attention", (void *)&_mlir_ciface_attn_rt_flash_attention);
+  add("_mlir_ciface_attn_rt_flash_attention_backward",
+      (void *)&_mlir_ciface_attn_rt_flash_attention_backward);
+  if (llvm::Error e = lib.define(llvm::orc::absoluteSymbols(std::move(symbols))))
+    return std::move(e);
+  if (llvm::Error e = (*lljit)->addObjectFile(
+          llvm::MemoryBuffer::getMemBufferCopy(object, manifest.cname + ".o")))
+    return std::move(e);
+
   auto jit = std::unique_ptr<JitProgram>(new JitProgram());
   llvm::Error lookupError = llvm::Error::success();
   jit->program = std::make_unique<ProgramInfo>(manifest, [&](const std::string &symbol) {
-    auto fn = (*engine)->lookup(symbol);
+    auto fn = (*lljit)->lookup(symbol);
     if (!fn) {
       lookupError = llvm::joinErrors(std::move(lookupError), fn.takeError());
       return attn_entry_fn(nullptr);
     }
-    return reinterpret_cast<attn_entry_fn>(*fn);
+    return fn->toPtr<attn_entry_fn>();
   });
   if (lookupError)
     return std::move(lookupError);
-  jit->engine = std::move(*engine);
+  jit->jit = std::move(*lljit);
   return jit;
 }
 

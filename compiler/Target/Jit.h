@@ -1,26 +1,37 @@
-// In-process execution of a lowered (LLVM dialect) module through MLIR's ExecutionEngine.
-// The way there from attn (or a spec) is attn::driver::Session's.
+// In-process execution of a compiled model: its native object (from compileObject, or the
+// compile cache) linked into this process by LLVM's ORC JIT, with the runtime's kernels. The
+// way there from attn (or a spec) is attn::driver::Session's.
 #pragma once
 
 #include "compiler/Target/Manifest.h"
 
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/IR/BuiltinOps.h"
+#include "attn/abi.h"
+
+#include "llvm/Support/Error.h"
 
 #include <memory>
+#include <string>
+
+namespace llvm::orc {
+class LLJIT;
+}
 
 namespace attn::target {
 
 class JitProgram {
 public:
-  /// JIT-compiles `llvmModule` (LLVM -O3, host CPU) with the runtime's kernels linked in.
-  static llvm::Expected<std::unique_ptr<JitProgram>> create(mlir::ModuleOp llvmModule,
-                                                            const Manifest &manifest);
+  /// Links `object` (a relocatable object for this host, e.g. compileObject(.., "native"))
+  /// into the process, resolving the runtime's kernels and libc, and finds the manifest's
+  /// entry points in it.
+  static llvm::Expected<std::unique_ptr<JitProgram>> load(const std::string &object,
+                                                          const Manifest &manifest);
+  ~JitProgram();
   /// The program as the runtime sees it; valid while this object lives.
   const attn_program_info *info() const { return program->get(); }
 
 private:
-  std::unique_ptr<mlir::ExecutionEngine> engine;
+  JitProgram() = default;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
   std::unique_ptr<ProgramInfo> program;
 };
 

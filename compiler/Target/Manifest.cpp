@@ -1,10 +1,13 @@
 #include "compiler/Target/Manifest.h"
 
 #include "attn/Names.h"
+#include "attn/Tensor.h"
 #include "dialect/AttnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <sstream>
@@ -14,6 +17,80 @@ using namespace mlir;
 namespace attn::target {
 
 std::string entryPrefix(const std::string &cname) { return "attn_" + cname + "_"; }
+
+namespace {
+using nlohmann::json;
+
+json toJson(const TensorDesc &t) {
+  return {{"name", t.name},
+          {"dtype", dtypeName(t.dtype)},
+          {"shape", t.shape},
+          {"init", t.init},
+          {"scale", t.scale}};
+}
+
+TensorDesc tensorFrom(const json &j) {
+  TensorDesc t;
+  t.name = j.at("name").get<std::string>();
+  std::string dtype = j.at("dtype").get<std::string>();
+  if (dtype != "f32" && dtype != "i32")
+    throw std::runtime_error("dtype " + dtype);
+  t.dtype = dtype == "f32" ? ATTN_F32 : ATTN_I32;
+  t.shape = j.at("shape").get<std::vector<int64_t>>();
+  t.init = j.at("init").get<std::string>();
+  t.scale = j.at("scale").get<float>();
+  return t;
+}
+
+json toJson(const std::vector<TensorDesc> &list) {
+  json out = json::array();
+  for (const TensorDesc &t : list)
+    out.push_back(toJson(t));
+  return out;
+}
+
+std::vector<TensorDesc> tensorsFrom(const json &j) {
+  std::vector<TensorDesc> out;
+  for (const json &t : j)
+    out.push_back(tensorFrom(t));
+  return out;
+}
+} // namespace
+
+std::string manifestToJson(const Manifest &m) {
+  json entries = json::array();
+  for (const EntryDesc &e : m.entries)
+    entries.push_back({{"name", e.name},
+                       {"symbol", e.symbol},
+                       {"inputs", toJson(e.inputs)},
+                       {"outputs", toJson(e.outputs)},
+                       {"capacity", e.capacity}});
+  return json{
+      {"model", m.model}, {"cname", m.cname}, {"params", toJson(m.params)}, {"entries", entries}}
+      .dump();
+}
+
+std::optional<Manifest> manifestFromJson(const std::string &text) {
+  try {
+    json j = json::parse(text);
+    Manifest m;
+    m.model = j.at("model").get<std::string>();
+    m.cname = j.at("cname").get<std::string>();
+    m.params = tensorsFrom(j.at("params"));
+    for (const json &e : j.at("entries")) {
+      EntryDesc d;
+      d.name = e.at("name").get<std::string>();
+      d.symbol = e.at("symbol").get<std::string>();
+      d.inputs = tensorsFrom(e.at("inputs"));
+      d.outputs = tensorsFrom(e.at("outputs"));
+      d.capacity = e.at("capacity").get<int64_t>();
+      m.entries.push_back(std::move(d));
+    }
+    return m;
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+}
 
 static FailureOr<TensorDesc> describe(Location loc, Type type, std::string name) {
   auto tensor = dyn_cast<RankedTensorType>(type);

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,11 @@ std::string entryPrefix(const std::string &cname);
 /// the ABI cannot carry.
 mlir::FailureOr<Manifest> readManifest(mlir::ModuleOp module, const std::string &model,
                                        const std::string &cname);
+
+/// The manifest as JSON text and back (the compile cache stores it beside the object);
+/// nullopt for text that is not one.
+std::string manifestToJson(const Manifest &manifest);
+std::optional<Manifest> manifestFromJson(const std::string &text);
 
 /// The C header declaring an AOT object's entry points and its attn_program_info.
 std::string renderHeader(const Manifest &manifest, const std::string &source);

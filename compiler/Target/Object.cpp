@@ -91,8 +91,7 @@ std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
   return module;
 }
 
-std::string writeObject(mlir::ModuleOp llvmModule, const std::string &path,
-                        const std::string &cpu) {
+std::string compileObject(mlir::ModuleOp llvmModule, const std::string &cpu, std::string &object) {
   std::string error;
   auto machine = targetMachine(cpu, error);
   if (!machine)
@@ -101,19 +100,33 @@ std::string writeObject(mlir::ModuleOp llvmModule, const std::string &path,
   auto module = toOptimizedLLVMIR(llvmModule, context, cpu);
   if (!module)
     return "cannot translate the module to LLVM IR";
-  if (!machine)
-    return error;
-  // Write to a temporary file and rename, so a failed build never leaves a half object.
-  std::string tmp = path + ".tmp";
-  std::error_code ec;
-  llvm::raw_fd_ostream out(tmp, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return "cannot write " + tmp + ": " + ec.message();
+  llvm::SmallVector<char, 0> bytes;
+  llvm::raw_svector_ostream out(bytes);
   llvm::legacy::PassManager pm;
   if (machine->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::ObjectFile))
     return "the host target cannot emit object files";
   pm.run(*module);
-  out.close();
+  object.assign(bytes.begin(), bytes.end());
+  return "";
+}
+
+std::string writeObject(mlir::ModuleOp llvmModule, const std::string &path,
+                        const std::string &cpu) {
+  std::string object;
+  if (std::string error = compileObject(llvmModule, cpu, object); !error.empty())
+    return error;
+  // Write to a temporary file and rename, so a failed build never leaves a half object.
+  std::string tmp = path + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(tmp, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return "cannot write " + tmp + ": " + ec.message();
+    out << object;
+    out.close();
+    if (out.has_error())
+      return "cannot write " + tmp + ": " + out.error().message();
+  }
   if (auto rc = llvm::sys::fs::rename(tmp, path))
     return "cannot rename " + tmp + " to " + path + ": " + rc.message();
   return "";

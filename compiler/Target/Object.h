@@ -21,6 +21,10 @@ std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
 /// call it): a cap on full loop unrolling, plus ATTN_LLVM_ARGS from the environment.
 void configureLLVM();
 
+/// Compiles to a relocatable object for `cpu` (as above), in memory: `object` receives its
+/// bytes. Returns an error message, empty on success.
+std::string compileObject(mlir::ModuleOp llvmModule, const std::string &cpu, std::string &object);
+
 /// Writes a relocatable object for `cpu` (as above). Returns an error message, empty on
 /// success.
 std::string writeObject(mlir::ModuleOp llvmModule, const std::string &path,

@@ -21,6 +21,8 @@ struct Common {
   bool remarks = false; // fusion says why what it left was not fused
   bool noCache = false; // seq2seq Transformers: decode through @decode_full, without the cache
   bool stdinClosed = false; // attnc was started with fd 0 closed
+  std::string cacheDir;     // the compile cache (--cache-dir; default CompileCache::defaultDir)
+  bool noCompileCache = false;
 };
 
 /// `run` and `translate`: decoding and sampling (each also sets its decode.* key).

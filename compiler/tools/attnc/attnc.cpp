@@ -4,6 +4,8 @@
 // what the driver (compiler/Driver) and the runtime's task library compute.
 #include "Verbs.h"
 
+#include "compiler/Driver/CompileCache.h"
+
 #include "attn/Numbers.h"
 #include "attn/dist/Communicator.h"
 
@@ -129,6 +131,11 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
   verb->add_flag("--remarks", c.remarks,
                  "say why each attention or recurrent layer that stays unfused was not fused "
                  "(remarks at the spec's file:line:col)");
+  verb->add_option("--cache-dir", c.cacheDir,
+                   "the compile cache (default $XDG_CACHE_HOME/attnc, else ~/.cache/attnc)")
+      ->type_name("DIR");
+  verb->add_flag("--no-compile-cache", c.noCompileCache,
+                 "compile the program even if the compile cache holds it, and do not store it");
 }
 
 void addDecode(CLI::App *verb, Raw &raw, attnc::DecodeFlags &d, attnc::Common &c) {
@@ -335,6 +342,9 @@ int main(int argc, char **argv) {
   sessionOptions.fuseRecurrence = common.fuseRecurrence;
   sessionOptions.remarks = common.remarks;
   sessionOptions.uncachedDecoding = common.noCache;
+  if (!common.noCompileCache)
+    sessionOptions.compileCache =
+        common.cacheDir.empty() ? attn::driver::CompileCache::defaultDir() : common.cacheDir;
   attn::driver::Session session(sessionOptions);
   try {
     std::function<int()> runVerb = [&]() -> int {

@@ -1,0 +1,190 @@
+#include "compiler/Driver/CompileCache.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace attn::driver {
+namespace {
+
+// An entry file: the magic line, the manifest's and the object's sizes (u64, little-endian
+// as this host writes them: entries never leave it), the SHA-256 of both, then both.
+constexpr char kMagic[] = "attnc compile cache 1\n";
+constexpr size_t kMagicSize = sizeof kMagic - 1;
+constexpr size_t kHeaderSize = kMagicSize + 2 * sizeof(uint64_t) + 32;
+
+std::array<uint8_t, 32> checksum(const std::string &manifest, const std::string &object) {
+  llvm::SHA256 h;
+  h.update(llvm::StringRef(manifest));
+  h.update(llvm::StringRef(object));
+  return h.final();
+}
+
+} // namespace
+
+CompileCache::CompileCache(std::string dir, uint64_t capBytes)
+    : dir_(std::move(dir)), capBytes_(capBytes) {}
+
+std::string CompileCache::defaultDir() {
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/attnc";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/attnc";
+  return "";
+}
+
+std::string CompileCache::keyOf(const std::string &text) {
+  llvm::SHA256 h;
+  h.update(llvm::StringRef(text));
+  auto digest = h.final();
+  return llvm::toHex(llvm::ArrayRef<uint8_t>(digest.data(), digest.size()), /*LowerCase=*/true);
+}
+
+std::string CompileCache::identity() {
+  std::ostringstream s;
+  s << "attnc " << ATTN_VERSION << ", LLVM " << LLVM_VERSION_STRING << "\n";
+  // The compiler is this executable: a rebuilt attnc (a changed pass, kernel ABI or
+  // lowering) must not load what an older one compiled, whatever its version says.
+  struct stat exe;
+  if (::stat("/proc/self/exe", &exe) == 0)
+    s << "exe " << exe.st_size << " " << exe.st_mtim.tv_sec << "." << exe.st_mtim.tv_nsec << " "
+      << exe.st_ino << "\n";
+  s << "cpu " << llvm::sys::getHostCPUName().str();
+  std::vector<std::string> features;
+  for (auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
+    if (enabled)
+      features.push_back(feature.str());
+  std::sort(features.begin(), features.end());
+  for (const std::string &f : features)
+    s << " +" << f;
+  return s.str();
+}
+
+std::string CompileCache::path(const std::string &key) const { return dir_ + "/" + key + ".entry"; }
+
+std::optional<CompileCache::Entry> CompileCache::find(const std::string &key,
+                                                      std::string *damaged) const {
+  std::string file = path(key);
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    return std::nullopt;
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto reject = [&](const std::string &why) -> std::optional<Entry> {
+    if (damaged)
+      *damaged = file + ": " + why;
+    std::error_code ec;
+    fs::remove(file, ec);
+    return std::nullopt;
+  };
+  if (bytes.size() < kHeaderSize || bytes.compare(0, kMagicSize, kMagic) != 0)
+    return reject("not a compile-cache entry (or truncated)");
+  uint64_t sizes[2];
+  std::memcpy(sizes, bytes.data() + kMagicSize, sizeof sizes);
+  if (sizes[0] > bytes.size() || sizes[1] > bytes.size() ||
+      kHeaderSize + sizes[0] + sizes[1] != bytes.size())
+    return reject("truncated: its header describes " +
+                  std::to_string(kHeaderSize + sizes[0] + sizes[1]) + " bytes, the file has " +
+                  std::to_string(bytes.size()));
+  std::string manifest = bytes.substr(kHeaderSize, sizes[0]);
+  std::string object = bytes.substr(kHeaderSize + sizes[0]);
+  auto sum = checksum(manifest, object);
+  if (std::memcmp(sum.data(), bytes.data() + kMagicSize + sizeof sizes, sum.size()) != 0)
+    return reject("its checksum does not match its contents");
+  std::optional<target::Manifest> m = target::manifestFromJson(manifest);
+  if (!m)
+    return reject("its manifest does not parse");
+  // Recently used: eviction removes the entries used longest ago.
+  std::error_code ec;
+  fs::last_write_time(file, fs::file_time_type::clock::now(), ec);
+  return Entry{std::move(*m), std::move(object)};
+}
+
+std::string CompileCache::store(const std::string &key, const Entry &entry) const {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec)
+    return dir_ + ": cannot create the compile cache: " + ec.message();
+  std::string manifest = target::manifestToJson(entry.manifest);
+  uint64_t sizes[2] = {manifest.size(), entry.object.size()};
+  auto sum = checksum(manifest, entry.object);
+  std::string file = path(key), tmp = file + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(kMagic, kMagicSize);
+    out.write(reinterpret_cast<const char *>(sizes), sizeof sizes);
+    out.write(reinterpret_cast<const char *>(sum.data()), (std::streamsize)sum.size());
+    out << manifest << entry.object;
+    out.flush();
+    if (!out) {
+      fs::remove(tmp, ec);
+      return tmp + ": cannot write the compile cache entry";
+    }
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return file + ": cannot store the compile cache entry: " + ec.message();
+  }
+  evict(file);
+  return "";
+}
+
+// Removes the least recently used entries (and temporaries over an hour old: a store that
+// was killed) until the directory is under the cap; `keep` stays.
+void CompileCache::evict(const std::string &keep) const {
+  struct File {
+    fs::path path;
+    uint64_t size;
+    fs::file_time_type used;
+  };
+  std::vector<File> entries;
+  uint64_t total = 0;
+  std::error_code ec;
+  auto now = fs::file_time_type::clock::now();
+  for (const auto &e : fs::directory_iterator(dir_, ec)) {
+    std::string name = e.path().filename().string();
+    auto used = e.last_write_time(ec);
+    if (ec)
+      continue;
+    if (name.find(".entry.tmp-") != std::string::npos) {
+      if (now - used > std::chrono::hours(1))
+        fs::remove(e.path(), ec);
+      continue;
+    }
+    if (e.path().extension() != ".entry")
+      continue;
+    uint64_t size = e.file_size(ec);
+    if (ec)
+      continue;
+    entries.push_back({e.path(), size, used});
+    total += size;
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const File &a, const File &b) { return a.used < b.used; });
+  for (const File &f : entries) {
+    if (total <= capBytes_)
+      break;
+    if (f.path == keep)
+      continue;
+    if (fs::remove(f.path, ec))
+      total -= f.size;
+  }
+}
+
+} // namespace attn::driver
