@@ -382,6 +382,9 @@ std::string Session::writeObject(const std::string &objectPath, const std::strin
   std::string error = target::writeObject(*module_, objectPath, cpu);
   if (!error.empty())
     return error;
+  // The header's program info says what the code needs of the CPU it runs on.
+  manifest_->cpu = target::cpuName(cpu);
+  manifest_->cpuFeatures = target::cpuFeatures(cpu);
   std::ofstream out(headerPath);
   out << target::renderHeader(*manifest_, spec_ ? spec_->file : name_);
   if (!out.flush())

@@ -65,8 +65,12 @@ std::string manifestToJson(const Manifest &m) {
                        {"inputs", toJson(e.inputs)},
                        {"outputs", toJson(e.outputs)},
                        {"capacity", e.capacity}});
-  return json{
-      {"model", m.model}, {"cname", m.cname}, {"params", toJson(m.params)}, {"entries", entries}}
+  return json{{"model", m.model},
+              {"cname", m.cname},
+              {"cpu", m.cpu},
+              {"cpu_features", m.cpuFeatures},
+              {"params", toJson(m.params)},
+              {"entries", entries}}
       .dump();
 }
 
@@ -76,6 +80,8 @@ std::optional<Manifest> manifestFromJson(const std::string &text) {
     Manifest m;
     m.model = j.at("model").get<std::string>();
     m.cname = j.at("cname").get<std::string>();
+    m.cpu = j.at("cpu").get<std::string>();
+    m.cpuFeatures = j.at("cpu_features").get<std::string>();
     m.params = tensorsFrom(j.at("params"));
     for (const json &e : j.at("entries")) {
       EntryDesc d;
@@ -212,8 +218,10 @@ std::string renderHeader(const Manifest &m, const std::string &source) {
        << "_outputs, " << e.capacity << "},\n";
   os << "};\n"
      << "static const attn_program_info " << p << "_program = {" << cString(m.model) << ", "
-     << m.params.size() << ", " << p << "_params, " << m.entries.size() << ", " << p
-     << "_entries};\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
+     << m.params.size() << ", " << p << "_params, " << m.entries.size() << ", " << p << "_entries, "
+     << (m.cpu.empty() ? "0" : cString(m.cpu)) << ", "
+     << (m.cpuFeatures.empty() ? "0" : cString(m.cpuFeatures))
+     << "};\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return os.str();
 }
 
@@ -246,6 +254,7 @@ ProgramInfo::ProgramInfo(const Manifest &m,
   info.params = params;
   info.num_entries = entries.size();
   info.entries = entries.data();
+  // In-process code is compiled for this host: nothing to check (cpu, cpu_features null).
 }
 
 attn_tensor_info ProgramInfo::convert(const TensorDesc &t) {

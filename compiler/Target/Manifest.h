@@ -33,6 +33,9 @@ struct EntryDesc {
 struct Manifest {
   std::string model;  // "rnn-sine"
   std::string cname;  // "rnn_sine"
+  // AOT objects: the CPU compiled for and the features its code may use (see attn_program_info);
+  // empty for the JIT's host code.
+  std::string cpu, cpuFeatures;
   std::vector<TensorDesc> params;
   std::vector<EntryDesc> entries;
 };

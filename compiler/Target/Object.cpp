@@ -1,5 +1,7 @@
 #include "compiler/Target/Object.h"
 
+#include "attn/Cpu.h"
+
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -13,6 +15,10 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/TargetParser/X86TargetParser.h"
+
+#include <algorithm>
+#include <vector>
 
 namespace attn::target {
 
@@ -89,6 +95,37 @@ std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
     return nullptr;
   }
   return module;
+}
+
+std::string cpuName(const std::string &cpu) {
+  return cpu.empty() || cpu == "native" ? llvm::sys::getHostCPUName().str() : cpu;
+}
+
+std::string cpuFeatures(const std::string &cpu) {
+  std::vector<std::string> enabled;
+  if (cpu.empty() || cpu == "native") {
+    for (auto &[feature, on] : llvm::sys::getHostCPUFeatures())
+      if (on)
+        enabled.push_back(feature.str());
+  } else {
+    // The CPU's own features and those they imply (AVX2: AVX, SSE4.2, ...).
+    llvm::SmallVector<llvm::StringRef> features;
+    llvm::X86::getFeaturesForCPU(cpu, features);
+    llvm::StringMap<bool> all;
+    for (llvm::StringRef f : features) {
+      all[f] = true;
+      llvm::X86::updateImpliedFeatures(f, true, all);
+    }
+    for (auto &entry : all)
+      if (entry.getValue())
+        enabled.push_back(entry.getKey().str());
+  }
+  std::sort(enabled.begin(), enabled.end());
+  std::string list;
+  for (const std::string &f : enabled)
+    if (attn::cpuHas(f).has_value())
+      list += (list.empty() ? "" : ",") + f;
+  return list;
 }
 
 std::string compileObject(mlir::ModuleOp llvmModule, const std::string &cpu, std::string &object) {

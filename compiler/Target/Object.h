@@ -21,6 +21,12 @@ std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
 /// call it): a cap on full loop unrolling, plus ATTN_LLVM_ARGS from the environment.
 void configureLLVM();
 
+/// The instruction-set features code compiled for `cpu` ("native" or an LLVM CPU name) may
+/// use, as attn_program_info::cpu_features lists them (those attn::cpuHas can test), and the
+/// CPU's name ("native": the host's, e.g. "znver4").
+std::string cpuFeatures(const std::string &cpu);
+std::string cpuName(const std::string &cpu);
+
 /// Compiles to a relocatable object for `cpu` (as above), in memory: `object` receives its
 /// bytes. Returns an error message, empty on success.
 std::string compileObject(mlir::ModuleOp llvmModule, const std::string &cpu, std::string &object);

@@ -1,4 +1,5 @@
 #include "attn/Program.h"
+#include "attn/Cpu.h"
 
 #include <stdexcept>
 
@@ -50,6 +51,19 @@ Program::Program(const attn_program_info *info) : info_(info) {
     if (!info->entries[i].name || !info->entries[i].fn)
       throw std::runtime_error("attn: Program '" + safeName(info->name) + "': entry " +
                                std::to_string(i) + " has no name or function");
+  if (info->cpu_features) {
+    std::vector<std::string> missing = missingCpuFeatures(info->cpu_features);
+    if (!missing.empty()) {
+      std::string list;
+      for (const std::string &f : missing)
+        list += (list.empty() ? "" : ", ") + f;
+      throw std::runtime_error(
+          "attn: model '" + safeName(info->name) + "' was compiled for the CPU '" +
+          safeName(info->cpu) + "', whose instructions this CPU lacks: " + list +
+          "; compile it again for this machine (attnc compile --cpu native) or for an older "
+          "CPU (--cpu x86-64-v3)");
+    }
+  }
 }
 
 std::string Program::name() const { return safeName(info_->name); }

@@ -2,17 +2,21 @@
 // headers, made by `attnc compile`) and in-process (`attnc run --output`), against plain C++
 // loops over the same parameters and data.
 #include "mlp_sine.h"
+#include "mlp_sine_spr.h"
 #include "rnn_sine.h"
 
+#include "attn/Cpu.h"
 #include "attn/Init.h"
 #include "attn/Program.h"
 #include "attn/data/Sine.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -141,6 +145,58 @@ TEST(SineModels, HeaderDescribesTheProgram) {
   EXPECT_EQ(info.num_params, 5);
   EXPECT_STREQ(info.params[0].init, "uniform");
   EXPECT_FLOAT_EQ(info.params[0].scale, 1.0f / std::sqrt(32.0f));
+  // Compiled for this machine (--cpu native): its features, which this CPU has.
+  ASSERT_NE(info.cpu, nullptr);
+  ASSERT_NE(info.cpu_features, nullptr);
+  EXPECT_NE(std::string(info.cpu_features).find("sse4.2"), std::string::npos) << info.cpu_features;
+  EXPECT_TRUE(attn::missingCpuFeatures(info.cpu_features).empty());
+}
+
+// The flags the kernel reports for this CPU (/proc/cpuinfo): an account of the CPU's features
+// that is not attn::cpuHas's.
+bool kernelReports(const std::string &flag) {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("flags", 0) == 0) {
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string w; words >> w;)
+        if (w == flag)
+          return true;
+      return false;
+    }
+  return false;
+}
+
+// mlp_sine_spr.o is the MLP compiled with --cpu sapphirerapids: its code may use AVX512-FP16
+// and AMX. Where the CPU has them it runs; elsewhere attn::Program refuses it, naming what
+// is missing, before any of its code runs (no SIGILL).
+TEST(SineModels, CodeForAnotherCpuRunsOnlyWhereItsFeaturesAre) {
+  const attn_program_info &info = attn_mlp_sine_spr_program;
+  EXPECT_STREQ(info.cpu, "sapphirerapids");
+  std::string features = info.cpu_features;
+  for (const char *f : {"avx512f", "avx512fp16", "amx-tile"})
+    EXPECT_NE(features.find(f), std::string::npos) << f << " not in " << features;
+  std::vector<std::string> missing = attn::missingCpuFeatures(features);
+  auto lacks = [&](const std::string &f) {
+    return std::find(missing.begin(), missing.end(), f) != missing.end();
+  };
+  EXPECT_EQ(lacks("avx512f"), !kernelReports("avx512f"));
+  EXPECT_EQ(lacks("avx512fp16"), !kernelReports("avx512_fp16"));
+  EXPECT_EQ(lacks("amx-tile"), !kernelReports("amx_tile"));
+  if (missing.empty()) {
+    attn::Program program(&info);
+    checkModel({&info, mlpReference, {kBatch, kWindow}, "mlp_sine-jit.txt"});
+    return;
+  }
+  try {
+    attn::Program program(&info);
+    FAIL() << "code for sapphirerapids was accepted on a CPU without " << missing[0];
+  } catch (const std::runtime_error &e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("compiled for the CPU 'sapphirerapids'"), std::string::npos) << what;
+    EXPECT_NE(what.find(missing[0]), std::string::npos) << what;
+    EXPECT_NE(what.find("--cpu native"), std::string::npos) << what;
+  }
 }
 
 } // namespace

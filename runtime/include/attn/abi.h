@@ -52,6 +52,12 @@ typedef struct {
   const attn_tensor_info *params;
   int32_t num_entries;
   const attn_entry_info *entries;
+  /* The CPU the code was compiled for ("znver4", "x86-64-v3") and the instruction-set
+     features it may use ("avx,avx2,fma,avx512f", comma-separated); NULL for code compiled
+     in-process for this host. attn::Program refuses to run code on a CPU that lacks one
+     (attn/Cpu.h): a message instead of SIGILL. */
+  const char *cpu;
+  const char *cpu_features;
 } attn_program_info;
 
 #ifdef __cplusplus
