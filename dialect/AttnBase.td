@@ -40,6 +40,13 @@ include "dialect/AttnEnums.td"
 
 class Attn_Op<string mnemonic, list<Trait> traits = []> : Op<Attn_Dialect, mnemonic, traits>;
 
+// Lowered to a call of a runtime kernel (runtime/cpu) by attn-to-onednn, which runs after
+// attn-to-linalg: attn-to-linalg leaves these ops alone, and attn-to-onednn must lower every
+// one. The one list of which ops are kernel calls.
+def Attn_RuntimeKernel : NativeOpTrait<"RuntimeKernel"> {
+  let cppNamespace = "::mlir::attn::OpTrait";
+}
+
 def Attn_FloatTensor : RankedTensorOf<[F32]>;
 def Attn_IdTensor : RankedTensorOf<[I32]>;
 

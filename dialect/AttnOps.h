@@ -14,6 +14,12 @@
 #include "dialect/AttnInterfaces.h"
 #include "dialect/ops/ShapeRules.h"
 
+namespace mlir::attn::OpTrait {
+/// ODS Attn_RuntimeKernel: the op becomes a runtime kernel call in attn-to-onednn.
+template <typename ConcreteType>
+class RuntimeKernel : public ::mlir::OpTrait::TraitBase<ConcreteType, RuntimeKernel> {};
+} // namespace mlir::attn::OpTrait
+
 #define GET_OP_CLASSES
 #include "dialect/AttnOps.h.inc"
 

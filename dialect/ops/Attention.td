@@ -121,7 +121,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
 
 //===- fused attention: what attn-fuse-attention makes of scores + attention -------------===//
 
-def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure,
+def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, Attn_RuntimeKernel,
     DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
     DeclareOpInterfaceMethods<InferTypeOpInterface>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
@@ -154,7 +154,7 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure,
   }];
 }
 
-def Attn_FusedAttentionGradOp : Attn_Op<"fused_attention_grad", [Pure,
+def Attn_FusedAttentionGradOp : Attn_Op<"fused_attention_grad", [Pure, Attn_RuntimeKernel,
     DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "the backward of attn.fused_attention";
@@ -260,7 +260,7 @@ def Attn_MultiHeadAttentionOp : Attn_Op<"multi_head_attention", [Pure,
 
 //===- flash attention: what attn-fuse-attention makes of scaled dot-product attention ----===//
 
-def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [Pure,
+def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [Pure, Attn_RuntimeKernel,
     DeclareOpInterfaceMethods<InferTypeOpInterface>,
     DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
@@ -301,7 +301,7 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [Pure,
   }];
 }
 
-def Attn_FlashAttentionGradOp : Attn_Op<"flash_attention_grad", [Pure,
+def Attn_FlashAttentionGradOp : Attn_Op<"flash_attention_grad", [Pure, Attn_RuntimeKernel,
     DeclareOpInterfaceMethods<InferTypeOpInterface>,
     DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>]> {
   let summary = "the backward of attn.flash_attention";

@@ -49,7 +49,7 @@ def Attn_ConstantOp : Attn_Op<"constant",
 // Linear algebra
 //===----------------------------------------------------------------------------------===//
 
-def Attn_MatmulOp : Attn_Op<"matmul", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+def Attn_MatmulOp : Attn_Op<"matmul", [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "(batched) matrix product with optional transposes";
@@ -71,7 +71,7 @@ def Attn_MatmulOp : Attn_Op<"matmul", [Pure, DeclareOpInterfaceMethods<InferType
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
 }
 
-def Attn_DenseOp : Attn_Op<"dense", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+def Attn_DenseOp : Attn_Op<"dense", [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
                                      DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "affine layer: input x weight + bias";

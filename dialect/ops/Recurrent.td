@@ -186,7 +186,7 @@ def Attn_GruCellOp : Attn_Op<"gru_cell", [Pure, DeclareOpInterfaceMethods<InferT
 // A whole recurrent layer over x [B, T, I]: outputs [B, T, H] (every step's hidden state, in
 // time order also when `reverse`) and the final states. Lowered to oneDNN's RNN primitives.
 class Attn_SequenceOp<string mnemonic>
-    : Attn_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    : Attn_Op<mnemonic, [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
                          DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
                          DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
                                                    ["prepareForGradient"]>]>;
@@ -194,7 +194,7 @@ class Attn_SequenceOp<string mnemonic>
 // The backward of a sequence op: the forward's operands, its results and their gradients in;
 // the gradients of the forward's operands (same types, same order) out.
 class Attn_SequenceGradOp<string mnemonic>
-    : Attn_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    : Attn_Op<mnemonic, [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
                          DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>]> {
   let assemblyFormat = "operands attr-dict `:` type(operands)";
 }

@@ -25,13 +25,10 @@ struct AttnToLinalg : mlir::attn::impl::AttnToLinalgBase<AttnToLinalg> {
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     // Whatever is left has no lowering here: say which op, and what usually fixes it.
-    // Matmuls, dense layers, the sequence ops and fused and flash attention are attn-to-onednn's,
-    // which runs after this pass.
+    // Runtime kernels (matmuls, dense layers, the sequence ops, fused and flash attention)
+    // are attn-to-onednn's, which runs after this pass.
     WalkResult leftover = getOperation().walk([](Operation *op) {
-      if (!isa<attn::AttnDialect>(op->getDialect()) ||
-          isa<attn::MatmulOp, attn::DenseOp, attn::RnnOp, attn::GruOp, attn::LstmOp,
-              attn::RnnGradOp, attn::GruGradOp, attn::LstmGradOp, attn::FusedAttentionOp,
-              attn::FusedAttentionGradOp, attn::FlashAttentionOp, attn::FlashAttentionGradOp>(op))
+      if (!isa<attn::AttnDialect>(op->getDialect()) || op->hasTrait<attn::OpTrait::RuntimeKernel>())
         return WalkResult::advance();
       op->emitError("'") << op->getName()
                          << "' has no lowering to linalg (composite ops need attn-decompose, "

@@ -29,6 +29,17 @@ struct AttnToOneDNN : mlir::attn::impl::AttnToOneDNNBase<AttnToOneDNN> {
     // write clobber it. This is also why the pass runs last in attn-lower.
     config.strictMode = GreedyRewriteStrictness::ExistingOps;
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config)))
+      return signalPassFailure();
+    // Every runtime-kernel op must have become a call: one left would reach bufferization
+    // as an op nothing lowers.
+    WalkResult left = getOperation().walk([](Operation *op) {
+      if (!op->hasTrait<attn::OpTrait::RuntimeKernel>())
+        return WalkResult::advance();
+      op->emitError("'") << op->getName() << "' is a runtime kernel op that attn-to-onednn "
+                         << "could not turn into a kernel call";
+      return WalkResult::interrupt();
+    });
+    if (left.wasInterrupted())
       signalPassFailure();
   }
 };
