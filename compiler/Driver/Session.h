@@ -122,6 +122,8 @@ public:
   /// parameters from the open checkpoint or else from `seed` (default train.seed). With a
   /// compile cache, a program compiled before is loaded from it and the stages do not run.
   std::unique_ptr<Model> loadModel(std::optional<uint64_t> seed = std::nullopt);
+  /// Whether loadModel goes through a compile cache (SessionOptions::compileCache).
+  bool usesCompileCache() const { return !options_.compileCache.empty(); }
   /// Writes the program for `cpu` as an object file and its C header; "" or the error.
   std::string writeObject(const std::string &objectPath, const std::string &headerPath,
                           const std::string &cpu);

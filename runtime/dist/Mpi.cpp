@@ -51,21 +51,15 @@ public:
                                " values is more than MPI's int count holds");
     MPI_Request sum;
     MPI_Iallreduce(MPI_IN_PLACE, data, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &sum);
-    // Rank 0 gives up first: it is the one that names the missing rank.
-    double limit = rank_ == 0 ? timeout : timeout + kPingSeconds + kGraceSeconds;
-    if (wait(sum, limit))
+    complete(sum, "the all-reduce of " + what, timeout);
+  }
+
+  void barrier(const std::string &what, double timeoutSeconds) override {
+    if (size_ == 1)
       return;
-    std::string waited = std::to_string((int)limit) + " s";
-    if (rank_ != 0)
-      throw Fault("the all-reduce of " + what + " did not complete within " + waited +
-                  ", and rank 0, which names a missing rank sooner, did not: rank 0 hangs or "
-                  "is stopped; stopping every rank");
-    std::string missing = unresponsive();
-    throw Fault((missing.empty() ? std::string("a rank") : missing) +
-                " did not complete the all-reduce of " + what + " within " + waited +
-                (missing.empty() ? "" : " and does not answer") +
-                " (it hangs, is stopped, or is far slower than the others); stopping every "
-                "rank");
+    MPI_Request all;
+    MPI_Ibarrier(MPI_COMM_WORLD, &all);
+    complete(all, "the wait for " + what, timeoutSeconds);
   }
 
   [[noreturn]] void abort(int code) override {
@@ -74,6 +68,25 @@ public:
   }
 
 private:
+  // Waits for the collective `request` ("the all-reduce of ...") for `seconds` on rank 0, a
+  // little longer on the others; past that, throws a Fault naming the ranks that do not
+  // answer (rank 0), or rank 0 (the others: rank 0 would have spoken first).
+  void complete(MPI_Request &request, const std::string &collective, double seconds) {
+    double limit = rank_ == 0 ? seconds : seconds + kPingSeconds + kGraceSeconds;
+    if (wait(request, limit))
+      return;
+    std::string waited = std::to_string((int)limit) + " s";
+    if (rank_ != 0)
+      throw Fault(collective + " did not complete within " + waited +
+                  ", and rank 0, which names a missing rank sooner, did not: rank 0 hangs or "
+                  "is stopped; stopping every rank");
+    std::string missing = unresponsive();
+    throw Fault((missing.empty() ? std::string("a rank") : missing) + " did not complete " +
+                collective + " within " + waited + (missing.empty() ? "" : " and does not answer") +
+                " (it hangs, is stopped, or is far slower than the others); stopping every "
+                "rank");
+  }
+
   // Polls `request` until it completes (true) or `seconds` pass (false), answering rank 0's
   // pings meanwhile. Open MPI's blocking calls poll as well; this one yields the core after
   // a while, for ranks that share one.

@@ -28,6 +28,10 @@ public:
   /// data[0..n) := the sum of every rank's data[0..n), on every rank. `what` names the
   /// collective in a Fault ("the gradients of step 12").
   virtual void allReduceSum(float *data, size_t n, const std::string &what) = 0;
+  /// Returns once every rank has called it, within `timeoutSeconds` (not the communicator's
+  /// timeout: a rank may wait here for another's long compile). `what` names what is waited
+  /// for ("rank 0's compile").
+  virtual void barrier(const std::string &what, double timeoutSeconds) = 0;
   /// Ends every rank of the run with `code` (after an error on this one). Never returns.
   [[noreturn]] virtual void abort(int code) = 0;
 };
