@@ -375,6 +375,19 @@ std::unique_ptr<Model> Session::loadModel(std::optional<uint64_t> seed) {
   return m;
 }
 
+std::unique_ptr<Model> Session::loadModelOnce(dist::Communicator &ranks, double compileWait,
+                                              std::optional<uint64_t> seed) {
+  bool share = ranks.size() > 1 && !options_.compileCache.empty();
+  if (share && ranks.rank() != 0)
+    ranks.barrier("rank 0's compile", compileWait);
+  std::unique_ptr<Model> m = loadModel(seed);
+  // Rank 0 reaches the barrier when its object is in the cache (or its compile failed, and
+  // the error ends every rank).
+  if (share && ranks.rank() == 0 && m)
+    ranks.barrier("rank 0's compile", compileWait);
+  return m;
+}
+
 std::string Session::writeObject(const std::string &objectPath, const std::string &headerPath,
                                  const std::string &cpu) {
   if (!runTo(Stage::LLVM))

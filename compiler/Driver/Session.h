@@ -11,6 +11,7 @@
 #include "frontends/yaml/Spec.h"
 
 #include "attn/Program.h"
+#include "attn/dist/Communicator.h"
 #include "attn/task/Data.h"
 #include "attn/task/Metadata.h"
 
@@ -122,8 +123,12 @@ public:
   /// parameters from the open checkpoint or else from `seed` (default train.seed). With a
   /// compile cache, a program compiled before is loaded from it and the stages do not run.
   std::unique_ptr<Model> loadModel(std::optional<uint64_t> seed = std::nullopt);
-  /// Whether loadModel goes through a compile cache (SessionOptions::compileCache).
-  bool usesCompileCache() const { return !options_.compileCache.empty(); }
+  /// loadModel on every rank of a data-parallel run, compiled once: with a compile cache,
+  /// rank 0 compiles into it while the other ranks wait (up to `compileWait` seconds), then
+  /// they load its code (a rank that finds no entry, its cache on another machine, compiles
+  /// for itself). Without a cache every rank compiles.
+  std::unique_ptr<Model> loadModelOnce(dist::Communicator &ranks, double compileWait,
+                                       std::optional<uint64_t> seed = std::nullopt);
   /// Writes the program for `cpu` as an object file and its C header; "" or the error.
   std::string writeObject(const std::string &objectPath, const std::string &headerPath,
                           const std::string &cpu);

@@ -94,18 +94,11 @@ int train(attn::driver::Session &session, const Common &, const TrainOptions &o)
       std::cout << s.name << ": " << line << std::endl;
   if (!session.runTo(attn::driver::Stage::Grad))
     return 1;
-  // One compile for the ranks: rank 0 compiles into the compile cache while the others wait,
-  // then they load its code (on one machine, or with the cache on a shared filesystem; a rank
-  // that finds no entry compiles for itself). The wait allows for a long compile.
-  bool shareCompile = ranks > 1 && session.usesCompileCache();
-  double compileWait = std::max(o.rankTimeout, 1800.0);
-  if (shareCompile && !rank0)
-    o.comm->barrier("rank 0's compile", compileWait);
-  std::unique_ptr<attn::driver::Model> model = session.loadModel(s.train.seed);
+  std::unique_ptr<attn::driver::Model> model =
+      ranks > 1 ? session.loadModelOnce(*o.comm, std::max(o.rankTimeout, 1800.0), s.train.seed)
+                : session.loadModel(s.train.seed);
   if (!model)
     return 1;
-  if (shareCompile && rank0)
-    o.comm->barrier("rank 0's compile", compileWait);
   attn::train::Split train = attn::task::trainSplit(dataConfig, data),
                      valid = attn::task::validSplit(dataConfig, data);
   if (data) {
