@@ -53,6 +53,7 @@ struct TranslateOptions : DecodeFlags {
 
 struct EmitOptions {
   std::string stage, output;
+  int ranks = 1; // the program one of this many data-parallel ranks compiles
 };
 
 struct CompileOptions {

@@ -232,6 +232,10 @@ int main(int argc, char **argv) {
   emit->add_option("--stage", emitOptions.stage, "spec | attn | fused | grad | lowered | llvm")
       ->required();
   emit->add_option("-o,--output", emitOptions.output, "write to FILE instead of stdout");
+  emit->add_option("--ranks", emitOptions.ranks,
+                   "the program of one of N data-parallel ranks (mpirun -np N attnc train)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->type_name("N");
   CLI::App *run = verb("run", "compile in-process (JIT) and run the model on data", kRunHelp,
                        false);
   addDecode(run, raw, runOptions, common);
@@ -336,7 +340,7 @@ int main(int argc, char **argv) {
   };
   std::string rankPrefix = distributed ? "rank " + std::to_string(comm->rank()) + ": " : "";
   attn::driver::SessionOptions sessionOptions;
-  sessionOptions.batchShards = distributed ? comm->size() : 1;
+  sessionOptions.batchShards = distributed ? comm->size() : chosen == emit ? emitOptions.ranks : 1;
   sessionOptions.fuse = common.fuse;
   sessionOptions.fuseAttention = common.fuseAttention;
   sessionOptions.fuseRecurrence = common.fuseRecurrence;
