@@ -46,17 +46,24 @@ struct FuseAttention : mlir::attn::impl::AttnFuseAttentionBase<FuseAttention> {
     fuseScoresAndAttention();
   }
 
+  // Flash attention never forms the weights: an attention whose weights something reads
+  // (plots, a caller) stays as it is, with a remark.
+  template <typename Op> bool weightsRead(Op op) {
+    if (op.getWeights().use_empty())
+      return false;
+    if (remarks)
+      op.emitRemark("not fused: its attention weights are used");
+    return true;
+  }
+
   // Multi-head attention is its projections around one scaled dot-product attention: the
   // projections stay GEMMs, the attention becomes flash attention.
   void fuseDotProduct() {
     SmallVector<MultiHeadAttentionOp> heads;
     getOperation()->walk([&](MultiHeadAttentionOp op) { heads.push_back(op); });
     for (MultiHeadAttentionOp op : heads) {
-      if (!op.getWeights().use_empty()) {
-        if (remarks)
-          op.emitRemark("not fused: its attention weights are used");
+      if (weightsRead(op))
         continue;
-      }
       OpBuilder b(op);
       SmallVector<Value> parts = cast<DecomposableOpInterface>(*op).decompose(b);
       op.getOutput().replaceAllUsesWith(parts[0]);
@@ -65,11 +72,8 @@ struct FuseAttention : mlir::attn::impl::AttnFuseAttentionBase<FuseAttention> {
     SmallVector<ScaledDotProductAttentionOp> attentions;
     getOperation()->walk([&](ScaledDotProductAttentionOp op) { attentions.push_back(op); });
     for (ScaledDotProductAttentionOp op : attentions) {
-      if (!op.getWeights().use_empty()) {
-        if (remarks)
-          op.emitRemark("not fused: its attention weights are used");
+      if (weightsRead(op))
         continue;
-      }
       OpBuilder b(op);
       Value mask = op.getKeyMask() ? op.getKeyMask() : onesMask(b, op.getLoc(), op.getKeys());
       auto flash = b.create<FlashAttentionOp>(op.getLoc(), op.getQuery(), op.getKeys(),

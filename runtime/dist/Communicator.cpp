@@ -6,9 +6,6 @@ namespace attn::dist {
 
 #ifdef ATTN_HAVE_MPI
 std::unique_ptr<Communicator> makeMpi(double timeoutSeconds); // Mpi.cpp
-bool haveMpi() { return true; }
-#else
-bool haveMpi() { return false; }
 #endif
 
 std::unique_ptr<Communicator> fromEnvironment(double timeoutSeconds) {

@@ -42,9 +42,6 @@ public:
 /// launcher is there but this build has no MPI.
 std::unique_ptr<Communicator> fromEnvironment(double timeoutSeconds);
 
-/// Whether this build can train over MPI (ATTN_MPI).
-bool haveMpi();
-
 } // namespace attn::dist
 
 #endif // ATTN_DIST_COMMUNICATOR_H
