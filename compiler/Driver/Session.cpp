@@ -172,9 +172,12 @@ bool Session::import() {
   else if (task::usesPairs(task))
     options = importOptions(compiledData());
   options.decodeFull = options_.uncachedDecoding;
-  if (options_.batchShards > 1) {
-    if (s.train.batchSize % options_.batchShards != 0) {
-      int64_t n = options_.batchShards, up = (s.train.batchSize + n - 1) / n * n;
+  // Each rank of a data-parallel run compiles its shard; the spec (and every checkpoint's copy
+  // of it) keeps the global batch, so a run resumes on any number of ranks.
+  yaml::Spec shard = s;
+  if (int64_t n = options_.batchShards; n > 1) {
+    if (s.train.batchSize % n != 0) {
+      int64_t up = (s.train.batchSize + n - 1) / n * n;
       report({s.locOf("train.batch_size", s.train.loc),
               "train.batch_size = " + std::to_string(s.train.batchSize) +
                   " is the global batch, and it does not divide over " + std::to_string(n) +
@@ -183,23 +186,23 @@ bool Session::import() {
                   ", e.g. --set train.batch_size=" + std::to_string(up)});
       return false;
     }
-    // Each rank's program takes its shard; the spec (and every checkpoint's copy of it)
-    // keeps the global batch, so a run resumes on any number of ranks.
-    yaml::Spec shard = s;
-    shard.train.batchSize /= options_.batchShards;
-    module_ = yaml::importSpec(shard, *context_, options);
-  } else {
-    module_ = yaml::importSpec(s, *context_, options);
+    shard.train.batchSize /= n;
   }
+  module_ = yaml::importSpec(shard, *context_, options);
   return module_ && succeeded(mlir::verify(*module_));
+}
+
+pipelines::FusionOptions Session::fusionOptions() const {
+  pipelines::FusionOptions fusion;
+  fusion.recurrence = options_.fuse && options_.fuseRecurrence;
+  fusion.attention = options_.fuse && options_.fuseAttention;
+  return fusion;
 }
 
 bool Session::runPasses(Stage stage) {
   mlir::PassManager pm(context_.get());
   // Fusion runs again in the lowering (for entries training did not see); its remarks once.
-  pipelines::FusionOptions fusion;
-  fusion.recurrence = options_.fuse && options_.fuseRecurrence;
-  fusion.attention = options_.fuse && options_.fuseAttention;
+  pipelines::FusionOptions fusion = fusionOptions();
   fusion.remarks = options_.remarks && !remarked_ &&
                    (stage == Stage::Fused || stage == Stage::Grad || stage == Stage::Lowered);
   remarked_ = remarked_ || fusion.remarks;
@@ -309,8 +312,8 @@ std::string Session::compileKey() {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << CompileCache::identity() << "\nprogram " << name_ << ", at stage " << stageName(*stage_)
-     << "\nfuse recurrence " << (options_.fuse && options_.fuseRecurrence) << " attention "
-     << (options_.fuse && options_.fuseAttention) << "\n";
+     << "\nfuse recurrence " << fusionOptions().recurrence << " attention "
+     << fusionOptions().attention << "\n";
   // LLVM's own options change its code (configureLLVM).
   if (const char *llvmArgs = std::getenv("ATTN_LLVM_ARGS"))
     os << "llvm " << llvmArgs << "\n";

@@ -5,6 +5,7 @@
 // in compiler/Pipelines.
 #pragma once
 
+#include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Jit.h"
 #include "compiler/Target/Manifest.h"
 #include "frontends/yaml/Importer.h"
@@ -143,6 +144,8 @@ private:
   bool import();
   bool runPasses(Stage stage);
   void report(const yaml::Diagnostic &d) const;
+  /// Which structural fusions the options ask for (remarks off).
+  pipelines::FusionOptions fusionOptions() const;
   /// What identifies the compilation loadModel would do from here (a compile-cache key).
   std::string compileKey();
   /// The native object of the module (to LLVM first) and its manifest: from the compile
