@@ -66,15 +66,21 @@ pipelines::TrainingOptions trainingOptions(const yaml::TrainSpec &t) {
   return o;
 }
 
-std::string runDirectory(const yaml::Spec &s, const std::string &out) {
-  return !out.empty()                    ? out
-         : !s.train.checkpointDir.empty() ? s.train.checkpointDir
-                                          : "runs/" + s.name;
-}
-
-train::TrainOptions trainOptions(const yaml::Spec &s, const std::string &dir) {
-  train::TrainOptions t;
+app::ModelConfig modelConfig(const yaml::Spec &s) {
+  app::ModelConfig c;
+  c.name = s.name;
+  c.data = dataConfig(s);
+  c.decode = decodeConfig(s);
+  c.sample.options.length = s.sample.length;
+  c.sample.options.temperature = s.sample.temperature;
+  c.sample.options.topK = s.sample.topK;
+  c.sample.options.seed = s.sample.seed;
+  c.sample.prime = s.sample.prime;
+  c.stepInputs = stepInputConfig(s);
+  app::TrainConfig &t = c.train;
   t.steps = s.train.steps;
+  t.batchSize = s.train.batchSize;
+  t.optimizer = yaml::nameOf(s.train.optimizer.type);
   t.schedule.type = yaml::nameOf(s.train.schedule.type);
   t.schedule.lr = s.train.optimizer.lr;
   t.schedule.warmup = s.train.schedule.warmup;
@@ -88,10 +94,9 @@ train::TrainOptions trainOptions(const yaml::Spec &s, const std::string &dir) {
   t.checkpointEvery = s.train.checkpointEvery;
   t.patience = s.train.patience;
   t.minDelta = s.train.minDelta;
-  t.dir = dir;
-  t.metadata = {{task::kModelKey, s.name}, {task::kSpecKey, yaml::specToYaml(s)}};
-  t.perStepInput = task::perStepInputs(stepInputConfig(s));
-  return t;
+  t.checkpointDir = s.train.checkpointDir;
+  c.spec = yaml::specToYaml(s);
+  return c;
 }
 
 yaml::ImportOptions importOptions(const task::PairData &d) {

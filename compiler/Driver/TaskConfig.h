@@ -6,10 +6,10 @@
 #include "frontends/yaml/Importer.h"
 #include "frontends/yaml/Spec.h"
 
+#include "attn/app/Config.h"
 #include "attn/task/Data.h"
 #include "attn/task/Seq2SeqDecoder.h"
 #include "attn/task/StepInputs.h"
-#include "attn/train/Trainer.h"
 
 namespace attn::driver {
 
@@ -22,11 +22,9 @@ task::DecodeConfig decodeConfig(const yaml::Spec &spec);
 task::StepInputConfig stepInputConfig(const yaml::Spec &spec);
 /// `train:` as the training pipeline's options (optimizer, clipping).
 pipelines::TrainingOptions trainingOptions(const yaml::TrainSpec &train);
-/// `train:` as the training loop's options; `dir` is the run directory. The schedule spans
-/// train.steps (so `--steps N` only stops early, and --resume goes on).
-train::TrainOptions trainOptions(const yaml::Spec &spec, const std::string &dir);
-/// The run directory: `out` if given, else train.checkpoint.dir, else runs/<name>.
-std::string runDirectory(const yaml::Spec &spec, const std::string &out);
+/// Everything a compiled model's verbs read at run time (attn/app): the sections above,
+/// `sample:`, `train:` and the spec itself.
+app::ModelConfig modelConfig(const yaml::Spec &spec);
 /// What the importer needs to know of a pair task's data.
 yaml::ImportOptions importOptions(const task::PairData &data);
 

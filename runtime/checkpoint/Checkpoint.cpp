@@ -195,22 +195,36 @@ struct Entry {
   uint64_t begin = 0, end = 0;
 };
 
-// pread() exactly `size` bytes at `offset`, retrying on EINTR and short reads.
-void readExact(const std::string &path, int fd, uint64_t offset, void *data, size_t size) {
-  char *p = static_cast<char *>(data);
-  while (size > 0) {
-    ssize_t n = ::pread(fd, p, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      fail(path, "read error: " + errnoText());
-    if (n == 0)
-      fail(path, "unexpected end of file (was it truncated while being read?)");
-    p += n;
-    offset += static_cast<uint64_t>(n);
-    size -= static_cast<size_t>(n);
+// Where a safetensors file's bytes come from: a file (read with pread, retrying on EINTR and
+// short reads) or a buffer in memory (an executable's embedded weights). `name` names it in
+// every message.
+struct Source {
+  std::string name;
+  uint64_t size = 0;
+  int fd = -1;                          // a file, or
+  const unsigned char *bytes = nullptr; // memory
+
+  // Exactly `n` bytes at `offset` (the callers have checked that they lie within `size`).
+  void read(uint64_t offset, void *data, size_t n) const {
+    if (bytes) {
+      std::memcpy(data, bytes + offset, n);
+      return;
+    }
+    char *p = static_cast<char *>(data);
+    while (n > 0) {
+      ssize_t got = ::pread(fd, p, n, static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got < 0)
+        fail(name, "read error: " + errnoText());
+      if (got == 0)
+        fail(name, "unexpected end of file (was it truncated while being read?)");
+      p += got;
+      offset += static_cast<uint64_t>(got);
+      n -= static_cast<size_t>(got);
+    }
   }
-}
+};
 
 std::string describeTensor(const std::string &name) { return "tensor " + quote(name); }
 
@@ -344,12 +358,14 @@ void checkLayout(const std::string &path, const std::vector<Entry> &sorted, uint
 }
 
 // Returns the header length N after checking that 8 + N bytes fit in the file.
-uint64_t readHeaderLength(const std::string &path, int fd, uint64_t fileSize) {
+uint64_t readHeaderLength(const Source &source) {
+  const std::string &path = source.name;
+  uint64_t fileSize = source.size;
   if (fileSize < kLengthPrefixSize)
     fail(path, "file is too small (" + std::to_string(fileSize) +
                    " bytes) to hold the 8-byte header length; not a safetensors file?");
   unsigned char prefix[kLengthPrefixSize];
-  readExact(path, fd, 0, prefix, sizeof prefix);
+  source.read(0, prefix, sizeof prefix);
   uint64_t n = 0;
   for (size_t i = 0; i < kLengthPrefixSize; ++i)
     n |= static_cast<uint64_t>(prefix[i]) << (8 * i);
@@ -449,29 +465,18 @@ void save(const std::string &path, const Checkpoint &ckpt) {
 
 namespace {
 
-// The file's header, validated as load() validates it; the tensors' data too when `data`.
-Checkpoint read(const std::string &path, bool data) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever; it is
-  // then refused below like any other file that is not regular (no effect on regular files).
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (!fd.valid())
-    fail(path, "cannot open: " + errnoText());
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0)
-    fail(path, "cannot stat: " + errnoText());
-  if (!S_ISREG(st.st_mode))
-    fail(path, "not a regular file");
-  uint64_t fileSize = static_cast<uint64_t>(st.st_size);
-
-  uint64_t headerSize = readHeaderLength(path, fd.get(), fileSize);
+// The header of `source`, validated as load() validates it; the tensors' data too when `data`.
+Checkpoint read(const Source &source, bool data) {
+  const std::string &path = source.name;
+  uint64_t headerSize = readHeaderLength(source);
   std::string text(headerSize, '\0');
-  readExact(path, fd.get(), kLengthPrefixSize, text.data(), text.size());
+  source.read(kLengthPrefixSize, text.data(), text.size());
   Json header = parseHeaderJson(path, text);
 
   Checkpoint ckpt;
   std::vector<Entry> entries;
   uint64_t dataStart = kLengthPrefixSize + headerSize;
-  uint64_t dataSize = fileSize - dataStart;
+  uint64_t dataSize = source.size - dataStart;
   for (const auto &member : header.items()) {
     const std::string &name = member.key();
     if (name == kMetadataKey) {
@@ -493,18 +498,39 @@ Checkpoint read(const std::string &path, bool data) {
   for (Entry &e : entries) {
     Tensor tensor(e.dtype, e.shape);
     if (tensor.nbytes() > 0)
-      readExact(path, fd.get(), dataStart + e.begin, tensor.raw(), tensor.nbytes());
+      source.read(dataStart + e.begin, tensor.raw(), tensor.nbytes());
     ckpt.tensors.emplace_back(std::move(e.name), std::move(tensor));
   }
   return ckpt;
 }
 
+Checkpoint readFile(const std::string &path, bool data) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever; it is
+  // then refused below like any other file that is not regular (no effect on regular files).
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd.valid())
+    fail(path, "cannot open: " + errnoText());
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0)
+    fail(path, "cannot stat: " + errnoText());
+  if (!S_ISREG(st.st_mode))
+    fail(path, "not a regular file");
+  Source source{path, static_cast<uint64_t>(st.st_size), fd.get()};
+  return read(source, data);
+}
+
 } // namespace
 
-Checkpoint load(const std::string &path) { return read(path, /*data=*/true); }
+Checkpoint load(const std::string &path) { return readFile(path, /*data=*/true); }
+
+Checkpoint parse(const void *bytes, size_t size, const std::string &name) {
+  Source source{name, size};
+  source.bytes = static_cast<const unsigned char *>(bytes);
+  return read(source, /*data=*/true);
+}
 
 std::map<std::string, std::string> loadMetadata(const std::string &path) {
-  return read(path, /*data=*/false).metadata;
+  return readFile(path, /*data=*/false).metadata;
 }
 
 } // namespace attn::checkpoint

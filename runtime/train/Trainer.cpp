@@ -259,7 +259,13 @@ std::map<std::string, std::string> loadCheckpoint(const std::string &path,
                                                   const attn_program_info &info,
                                                   std::vector<Tensor> &params,
                                                   bool statesOptional) {
-  checkpoint::Checkpoint ckpt = checkpoint::load(path);
+  return loadParams(checkpoint::load(path), path, info, params, statesOptional);
+}
+
+std::map<std::string, std::string> loadParams(const checkpoint::Checkpoint &ckpt,
+                                              const std::string &path,
+                                              const attn_program_info &info,
+                                              std::vector<Tensor> &params, bool statesOptional) {
   for (int i = 0; i < info.num_params; ++i) {
     const attn_tensor_info &p = info.params[i];
     const Tensor *t = ckpt.find(p.name);

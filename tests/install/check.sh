@@ -31,4 +31,13 @@ for exe in "$tmp/cmake/consumer" "$tmp/pkg-config-consumer"; do
   ! ldd "$exe" | grep -E 'libMLIR|libLLVM'
 done
 "$prefix/bin/attnc" --help >/dev/null
+# The installed attnc links executables against the installed runtime, not this build's
+# (CXX logs the link line).
+printf '#!/bin/sh\necho "$@" >> "%s"\nexec c++ "$@"\n' "$tmp/link.log" > "$tmp/cxx"
+chmod +x "$tmp/cxx"
+CXX=$tmp/cxx "$prefix/bin/attnc" compile "$src/models/rnn-sine.yaml" --exe -o "$tmp/rnn-sine" \
+  --no-compile-cache >/dev/null
+grep -q "$prefix/lib/libAttnRuntimeExe.a" "$tmp/link.log"
+! grep -q "$build" "$tmp/link.log"
+"$tmp/rnn-sine" run --count 2 | grep -q "rnn-sine: forward on 2 examples"
 echo "install check: ok"

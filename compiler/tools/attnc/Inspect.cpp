@@ -1,6 +1,8 @@
 // attnc check / emit / compile: validate a spec, print any stage of its compilation, write
-// it ahead of time.
+// it ahead of time (an object and a header, or a standalone executable).
 #include "Verbs.h"
+
+#include "compiler/Driver/Executable.h"
 
 #include <iostream>
 
@@ -29,9 +31,26 @@ int emit(attn::driver::Session &session, const Common &, const EmitOptions &o) {
   return writeText(o.output, *text);
 }
 
-int compile(attn::driver::Session &session, const Common &, const CompileOptions &o) {
+int compile(attn::driver::Session &session, const Common &c, const CompileOptions &o) {
   if (o.output.empty())
-    return usageError("compile needs -o MODEL.o");
+    return usageError(o.exe ? "compile --exe needs -o OUT" : "compile needs -o MODEL.o");
+  if (!o.exe && (!o.ckpt.empty() || !o.weightsFile.empty()))
+    return usageError(std::string(o.ckpt.empty() ? "--weights-file" : "--ckpt") +
+                      " goes with --exe (an object file holds no weights)");
+  if (o.exe) {
+    if (o.weightsFile.find('/') != std::string::npos)
+      return usageError("--weights-file names a file beside the executable, without a "
+                        "directory (got '" +
+                        o.weightsFile + "')");
+    if (!o.ckpt.empty() && !session.openCheckpoint(o.ckpt, c.overrides))
+      return 1;
+    std::string error = attn::driver::writeExecutable(session, {o.output, o.cpu, o.weightsFile});
+    if (!error.empty())
+      return std::cerr << "attnc: error: " << error << "\n", 1;
+    std::cout << "wrote " << o.output
+              << (o.weightsFile.empty() ? "" : " and " + o.weightsFile + " beside it") << "\n";
+    return 0;
+  }
   std::string header = o.header;
   if (header.empty()) {
     auto dot = o.output.rfind('.');

@@ -84,12 +84,18 @@ from --sample-seed N (decode.seed). --no-cache (model.transformer) decodes by re
 decoder over the whole prefix at every step (@decode_full) instead of using the key/value
 cache: the reference for the cache, with the same outputs.)";
 
-constexpr const char *kCompileHelp = R"(Compiles ahead of time for --cpu: native (default: this machine, with all its features, e.g.
+constexpr const char *kCompileHelp =
+    R"(Compiles ahead of time for --cpu: native (default: this machine, with all its features, e.g.
 AVX-512) or an LLVM CPU name for objects that run elsewhere (x86-64-v3: any AVX2 machine;
 x86-64: any x86-64). MODEL.o holds the entry points
 `void attn_<model>_<entry>(void **args)`, and the header declares them together with the
 program manifest `attn_<model>_program` (parameters, inputs, outputs; see attn/abi.h).
-Link MODEL.o with the attn runtime (AttnRuntime) and oneDNN; MLIR is not needed.)";
+Link MODEL.o with the attn runtime (AttnRuntime) and oneDNN; MLIR is not needed.
+With --exe, OUT is a standalone executable of the model instead, linked by the system's C++
+compiler (c++, or $CXX): `OUT translate`, `OUT run`, `OUT train`, `OUT eval` and `OUT info`
+do what the attnc verbs do, with the parameters of --ckpt (else freshly initialised ones) and
+the vocabularies built in (--weights-file NAME: in the file NAME beside it). It needs libc,
+libstdc++, libgomp and oneDNN only (docs/deploy.md).)";
 
 constexpr const char *kBenchHelp = R"(Compiles the spec's train step and times it on batches drawn from the spec's data (after
 --warmup untimed steps, the median of --steps timed ones), and for a seq2seq model its
@@ -275,6 +281,16 @@ int main(int argc, char **argv) {
       ->type_name("MODEL.o");
   compile->add_option("--header", compileOptions.header, "the C header (default MODEL.h)");
   compile->add_option("--cpu", compileOptions.cpu, "native | an LLVM CPU name (x86-64-v3, ...)");
+  compile->add_flag("--exe", compileOptions.exe,
+                    "a standalone executable (translate, run, train, eval) instead of an object");
+  compile
+      ->add_option("--ckpt", compileOptions.ckpt,
+                   "--exe: the parameters of a checkpoint (FILE, or DIR: its best, else last)")
+      ->type_name("DIR|FILE");
+  compile
+      ->add_option("--weights-file", compileOptions.weightsFile,
+                   "--exe: write the weights to NAME beside the executable, not into it")
+      ->type_name("NAME");
   CLI::App *bench = verb("bench", "time the train step and decoding, FLOPs and peak fraction",
                          kBenchHelp, false);
   bench->add_option("--steps", benchOptions.steps, "timed train steps")->check(CLI::Range(1, 100000));

@@ -44,6 +44,9 @@ void save(const std::string &path, const Checkpoint &ckpt);
 // wrong>") otherwise; never crashes on garbage input.
 Checkpoint load(const std::string &path);
 
+// The same over `size` bytes in memory (an executable's embedded weights); `name` stands for
+// the path in messages.
+Checkpoint parse(const void *bytes, size_t size, const std::string &name);
 // The metadata of the safetensors file at `path`, its header validated as load() does, without
 // reading the tensors (a checkpoint's spec and vocabularies are wanted before its weights).
 std::map<std::string, std::string> loadMetadata(const std::string &path);

@@ -12,6 +12,7 @@
 
 #include "attn/Program.h"
 #include "attn/Tensor.h"
+#include "attn/checkpoint/Checkpoint.h"
 #include "attn/dist/Communicator.h"
 #include "attn/train/Schedule.h"
 
@@ -117,6 +118,10 @@ std::map<std::string, std::string> loadCheckpoint(const std::string &path,
                                                   std::vector<Tensor> &params,
                                                   bool statesOptional = false);
 
+// The same from a checkpoint already read (`path` names it in messages).
+std::map<std::string, std::string>
+loadParams(const checkpoint::Checkpoint &ckpt, const std::string &path,
+           const attn_program_info &info, std::vector<Tensor> &params, bool statesOptional = false);
 // Only the metadata of a checkpoint: its header is validated, its tensors are not read.
 std::map<std::string, std::string> readCheckpointMetadata(const std::string &path);
 

@@ -74,8 +74,15 @@ TEST_F(CheckpointTest, RoundTripsTensorsOfEveryRankAndMetadata) {
   EXPECT_EQ(loaded.find("scalar")->rank(), 0);
   EXPECT_EQ(loaded.find("missing"), nullptr);
 
-  // The data section starts 8-byte aligned, as the safetensors writer pads it.
+  // The same bytes parsed from memory give the same checkpoint.
   std::string bytes = readBytes(path);
+  Checkpoint parsed = parse(bytes.data(), bytes.size(), "memory");
+  EXPECT_EQ(parsed.metadata, ckpt.metadata);
+  ASSERT_EQ(parsed.tensors.size(), ckpt.tensors.size());
+  for (size_t i = 0; i < ckpt.tensors.size(); ++i)
+    expectSameTensor(ckpt.tensors[i].first, ckpt.tensors[i].second, parsed.tensors[i].second);
+
+  // The data section starts 8-byte aligned, as the safetensors writer pads it.
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i)
     n |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);

@@ -11,11 +11,21 @@ using testing::writeBytes;
 
 class CorruptionTest : public testing::ScratchDirTest {
 protected:
-  // Writes `bytes` to a file and checks that load() rejects it naming the path and `reason`.
+  // Writes `bytes` to a file and checks that load() rejects it naming the path and `reason`,
+  // and that parse() rejects the same bytes in memory (an executable's embedded weights) for
+  // the same reason, naming what it was told they are.
   void expectRejected(const std::string &bytes, const std::string &reason) {
     std::string path = file("corrupt.safetensors");
     writeBytes(path, bytes);
     expectLoadError(path, reason);
+    try {
+      parse(bytes.data(), bytes.size(), "the embedded weights");
+      ADD_FAILURE() << "parse accepted bad bytes; expected: " << reason;
+    } catch (const std::runtime_error &e) {
+      std::string what = e.what();
+      EXPECT_EQ(what.rfind("the embedded weights: ", 0), 0u) << what;
+      EXPECT_NE(what.find(reason), std::string::npos) << "expected '" << reason << "' in: " << what;
+    }
   }
 
   static void expectLoadError(const std::string &path, const std::string &reason) {

@@ -1,0 +1,87 @@
+#include "attn/app/Config.h"
+
+#include "attn/task/Metadata.h"
+
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+
+// Every member by name: a configuration missing one, or holding one of another kind, is
+// refused (nlohmann's *_WITH_DEFAULT would silently take the default instead).
+// Enumerations by name; an unknown name is an error (NLOHMANN_JSON_SERIALIZE_ENUM would map it
+// to the first value without a word).
+namespace attn::data {
+static void to_json(nlohmann::json &j, Tokenize t) { j = t == Tokenize::Char ? "char" : "word"; }
+static void from_json(const nlohmann::json &j, Tokenize &t) {
+  std::string name = j.get<std::string>();
+  if (name != "char" && name != "word")
+    throw std::runtime_error("data tokens must be char or word, got '" + name + "'");
+  t = name == "char" ? Tokenize::Char : Tokenize::Word;
+}
+} // namespace attn::data
+
+namespace attn::task {
+static void to_json(nlohmann::json &j, Task t) { j = taskName(t); }
+static void from_json(const nlohmann::json &j, Task &t) { t = parseTask(j.get<std::string>()); }
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DataConfig, task, builtin, path, validPath, window, minLen,
+                                   maxLen, symbols, tokens, minCount, maxVocab, train, valid, seed,
+                                   sharedVocab, reverseSource)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DecodeConfig, beam, lengthPenalty, maxLength, nbest, sample,
+                                   temperature, topK, seed)
+} // namespace attn::task
+
+namespace attn::train {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TeacherForcingSpec, schedule, ratio, slope, k, min)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ScheduleSpec, type, lr, warmup, decaySteps, gamma, stepSize,
+                                   minLr, totalSteps)
+} // namespace attn::train
+
+namespace attn::task {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepInputConfig, teacherForcing, dropout, seed)
+} // namespace attn::task
+
+namespace attn::decode {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SampleOptions, length, temperature, topK, seed)
+} // namespace attn::decode
+
+namespace attn::app {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SampleConfig, options, prime)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batchSize, optimizer, schedule, seed,
+                                   evalEvery, logEvery, checkpointEvery, patience, minDelta,
+                                   checkpointDir)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelConfig, name, data, decode, sample, stepInputs, train, spec)
+
+std::string toJson(const ModelConfig &config) { return nlohmann::json(config).dump(1); }
+
+ModelConfig fromJson(const std::string &text, const std::string &what) {
+  try {
+    return nlohmann::json::parse(text).get<ModelConfig>();
+  } catch (const std::exception &e) { // nlohmann's, or an unknown task or tokenization
+    throw std::runtime_error(what + ": not a model configuration this runtime reads (" +
+                             std::string(e.what()) + ")");
+  }
+}
+
+std::string runDirectory(const ModelConfig &c, const std::string &out) {
+  return !out.empty()                     ? out
+         : !c.train.checkpointDir.empty() ? c.train.checkpointDir
+                                          : "runs/" + c.name;
+}
+
+train::TrainOptions trainOptions(const ModelConfig &c, const std::string &dir) {
+  train::TrainOptions t;
+  t.steps = c.train.steps;
+  t.schedule = c.train.schedule;
+  t.seed = c.train.seed;
+  t.evalEvery = c.train.evalEvery;
+  t.logEvery = c.train.logEvery;
+  t.checkpointEvery = c.train.checkpointEvery;
+  t.patience = c.train.patience;
+  t.minDelta = c.train.minDelta;
+  t.dir = dir;
+  t.metadata = {{task::kModelKey, c.name}, {task::kSpecKey, c.spec}};
+  t.perStepInput = task::perStepInputs(c.stepInputs);
+  return t;
+}
+
+} // namespace attn::app

@@ -1,0 +1,344 @@
+#include "attn/app/Verbs.h"
+
+#include "attn/data/Sine.h"
+#include "attn/data/TextFile.h"
+#include "attn/decode/Sample.h"
+#include "attn/task/Labelling.h"
+#include "attn/task/LineReader.h"
+#include "attn/task/Metadata.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+
+namespace attn::app {
+namespace {
+
+std::vector<data::Pair> firstValid(const task::PairData &data, int64_t count) {
+  return std::vector<data::Pair>(data.valid.begin(),
+                                 data.valid.begin() +
+                                     std::min<int64_t>(count, (int64_t)data.valid.size()));
+}
+
+int64_t countWeights(const attn_program_info &info) {
+  int64_t n = 0;
+  for (int i = 0; i < info.num_params; ++i)
+    if (!std::strchr(info.params[i].name, '/')) // optimizer state is not a weight
+      n += shapeNumel(infoShape(info.params[i]));
+  return n;
+}
+
+// "N training (D longer than data.max_len = M dropped) and ... validation pairs, ..."
+void reportPairs(const ModelConfig &c, const task::PairData &data, const train::Split &train,
+                 const train::Split &valid) {
+  auto kept = [](const train::Split &split) { return split[0].shape()[0]; };
+  auto dropped = [&](const std::vector<data::Pair> &pairs, int64_t n) {
+    int64_t d = (int64_t)pairs.size() - n;
+    return d > 0 ? " (" + std::to_string(d) +
+                       " longer than data.max_len = " + std::to_string(c.data.maxLen) + " dropped)"
+                 : std::string();
+  };
+  std::cout << c.name << ": " << kept(train) << " training" << dropped(data.train, kept(train))
+            << " and " << kept(valid) << " validation pairs" << dropped(data.valid, kept(valid))
+            << ", vocabularies of " << data.source.size() << " and " << data.target.size()
+            << " tokens" << std::endl;
+}
+
+} // namespace
+
+int translate(const std::string &tool, const task::Seq2SeqDecoder &decoder, bool scores,
+              const DecodedBatch &observe) {
+  task::LineReader input;
+  // Input streams through in batches of the compiled rows: a batch is decoded when it is full
+  // or when no more input is waiting, so each line is answered as soon as it can be and
+  // memory stays bounded however long the input is (`yes | attnc translate`). Every line gets
+  // an output line (empty when it cannot be encoded), so outputs stay aligned with inputs;
+  // the reason goes to stderr with the line number.
+  bool withScores = scores || decoder.config().nbest > 1;
+  std::vector<task::Encoded> sources;
+  std::vector<std::string> lines;
+  std::vector<int64_t> index; // per line of the batch: its 0-based input line
+  std::vector<bool> ok;
+  int failures = 0;
+  int64_t n = 0;
+  auto flush = [&] {
+    std::vector<std::vector<decode::Hypothesis>> decoded = decoder.decode(sources);
+    size_t next = 0;
+    for (size_t i = 0; i < ok.size(); ++i) {
+      if (!ok[i]) {
+        std::cout << (withScores ? std::to_string(index[i]) + " ||| ||| log_prob=-inf score=-inf"
+                                 : "")
+                  << "\n";
+        continue;
+      }
+      const std::vector<decode::Hypothesis> &hyps = decoded[next++];
+      if (!withScores) {
+        std::cout << decoder.text(hyps[0]) << "\n";
+        continue;
+      }
+      for (const decode::Hypothesis &h : hyps) // Marian's n-best format
+        std::cout << index[i] << " ||| " << decoder.text(h)
+                  << " ||| log_prob=" << std::setprecision(8) << h.logProb << " score=" << h.score
+                  << "\n";
+    }
+    std::cout.flush();
+    if (observe)
+      observe(lines, sources, decoded);
+    sources.clear(), lines.clear(), index.clear(), ok.clear();
+  };
+  std::string line;
+  while (input.next(line)) {
+    index.push_back(n++);
+    try {
+      sources.push_back(decoder.encode(line));
+      lines.push_back(line);
+      ok.push_back(true);
+    } catch (const std::exception &e) {
+      std::cerr << tool << ": error: stdin:" << n << ": " << e.what() << "\n";
+      ok.push_back(false);
+      ++failures;
+    }
+    if ((int64_t)ok.size() >= decoder.batchRows() || !input.waiting())
+      flush();
+  }
+  if (!ok.empty())
+    flush();
+  if (input.failed()) {
+    std::cerr << tool << ": error: cannot read stdin: " << input.error() << "\n";
+    return 1;
+  }
+  std::cout.flush();
+  return failures ? 1 : 0;
+}
+
+int runSeq2Seq(const ModelConfig &c, const Model &m, const task::Seq2SeqDecoder &decoder,
+               const task::PairData &data, int64_t count, const DecodedBatch &observe) {
+  std::vector<data::Pair> pairs = firstValid(data, count);
+  std::vector<std::string> lines;
+  std::vector<task::Encoded> sources;
+  for (const auto &p : pairs) {
+    lines.push_back(p.source);
+    sources.push_back(decoder.encode(p.source));
+  }
+  std::vector<std::vector<decode::Hypothesis>> decoded = decoder.decode(sources);
+  std::cout << c.name << ": " << pairs.size() << " validation pairs, "
+            << (c.decode.beam > 1 ? "beam " + std::to_string(c.decode.beam)
+                : c.decode.sample ? "sampled"
+                                  : "greedy")
+            << " decoding, parameters " << m.origin << "\n";
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    std::string out = decoder.text(decoded[i][0]);
+    std::cout << "  " << pairs[i].source << "  ->  " << out
+              << (out == pairs[i].target ? "   (right)" : "   (expected " + pairs[i].target + ")")
+              << "\n";
+  }
+  std::cout.flush();
+  if (observe)
+    observe(lines, sources, decoded);
+  return 0;
+}
+
+int runLabeller(const ModelConfig &c, const Model &m, const task::PairData &data, int64_t count) {
+  std::vector<data::Pair> pairs = firstValid(data, count);
+  train::Split split = task::pairSplit(c.data.task, data, pairs);
+  std::cout << c.name << ": " << split[0].shape()[0] << " validation examples, parameters "
+            << m.origin << "\n";
+  // Each example as the model saw it: its tokens (unknown ones as <unk>), the predicted
+  // tags or label, and whether they match the reference.
+  bool tagged = c.data.task == task::Task::Tag;
+  int64_t steps = split[0].shape()[1];
+  auto words = [&](const std::vector<int32_t> &ids) {
+    return data::detokenize(data.target.decode(ids), data::Tokenize::Word);
+  };
+  task::forEachPrediction(
+      m.program, m.params, split, split[0].shape()[0],
+      [&](int64_t row, const Tensor &scores, int64_t r) {
+        const int32_t *src = split[0].data<int32_t>() + row * steps;
+        std::vector<int32_t> tokens(src, src + steps), got, want;
+        int64_t n = tagged ? (int64_t)data.source.decode(tokens).size() : 1;
+        for (int64_t k = 0; k < n; ++k) {
+          got.push_back(task::argmaxAt(scores, tagged ? r * steps + k : r));
+          want.push_back(split[2].data<int32_t>()[tagged ? row * steps + k : row]);
+        }
+        std::cout << "  " << data::detokenize(data.source.decode(tokens), data.tokenize) << "  ->  "
+                  << words(got)
+                  << (got == want ? "   (right)" : "   (expected " + words(want) + ")") << "\n";
+      });
+  std::cout.flush();
+  return 0;
+}
+
+int generate(const ModelConfig &c, const Model &m) {
+  // A language model generates: feed the prime, then sample one character at a time.
+  const decode::SampleOptions &so = c.sample.options;
+  const std::string &prime = c.sample.prime;
+  auto ids = decode::sample(m.program, m.params, task::textVocab().encode(prime), so);
+  std::cout << c.name << ": " << so.length << " characters at temperature " << so.temperature
+            << ", parameters " << m.origin << "\n"
+            << prime << task::textVocab().decode(ids) << std::endl;
+  return 0;
+}
+
+int runRegressor(const ModelConfig &c, const Model &m, const std::string &input,
+                 const std::string &output, std::optional<int64_t> count) {
+  const attn_entry_info &forward = m.program.entry("forward");
+  std::vector<int64_t> xShape(forward.inputs[0].shape,
+                              forward.inputs[0].shape + forward.inputs[0].rank);
+  int64_t batch = xShape[0], window = c.data.window;
+  int64_t outWidth = forward.outputs[0].shape[1];
+
+  Tensor x, target;
+  std::string source;
+  if (!input.empty()) {
+    x = data::readNumbers(input, window);
+    source = input;
+  } else {
+    // The validation split of the builtin data: a seed apart from the training split.
+    auto examples = data::makeSine(window, count.value_or(batch), c.data.seed + 1);
+    x = std::move(examples.x);
+    target = std::move(examples.y);
+    source = "builtin " + c.data.builtin + " (validation split)";
+  }
+  int64_t n = x.shape()[0];
+  std::cout << c.name << ": forward on " << n << " examples of " << source << ", parameters "
+            << m.origin << "\n";
+  std::cout << "      #" << (target.numel() ? "      target" : "") << "      output\n";
+
+  std::ofstream raw;
+  if (!output.empty()) {
+    raw.open(output);
+    if (!raw) // a missing directory, say: before any work, not silently after it
+      throw std::runtime_error(output + ": cannot open the --output file: " + std::strerror(errno));
+  }
+  for (int64_t start = 0; start < n; start += batch) {
+    Tensor xb(ATTN_F32, xShape); // zero-padded past the last example
+    int64_t rows = std::min(batch, n - start);
+    std::copy(x.data<float>() + start * window, x.data<float>() + (start + rows) * window,
+              xb.data<float>());
+    auto outputs = m.program.call("forward", m.params, {xb});
+    const float *y = outputs[0].data<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      char cell[32];
+      std::snprintf(cell, sizeof cell, "%7lld", (long long)(start + r));
+      std::string line = cell;
+      if (target.numel()) {
+        std::snprintf(cell, sizeof cell, "  %10.6f", target.data<float>()[start + r]);
+        line += cell;
+      }
+      for (int64_t j = 0; j < outWidth; ++j) {
+        float v = y[r * outWidth + j];
+        std::snprintf(cell, sizeof cell, "  %10.6f", v);
+        line += cell;
+        if (raw.is_open())
+          raw << (j ? " " : "") << std::setprecision(9) << v;
+      }
+      std::cout << line << "\n";
+      if (raw.is_open())
+        raw << "\n";
+    }
+  }
+  if (raw.is_open() && !raw.flush()) // /dev/full: the data was not written
+    throw std::runtime_error(output + ": cannot write the --output file: " + std::strerror(errno));
+  return 0;
+}
+
+void reportQuality(const ModelConfig &c, const Model &m, const task::PairData &data) {
+  if (c.data.task != task::Task::Seq2Seq) {
+    double accuracy =
+        task::labelAccuracy(m.program, m.params, task::pairSplit(c.data.task, data, data.valid));
+    std::cout << c.name << ": validation accuracy " << std::setprecision(4) << 100.0 * accuracy
+              << "% (" << (c.data.task == task::Task::Tag ? "tokens" : "sequences") << ")"
+              << std::endl;
+    return;
+  }
+  task::Accuracy a = task::Seq2SeqDecoder(m.program, m.params, data, c.decode).accuracy(data.valid);
+  std::cout << c.name << ": "
+            << (c.decode.beam > 1 ? "beam " + std::to_string(c.decode.beam) : std::string("greedy"))
+            << " decoding of " << a.count << " validation pairs: exact match "
+            << std::setprecision(4) << 100.0 * a.exactMatch << "%, token accuracy "
+            << 100.0 * a.tokenAccuracy << "%" << std::endl;
+}
+
+int train(const std::string &tool, const ModelConfig &c, const Model &model,
+          const task::PairData *data, const TrainRun &run) {
+  train::TrainOptions t = trainOptions(c, runDirectory(c, run.out));
+  t.steps = run.steps.value_or(c.train.steps);
+  t.resume = run.resume;
+  t.overwrite = run.overwrite;
+  t.plotLoss = run.plotLoss;
+  t.comm = run.comm;
+  int ranks = run.comm ? run.comm->size() : 1;
+  bool rank0 = !run.comm || run.comm->rank() == 0;
+  train::Split train = task::trainSplit(c.data, data), valid = task::validSplit(c.data, data);
+  if (data) {
+    for (auto &[key, value] : task::pairMetadata(*data))
+      t.metadata[key] = value;
+    reportPairs(c, *data, train, valid);
+  }
+
+  std::cout << c.name << ": training " << countWeights(model.program.info()) << " weights for "
+            << t.steps << " steps (" << c.train.optimizer << ", lr " << c.train.schedule.lr << ", "
+            << c.train.schedule.type << " schedule, batch " << c.train.batchSize
+            << (ranks > 1 ? " over " + std::to_string(ranks) + " ranks (" +
+                                std::to_string(c.train.batchSize / ranks) + " each)"
+                          : std::string())
+            << ") into " << t.dir << std::endl;
+  auto started = std::chrono::steady_clock::now();
+  auto result = train::train(model.program, model.params, train, valid, t);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!result.error.empty()) {
+    std::cerr << tool << ": error: " << result.error << "\n";
+    return 1;
+  }
+  if (result.nothingToDo) {
+    std::cout << c.name << ": nothing to train: the run in " << t.dir << " "
+              << (result.stoppedEarly ? "stopped early" : "is") << " at step " << result.lastStep
+              << (result.stoppedEarly ? "" : " and --steps is " + std::to_string(t.steps))
+              << "; nothing was written" << std::endl;
+    return 0;
+  }
+  std::cout << "done at step " << result.lastStep << (result.stoppedEarly ? " (early stop)" : "")
+            << ": loss " << result.lastLoss;
+  if (!std::isnan(result.bestValid))
+    std::cout << ", best validation loss " << result.bestValid;
+  std::cout << "\nwrote " << t.dir << "/"
+            << (result.wroteBest ? "{last,best}.safetensors" : "last.safetensors")
+            << ", metrics.jsonl" << (t.plotLoss ? ", loss.png" : "") << std::endl;
+  if (ranks > 1) {
+    int64_t steps = result.lastStep - result.firstStep + 1;
+    std::cout << c.name << ": " << ranks << " ranks, " << std::setprecision(4)
+              << (double)steps / seconds << " steps/s; the gradients' all-reduce took "
+              << 1e3 * result.allReduceSeconds << " ms per step (median)" << std::endl;
+  }
+  if (data && rank0) {
+    // The model as the run leaves it in best.safetensors (early stopping restores it too).
+    std::string best = t.dir + "/best.safetensors";
+    if (std::filesystem::exists(best))
+      train::loadCheckpoint(best, model.program.info(), model.params);
+    reportQuality(c, model, *data);
+  }
+  return 0;
+}
+
+int evaluate(const ModelConfig &c, const Model &model, const task::PairData *data,
+             const std::string &file, const std::string &step) {
+  double loss = train::evaluate(model.program, model.params,
+                                data ? task::pairSplit(c.data.task, *data, data->valid)
+                                     : task::validSplit(c.data),
+                                task::perStepInputs(c.stepInputs));
+  std::cout << c.name << ": validation loss " << loss << " (" << file << ", step " << step << ")"
+            << std::endl;
+  if (data)
+    reportQuality(c, model, *data);
+  return 0;
+}
+
+} // namespace attn::app

@@ -1,0 +1,346 @@
+// The main of a standalone executable (`attnc compile MODEL.yaml --exe -o OUT`): one model's
+// verbs (translate, run, train, eval, info) from the command line, as attnc has them, over the
+// program, configuration and weights linked into it. What it prints is attn::app's, so its
+// outputs equal attnc's on the same inputs. It links the runtime, oneDNN and libgomp only.
+//
+// attnc links this with the model's object and two generated parts that define:
+//   attn_exe_program       the program's manifest (attn/abi.h), from the model's C header
+//   attn_exe_config        its attn::app::ModelConfig as JSON (attn_exe_config_size bytes)
+//   attn_exe_weights       a safetensors image: the parameters and the metadata a checkpoint
+//                          carries (spec, vocabularies, lengths); attn_exe_weights_size bytes,
+//                          0 when they are in a file beside the executable instead,
+//   attn_exe_weights_file  named by this (NULL when embedded).
+#include "attn/Init.h"
+#include "attn/Numbers.h"
+#include "attn/Program.h"
+#include "attn/app/Config.h"
+#include "attn/app/Verbs.h"
+#include "attn/checkpoint/Checkpoint.h"
+#include "attn/task/Metadata.h"
+
+#include <CLI/CLI.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+extern "C" {
+extern const attn_program_info *const attn_exe_program;
+extern const char *const attn_exe_weights_file;
+extern const unsigned char attn_exe_config[], attn_exe_weights[];
+extern const uint64_t attn_exe_config_size, attn_exe_weights_size;
+}
+
+namespace {
+
+using attn::app::ModelConfig;
+using attn::task::Task;
+
+std::string tool = "model"; // argv[0]'s file name, in messages
+
+int fail(const std::string &message) {
+  std::cerr << tool << ": error: " << message << "\n";
+  return 1;
+}
+
+int usage(const std::string &message) {
+  std::cerr << tool << ": error: " << message << "\nRun with --help for more information.\n";
+  return 2;
+}
+
+// The directory holding this executable (where its weights file lies).
+std::string ownDirectory() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "." : self.parent_path().string();
+}
+
+// Parameters: the embedded ones (or those of the weights file beside the executable), or a
+// checkpoint's (`ckpt`: FILE, or DIR meaning its best, else last), with the metadata they
+// carry.
+struct Weights {
+  attn::checkpoint::Checkpoint ckpt;
+  std::string name; // for messages and reports
+};
+
+Weights readWeights(const std::string &ckpt) {
+  Weights w;
+  if (!ckpt.empty()) {
+    std::string warning;
+    w.name = attn::task::checkpointFile(ckpt, &warning);
+    if (!warning.empty())
+      std::cerr << tool << ": warning: " << warning << "\n";
+    w.ckpt = attn::checkpoint::load(w.name);
+  } else if (attn_exe_weights_file) {
+    w.name = ownDirectory() + "/" + attn_exe_weights_file;
+    w.ckpt = attn::checkpoint::load(w.name);
+  } else {
+    w.name = "the embedded weights";
+    w.ckpt = attn::checkpoint::parse(attn_exe_weights, attn_exe_weights_size, w.name);
+  }
+  return w;
+}
+
+// A pair task's vocabularies and compiled lengths, as the weights' metadata holds them.
+attn::task::PairData pairData(const ModelConfig &c, const Weights &w) {
+  return attn::task::pairDataFromMetadata(c.data.task, c.data.tokens, c.data.reverseSource,
+                                          w.ckpt.metadata, w.name);
+}
+
+struct Loaded {
+  std::unique_ptr<attn::Program> program;
+  std::vector<attn::Tensor> params;
+  std::string origin;
+  attn::app::Model model() { return {*program, params, origin}; }
+};
+
+// The program with parameters from `w`, or freshly initialised from `seed` (training).
+Loaded load(const Weights *w, uint64_t seed) {
+  Loaded l;
+  l.program = std::make_unique<attn::Program>(attn_exe_program);
+  l.params = attn::initParams(l.program->info(), seed);
+  l.origin = "initialised from seed " + std::to_string(seed);
+  if (w) {
+    attn::train::loadParams(w->ckpt, w->name, l.program->info(), l.params,
+                            /*statesOptional=*/true);
+    l.origin = "from " + w->name + " (step " + attn::task::stepOf(w->ckpt.metadata) + ")";
+  }
+  return l;
+}
+
+// The command line's values before they are checked (numbers are read by attn::parse*).
+struct Raw {
+  std::string ckpt, count, seed, prime, temperature, topK, sampleSeed, beam, nbest, steps;
+  std::string lengthPenalty, input, output, out;
+  bool sample = false, scores = false, resume = false, overwrite = false;
+};
+
+// --beam, --nbest, --sample... onto config.decode (and --temperature... onto config.sample for
+// a language model), checked as the spec's validator checks the keys they stand for.
+void applyDecodeFlags(const Raw &r, ModelConfig &c) {
+  attn::task::DecodeConfig &d = c.decode;
+  attn::decode::SampleOptions &s = c.sample.options;
+  if (!r.beam.empty())
+    d.beam = attn::parseInt(r.beam, 1, 1024, "--beam");
+  if (!r.nbest.empty())
+    d.nbest = attn::parseInt(r.nbest, 1, 1024, "--nbest");
+  if (!r.lengthPenalty.empty())
+    d.lengthPenalty = attn::parseFinite(r.lengthPenalty, 0, 1e6, "--length-penalty");
+  if (r.sample)
+    d.sample = true;
+  if (!r.temperature.empty())
+    d.temperature = s.temperature = attn::parseFinite(r.temperature, 0, 1e6, "--temperature");
+  if (!r.topK.empty())
+    d.topK = s.topK = attn::parseInt(r.topK, 0, 10000000, "--top-k");
+  if (!r.sampleSeed.empty())
+    d.seed = s.seed = attn::parseUnsigned(r.sampleSeed, "--sample-seed");
+  if (!r.count.empty() && c.data.task == Task::Lm)
+    s.length = attn::parseInt(r.count, 1, 1000000, "--count");
+  if (!r.prime.empty())
+    c.sample.prime = r.prime;
+  if (d.nbest > d.beam)
+    throw std::runtime_error("--nbest (" + std::to_string(d.nbest) + ") cannot exceed the beam (" +
+                             std::to_string(d.beam) + ")");
+  if (d.sample && d.beam > 1)
+    throw std::runtime_error("--sample decodes greedy rows only; it needs --beam 1");
+}
+
+int translate(const ModelConfig &c, const Raw &r) {
+  if (c.data.task != Task::Seq2Seq)
+    return usage("translate needs a seq2seq model; " + c.name + " is task '" +
+                 attn::task::taskName(c.data.task) + "'");
+  Weights w = readWeights(r.ckpt);
+  attn::task::PairData data = pairData(c, w);
+  Loaded l = load(&w, c.train.seed);
+  attn::task::Seq2SeqDecoder decoder(*l.program, l.params, data, c.decode);
+  if (c.decode.beam > decoder.batchRows())
+    return usage("--beam " + std::to_string(c.decode.beam) + " needs " +
+                 std::to_string(c.decode.beam) + " decoder rows; this executable has " +
+                 std::to_string(decoder.batchRows()) +
+                 " (compile it with a larger decode.beam or decode.batch)");
+  return attn::app::translate(tool, decoder, r.scores);
+}
+
+int run(const ModelConfig &c, const Raw &r) {
+  std::optional<int64_t> count;
+  if (!r.count.empty() && c.data.task != Task::Lm)
+    count = attn::parseInt(r.count, 1, 1000000000, "--count");
+  bool trained = !r.ckpt.empty() || r.seed.empty();
+  std::optional<Weights> w;
+  if (trained || attn::task::usesPairs(c.data.task))
+    w = readWeights(r.ckpt);
+  uint64_t seed = r.seed.empty() ? c.train.seed : attn::parseUnsigned(r.seed, "--seed");
+  Loaded l = load(trained ? &*w : nullptr, seed);
+  switch (c.data.task) {
+  case Task::Seq2Seq:
+  case Task::Tag:
+  case Task::Classify: {
+    attn::task::PairData data = pairData(c, *w);
+    data.valid = attn::task::buildPairs(c.data).valid;
+    if (c.data.task != Task::Seq2Seq)
+      return attn::app::runLabeller(c, l.model(), data, count.value_or(8));
+    attn::task::Seq2SeqDecoder decoder(*l.program, l.params, data, c.decode);
+    return attn::app::runSeq2Seq(c, l.model(), decoder, data, count.value_or(8));
+  }
+  case Task::Lm:
+    return attn::app::generate(c, l.model());
+  case Task::Regress:
+    return attn::app::runRegressor(c, l.model(), r.input, r.output, count);
+  }
+  return 1;
+}
+
+int train(const ModelConfig &c, const Raw &r) {
+  attn::app::TrainRun run;
+  if (!r.steps.empty())
+    run.steps = attn::parseInt(r.steps, 1, 1000000000000, "--steps");
+  run.out = r.out;
+  run.resume = r.resume;
+  run.overwrite = r.overwrite;
+  std::optional<attn::task::PairData> data;
+  if (attn::task::usesPairs(c.data.task)) {
+    // The program's shapes are the vocabularies' the model was compiled with: the data must
+    // give the same ones (it does when it is the spec's).
+    data = attn::task::buildPairs(c.data);
+    Weights w = readWeights("");
+    attn::task::PairData compiled = pairData(c, w);
+    if (data->source.serialize() != compiled.source.serialize() ||
+        data->target.serialize() != compiled.target.serialize())
+      return fail("the training data gives other vocabularies (" +
+                  std::to_string(data->source.size()) + " and " +
+                  std::to_string(data->target.size()) + " tokens) than " + c.name +
+                  " was compiled for (" + std::to_string(compiled.source.size()) + " and " +
+                  std::to_string(compiled.target.size()) + "); compile it again for this data");
+  }
+  std::string last = attn::app::runDirectory(c, r.out) + "/last.safetensors";
+  if (r.resume && std::filesystem::exists(last)) {
+    auto meta = attn::train::readCheckpointMetadata(last);
+    auto spec = meta.find(attn::task::kSpecKey);
+    if (spec != meta.end() && spec->second != c.spec)
+      return fail(last + " was trained from another spec than " + c.name +
+                  " was compiled from; resume it with attnc train --resume");
+  }
+  Loaded l = load(nullptr, c.train.seed);
+  return attn::app::train(tool, c, l.model(), data ? &*data : nullptr, run);
+}
+
+int eval(const ModelConfig &c, const Raw &r) {
+  Weights w = readWeights(r.ckpt);
+  Loaded l = load(&w, c.train.seed);
+  std::optional<attn::task::PairData> data;
+  if (attn::task::usesPairs(c.data.task)) {
+    data = pairData(c, w);
+    data->valid = attn::task::buildPairs(c.data).valid;
+  }
+  return attn::app::evaluate(c, l.model(), data ? &*data : nullptr, w.name,
+                             attn::task::stepOf(w.ckpt.metadata));
+}
+
+int info(const ModelConfig &c) {
+  attn::Program program(attn_exe_program);
+  const attn_program_info &p = program.info();
+  std::cout << c.name << ": " << attn::task::taskName(c.data.task) << " model compiled by attnc"
+            << " for the CPU " << (p.cpu ? p.cpu : "?") << "\nentries:";
+  for (const std::string &e : program.entryNames())
+    std::cout << " " << e;
+  std::cout << "\nweights: "
+            << (attn_exe_weights_file ? ownDirectory() + "/" + attn_exe_weights_file
+                                      : std::string("embedded"))
+            << "\n";
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  tool = std::filesystem::path(argv[0]).filename().string();
+  // As attnc: a closed standard descriptor gets /dev/null, so that no file opened later
+  // takes its number and receives what is meant for it.
+  bool stdinClosed = fcntl(0, F_GETFD) == -1;
+  for (int fd = 0; fd < 3; ++fd)
+    if (fcntl(fd, F_GETFD) == -1 && open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+      return 1;
+  ModelConfig config;
+  try {
+    config = attn::app::fromJson(
+        std::string(reinterpret_cast<const char *>(attn_exe_config), attn_exe_config_size),
+        "the embedded configuration");
+  } catch (const std::exception &e) {
+    return fail(e.what());
+  }
+
+  Raw r;
+  CLI::App app{config.name + ": the model " + config.name + " (" +
+                   attn::task::taskName(config.data.task) + "), compiled ahead of time by attnc",
+               tool};
+  app.require_subcommand(0, 1);
+  auto ckpt = [&](CLI::App *v) {
+    v->add_option("--ckpt", r.ckpt, "parameters of a checkpoint instead of the built-in ones")
+        ->type_name("DIR|FILE");
+  };
+  auto decodeFlags = [&](CLI::App *v) {
+    v->add_flag("--sample", r.sample, "sample each token (decode.sample)");
+    v->add_option("--temperature", r.temperature, "sampling temperature")->type_name("T");
+    v->add_option("--top-k", r.topK, "sample among the K likeliest")->type_name("K");
+    v->add_option("--sample-seed", r.sampleSeed, "sampling seed")->type_name("N");
+  };
+  CLI::App *translate = app.add_subcommand("translate", "decode lines from stdin (seq2seq)");
+  ckpt(translate);
+  decodeFlags(translate);
+  translate->add_option("--beam", r.beam, "beam size (decode.beam; 1: greedy)")->type_name("N");
+  translate->add_option("--nbest", r.nbest, "hypotheses per input (decode.nbest)")->type_name("N");
+  translate->add_option("--length-penalty", r.lengthPenalty, "decode.length_penalty")
+      ->type_name("A");
+  translate->add_flag("--scores", r.scores, "print scores (Marian's n-best form)");
+  CLI::App *run = app.add_subcommand("run", "run the model as attnc run does");
+  ckpt(run);
+  decodeFlags(run);
+  run->add_option("--input", r.input, "examples to run (regress)")->type_name("FILE");
+  run->add_option("--output", r.output, "also write the raw outputs to FILE");
+  run->add_option("--count", r.count, "examples (or characters) to run")->type_name("N");
+  run->add_option("--seed", r.seed, "initialise the parameters from seed N")->type_name("N");
+  run->add_option("--prime", r.prime, "lm: the text to start from")->type_name("TEXT");
+  CLI::App *train = app.add_subcommand("train", "train from scratch with the compiled train step");
+  train->add_option("--steps", r.steps, "train this many steps (default train.steps)")
+      ->type_name("N");
+  train->add_option("--out", r.out, "the run directory")->type_name("DIR");
+  train->add_flag("--resume", r.resume, "continue the run in the directory");
+  train->add_flag("--overwrite", r.overwrite, "replace the run in the directory");
+  CLI::App *eval = app.add_subcommand("eval", "the validation loss of the parameters");
+  ckpt(eval);
+  CLI::App *info = app.add_subcommand("info", "what this executable holds");
+  try {
+    app.parse(argc, argv);
+    applyDecodeFlags(r, config);
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    return usage(e.what());
+  } catch (const std::exception &e) {
+    return usage(e.what());
+  }
+  if (app.get_subcommands().empty()) {
+    std::cout << app.help();
+    return 2;
+  }
+  CLI::App *chosen = app.get_subcommands()[0];
+  try {
+    if (chosen == translate) {
+      if (stdinClosed)
+        return fail("stdin is closed; translate reads one source per line from it");
+      return ::translate(config, r);
+    }
+    if (chosen == run)
+      return ::run(config, r);
+    if (chosen == train)
+      return ::train(config, r);
+    if (chosen == eval)
+      return ::eval(config, r);
+    return ::info(config);
+  } catch (const std::exception &e) {
+    return fail(e.what());
+  }
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Standalone executables (`attnc compile --exe`, docs/deploy.md) against the attnc verbs:
+#
+#   check.sh ATTNC SOURCE_DIR WORK_DIR FAMILY      FAMILY: seq2seq transformer tag classify
+#                                                          regress lm
+#
+# A few attnc training steps give a checkpoint; the executable compiled with it runs under
+# `env -i` from a directory holding only it (and its weights file, for tag), and prints what
+# the attnc verbs print on the same inputs; `train` through it gives attnc's losses bit for
+# bit; `ldd` shows no LLVM or MLIR; bad input gets attnc's errors; attnc reads the
+# checkpoints it writes.
+set -euo pipefail
+attnc=$1 src=$2 work=$3 family=$4
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+fail() { echo "FAIL ($family): $*"; exit 1; }
+same() { cmp -s "$1" "$2" || { diff "$1" "$2" | head -20; fail "$3"; }; }
+# attnc's lines name the checkpoint it read, the executable's its embedded weights.
+origin() { sed -E -e 's/parameters from (the embedded weights|[^ ]+)/parameters from WEIGHTS/' \
+                   -e 's/\((the embedded weights|[^,]+), step/(WEIGHTS, step/' "$1"; }
+# The training losses and gradient norms of a run, step by step.
+losses() { python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if "loss" in r: print(r["step"], repr(r["loss"]), repr(r.get("grad_norm")), repr(r.get("valid_loss")))' "$1"; }
+
+case $family in
+  seq2seq)     model=dates-bahdanau steps=40 ;;
+  transformer) model=reverse-transformer steps=20 ;;
+  tag)         model=pos-tagger steps=30 weights=pos.safetensors ;;
+  classify)    model=majority-classifier steps=30 ;;
+  regress)     model=rnn-sine steps=30 ;;
+  lm)          model=char-rnn steps=20 ;;
+  *) fail "unknown family" ;;
+esac
+spec=$src/models/$model.yaml
+"$attnc" train "$spec" --steps $steps --out "$work/run" > train.log
+ckpt=$work/run/best.safetensors
+"$attnc" compile "$spec" --ckpt run --exe -o bin/$model ${weights:+--weights-file $weights} > compile.log
+if ldd bin/$model | grep -Ei 'llvm|mlir'; then fail "the executable links LLVM or MLIR"; fi
+
+# Alone in a directory, with an empty environment (but the thread count: a gradient norm's
+# reduction order depends on it).
+mkdir alone && cp bin/* alone/
+exe() { (cd "$work/alone" && env -i ${OMP_NUM_THREADS:+OMP_NUM_THREADS=$OMP_NUM_THREADS} ./$model "$@"); }
+exe info > info.txt || fail "info: $(cat info.txt)"
+grep -q "^$model: " info.txt || fail "info does not name the model: $(cat info.txt)"
+
+# `run` with the checkpoint (both name the same file) and with the built-in weights.
+exe run --ckpt "$ckpt" > exe-run.txt
+"$attnc" run "$spec" --ckpt "$ckpt" > attnc-run.txt
+same exe-run.txt attnc-run.txt "run --ckpt differs from attnc run"
+exe run > exe-run-embedded.txt
+same <(origin exe-run-embedded.txt) <(origin attnc-run.txt) "run with the built-in weights differs"
+exe eval > exe-eval.txt
+"$attnc" eval --ckpt "$ckpt" > attnc-eval.txt
+same <(origin exe-eval.txt) <(origin attnc-eval.txt) "eval differs"
+
+case $family in
+  seq2seq|transformer)
+    if [ $family = seq2seq ]; then
+      printf '%s\n' 'march 3, 1999' '2001-02-03' 'Tuesday, June 5 2012' '5/6/07' 'dec 31 1999' > in.txt
+      long=$(printf '1%.0s' $(seq 40))
+    else
+      printf '%s\n' '1 2 3' '4 5 6 7 8' '9 9 1 2' '3 1 4 1 5 9 2 6' > in.txt
+      long=$(seq -s ' ' 12)
+    fi
+    for flags in "" "--beam 3 --nbest 2" "--scores" "--sample --sample-seed 5 --temperature 0.7"; do
+      exe translate $flags < in.txt > exe-tr.txt
+      "$attnc" translate --ckpt "$ckpt" $flags < in.txt > attnc-tr.txt
+      same exe-tr.txt attnc-tr.txt "translate $flags differs"
+    done
+    # An over-long line: an empty output line, an error naming it, exit 1 (as attnc).
+    printf '%s\n' '1 2' "$long" > bad.txt
+    if exe translate < bad.txt > bad.out 2> bad.err; then fail "an over-long line exited 0"; fi
+    [ "$(wc -l < bad.out)" = 2 ] && [ -z "$(sed -n 2p bad.out)" ] || fail "bad line output: $(cat bad.out)"
+    grep -q "error: stdin:2: " bad.err || fail "no error naming line 2: $(cat bad.err)"
+    if exe translate --beam 0 < in.txt 2> usage.err; then fail "--beam 0 was accepted"; fi
+    grep -q -- "--beam" usage.err || fail "no message for --beam 0: $(cat usage.err)"
+    ;;
+  regress)
+    printf '%s\n' "$(seq -s ' ' 0.1 0.1 1.6)" "$(seq -s ' ' 1.6 -0.1 0.1)" > numbers.txt
+    exe run --ckpt "$ckpt" --input "$work/numbers.txt" --output "$work/exe-raw.txt" > exe-in.txt
+    "$attnc" run "$spec" --ckpt "$ckpt" --input numbers.txt --output attnc-raw.txt > attnc-in.txt
+    same exe-in.txt <(sed "s|numbers.txt|$work/numbers.txt|" attnc-in.txt) "run --input differs"
+    same exe-raw.txt attnc-raw.txt "run --output differs"
+    ;;
+  lm)
+    exe run --ckpt "$ckpt" --count 60 --prime "It " --sample-seed 3 --temperature 0.5 > exe-lm.txt
+    "$attnc" run "$spec" --ckpt "$ckpt" --count 60 --prime "It " --sample-seed 3 --temperature 0.5 > attnc-lm.txt
+    same exe-lm.txt attnc-lm.txt "sampling differs"
+    ;;
+esac
+
+# Training through the executable: attnc's losses, bit for bit; attnc reads its checkpoint.
+exe train --steps 6 --out "$work/exe-train" > exe-train.txt
+"$attnc" train "$spec" --steps 6 --out attnc-train > attnc-train.txt
+same <(losses exe-train/metrics.jsonl) <(losses attnc-train/metrics.jsonl) "train losses differ"
+"$attnc" eval --ckpt exe-train > /dev/null || fail "attnc cannot read the executable's checkpoint"
+exe train --steps 6 --out "$work/exe-train" > again.txt 2>&1 && fail "a second train over a run was accepted"
+echo "ok ($family): $model"
