@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 namespace attn::app {
 namespace {
@@ -53,59 +54,55 @@ void reportPairs(const ModelConfig &c, const task::PairData &data, const train::
 
 } // namespace
 
-int translate(const std::string &tool, const task::Seq2SeqDecoder &decoder, bool scores,
-              const DecodedBatch &observe) {
+namespace {
+
+// What a line-by-line verb does with a batch of lines: their output text (each ending in a
+// newline; n-best gives several lines per input) and the text for a line that cannot be read.
+struct LineTask {
+  int64_t rows;
+  std::function<task::Encoded(const std::string &)> encode;
+  std::function<std::vector<std::string>(const std::vector<std::string> &lines,
+                                         const std::vector<task::Encoded> &sources,
+                                         const std::vector<int64_t> &index)>
+      answer;
+  std::function<std::string(int64_t index)> failed;
+};
+
+int streamLines(const std::string &tool, const LineTask &t) {
   task::LineReader input;
-  // Input streams through in batches of the compiled rows: a batch is decoded when it is full
-  // or when no more input is waiting, so each line is answered as soon as it can be and
+  // Input streams through in batches of the compiled rows: a batch is answered when it is
+  // full or when no more input is waiting, so each line is answered as soon as it can be and
   // memory stays bounded however long the input is (`yes | attnc translate`). Every line gets
-  // an output line (empty when it cannot be encoded), so outputs stay aligned with inputs;
+  // output (an empty line when it cannot be encoded), so outputs stay aligned with inputs;
   // the reason goes to stderr with the line number.
-  bool withScores = scores || decoder.config().nbest > 1;
   std::vector<task::Encoded> sources;
   std::vector<std::string> lines;
-  std::vector<int64_t> index; // per line of the batch: its 0-based input line
+  std::vector<int64_t> index, goodIndex; // per line of the batch: its 0-based input line
   std::vector<bool> ok;
   int failures = 0;
   int64_t n = 0;
   auto flush = [&] {
-    std::vector<std::vector<decode::Hypothesis>> decoded = decoder.decode(sources);
+    std::vector<std::string> answers = t.answer(lines, sources, goodIndex);
     size_t next = 0;
-    for (size_t i = 0; i < ok.size(); ++i) {
-      if (!ok[i]) {
-        std::cout << (withScores ? std::to_string(index[i]) + " ||| ||| log_prob=-inf score=-inf"
-                                 : "")
-                  << "\n";
-        continue;
-      }
-      const std::vector<decode::Hypothesis> &hyps = decoded[next++];
-      if (!withScores) {
-        std::cout << decoder.text(hyps[0]) << "\n";
-        continue;
-      }
-      for (const decode::Hypothesis &h : hyps) // Marian's n-best format
-        std::cout << index[i] << " ||| " << decoder.text(h)
-                  << " ||| log_prob=" << std::setprecision(8) << h.logProb << " score=" << h.score
-                  << "\n";
-    }
+    for (size_t i = 0; i < ok.size(); ++i)
+      std::cout << (ok[i] ? answers[next++] : t.failed(index[i]));
     std::cout.flush();
-    if (observe)
-      observe(lines, sources, decoded);
-    sources.clear(), lines.clear(), index.clear(), ok.clear();
+    sources.clear(), lines.clear(), index.clear(), goodIndex.clear(), ok.clear();
   };
   std::string line;
   while (input.next(line)) {
     index.push_back(n++);
     try {
-      sources.push_back(decoder.encode(line));
+      sources.push_back(t.encode(line));
       lines.push_back(line);
+      goodIndex.push_back(n - 1);
       ok.push_back(true);
     } catch (const std::exception &e) {
       std::cerr << tool << ": error: stdin:" << n << ": " << e.what() << "\n";
       ok.push_back(false);
       ++failures;
     }
-    if ((int64_t)ok.size() >= decoder.batchRows() || !input.waiting())
+    if ((int64_t)ok.size() >= t.rows || !input.waiting())
       flush();
   }
   if (!ok.empty())
@@ -116,6 +113,54 @@ int translate(const std::string &tool, const task::Seq2SeqDecoder &decoder, bool
   }
   std::cout.flush();
   return failures ? 1 : 0;
+}
+
+} // namespace
+
+int translate(const std::string &tool, const task::Seq2SeqDecoder &decoder, bool scores,
+              const DecodedBatch &observe) {
+  bool withScores = scores || decoder.config().nbest > 1;
+  LineTask t;
+  t.rows = decoder.batchRows();
+  t.encode = [&](const std::string &line) { return decoder.encode(line); };
+  t.answer = [&](const std::vector<std::string> &lines, const std::vector<task::Encoded> &sources,
+                 const std::vector<int64_t> &index) {
+    std::vector<std::vector<decode::Hypothesis>> decoded = decoder.decode(sources);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < decoded.size(); ++i) {
+      if (!withScores) {
+        out.push_back(decoder.text(decoded[i][0]) + "\n");
+        continue;
+      }
+      std::ostringstream os; // Marian's n-best format
+      for (const decode::Hypothesis &h : decoded[i])
+        os << index[i] << " ||| " << decoder.text(h) << " ||| log_prob=" << std::setprecision(8)
+           << h.logProb << " score=" << h.score << "\n";
+      out.push_back(os.str());
+    }
+    if (observe)
+      observe(lines, sources, decoded);
+    return out;
+  };
+  t.failed = [&](int64_t index) {
+    return (withScores ? std::to_string(index) + " ||| ||| log_prob=-inf score=-inf" : "") + "\n";
+  };
+  return streamLines(tool, t);
+}
+
+int label(const std::string &tool, const task::Labeller &labeller) {
+  LineTask t;
+  t.rows = labeller.batchRows();
+  t.encode = [&](const std::string &line) { return labeller.encode(line); };
+  t.answer = [&](const std::vector<std::string> &, const std::vector<task::Encoded> &sources,
+                 const std::vector<int64_t> &) {
+    std::vector<std::string> out = labeller.label(sources);
+    for (std::string &line : out)
+      line += "\n";
+    return out;
+  };
+  t.failed = [](int64_t) { return std::string("\n"); };
+  return streamLines(tool, t);
 }
 
 int runSeq2Seq(const ModelConfig &c, const Model &m, const task::Seq2SeqDecoder &decoder,

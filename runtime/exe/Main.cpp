@@ -149,12 +149,18 @@ void applyDecodeFlags(const Raw &r, ModelConfig &c) {
 }
 
 int translate(const ModelConfig &c, const Raw &r) {
-  if (c.data.task != Task::Seq2Seq)
-    return usage("translate needs a seq2seq model; " + c.name + " is task '" +
+  bool labels = c.data.task == Task::Tag || c.data.task == Task::Classify;
+  if (c.data.task != Task::Seq2Seq && !labels)
+    return usage("translate needs a seq2seq, tag or classify model; " + c.name + " is task '" +
+                 attn::task::taskName(c.data.task) + "'");
+  if (labels && r.scores)
+    return usage("--scores is for seq2seq models; " + c.name + " is task '" +
                  attn::task::taskName(c.data.task) + "'");
   Weights w = readWeights(r.ckpt);
   attn::task::PairData data = pairData(c, w);
   Loaded l = load(&w, c.train.seed);
+  if (labels) // a tagger's tags or a classifier's label per line
+    return attn::app::label(tool, attn::task::Labeller(*l.program, l.params, data));
   attn::task::Seq2SeqDecoder decoder(*l.program, l.params, data, c.decode);
   if (c.decode.beam > decoder.batchRows())
     return usage("--beam " + std::to_string(c.decode.beam) + " needs " +
@@ -287,7 +293,8 @@ int main(int argc, char **argv) {
     v->add_option("--top-k", r.topK, "sample among the K likeliest")->type_name("K");
     v->add_option("--sample-seed", r.sampleSeed, "sampling seed")->type_name("N");
   };
-  CLI::App *translate = app.add_subcommand("translate", "decode lines from stdin (seq2seq)");
+  CLI::App *translate =
+      app.add_subcommand("translate", "answer each line of stdin (seq2seq; tag, classify: labels)");
   ckpt(translate);
   decodeFlags(translate);
   translate->add_option("--beam", r.beam, "beam size (decode.beam; 1: greedy)")->type_name("N");

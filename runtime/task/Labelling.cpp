@@ -1,5 +1,6 @@
 #include "attn/task/Labelling.h"
 
+#include "attn/data/Parallel.h"
 #include "attn/data/Vocab.h"
 
 #include <algorithm>
@@ -60,6 +61,45 @@ double labelAccuracy(const Program &program, const std::vector<Tensor> &params,
                       }
                     });
   return total ? (double)right / (double)total : 0.0;
+}
+
+Labeller::Labeller(const Program &program, const std::vector<Tensor> &params, const PairData &data)
+    : program(program), params(params), data(data) {
+  const attn_entry_info &forward = program.entry("forward");
+  rows = forward.inputs[0].shape[0];
+  sourceLength = forward.inputs[0].shape[1];
+  tagged = forward.outputs[0].rank == 3; // scores [B, S, V]; a classifier's are [B, V]
+}
+
+Encoded Labeller::encode(const std::string &line) const {
+  Encoded e;
+  e.ids = data::encodeSource(line, data.source, data.tokenize, sourceLength,
+                             /*reverseSource=*/false, e.mask);
+  return e;
+}
+
+std::vector<std::string> Labeller::label(const std::vector<Encoded> &sources) const {
+  std::vector<std::string> out;
+  for (size_t first = 0; first < sources.size(); first += (size_t)rows) {
+    size_t count = std::min(sources.size() - first, (size_t)rows);
+    // src i32 [B, S], src_mask f32 [B, S]; rows past `count` stay padding.
+    Tensor src(ATTN_I32, {rows, sourceLength}), mask(ATTN_F32, {rows, sourceLength});
+    for (size_t r = 0; r < count; ++r) {
+      const Encoded &e = sources[first + r];
+      std::copy(e.ids.begin(), e.ids.end(), src.data<int32_t>() + r * sourceLength);
+      std::copy(e.mask.begin(), e.mask.end(), mask.data<float>() + r * sourceLength);
+    }
+    Tensor scores = program.call("forward", params, {src, mask})[0];
+    for (size_t r = 0; r < count; ++r) {
+      const Encoded &e = sources[first + r];
+      int64_t n = tagged ? (int64_t)std::count(e.mask.begin(), e.mask.end(), 1.0f) : 1;
+      std::vector<int32_t> ids;
+      for (int64_t k = 0; k < n; ++k)
+        ids.push_back(argmaxAt(scores, tagged ? (int64_t)r * sourceLength + k : (int64_t)r));
+      out.push_back(data::detokenize(data.target.decode(ids), data::Tokenize::Word));
+    }
+  }
+  return out;
 }
 
 } // namespace attn::task

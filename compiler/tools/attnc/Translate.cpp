@@ -1,5 +1,6 @@
-// attnc translate: a trained seq2seq model decodes lines read from stdin, streaming; and
-// `run` for a seq2seq model. The decoding is attn::task::Seq2SeqDecoder's.
+// attnc translate: a trained seq2seq model decodes lines read from stdin, streaming (a
+// tagger or classifier labels them); and `run` for a seq2seq model. The decoding is
+// attn::task::Seq2SeqDecoder's.
 #include "Verbs.h"
 
 #include "compiler/Driver/TaskConfig.h"
@@ -83,13 +84,19 @@ int translate(attn::driver::Session &session, const Common &c, const TranslateOp
   if (int rc = load(session, c, o.ckpt))
     return rc;
   const attn::yaml::Spec &s = session.spec();
-  if (s.task != attn::yaml::Task::Seq2seq)
-    return usageError("translate needs a seq2seq model; " + s.name + " is task '" +
+  bool labels = s.task == attn::yaml::Task::Tag || s.task == attn::yaml::Task::Classify;
+  if (s.task != attn::yaml::Task::Seq2seq && !labels)
+    return usageError("translate needs a seq2seq, tag or classify model; " + s.name + " is task '" +
                       attn::yaml::nameOf(s.task) + "'");
+  if (labels && (!o.plots.empty() || o.scores))
+    return usageError(std::string(o.scores ? "--scores" : "--plots") + " is for seq2seq models; " +
+                      s.name + " is task '" + attn::yaml::nameOf(s.task) + "'");
   const attn::task::PairData &data = session.compiledData();
   std::unique_ptr<attn::driver::Model> m = session.loadModel();
   if (!m)
     return 1;
+  if (labels) // a tagger's tags or a classifier's label per line
+    return attn::app::label("attnc", attn::task::Labeller(*m->program, m->params, data));
   attn::task::Seq2SeqDecoder decoder(*m->program, m->params, data, attn::driver::decodeConfig(s));
   if (int rc = checkPlots(decoder, o.plots)) // before reading any input
     return rc;

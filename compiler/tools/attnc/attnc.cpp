@@ -66,9 +66,11 @@ constexpr const char *kEvalHelp = R"(Loads a checkpoint (DIR means DIR/best.safe
 mean loss over the validation split. Without MODEL.yaml the spec stored in the checkpoint is
 used.)";
 
-constexpr const char *kTranslateHelp = R"(Reads source lines on stdin and writes one output line per input line, decoded by the trained
-seq2seq model in the checkpoint (DIR means DIR/best.safetensors, else DIR/last.safetensors;
-without MODEL.yaml the spec and vocabularies stored in the checkpoint are used). Decoding
+constexpr const char *kTranslateHelp =
+    R"(Reads source lines on stdin and writes one output line per input line, decoded by the trained
+seq2seq model in the checkpoint; a tagger writes each line's tags (one per token), a
+classifier its label. --ckpt DIR means DIR/best.safetensors, else DIR/last.safetensors;
+without MODEL.yaml the spec and vocabularies stored in the checkpoint are used. Decoding
 follows the spec's `decode:` section; --beam N and --nbest N set decode.beam and
 decode.nbest (--beam 1 decodes greedily). With --scores, or nbest > 1, each hypothesis is
 printed as `INDEX ||| OUTPUT ||| log_prob=L score=S` (INDEX counts input lines from 0;
@@ -268,7 +270,7 @@ int main(int argc, char **argv) {
   std::string evalCkpt;
   eval->add_option("--ckpt", evalCkpt, "a checkpoint: FILE, or DIR (its best, else last)")
       ->type_name("DIR|FILE");
-  CLI::App *translate = verb("translate", "decode lines from stdin with a seq2seq model",
+  CLI::App *translate = verb("translate", "decode (or label) lines from stdin with a trained model",
                              kTranslateHelp, true);
   addDecode(translate, raw, translateOptions, common);
   translate->add_option("--beam", raw.beam, "beam size (decode.beam; 1: greedy)")->type_name("N");

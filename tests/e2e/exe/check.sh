@@ -7,7 +7,8 @@
 # A few attnc training steps give a checkpoint; the executable compiled with it runs under
 # `env -i` from a directory holding only it (and its weights file, for tag), and prints what
 # the attnc verbs print on the same inputs; `train` through it gives attnc's losses bit for
-# bit; `ldd` shows no LLVM or MLIR; bad input gets attnc's errors; attnc reads the
+# bit; taggers and classifiers label stdin lines as `run` labels them; `ldd` shows no LLVM or
+# MLIR; bad input gets attnc's errors; attnc reads the
 # checkpoints it writes.
 set -euo pipefail
 attnc=$1 src=$2 work=$3 family=$4
@@ -76,6 +77,17 @@ case $family in
     grep -q "error: stdin:2: " bad.err || fail "no error naming line 2: $(cat bad.err)"
     if exe translate --beam 0 < in.txt 2> usage.err; then fail "--beam 0 was accepted"; fi
     grep -q -- "--beam" usage.err || fail "no message for --beam 0: $(cat usage.err)"
+    ;;
+  tag|classify)
+    # translate labels lines: the validation sources of `run` get the labels run printed
+    # (forEachPrediction over the encoded split there, task::Labeller over each line here).
+    sed -n 's/^  \(.*\)  ->  \(.*\)   (.*$/\1/p' attnc-run.txt > sources.txt
+    sed -n 's/^  \(.*\)  ->  \(.*\)   (.*$/\2/p' attnc-run.txt > labels.txt
+    [ -s sources.txt ] || fail "no sources in: $(cat attnc-run.txt)"
+    exe translate < sources.txt > exe-labels.txt
+    "$attnc" translate --ckpt "$ckpt" < sources.txt > attnc-labels.txt
+    same attnc-labels.txt labels.txt "attnc translate labels differ from attnc run's"
+    same exe-labels.txt labels.txt "the executable's labels differ from attnc run's"
     ;;
   regress)
     printf '%s\n' "$(seq -s ' ' 0.1 0.1 1.6)" "$(seq -s ' ' 1.6 -0.1 0.1)" > numbers.txt

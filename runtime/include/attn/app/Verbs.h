@@ -9,6 +9,7 @@
 #include "attn/Program.h"
 #include "attn/app/Config.h"
 #include "attn/task/Data.h"
+#include "attn/task/Labelling.h"
 #include "attn/task/Seq2SeqDecoder.h"
 
 #include <functional>
@@ -38,6 +39,9 @@ using DecodedBatch = std::function<void(const std::vector<std::string> &lines,
 /// output line and an error naming its line number; the exit code is then 1.
 int translate(const std::string &tool, const task::Seq2SeqDecoder &decoder, bool scores,
               const DecodedBatch &decoded = {});
+/// The same for a tagger or classifier: per input line, its tags (space-separated, one per
+/// token) or its label.
+int label(const std::string &tool, const task::Labeller &labeller);
 
 /// `run` on a seq2seq model: the first `count` validation sources decoded, each beside its
 /// reference. Calls `decoded` once with all of them.

@@ -4,6 +4,8 @@
 #define ATTN_TASK_LABELLING_H
 
 #include "attn/Program.h"
+#include "attn/task/Data.h"
+#include "attn/task/Seq2SeqDecoder.h"
 #include "attn/train/Trainer.h"
 
 #include <functional>
@@ -23,6 +25,26 @@ int32_t argmaxAt(const Tensor &scores, int64_t position);
 /// padding excluded, or [N] labels).
 double labelAccuracy(const Program &program, const std::vector<Tensor> &params,
                      const train::Split &split);
+
+/// Labels source lines with a tagger's or classifier's @forward, in batches of its compiled
+/// rows: a tagger gives one tag per token, a classifier one label per line (as
+/// `attnc translate` prints them). `program`, `params` and `data` must outlive it.
+class Labeller {
+public:
+  Labeller(const Program &program, const std::vector<Tensor> &params, const PairData &data);
+  /// Throws when the line has no tokens or more than the model reads.
+  Encoded encode(const std::string &line) const;
+  /// Per source: its tags, space-separated, or its label.
+  std::vector<std::string> label(const std::vector<Encoded> &sources) const;
+  int64_t batchRows() const { return rows; }
+
+private:
+  const Program &program;
+  const std::vector<Tensor> &params;
+  const PairData &data;
+  int64_t rows = 0, sourceLength = 0;
+  bool tagged = false;
+};
 
 } // namespace attn::task
 
