@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 namespace fs = std::filesystem;
 
@@ -28,6 +29,7 @@ namespace {
 struct RuntimeFiles {
   std::string includeDir;
   std::vector<std::string> libraries; // static archives, any order (linked as a group)
+  std::string capiLibrary, capiHeader; // a library's C API in place of the executable's main
 };
 
 RuntimeFiles runtimeFiles() {
@@ -43,10 +45,14 @@ RuntimeFiles runtimeFiles() {
          {"Exe", "App", "Task", "Decode", "Train", "Data", "Checkpoint", "Cpu", "Core"})
       r.libraries.push_back(
           (prefix / ATTN_INSTALL_LIBDIR / ("libAttnRuntime" + std::string(part) + ".a")).string());
+    r.capiLibrary = (prefix / ATTN_INSTALL_LIBDIR / "libAttnRuntimeCApi.a").string();
+    r.capiHeader = r.includeDir + "/attn/capi.h";
     return r;
   }
   r.includeDir = ATTN_BUILD_RUNTIME_INCLUDE;
   r.libraries.assign(std::begin(kBuildRuntimeLibraries), std::end(kBuildRuntimeLibraries));
+  r.capiLibrary = kBuildCApiLibrary;
+  r.capiHeader = r.includeDir + "/attn/capi.h";
   return r;
 }
 
@@ -100,21 +106,24 @@ std::string payloadAssembly(const fs::path &config, uint64_t configSize, const f
          std::to_string(size) + "\n";
     return s;
   };
-  return "  .section .rodata\n" + blob("attn_exe_config", config, configSize) +
-         blob("attn_exe_weights", weights, weightsSize) +
+  return "  .section .rodata\n" + blob("attn_bundle_config", config, configSize) +
+         blob("attn_bundle_weights", weights, weightsSize) +
          "  .section .note.GNU-stack,\"\",@progbits\n";
 }
 
 // Runs `args` (args[0] found on PATH); "" or the error with what it printed.
-std::string runTool(const std::vector<std::string> &args, const fs::path &log) {
+std::string runTool(const std::vector<std::string> &args, const fs::path &log,
+                    const fs::path &input = {}) {
   auto found = llvm::sys::findProgramByName(args[0]);
   if (!found)
-    return "attnc compile --exe links with a C++ compiler, and '" + args[0] +
-           "' is not on PATH (apt-get install g++, or set CXX)";
+    return "attnc compile --exe and --lib need '" + args[0] +
+           "', which is not on PATH (apt-get install g++ binutils, or set CXX)";
   std::vector<llvm::StringRef> refs(args.begin(), args.end());
   std::string logPath = log.string();
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(logPath),
-                                                llvm::StringRef(logPath)};
+  std::string inputPath = input.string();
+  std::optional<llvm::StringRef> redirects[] = {input.empty() ? std::optional<llvm::StringRef>()
+                                                              : llvm::StringRef(inputPath),
+                                                llvm::StringRef(logPath), llvm::StringRef(logPath)};
   std::string error;
   int rc = llvm::sys::ExecuteAndWait(*found, refs, std::nullopt, redirects, 0, 0, &error);
   if (rc == 0)
@@ -124,7 +133,7 @@ std::string runTool(const std::vector<std::string> &args, const fs::path &log) {
   std::string command;
   for (const std::string &a : args)
     command += (command.empty() ? "" : " ") + a;
-  return "linking the executable failed (" +
+  return "building the executable failed (" +
          (error.empty() ? "exit " + std::to_string(rc) : error) + "): " + command + "\n" + output;
 }
 
@@ -138,96 +147,186 @@ struct TempDir {
   }
 };
 
-} // namespace
+// The model's parts in a temporary directory: its object, its manifest (program.c) and its
+// configuration and weights (payload.s, and the weights image for a file beside it).
+struct Bundle {
+  TempDir tmp;
+  fs::path object, program, payload, weightsImage;
+};
 
-std::string writeExecutable(Session &session, const ExecutableOptions &o) {
+std::string makeBundle(Session &session, const std::string &cpu, const std::string &weightsFile,
+                       Bundle &b) {
   if (!session.runTo(Stage::Grad) || !session.runTo(Stage::LLVM))
     return "the model does not compile";
-  TempDir tmp;
   llvm::SmallString<128> dir;
-  if (llvm::sys::fs::createUniqueDirectory("attnc-exe", dir))
+  if (llvm::sys::fs::createUniqueDirectory("attnc-bundle", dir))
     return "cannot create a temporary directory";
-  tmp.path = dir.str().str();
-  const target::Manifest &manifest = session.manifest();
-  fs::path object = tmp.path / "model.o", header = tmp.path / "model.h";
-  if (std::string error = session.writeObject(object.string(), header.string(), o.cpu);
+  b.tmp.path = dir.str().str();
+  b.object = b.tmp.path / "model.o";
+  fs::path header = b.tmp.path / "model.h";
+  if (std::string error = session.writeObject(b.object.string(), header.string(), cpu);
       !error.empty())
     return error;
 
-  const yaml::Spec &s = session.spec();
-  std::string config = app::toJson(modelConfig(s));
-  fs::path configFile = tmp.path / "config.json", weightsImage = tmp.path / "weights.safetensors";
+  std::string config = app::toJson(modelConfig(session.spec()));
+  fs::path configFile = b.tmp.path / "config.json";
+  b.weightsImage = b.tmp.path / "weights.safetensors";
   if (std::string error = writeFile(configFile, config); !error.empty())
     return error;
   try {
-    checkpoint::save(weightsImage.string(), weightsOf(session));
+    checkpoint::save(b.weightsImage.string(), weightsOf(session));
   } catch (const std::exception &e) {
     return e.what();
   }
-  uint64_t weightsSize = fs::file_size(weightsImage);
-  bool embedded = o.weightsFile.empty();
-  fs::path payload = tmp.path / "payload.s", program = tmp.path / "program.c";
-  if (std::string error = writeFile(payload, payloadAssembly(configFile, config.size(),
-                                                             embedded ? weightsImage : fs::path(),
-                                                             embedded ? weightsSize : 0));
+  uint64_t weightsSize = fs::file_size(b.weightsImage);
+  bool embedded = weightsFile.empty();
+  b.payload = b.tmp.path / "payload.s";
+  b.program = b.tmp.path / "program.c";
+  if (std::string error =
+          writeFile(b.payload, payloadAssembly(configFile, config.size(),
+                                               embedded ? b.weightsImage : fs::path(),
+                                               embedded ? weightsSize : 0));
       !error.empty())
     return error;
-  if (std::string error = writeFile(
-          program,
-          "#include \"model.h\"\nconst attn_program_info *const attn_exe_program = &attn_" +
-              manifest.cname + "_program;\nconst char *const attn_exe_weights_file = " +
-              (embedded ? std::string("0") : cString(o.weightsFile)) + ";\n");
-      !error.empty())
-    return error;
+  return writeFile(b.program,
+                   "#include \"model.h\"\nconst attn_program_info *const attn_bundle_program = "
+                   "&attn_" +
+                       session.manifest().cname +
+                       "_program;\nconst char *const attn_bundle_weights_file = " +
+                       (embedded ? std::string("0") : cString(weightsFile)) + ";\n");
+}
 
-  RuntimeFiles runtime = runtimeFiles();
+std::string compilerCommand() {
   const char *cxx = std::getenv("CXX");
-  fs::path linked = tmp.path / "exe";
-  std::vector<std::string> args = {cxx && *cxx ? cxx : "c++",
+  return cxx && *cxx ? cxx : "c++";
+}
+
+// `from` into place as `to`, by a rename within to's directory (created if missing): it
+// appears whole or not at all.
+std::string place(const fs::path &from, const fs::path &to) {
+  std::error_code ec;
+  fs::path dir = to.has_parent_path() ? to.parent_path() : fs::path(".");
+  fs::create_directories(dir, ec);
+  fs::path staged = to.string() + ".tmp-" + std::to_string(::getpid());
+  fs::copy_file(from, staged, fs::copy_options::overwrite_existing, ec);
+  if (!ec)
+    fs::rename(staged, to, ec);
+  if (!ec)
+    return "";
+  std::string error = "cannot write " + to.string() + ": " + ec.message();
+  fs::remove(staged, ec);
+  return error;
+}
+
+} // namespace
+
+std::string writeExecutable(Session &session, const ExecutableOptions &o) {
+  Bundle b;
+  if (std::string error = makeBundle(session, o.cpu, o.weightsFile, b); !error.empty())
+    return error;
+  RuntimeFiles runtime = runtimeFiles();
+  fs::path linked = b.tmp.path / "exe";
+  std::vector<std::string> args = {compilerCommand(),
                                    "-o",
                                    linked.string(),
                                    "-I" + runtime.includeDir,
                                    "-x",
                                    "c",
-                                   program.string(),
+                                   b.program.string(),
                                    "-x",
                                    "assembler",
-                                   payload.string(),
+                                   b.payload.string(),
                                    "-x",
                                    "none",
-                                   object.string(),
+                                   b.object.string(),
                                    "-Wl,--start-group"};
   args.insert(args.end(), runtime.libraries.begin(), runtime.libraries.end());
   args.insert(args.end(), {"-Wl,--end-group", "-ldnnl", "-fopenmp", "-lm"});
-  if (std::string error = runTool(args, tmp.path / "link.log"); !error.empty())
+  if (std::string error = runTool(args, b.tmp.path / "link.log"); !error.empty())
     return error;
-
-  // Into place: the weights file first (an executable never names a file not there yet),
-  // each by a rename within its directory.
-  fs::path out = o.output, outDir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  std::error_code ec;
-  auto place = [&](const fs::path &from, const fs::path &to) -> std::string {
-    fs::path staged = to.string() + ".tmp-" + std::to_string(::getpid());
-    fs::copy_file(from, staged, fs::copy_options::overwrite_existing, ec);
-    if (!ec)
-      fs::rename(staged, to, ec);
-    if (!ec)
-      return "";
-    std::string error = "cannot write " + to.string() + ": " + ec.message();
-    fs::remove(staged, ec);
-    return error;
-  };
-  fs::create_directories(outDir, ec);
-  if (!embedded)
-    if (std::string error = place(weightsImage, outDir / o.weightsFile); !error.empty())
+  // The weights file first: an executable never names a file not there yet.
+  fs::path out = o.output;
+  if (!o.weightsFile.empty())
+    if (std::string error =
+            place(b.weightsImage,
+                  (out.has_parent_path() ? out.parent_path() : fs::path(".")) / o.weightsFile);
+        !error.empty())
       return error;
   if (std::string error = place(linked, out); !error.empty())
     return error;
+  std::error_code ec;
   fs::permissions(out,
                   fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                       fs::perms::others_read | fs::perms::others_exec,
                   ec);
   return "";
+}
+
+std::string writeLibrary(Session &session, const LibraryOptions &o) {
+  bool shared = llvm::StringRef(o.output).ends_with(".so");
+  if (!shared && !llvm::StringRef(o.output).ends_with(".a"))
+    return "--lib writes LIB.a (a static library) or LIB.so (a shared one), got '" + o.output + "'";
+  Bundle b;
+  if (std::string error = makeBundle(session, o.cpu, "", b); !error.empty())
+    return error;
+  RuntimeFiles runtime = runtimeFiles();
+  // The C API in place of the executable's main.
+  std::vector<std::string> libraries;
+  for (const std::string &lib : runtime.libraries)
+    if (lib.find("libAttnRuntimeExe.a") == std::string::npos)
+      libraries.push_back(lib);
+  libraries.insert(libraries.begin(), runtime.capiLibrary);
+  fs::path built = b.tmp.path / (shared ? "lib.so" : "lib.a");
+  std::string cxx = compilerCommand();
+  if (shared) {
+    std::vector<std::string> args = {cxx,
+                                     "-shared",
+                                     "-o",
+                                     built.string(),
+                                     "-I" + runtime.includeDir,
+                                     "-x",
+                                     "c",
+                                     b.program.string(),
+                                     "-x",
+                                     "assembler",
+                                     b.payload.string(),
+                                     "-x",
+                                     "none",
+                                     b.object.string(),
+                                     "-Wl,--whole-archive",
+                                     libraries[0],
+                                     "-Wl,--no-whole-archive",
+                                     "-Wl,--start-group"};
+    args.insert(args.end(), libraries.begin() + 1, libraries.end());
+    args.insert(args.end(), {"-Wl,--end-group", "-ldnnl", "-fopenmp", "-lm"});
+    if (std::string error = runTool(args, b.tmp.path / "link.log"); !error.empty())
+      return error;
+  } else {
+    fs::path program = b.tmp.path / "program.o", payload = b.tmp.path / "payload.o";
+    for (auto [source, object, language] :
+         {std::tuple(b.program, program, "c"), std::tuple(b.payload, payload, "assembler")})
+      if (std::string error = runTool({cxx, "-c", "-fPIC", "-I" + runtime.includeDir, "-x",
+                                       language, source.string(), "-o", object.string()},
+                                      b.tmp.path / "compile.log");
+          !error.empty())
+        return error;
+    // One archive with everything: the model's parts and the runtime's objects (ar's MRI
+    // script merges archives).
+    std::string script = "CREATE " + built.string() + "\n";
+    for (const std::string &lib : libraries)
+      script += "ADDLIB " + lib + "\n";
+    for (const fs::path &obj : {b.object, program, payload})
+      script += "ADDMOD " + obj.string() + "\n";
+    script += "SAVE\nEND\n";
+    fs::path mri = b.tmp.path / "lib.mri";
+    if (std::string error = writeFile(mri, script); !error.empty())
+      return error;
+    if (std::string error = runTool({"ar", "-M"}, b.tmp.path / "ar.log", mri); !error.empty())
+      return error;
+  }
+  if (std::string error = place(runtime.capiHeader, o.header); !error.empty())
+    return error;
+  return place(built, o.output);
 }
 
 } // namespace attn::driver

@@ -1,4 +1,5 @@
-// `attnc compile --exe`: a standalone executable of one model. The model's object (for a
+// `attnc compile --exe | --lib`: a standalone executable, or a library with a C API, of one
+// model. The model's object (for a
 // --cpu), its manifest, its runtime configuration (attn::app::ModelConfig as JSON) and its
 // weights (a safetensors image: parameters, spec, vocabularies) are linked with the runtime's
 // executable main (runtime/exe) by the system's C++ compiler; the result needs libc,
@@ -18,6 +19,17 @@ struct ExecutableOptions {
   /// directory) they are written to and read from.
   std::string weightsFile;
 };
+
+struct LibraryOptions {
+  std::string output; // LIB.a or LIB.so
+  std::string header; // the C API's header (a copy of attn/capi.h)
+  std::string cpu = "native";
+};
+
+/// Writes the model as a library with the C API of attn/capi.h: a static archive holding the
+/// model, its weights and the whole runtime (link it with -ldnnl -fopenmp -lstdc++ -lm), or a
+/// shared library. Atomic, as writeExecutable. Returns "" or the error.
+std::string writeLibrary(Session &session, const LibraryOptions &options);
 
 /// Writes the executable (atomically: it appears whole or not at all) for the Session's spec,
 /// with the open checkpoint's parameters or else freshly initialised ones. Returns "" or the

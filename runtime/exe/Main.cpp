@@ -3,16 +3,11 @@
 // program, configuration and weights linked into it. What it prints is attn::app's, so its
 // outputs equal attnc's on the same inputs. It links the runtime, oneDNN and libgomp only.
 //
-// attnc links this with the model's object and two generated parts that define:
-//   attn_exe_program       the program's manifest (attn/abi.h), from the model's C header
-//   attn_exe_config        its attn::app::ModelConfig as JSON (attn_exe_config_size bytes)
-//   attn_exe_weights       a safetensors image: the parameters and the metadata a checkpoint
-//                          carries (spec, vocabularies, lengths); attn_exe_weights_size bytes,
-//                          0 when they are in a file beside the executable instead,
-//   attn_exe_weights_file  named by this (NULL when embedded).
+// attnc links this with the model's object and the bundle's symbols (attn/app/Bundle.h).
 #include "attn/Init.h"
 #include "attn/Numbers.h"
 #include "attn/Program.h"
+#include "attn/app/Bundle.h"
 #include "attn/app/Config.h"
 #include "attn/app/Verbs.h"
 #include "attn/checkpoint/Checkpoint.h"
@@ -26,13 +21,6 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-
-extern "C" {
-extern const attn_program_info *const attn_exe_program;
-extern const char *const attn_exe_weights_file;
-extern const unsigned char attn_exe_config[], attn_exe_weights[];
-extern const uint64_t attn_exe_config_size, attn_exe_weights_size;
-}
 
 namespace {
 
@@ -58,57 +46,20 @@ std::string ownDirectory() {
   return ec ? "." : self.parent_path().string();
 }
 
-// Parameters: the embedded ones (or those of the weights file beside the executable), or a
-// checkpoint's (`ckpt`: FILE, or DIR meaning its best, else last), with the metadata they
-// carry.
-struct Weights {
-  attn::checkpoint::Checkpoint ckpt;
-  std::string name; // for messages and reports
-};
+using attn::app::load;
+using attn::app::Loaded;
+using attn::app::pairData;
+using attn::app::Weights;
 
+// The weights of --ckpt, else the bundled ones (embedded, or the file beside the executable).
 Weights readWeights(const std::string &ckpt) {
-  Weights w;
-  if (!ckpt.empty()) {
-    std::string warning;
-    w.name = attn::task::checkpointFile(ckpt, &warning);
-    if (!warning.empty())
-      std::cerr << tool << ": warning: " << warning << "\n";
-    w.ckpt = attn::checkpoint::load(w.name);
-  } else if (attn_exe_weights_file) {
-    w.name = ownDirectory() + "/" + attn_exe_weights_file;
-    w.ckpt = attn::checkpoint::load(w.name);
-  } else {
-    w.name = "the embedded weights";
-    w.ckpt = attn::checkpoint::parse(attn_exe_weights, attn_exe_weights_size, w.name);
-  }
+  if (ckpt.empty())
+    return attn::app::bundledWeights(ownDirectory());
+  std::string warning;
+  Weights w = attn::app::checkpointWeights(ckpt, &warning);
+  if (!warning.empty())
+    std::cerr << tool << ": warning: " << warning << "\n";
   return w;
-}
-
-// A pair task's vocabularies and compiled lengths, as the weights' metadata holds them.
-attn::task::PairData pairData(const ModelConfig &c, const Weights &w) {
-  return attn::task::pairDataFromMetadata(c.data.task, c.data.tokens, c.data.reverseSource,
-                                          w.ckpt.metadata, w.name);
-}
-
-struct Loaded {
-  std::unique_ptr<attn::Program> program;
-  std::vector<attn::Tensor> params;
-  std::string origin;
-  attn::app::Model model() { return {*program, params, origin}; }
-};
-
-// The program with parameters from `w`, or freshly initialised from `seed` (training).
-Loaded load(const Weights *w, uint64_t seed) {
-  Loaded l;
-  l.program = std::make_unique<attn::Program>(attn_exe_program);
-  l.params = attn::initParams(l.program->info(), seed);
-  l.origin = "initialised from seed " + std::to_string(seed);
-  if (w) {
-    attn::train::loadParams(w->ckpt, w->name, l.program->info(), l.params,
-                            /*statesOptional=*/true);
-    l.origin = "from " + w->name + " (step " + attn::task::stepOf(w->ckpt.metadata) + ")";
-  }
-  return l;
 }
 
 // The command line's values before they are checked (numbers are read by attn::parse*).
@@ -246,15 +197,16 @@ int eval(const ModelConfig &c, const Raw &r) {
 }
 
 int info(const ModelConfig &c) {
-  attn::Program program(attn_exe_program);
+  attn::Program program(attn::app::bundledProgram());
   const attn_program_info &p = program.info();
   std::cout << c.name << ": " << attn::task::taskName(c.data.task) << " model compiled by attnc"
             << " for the CPU " << (p.cpu ? p.cpu : "?") << "\nentries:";
   for (const std::string &e : program.entryNames())
     std::cout << " " << e;
   std::cout << "\nweights: "
-            << (attn_exe_weights_file ? ownDirectory() + "/" + attn_exe_weights_file
-                                      : std::string("embedded"))
+            << (attn::app::bundledWeightsFile().empty()
+                    ? std::string("embedded")
+                    : ownDirectory() + "/" + attn::app::bundledWeightsFile())
             << "\n";
   return 0;
 }
@@ -271,9 +223,7 @@ int main(int argc, char **argv) {
       return 1;
   ModelConfig config;
   try {
-    config = attn::app::fromJson(
-        std::string(reinterpret_cast<const char *>(attn_exe_config), attn_exe_config_size),
-        "the embedded configuration");
+    config = attn::app::bundledConfig();
   } catch (const std::exception &e) {
     return fail(e.what());
   }

@@ -32,23 +32,41 @@ int emit(attn::driver::Session &session, const Common &, const EmitOptions &o) {
 }
 
 int compile(attn::driver::Session &session, const Common &c, const CompileOptions &o) {
+  if (o.exe && o.lib)
+    return usageError("--exe and --lib are two outputs; choose one");
+  bool bundle = o.exe || o.lib;
   if (o.output.empty())
-    return usageError(o.exe ? "compile --exe needs -o OUT" : "compile needs -o MODEL.o");
-  if (!o.exe && (!o.ckpt.empty() || !o.weightsFile.empty()))
-    return usageError(std::string(o.ckpt.empty() ? "--weights-file" : "--ckpt") +
-                      " goes with --exe (an object file holds no weights)");
+    return usageError(o.exe   ? "compile --exe needs -o OUT"
+                      : o.lib ? "compile --lib needs -o LIB.a or LIB.so"
+                              : "compile needs -o MODEL.o");
+  if (!bundle && !o.ckpt.empty())
+    return usageError("--ckpt goes with --exe or --lib (an object file holds no weights)");
+  if (!o.exe && !o.weightsFile.empty())
+    return usageError("--weights-file goes with --exe");
+  if (bundle && !o.ckpt.empty() && !session.openCheckpoint(o.ckpt, c.overrides))
+    return 1;
   if (o.exe) {
     if (o.weightsFile.find('/') != std::string::npos)
       return usageError("--weights-file names a file beside the executable, without a "
                         "directory (got '" +
                         o.weightsFile + "')");
-    if (!o.ckpt.empty() && !session.openCheckpoint(o.ckpt, c.overrides))
-      return 1;
     std::string error = attn::driver::writeExecutable(session, {o.output, o.cpu, o.weightsFile});
     if (!error.empty())
       return std::cerr << "attnc: error: " << error << "\n", 1;
     std::cout << "wrote " << o.output
               << (o.weightsFile.empty() ? "" : " and " + o.weightsFile + " beside it") << "\n";
+    return 0;
+  }
+  if (o.lib) {
+    std::string header = o.header;
+    if (header.empty()) { // libdates.a -> libdates.h
+      auto dot = o.output.rfind('.');
+      header = o.output.substr(0, dot) + ".h";
+    }
+    std::string error = attn::driver::writeLibrary(session, {o.output, header, o.cpu});
+    if (!error.empty())
+      return std::cerr << "attnc: error: " << error << "\n", 1;
+    std::cout << "wrote " << o.output << " and " << header << "\n";
     return 0;
   }
   std::string header = o.header;

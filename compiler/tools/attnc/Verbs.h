@@ -59,8 +59,9 @@ struct EmitOptions {
 struct CompileOptions {
   std::string output, header, cpu = "native";
   bool exe = false;        // a standalone executable instead of an object and a header
+  bool lib = false;        // a library with the C API (attn/capi.h)
   std::string weightsFile; // --exe: the weights in this file beside it, not embedded
-  std::string ckpt;        // --exe: the parameters of this checkpoint
+  std::string ckpt;        // --exe, --lib: the parameters of this checkpoint
 };
 
 struct BenchOptions {

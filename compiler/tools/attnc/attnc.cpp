@@ -97,7 +97,9 @@ With --exe, OUT is a standalone executable of the model instead, linked by the s
 compiler (c++, or $CXX): `OUT translate`, `OUT run`, `OUT train`, `OUT eval` and `OUT info`
 do what the attnc verbs do, with the parameters of --ckpt (else freshly initialised ones) and
 the vocabularies built in (--weights-file NAME: in the file NAME beside it). It needs libc,
-libstdc++, libgomp and oneDNN only (docs/deploy.md).)";
+libstdc++, libgomp and oneDNN only (docs/deploy.md).
+With --lib, OUT is a library with the C API of attn/capi.h (LIB.a: the model and the whole
+runtime in one archive; LIB.so: a shared library), and --header (default LIB.h) its header.)";
 
 constexpr const char *kBenchHelp = R"(Compiles the spec's train step and times it on batches drawn from the spec's data (after
 --warmup untimed steps, the median of --steps timed ones), and for a seq2seq model its
@@ -285,9 +287,12 @@ int main(int argc, char **argv) {
   compile->add_option("--cpu", compileOptions.cpu, "native | an LLVM CPU name (x86-64-v3, ...)");
   compile->add_flag("--exe", compileOptions.exe,
                     "a standalone executable (translate, run, train, eval) instead of an object");
+  compile->add_flag("--lib", compileOptions.lib,
+                    "a library with a C API (LIB.a or LIB.so, and its header) instead");
   compile
       ->add_option("--ckpt", compileOptions.ckpt,
-                   "--exe: the parameters of a checkpoint (FILE, or DIR: its best, else last)")
+                   "--exe, --lib: the parameters of a checkpoint (FILE, or DIR: its best, else "
+                   "last)")
       ->type_name("DIR|FILE");
   compile
       ->add_option("--weights-file", compileOptions.weightsFile,

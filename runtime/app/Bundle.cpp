@@ -1,0 +1,64 @@
+#include "attn/app/Bundle.h"
+
+#include "attn/Init.h"
+#include "attn/task/Metadata.h"
+#include "attn/train/Trainer.h"
+
+extern "C" {
+extern const attn_program_info *const attn_bundle_program;
+extern const char *const attn_bundle_weights_file;
+extern const unsigned char attn_bundle_config[], attn_bundle_weights[];
+extern const uint64_t attn_bundle_config_size, attn_bundle_weights_size;
+}
+
+namespace attn::app {
+
+ModelConfig bundledConfig() {
+  return fromJson(
+      std::string(reinterpret_cast<const char *>(attn_bundle_config), attn_bundle_config_size),
+      "the embedded configuration");
+}
+
+const attn_program_info *bundledProgram() { return attn_bundle_program; }
+
+std::string bundledWeightsFile() {
+  return attn_bundle_weights_file ? attn_bundle_weights_file : "";
+}
+
+Weights bundledWeights(const std::string &dir) {
+  Weights w;
+  if (attn_bundle_weights_file) {
+    w.name = dir + "/" + attn_bundle_weights_file;
+    w.ckpt = checkpoint::load(w.name);
+  } else {
+    w.name = "the embedded weights";
+    w.ckpt = checkpoint::parse(attn_bundle_weights, attn_bundle_weights_size, w.name);
+  }
+  return w;
+}
+
+Weights checkpointWeights(const std::string &path, std::string *warning) {
+  Weights w;
+  w.name = task::checkpointFile(path, warning);
+  w.ckpt = checkpoint::load(w.name);
+  return w;
+}
+
+task::PairData pairData(const ModelConfig &c, const Weights &w) {
+  return task::pairDataFromMetadata(c.data.task, c.data.tokens, c.data.reverseSource,
+                                    w.ckpt.metadata, w.name);
+}
+
+Loaded load(const Weights *w, uint64_t seed) {
+  Loaded l;
+  l.program = std::make_unique<Program>(attn_bundle_program);
+  l.params = initParams(l.program->info(), seed);
+  l.origin = "initialised from seed " + std::to_string(seed);
+  if (w) {
+    train::loadParams(w->ckpt, w->name, l.program->info(), l.params, /*statesOptional=*/true);
+    l.origin = "from " + w->name + " (step " + task::stepOf(w->ckpt.metadata) + ")";
+  }
+  return l;
+}
+
+} // namespace attn::app

@@ -1,0 +1,225 @@
+// The C API (attn/capi.h) over the bundled model (attn/app/Bundle.h) and the runtime's task
+// library. Every entry point catches everything: no exception crosses into C.
+#include "attn/capi.h"
+
+#include "attn/app/Bundle.h"
+#include "attn/decode/Sample.h"
+#include "attn/task/Labelling.h"
+#include "attn/task/Seq2SeqDecoder.h"
+#include "attn/train/Trainer.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <stdexcept>
+
+struct attnc_model {
+  attn::app::ModelConfig config;
+  attn::app::Loaded loaded;
+  std::optional<attn::task::PairData> data;
+  std::string task;
+  // Training through the handle: the training split (built on the first call) and the step.
+  std::optional<attn::task::PairData> trainingData;
+  std::optional<attn::train::Split> split;
+  int64_t step = 0;
+};
+
+namespace {
+
+std::mutex lock; // serialises every call (attn/capi.h)
+thread_local std::string lastError;
+
+// An error of a kind, with its message.
+struct Failure : std::runtime_error {
+  Failure(attnc_status status, const std::string &what)
+      : std::runtime_error(what), status(status) {}
+  attnc_status status;
+};
+
+// Runs `body` under the lock; its exceptions become a status and lastError.
+template <typename Body> attnc_status guarded(attnc_status otherwise, Body body) {
+  std::lock_guard<std::mutex> hold(lock);
+  lastError.clear();
+  try {
+    body();
+    return ATTNC_OK;
+  } catch (const Failure &e) {
+    lastError = e.what();
+    return e.status;
+  } catch (const std::bad_alloc &) {
+    lastError = "out of memory";
+    return ATTNC_ERROR_RUNTIME;
+  } catch (const std::exception &e) {
+    lastError = e.what();
+    return otherwise;
+  } catch (...) {
+    lastError = "unknown error";
+    return ATTNC_ERROR_RUNTIME;
+  }
+}
+
+void require(bool ok, const std::string &what) {
+  if (!ok)
+    throw Failure(ATTNC_ERROR_ARGUMENT, what);
+}
+
+char *copy(const std::string &s) {
+  char *out = static_cast<char *>(std::malloc(s.size() + 1));
+  if (!out)
+    throw std::bad_alloc();
+  std::memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+} // namespace
+
+extern "C" {
+
+int attnc_abi_version(void) { return ATTNC_ABI_VERSION; }
+
+const char *attnc_last_error(void) { return lastError.c_str(); }
+
+attnc_status attnc_open(const char *checkpoint, attnc_model **model) {
+  if (model)
+    *model = nullptr;
+  return guarded(ATTNC_ERROR_FILE, [&] {
+    require(model != nullptr, "attnc_open: model is NULL");
+    auto m = std::make_unique<attnc_model>();
+    m->config = attn::app::bundledConfig();
+    attn::app::Weights w =
+        checkpoint ? attn::app::checkpointWeights(checkpoint) : attn::app::bundledWeights(".");
+    m->loaded = attn::app::load(&w, m->config.train.seed);
+    if (attn::task::usesPairs(m->config.data.task))
+      m->data = attn::app::pairData(m->config, w);
+    m->task = attn::task::taskName(m->config.data.task);
+    *model = m.release();
+  });
+}
+
+void attnc_close(attnc_model *model) {
+  std::lock_guard<std::mutex> hold(lock);
+  delete model;
+}
+
+const char *attnc_model_name(const attnc_model *model) {
+  return model ? model->config.name.c_str() : "";
+}
+
+const char *attnc_model_task(const attnc_model *model) { return model ? model->task.c_str() : ""; }
+
+attnc_status attnc_translate(attnc_model *model, const char *const *lines, size_t count,
+                             char **outputs) {
+  return guarded(ATTNC_ERROR_RUNTIME, [&] {
+    require(model && (lines || !count) && (outputs || !count),
+            "attnc_translate: model, lines or outputs is NULL");
+    attn::task::Task task = model->config.data.task;
+    require(model->data.has_value() && task != attn::task::Task::Lm,
+            "attnc_translate: " + model->config.name + " is a " + model->task +
+                " model; translate takes seq2seq, tag and classify models");
+    for (size_t i = 0; i < count; ++i)
+      require(lines[i] != nullptr, "attnc_translate: line " + std::to_string(i + 1) + " is NULL");
+    const attn::app::Loaded &l = model->loaded;
+    std::vector<std::string> texts;
+    auto encodeAll = [&](auto encode) {
+      std::vector<attn::task::Encoded> sources;
+      for (size_t i = 0; i < count; ++i) {
+        try {
+          sources.push_back(encode(lines[i]));
+        } catch (const std::exception &e) {
+          throw Failure(ATTNC_ERROR_INPUT, "line " + std::to_string(i + 1) + ": " + e.what());
+        }
+      }
+      return sources;
+    };
+    if (task == attn::task::Task::Seq2Seq) {
+      attn::task::Seq2SeqDecoder decoder(*l.program, l.params, *model->data, model->config.decode);
+      auto decoded = decoder.decode(encodeAll([&](const char *s) { return decoder.encode(s); }));
+      for (const auto &hyps : decoded)
+        texts.push_back(decoder.text(hyps[0]));
+    } else {
+      attn::task::Labeller labeller(*l.program, l.params, *model->data);
+      texts = labeller.label(encodeAll([&](const char *s) { return labeller.encode(s); }));
+    }
+    // All or nothing: outputs are set only once every copy is made.
+    std::vector<char *> made;
+    try {
+      for (const std::string &t : texts)
+        made.push_back(copy(t));
+    } catch (...) {
+      for (char *p : made)
+        std::free(p);
+      throw;
+    }
+    std::copy(made.begin(), made.end(), outputs);
+  });
+}
+
+attnc_status attnc_generate(attnc_model *model, const char *prime, int64_t length,
+                            double temperature, uint64_t seed, char **output) {
+  return guarded(ATTNC_ERROR_RUNTIME, [&] {
+    require(model && prime && output, "attnc_generate: model, prime or output is NULL");
+    require(model->config.data.task == attn::task::Task::Lm,
+            "attnc_generate: " + model->config.name + " is a " + model->task +
+                " model; generate takes language models (task: lm)");
+    require(length >= 1 && length <= 1000000, "attnc_generate: length must be in [1, 1000000]");
+    require(temperature >= 0 && temperature <= 1e6,
+            "attnc_generate: temperature must be in [0, 1e6]");
+    require(*prime != '\0', "attnc_generate: the prime is empty");
+    attn::decode::SampleOptions so = model->config.sample.options;
+    so.length = length;
+    so.temperature = temperature;
+    so.seed = seed;
+    const attn::app::Loaded &l = model->loaded;
+    std::vector<int32_t> ids;
+    try {
+      ids = attn::task::textVocab().encode(prime);
+    } catch (const std::exception &e) {
+      throw Failure(ATTNC_ERROR_INPUT, std::string("the prime: ") + e.what());
+    }
+    *output = copy(prime + attn::task::textVocab().decode(
+                               attn::decode::sample(*l.program, l.params, ids, so)));
+  });
+}
+
+attnc_status attnc_train_steps(attnc_model *model, int64_t steps, double *loss) {
+  return guarded(ATTNC_ERROR_RUNTIME, [&] {
+    require(model != nullptr, "attnc_train_steps: model is NULL");
+    require(steps >= 1 && steps <= 1000000000, "attnc_train_steps: steps must be >= 1");
+    const attn::app::ModelConfig &c = model->config;
+    if (!model->split) {
+      if (attn::task::usesPairs(c.data.task)) {
+        model->trainingData = attn::task::buildPairs(c.data);
+        // The program's shapes are the compiled vocabularies': the data must give them.
+        if (model->trainingData->source.serialize() != model->data->source.serialize() ||
+            model->trainingData->target.serialize() != model->data->target.serialize())
+          throw Failure(ATTNC_ERROR_RUNTIME, "the training data gives other vocabularies than " +
+                                                 c.name + " was compiled for");
+      }
+      model->split =
+          attn::task::trainSplit(c.data, model->trainingData ? &*model->trainingData : nullptr);
+    }
+    attn::app::Loaded &l = model->loaded;
+    attn::train::StepRunner runner(*l.program, l.params, *model->split, c.train.seed,
+                                   attn::task::perStepInputs(c.stepInputs));
+    double last = 0;
+    for (int64_t i = 0; i < steps; ++i) {
+      ++model->step;
+      attn::train::StepRunner::Result r =
+          runner.step(model->step, attn::train::learningRate(c.train.schedule, model->step));
+      if (!std::isfinite(r.loss))
+        throw Failure(ATTNC_ERROR_RUNTIME, "step " + std::to_string(model->step) +
+                                               ": the loss is not finite; the parameters are "
+                                               "those of the step before");
+      last = r.loss;
+    }
+    if (loss)
+      *loss = last;
+  });
+}
+
+void attnc_free(char *text) { std::free(text); }
+
+} // extern "C"

@@ -1,0 +1,59 @@
+// The model linked into a standalone executable or library (`attnc compile --exe | --lib`):
+// its program, configuration and weights, as symbols that attnc generates beside the model's
+// object (compiler/Driver/Executable.cpp):
+//   attn_bundle_program       the program's manifest (attn/abi.h)
+//   attn_bundle_config        its ModelConfig as JSON (attn_bundle_config_size bytes)
+//   attn_bundle_weights       a safetensors image: the parameters and the metadata a
+//                             checkpoint carries (spec, vocabularies, lengths);
+//                             attn_bundle_weights_size bytes, 0 when they are in a file instead,
+//   attn_bundle_weights_file  named by this (NULL when embedded).
+// Only a program linked with those symbols may call these functions (attnc, which has none,
+// never does; being in a static library, this file is then not linked at all).
+#ifndef ATTN_APP_BUNDLE_H
+#define ATTN_APP_BUNDLE_H
+
+#include "attn/Program.h"
+#include "attn/app/Config.h"
+#include "attn/app/Verbs.h"
+#include "attn/checkpoint/Checkpoint.h"
+#include "attn/task/Data.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn::app {
+
+/// The bundled configuration; throws when it does not parse.
+ModelConfig bundledConfig();
+const attn_program_info *bundledProgram();
+
+/// Parameters with the metadata they carry, and what to call them in messages and reports.
+struct Weights {
+  checkpoint::Checkpoint ckpt;
+  std::string name;
+};
+/// The bundled weights: embedded, or the weights file in `dir` (an executable's directory).
+Weights bundledWeights(const std::string &dir);
+/// A checkpoint's (FILE, or DIR meaning its best, else last; `warning` as
+/// task::checkpointFile gives it).
+Weights checkpointWeights(const std::string &path, std::string *warning = nullptr);
+/// Whether the weights are in a file rather than embedded (its name, else "").
+std::string bundledWeightsFile();
+
+/// A pair task's vocabularies and compiled lengths, from the weights' metadata.
+task::PairData pairData(const ModelConfig &config, const Weights &weights);
+
+/// The bundled program with parameters: those of `weights`, or (null) freshly initialised
+/// from `seed`.
+struct Loaded {
+  std::unique_ptr<Program> program;
+  std::vector<Tensor> params;
+  std::string origin;
+  Model model() { return {*program, params, origin}; }
+};
+Loaded load(const Weights *weights, uint64_t seed);
+
+} // namespace attn::app
+
+#endif

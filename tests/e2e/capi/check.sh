@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Models compiled as libraries (`attnc compile --lib`, attn/capi.h) with the C and C++
+# examples of examples/capi, built as docs/deploy.md builds them:
+#
+#   check.sh ATTNC SOURCE_DIR WORK_DIR
+#
+# The C example over a static library translates (and, for a tagger, labels) what attnc
+# translate does and names a line it cannot read; the C++ example over a shared library trains
+# with attnc train's losses; neither links LLVM or MLIR.
+set -euo pipefail
+attnc=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+same() { cmp -s "$1" "$2" || { diff "$1" "$2" | head -20; fail "$3"; }; }
+examples=$src/examples/capi
+
+# A seq2seq model, static library, C example.
+spec=$src/models/dates-bahdanau.yaml
+"$attnc" train "$spec" --steps 40 --out run > train.log
+mkdir c && cd c
+"$attnc" compile "$spec" --ckpt ../run --lib -o libmodel.a > compile.log
+cc "$examples/translate.c" libmodel.a -I. -ldnnl -fopenmp -lstdc++ -lm -o translate
+printf '%s\n' 'march 3, 1999' '2001-02-03' 'Tuesday, June 5 2012' '5/6/07' > in.txt
+./translate < in.txt > c.txt
+"$attnc" translate --ckpt ../run < in.txt > attnc.txt
+same c.txt attnc.txt "the C example's translations differ from attnc translate"
+printf '%s\n' '1 2' "$(printf '1%.0s' $(seq 40))" > bad.txt
+if ./translate < bad.txt > bad.out 2> bad.err; then fail "an over-long line was accepted"; fi
+grep -q "line 2: " bad.err || fail "no error naming line 2: $(cat bad.err)"
+[ ! -s bad.out ] || fail "output despite the error: $(cat bad.out)"
+./translate "$work/run/best.safetensors" < in.txt > ckpt.txt
+same ckpt.txt attnc.txt "attnc_open with the checkpoint translates differently"
+if ./translate "$work/nothing" < in.txt 2> open.err; then fail "a missing checkpoint opened"; fi
+grep -q "nothing" open.err || fail "the open error does not name the path: $(cat open.err)"
+cd ..
+
+# Freshly initialised, shared library, C++ example: attnc train's losses.
+mkdir cpp && cd cpp
+"$attnc" compile "$spec" --lib -o libmodel.so > compile.log
+c++ -std=c++17 "$examples/train.cpp" -I. -L. -lmodel -Wl,-rpath,'$ORIGIN' -o train
+./train 4 "2001-02-03" > cpp.txt
+"$attnc" train "$spec" --steps 4 --out attnc-run > /dev/null
+python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    print("step %d loss %s" % (r["step"], repr(r["loss"])))' attnc-run/metrics.jsonl > attnc.txt
+python3 -c 'import sys
+for l in open(sys.argv[1]):
+    if l.startswith("step "):
+        s, n, _, v = l.split(); print("step %s loss %s" % (n, repr(float(v))))' cpp.txt > losses.txt
+same losses.txt attnc.txt "attnc_train_steps' losses differ from attnc train's"
+grep -q "^2001-02-03 -> " cpp.txt || fail "no translation after training: $(cat cpp.txt)"
+cd ..
+
+# A tagger: the C example labels lines as attnc translate does.
+spec=$src/models/pos-tagger.yaml
+"$attnc" train "$spec" --steps 20 --out tagger-run > /dev/null
+mkdir tag && cd tag
+"$attnc" compile "$spec" --ckpt ../tagger-run --lib -o libmodel.a > compile.log
+cc "$examples/translate.c" libmodel.a -I. -ldnnl -fopenmp -lstdc++ -lm -o translate
+printf '%s\n' 'the old dog sees a fly' 'a cat runs' > in.txt
+./translate < in.txt > c.txt
+"$attnc" translate --ckpt ../tagger-run < in.txt > attnc.txt
+same c.txt attnc.txt "the C example's tags differ from attnc translate"
+cd ..
+
+for program in c/translate cpp/train tag/translate; do
+  if ldd "$program" | grep -Ei 'llvm|mlir'; then fail "$program links LLVM or MLIR"; fi
+done
+echo "ok: C API"
