@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <tuple>
 
 namespace fs = std::filesystem;
@@ -133,7 +134,7 @@ std::string runTool(const std::vector<std::string> &args, const fs::path &log,
   std::string command;
   for (const std::string &a : args)
     command += (command.empty() ? "" : " ") + a;
-  return "building the executable failed (" +
+  return "building the executable or library failed (" +
          (error.empty() ? "exit " + std::to_string(rc) : error) + "): " + command + "\n" + output;
 }
 
@@ -196,26 +197,57 @@ std::string makeBundle(Session &session, const std::string &cpu, const std::stri
                        (embedded ? std::string("0") : cString(weightsFile)) + ";\n");
 }
 
-std::string compilerCommand() {
+// The C++ compiler: $CXX (its words: "ccache g++" runs g++ under ccache), else c++.
+std::vector<std::string> compilerCommand() {
   const char *cxx = std::getenv("CXX");
-  return cxx && *cxx ? cxx : "c++";
+  std::vector<std::string> words;
+  std::istringstream in(cxx && *cxx ? cxx : "c++");
+  for (std::string w; in >> w;)
+    words.push_back(w);
+  return words.empty() ? std::vector<std::string>{"c++"} : words;
 }
 
-// `from` into place as `to`, by a rename within to's directory (created if missing): it
-// appears whole or not at all.
-std::string place(const fs::path &from, const fs::path &to) {
+// What links oneDNN where attnc found it (-L and a run path when it is not a system
+// directory, so that a oneDNN under /opt both links and loads).
+std::vector<std::string> onednnFlags() {
+  std::string dir = kOneDnnLibraryDir;
+  std::vector<std::string> flags;
+  if (!dir.empty() && dir.rfind("/usr/lib", 0) != 0 && dir.rfind("/lib", 0) != 0)
+    flags = {"-L" + dir, "-Wl,-rpath," + dir};
+  flags.push_back("-ldnnl");
+  return flags;
+}
+
+// Each `from` into place as its `to` (parent directories created): all are copied beside
+// their places first, then renamed there one after the other, so each appears whole and a
+// failure before the renames leaves every old file as it was.
+std::string placeAll(const std::vector<std::pair<fs::path, fs::path>> &files) {
   std::error_code ec;
-  fs::path dir = to.has_parent_path() ? to.parent_path() : fs::path(".");
-  fs::create_directories(dir, ec);
-  fs::path staged = to.string() + ".tmp-" + std::to_string(::getpid());
-  fs::copy_file(from, staged, fs::copy_options::overwrite_existing, ec);
-  if (!ec)
-    fs::rename(staged, to, ec);
-  if (!ec)
-    return "";
-  std::string error = "cannot write " + to.string() + ": " + ec.message();
-  fs::remove(staged, ec);
-  return error;
+  std::vector<fs::path> staged;
+  auto unstage = [&] {
+    for (const fs::path &p : staged)
+      fs::remove(p, ec);
+  };
+  for (const auto &[from, to] : files) {
+    fs::create_directories(to.has_parent_path() ? to.parent_path() : fs::path("."), ec);
+    fs::path tmp = to.string() + ".tmp-" + std::to_string(::getpid());
+    fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      std::string error = "cannot write " + to.string() + ": " + ec.message();
+      unstage();
+      return error;
+    }
+    staged.push_back(tmp);
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    fs::rename(staged[i], files[i].second, ec);
+    if (ec) {
+      std::string error = "cannot write " + files[i].second.string() + ": " + ec.message();
+      unstage();
+      return error;
+    }
+  }
+  return "";
 }
 
 } // namespace
@@ -226,40 +258,30 @@ std::string writeExecutable(Session &session, const ExecutableOptions &o) {
     return error;
   RuntimeFiles runtime = runtimeFiles();
   fs::path linked = b.tmp.path / "exe";
-  std::vector<std::string> args = {compilerCommand(),
-                                   "-o",
-                                   linked.string(),
-                                   "-I" + runtime.includeDir,
-                                   "-x",
-                                   "c",
-                                   b.program.string(),
-                                   "-x",
-                                   "assembler",
-                                   b.payload.string(),
-                                   "-x",
-                                   "none",
-                                   b.object.string(),
-                                   "-Wl,--start-group"};
+  std::vector<std::string> args = compilerCommand();
+  args.insert(args.end(), {"-o", linked.string(), "-I" + runtime.includeDir, "-x", "c",
+                           b.program.string(), "-x", "assembler", b.payload.string(), "-x", "none",
+                           b.object.string(), "-Wl,--start-group"});
   args.insert(args.end(), runtime.libraries.begin(), runtime.libraries.end());
-  args.insert(args.end(), {"-Wl,--end-group", "-ldnnl", "-fopenmp", "-lm"});
+  args.push_back("-Wl,--end-group");
+  for (const std::string &f : onednnFlags())
+    args.push_back(f);
+  args.insert(args.end(), {"-fopenmp", "-lm"});
   if (std::string error = runTool(args, b.tmp.path / "link.log"); !error.empty())
     return error;
-  // The weights file first: an executable never names a file not there yet.
-  fs::path out = o.output;
-  if (!o.weightsFile.empty())
-    if (std::string error =
-            place(b.weightsImage,
-                  (out.has_parent_path() ? out.parent_path() : fs::path(".")) / o.weightsFile);
-        !error.empty())
-      return error;
-  if (std::string error = place(linked, out); !error.empty())
-    return error;
   std::error_code ec;
-  fs::permissions(out,
+  fs::permissions(linked,
                   fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                       fs::perms::others_read | fs::perms::others_exec,
                   ec);
-  return "";
+  // The weights file first: an executable never names a file not there yet.
+  fs::path out = o.output;
+  std::vector<std::pair<fs::path, fs::path>> files;
+  if (!o.weightsFile.empty())
+    files.push_back({b.weightsImage,
+                     (out.has_parent_path() ? out.parent_path() : fs::path(".")) / o.weightsFile});
+  files.push_back({linked, out});
+  return placeAll(files);
 }
 
 std::string writeLibrary(Session &session, const LibraryOptions &o) {
@@ -277,41 +299,43 @@ std::string writeLibrary(Session &session, const LibraryOptions &o) {
       libraries.push_back(lib);
   libraries.insert(libraries.begin(), runtime.capiLibrary);
   fs::path built = b.tmp.path / (shared ? "lib.so" : "lib.a");
-  std::string cxx = compilerCommand();
+  std::vector<std::string> cxx = compilerCommand();
   if (shared) {
-    std::vector<std::string> args = {cxx,
-                                     "-shared",
-                                     "-o",
-                                     built.string(),
-                                     "-I" + runtime.includeDir,
-                                     "-x",
-                                     "c",
-                                     b.program.string(),
-                                     "-x",
-                                     "assembler",
-                                     b.payload.string(),
-                                     "-x",
-                                     "none",
-                                     b.object.string(),
-                                     "-Wl,--whole-archive",
-                                     libraries[0],
-                                     "-Wl,--no-whole-archive",
-                                     "-Wl,--start-group"};
+    // Only the C API is exported: the runtime's and the bundle's symbols stay inside, so two
+    // such libraries in one process do not resolve to one another's model.
+    fs::path exports = b.tmp.path / "exports.map";
+    if (std::string error = writeFile(exports, "{ global: attnc_*; local: *; };\n"); !error.empty())
+      return error;
+    std::vector<std::string> args = cxx;
+    args.insert(args.end(),
+                {"-shared", "-Wl,--version-script=" + exports.string(), "-o", built.string(),
+                 "-I" + runtime.includeDir, "-x", "c", b.program.string(), "-x", "assembler",
+                 b.payload.string(), "-x", "none", b.object.string(), "-Wl,--whole-archive",
+                 libraries[0], "-Wl,--no-whole-archive", "-Wl,--start-group"});
     args.insert(args.end(), libraries.begin() + 1, libraries.end());
-    args.insert(args.end(), {"-Wl,--end-group", "-ldnnl", "-fopenmp", "-lm"});
+    args.push_back("-Wl,--end-group");
+    for (const std::string &f : onednnFlags())
+      args.push_back(f);
+    args.insert(args.end(), {"-fopenmp", "-lm"});
     if (std::string error = runTool(args, b.tmp.path / "link.log"); !error.empty())
       return error;
   } else {
     fs::path program = b.tmp.path / "program.o", payload = b.tmp.path / "payload.o";
     for (auto [source, object, language] :
-         {std::tuple(b.program, program, "c"), std::tuple(b.payload, payload, "assembler")})
-      if (std::string error = runTool({cxx, "-c", "-fPIC", "-I" + runtime.includeDir, "-x",
-                                       language, source.string(), "-o", object.string()},
-                                      b.tmp.path / "compile.log");
-          !error.empty())
+         {std::tuple(b.program, program, "c"), std::tuple(b.payload, payload, "assembler")}) {
+      std::vector<std::string> args = cxx;
+      args.insert(args.end(), {"-c", "-fPIC", "-I" + runtime.includeDir, "-x", language,
+                               source.string(), "-o", object.string()});
+      if (std::string error = runTool(args, b.tmp.path / "compile.log"); !error.empty())
         return error;
+    }
     // One archive with everything: the model's parts and the runtime's objects (ar's MRI
-    // script merges archives).
+    // script merges archives; it cannot quote, so a path with a space or one of +,;* would
+    // be misread).
+    for (const std::string &path : libraries)
+      if (path.find_first_of(" \t+,;*") != std::string::npos)
+        return "--lib cannot merge the runtime library '" + path +
+               "' (ar scripts cannot quote its characters); install attnc under a plainer path";
     std::string script = "CREATE " + built.string() + "\n";
     for (const std::string &lib : libraries)
       script += "ADDLIB " + lib + "\n";
@@ -324,9 +348,7 @@ std::string writeLibrary(Session &session, const LibraryOptions &o) {
     if (std::string error = runTool({"ar", "-M"}, b.tmp.path / "ar.log", mri); !error.empty())
       return error;
   }
-  if (std::string error = place(runtime.capiHeader, o.header); !error.empty())
-    return error;
-  return place(built, o.output);
+  return placeAll({{runtime.capiHeader, o.header}, {built, o.output}});
 }
 
 } // namespace attn::driver

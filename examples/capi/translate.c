@@ -2,6 +2,7 @@
  * libmodel.a`: reads lines on stdin and prints the model's answer to each (a translation, a
  * tagger's tags, a classifier's label). Usage: translate [CHECKPOINT] < lines.txt
  *   cc translate.c libmodel.a -I. -ldnnl -fopenmp -lstdc++ -lm -o translate */
+#define _POSIX_C_SOURCE 200809L /* getline, strdup */
 #include "libmodel.h"
 
 #include <stdio.h>
@@ -19,16 +20,28 @@ int main(int argc, char **argv) {
     fprintf(stderr, "translate: %s\n", attnc_last_error());
     return 1;
   }
-  /* Every line of stdin, then one call for all of them. */
+  /* Every line of stdin (any length: getline), then one call for all of them. */
   size_t count = 0, capacity = 16;
   char **lines = malloc(capacity * sizeof *lines);
-  char buffer[4096];
-  while (lines && fgets(buffer, sizeof buffer, stdin)) {
-    buffer[strcspn(buffer, "\r\n")] = '\0';
-    if (count == capacity)
-      lines = realloc(lines, (capacity *= 2) * sizeof *lines);
-    if (lines)
-      lines[count++] = strdup(buffer);
+  char *line = NULL;
+  size_t size = 0;
+  ssize_t n;
+  while (lines && (n = getline(&line, &size, stdin)) >= 0) {
+    line[strcspn(line, "\r\n")] = '\0';
+    if (count == capacity) {
+      char **grown = realloc(lines, (capacity *= 2) * sizeof *lines);
+      if (!grown)
+        break;
+      lines = grown;
+    }
+    if (!(lines[count] = strdup(line)))
+      break;
+    ++count;
+  }
+  free(line);
+  if (!feof(stdin)) {
+    fprintf(stderr, "translate: cannot read stdin (or out of memory)\n");
+    return 1;
   }
   char **outputs = calloc(count ? count : 1, sizeof *outputs);
   if (!lines || !outputs) {

@@ -37,11 +37,27 @@ Weights bundledWeights(const std::string &dir) {
   return w;
 }
 
-Weights checkpointWeights(const std::string &path, std::string *warning) {
+Weights checkpointWeights(const std::string &path, const ModelConfig &config,
+                          std::string *warning) {
   Weights w;
   w.name = task::checkpointFile(path, warning);
   w.ckpt = checkpoint::load(w.name);
+  auto model = w.ckpt.metadata.find(task::kModelKey);
+  if (model != w.ckpt.metadata.end() && model->second != config.name)
+    throw std::runtime_error(w.name + ": a checkpoint of the model '" + model->second +
+                             "', not of '" + config.name + "'");
   return w;
+}
+
+void checkVocabularies(const ModelConfig &c, const task::PairData &data,
+                       const task::PairData &compiled) {
+  if (data.source.serialize() != compiled.source.serialize() ||
+      data.target.serialize() != compiled.target.serialize())
+    throw std::runtime_error(
+        "the training data gives other vocabularies (" + std::to_string(data.source.size()) +
+        " and " + std::to_string(data.target.size()) + " tokens) than " + c.name +
+        " was compiled for (" + std::to_string(compiled.source.size()) + " and " +
+        std::to_string(compiled.target.size()) + "); compile it again for this data");
 }
 
 task::PairData pairData(const ModelConfig &c, const Weights &w) {

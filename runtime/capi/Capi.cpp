@@ -2,6 +2,7 @@
 // library. Every entry point catches everything: no exception crosses into C.
 #include "attn/capi.h"
 
+#include "attn/Init.h"
 #include "attn/app/Bundle.h"
 #include "attn/decode/Sample.h"
 #include "attn/task/Labelling.h"
@@ -39,6 +40,17 @@ struct Failure : std::runtime_error {
   attnc_status status;
 };
 
+// Keeps `message` as this thread's last error (a message too long to copy is cut short rather
+// than thrown across the C boundary) and returns `status`.
+attnc_status report(attnc_status status, const char *message) noexcept {
+  try {
+    lastError = message;
+  } catch (...) {
+    lastError.clear();
+  }
+  return status;
+}
+
 // Runs `body` under the lock; its exceptions become a status and lastError.
 template <typename Body> attnc_status guarded(attnc_status otherwise, Body body) {
   std::lock_guard<std::mutex> hold(lock);
@@ -47,17 +59,13 @@ template <typename Body> attnc_status guarded(attnc_status otherwise, Body body)
     body();
     return ATTNC_OK;
   } catch (const Failure &e) {
-    lastError = e.what();
-    return e.status;
+    return report(e.status, e.what());
   } catch (const std::bad_alloc &) {
-    lastError = "out of memory";
-    return ATTNC_ERROR_RUNTIME;
+    return report(ATTNC_ERROR_RUNTIME, "out of memory");
   } catch (const std::exception &e) {
-    lastError = e.what();
-    return otherwise;
+    return report(otherwise, e.what());
   } catch (...) {
-    lastError = "unknown error";
-    return ATTNC_ERROR_RUNTIME;
+    return report(ATTNC_ERROR_RUNTIME, "unknown error");
   }
 }
 
@@ -89,9 +97,15 @@ attnc_status attnc_open(const char *checkpoint, attnc_model **model) {
     require(model != nullptr, "attnc_open: model is NULL");
     auto m = std::make_unique<attnc_model>();
     m->config = attn::app::bundledConfig();
-    attn::app::Weights w =
-        checkpoint ? attn::app::checkpointWeights(checkpoint) : attn::app::bundledWeights(".");
+    attn::app::Weights w = checkpoint ? attn::app::checkpointWeights(checkpoint, m->config)
+                                      : attn::app::bundledWeights(".");
     m->loaded = attn::app::load(&w, m->config.train.seed);
+    // Training through the handle starts its optimizer afresh (attn/capi.h): a checkpoint's
+    // moments belong to its own step count.
+    const attn_program_info &info = m->loaded.program->info();
+    for (int i = 0; i < info.num_params; ++i)
+      if (std::strchr(info.params[i].name, '/'))
+        m->loaded.params[i] = attn::initParam(info.params[i], m->config.train.seed);
     if (attn::task::usesPairs(m->config.data.task))
       m->data = attn::app::pairData(m->config, w);
     m->task = attn::task::taskName(m->config.data.task);
@@ -193,10 +207,7 @@ attnc_status attnc_train_steps(attnc_model *model, int64_t steps, double *loss) 
       if (attn::task::usesPairs(c.data.task)) {
         model->trainingData = attn::task::buildPairs(c.data);
         // The program's shapes are the compiled vocabularies': the data must give them.
-        if (model->trainingData->source.serialize() != model->data->source.serialize() ||
-            model->trainingData->target.serialize() != model->data->target.serialize())
-          throw Failure(ATTNC_ERROR_RUNTIME, "the training data gives other vocabularies than " +
-                                                 c.name + " was compiled for");
+        attn::app::checkVocabularies(c, *model->trainingData, *model->data);
       }
       model->split =
           attn::task::trainSplit(c.data, model->trainingData ? &*model->trainingData : nullptr);
@@ -206,13 +217,14 @@ attnc_status attnc_train_steps(attnc_model *model, int64_t steps, double *loss) 
                                    attn::task::perStepInputs(c.stepInputs));
     double last = 0;
     for (int64_t i = 0; i < steps; ++i) {
-      ++model->step;
+      int64_t step = model->step + 1;
       attn::train::StepRunner::Result r =
-          runner.step(model->step, attn::train::learningRate(c.train.schedule, model->step));
-      if (!std::isfinite(r.loss))
-        throw Failure(ATTNC_ERROR_RUNTIME, "step " + std::to_string(model->step) +
+          runner.step(step, attn::train::learningRate(c.train.schedule, step));
+      if (!std::isfinite(r.loss)) // the parameters are left as they were; so is the count
+        throw Failure(ATTNC_ERROR_RUNTIME, "step " + std::to_string(step) +
                                                ": the loss is not finite; the parameters are "
                                                "those of the step before");
+      model->step = step;
       last = r.loss;
     }
     if (loss)

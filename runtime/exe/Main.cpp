@@ -56,7 +56,7 @@ Weights readWeights(const std::string &ckpt) {
   if (ckpt.empty())
     return attn::app::bundledWeights(ownDirectory());
   std::string warning;
-  Weights w = attn::app::checkpointWeights(ckpt, &warning);
+  Weights w = attn::app::checkpointWeights(ckpt, attn::app::bundledConfig(), &warning);
   if (!warning.empty())
     std::cerr << tool << ": warning: " << warning << "\n";
   return w;
@@ -67,11 +67,21 @@ struct Raw {
   std::string ckpt, count, seed, prime, temperature, topK, sampleSeed, beam, nbest, steps;
   std::string lengthPenalty, input, output, out;
   bool sample = false, scores = false, resume = false, overwrite = false;
+  // The numbers of count, seed and steps once checked.
+  std::optional<int64_t> countValue, stepsValue;
+  std::optional<uint64_t> seedValue;
 };
 
-// --beam, --nbest, --sample... onto config.decode (and --temperature... onto config.sample for
-// a language model), checked as the spec's validator checks the keys they stand for.
-void applyDecodeFlags(const Raw &r, ModelConfig &c) {
+// Every number of the command line, checked before any work (a bad one is a usage error, as
+// attnc's); --beam, --nbest, --sample... go onto config.decode (and --temperature... onto
+// config.sample for a language model), checked as the spec's validator checks their keys.
+void checkFlags(Raw &r, ModelConfig &c) {
+  if (!r.count.empty())
+    r.countValue = attn::parseInt(r.count, 1, 1000000000, "--count");
+  if (!r.steps.empty())
+    r.stepsValue = attn::parseInt(r.steps, 1, 1000000000000, "--steps");
+  if (!r.seed.empty())
+    r.seedValue = attn::parseUnsigned(r.seed, "--seed");
   attn::task::DecodeConfig &d = c.decode;
   attn::decode::SampleOptions &s = c.sample.options;
   if (!r.beam.empty())
@@ -88,13 +98,13 @@ void applyDecodeFlags(const Raw &r, ModelConfig &c) {
     d.topK = s.topK = attn::parseInt(r.topK, 0, 10000000, "--top-k");
   if (!r.sampleSeed.empty())
     d.seed = s.seed = attn::parseUnsigned(r.sampleSeed, "--sample-seed");
-  if (!r.count.empty() && c.data.task == Task::Lm)
-    s.length = attn::parseInt(r.count, 1, 1000000, "--count");
+  if (r.countValue && c.data.task == Task::Lm)
+    s.length = *r.countValue;
   if (!r.prime.empty())
     c.sample.prime = r.prime;
   if (d.nbest > d.beam)
-    throw std::runtime_error("--nbest (" + std::to_string(d.nbest) + ") cannot exceed the beam (" +
-                             std::to_string(d.beam) + ")");
+    throw std::runtime_error("--nbest (" + std::to_string(d.nbest) + ") cannot exceed --beam (" +
+                             std::to_string(d.beam) + "); raise --beam or lower --nbest");
   if (d.sample && d.beam > 1)
     throw std::runtime_error("--sample decodes greedy rows only; it needs --beam 1");
 }
@@ -122,14 +132,12 @@ int translate(const ModelConfig &c, const Raw &r) {
 }
 
 int run(const ModelConfig &c, const Raw &r) {
-  std::optional<int64_t> count;
-  if (!r.count.empty() && c.data.task != Task::Lm)
-    count = attn::parseInt(r.count, 1, 1000000000, "--count");
-  bool trained = !r.ckpt.empty() || r.seed.empty();
+  std::optional<int64_t> count = c.data.task == Task::Lm ? std::nullopt : r.countValue;
+  bool trained = !r.ckpt.empty() || !r.seedValue;
   std::optional<Weights> w;
   if (trained || attn::task::usesPairs(c.data.task))
     w = readWeights(r.ckpt);
-  uint64_t seed = r.seed.empty() ? c.train.seed : attn::parseUnsigned(r.seed, "--seed");
+  uint64_t seed = r.seedValue.value_or(c.train.seed);
   Loaded l = load(trained ? &*w : nullptr, seed);
   switch (c.data.task) {
   case Task::Seq2Seq:
@@ -152,8 +160,7 @@ int run(const ModelConfig &c, const Raw &r) {
 
 int train(const ModelConfig &c, const Raw &r) {
   attn::app::TrainRun run;
-  if (!r.steps.empty())
-    run.steps = attn::parseInt(r.steps, 1, 1000000000000, "--steps");
+  run.steps = r.stepsValue;
   run.out = r.out;
   run.resume = r.resume;
   run.overwrite = r.overwrite;
@@ -162,15 +169,7 @@ int train(const ModelConfig &c, const Raw &r) {
     // The program's shapes are the vocabularies' the model was compiled with: the data must
     // give the same ones (it does when it is the spec's).
     data = attn::task::buildPairs(c.data);
-    Weights w = readWeights("");
-    attn::task::PairData compiled = pairData(c, w);
-    if (data->source.serialize() != compiled.source.serialize() ||
-        data->target.serialize() != compiled.target.serialize())
-      return fail("the training data gives other vocabularies (" +
-                  std::to_string(data->source.size()) + " and " +
-                  std::to_string(data->target.size()) + " tokens) than " + c.name +
-                  " was compiled for (" + std::to_string(compiled.source.size()) + " and " +
-                  std::to_string(compiled.target.size()) + "); compile it again for this data");
+    attn::app::checkVocabularies(c, *data, pairData(c, readWeights("")));
   }
   std::string last = attn::app::runDirectory(c, r.out) + "/last.safetensors";
   if (r.resume && std::filesystem::exists(last)) {
@@ -214,7 +213,8 @@ int info(const ModelConfig &c) {
 } // namespace
 
 int main(int argc, char **argv) {
-  tool = std::filesystem::path(argv[0]).filename().string();
+  if (argc > 0 && argv[0])
+    tool = std::filesystem::path(argv[0]).filename().string();
   // As attnc: a closed standard descriptor gets /dev/null, so that no file opened later
   // takes its number and receives what is meant for it.
   bool stdinClosed = fcntl(0, F_GETFD) == -1;
@@ -271,7 +271,7 @@ int main(int argc, char **argv) {
   CLI::App *info = app.add_subcommand("info", "what this executable holds");
   try {
     app.parse(argc, argv);
-    applyDecodeFlags(r, config);
+    checkFlags(r, config);
   } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
@@ -284,20 +284,30 @@ int main(int argc, char **argv) {
     return 2;
   }
   CLI::App *chosen = app.get_subcommands()[0];
+  int rc = 1;
   try {
-    if (chosen == translate) {
-      if (stdinClosed)
-        return fail("stdin is closed; translate reads one source per line from it");
-      return ::translate(config, r);
-    }
-    if (chosen == run)
-      return ::run(config, r);
-    if (chosen == train)
-      return ::train(config, r);
-    if (chosen == eval)
-      return ::eval(config, r);
-    return ::info(config);
+    if (chosen == translate)
+      rc = stdinClosed ? fail("stdin is closed; translate reads one source per line from it")
+                       : ::translate(config, r);
+    else if (chosen == run)
+      rc = ::run(config, r);
+    else if (chosen == train)
+      rc = ::train(config, r);
+    else if (chosen == eval)
+      rc = ::eval(config, r);
+    else
+      rc = ::info(config);
+  } catch (const std::bad_alloc &) {
+    return fail("out of memory: the model or its data does not fit in this machine's memory");
   } catch (const std::exception &e) {
-    return fail(e.what());
+    // As attnc: a message that is already located ("data.tsv:3: error: ...") as it is.
+    std::string what = e.what();
+    if (what.find(": error: ") != std::string::npos)
+      return std::cerr << what << "\n", 1;
+    return fail(what);
   }
+  // Output that never arrived (a full disk, /dev/full, a closed pipe) is a failure.
+  if (!std::cout.flush())
+    return fail("cannot write the output to stdout");
+  return rc;
 }

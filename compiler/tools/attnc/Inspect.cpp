@@ -4,6 +4,7 @@
 
 #include "compiler/Driver/Executable.h"
 
+#include <filesystem>
 #include <iostream>
 
 namespace attnc {
@@ -46,10 +47,12 @@ int compile(attn::driver::Session &session, const Common &c, const CompileOption
   if (bundle && !o.ckpt.empty() && !session.openCheckpoint(o.ckpt, c.overrides))
     return 1;
   if (o.exe) {
-    if (o.weightsFile.find('/') != std::string::npos)
-      return usageError("--weights-file names a file beside the executable, without a "
-                        "directory (got '" +
-                        o.weightsFile + "')");
+    std::string outName = std::filesystem::path(o.output).filename().string();
+    if (o.weightsFile.find('/') != std::string::npos || o.weightsFile == "." ||
+        o.weightsFile == ".." || o.weightsFile == outName)
+      return usageError("--weights-file names a file beside the executable (not a directory, "
+                        "not the executable itself), got '" +
+                        o.weightsFile + "'");
     std::string error = attn::driver::writeExecutable(session, {o.output, o.cpu, o.weightsFile});
     if (!error.empty())
       return std::cerr << "attnc: error: " << error << "\n", 1;

@@ -43,7 +43,7 @@ if ldd bin/$model | grep -Ei 'llvm|mlir'; then fail "the executable links LLVM o
 # reduction order depends on it).
 mkdir alone && cp bin/* alone/
 exe() { (cd "$work/alone" && env -i ${OMP_NUM_THREADS:+OMP_NUM_THREADS=$OMP_NUM_THREADS} ./$model "$@"); }
-exe info > info.txt || fail "info: $(cat info.txt)"
+exe info > info.txt 2>&1 || fail "info: $(cat info.txt)"
 grep -q "^$model: " info.txt || fail "info does not name the model: $(cat info.txt)"
 
 # `run` with the checkpoint (both name the same file) and with the built-in weights.
@@ -108,5 +108,10 @@ exe train --steps 6 --out "$work/exe-train" > exe-train.txt
 "$attnc" train "$spec" --steps 6 --out attnc-train > attnc-train.txt
 same <(losses exe-train/metrics.jsonl) <(losses attnc-train/metrics.jsonl) "train losses differ"
 "$attnc" eval --ckpt exe-train > /dev/null || fail "attnc cannot read the executable's checkpoint"
-exe train --steps 6 --out "$work/exe-train" > again.txt 2>&1 && fail "a second train over a run was accepted"
+if exe train --steps 6 --out "$work/exe-train" > again.txt 2>&1; then
+  fail "a second train over a run was accepted"
+fi
+grep -q "holds a run" again.txt || fail "a second train failed for another reason: $(cat again.txt)"
+# --weights-file may not name the executable itself.
+if "$attnc" compile "$spec" --exe -o bin/x --weights-file x 2> self.err; then fail "--weights-file x -o bin/x was accepted"; fi
 echo "ok ($family): $model"

@@ -36,8 +36,14 @@ struct Weights {
 /// The bundled weights: embedded, or the weights file in `dir` (an executable's directory).
 Weights bundledWeights(const std::string &dir);
 /// A checkpoint's (FILE, or DIR meaning its best, else last; `warning` as
-/// task::checkpointFile gives it).
-Weights checkpointWeights(const std::string &path, std::string *warning = nullptr);
+/// task::checkpointFile gives it). Refused (throws) when it is another model's: its stored
+/// model name is not config.name.
+Weights checkpointWeights(const std::string &path, const ModelConfig &config,
+                          std::string *warning = nullptr);
+/// Throws unless `data` (built from config.data to train on) has the vocabularies the model
+/// was compiled for (`compiled`): the program's shapes and the ids' meaning are theirs.
+void checkVocabularies(const ModelConfig &config, const task::PairData &data,
+                       const task::PairData &compiled);
 /// Whether the weights are in a file rather than embedded (its name, else "").
 std::string bundledWeightsFile();
 
