@@ -391,6 +391,44 @@ std::unique_ptr<Model> Session::loadModelOnce(dist::Communicator &ranks, double 
   return m;
 }
 
+std::optional<std::vector<std::unique_ptr<Model>>> Session::loadBuckets() {
+  std::vector<std::unique_ptr<Model>> buckets;
+  if (!spec_ || spec_->decode.buckets.empty())
+    return buckets;
+  if (!manifest_ && !runTo(Stage::LLVM))
+    return std::nullopt;
+  // The bucket compiles only what decoding reads: no training step.
+  yaml::ImportOptions lengths = importOptions_ ? *importOptions_ : importOptions(compiledData());
+  std::string specText = yaml::specToYaml(*spec_);
+  for (int64_t length : spec_->decode.buckets) {
+    Session bucket(options_);
+    if (!bucket.loadSpecText(specText,
+                             spec_->file + " (decode.buckets: " + std::to_string(length) + ")"))
+      return std::nullopt;
+    yaml::ImportOptions o = lengths;
+    o.sourceLength = length;
+    bucket.setImportOptions(o);
+    std::unique_ptr<Model> m = bucket.loadModel();
+    if (!m)
+      return std::nullopt;
+    // The parameters are the full-length program's: the same names and shapes.
+    const target::Manifest &b = bucket.manifest();
+    bool same = b.params.size() == manifest_->params.size();
+    for (size_t i = 0; same && i < b.params.size(); ++i)
+      same = b.params[i].name == manifest_->params[i].name &&
+             b.params[i].shape == manifest_->params[i].shape;
+    if (!same) {
+      diagnostics() << "attnc: error: " << spec_->file << ": decode.buckets: the model compiled "
+                    << "for " << length << " source tokens has other parameters than for "
+                    << lengths.sourceLength << "; this model cannot be bucketed\n";
+      return std::nullopt;
+    }
+    m->params.clear();
+    buckets.push_back(std::move(m));
+  }
+  return buckets;
+}
+
 std::string Session::writeObject(const std::string &objectPath, const std::string &headerPath,
                                  const std::string &cpu) {
   if (!runTo(Stage::LLVM))

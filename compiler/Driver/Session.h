@@ -130,6 +130,11 @@ public:
   /// for itself). Without a cache every rank compiles.
   std::unique_ptr<Model> loadModelOnce(dist::Communicator &ranks, double compileWait,
                                        std::optional<uint64_t> seed = std::nullopt);
+  /// The length buckets of a seq2seq spec (decode.buckets): per length L, this model
+  /// compiled for sources of L tokens (the targets keep their length), JIT-loaded, with the
+  /// same parameters as loadModel's (checked; the Models hold no parameters of their own).
+  /// Empty without buckets; nullopt (reported) on failure.
+  std::optional<std::vector<std::unique_ptr<Model>>> loadBuckets();
   /// Writes the program for `cpu` as an object file and its C header; "" or the error.
   std::string writeObject(const std::string &objectPath, const std::string &headerPath,
                           const std::string &cpu);

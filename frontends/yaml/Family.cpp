@@ -52,6 +52,23 @@ void checkSeq2SeqData(const Spec &s, Problems &p) {
 }
 
 void checkDecoding(const Spec &s, Problems &p) {
+  const std::vector<int64_t> &b = s.decode.buckets;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b[i] >= s.data.maxLen) {
+      p.error("decode.buckets", s.locOf("decode.buckets", s.decode.loc),
+              "decode.buckets holds " + std::to_string(b[i]) + ", but data.max_len (" +
+                  std::to_string(s.data.maxLen) + ") is the longest length already",
+              "list lengths below data.max_len");
+      break;
+    }
+    if (i > 0 && b[i] <= b[i - 1]) {
+      p.error("decode.buckets", s.locOf("decode.buckets", s.decode.loc),
+              "decode.buckets must increase, but " + std::to_string(b[i]) + " follows " +
+                  std::to_string(b[i - 1]),
+              "list the lengths shortest first, each once");
+      break;
+    }
+  }
   if (s.decode.sample && s.decode.beam > 1)
     p.error("decode.sample", s.locOf("decode.beam", s.decode.loc),
             "decode.sample draws one output per row; beam search keeps the likeliest " +

@@ -557,6 +557,13 @@ std::vector<KeySchema> buildTable() {
           "Greedy decoding: sentences decoded at once (the compiled decoder's rows).")
           .atLeast(1)
           .atMost(kMaxBatch),
+      Key("decode.buckets", &DecodeSpec::buckets,
+          "Source lengths, shorter than `data.max_len`, for which `attnc translate` compiles "
+          "the decoder too: each input line is decoded by the shortest that holds it, so "
+          "short sentences do not pay for the longest; the outputs are the same.")
+          .atLeast(1)
+          .atMost(kMaxLength)
+          .maxItems(8),
       Key("decode.attention_layer", &DecodeSpec::attentionLayer,
           "`model.transformer`: the decoder layer whose cross-attention weights plots show "
           "(1 is the first); 0: the last.")

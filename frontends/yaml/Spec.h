@@ -265,6 +265,7 @@ struct DecodeSpec {
   int64_t maxLength = 0;      // 0: the target length the model was compiled for
   int64_t nbest = 1;          // hypotheses printed per input (<= beam)
   int64_t batch = 16;         // rows decoded at once (greedy: sentences; beam: >= beam)
+  std::vector<int64_t> buckets; // shorter source lengths compiled too (< data.max_len)
   int64_t attentionLayer = 0; // transformer plots: the decoder layer (1-based; 0 = the last)
   int64_t attentionHead = 0;  // transformer plots: the head (1-based; 0 = their mean)
   bool sample = false;        // sample tokens instead of taking the likeliest (greedy rows)

@@ -86,7 +86,10 @@ int streamLines(const std::string &tool, const LineTask &t) {
     size_t next = 0;
     for (size_t i = 0; i < ok.size(); ++i)
       std::cout << (ok[i] ? answers[next++] : t.failed(index[i]));
-    std::cout.flush();
+    // Output nobody receives (a full disk, a closed pipe) ends the loop: `yes | ...` would
+    // otherwise run forever.
+    if (!std::cout.flush())
+      throw std::runtime_error("cannot write the output to stdout");
     sources.clear(), lines.clear(), index.clear(), goodIndex.clear(), ok.clear();
   };
   std::string line;
@@ -121,7 +124,9 @@ int translate(const std::string &tool, const task::Seq2SeqDecoder &decoder, bool
               const DecodedBatch &observe) {
   bool withScores = scores || decoder.config().nbest > 1;
   LineTask t;
-  t.rows = decoder.batchRows();
+  // With length buckets, a few batches per bucket are read ahead (when input is waiting), so
+  // that lines of each length fill their own batches.
+  t.rows = decoder.batchRows() * (decoder.bucketCount() ? 4 * (decoder.bucketCount() + 1) : 1);
   t.encode = [&](const std::string &line) { return decoder.encode(line); };
   t.answer = [&](const std::vector<std::string> &lines, const std::vector<task::Encoded> &sources,
                  const std::vector<int64_t> &index) {

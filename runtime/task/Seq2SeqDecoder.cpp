@@ -1,6 +1,7 @@
 #include "attn/task/Seq2SeqDecoder.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace attn::task {
 
@@ -21,8 +22,51 @@ Encoded Seq2SeqDecoder::encode(const std::string &line) const {
   return e;
 }
 
+void Seq2SeqDecoder::addBucket(const Program &bucket) {
+  auto d = std::make_unique<Seq2SeqDecoder>(bucket, params, data, config_);
+  if (d->sourceLength >= sourceLength || d->rows != rows)
+    throw std::runtime_error("attn: a length bucket must read fewer than " +
+                             std::to_string(sourceLength) + " tokens in " + std::to_string(rows) +
+                             " rows; this one reads " + std::to_string(d->sourceLength) + " in " +
+                             std::to_string(d->rows));
+  auto at = std::find_if(buckets.begin(), buckets.end(),
+                         [&](const auto &b) { return b->sourceLength > d->sourceLength; });
+  buckets.insert(at, std::move(d));
+}
+
 std::vector<std::vector<Hypothesis>>
 Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
+  if (buckets.empty())
+    return decodeHere(sources);
+  // Each source to the shortest program that holds its tokens; here (the longest) otherwise.
+  std::vector<std::vector<size_t>> members(buckets.size() + 1);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    int64_t n = std::count(sources[i].mask.begin(), sources[i].mask.end(), 1.0f);
+    size_t b = 0;
+    while (b < buckets.size() && buckets[b]->sourceLength < n)
+      ++b;
+    members[b].push_back(i);
+  }
+  std::vector<std::vector<Hypothesis>> out(sources.size());
+  for (size_t b = 0; b < members.size(); ++b) {
+    if (members[b].empty())
+      continue;
+    const Seq2SeqDecoder &d = b < buckets.size() ? *buckets[b] : *this;
+    std::vector<Encoded> group;
+    for (size_t i : members[b]) {
+      const Encoded &e = sources[i];
+      group.push_back({std::vector<int32_t>(e.ids.begin(), e.ids.begin() + d.sourceLength),
+                       std::vector<float>(e.mask.begin(), e.mask.begin() + d.sourceLength)});
+    }
+    std::vector<std::vector<Hypothesis>> decoded = d.decodeHere(group);
+    for (size_t k = 0; k < members[b].size(); ++k)
+      out[members[b][k]] = std::move(decoded[k]);
+  }
+  return out;
+}
+
+std::vector<std::vector<Hypothesis>>
+Seq2SeqDecoder::decodeHere(const std::vector<Encoded> &sources) const {
   decode::BeamOptions beam;
   beam.beam = config_.beam;
   beam.lengthPenalty = config_.lengthPenalty;

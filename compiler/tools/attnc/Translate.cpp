@@ -98,6 +98,12 @@ int translate(attn::driver::Session &session, const Common &c, const TranslateOp
   if (labels) // a tagger's tags or a classifier's label per line
     return attn::app::label("attnc", attn::task::Labeller(*m->program, m->params, data));
   attn::task::Seq2SeqDecoder decoder(*m->program, m->params, data, attn::driver::decodeConfig(s));
+  // decode.buckets: the same model for shorter sources, each line to the shortest that fits.
+  std::optional<std::vector<std::unique_ptr<attn::driver::Model>>> buckets = session.loadBuckets();
+  if (!buckets)
+    return 1;
+  for (const auto &bucket : *buckets)
+    decoder.addBucket(*bucket->program);
   if (int rc = checkPlots(decoder, o.plots)) // before reading any input
     return rc;
   Decoded all; // with --plots: every source and its best output

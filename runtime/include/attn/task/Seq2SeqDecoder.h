@@ -53,7 +53,13 @@ public:
   /// Throws when the line has more tokens than the model reads.
   Encoded encode(const std::string &line) const;
   /// Per source: nbest hypotheses (beam search), or the greedy (or sampled) one, best first.
+  /// With buckets, each source is decoded by the shortest program that holds it.
   std::vector<std::vector<decode::Hypothesis>> decode(const std::vector<Encoded> &sources) const;
+  /// A length bucket (decode.buckets): `program` is this model compiled for a shorter source
+  /// length, with the same parameters; sources that fit it are decoded by it. Sources are
+  /// padded at their end, so one encoded for the full length is cut to the bucket's.
+  void addBucket(const Program &program);
+  size_t bucketCount() const { return buckets.size(); }
   /// A hypothesis as text.
   std::string text(const decode::Hypothesis &h) const;
   /// Exact match and token accuracy of the best hypotheses on `pairs` (those that fit).
@@ -75,6 +81,9 @@ public:
   const PairData &pairData() const { return data; }
 
 private:
+  /// decode() with this program alone.
+  std::vector<std::vector<decode::Hypothesis>>
+  decodeHere(const std::vector<Encoded> &sources) const;
   /// Calls `body(first, count, src, mask)` for the sources in batches of the compiled rows.
   using BatchBody = std::function<void(size_t first, size_t count, const Tensor &src,
                                        const Tensor &mask)>;
@@ -92,6 +101,7 @@ private:
   const PairData &data;
   DecodeConfig config_;
   int64_t rows = 0, sourceLength = 0;
+  std::vector<std::unique_ptr<Seq2SeqDecoder>> buckets; // shortest first
 };
 
 } // namespace attn::task

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Length buckets (decode.buckets, docs/seq2seq.md): `attnc translate` with buckets gives the
+# outputs it gives without them, on lines of every length (greedy and beam search), and a bad
+# bucket list is an error at its line.
+#
+#   check.sh ATTNC SOURCE_DIR WORK_DIR
+set -euo pipefail
+attnc=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+spec=$src/models/dates-bahdanau.yaml
+"$attnc" train "$spec" --steps 60 --out run > train.log
+# Dates of every length the data makes, and a few by hand (3 to 32 characters).
+"$attnc" run "$spec" --ckpt run --count 200 | sed -n 's/^  \(.*\)  ->  .*$/\1/p' > lines.txt
+printf '%s\n' '1/2/03' 'may 5 2001' 'Wednesday, September 24, 1997' 'x' '31 December 1999 (a Friday)' >> lines.txt
+[ "$(wc -l < lines.txt)" -gt 100 ] || fail "too few lines: $(wc -l < lines.txt)"
+for flags in "" "--beam 3 --nbest 2"; do
+  "$attnc" translate --ckpt run $flags < lines.txt > plain.txt 2> plain.err || true
+  "$attnc" translate --ckpt run $flags --set 'decode.buckets=[8, 16, 24]' < lines.txt \
+    > buckets.txt 2> buckets.err || true
+  cmp -s plain.txt buckets.txt || { diff plain.txt buckets.txt | head; fail "buckets changed the outputs ($flags)"; }
+  cmp -s plain.err buckets.err || { diff plain.err buckets.err | head; fail "buckets changed the errors ($flags)"; }
+done
+cat > bad.yaml <<YAML
+decode:
+  buckets: [16, 8]
+YAML
+if "$attnc" check "$spec" -c bad.yaml 2> bad.err; then fail "decreasing buckets were accepted"; fi
+grep -q "bad.yaml:2:.*decode.buckets must increase" bad.err || fail "no located error: $(cat bad.err)"
+echo "ok: buckets"
