@@ -148,11 +148,13 @@ struct TempDir {
   }
 };
 
-// The model's parts in a temporary directory: its object, its manifest (program.c) and its
-// configuration and weights (payload.s, and the weights image for a file beside it).
+// The model's parts in a temporary directory: its objects (the program, then one per length
+// bucket), their manifests (program.c) and its configuration and weights (payload.s, and the
+// weights image for a file beside it).
 struct Bundle {
   TempDir tmp;
-  fs::path object, program, payload, weightsImage;
+  std::vector<std::string> objects;
+  fs::path program, payload, weightsImage;
 };
 
 std::string makeBundle(Session &session, const std::string &cpu, const std::string &weightsFile,
@@ -163,11 +165,26 @@ std::string makeBundle(Session &session, const std::string &cpu, const std::stri
   if (llvm::sys::fs::createUniqueDirectory("attnc-bundle", dir))
     return "cannot create a temporary directory";
   b.tmp.path = dir.str().str();
-  b.object = b.tmp.path / "model.o";
   fs::path header = b.tmp.path / "model.h";
-  if (std::string error = session.writeObject(b.object.string(), header.string(), cpu);
-      !error.empty())
+  b.objects.push_back((b.tmp.path / "model.o").string());
+  if (std::string error = session.writeObject(b.objects[0], header.string(), cpu); !error.empty())
     return error;
+  // decode.buckets: the inference program for each shorter source length.
+  std::string programC = "#include \"model.h\"\n", bucketList;
+  for (int64_t length : session.spec().decode.buckets) {
+    std::unique_ptr<Session> bucket = session.bucketSession(length);
+    if (!bucket)
+      return "decode.buckets: the model does not compile for " + std::to_string(length) +
+             " source tokens";
+    std::string stem = "bucket" + std::to_string(length);
+    b.objects.push_back((b.tmp.path / (stem + ".o")).string());
+    if (std::string error =
+            bucket->writeObject(b.objects.back(), (b.tmp.path / (stem + ".h")).string(), cpu);
+        !error.empty())
+      return error;
+    programC += "#include \"" + stem + ".h\"\n";
+    bucketList += "&attn_" + bucket->manifest().cname + "_program, ";
+  }
 
   std::string config = app::toJson(modelConfig(session.spec()));
   fs::path configFile = b.tmp.path / "config.json";
@@ -189,12 +206,12 @@ std::string makeBundle(Session &session, const std::string &cpu, const std::stri
                                                embedded ? weightsSize : 0));
       !error.empty())
     return error;
-  return writeFile(b.program,
-                   "#include \"model.h\"\nconst attn_program_info *const attn_bundle_program = "
-                   "&attn_" +
-                       session.manifest().cname +
-                       "_program;\nconst char *const attn_bundle_weights_file = " +
-                       (embedded ? std::string("0") : cString(weightsFile)) + ";\n");
+  programC += "const attn_program_info *const attn_bundle_program = &attn_" +
+              session.manifest().cname + "_program;\n" +
+              "const attn_program_info *const attn_bundle_buckets[] = {" + bucketList + "0};\n" +
+              "const char *const attn_bundle_weights_file = " +
+              (embedded ? std::string("0") : cString(weightsFile)) + ";\n";
+  return writeFile(b.program, programC);
 }
 
 // The C++ compiler: $CXX (its words: "ccache g++" runs g++ under ccache), else c++.
@@ -259,9 +276,11 @@ std::string writeExecutable(Session &session, const ExecutableOptions &o) {
   RuntimeFiles runtime = runtimeFiles();
   fs::path linked = b.tmp.path / "exe";
   std::vector<std::string> args = compilerCommand();
-  args.insert(args.end(), {"-o", linked.string(), "-I" + runtime.includeDir, "-x", "c",
-                           b.program.string(), "-x", "assembler", b.payload.string(), "-x", "none",
-                           b.object.string(), "-Wl,--start-group"});
+  args.insert(args.end(),
+              {"-o", linked.string(), "-I" + runtime.includeDir, "-x", "c", b.program.string(),
+               "-x", "assembler", b.payload.string(), "-x", "none"});
+  args.insert(args.end(), b.objects.begin(), b.objects.end());
+  args.push_back("-Wl,--start-group");
   args.insert(args.end(), runtime.libraries.begin(), runtime.libraries.end());
   args.push_back("-Wl,--end-group");
   for (const std::string &f : onednnFlags())
@@ -310,8 +329,10 @@ std::string writeLibrary(Session &session, const LibraryOptions &o) {
     args.insert(args.end(),
                 {"-shared", "-Wl,--version-script=" + exports.string(), "-o", built.string(),
                  "-I" + runtime.includeDir, "-x", "c", b.program.string(), "-x", "assembler",
-                 b.payload.string(), "-x", "none", b.object.string(), "-Wl,--whole-archive",
-                 libraries[0], "-Wl,--no-whole-archive", "-Wl,--start-group"});
+                 b.payload.string(), "-x", "none"});
+    args.insert(args.end(), b.objects.begin(), b.objects.end());
+    args.insert(args.end(), {"-Wl,--whole-archive", libraries[0], "-Wl,--no-whole-archive",
+                             "-Wl,--start-group"});
     args.insert(args.end(), libraries.begin() + 1, libraries.end());
     args.push_back("-Wl,--end-group");
     for (const std::string &f : onednnFlags())
@@ -339,8 +360,10 @@ std::string writeLibrary(Session &session, const LibraryOptions &o) {
     std::string script = "CREATE " + built.string() + "\n";
     for (const std::string &lib : libraries)
       script += "ADDLIB " + lib + "\n";
-    for (const fs::path &obj : {b.object, program, payload})
-      script += "ADDMOD " + obj.string() + "\n";
+    std::vector<std::string> objects = b.objects;
+    objects.insert(objects.end(), {program.string(), payload.string()});
+    for (const std::string &obj : objects)
+      script += "ADDMOD " + obj + "\n";
     script += "SAVE\nEND\n";
     fs::path mri = b.tmp.path / "lib.mri";
     if (std::string error = writeFile(mri, script); !error.empty())

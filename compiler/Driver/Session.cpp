@@ -13,6 +13,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -391,39 +392,48 @@ std::unique_ptr<Model> Session::loadModelOnce(dist::Communicator &ranks, double 
   return m;
 }
 
+std::unique_ptr<Session> Session::bucketSession(int64_t length) {
+  if (!manifest_ && !runTo(Stage::LLVM))
+    return nullptr;
+  auto bucket = std::make_unique<Session>(options_);
+  if (!bucket->loadSpecText(yaml::specToYaml(*spec_),
+                            spec_->file + " (decode.buckets: " + std::to_string(length) + ")"))
+    return nullptr;
+  // Its own symbols, so that an executable links every bucket beside the full program.
+  bucket->name_ = name_ + "-s" + std::to_string(length);
+  yaml::ImportOptions o = importOptions_ ? *importOptions_ : importOptions(compiledData());
+  int64_t full = o.sourceLength;
+  o.sourceLength = length;
+  bucket->setImportOptions(o);
+  if (!bucket->runTo(Stage::LLVM))
+    return nullptr;
+  // The parameters are the full-length program's: each of the bucket's is one of its, by
+  // name and shape (the full program may hold optimizer state besides).
+  bool same = true;
+  for (const target::TensorDesc &p : bucket->manifest().params)
+    same = same && std::any_of(manifest_->params.begin(), manifest_->params.end(),
+                               [&](const target::TensorDesc &q) {
+                                 return q.name == p.name && q.shape == p.shape;
+                               });
+  if (!same) {
+    diagnostics() << "attnc: error: " << spec_->file << ": decode.buckets: the model compiled "
+                  << "for " << length << " source tokens has other parameters than for " << full
+                  << "; this model cannot be bucketed\n";
+    return nullptr;
+  }
+  return bucket;
+}
+
 std::optional<std::vector<std::unique_ptr<Model>>> Session::loadBuckets() {
   std::vector<std::unique_ptr<Model>> buckets;
-  if (!spec_ || spec_->decode.buckets.empty())
+  if (!spec_)
     return buckets;
-  if (!manifest_ && !runTo(Stage::LLVM))
-    return std::nullopt;
-  // The bucket compiles only what decoding reads: no training step.
-  yaml::ImportOptions lengths = importOptions_ ? *importOptions_ : importOptions(compiledData());
-  std::string specText = yaml::specToYaml(*spec_);
   for (int64_t length : spec_->decode.buckets) {
-    Session bucket(options_);
-    if (!bucket.loadSpecText(specText,
-                             spec_->file + " (decode.buckets: " + std::to_string(length) + ")"))
-      return std::nullopt;
-    yaml::ImportOptions o = lengths;
-    o.sourceLength = length;
-    bucket.setImportOptions(o);
-    std::unique_ptr<Model> m = bucket.loadModel();
+    std::unique_ptr<Session> bucket = bucketSession(length);
+    std::unique_ptr<Model> m = bucket ? bucket->loadModel() : nullptr;
     if (!m)
       return std::nullopt;
-    // The parameters are the full-length program's: the same names and shapes.
-    const target::Manifest &b = bucket.manifest();
-    bool same = b.params.size() == manifest_->params.size();
-    for (size_t i = 0; same && i < b.params.size(); ++i)
-      same = b.params[i].name == manifest_->params[i].name &&
-             b.params[i].shape == manifest_->params[i].shape;
-    if (!same) {
-      diagnostics() << "attnc: error: " << spec_->file << ": decode.buckets: the model compiled "
-                    << "for " << length << " source tokens has other parameters than for "
-                    << lengths.sourceLength << "; this model cannot be bucketed\n";
-      return std::nullopt;
-    }
-    m->params.clear();
+    m->params.clear(); // the full program's serve
     buckets.push_back(std::move(m));
   }
   return buckets;

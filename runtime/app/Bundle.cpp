@@ -6,6 +6,7 @@
 
 extern "C" {
 extern const attn_program_info *const attn_bundle_program;
+extern const attn_program_info *const attn_bundle_buckets[];
 extern const char *const attn_bundle_weights_file;
 extern const unsigned char attn_bundle_config[], attn_bundle_weights[];
 extern const uint64_t attn_bundle_config_size, attn_bundle_weights_size;
@@ -20,6 +21,13 @@ ModelConfig bundledConfig() {
 }
 
 const attn_program_info *bundledProgram() { return attn_bundle_program; }
+
+std::vector<const attn_program_info *> bundledBuckets() {
+  std::vector<const attn_program_info *> out;
+  for (const attn_program_info *const *p = attn_bundle_buckets; *p; ++p)
+    out.push_back(*p);
+  return out;
+}
 
 std::string bundledWeightsFile() {
   return attn_bundle_weights_file ? attn_bundle_weights_file : "";
@@ -68,6 +76,8 @@ task::PairData pairData(const ModelConfig &c, const Weights &w) {
 Loaded load(const Weights *w, uint64_t seed) {
   Loaded l;
   l.program = std::make_unique<Program>(attn_bundle_program);
+  for (const attn_program_info *bucket : bundledBuckets())
+    l.buckets.push_back(std::make_unique<Program>(bucket));
   l.params = initParams(l.program->info(), seed);
   l.origin = "initialised from seed " + std::to_string(seed);
   if (w) {

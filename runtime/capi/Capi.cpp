@@ -150,6 +150,8 @@ attnc_status attnc_translate(attnc_model *model, const char *const *lines, size_
     };
     if (task == attn::task::Task::Seq2Seq) {
       attn::task::Seq2SeqDecoder decoder(*l.program, l.params, *model->data, model->config.decode);
+      for (const auto &bucket : l.buckets) // decode.buckets
+        decoder.addBucket(*bucket);
       auto decoded = decoder.decode(encodeAll([&](const char *s) { return decoder.encode(s); }));
       for (const auto &hyps : decoded)
         texts.push_back(decoder.text(hyps[0]));

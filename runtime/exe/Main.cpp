@@ -123,6 +123,8 @@ int translate(const ModelConfig &c, const Raw &r) {
   if (labels) // a tagger's tags or a classifier's label per line
     return attn::app::label(tool, attn::task::Labeller(*l.program, l.params, data));
   attn::task::Seq2SeqDecoder decoder(*l.program, l.params, data, c.decode);
+  for (const auto &bucket : l.buckets) // decode.buckets
+    decoder.addBucket(*bucket);
   if (c.decode.beam > decoder.batchRows())
     return usage("--beam " + std::to_string(c.decode.beam) + " needs " +
                  std::to_string(c.decode.beam) + " decoder rows; this executable has " +

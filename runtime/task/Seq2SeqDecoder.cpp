@@ -1,6 +1,7 @@
 #include "attn/task/Seq2SeqDecoder.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 namespace attn::task {
@@ -22,16 +23,28 @@ Encoded Seq2SeqDecoder::encode(const std::string &line) const {
   return e;
 }
 
-void Seq2SeqDecoder::addBucket(const Program &bucket) {
-  auto d = std::make_unique<Seq2SeqDecoder>(bucket, params, data, config_);
-  if (d->sourceLength >= sourceLength || d->rows != rows)
+void Seq2SeqDecoder::addBucket(const Program &program) {
+  auto bucket = std::make_unique<Bucket>();
+  const attn_program_info &mine = this->program.info(), &its = program.info();
+  for (int i = 0; i < its.num_params; ++i) {
+    int j = 0;
+    while (j < mine.num_params && std::strcmp(mine.params[j].name, its.params[i].name) != 0)
+      ++j;
+    if (j == mine.num_params)
+      throw std::runtime_error(std::string("attn: a length bucket has the parameter '") +
+                               its.params[i].name + "', which the model has not");
+    bucket->params.push_back(params[j]);
+  }
+  bucket->decoder = std::make_unique<Seq2SeqDecoder>(program, bucket->params, data, config_);
+  const Seq2SeqDecoder &d = *bucket->decoder;
+  if (d.sourceLength >= sourceLength || d.rows != rows)
     throw std::runtime_error("attn: a length bucket must read fewer than " +
                              std::to_string(sourceLength) + " tokens in " + std::to_string(rows) +
-                             " rows; this one reads " + std::to_string(d->sourceLength) + " in " +
-                             std::to_string(d->rows));
+                             " rows; this one reads " + std::to_string(d.sourceLength) + " in " +
+                             std::to_string(d.rows));
   auto at = std::find_if(buckets.begin(), buckets.end(),
-                         [&](const auto &b) { return b->sourceLength > d->sourceLength; });
-  buckets.insert(at, std::move(d));
+                         [&](const auto &b) { return b->decoder->sourceLength > d.sourceLength; });
+  buckets.insert(at, std::move(bucket));
 }
 
 std::vector<std::vector<Hypothesis>>
@@ -43,7 +56,7 @@ Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
   for (size_t i = 0; i < sources.size(); ++i) {
     int64_t n = std::count(sources[i].mask.begin(), sources[i].mask.end(), 1.0f);
     size_t b = 0;
-    while (b < buckets.size() && buckets[b]->sourceLength < n)
+    while (b < buckets.size() && buckets[b]->decoder->sourceLength < n)
       ++b;
     members[b].push_back(i);
   }
@@ -51,7 +64,7 @@ Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
   for (size_t b = 0; b < members.size(); ++b) {
     if (members[b].empty())
       continue;
-    const Seq2SeqDecoder &d = b < buckets.size() ? *buckets[b] : *this;
+    const Seq2SeqDecoder &d = b < buckets.size() ? *buckets[b]->decoder : *this;
     std::vector<Encoded> group;
     for (size_t i : members[b]) {
       const Encoded &e = sources[i];

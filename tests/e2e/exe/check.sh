@@ -75,6 +75,13 @@ case $family in
     if exe translate < bad.txt > bad.out 2> bad.err; then fail "an over-long line exited 0"; fi
     [ "$(wc -l < bad.out)" = 2 ] && [ -z "$(sed -n 2p bad.out)" ] || fail "bad line output: $(cat bad.out)"
     grep -q "error: stdin:2: " bad.err || fail "no error naming line 2: $(cat bad.err)"
+    # Length buckets built in (decode.buckets): the same outputs.
+    if [ $family = seq2seq ]; then
+      "$attnc" compile "$spec" --ckpt run --exe -o bucketed --set 'decode.buckets=[8, 16, 24]' > /dev/null
+      ./bucketed translate < in.txt > bucketed.txt
+      "$attnc" translate --ckpt "$ckpt" < in.txt > attnc-tr.txt
+      same bucketed.txt attnc-tr.txt "the bucketed executable translates differently"
+    fi
     if exe translate --beam 0 < in.txt 2> usage.err; then fail "--beam 0 was accepted"; fi
     grep -q -- "--beam" usage.err || fail "no message for --beam 0: $(cat usage.err)"
     ;;

@@ -2,6 +2,8 @@
 // its program, configuration and weights, as symbols that attnc generates beside the model's
 // object (compiler/Driver/Executable.cpp):
 //   attn_bundle_program       the program's manifest (attn/abi.h)
+//   attn_bundle_buckets       the manifests of its length buckets (decode.buckets), shortest
+//                             first, ending in NULL
 //   attn_bundle_config        its ModelConfig as JSON (attn_bundle_config_size bytes)
 //   attn_bundle_weights       a safetensors image: the parameters and the metadata a
 //                             checkpoint carries (spec, vocabularies, lengths);
@@ -27,6 +29,8 @@ namespace attn::app {
 /// The bundled configuration; throws when it does not parse.
 ModelConfig bundledConfig();
 const attn_program_info *bundledProgram();
+/// The bundled length buckets (decode.buckets), shortest first; none without.
+std::vector<const attn_program_info *> bundledBuckets();
 
 /// Parameters with the metadata they carry, and what to call them in messages and reports.
 struct Weights {
@@ -54,6 +58,7 @@ task::PairData pairData(const ModelConfig &config, const Weights &weights);
 /// from `seed`.
 struct Loaded {
   std::unique_ptr<Program> program;
+  std::vector<std::unique_ptr<Program>> buckets; // bundledBuckets()
   std::vector<Tensor> params;
   std::string origin;
   Model model() { return {*program, params, origin}; }

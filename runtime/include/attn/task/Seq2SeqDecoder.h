@@ -56,8 +56,9 @@ public:
   /// With buckets, each source is decoded by the shortest program that holds it.
   std::vector<std::vector<decode::Hypothesis>> decode(const std::vector<Encoded> &sources) const;
   /// A length bucket (decode.buckets): `program` is this model compiled for a shorter source
-  /// length, with the same parameters; sources that fit it are decoded by it. Sources are
-  /// padded at their end, so one encoded for the full length is cut to the bucket's.
+  /// length; its parameters are this program's of the same names (copied once: the full
+  /// program may hold optimizer state the bucket has not). Sources that fit it are decoded by
+  /// it; they are padded at their end, so one encoded for the full length is cut to its.
   void addBucket(const Program &program);
   size_t bucketCount() const { return buckets.size(); }
   /// A hypothesis as text.
@@ -101,7 +102,11 @@ private:
   const PairData &data;
   DecodeConfig config_;
   int64_t rows = 0, sourceLength = 0;
-  std::vector<std::unique_ptr<Seq2SeqDecoder>> buckets; // shortest first
+  struct Bucket {
+    std::vector<Tensor> params; // in the bucket program's order
+    std::unique_ptr<Seq2SeqDecoder> decoder;
+  };
+  std::vector<std::unique_ptr<Bucket>> buckets; // shortest first
 };
 
 } // namespace attn::task
