@@ -20,6 +20,12 @@ for b in matmul-softmax rnn-sine-train-step recurrent-train-step attention-train
     OMP_NUM_THREADS=$t "build/bin/attn-bench-$b" >"$out" 2>&1 || echo "bench: $b exited with $? (see $out)"
   done
 done
+# Deployment: executables, compile times, length buckets (one thread).
+if [[ "deploy" == *"${1:-}"* ]]; then
+  echo "bench: deploy -> bench-results/deploy-1t.txt"
+  OMP_NUM_THREADS=1 tests/bench/deploy.sh >bench-results/deploy-1t.txt 2>&1 ||
+    echo "bench: deploy exited with $? (see bench-results/deploy-1t.txt)"
+fi
 # Data parallelism compares thread and rank counts itself (1 rank x N threads, N ranks x 1).
 if [[ "data-parallel" == *"${1:-}"* ]]; then
   echo "bench: data-parallel -> bench-results/data-parallel.txt"

@@ -182,6 +182,8 @@ std::string makeBundle(Session &session, const std::string &cpu, const std::stri
             bucket->writeObject(b.objects.back(), (b.tmp.path / (stem + ".h")).string(), cpu);
         !error.empty())
       return error;
+    if (!session.sharesParameters(*bucket))
+      return "decode.buckets: this model cannot be bucketed";
     programC += "#include \"" + stem + ".h\"\n";
     bucketList += "&attn_" + bucket->manifest().cname + "_program, ";
   }

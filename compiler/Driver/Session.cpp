@@ -393,8 +393,6 @@ std::unique_ptr<Model> Session::loadModelOnce(dist::Communicator &ranks, double 
 }
 
 std::unique_ptr<Session> Session::bucketSession(int64_t length) {
-  if (!manifest_ && !runTo(Stage::LLVM))
-    return nullptr;
   auto bucket = std::make_unique<Session>(options_);
   if (!bucket->loadSpecText(yaml::specToYaml(*spec_),
                             spec_->file + " (decode.buckets: " + std::to_string(length) + ")"))
@@ -402,36 +400,38 @@ std::unique_ptr<Session> Session::bucketSession(int64_t length) {
   // Its own symbols, so that an executable links every bucket beside the full program.
   bucket->name_ = name_ + "-s" + std::to_string(length);
   yaml::ImportOptions o = importOptions_ ? *importOptions_ : importOptions(compiledData());
-  int64_t full = o.sourceLength;
   o.sourceLength = length;
   bucket->setImportOptions(o);
-  if (!bucket->runTo(Stage::LLVM))
-    return nullptr;
-  // The parameters are the full-length program's: each of the bucket's is one of its, by
-  // name and shape (the full program may hold optimizer state besides).
-  bool same = true;
-  for (const target::TensorDesc &p : bucket->manifest().params)
-    same = same && std::any_of(manifest_->params.begin(), manifest_->params.end(),
-                               [&](const target::TensorDesc &q) {
-                                 return q.name == p.name && q.shape == p.shape;
-                               });
-  if (!same) {
-    diagnostics() << "attnc: error: " << spec_->file << ": decode.buckets: the model compiled "
-                  << "for " << length << " source tokens has other parameters than for " << full
-                  << "; this model cannot be bucketed\n";
-    return nullptr;
-  }
   return bucket;
+}
+
+bool Session::sharesParameters(const Session &bucket) const {
+  // Each of the bucket's parameters is one of this program's, by name and shape (this one may
+  // hold optimizer state besides).
+  for (const target::TensorDesc &p : bucket.manifest().params)
+    if (std::none_of(
+            manifest_->params.begin(), manifest_->params.end(),
+            [&](const target::TensorDesc &q) { return q.name == p.name && q.shape == p.shape; })) {
+      diagnostics() << "attnc: error: " << spec_->file << ": decode.buckets: the program '"
+                    << bucket.name_ << "' has the parameter '" << p.name << "' "
+                    << shapeToString(p.shape) << ", which the full-length one has not; this "
+                    << "model cannot be bucketed\n";
+      return false;
+    }
+  return true;
 }
 
 std::optional<std::vector<std::unique_ptr<Model>>> Session::loadBuckets() {
   std::vector<std::unique_ptr<Model>> buckets;
   if (!spec_)
     return buckets;
+  if (!manifest_ && !runTo(Stage::LLVM))
+    return std::nullopt;
   for (int64_t length : spec_->decode.buckets) {
+    // From the compile cache when it holds the bucket: nothing runs before the lookup.
     std::unique_ptr<Session> bucket = bucketSession(length);
     std::unique_ptr<Model> m = bucket ? bucket->loadModel() : nullptr;
-    if (!m)
+    if (!m || !sharesParameters(*bucket))
       return std::nullopt;
     m->params.clear(); // the full program's serve
     buckets.push_back(std::move(m));

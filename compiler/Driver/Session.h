@@ -135,10 +135,12 @@ public:
   /// same parameters as loadModel's (checked; the Models hold no parameters of their own).
   /// Empty without buckets; nullopt (reported) on failure.
   std::optional<std::vector<std::unique_ptr<Model>>> loadBuckets();
-  /// The Session of one bucket (decode.buckets: `length` source tokens) at the LLVM stage,
-  /// its program named <name>-s<length> (its own symbols); its parameters checked against
-  /// this one's. Null (reported) on failure.
+  /// The Session of one bucket (decode.buckets: `length` source tokens), its spec loaded and
+  /// its program named <name>-s<length> (its own symbols). Null (reported) on failure.
   std::unique_ptr<Session> bucketSession(int64_t length);
+  /// Whether each parameter of `bucket` (compiled) is one of this program's (compiled), by
+  /// name and shape; reported when not.
+  bool sharesParameters(const Session &bucket) const;
   /// Writes the program for `cpu` as an object file and its C header; "" or the error.
   std::string writeObject(const std::string &objectPath, const std::string &headerPath,
                           const std::string &cpu);

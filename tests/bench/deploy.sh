@@ -7,7 +7,7 @@
 #     one translated line, and a `--lib` archive's size;
 # and of dates-bahdanau compiled for data.max_len 64 (so that the dates, 15 characters on
 # average, are a quarter of it): translation throughput of 10000 mixed-length lines (start-up included) with
-# decode.buckets [8, 12, 16, 24, 32] against the max-length program alone.
+# decode.buckets [16, 32] against the max-length program alone.
 # Medians of 5 runs where a run takes under a second.
 #
 #   tests/bench/deploy.sh [BUILD_DIR]
@@ -60,8 +60,8 @@ for _ in $(seq 20); do cat five-hundred.txt; done > mixed.txt
 lines=$(wc -l < mixed.txt)
 mean=$(awk '{ n += length($0) } END { printf "%.1f", n / NR }' mixed.txt)
 plain() { "$attnc" translate --ckpt brun --cache-dir cache < mixed.txt; }
-bucketed() { "$attnc" translate --ckpt brun --cache-dir cache --set 'decode.buckets=[8, 12, 16, 24, 32]' < mixed.txt; }
+bucketed() { "$attnc" translate --ckpt brun --cache-dir cache --set 'decode.buckets=[16, 32]' < mixed.txt; }
 plain > /dev/null; bucketed > /dev/null # compiled once, into the cache
 cmp -s <(plain) <(bucketed) && same="same outputs" || same="OUTPUTS DIFFER"
 tp=$(seconds plain) tb=$(seconds bucketed)
-python3 -c "print('buckets: %d lines (mean %s of at most 64 characters): one program %.0f sentences/s, buckets [8, 12, 16, 24, 32] %.0f sentences/s: %.2fx (%s)' % ($lines, '$mean', $lines / $tp, $lines / $tb, $tp / $tb, '$same'))"
+python3 -c "print('buckets: %d lines (mean %s of at most 64 characters): one program %.0f sentences/s, buckets [16, 32] %.0f sentences/s: %.2fx (%s)' % ($lines, '$mean', $lines / $tp, $lines / $tb, $tp / $tb, '$same'))"

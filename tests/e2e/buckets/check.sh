@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Length buckets (decode.buckets, docs/seq2seq.md): `attnc translate` with buckets gives the
-# outputs it gives without them, on lines of every length (greedy and beam search), and a bad
-# bucket list is an error at its line.
+# outputs it gives without them, on lines of every length (greedy and beam search), compiles
+# each bucket once into the compile cache, and a bad bucket list is an error at its line.
 #
 #   check.sh ATTNC SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -21,6 +21,13 @@ for flags in "" "--beam 3 --nbest 2"; do
   cmp -s plain.txt buckets.txt || { diff plain.txt buckets.txt | head; fail "buckets changed the outputs ($flags)"; }
   cmp -s plain.err buckets.err || { diff plain.err buckets.err | head; fail "buckets changed the errors ($flags)"; }
 done
+# Each bucket's program is compiled once into the compile cache: a second run stores nothing.
+"$attnc" translate --ckpt run --cache-dir cache --set 'decode.buckets=[8, 16]' < lines.txt > first.txt 2>&1 || true
+entries=$(find cache -name '*.entry' | wc -l)
+[ "$entries" -eq 3 ] || fail "expected 3 cache entries (the program and 2 buckets), got $entries"
+"$attnc" translate --ckpt run --cache-dir cache --set 'decode.buckets=[8, 16]' < lines.txt > second.txt 2>&1 || true
+[ "$(find cache -name '*.entry' | wc -l)" -eq 3 ] || fail "the second run compiled again"
+cmp -s first.txt second.txt || fail "the cached buckets translate differently"
 cat > bad.yaml <<YAML
 decode:
   buckets: [16, 8]
