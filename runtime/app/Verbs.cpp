@@ -97,6 +97,14 @@ int streamLines(const std::string &tool, const LineTask &t) {
     index.push_back(n++);
     try {
       sources.push_back(t.encode(line));
+      // Answered, as the model reads it; but a token it has never seen is said.
+      if (const std::vector<std::string> &unknown = sources.back().unknown; !unknown.empty()) {
+        std::cerr << tool << ": warning: stdin:" << n << ": read as <unk> (not in the "
+                  << "model's vocabulary):";
+        for (size_t k = 0; k < unknown.size() && k < 8; ++k)
+          std::cerr << (k ? ", '" : " '") << unknown[k] << "'";
+        std::cerr << (unknown.size() > 8 ? ", ..." : "") << "\n";
+      }
       lines.push_back(line);
       goodIndex.push_back(n - 1);
       ok.push_back(true);

@@ -75,6 +75,8 @@ Encoded Labeller::encode(const std::string &line) const {
   Encoded e;
   e.ids = data::encodeSource(line, data.source, data.tokenize, sourceLength,
                              /*reverseSource=*/false, e.mask);
+  if (std::count(e.ids.begin(), e.ids.end(), data::Vocab::kUnk))
+    e.unknown = unknownTokens(line, data.source, data.tokenize);
   return e;
 }
 

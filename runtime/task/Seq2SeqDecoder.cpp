@@ -16,10 +16,22 @@ Seq2SeqDecoder::Seq2SeqDecoder(const Program &program, const std::vector<Tensor>
   sourceLength = encode.inputs[0].shape[1];
 }
 
+std::vector<std::string> unknownTokens(const std::string &line, const data::Vocab &vocab,
+                                       data::Tokenize tokenize) {
+  std::vector<std::string> out;
+  for (const std::string &t : data::tokenize(line, tokenize))
+    if (vocab.id(t) == data::Vocab::kUnk && t != "<unk>" &&
+        std::find(out.begin(), out.end(), t) == out.end())
+      out.push_back(t);
+  return out;
+}
+
 Encoded Seq2SeqDecoder::encode(const std::string &line) const {
   Encoded e;
   e.ids = data::encodeSource(line, data.source, data.tokenize, sourceLength,
                                    data.reverseSource, e.mask);
+  if (std::count(e.ids.begin(), e.ids.end(), data::Vocab::kUnk))
+    e.unknown = unknownTokens(line, data.source, data.tokenize);
   return e;
 }
 
@@ -69,7 +81,8 @@ Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
     for (size_t i : members[b]) {
       const Encoded &e = sources[i];
       group.push_back({std::vector<int32_t>(e.ids.begin(), e.ids.begin() + d.sourceLength),
-                       std::vector<float>(e.mask.begin(), e.mask.begin() + d.sourceLength)});
+                       std::vector<float>(e.mask.begin(), e.mask.begin() + d.sourceLength),
+                       e.unknown});
     }
     std::vector<std::vector<Hypothesis>> decoded = d.decodeHere(group);
     for (size_t k = 0; k < members[b].size(); ++k)

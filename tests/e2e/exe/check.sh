@@ -75,6 +75,12 @@ case $family in
     if exe translate < bad.txt > bad.out 2> bad.err; then fail "an over-long line exited 0"; fi
     [ "$(wc -l < bad.out)" = 2 ] && [ -z "$(sed -n 2p bad.out)" ] || fail "bad line output: $(cat bad.out)"
     grep -q "error: stdin:2: " bad.err || fail "no error naming line 2: $(cat bad.err)"
+    # A token the model has never seen: answered, and named on stderr with its line.
+    if [ $family = seq2seq ]; then unk='2001@02@03'; else unk='1 x 2'; fi
+    printf '%s\n' '1 2' "$unk" > unk.txt
+    exe translate < unk.txt > unk.out 2> unk.err || fail "a line with an unknown token failed: $(cat unk.err)"
+    [ "$(wc -l < unk.out)" = 2 ] || fail "unknown-token output: $(cat unk.out)"
+    grep -q "warning: stdin:2: read as <unk> .*'[@x]'" unk.err || fail "no warning naming the token: $(cat unk.err)"
     # Length buckets built in (decode.buckets): the same outputs.
     if [ $family = seq2seq ]; then
       "$attnc" compile "$spec" --ckpt run --exe -o bucketed --set 'decode.buckets=[8, 16, 24]' > /dev/null

@@ -36,7 +36,11 @@ inline constexpr const char *kAttentionResult = names::kAttention;
 struct Encoded {
   std::vector<int32_t> ids;
   std::vector<float> mask;
+  std::vector<std::string> unknown; // tokens the vocabulary lacks (read as <unk>), once each
 };
+/// The tokens of `line` that `vocab` lacks, in order of appearance, each once.
+std::vector<std::string> unknownTokens(const std::string &line, const data::Vocab &vocab,
+                                       data::Tokenize tokenize);
 
 struct Accuracy {
   int64_t count = 0;          // pairs decoded
