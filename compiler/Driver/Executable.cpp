@@ -269,6 +269,28 @@ std::string placeAll(const std::vector<std::pair<fs::path, fs::path>> &files) {
   return "";
 }
 
+// The compiler's command that links the bundle `b`: `head` (the output and its kind), its
+// program.c, payload.s and objects, then `whole` (archives taken whole), `libraries` (as a
+// group: any order), oneDNN, OpenMP and libm.
+std::vector<std::string> linkCommand(const Bundle &b, const std::string &includeDir,
+                                     const std::vector<std::string> &head,
+                                     const std::vector<std::string> &whole,
+                                     const std::vector<std::string> &libraries) {
+  std::vector<std::string> args = compilerCommand();
+  args.insert(args.end(), head.begin(), head.end());
+  args.insert(args.end(), {"-I" + includeDir, "-x", "c", b.program.string(), "-x", "assembler",
+                           b.payload.string(), "-x", "none"});
+  args.insert(args.end(), b.objects.begin(), b.objects.end());
+  args.insert(args.end(), whole.begin(), whole.end());
+  args.push_back("-Wl,--start-group");
+  args.insert(args.end(), libraries.begin(), libraries.end());
+  args.push_back("-Wl,--end-group");
+  for (const std::string &f : onednnFlags())
+    args.push_back(f);
+  args.insert(args.end(), {"-fopenmp", "-lm"});
+  return args;
+}
+
 } // namespace
 
 std::string writeExecutable(Session &session, const ExecutableOptions &o) {
@@ -277,17 +299,8 @@ std::string writeExecutable(Session &session, const ExecutableOptions &o) {
     return error;
   RuntimeFiles runtime = runtimeFiles();
   fs::path linked = b.tmp.path / "exe";
-  std::vector<std::string> args = compilerCommand();
-  args.insert(args.end(),
-              {"-o", linked.string(), "-I" + runtime.includeDir, "-x", "c", b.program.string(),
-               "-x", "assembler", b.payload.string(), "-x", "none"});
-  args.insert(args.end(), b.objects.begin(), b.objects.end());
-  args.push_back("-Wl,--start-group");
-  args.insert(args.end(), runtime.libraries.begin(), runtime.libraries.end());
-  args.push_back("-Wl,--end-group");
-  for (const std::string &f : onednnFlags())
-    args.push_back(f);
-  args.insert(args.end(), {"-fopenmp", "-lm"});
+  std::vector<std::string> args =
+      linkCommand(b, runtime.includeDir, {"-o", linked.string()}, {}, runtime.libraries);
   if (std::string error = runTool(args, b.tmp.path / "link.log"); !error.empty())
     return error;
   std::error_code ec;
@@ -327,19 +340,11 @@ std::string writeLibrary(Session &session, const LibraryOptions &o) {
     fs::path exports = b.tmp.path / "exports.map";
     if (std::string error = writeFile(exports, "{ global: attnc_*; local: *; };\n"); !error.empty())
       return error;
-    std::vector<std::string> args = cxx;
-    args.insert(args.end(),
-                {"-shared", "-Wl,--version-script=" + exports.string(), "-o", built.string(),
-                 "-I" + runtime.includeDir, "-x", "c", b.program.string(), "-x", "assembler",
-                 b.payload.string(), "-x", "none"});
-    args.insert(args.end(), b.objects.begin(), b.objects.end());
-    args.insert(args.end(), {"-Wl,--whole-archive", libraries[0], "-Wl,--no-whole-archive",
-                             "-Wl,--start-group"});
-    args.insert(args.end(), libraries.begin() + 1, libraries.end());
-    args.push_back("-Wl,--end-group");
-    for (const std::string &f : onednnFlags())
-      args.push_back(f);
-    args.insert(args.end(), {"-fopenmp", "-lm"});
+    std::vector<std::string> args =
+        linkCommand(b, runtime.includeDir,
+                    {"-shared", "-Wl,--version-script=" + exports.string(), "-o", built.string()},
+                    {"-Wl,--whole-archive", libraries[0], "-Wl,--no-whole-archive"},
+                    std::vector<std::string>(libraries.begin() + 1, libraries.end()));
     if (std::string error = runTool(args, b.tmp.path / "link.log"); !error.empty())
       return error;
   } else {

@@ -22,6 +22,9 @@ struct attnc_model {
   attn::app::Loaded loaded;
   std::optional<attn::task::PairData> data;
   std::string task;
+  // A seq2seq model's decoder, built on the first translate and again after training (its
+  // length buckets hold copies of the parameters).
+  std::unique_ptr<attn::task::Seq2SeqDecoder> decoder;
   // Training through the handle: the training split (built on the first call) and the step.
   std::optional<attn::task::PairData> trainingData;
   std::optional<attn::train::Split> split;
@@ -149,9 +152,13 @@ attnc_status attnc_translate(attnc_model *model, const char *const *lines, size_
       return sources;
     };
     if (task == attn::task::Task::Seq2Seq) {
-      attn::task::Seq2SeqDecoder decoder(*l.program, l.params, *model->data, model->config.decode);
-      for (const auto &bucket : l.buckets) // decode.buckets
-        decoder.addBucket(*bucket);
+      if (!model->decoder) {
+        model->decoder = std::make_unique<attn::task::Seq2SeqDecoder>(
+            *l.program, l.params, *model->data, model->config.decode);
+        for (const auto &bucket : l.buckets) // decode.buckets
+          model->decoder->addBucket(*bucket);
+      }
+      const attn::task::Seq2SeqDecoder &decoder = *model->decoder;
       auto decoded = decoder.decode(encodeAll([&](const char *s) { return decoder.encode(s); }));
       for (const auto &hyps : decoded)
         texts.push_back(decoder.text(hyps[0]));
@@ -215,6 +222,7 @@ attnc_status attnc_train_steps(attnc_model *model, int64_t steps, double *loss) 
           attn::task::trainSplit(c.data, model->trainingData ? &*model->trainingData : nullptr);
     }
     attn::app::Loaded &l = model->loaded;
+    model->decoder.reset(); // its buckets' copies of the parameters go stale
     attn::train::StepRunner runner(*l.program, l.params, *model->split, c.train.seed,
                                    attn::task::perStepInputs(c.stepInputs));
     double last = 0;
