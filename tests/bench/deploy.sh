@@ -54,6 +54,11 @@ echo "--lib archive size:                                  $(du -k libdates.a | 
 # maximum length whatever the input).
 long=(--set data.max_len=64)
 "$attnc" train "$src/models/dates-bahdanau.yaml" "${long[@]}" --steps 300 --out brun > /dev/null
+# The machine's GEMM peak in this run, and the max-length program's greedy decoding (one
+# compiled batch, all 66 steps: attnc bench decodes freshly initialised parameters) as a
+# fraction of it.
+"$attnc" bench "$src/models/dates-bahdanau.yaml" "${long[@]}" --steps 1 --warmup 0 --cache-dir cache |
+  grep -E "^calibration|^greedy decoding|FLOPs per batch" | sed 's/^/buckets, attnc bench: /'
 "$attnc" run "$src/models/dates-bahdanau.yaml" "${long[@]}" --ckpt brun --count 500 |
   sed -n 's/^  \(.*\)  ->  .*$/\1/p' > five-hundred.txt
 for _ in $(seq 20); do cat five-hundred.txt; done > mixed.txt
