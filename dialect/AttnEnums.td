@@ -51,4 +51,17 @@ def Attn_GruFormAttr : EnumAttr<Attn_Dialect, Attn_GruForm, "gru_form"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+// The peephole connections of attn.lstm_cell (formulas there): per-unit weights on the cell
+// state (oneDNN's and Gers & Schmidhuber's form) or full matrices (the seed's (3-3)).
+def Attn_PeepholeForm : I32EnumAttr<"PeepholeForm", "an LSTM's peephole connections", [
+    I32EnumAttrCase<"diagonal", 0>,
+    I32EnumAttrCase<"full", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+// `{peephole_form = #attn.peephole_form<full>}`.
+def Attn_PeepholeFormAttr : EnumAttr<Attn_Dialect, Attn_PeepholeForm, "peephole_form"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 #endif // ATTN_ENUMS_TD

@@ -68,6 +68,8 @@ LogicalResult match(ScanOp scan, Match &m, std::string &why) {
   } else if (auto lstm = dyn_cast<LstmCellOp>(cell)) {
     if (lstm.getWProj())
       return refuse("an LSTM projection with a bias has no oneDNN form");
+    if (lstm.getWPeephole() && lstm.getPeepholeForm() == PeepholeForm::full)
+      return refuse("oneDNN's LSTM has diagonal peepholes, not full matrices");
     if (lstm.getInput() != x)
       return refuse("the cell does not read the step input");
     m.stateOperands = {lstm.getHidden(), lstm.getCell()};

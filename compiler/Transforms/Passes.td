@@ -21,7 +21,7 @@ def AttnFuseRecurrence : Pass<"attn-fuse-recurrence"> {
   let summary = "turns a scan over one oneDNN cell into a sequence op (rnn, gru, lstm)";
   let description = [{
     Matches an `attn.scan` along axis 1 of one sequence `[B, T, I]` whose body is exactly one
-    `rnn_cell`, `gru_cell` (form `pytorch`) or `lstm_cell` (peepholes allowed, no projection)
+    `rnn_cell`, `gru_cell` (form `pytorch`) or `lstm_cell` (diagonal peepholes allowed, no projection)
     reading the step input, whose carried values are exactly the cell's state fed back from
     its new state, whose per-step outputs (if any) are the new hidden state, and whose
     weights are loop-invariant. Such a scan becomes `attn.rnn`, `attn.gru` or `attn.lstm`

@@ -255,8 +255,9 @@ LogicalResult LstmCellOp::inferReturnTypes(MLIRContext *, std::optional<Location
   ok = ok && h.getShape()[0] == batch && c.getShape()[0] == batch &&
        hasShape(a.getWIh(), {in, 4 * hid}) && hasShape(a.getWHh(), {proj, 4 * hid}) &&
        hasShape(a.getBias(), {4 * hid});
+  bool full = a.getPeepholeFormAttr() && a.getPeepholeForm() == PeepholeForm::full;
   if (ok && a.getWPeephole())
-    ok = hasShape(a.getWPeephole(), {3, hid});
+    ok = full ? hasShape(a.getWPeephole(), {hid, 4 * hid}) : hasShape(a.getWPeephole(), {3, hid});
   if (ok && (bool)a.getWProj() != (bool)a.getBProj())
     ok = false;
   if (ok && a.getWProj())
@@ -268,9 +269,10 @@ LogicalResult LstmCellOp::inferReturnTypes(MLIRContext *, std::optional<Location
     for (Value v : operands)
       shapes += (shapes.empty() ? "" : ", ") + typeStr(v.getType());
     return emitOptionalError(
-        loc, "'attn.lstm_cell' needs input [B, I], hidden [B, P], cell [B, H], w_ih [I, 4H], "
-             "w_hh [P, 4H], bias [4H], peephole [3, H], projection [H, P] and [P] (P = H "
-             "without one); got ",
+        loc,
+        "'attn.lstm_cell' needs input [B, I], hidden [B, P], cell [B, H], w_ih [I, 4H], "
+        "w_hh [P, 4H], bias [4H], peephole ",
+        full ? "[H, 4H] (full)" : "[3, H]", ", projection [H, P] and [P] (P = H without one); got ",
         shapes);
   }
   results.push_back(h);
@@ -283,25 +285,36 @@ SmallVector<Value> LstmCellOp::decompose(OpBuilder &b) {
   int64_t hid = typeOf(getCell()).getShape()[1];
   Value z = b.create<AddOp>(l, b.create<DenseOp>(l, getInput(), getWIh(), getBias()),
                             b.create<MatmulOp>(l, getHidden(), getWHh()));
-  auto gate = [&](int64_t k) { return gateBlock(b, l, z, k, hid); };
-  // The peephole weight of gate k (0: i, 1: f, 2: o) times a cell state.
-  auto peep = [&](int64_t k, Value cell) -> Value {
-    Value w = b.create<ReshapeOp>(l, RankedTensorType::get({hid}, b.getF32Type()),
-                                  b.create<SliceOp>(l, getWPeephole(),
-                                                    b.getDenseI64ArrayAttr({k, 0}),
-                                                    b.getDenseI64ArrayAttr({1, hid})));
+  Value zi = gateBlock(b, l, z, 0, hid), zf = gateBlock(b, l, z, 1, hid);
+  Value zg = gateBlock(b, l, z, 2, hid), zo = gateBlock(b, l, z, 3, hid);
+  Value wp = getWPeephole();
+  bool full = wp && getPeepholeForm() == PeepholeForm::full;
+  // Diagonal: row k of w_peephole [3, H] (0: i, 1: f, 2: o) times a cell state [B, H].
+  auto diagonal = [&](int64_t k, Value cell) -> Value {
+    Value w = b.create<ReshapeOp>(
+        l, RankedTensorType::get({hid}, b.getF32Type()),
+        b.create<SliceOp>(l, wp, b.getDenseI64ArrayAttr({k, 0}), b.getDenseI64ArrayAttr({1, hid})));
     return b.create<MulOp>(l, cell, w);
   };
-  Value zi = gate(0), zf = gate(1), zg = gate(2), zo = gate(3);
-  if (getWPeephole()) {
-    zi = b.create<AddOp>(l, zi, peep(0, getCell()));
-    zf = b.create<AddOp>(l, zf, peep(1, getCell()));
+  if (full) {
+    // The old cell [B, H] x w_peephole's i, f, g blocks [H, 3H]: one matmul for three gates.
+    Value wifg = b.create<SliceOp>(l, wp, b.getDenseI64ArrayAttr({0, 0}),
+                                   b.getDenseI64ArrayAttr({hid, 3 * hid}));
+    Value p = b.create<MatmulOp>(l, getCell(), wifg);
+    zi = b.create<AddOp>(l, zi, gateBlock(b, l, p, 0, hid));
+    zf = b.create<AddOp>(l, zf, gateBlock(b, l, p, 1, hid));
+    zg = b.create<AddOp>(l, zg, gateBlock(b, l, p, 2, hid));
+  } else if (wp) {
+    zi = b.create<AddOp>(l, zi, diagonal(0, getCell()));
+    zf = b.create<AddOp>(l, zf, diagonal(1, getCell()));
   }
   Value i = b.create<SigmoidOp>(l, zi), f = b.create<SigmoidOp>(l, zf);
   Value g = b.create<TanhOp>(l, zg);
   Value cell = b.create<AddOp>(l, b.create<MulOp>(l, f, getCell()), b.create<MulOp>(l, i, g));
-  if (getWPeephole())
-    zo = b.create<AddOp>(l, zo, peep(2, cell));
+  if (full)
+    zo = b.create<AddOp>(l, zo, b.create<MatmulOp>(l, cell, gateBlock(b, l, wp, 3, hid)));
+  else if (wp)
+    zo = b.create<AddOp>(l, zo, diagonal(2, cell));
   Value o = b.create<SigmoidOp>(l, zo);
   Value m = b.create<MulOp>(l, o, b.create<TanhOp>(l, cell));
   Value hidden = getWProj() ? b.create<DenseOp>(l, m, getWProj(), getBProj()).getResult() : m;

@@ -111,27 +111,40 @@ def Attn_LstmCellOp : Attn_Op<"lstm_cell", [Pure, AttrSizedOperandSegments,
   let description = [{
     With `z = input x w_ih + hidden x w_hh + bias` split into the gates `i, f, g, o` (each
     `[B, H]`, PyTorch's order):
-    `i = sigmoid(z_i + w_peephole[0] * cell)`, `f = sigmoid(z_f + w_peephole[1] * cell)`,
-    `g = tanh(z_g)`, `new_cell = f * cell + i * g`,
-    `o = sigmoid(z_o + w_peephole[2] * new_cell)`, `m = o * tanh(new_cell)`, and
-    `new_hidden = m x w_proj + b_proj` with a projection (the seed's
-    `a<t> = W_proj a0<t> + b_proj`), else `m`. Peephole terms are absent without
-    `w_peephole`.
+    `i = sigmoid(z_i + P_i(cell))`, `f = sigmoid(z_f + P_f(cell))`, `g = tanh(z_g + P_g(cell))`,
+    `new_cell = f * cell + i * g`, `o = sigmoid(z_o + P_o(new_cell))`,
+    `m = o * tanh(new_cell)`, and `new_hidden = m x w_proj + b_proj` with a projection (the
+    seed's `a<t> = W_proj a0<t> + b_proj`), else `m`. The peephole terms `P` are absent
+    without `w_peephole`; with it, `peephole_form` says which:
+
+    - `diagonal` (the default; oneDNN's form): `w_peephole [3, H]` holds per-unit weights of
+      the gates i, f, o: `P_i(c) = w_peephole[0] * c`, `P_f(c) = w_peephole[1] * c`,
+      `P_o(c) = w_peephole[2] * c`, `P_g = 0`.
+    - `full` (the seed's (3-3): the cell state joins the concatenation each gate's weight
+      matrix multiplies): `w_peephole [H, 4H]`, gate blocks `i, f, g, o` as in `w_hh`:
+      `P_k(c) = c x w_peephole[:, kH:(k+1)H]`. The input, forget and candidate gates read the
+      old cell state, the output gate the new one.
 
     Shapes: `input [B, I]`, `hidden [B, P]`, `cell [B, H]`, `w_ih [I, 4H]`, `w_hh [P, 4H]`,
-    `bias [4H]`, `w_peephole [3, H]`, `w_proj [H, P]`, `b_proj [P]`; `P = H` without a
-    projection. Results: `new_hidden [B, P]`, `new_cell [B, H]`. The gradient rule
-    differentiates the decomposition.
+    `bias [4H]`, `w_peephole [3, H]` or `[H, 4H]`, `w_proj [H, P]`, `b_proj [P]`; `P = H`
+    without a projection. Results: `new_hidden [B, P]`, `new_cell [B, H]`. The gradient rule
+    differentiates the decomposition; only the diagonal form has a oneDNN sequence op
+    (`attn.lstm`), so full peepholes run as a generic `attn.scan`.
 
     ```mlir
     %h2, %c2 = attn.lstm_cell %x, %h, %c, %wi, %wh, %b peephole(%wp : tensor<3x8xf32>)
+        : tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+    %h3, %c3 = attn.lstm_cell %x, %h, %c, %wi, %wh, %b peephole(%wf : tensor<8x32xf32>)
+        {peephole_form = #attn.peephole_form<full>}
         : tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$hidden, Attn_FloatTensor:$cell,
                        Attn_FloatTensor:$w_ih, Attn_FloatTensor:$w_hh, Attn_FloatTensor:$bias,
                        Optional<Attn_FloatTensor>:$w_peephole, Optional<Attn_FloatTensor>:$w_proj,
-                       Optional<Attn_FloatTensor>:$b_proj);
+                       Optional<Attn_FloatTensor>:$b_proj,
+                       DefaultValuedAttr<Attn_PeepholeFormAttr,
+                                         "::mlir::attn::PeepholeForm::diagonal">:$peephole_form);
   let results = (outs Attn_FloatTensor:$new_hidden, Attn_FloatTensor:$new_cell);
   let assemblyFormat = [{
     $input `,` $hidden `,` $cell `,` $w_ih `,` $w_hh `,` $bias

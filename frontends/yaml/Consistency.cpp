@@ -16,7 +16,7 @@ void checkShared(const Spec &s, Problems &p) {
     if (r->projection != defaults.projection && r->cell != Cell::Lstm)
       p.error(r->loc, "model.rnn.projection is for the lstm cell, not '" + nameOf(r->cell) + "'",
               "remove projection, or set cell: lstm");
-    if (r->peephole && r->cell != Cell::Lstm)
+    if (r->peephole != Peephole::None && r->cell != Cell::Lstm)
       p.error(r->loc, "model.rnn.peephole is for the lstm cell, not '" + nameOf(r->cell) + "'",
               "remove peephole, or set cell: lstm");
     if (r->gruForm != defaults.gruForm && r->cell != Cell::Gru)

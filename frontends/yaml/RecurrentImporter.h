@@ -131,18 +131,23 @@ protected:
            w.wih = u("w_ih", {in, 4 * h});
            w.whh = u("w_hh", {out, 4 * h});
            w.bias = u("b", {4 * h});
-           if (r.peephole)
-             w.peephole = u("w_peephole", {3, h});
+           if (r.peephole == Peephole::Diagonal)
+             w.peephole = u("w_peephole", {3, h}); // rows: gates i, f, o
+           else if (r.peephole == Peephole::Full)
+             w.peephole = u("w_peephole", {h, 4 * h}); // column blocks: gates i, f, g, o
            if (r.projection > 0) {
              w.proj = u("w_proj", {h, out});
              w.projBias = u("b_proj", {out});
            }
            return w;
          },
-         [](OpBuilder &b, Location l, const RnnSpec &, const LayerParams &w, Value x,
+         [](OpBuilder &b, Location l, const RnnSpec &r, const LayerParams &w, Value x,
             ValueRange state) -> SmallVector<Value> {
-           auto cell = b.create<mlir::attn::LstmCellOp>(l, x, state[0], state[1], w.wih, w.whh,
-                                                        w.bias, w.peephole, w.proj, w.projBias);
+           auto form = r.peephole == Peephole::Full ? mlir::attn::PeepholeForm::full
+                                                    : mlir::attn::PeepholeForm::diagonal;
+           auto cell =
+               b.create<mlir::attn::LstmCellOp>(l, x, state[0], state[1], w.wih, w.whh, w.bias,
+                                                w.peephole, w.proj, w.projBias, form);
            return {cell.getNewHidden(), cell.getNewCell()};
          }},
     };

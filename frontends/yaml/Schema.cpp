@@ -130,6 +130,9 @@ struct Key {
       k.min = 0;
     if constexpr (std::is_enum_v<T>) { // its values are the enum's, written plain
       k.allowed.assign(EnumNames<T>::names.begin(), EnumNames<T>::names.end());
+      if constexpr (HasAliases<T>::value)
+        for (const auto &alias : EnumNames<T>::aliases)
+          k.allowed.push_back(alias.first);
       k.plain = true;
     }
     initial = FieldType<T>::wrap(S{}.*field);
@@ -300,8 +303,10 @@ std::vector<KeySchema> buildTable() {
           "How a bidirectional layer merges its directions: `concat` (features side by "
           "side, twice as wide) or `sum`."),
       Key("model.rnn.peephole", &RnnSpec::peephole,
-          "`lstm`: peephole connections from the cell state "
-          "to the input, forget and output gates."),
+          "`lstm`: peephole connections from the cell state: `diagonal` (per-unit weights "
+          "into the input, forget and output gates; `true` means this) or `full` (the seed's "
+          "(3-3): full matrices, the old cell state into the input, forget and candidate "
+          "gates, the new one into the output gate); `none` (or `false`) for none."),
       Key("model.rnn.projection", &RnnSpec::projection,
           "`lstm`: project the output to this width "
           "(a<t> = W_proj a0<t> + b_proj); 0 means no projection.")

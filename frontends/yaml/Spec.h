@@ -10,6 +10,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace attn::yaml {
@@ -52,6 +54,13 @@ template <> struct EnumNames<Cell> {
 enum class GruForm { Pytorch, Seed, Minimal };
 template <> struct EnumNames<GruForm> {
   static constexpr std::array<const char *, 3> names = {"pytorch", "seed", "minimal"};
+};
+// `true` and `false`, the spellings from before there were two forms, still read.
+enum class Peephole { None, Diagonal, Full };
+template <> struct EnumNames<Peephole> {
+  static constexpr std::array<const char *, 3> names = {"none", "diagonal", "full"};
+  static constexpr std::array<std::pair<const char *, Peephole>, 2> aliases = {
+      {{"false", Peephole::None}, {"true", Peephole::Diagonal}}};
 };
 enum class Merge { Concat, Sum };
 template <> struct EnumNames<Merge> {
@@ -104,11 +113,20 @@ template <> struct EnumNames<TeacherSchedule> {
 template <typename E> std::string nameOf(E e) {
   return EnumNames<E>::names[static_cast<size_t>(e)];
 }
-// The value spelled `text`; nullopt for anything else.
+// Whether E has other accepted spellings (EnumNames<E>::aliases: {text, value} pairs).
+template <typename E, typename = void> struct HasAliases : std::false_type {};
+template <typename E>
+struct HasAliases<E, std::void_t<decltype(EnumNames<E>::aliases)>> : std::true_type {};
+
+// The value spelled `text` (a name or an alias); nullopt for anything else.
 template <typename E> std::optional<E> enumOf(const std::string &text) {
   for (size_t i = 0; i < EnumNames<E>::names.size(); ++i)
     if (text == EnumNames<E>::names[i])
       return static_cast<E>(i);
+  if constexpr (HasAliases<E>::value)
+    for (const auto &[alias, value] : EnumNames<E>::aliases)
+      if (text == alias)
+        return value;
   return std::nullopt;
 }
 
@@ -140,7 +158,7 @@ struct RnnSpec {
   int64_t hidden = 32;
   int64_t layers = 1;
   GruForm gruForm = GruForm::Pytorch; // gru
-  bool peephole = false;      // lstm
+  Peephole peephole = Peephole::None; // lstm
   int64_t projection = 0;     // lstm: output width; 0 = none
   bool bidirectional = false;
   Merge merge = Merge::Concat; // bidirectional

@@ -284,6 +284,21 @@ func.func @lstm_cell_peephole_projection() -> (tensor<3x3xf32>, tensor<3x4xf32>)
   return %h1, %c1 : tensor<3x3xf32>, tensor<3x4xf32>
 }
 
+// The seed's full peepholes (w_peephole [H, 4H]) with a projection.
+func.func @lstm_cell_full_peephole_projection() -> (tensor<3x3xf32>, tensor<3x4xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x2xf32>
+  %h = attn.param "h" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %c = attn.param "c" {scale = 1.0 : f32} : tensor<3x4xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x16xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<3x16xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<16xf32>
+  %wp = attn.param "w_peephole" {scale = 1.0 : f32} : tensor<4x16xf32>
+  %pw = attn.param "w_proj" {scale = 1.0 : f32} : tensor<4x3xf32>
+  %pb = attn.param "b_proj" {scale = 1.0 : f32} : tensor<3xf32>
+  %h1, %c1 = attn.lstm_cell %x, %h, %c, %wi, %wh, %b peephole(%wp : tensor<4x16xf32>) projection(%pw, %pb : tensor<4x3xf32>, tensor<3xf32>) {peephole_form = #attn.peephole_form<full>} : tensor<3x2xf32>, tensor<3x3xf32>, tensor<3x4xf32>, tensor<2x16xf32>, tensor<3x16xf32>, tensor<16xf32>
+  return %h1, %c1 : tensor<3x3xf32>, tensor<3x4xf32>
+}
+
 func.func @gru_cell() -> tensor<3x4xf32> {
   %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x2xf32>
   %h = attn.param "h" {scale = 1.0 : f32} : tensor<3x4xf32>

@@ -83,6 +83,24 @@ void expectResumeEqualsTheUninterruptedRun(const std::string &model, const std::
         << x.tensors[i].first;
 }
 
+// The seed's peephole LSTM ((3-3) and (3-4): full peephole matrices and a projection) runs as
+// a generic scan and learns the sine: 1500 steps (about 10 s) bring the validation MSE from
+// ~0.5 to below 1e-5 (2e-7 measured).
+TEST(Training, SeedPeepholeLstmLearnsTheSine) {
+  std::string model = std::string(ATTN_SOURCE_DIR) + "/models/seed-lstm-sine.yaml";
+  std::string dir = scratch("seed-lstm"), out;
+  ASSERT_EQ(attnc("train " + model + " --out " + dir, &out), 0) << out;
+  double lastValid = NAN;
+  for (const attn::train::Record &r : attn::train::readMetrics(dir + "/metrics.jsonl"))
+    if (!std::isnan(r.get("valid_loss")))
+      lastValid = r.get("valid_loss");
+  EXPECT_LT(lastValid, 1e-5);
+  auto ckpt = attn::checkpoint::load(dir + "/last.safetensors");
+  const attn::Tensor *peephole = ckpt.find("rnn.layer1.w_peephole");
+  ASSERT_NE(peephole, nullptr);
+  EXPECT_EQ(peephole->shape(), (std::vector<int64_t>{32, 128}));
+}
+
 TEST(Training, ResumeEqualsTheUninterruptedRun) {
   expectResumeEqualsTheUninterruptedRun(kModel, "resume", "");
 }

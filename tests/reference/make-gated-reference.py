@@ -26,6 +26,8 @@ PyTorch's weight_ih_l{k} transposed):
     i = sigmoid(z_i + p_i * c), f = sigmoid(z_f + p_f * c), g = tanh(z_g),
     c' = f * c + i * g, o = sigmoid(z_o + p_o * c'), m = o * tanh(c'),
     h' = m w_proj + b_proj (with a projection) else m
+  lstm with full peepholes (the seed's (3-3); w_peephole [H, 4H], column blocks i, f, g, o):
+    z_k += c w_peephole[:, k] for k = i, f, g (the old cell), z_o += c' w_peephole[:, o]
   gru, a = x w_ih + b_ih, b = h w_hh + b_hh (blocks of width H):
     pytorch (r, z, n): r = sigmoid(a_r + b_r), z = sigmoid(a_z + b_z), n = tanh(a_n + r * b_n),
                        h' = (1 - z) * n + z * h
@@ -83,8 +85,9 @@ from reference_io import rel_err, write_safetensors  # noqa: E402
 
 SEED = 20240611
 B, T, H = 3, 5, 6
-# name -> (cell, gru_form, peephole, projection, layers, bidirectional). New configurations go
-# at the end: configuration i draws from default_rng(SEED + i).
+# name -> (cell, gru_form, peephole, projection, layers, bidirectional); peephole is False,
+# True (diagonal) or "full". New configurations go at the end: configuration i draws from
+# default_rng(SEED + i).
 CONFIGS = {
     "lstm1": ("lstm", "pytorch", False, 0, 1, False),
     "lstm2": ("lstm", "pytorch", False, 0, 2, False),
@@ -99,6 +102,9 @@ CONFIGS = {
     "bilstm_proj": ("lstm", "pytorch", False, 4, 2, True),
     "bilstm_peephole_proj": ("lstm", "pytorch", True, 4, 2, True),
     "bigru2": ("gru", "pytorch", False, 0, 2, True),
+    "lstm_peephole_full": ("lstm", "pytorch", "full", 0, 1, False),
+    "lstm_peephole_full_proj": ("lstm", "pytorch", "full", 4, 2, False),
+    "bilstm_peephole_full_proj": ("lstm", "pytorch", "full", 4, 2, True),
 }
 MERGE = "concat"  # model.rnn.merge of the bidirectional configurations (the only one written)
 
@@ -136,7 +142,9 @@ def param_shapes(cfg):
             else:
                 shapes += [(p + "w_ih", (inp, 4 * H)), (p + "w_hh", (out, 4 * H)),
                            (p + "b", (4 * H,))]
-                if peephole:
+                if peephole == "full":
+                    shapes.append((p + "w_peephole", (H, 4 * H)))
+                elif peephole:
                     shapes.append((p + "w_peephole", (3, H)))
                 if proj > 0:
                     shapes += [(p + "w_proj", (H, out)), (p + "b_proj", (out,))]
@@ -179,12 +187,18 @@ def unrolled(params, x, target, cfg, dtype):
         if cell == "lstm":
             z = xt @ w("w_ih") + h @ w("w_hh") + w("b")
             zi, zf, zg, zo = (blk(z, k) for k in range(4))
-            if peephole:
+            if peephole == "full":
+                zi = zi + c @ blk(w("w_peephole"), 0)
+                zf = zf + c @ blk(w("w_peephole"), 1)
+                zg = zg + c @ blk(w("w_peephole"), 2)
+            elif peephole:
                 zi = zi + w("w_peephole")[0] * c
                 zf = zf + w("w_peephole")[1] * c
             i, f, g = torch.sigmoid(zi), torch.sigmoid(zf), torch.tanh(zg)
             c = f * c + i * g
-            if peephole:
+            if peephole == "full":
+                zo = zo + c @ blk(w("w_peephole"), 3)
+            elif peephole:
                 zo = zo + w("w_peephole")[2] * c
             m = torch.sigmoid(zo) * torch.tanh(c)
             return (m @ w("w_proj") + w("b_proj") if proj > 0 else m), c
@@ -352,7 +366,8 @@ def main():
         metadata.update({f"{name}.batch": str(B), f"{name}.window": str(T),
                          f"{name}.hidden": str(H), f"{name}.layers": str(layers),
                          f"{name}.cell": cell, f"{name}.gru_form": form,
-                         f"{name}.peephole": "true" if peephole else "false",
+                         f"{name}.peephole": ("full" if peephole == "full" else
+                                              "true" if peephole else "false"),
                          f"{name}.projection": str(proj),
                          f"{name}.bidirectional": "true" if bidir else "false",
                          f"{name}.merge": MERGE, f"{name}.method": method,

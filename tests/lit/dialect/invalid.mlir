@@ -301,6 +301,15 @@ func.func @lstm(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8xf32>, %
 
 // -----
 
+// Full peepholes are [H, 4H]; the diagonal form's [3, H] does not fit.
+func.func @lstm_full_peephole(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8xf32>, %wi: tensor<2x32xf32>, %wh: tensor<8x32xf32>, %b: tensor<32xf32>, %wp: tensor<3x8xf32>) {
+  // expected-error @+1 {{'attn.lstm_cell' needs input [B, I], hidden [B, P], cell [B, H], w_ih [I, 4H], w_hh [P, 4H], bias [4H], peephole [H, 4H] (full), projection [H, P] and [P] (P = H without one); got tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>, tensor<3x8xf32>}}
+  %h1, %c1 = attn.lstm_cell %x, %h, %c, %wi, %wh, %b peephole(%wp : tensor<3x8xf32>) {peephole_form = #attn.peephole_form<full>} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
 func.func @gru(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %b: tensor<24xf32>) {
   // expected-error @+1 {{'attn.gru_cell' (minimal) needs input [B, I], hidden [B, H], w_ih [I, 2H], w_hh [H, 2H], b_ih and b_hh [2H]; got}}
   %g = attn.gru_cell %x, %h, %wi, %wh, %b, %b {form = #attn.gru_form<minimal>} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>

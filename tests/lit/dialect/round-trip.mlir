@@ -132,6 +132,8 @@ func.func @cells(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8xf32>, 
   %h1, %c1 = attn.lstm_cell %x, %h, %c, %wi, %wh, %b : tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
   // CHECK: attn.lstm_cell {{.*}} peephole(%{{.*}} : tensor<3x8xf32>) projection(%{{.*}}, %{{.*}} : tensor<8x5xf32>, tensor<5xf32>)
   %h2, %c2 = attn.lstm_cell %x, %hp, %c, %wi, %whp, %b peephole(%wp : tensor<3x8xf32>) projection(%proj, %bproj : tensor<8x5xf32>, tensor<5xf32>) : tensor<4x2xf32>, tensor<4x5xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<5x32xf32>, tensor<32xf32>
+  // CHECK: attn.lstm_cell {{.*}} peephole(%{{.*}} : tensor<8x32xf32>) {peephole_form = #attn.peephole_form<full>}
+  %h3, %c3 = attn.lstm_cell %x, %h, %c, %wi, %wh, %b peephole(%wh : tensor<8x32xf32>) {peephole_form = #attn.peephole_form<full>} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
   // CHECK: attn.gru_cell {{.*}} : tensor<4x2xf32>
   %g1 = attn.gru_cell %x, %h, %gi, %gh, %gb, %gb : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   // CHECK: attn.gru_cell {{.*}} {form = #attn.gru_form<seed>}

@@ -134,6 +134,20 @@ func.func @lstm_projection(%x: tensor<4x6x2xf32>, %h0: tensor<4x5xf32>, %c0: ten
   return %h : tensor<4x5xf32>
 }
 
+// The seed's full peepholes (matrices, not oneDNN's per-unit weights) have no oneDNN form.
+// CHECK-LABEL: func @lstm_full_peephole(
+// CHECK: attn.scan
+// CHECK: attn.lstm_cell
+func.func @lstm_full_peephole(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor<2x32xf32>, %wh: tensor<8x32xf32>, %b: tensor<32xf32>, %wp: tensor<8x32xf32>) -> tensor<4x8xf32> {
+  // expected-remark @+1 {{not fused: oneDNN's LSTM has diagonal peepholes, not full matrices}}
+  %h, %c = attn.scan inits(%h0, %h0) over(%x) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x6x2xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%hp: tensor<4x8xf32>, %cp: tensor<4x8xf32>, %xt: tensor<4x2xf32>):
+    %ht, %ct = attn.lstm_cell %xt, %hp, %cp, %wi, %wh, %b peephole(%wp : tensor<8x32xf32>) {peephole_form = #attn.peephole_form<full>} : tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+    attn.yield %ht, %ct : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %h : tensor<4x8xf32>
+}
+
 // A per-step output that is not the hidden state (oneDNN outputs only h per step).
 // CHECK-LABEL: func @cell_per_step(
 // CHECK: attn.scan

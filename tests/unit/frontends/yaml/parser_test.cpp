@@ -128,6 +128,31 @@ TEST(SpecParser, ValidMlpSpecWithDefaults) {
 
 // The schema table is the source of truth for defaults; Spec.h's member initialisers must agree
 // with it, since the importer may default-construct sub-specs.
+// `peephole` names its form; `true` and `false` (its spellings when it was a flag) still read,
+// as `diagonal` and `none`, and a spec prints its canonical name.
+TEST(SpecParser, PeepholeFormsAndTheirOldSpellings) {
+  const std::pair<const char *, Peephole> cases[] = {{"none", Peephole::None},
+                                                     {"false", Peephole::None},
+                                                     {"diagonal", Peephole::Diagonal},
+                                                     {"true", Peephole::Diagonal},
+                                                     {"full", Peephole::Full}};
+  for (const auto &[text, form] : cases) {
+    std::string yaml =
+        std::string("name: m\ndata: {builtin: sine}\nmodel:\n  rnn: {cell: lstm, peephole: ") +
+        text + "}\n";
+    std::vector<Diagnostic> diags;
+    std::optional<Spec> spec = parseSpecString(yaml, "t.yaml", diags);
+    ASSERT_TRUE(spec.has_value()) << text << ": " << (diags.empty() ? "" : diags[0].str());
+    EXPECT_EQ(spec->model.rnn->peephole, form) << text;
+    EXPECT_NE(specToYaml(*spec).find("peephole: " + nameOf(form)), std::string::npos) << text;
+  }
+  Diagnostic d =
+      onlyError("name: m\ndata: {builtin: sine}\nmodel:\n  rnn: {cell: lstm, peephole: diag}\n");
+  EXPECT_NE(d.message.find("'model.rnn.peephole' must be one of 'none', 'diagonal', 'full'"),
+            std::string::npos)
+      << d.str();
+}
+
 TEST(SpecParser, SchemaDefaultsMatchSpecStruct) {
   std::vector<Diagnostic> diags;
   std::optional<Spec> spec =
