@@ -107,6 +107,15 @@ template <> struct FieldType<std::string> {
   static KeyValue wrap(const std::string &v) { return v; }
   static std::string unwrap(const KeyValue &v) { return std::get<std::string>(v); }
 };
+// A key whose default depends on other keys: absent from a spec (and from its printed form)
+// unless written, and the reader of the field decides (AttentionSpec::gaussianWeighting).
+template <typename T> struct FieldType<std::optional<T>> {
+  static constexpr KeyType type = FieldType<T>::type;
+  static std::optional<KeyValue> wrap(const std::optional<T> &v) {
+    return v ? std::optional<KeyValue>(FieldType<T>::wrap(*v)) : std::nullopt;
+  }
+  static std::optional<T> unwrap(const KeyValue &v) { return FieldType<T>::unwrap(v); }
+};
 template <> struct FieldType<std::vector<int64_t>> {
   static constexpr KeyType type = KeyType::IntList;
   static KeyValue wrap(const std::vector<int64_t> &v) { return v; }
@@ -402,8 +411,8 @@ std::vector<KeySchema> buildTable() {
           "decoder state; the context joins the decoder's input and its readout "
           "softmax(V [s_i; c_i] + b). `luong`: global attention from the new state s_i with "
           "`score`; h~_i = tanh(W_c [c_i; s_i]) gives softmax(V h~_i + b). `local`: Luong's "
-          "local attention, `luong` restricted to the window [p_i - D, p_i + D] and weighted "
-          "by exp(-(j - p_i)^2 / (2 sigma^2)), sigma = D / 2."),
+          "local attention, `luong` restricted to the window [p_i - D, p_i + D] (see `align`, "
+          "`window`, `gaussian`)."),
       Key("model.attention.score", &AttentionSpec::score,
           "`luong`, `local`: `dot` s^T h (the encoder's output must be as wide as the "
           "decoder's), `general` s^T W h, `concat` v^T tanh(W [s; h]), or `cosine` "
@@ -418,9 +427,15 @@ std::vector<KeySchema> buildTable() {
           "`local`: `monotonic` p_i = i, or `predictive` "
           "p_i = S sigmoid(v_p^T tanh(W_p s_i)) with S the source's length."),
       Key("model.attention.window", &AttentionSpec::window,
-          "`local`: D, the half-width of the window.")
+          "`local`: D, the half-width of the window [p_i - D, p_i + D]: 2D + 1 source "
+          "positions around an integer p_i (`monotonic`), 2D around a real one "
+          "(`predictive`).")
           .atLeast(1)
           .atMost(kMaxLength),
+      Key("model.attention.gaussian", &AttentionSpec::gaussian,
+          "`local`: multiply the window's weights by exp(-(j - p_i)^2 / (2 sigma^2)), "
+          "sigma = D / 2. Default: true for `align: predictive`, false for `monotonic` (as "
+          "Luong et al. have it)."),
       Key("model.attention.input_feeding", &AttentionSpec::inputFeeding,
           "`luong`, `local`: feed the previous attentional state h~_{i-1} into the decoder's "
           "input next to the previous token's embedding (Luong et al.'s input feeding)."),

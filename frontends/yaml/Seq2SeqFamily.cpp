@@ -147,7 +147,7 @@ public:
   struct MechanismRule {
     AttentionType type;
     bool newState; // scores s_i and reads h~_i = tanh(W_c [c_i; s_i]) (Luong); else s_{i-1}
-    bool windowed; // a window [p_i - D, p_i + D] with Gaussian weighting (local)
+    bool windowed; // a window [p_i - D, p_i + D], optionally Gaussian-weighted (local)
   };
   static const MechanismRule &mechanismRule(AttentionType type) {
     static const MechanismRule rules[] = {{AttentionType::Bahdanau, false, false},
@@ -425,7 +425,8 @@ public:
       auto window = b.create<mlir::attn::LocalWindowOp>(l, center, mem.mask,
                                                         b.getI64IntegerAttr(a.window));
       mask = window.getWindowMask();
-      weighting = window.getGaussian();
+      if (a.gaussianWeighting())
+        weighting = window.getGaussian();
     }
     auto att = b.create<mlir::attn::AttentionOp>(l, scores, mask, mem.values, weighting);
     return {att.getContext(), att.getWeights()};
@@ -664,6 +665,17 @@ void validateAttention(const Spec &s, const AttentionSpec &a, Problems &p) {
                 (a.type == AttentionType::Bahdanau ? std::string("bahdanau's additive one")
                                                    : "'" + nameOf(a.score) + "'"),
             "remove them, or set type: luong (or local) with score: cosine");
+  if (a.gaussian && a.type != AttentionType::Local)
+    p.error("model.attention.gaussian", a.loc,
+            "model.attention.gaussian weights a local attention's window, but this attention "
+            "is '" +
+                nameOf(a.type) + "'",
+            "remove gaussian, or set type: local");
+  if (a.type == AttentionType::Local && a.align == Align::Predictive && !a.gaussianWeighting())
+    p.error("model.attention.gaussian", a.loc,
+            "predictive alignment learns p_i only through the Gaussian (the window's edges "
+            "pass no gradient): without it W_p and v_p would never train",
+            "remove gaussian: false, or set align: monotonic");
   if (cosine && !(a.temperature > 0))
     p.error("model.attention.temperature", a.loc,
             "model.attention.temperature must be above 0 for the cosine score, got " +

@@ -194,10 +194,15 @@ struct AttentionSpec {
                                  // alignment: hidden width; 0 = the decoder's hidden width
   Align align = Align::Predictive; // local: monotonic (p_i = i) | predictive
   int64_t window = 5;            // local: D, the window [p_i - D, p_i + D]; sigma = D / 2
+  std::optional<bool> gaussian;  // local: weight the window by a Gaussian; unset: see below
   bool inputFeeding = true;      // luong, local: feed h~_{i-1} into the decoder's input
   double temperature = 10.0;     // cosine: tau in tau cos(s, h)
   bool learnTemperature = false; // cosine: tau is a parameter (starting at `temperature`)
   Loc loc;
+
+  // Whether local attention weights its window by the Gaussian: as `gaussian` says, else as
+  // Luong et al. have it (the Gaussian belongs to predictive alignment, their (10)).
+  bool gaussianWeighting() const { return gaussian.value_or(align == Align::Predictive); }
 };
 
 // A Transformer stack ("Attention Is All You Need"): the encoder-decoder for seq2seq, a

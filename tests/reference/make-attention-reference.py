@@ -40,9 +40,11 @@ tgt_in [B, T] (bos y1 .. yn, then 0) and tgt_out [B, T] (y1 .. yn eos, then 0):
             local: center p = min(i, S_b - 1) (monotonic) or
             p = S_b sigmoid(tanh(q attention.position.weight) attention.position.v)
             (predictive; S_b the row's real length); the mask becomes src_mask where
-            |j - p| <= D (no gradient through the edges), and the weights are multiplied by
-            exp(-(j - p)^2 / (2 sigma^2)), sigma = D / 2.
-            a = softmax of e over the (window) mask, times the Gaussian for local;
+            |j - p| <= D (no gradient through the edges), and with `gaussian` the weights
+            are multiplied by exp(-(j - p)^2 / (2 sigma^2)), sigma = D / 2 (a configuration
+            without the key stores none and gets attnc's default: the Gaussian for
+            predictive alignment only).
+            a = softmax of e over the (window) mask, times the Gaussian if any;
             context = sum_j a_j h_j.
   readout   logits_i = f_i decoder.output.weight + decoder.output.bias
   loss      F.cross_entropy(logits, tgt_out, ignore_index=0): the mean over non-pad targets.
@@ -97,7 +99,7 @@ TGT_LENGTHS = [5, 3, 4]                 # real targets per row in tgt_out (y1 ..
 PAD, BOS, EOS = 0, 1, 2
 
 DEFAULTS = dict(cell="gru", bidirectional=False, layers=1, type="bahdanau", score="general",
-                dim=0, align="predictive", window=5, input_feeding=True)
+                dim=0, align="predictive", window=5, input_feeding=True, gaussian=None)
 # New configurations go at the end: configuration i draws from default_rng(SEED + i).
 CONFIGS = {
     "bahdanau_bigru": dict(type="bahdanau", cell="gru", bidirectional=True, dim=6),
@@ -107,12 +109,16 @@ CONFIGS = {
     "luong_concat_gru": dict(type="luong", score="concat", cell="gru", input_feeding=False,
                              dim=6),
     "local_monotonic_gru": dict(type="local", align="monotonic", score="general", cell="gru",
-                                window=2),
+                                window=2, gaussian=True),
     "local_predictive_lstm": dict(type="local", align="predictive", score="general",
                                   cell="lstm", window=2, dim=6),
     "bahdanau_bigru2": dict(type="bahdanau", cell="gru", bidirectional=True, layers=2, dim=6),
     "luong_general_bilstm2": dict(type="luong", score="general", cell="lstm",
                                   bidirectional=True, layers=2, input_feeding=True),
+    # attnc's default for monotonic alignment: no Gaussian. (Predictive alignment without it
+    # is refused: its W_p and v_p would get no gradient.)
+    "local_monotonic_plain_lstm": dict(type="local", align="monotonic", score="dot",
+                                       cell="lstm", window=2),
 }
 # The window's edge. attn.local_window is documented (dialect/ops/Attention.td) as keeping
 # |j - p| <= D, but its decomposition (dialect/ops/Attention.cpp) keeps (j - p)^2 < D^2 + 1/2,
@@ -145,6 +151,11 @@ def local(c):
 
 def monotonic(c):
     return local(c) and c["align"] == "monotonic"
+
+
+def gaussian(c):
+    """Whether a local window is Gaussian-weighted: as written, else attnc's default."""
+    return local(c) and (c["gaussian"] if c["gaussian"] is not None else not monotonic(c))
 
 
 def input_feeding(c):
@@ -324,7 +335,7 @@ class Model:
         else:
             scores = torch.einsum("bm,bsm->bs", query @ w["attention.weight"], memory)
         allowed = mask
-        gaussian = None
+        weighting = None
         if local(c):
             window = c["window"]
             if monotonic(c):
@@ -341,9 +352,10 @@ class Model:
             inside = (dist ** 2 < window ** 2 + 0.5) if EDGE_RULE == "attnc" else dist <= window
             allowed = mask * inside.to(self.dtype)
             sigma = window / 2.0
-            gaussian = torch.exp(-offset ** 2 / (2 * sigma ** 2))
+            if gaussian(c):
+                weighting = torch.exp(-offset ** 2 / (2 * sigma ** 2))
         alpha = torch.softmax(scores.masked_fill(allowed == 0, float("-inf")), dim=1)
-        weights = alpha * gaussian if gaussian is not None else alpha
+        weights = alpha * weighting if weighting is not None else alpha
         return torch.einsum("bs,bsm->bm", weights, memory)
 
     def decoder_step(self, x, states):
@@ -473,6 +485,8 @@ def main():
                 "float32_max_rel_err": f"{worst:.3g}",
                 "masked_vs_packed_max_rel_err": f"{check:.3g}",
                 "window_edge_cases": edges, "draw": attempt}
+        if c["gaussian"] is not None:  # otherwise attnc's default is what is checked
+            meta["gaussian"] = str(c["gaussian"]).lower()
         metadata.update({f"{name}.{k}": str(v) for k, v in meta.items()})
         print(f"{name}: {c['type']} score={c['score']} align={c['align']} cell={c['cell']} "
               f"bidirectional={c['bidirectional']} layers={c['layers']} dim={c['dim']} "

@@ -94,6 +94,38 @@ TEST(Family, CosineKeysApplyToTheCosineScoreOnly) {
             std::string::npos);
 }
 
+// Local attention's Gaussian: off for monotonic alignment, on for predictive unless written;
+// refused where it cannot apply (another type) or where nothing would learn without it.
+TEST(Family, TheGaussianBelongsToLocalAttention) {
+  std::string base = "name: m\ntask: seq2seq\ndata: {builtin: dates, tokens: char}\n"
+                     "model:\n  rnn: {cell: lstm, hidden: 8}\n";
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(parse(base + "  attention: {type: local, align: monotonic}\n")
+                   .model.attention->gaussianWeighting());
+  EXPECT_TRUE(parse(base + "  attention: {type: local, align: predictive}\n")
+                  .model.attention->gaussianWeighting());
+  Spec weighted = parse(base + "  attention: {type: local, align: monotonic, gaussian: true}\n");
+  EXPECT_TRUE(weighted.model.attention->gaussianWeighting());
+  EXPECT_TRUE(checkConsistency(weighted, diags)) << diags[0].str();
+
+  Spec luong = parse(base + "  attention: {type: luong, gaussian: true}\n");
+  EXPECT_FALSE(checkConsistency(luong, diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].str().substr(0, 16), "m.yaml:6:28: err") << diags[0].str();
+  EXPECT_NE(diags[0].message.find("weights a local attention's window, but this attention is "
+                                  "'luong'"),
+            std::string::npos)
+      << diags[0].str();
+
+  diags.clear();
+  Spec unlearnable =
+      parse(base + "  attention: {type: local, align: predictive, gaussian: false}\n");
+  EXPECT_FALSE(checkConsistency(unlearnable, diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].message.find("W_p and v_p would never train"), std::string::npos)
+      << diags[0].str();
+}
+
 TEST(Family, TheTransformerFamilyTakesEveryTaskItsStackDoes) {
   for (const char *task : {"seq2seq", "lm", "tag", "classify"}) {
     Spec s = parse(std::string("name: m\ntask: ") + task +
