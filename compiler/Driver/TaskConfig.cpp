@@ -12,6 +12,7 @@ task::DataConfig dataConfig(const yaml::Spec &s) {
   c.path = d.path;
   c.validPath = d.validPath;
   c.window = d.window;
+  c.horizon = d.horizon;
   c.minLen = d.minLen;
   c.maxLen = d.maxLen;
   c.symbols = d.symbols;

@@ -29,11 +29,19 @@ void checkShared(const Spec &s, Problems &p) {
             "wide",
             "remove model.embedding, and set model.transformer.d_model");
   const auto &tf = s.train.teacherForcing;
-  if (s.task != Task::Seq2seq && (tf.schedule != TeacherSchedule::Constant || tf.ratio != 1.0))
+  bool forecaster = s.task == Task::Regress && s.model.rnn && s.data.horizon > 1;
+  if (s.task != Task::Seq2seq && !forecaster &&
+      (tf.schedule != TeacherSchedule::Constant || tf.ratio != 1.0))
     p.error(tf.loc,
-            "train.teacher_forcing is for the decoder of task 'seq2seq', not '" + nameOf(s.task) +
-                "'",
+            "train.teacher_forcing is for decoders: task 'seq2seq', or a 'regress' forecaster "
+            "(model.rnn with data.horizon > 1), not this '" +
+                nameOf(s.task) + "' model",
             "remove train.teacher_forcing");
+  if (s.data.horizon != DataSpec().horizon && s.task != Task::Regress)
+    p.error("data.horizon", s.data.loc,
+            "data.horizon is the number of values a 'regress' model predicts, not a '" +
+                nameOf(s.task) + "' one",
+            "remove data.horizon");
   if (tf.schedule == TeacherSchedule::Exponential && !(tf.k > 0 && tf.k < 1))
     p.error(tf.loc, "train.teacher_forcing.k must be between 0 and 1 for the exponential "
                     "schedule (p = k^i), got " + std::to_string(tf.k),

@@ -184,11 +184,26 @@ protected:
   // `stack`, its output at every step [B, T, W] (in time order also when reversed).
   std::pair<Value, Value> direction(const RnnSpec &r, int64_t layer, Value seq, bool reverse,
                                     bool stack, Location l) {
+    LayerRun run = runLayer(r, "rnn", layer, seq, reverse, stack, l);
+    return {run.finals[0], run.steps};
+  }
+
+  // What runLayer gives: the final states (h, and for an lstm c) and, when asked for, the
+  // output at every step [B, T, W] (in time order also when reversed).
+  struct LayerRun {
+    SmallVector<Value> finals;
+    Value steps;
+  };
+
+  // One direction of layer `layer` of the stack `prefix` ("rnn", "encoder") over seq
+  // [B, T, I] from zero states.
+  LayerRun runLayer(const RnnSpec &r, const std::string &prefix, int64_t layer, Value seq,
+                    bool reverse, bool stack, Location l) {
     auto seqType = cast<RankedTensorType>(seq.getType());
     int64_t batch = seqType.getShape()[0], steps = seqType.getShape()[1];
     int64_t in = seqType.getShape()[2];
     SmallVector<Type> states = stateTypes(r, batch);
-    LayerParams w = layerParams(r, "rnn", layer, in, reverse, l);
+    LayerParams w = layerParams(r, prefix, layer, in, reverse, l);
     SmallVector<Value> inits;
     for (Type t : states)
       inits.push_back(b.create<mlir::attn::ConstantOp>(
@@ -211,7 +226,8 @@ protected:
       yields.push_back(next[0]);
     b.create<mlir::attn::YieldOp>(l, yields);
     b.setInsertionPointAfter(scan);
-    return {scan.getResult(0), stack ? scan.getResults().back() : Value()};
+    return {SmallVector<Value>(scan.getResults().take_front(states.size())),
+            stack ? scan.getResults().back() : Value()};
   }
 
   // The two directions' outputs as one: concatenated features, or their sum.

@@ -225,8 +225,9 @@ std::vector<KeySchema> buildTable() {
           .fileName()
           .required(),
       Key("task", &Spec::task,
-          "The learning problem: `regress` predicts a real-valued target from a window "
-          "(`data.builtin: sine`); `lm` predicts the next character at every position "
+          "The learning problem: `regress` predicts the next real value, or the next "
+          "`data.horizon` values, from a window (`data.builtin: sine | sines`); `lm` predicts the "
+          "next character at every position "
           "(`data.builtin: text`); `seq2seq` maps a source sequence to a target sequence "
           "with an encoder-decoder (`data.builtin: copy | reverse | dates`, or `data.path`); "
           "`tag` labels every token (`data.builtin: pos`, or `data.path`); `classify` labels "
@@ -234,7 +235,7 @@ std::vector<KeySchema> buildTable() {
 
       Map("data", &DataSpec::loc, "Where the examples come from.").required(),
       Key("data.builtin", &DataSpec::builtin, "Built-in data generator (see Data sets).")
-          .oneOf({"sine", "text", "copy", "reverse", "dates", "pos", "majority"})
+          .oneOf({"sine", "sines", "text", "copy", "reverse", "dates", "pos", "majority"})
           .exclusive("source"),
       Key("data.path", &DataSpec::path,
           "`seq2seq`, `tag`, `classify`: a UTF-8 text file of `source<TAB>target` lines "
@@ -247,6 +248,12 @@ std::vector<KeySchema> buildTable() {
           "the last `valid` lines of `path`."),
       Key("data.window", &DataSpec::window,
           "Input length N: time steps (samples or characters) per example.")
+          .atLeast(1)
+          .atMost(kMaxLength),
+      Key("data.horizon", &DataSpec::horizon,
+          "`regress` (`sine`, `sines`): output length M, the values after the window to "
+          "predict. With `model.rnn` and M > 1 the model is an encoder-decoder forecaster "
+          "that feeds back its own predictions (docs/forecasting.md).")
           .atLeast(1)
           .atMost(kMaxLength),
       Key("data.min_len", &DataSpec::minLen,
@@ -538,9 +545,9 @@ std::vector<KeySchema> buildTable() {
           .atLeast(0)
           .below(1),
       Map("train.teacher_forcing", &TeacherForcingSpec::loc,
-          "`seq2seq`: scheduled sampling. At step i the decoder reads the true previous "
-          "token with probability p(i), else its own most likely prediction (p = 1 is plain "
-          "teacher forcing)."),
+          "`seq2seq` and forecasters: scheduled sampling. At step i the decoder reads the "
+          "true previous token (or value) with probability p(i), else its own most likely "
+          "prediction (a forecaster's own predicted value); p = 1 is plain teacher forcing."),
       Key("train.teacher_forcing.schedule", &TeacherForcingSpec::schedule,
           "`constant`: p = ratio; `linear`: max(min, 1 - slope * i); `exponential`: "
           "max(min, k^i); `inverse_sigmoid`: max(min, k / (k + exp(i / k)))."),
@@ -715,12 +722,25 @@ const char *kDataSets = R"(## Data sets
 has a phase `phi_i` drawn uniformly from `[0, 2pi)` by a generator seeded with `data.seed`:
 
 - input: `x[i, t] = sin(phi_i + 0.1 t)` for `t = 0 .. window-1`
-- target: `y[i] = sin(phi_i + 0.1 window)`
+- target: `y[i, k] = sin(phi_i + 0.1 (window + k))` for `k = 0 .. horizon-1`
+  (`data.horizon`, default 1: the next value)
 
-`data.train` and `data.valid` examples are generated. An `rnn` reads the inputs as a tensor of
-shape `[batch, window, 1]` (one feature per time step); an `mlp` reads them as
-`[batch, window]`. Both predict `[batch, output.size]`; the target has one value, so use
-`output.size: 1`.
+`data.train` and `data.valid` examples are generated (the validation split with
+`data.seed + 1`). An `rnn` reads the inputs as a tensor of shape `[batch, window, 1]` (one
+feature per time step); an `mlp` reads them as `[batch, window]`. With `horizon: 1` both
+predict `[batch, output.size]` with `output.size: 1`; with a longer horizon an `mlp` predicts
+all `M` values at once (`output.size: M`) and an `rnn` becomes an encoder-decoder forecaster
+(docs/forecasting.md).
+
+### `sines`
+
+`data.builtin: sines` is a forecasting task: each example is one series of `window + horizon`
+samples of a noisy mixture of three sines,
+`s(t) = sum_c a_c sin(w_c t + phi_c) + 0.05 n_t` with `a_c ~ U(0.2, 0.6)`,
+`w_c ~ U(0.05, 0.35)` (radians per sample), `phi_c ~ U(0, 2pi)` and `n_t ~ N(0, 1)`, drawn per
+example from `data.seed` (validation: `data.seed + 1`). The input is the first `window`
+samples, the target the next `horizon`. The targets are noisy too, so even a perfect
+forecaster's mean squared error is `0.05^2 = 0.0025`.
 
 ### `text`
 

@@ -131,10 +131,12 @@ template <typename E> std::optional<E> enumOf(const std::string &text) {
 }
 
 struct DataSpec {
-  std::string builtin;        // sine | text | copy | reverse | dates; empty when `path` is set
+  std::string builtin; // sine | sines | text | copy | reverse | dates | pos | majority; empty when
+                       // `path` is set
   std::string path;           // seq2seq: a TSV file of `source<TAB>target` lines
   std::string validPath;      // seq2seq: its validation file; empty: hold out the last `valid`
-  int64_t window = 16;        // sine: input length N (output length is 1)
+  int64_t window = 16;        // sine, sines: input length N
+  int64_t horizon = 1;        // sine, sines: output length M (the values after the window)
   int64_t minLen = 3;         // copy / reverse: source lengths, uniform in [min_len, max_len]
   int64_t maxLen = 10;        // seq2seq: the longest source and target (longer pairs are dropped)
   int64_t symbols = 10;       // copy / reverse: distinct symbols

@@ -6,6 +6,7 @@
 #include "attn/task/Labelling.h"
 #include "attn/task/LineReader.h"
 #include "attn/task/Metadata.h"
+#include "attn/task/Regression.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -259,7 +260,7 @@ int runRegressor(const ModelConfig &c, const Model &m, const std::string &input,
     source = input;
   } else {
     // The validation split of the builtin data: a seed apart from the training split.
-    auto examples = data::makeSine(window, count.value_or(batch), c.data.seed + 1);
+    auto examples = task::seriesExamples(c.data, count.value_or(batch), c.data.seed + 1);
     x = std::move(examples.x);
     target = std::move(examples.y);
     source = "builtin " + c.data.builtin + " (validation split)";
@@ -267,7 +268,19 @@ int runRegressor(const ModelConfig &c, const Model &m, const std::string &input,
   int64_t n = x.shape()[0];
   std::cout << c.name << ": forward on " << n << " examples of " << source << ", parameters "
             << m.origin << "\n";
-  std::cout << "      #" << (target.numel() ? "      target" : "") << "      output\n";
+  int64_t targetWidth = target.numel() ? target.shape()[1] : 0;
+  auto header = [](const char *what, int64_t width) {
+    std::string h;
+    for (int64_t j = 0; j < width; ++j) {
+      char cell[32];
+      std::snprintf(cell, sizeof cell, "  %10s",
+                    width == 1 ? what
+                               : (what + std::string("[") + std::to_string(j) + "]").c_str());
+      h += cell;
+    }
+    return h;
+  };
+  std::cout << "      #" << header("target", targetWidth) << header("output", outWidth) << "\n";
 
   std::ofstream raw;
   if (!output.empty()) {
@@ -286,8 +299,9 @@ int runRegressor(const ModelConfig &c, const Model &m, const std::string &input,
       char cell[32];
       std::snprintf(cell, sizeof cell, "%7lld", (long long)(start + r));
       std::string line = cell;
-      if (target.numel()) {
-        std::snprintf(cell, sizeof cell, "  %10.6f", target.data<float>()[start + r]);
+      for (int64_t j = 0; j < targetWidth; ++j) {
+        std::snprintf(cell, sizeof cell, "  %10.6f",
+                      target.data<float>()[(start + r) * targetWidth + j]);
         line += cell;
       }
       for (int64_t j = 0; j < outWidth; ++j) {
@@ -305,6 +319,26 @@ int runRegressor(const ModelConfig &c, const Model &m, const std::string &input,
   if (raw.is_open() && !raw.flush()) // /dev/full: the data was not written
     throw std::runtime_error(output + ": cannot write the --output file: " + std::strerror(errno));
   return 0;
+}
+
+void reportSeries(const ModelConfig &c, const Model &m) {
+  task::HorizonErrors e = task::horizonErrors(
+      m.program, m.params, task::seriesExamples(c.data, c.data.valid, c.data.seed + 1));
+  std::ostringstream line;
+  line << std::setprecision(3);
+  double mean = 0, baseline = 0;
+  for (size_t k = 0; k < e.mse.size(); ++k) {
+    mean += e.mse[k] / (double)e.mse.size();
+    baseline += e.lastValue[k] / (double)e.mse.size();
+  }
+  line << c.name << ": forecasting " << e.count << " validation windows: MSE " << mean
+       << " (repeating the last value: " << baseline << ")";
+  if (e.mse.size() > 1) {
+    line << "; per step:";
+    for (size_t k = 0; k < e.mse.size(); ++k)
+      line << " " << k + 1 << ": " << e.mse[k];
+  }
+  std::cout << line.str() << std::endl;
 }
 
 void reportQuality(const ModelConfig &c, const Model &m, const task::PairData &data) {
@@ -376,12 +410,16 @@ int train(const std::string &tool, const ModelConfig &c, const Model &model,
               << (double)steps / seconds << " steps/s; the gradients' all-reduce took "
               << 1e3 * result.allReduceSeconds << " ms per step (median)" << std::endl;
   }
-  if (data && rank0) {
+  bool series = c.data.task == task::Task::Regress;
+  if ((data || series) && rank0) {
     // The model as the run leaves it in best.safetensors (early stopping restores it too).
     std::string best = t.dir + "/best.safetensors";
     if (std::filesystem::exists(best))
       train::loadCheckpoint(best, model.program.info(), model.params);
-    reportQuality(c, model, *data);
+    if (series)
+      reportSeries(c, model);
+    else
+      reportQuality(c, model, *data);
   }
   return 0;
 }
@@ -396,6 +434,8 @@ int evaluate(const ModelConfig &c, const Model &model, const task::PairData *dat
             << std::endl;
   if (data)
     reportQuality(c, model, *data);
+  else if (c.data.task == task::Task::Regress)
+    reportSeries(c, model);
   return 0;
 }
 

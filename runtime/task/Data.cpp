@@ -132,12 +132,18 @@ train::Split split(const DataConfig &c, const PairData *pairs, bool training) {
                   : data::makeCharWindows(text, textVocab(), cut, text.size(), c.window, count,
                                           seed);
   } else {
-    ex = data::makeSine(c.window, count, seed);
+    ex = seriesExamples(c, count, seed);
   }
   return {std::move(ex.x), std::move(ex.y)};
 }
 
 } // namespace
+
+data::Examples seriesExamples(const DataConfig &c, int64_t count, uint64_t seed) {
+  if (c.builtin == "sines")
+    return data::makeSines(c.window, c.horizon, count, seed);
+  return data::makeSine(c.window, count, seed, c.horizon);
+}
 
 train::Split trainSplit(const DataConfig &config, const PairData *pairs) {
   return split(config, pairs, true);

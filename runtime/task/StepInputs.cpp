@@ -12,11 +12,11 @@ train::BatchHook perStepInputs(const StepInputConfig &config) {
   return [config](int64_t step, const std::string &name, Tensor &t) {
     float *v = t.data<float>();
     if (step == 0) {
-      std::fill(v, v + t.numel(), 1.0f);
+      std::fill(v, v + t.numel(), name == kForecastTeacherInput ? 0.0f : 1.0f);
       return;
     }
     Rng rng(fnv1a64(name) ^ (config.seed * 1000003ull + (uint64_t)step));
-    if (name == kTeacherInput) {
+    if (name == kTeacherInput || name == kForecastTeacherInput) {
       double p = train::teacherForcingProbability(config.teacherForcing, step);
       int64_t steps = t.shape()[1];
       for (int64_t k = 0; k < t.numel(); ++k)

@@ -247,7 +247,7 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
     std::string name = loss.inputs[i].name;
     for (int64_t k = 0; k < t.numel(); ++k) {
       // seq2seq: masks and scheduled sampling's coins are 0 or 1 (the first column 1).
-      if (name == "src_mask" || name == "teacher")
+      if (name == "src_mask" || name == "teacher" || name == "forecast_teacher")
         t.data<float>()[k] = k % t.shape()[1] == 0 || rng.next() % 3 != 0 ? 1.0f : 0.0f;
       else if (t.dtype() == ATTN_I32)
         t.data<int32_t>()[k] = (int32_t)(rng.next() % (uint64_t)std::max<int64_t>(1, options.vocabSize));

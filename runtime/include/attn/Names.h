@@ -23,6 +23,9 @@ inline constexpr const char *kStep = "step";
 // @loss inputs drawn per training step (attn::task::perStepInputs): scheduled sampling's
 // coins, and dropout keep masks ("dropout.<site>").
 inline constexpr const char *kTeacher = "teacher";
+// A forecaster's coins (task regress, horizon > 1): drawn like `teacher` in training, but all
+// 0 in validation, so that its validation loss is that of its free-running forecast.
+inline constexpr const char *kForecastTeacher = "forecast_teacher";
 inline constexpr const char *kDropoutPrefix = "dropout";
 // @decode_step and @step results: the next token's log-probabilities, and the attention
 // weights over the source when the model has them.

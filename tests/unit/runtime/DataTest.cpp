@@ -34,6 +34,57 @@ TEST(Sine, MatchesFormula) {
   EXPECT_NE(other.x.data<float>()[0], ex.x.data<float>()[0]);
 }
 
+// With a horizon, the targets continue the same wave; horizon 1 is the one-step data exactly.
+TEST(Sine, HorizonContinuesTheWave) {
+  const int64_t window = 6, count = 4, horizon = 5;
+  attn::data::Examples one = attn::data::makeSine(window, count, 9);
+  attn::data::Examples many = attn::data::makeSine(window, count, 9, horizon);
+  ASSERT_EQ(many.y.shape(), (std::vector<int64_t>{count, horizon}));
+  attn::Rng rng(9);
+  for (int64_t i = 0; i < count; ++i) {
+    double phi = 2 * M_PI * rng.nextDouble();
+    EXPECT_EQ(many.y.data<float>()[i * horizon], one.y.data<float>()[i]);
+    for (int64_t k = 0; k < horizon; ++k)
+      EXPECT_NEAR(many.y.data<float>()[i * horizon + k], std::sin(phi + 0.1 * (window + k)), 1e-6);
+  }
+  EXPECT_THROW(attn::data::makeSine(window, count, 9, 0), std::runtime_error);
+}
+
+// The noisy mixture: the documented generator, drawn in order, and its noise level (the
+// residual from the noise-free mixture has a standard deviation of about 0.05).
+TEST(Sines, MatchesFormulaAndNoiseLevel) {
+  const int64_t window = 40, horizon = 8, count = 50;
+  attn::data::Examples ex = attn::data::makeSines(window, horizon, count, 4);
+  ASSERT_EQ(ex.x.shape(), (std::vector<int64_t>{count, window}));
+  ASSERT_EQ(ex.y.shape(), (std::vector<int64_t>{count, horizon}));
+  attn::Rng rng(4);
+  auto uniform = [&](double lo, double hi) { return lo + (hi - lo) * rng.nextDouble(); };
+  double squares = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    double a[3], w[3], phi[3];
+    for (int c = 0; c < 3; ++c) {
+      a[c] = uniform(0.2, 0.6);
+      w[c] = uniform(0.05, 0.35);
+      phi[c] = uniform(0.0, 2 * M_PI);
+    }
+    for (int64_t t = 0; t < window + horizon; ++t) {
+      double clean = 0;
+      for (int c = 0; c < 3; ++c)
+        clean += a[c] * std::sin(w[c] * t + phi[c]);
+      double value = t < window ? ex.x.data<float>()[i * window + t]
+                                : ex.y.data<float>()[i * horizon + t - window];
+      double u = 1.0 - rng.nextDouble(), v = rng.nextDouble();
+      EXPECT_NEAR(value, clean + 0.05 * std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * v), 1e-6);
+      squares += (value - clean) * (value - clean);
+    }
+  }
+  double sd = std::sqrt(squares / (count * (window + horizon)));
+  EXPECT_GT(sd, 0.045);
+  EXPECT_LT(sd, 0.055);
+  attn::data::Examples other = attn::data::makeSines(window, horizon, count, 5);
+  EXPECT_NE(other.x.data<float>()[0], ex.x.data<float>()[0]);
+}
+
 // A temporary file that removes itself.
 struct TempFile {
   std::string path;

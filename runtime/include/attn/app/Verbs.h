@@ -81,6 +81,11 @@ int evaluate(const ModelConfig &config, const Model &model, const task::PairData
 /// token accuracy), a tagger's tags or a classifier's labels (accuracy).
 void reportQuality(const ModelConfig &config, const Model &model, const task::PairData &data);
 
+/// The validation quality of a regressor (task regress): @forward's mean squared error on the
+/// validation split, per predicted step when it predicts several, and that of repeating the
+/// window's last value (the naive forecast).
+void reportSeries(const ModelConfig &config, const Model &model);
+
 } // namespace attn::app
 
 #endif

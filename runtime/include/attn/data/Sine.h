@@ -14,11 +14,20 @@ struct Examples {
   Tensor y;
 };
 
-// x: f32 [count, window], y: f32 [count, 1] with
-//   x[i, t] = sin(phi_i + 0.1 * t),   y[i, 0] = sin(phi_i + 0.1 * window),
+// x: f32 [count, window], y: f32 [count, horizon] with
+//   x[i, t] = sin(phi_i + 0.1 * t),   y[i, k] = sin(phi_i + 0.1 * (window + k)),
 //   phi_i = 2*pi * rng.nextDouble(), rng = attn::Rng(seed) (attn/Random.h), drawn for i = 0, 1, ...
-// (computed in double, stored as float). Throws std::runtime_error if window < 1 or count < 0.
-Examples makeSine(int64_t window, int64_t count, uint64_t seed);
+// (computed in double, stored as float). Throws std::runtime_error if window < 1, horizon < 1
+// or count < 0.
+Examples makeSine(int64_t window, int64_t count, uint64_t seed, int64_t horizon = 1);
+
+// `sines`, a forecasting task: one series s of window + horizon samples per example, a noisy
+// mixture of three sines, x[i, t] = s_i(t) for t < window and y[i, k] = s_i(window + k):
+//   s_i(t) = sum_{c<3} a_c sin(w_c t + phi_c) + 0.05 n_t,
+//   a_c ~ U(0.2, 0.6), w_c ~ U(0.05, 0.35) (radians per sample), phi_c ~ U(0, 2 pi),
+//   n_t ~ N(0, 1) (Box-Muller), all from attn::Rng(seed) in that order, example by example.
+// The noise is in the targets too: a perfect forecaster's MSE is 0.0025. Throws like makeSine.
+Examples makeSines(int64_t window, int64_t horizon, int64_t count, uint64_t seed);
 
 } // namespace attn::data
 

@@ -2,9 +2,12 @@
 // (see attn::train::BatchHook), by name:
 //   teacher [B, T]        scheduled sampling's coins: 1 reads the true previous token, with
 //                         probability p(step) (train.teacher_forcing); always 1 at t = 0
+//   forecast_teacher [B, M]  a forecaster's: drawn like teacher
 //   dropout<k> [B, T, W]  dropout keep masks: 0, or 1 / (1 - p)
-// Validation (step 0) gets all ones: the model without its training noise. Drawn from
-// Rng(seed, step, input), so a resumed run repeats them.
+// Validation (step 0) gets all ones, the model without its training noise, except
+// forecast_teacher, all zeros: a forecaster is validated on its own forecast (teacher
+// forcing would hide how its errors compound). Drawn from Rng(seed, step, input), so a
+// resumed run repeats them.
 #ifndef ATTN_TASK_STEPINPUTS_H
 #define ATTN_TASK_STEPINPUTS_H
 
@@ -16,6 +19,7 @@ namespace attn::task {
 
 /// The names of the per-step inputs, as the importer writes them and the hook reads them.
 inline constexpr const char *kTeacherInput = names::kTeacher;
+inline constexpr const char *kForecastTeacherInput = names::kForecastTeacher;
 inline constexpr const char *kDropoutPrefix = names::kDropoutPrefix;
 
 struct StepInputConfig {

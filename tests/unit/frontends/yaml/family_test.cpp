@@ -126,6 +126,46 @@ TEST(Family, TheGaussianBelongsToLocalAttention) {
       << diags[0].str();
 }
 
+// data.horizon: an mlp predicts all M values (output.size M), an rnn becomes a forecaster
+// (output.size 1, unidirectional) that alone among regressors takes train.teacher_forcing.
+TEST(Family, HorizonsAndForecasters) {
+  std::string base = "name: m\ntask: regress\ndata: {builtin: sines, horizon: 4}\n";
+  std::vector<Diagnostic> diags;
+  auto problems = [&](const std::string &text) {
+    diags.clear();
+    EXPECT_FALSE(checkConsistency(parse(text), diags)) << text;
+    std::string all;
+    for (const Diagnostic &d : diags)
+      all += d.str() + "\n";
+    return all;
+  };
+  EXPECT_TRUE(checkConsistency(parse(base + "model: {rnn: {cell: gru}}\n"
+                                            "train: {teacher_forcing: {ratio: 0.5}}\n"),
+                               diags))
+      << diags[0].str();
+  EXPECT_TRUE(
+      checkConsistency(parse(base + "model: {mlp: {hidden: [8]}, output: {size: 4}}\n"), diags))
+      << diags[0].str();
+  EXPECT_NE(problems(base + "model: {mlp: {hidden: [8]}}\n")
+                .find("has 4 target values per example (data.horizon), but model.output.size is "
+                      "1"),
+            std::string::npos);
+  EXPECT_NE(problems(base + "model: {rnn: {}, output: {size: 4}}\n")
+                .find("predicts one value per step, but model.output.size is 4"),
+            std::string::npos);
+  EXPECT_NE(problems(base + "model: {rnn: {bidirectional: true}}\n").find("bidirectional"),
+            std::string::npos);
+  EXPECT_NE(problems("name: m\ntask: regress\ndata: {builtin: sine}\nmodel: {rnn: {}}\n"
+                     "train: {teacher_forcing: {ratio: 0.5}}\n")
+                .find("train.teacher_forcing is for decoders"),
+            std::string::npos);
+  EXPECT_NE(problems("name: m\ntask: lm\ndata: {builtin: text, horizon: 3}\nmodel: {rnn: {}}\n")
+                .find("m.yaml:3:23: error: data.horizon is the number of values a 'regress' "
+                      "model predicts"),
+            std::string::npos)
+      << problems("name: m\ntask: lm\ndata: {builtin: text, horizon: 3}\nmodel: {rnn: {}}\n");
+}
+
 TEST(Family, TheTransformerFamilyTakesEveryTaskItsStackDoes) {
   for (const char *task : {"seq2seq", "lm", "tag", "classify"}) {
     Spec s = parse(std::string("name: m\ntask: ") + task +

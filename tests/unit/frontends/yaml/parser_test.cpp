@@ -341,9 +341,10 @@ TEST(SpecErrors, CollectsAllProblems) {
   for (const Diagnostic &d : diags)
     got.push_back(at(d) + " " + d.message);
   EXPECT_EQ(got, (std::vector<std::string>{
-                     "t.yaml:1:17 'data.builtin' must be one of 'sine', 'text', 'copy', 'reverse', 'dates', 'pos', "
-      "'majority', "
-      "got 'cosine'",
+                     "t.yaml:1:17 'data.builtin' must be one of 'sine', 'sines', 'text', 'copy', "
+                     "'reverse', 'dates', 'pos', "
+                     "'majority', "
+                     "got 'cosine'",
                      "t.yaml:1:33 'data.window' must be >= 1, got -1",
                      "t.yaml:3:9 unknown key 'hiden' in 'model.rnn'",
                      "t.yaml:3:27 expected an integer for 'model.rnn.layers', got 'x'",
