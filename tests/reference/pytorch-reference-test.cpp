@@ -198,6 +198,32 @@ const Reference kTransformer = {
     {{".k.bias", ".k.weight"}},
 };
 
+// A forecaster (task: regress, model.rnn, data.horizon M > 1: an encoder-decoder fed the true
+// or its own previous value by the forecast_teacher coins) against torch.nn.LSTM/GRU and
+// LSTMCell/GRUCell. The spec is this text with the configuration's overrides.
+const char *const kForecastSpec = R"(name: forecast-reference
+task: regress
+data: {builtin: sines, window: 6, horizon: 4}
+model:
+  rnn: {cell: lstm, hidden: 5}
+train: {batch_size: 3}
+)";
+
+const Reference kForecast = {
+    "forecast-reference.safetensors",
+    "forecast-reference (inline spec)",
+    "make-forecast-reference.py",
+    {{"batch", "train.batch_size"},
+     {"window", "data.window"},
+     {"horizon", "data.horizon"},
+     {"hidden", "model.rnn.hidden"},
+     {"layers", "model.rnn.layers"},
+     {"cell", "model.rnn.cell"}},
+    {"x", "target", "forecast_teacher"},
+    nullptr,
+    kForecastSpec,
+};
+
 std::string referencePath(const Reference &r) {
   return std::string(ATTN_SOURCE_DIR) + "/tests/reference/" + r.file;
 }
@@ -399,6 +425,16 @@ TEST_P(GatedPyTorchReference, LossGradMatchesFloat64) { checkLossGrad(kGated, Ge
 
 INSTANTIATE_TEST_SUITE_P(GatedCells, GatedPyTorchReference,
                          ::testing::ValuesIn(configNames(kGated)),
+                         [](const auto &info) { return info.param; });
+
+// Forecasters: encoder-decoder regression over a horizon, teacher-forced, free-running and
+// mixed by the coins.
+class ForecastPyTorchReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ForecastPyTorchReference, LossGradMatchesFloat64) { checkLossGrad(kForecast, GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Forecast, ForecastPyTorchReference,
+                         ::testing::ValuesIn(configNames(kForecast)),
                          [](const auto &info) { return info.param; });
 
 // task: seq2seq with model.attention (teacher forcing): a masked (bidirectional) GRU/LSTM
