@@ -19,6 +19,11 @@ void checkShared(const Spec &s, Problems &p) {
     if (r->peephole != Peephole::None && r->cell != Cell::Lstm)
       p.error(r->loc, "model.rnn.peephole is for the lstm cell, not '" + nameOf(r->cell) + "'",
               "remove peephole, or set cell: lstm");
+    if (r->feed != defaults.feed && !(s.task == Task::Regress && s.data.builtin == "wave"))
+      p.error("model.rnn.feed", r->loc,
+              "model.rnn.feed says where a one-to-many model's input vector enters, but this "
+              "model reads a sequence",
+              "remove model.rnn.feed, or set task: regress with data.builtin: wave");
     if (r->gruForm != defaults.gruForm && r->cell != Cell::Gru)
       p.error(r->loc, "model.rnn.gru_form is for the gru cell, not '" + nameOf(r->cell) + "'",
               "remove gru_form, or set cell: gru");

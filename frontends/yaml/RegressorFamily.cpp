@@ -1,8 +1,11 @@
 // task: regress, an mlp or rnn that maps a window of numbers to the next one, or to the next
 // data.horizon values: an mlp predicts them at once, an rnn becomes an encoder-decoder
-// forecaster (the seed's N -> M form) that feeds back its own predictions.
+// forecaster (the seed's N -> M form) that feeds back its own predictions. With
+// data.builtin: wave the input is one vector and the output a sequence (the seed's 1 -> N).
 #include "frontends/yaml/Family.h"
 #include "frontends/yaml/RecurrentImporter.h"
+
+#include "attn/data/Sine.h"
 
 namespace attn::yaml::recurrent {
 namespace {
@@ -15,25 +18,54 @@ public:
   void entries(ModuleOp module) {
     b.setInsertionPointToEnd(module.getBody());
     int64_t batch = spec.train.batchSize, window = spec.data.window;
-    // The rnn reads one feature per step; the mlp sees the whole window as one vector.
-    SmallVector<int64_t> xShape = spec.model.rnn ? SmallVector<int64_t>{batch, window, 1}
-                                                 : SmallVector<int64_t>{batch, window};
+    // The rnn reads one feature per step; the mlp sees the whole window as one vector; a
+    // wave's input is one vector of features for either.
+    SmallVector<int64_t> xShape = wave() ? SmallVector<int64_t>{batch, data::kWaveFeatures}
+                                  : spec.model.rnn ? SmallVector<int64_t>{batch, window, 1}
+                                                   : SmallVector<int64_t>{batch, window};
     auto xType = RankedTensorType::get(xShape, b.getF32Type());
-    auto yType = RankedTensorType::get({batch, spec.model.output.size}, b.getF32Type());
-    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    int64_t outputs = wave() && spec.model.rnn ? spec.data.horizon : spec.model.output.size;
+    auto yType = RankedTensorType::get({batch, outputs}, b.getF32Type());
     Location l = loc(spec.model.loc);
 
     auto forward = entry("forward", {xType}, {"x"}, {yType}, {"y"}, l);
-    b.create<func::ReturnOp>(l, network(forward.getArgument(0)));
+    b.create<func::ReturnOp>(l, predict(forward.getArgument(0)));
 
     b.setInsertionPointToEnd(module.getBody());
-    auto loss = lossEntry({xType, yType}, {"x", "target"}, {{"rnn", window}}, l);
-    Value prediction = network(loss.getArgument(0));
+    int64_t steps = wave() ? spec.data.horizon : window;
+    auto loss = lossEntry({xType, yType}, {"x", "target"}, {{"rnn", steps}}, l);
+    Value prediction = predict(loss.getArgument(0));
     dropout.clear();
     b.create<func::ReturnOp>(l, b.create<mlir::attn::MseOp>(l, prediction, loss.getArgument(1))
                                     .getResult());
   }
 
+private:
+  bool wave() const { return spec.data.builtin == "wave"; }
+
+  Value predict(Value x) { return wave() && spec.model.rnn ? generate(x) : network(x); }
+
+  // One to many (the seed's figures 2.5 and 2.6): the vector x [B, F] becomes a sequence
+  // [B, N, F], x at step 0 and zeros after it (feed: first_step) or x at every step
+  // (every_step); the stack runs over it and a dense head reads its output at every step:
+  // y [B, N].
+  Value generate(Value x) {
+    const RnnSpec &r = *spec.model.rnn;
+    Location l = loc(r.loc);
+    auto shape = cast<RankedTensorType>(x.getType()).getShape();
+    int64_t batch = shape[0], features = shape[1], steps = spec.data.horizon;
+    Type f32 = b.getF32Type();
+    SmallVector<float> where(steps, r.feed == Feed::EveryStep ? 1.0f : 0.0f);
+    where[0] = 1.0f;
+    auto whereType = RankedTensorType::get({1, steps, 1}, f32);
+    Value pattern = b.create<mlir::attn::ConstantOp>(
+        l, DenseElementsAttr::get(whereType, ArrayRef<float>(where)));
+    Value x3 =
+        b.create<mlir::attn::ReshapeOp>(l, RankedTensorType::get({batch, 1, features}, f32), x);
+    Value seq = b.create<mlir::attn::MulOp>(l, x3, pattern); // [B, N, F]
+    Value y = dense("output", rnn(r, seq, /*allSteps=*/true), 1, loc(spec.model.output.loc));
+    return b.create<mlir::attn::ReshapeOp>(l, RankedTensorType::get({batch, steps}, f32), y);
+  }
 };
 
 // The forecaster, for model.rnn with data.horizon M > 1 (seed 000's N -> M form, seed 003's
@@ -184,7 +216,15 @@ private:
   }
 };
 
-bool forecaster(const Spec &s) { return s.model.rnn && s.data.horizon > 1; }
+bool forecaster(const Spec &s) {
+  return s.model.rnn && s.data.horizon > 1 && s.data.builtin != "wave";
+}
+
+template <typename Importer>
+mlir::OwningOpRef<mlir::ModuleOp> importWith(const Spec &spec, const ImportOptions &options,
+                                             mlir::MLIRContext &context) {
+  return RecurrentImporter::import <Importer>(spec, options, context);
+}
 
 } // namespace
 } // namespace attn::yaml::recurrent
@@ -195,11 +235,18 @@ namespace {
 bool claims(const Spec &s) { return s.task == Task::Regress; }
 
 void validate(const Spec &s, Problems &p) {
-  if (checkNoPairFile(s, p) && s.data.builtin != "sine" && s.data.builtin != "sines")
+  bool wave = s.data.builtin == "wave";
+  if (checkNoPairFile(s, p) && s.data.builtin != "sine" && s.data.builtin != "sines" && !wave)
     p.error(s.data.loc,
             "task 'regress' learns from numbers, but data.builtin is '" + s.data.builtin + "'",
-            "set data.builtin: sine or sines, or task: lm");
+            "set data.builtin: sine, sines or wave, or task: lm");
   int64_t horizon = s.data.horizon;
+  if (wave && s.data.window != DataSpec().window)
+    p.error("data.window", s.data.loc,
+            "data.window does not apply to data.builtin wave: its input is one vector "
+            "(a, w, cos phi, sin phi), and data.horizon is the length of the wave",
+            "remove data.window");
+
   if (recurrent::forecaster(s)) {
     const RnnSpec &r = *s.model.rnn;
     if (s.model.output.size != 1)
@@ -213,6 +260,12 @@ void validate(const Spec &s, Problems &p) {
               "a forecaster's decoder starts from its encoder's final states, which a "
               "bidirectional encoder does not end in",
               "remove model.rnn.bidirectional");
+  } else if (wave && s.model.rnn) {
+    if (s.model.output.size != 1)
+      p.error(s.model.output.loc,
+              "a one-to-many rnn predicts one value per step, but model.output.size is " +
+                  std::to_string(s.model.output.size),
+              "set model.output.size to 1");
   } else if (s.model.output.size != horizon) {
     p.error(s.model.output.loc,
             "data.builtin " + s.data.builtin + " has " + std::to_string(horizon) + " target value" +
@@ -226,11 +279,10 @@ void validate(const Spec &s, Problems &p) {
 } // namespace
 
 mlir::OwningOpRef<mlir::ModuleOp> importRegressor(const Spec &spec, mlir::MLIRContext &context,
-                                      const ImportOptions &options) {
+                                                  const ImportOptions &options) {
   if (recurrent::forecaster(spec))
-    return recurrent::RecurrentImporter::import <recurrent::ForecasterImporter>(spec, options,
-                                                                                context);
-  return recurrent::RecurrentImporter::import<recurrent::RegressorImporter>(spec, options, context);
+    return recurrent::importWith<recurrent::ForecasterImporter>(spec, options, context);
+  return recurrent::importWith<recurrent::RegressorImporter>(spec, options, context);
 }
 
 const Family kRegressorFamily = {"regressor",

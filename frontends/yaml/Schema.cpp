@@ -235,7 +235,7 @@ std::vector<KeySchema> buildTable() {
 
       Map("data", &DataSpec::loc, "Where the examples come from.").required(),
       Key("data.builtin", &DataSpec::builtin, "Built-in data generator (see Data sets).")
-          .oneOf({"sine", "sines", "text", "copy", "reverse", "dates", "pos", "majority"})
+          .oneOf({"sine", "sines", "wave", "text", "copy", "reverse", "dates", "pos", "majority"})
           .exclusive("source"),
       Key("data.path", &DataSpec::path,
           "`seq2seq`, `tag`, `classify`: a UTF-8 text file of `source<TAB>target` lines "
@@ -251,9 +251,10 @@ std::vector<KeySchema> buildTable() {
           .atLeast(1)
           .atMost(kMaxLength),
       Key("data.horizon", &DataSpec::horizon,
-          "`regress` (`sine`, `sines`): output length M, the values after the window to "
-          "predict. With `model.rnn` and M > 1 the model is an encoder-decoder forecaster "
-          "that feeds back its own predictions (docs/forecasting.md).")
+          "`regress`: output length M. `sine`, `sines`: the values after the window to "
+          "predict; with `model.rnn` and M > 1 the model is an encoder-decoder forecaster "
+          "that feeds back its own predictions. `wave`: the length of the generated "
+          "sequence (docs/forecasting.md).")
           .atLeast(1)
           .atMost(kMaxLength),
       Key("data.min_len", &DataSpec::minLen,
@@ -323,6 +324,10 @@ std::vector<KeySchema> buildTable() {
           "into the input, forget and output gates; `true` means this) or `full` (the seed's "
           "(3-3): full matrices, the old cell state into the input, forget and candidate "
           "gates, the new one into the output gate); `none` (or `false`) for none."),
+      Key("model.rnn.feed", &RnnSpec::feed,
+          "One-to-many (`data.builtin: wave`): the input vector enters the stack at the "
+          "first step only, zeros after it (`first_step`, the seed's figure 2.5), or at every "
+          "step (`every_step`, figure 2.6)."),
       Key("model.rnn.projection", &RnnSpec::projection,
           "`lstm`: project the output to this width "
           "(a<t> = W_proj a0<t> + b_proj); 0 means no projection.")
@@ -731,6 +736,16 @@ feature per time step); an `mlp` reads them as `[batch, window]`. With `horizon:
 predict `[batch, output.size]` with `output.size: 1`; with a longer horizon an `mlp` predicts
 all `M` values at once (`output.size: M`) and an `rnn` becomes an encoder-decoder forecaster
 (docs/forecasting.md).
+
+### `wave`
+
+`data.builtin: wave` is a one-to-many task (input length 1, output length N): each example is
+one vector `x = (a, w, cos phi, sin phi)` with `a ~ U(0.5, 1)`, `w ~ U(0.1, 0.5)` and
+`phi ~ U(0, 2pi)` (from `data.seed`; validation `data.seed + 1`), and its target is the wave
+`y[t] = a sin(w t + phi)` for `t = 0 .. horizon-1`. An `rnn` reads the vector at the first step
+or at every step (`model.rnn.feed`) and predicts `y[t]` from its state at step `t`; an `mlp`
+maps the vector to all `horizon` values (`model.output.size: horizon`). `data.window` does not
+apply.
 
 ### `sines`
 

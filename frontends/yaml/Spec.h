@@ -62,6 +62,10 @@ template <> struct EnumNames<Peephole> {
   static constexpr std::array<std::pair<const char *, Peephole>, 2> aliases = {
       {{"false", Peephole::None}, {"true", Peephole::Diagonal}}};
 };
+enum class Feed { FirstStep, EveryStep };
+template <> struct EnumNames<Feed> {
+  static constexpr std::array<const char *, 2> names = {"first_step", "every_step"};
+};
 enum class Merge { Concat, Sum };
 template <> struct EnumNames<Merge> {
   static constexpr std::array<const char *, 2> names = {"concat", "sum"};
@@ -131,8 +135,8 @@ template <typename E> std::optional<E> enumOf(const std::string &text) {
 }
 
 struct DataSpec {
-  std::string builtin; // sine | sines | text | copy | reverse | dates | pos | majority; empty when
-                       // `path` is set
+  std::string builtin; // sine | sines | wave | text | copy | reverse | dates | pos | majority;
+                       // empty when `path` is set
   std::string path;           // seq2seq: a TSV file of `source<TAB>target` lines
   std::string validPath;      // seq2seq: its validation file; empty: hold out the last `valid`
   int64_t window = 16;        // sine, sines: input length N
@@ -165,6 +169,7 @@ struct RnnSpec {
   bool bidirectional = false;
   Merge merge = Merge::Concat; // bidirectional
   double dropout = 0.0;       // on the outputs of every layer but the last, while training
+  Feed feed = Feed::FirstStep; // one-to-many (data.builtin: wave): where the vector enters
   Loc loc;
 };
 

@@ -250,7 +250,8 @@ int runRegressor(const ModelConfig &c, const Model &m, const std::string &input,
   const attn_entry_info &forward = m.program.entry("forward");
   std::vector<int64_t> xShape(forward.inputs[0].shape,
                               forward.inputs[0].shape + forward.inputs[0].rank);
-  int64_t batch = xShape[0], window = c.data.window;
+  // The width of one example's input: data.window (sine, sines) or the vector's (wave).
+  int64_t batch = xShape[0], window = xShape[1];
   int64_t outWidth = forward.outputs[0].shape[1];
 
   Tensor x, target;
@@ -324,15 +325,19 @@ int runRegressor(const ModelConfig &c, const Model &m, const std::string &input,
 void reportSeries(const ModelConfig &c, const Model &m) {
   task::HorizonErrors e = task::horizonErrors(
       m.program, m.params, task::seriesExamples(c.data, c.data.valid, c.data.seed + 1));
+  // A wave is generated from a vector, not continued from a window: its baseline is 0.
+  bool wave = c.data.builtin == "wave";
+  const std::vector<double> &naive = wave ? e.zero : e.lastValue;
   std::ostringstream line;
   line << std::setprecision(3);
   double mean = 0, baseline = 0;
   for (size_t k = 0; k < e.mse.size(); ++k) {
     mean += e.mse[k] / (double)e.mse.size();
-    baseline += e.lastValue[k] / (double)e.mse.size();
+    baseline += naive[k] / (double)e.mse.size();
   }
-  line << c.name << ": forecasting " << e.count << " validation windows: MSE " << mean
-       << " (repeating the last value: " << baseline << ")";
+  line << c.name << ": " << (wave ? "generating from " : "forecasting ") << e.count
+       << (wave ? " validation vectors" : " validation windows") << ": MSE " << mean
+       << (wave ? " (predicting 0: " : " (repeating the last value: ") << baseline << ")";
   if (e.mse.size() > 1) {
     line << "; per step:";
     for (size_t k = 0; k < e.mse.size(); ++k)

@@ -45,6 +45,23 @@ Examples makeSine(int64_t window, int64_t count, uint64_t seed, int64_t horizon)
   });
 }
 
+Examples makeWave(int64_t horizon, int64_t count, uint64_t seed) {
+  checkSizes("makeWave", 1, horizon, count);
+  Examples ex{Tensor(ATTN_F32, {count, kWaveFeatures}), Tensor(ATTN_F32, {count, horizon})};
+  float *x = ex.x.data<float>(), *y = ex.y.data<float>();
+  Rng rng(seed);
+  for (int64_t i = 0; i < count; ++i) {
+    double a = 0.5 + 0.5 * rng.nextDouble(), w = 0.1 + 0.4 * rng.nextDouble();
+    double phi = 2.0 * M_PI * rng.nextDouble();
+    const double features[kWaveFeatures] = {a, w, std::cos(phi), std::sin(phi)};
+    for (int64_t f = 0; f < kWaveFeatures; ++f)
+      x[i * kWaveFeatures + f] = static_cast<float>(features[f]);
+    for (int64_t t = 0; t < horizon; ++t)
+      y[i * horizon + t] = static_cast<float>(a * std::sin(w * static_cast<double>(t) + phi));
+  }
+  return ex;
+}
+
 Examples makeSines(int64_t window, int64_t horizon, int64_t count, uint64_t seed) {
   checkSizes("makeSines", window, horizon, count);
   Rng rng(seed);

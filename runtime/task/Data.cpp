@@ -142,6 +142,8 @@ train::Split split(const DataConfig &c, const PairData *pairs, bool training) {
 data::Examples seriesExamples(const DataConfig &c, int64_t count, uint64_t seed) {
   if (c.builtin == "sines")
     return data::makeSines(c.window, c.horizon, count, seed);
+  if (c.builtin == "wave")
+    return data::makeWave(c.horizon, count, seed);
   return data::makeSine(c.window, count, seed, c.horizon);
 }
 

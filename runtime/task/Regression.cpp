@@ -11,9 +11,10 @@ HorizonErrors horizonErrors(const Program &program, const std::vector<Tensor> &p
   const attn_entry_info &forward = program.entry("forward");
   std::vector<int64_t> xShape(forward.inputs[0].shape,
                               forward.inputs[0].shape + forward.inputs[0].rank);
-  int64_t rows = xShape[0], window = examples.x.shape()[1];
+  int64_t rows = xShape[0], window = examples.x.shape()[1]; // (the input vector's width)
   int64_t n = examples.x.shape()[0], horizon = examples.y.shape()[1];
-  if (xShape[1] != window || forward.outputs[0].rank != 2 || forward.outputs[0].shape[1] != horizon)
+  if (xShape[1] != window || examples.y.shape()[0] != n || forward.outputs[0].rank != 2 ||
+      forward.outputs[0].shape[1] != horizon)
     throw std::runtime_error("attn: horizonErrors: @forward reads windows of " +
                              std::to_string(xShape[1]) + " and predicts " +
                              std::to_string(forward.outputs[0].shape[1]) +
@@ -22,6 +23,7 @@ HorizonErrors horizonErrors(const Program &program, const std::vector<Tensor> &p
   HorizonErrors e;
   e.mse.assign(horizon, 0.0);
   e.lastValue.assign(horizon, 0.0);
+  e.zero.assign(horizon, 0.0);
   e.count = n;
   const float *x = examples.x.data<float>(), *y = examples.y.data<float>();
   for (int64_t start = 0; start < n; start += rows) {
@@ -36,12 +38,14 @@ HorizonErrors horizonErrors(const Program &program, const std::vector<Tensor> &p
         double want = y[(start + r) * horizon + k];
         e.mse[k] += (p[r * horizon + k] - want) * (p[r * horizon + k] - want);
         e.lastValue[k] += (last - want) * (last - want);
+        e.zero[k] += want * want;
       }
     }
   }
   for (int64_t k = 0; k < horizon && n > 0; ++k) {
     e.mse[k] /= (double)n;
     e.lastValue[k] /= (double)n;
+    e.zero[k] /= (double)n;
   }
   return e;
 }

@@ -137,6 +137,27 @@ TEST(Training, ForecasterBeatsTheNaiveForecastAtEveryHorizon) {
   EXPECT_NE(out.find("output[11]"), std::string::npos) << out;
 }
 
+// One to many (models/wave-generator.yaml: a wave of 32 samples from (a, w, cos phi, sin phi)),
+// with the vector at the first step only and at every step: both learn it, to below 1/30 of
+// the error of predicting 0 (measured: MSE 0.0017 and 0.0021 against 0.285).
+TEST(Training, OneToManyGeneratesTheWaveFromItsVector) {
+  std::string model = std::string(ATTN_SOURCE_DIR) + "/models/wave-generator.yaml";
+  for (const char *feed : {"first_step", "every_step"}) {
+    std::string dir = scratch(std::string("wave-") + feed), out;
+    ASSERT_EQ(attnc("train " + model + " --set model.rnn.feed=" + feed + " --out " + dir, &out), 0)
+        << out;
+    std::string key = "validation vectors: MSE ";
+    size_t at = out.find(key);
+    ASSERT_NE(at, std::string::npos) << out;
+    std::istringstream line(out.substr(at + key.size()));
+    double mse = 0, zero = 0;
+    std::string word;
+    line >> mse >> word >> word >> zero; // "(predicting 0: Y);"
+    EXPECT_GT(zero, 0.2) << feed << "\n" << out;
+    EXPECT_LT(mse, zero / 30) << feed << "\n" << out;
+  }
+}
+
 TEST(Training, ResumeEqualsTheUninterruptedRun) {
   expectResumeEqualsTheUninterruptedRun(kModel, "resume", "");
 }

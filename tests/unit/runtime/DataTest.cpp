@@ -85,6 +85,27 @@ TEST(Sines, MatchesFormulaAndNoiseLevel) {
   EXPECT_NE(other.x.data<float>()[0], ex.x.data<float>()[0]);
 }
 
+// One vector, one wave: the documented features and samples.
+TEST(Wave, MatchesFormula) {
+  const int64_t horizon = 7, count = 6;
+  attn::data::Examples ex = attn::data::makeWave(horizon, count, 2);
+  ASSERT_EQ(ex.x.shape(), (std::vector<int64_t>{count, attn::data::kWaveFeatures}));
+  ASSERT_EQ(ex.y.shape(), (std::vector<int64_t>{count, horizon}));
+  attn::Rng rng(2);
+  for (int64_t i = 0; i < count; ++i) {
+    double a = 0.5 + 0.5 * rng.nextDouble(), w = 0.1 + 0.4 * rng.nextDouble();
+    double phi = 2 * M_PI * rng.nextDouble();
+    const float *x = ex.x.data<float>() + i * 4;
+    EXPECT_NEAR(x[0], a, 1e-6);
+    EXPECT_NEAR(x[1], w, 1e-6);
+    EXPECT_NEAR(x[2], std::cos(phi), 1e-6);
+    EXPECT_NEAR(x[3], std::sin(phi), 1e-6);
+    for (int64_t t = 0; t < horizon; ++t)
+      EXPECT_NEAR(ex.y.data<float>()[i * horizon + t], a * std::sin(w * t + phi), 1e-6);
+  }
+  EXPECT_THROW(attn::data::makeWave(0, count, 2), std::runtime_error);
+}
+
 // A temporary file that removes itself.
 struct TempFile {
   std::string path;

@@ -29,6 +29,15 @@ Examples makeSine(int64_t window, int64_t count, uint64_t seed, int64_t horizon 
 // The noise is in the targets too: a perfect forecaster's MSE is 0.0025. Throws like makeSine.
 Examples makeSines(int64_t window, int64_t horizon, int64_t count, uint64_t seed);
 
+// `wave`, a one-to-many task (seed 000's n_x = 1, n_y = N): from one vector, a whole sequence.
+// x: f32 [count, 4] = (a, w, cos phi, sin phi), y: f32 [count, horizon] with
+//   y[i, t] = a sin(w t + phi),   a ~ U(0.5, 1), w ~ U(0.1, 0.5), phi ~ U(0, 2 pi),
+// drawn from attn::Rng(seed) in that order (the phase enters as its cosine and sine, so that
+// phases near 0 and 2 pi, which give the same wave, look alike). Throws if horizon < 1 or
+// count < 0.
+inline constexpr int64_t kWaveFeatures = 4;
+Examples makeWave(int64_t horizon, int64_t count, uint64_t seed);
+
 } // namespace attn::data
 
 #endif // ATTN_DATA_SINE_H

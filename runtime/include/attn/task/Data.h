@@ -28,7 +28,7 @@ bool usesPairs(Task task);
 /// The data of one task, as a spec's `data:` section says it (see docs/yaml-reference.md).
 struct DataConfig {
   Task task = Task::Regress;
-  std::string builtin;         // sine | sines | text | copy | reverse | dates | pos | majority; or
+  std::string builtin; // sine | sines | wave | text | copy | reverse | dates | pos | majority; or
   std::string path, validPath; // a TSV file of pairs (and its validation file)
   int64_t window = 16;         // sine, sines, text: the input length
   int64_t horizon = 1;         // sine, sines: the values to predict after the window
@@ -64,7 +64,8 @@ train::Split pairSplit(Task task, const PairData &data, const std::vector<data::
 train::Split trainSplit(const DataConfig &config, const PairData *pairs = nullptr);
 train::Split validSplit(const DataConfig &config, const PairData *pairs = nullptr);
 
-/// `sine` or `sines` (task regress): `count` windows and their next `horizon` values, drawn
+/// `sine` or `sines` (task regress): `count` windows and their next `horizon` values (`wave`:
+/// vectors and the `horizon` values generated from each), drawn
 /// from `seed` (the training split uses config.seed, the validation split config.seed + 1).
 data::Examples seriesExamples(const DataConfig &config, int64_t count, uint64_t seed);
 

@@ -11,10 +11,11 @@
 
 namespace attn::task {
 
-/// Per horizon step k (of M): the mean squared error of @forward's y[:, k], and that of the
-/// naive forecast that repeats the window's last value, over every example.
+/// Per horizon step k (of M): the mean squared error of @forward's y[:, k], and those of two
+/// naive predictions: the window's last value (for a forecast), and 0 (the mean of a wave),
+/// over every example.
 struct HorizonErrors {
-  std::vector<double> mse, lastValue;
+  std::vector<double> mse, lastValue, zero;
   int64_t count = 0;
 };
 

@@ -19,10 +19,14 @@ Spec parse(const std::string &text, const std::vector<Override> &overrides = {})
 }
 
 TEST(Family, EveryModelBelongsToTheFamilyItsNameSays) {
-  std::map<std::string, std::string> expected = {
-      {"sine", "regressor"},         {"char-rnn", "language model"},
-      {"pos-tagger", "labeller"},    {"majority-classifier", "labeller"},
-      {"transformer", "transformer"}, {"dates-", "seq2seq"}, {"reverse-seq2seq", "seq2seq"}};
+  std::map<std::string, std::string> expected = {{"sine", "regressor"},
+                                                 {"wave", "regressor"},
+                                                 {"char-rnn", "language model"},
+                                                 {"pos-tagger", "labeller"},
+                                                 {"majority-classifier", "labeller"},
+                                                 {"transformer", "transformer"},
+                                                 {"dates-", "seq2seq"},
+                                                 {"reverse-seq2seq", "seq2seq"}};
   int checked = 0;
   for (const auto &e : std::filesystem::directory_iterator(std::string(ATTN_SOURCE_DIR) + "/models")) {
     std::vector<Diagnostic> diags;
@@ -164,6 +168,36 @@ TEST(Family, HorizonsAndForecasters) {
                       "model predicts"),
             std::string::npos)
       << problems("name: m\ntask: lm\ndata: {builtin: text, horizon: 3}\nmodel: {rnn: {}}\n");
+}
+
+// One to many: data.builtin wave takes model.rnn.feed and no data.window; nothing else takes
+// feed.
+TEST(Family, OneToMany) {
+  std::string base = "name: m\ntask: regress\ndata: {builtin: wave, horizon: 8}\n";
+  std::vector<Diagnostic> diags;
+  EXPECT_TRUE(
+      checkConsistency(parse(base + "model: {rnn: {cell: lstm, feed: every_step}}\n"), diags))
+      << diags[0].str();
+  EXPECT_TRUE(
+      checkConsistency(parse(base + "model: {mlp: {hidden: [8]}, output: {size: 8}}\n"), diags))
+      << diags[0].str();
+  diags.clear();
+  EXPECT_FALSE(checkConsistency(
+      parse("name: m\ntask: regress\ndata: {builtin: wave, window: 4}\nmodel: {rnn: {}}\n"),
+      diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].str().find("m.yaml:3:23: error: data.window does not apply to data.builtin "
+                                "wave"),
+            std::string::npos)
+      << diags[0].str();
+  diags.clear();
+  EXPECT_FALSE(checkConsistency(parse("name: m\ntask: regress\ndata: {builtin: sine}\n"
+                                      "model: {rnn: {feed: every_step}}\n"),
+                                diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].message.find("model.rnn.feed says where a one-to-many model's input"),
+            std::string::npos)
+      << diags[0].str();
 }
 
 TEST(Family, TheTransformerFamilyTakesEveryTaskItsStackDoes) {

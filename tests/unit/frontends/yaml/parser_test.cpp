@@ -340,16 +340,17 @@ TEST(SpecErrors, CollectsAllProblems) {
   std::vector<std::string> got;
   for (const Diagnostic &d : diags)
     got.push_back(at(d) + " " + d.message);
-  EXPECT_EQ(got, (std::vector<std::string>{
-                     "t.yaml:1:17 'data.builtin' must be one of 'sine', 'sines', 'text', 'copy', "
-                     "'reverse', 'dates', 'pos', "
-                     "'majority', "
-                     "got 'cosine'",
-                     "t.yaml:1:33 'data.window' must be >= 1, got -1",
-                     "t.yaml:3:9 unknown key 'hiden' in 'model.rnn'",
-                     "t.yaml:3:27 expected an integer for 'model.rnn.layers', got 'x'",
-                     "t.yaml:1:1 missing required key 'name' at the top level",
-                 }));
+  EXPECT_EQ(
+      got, (std::vector<std::string>{
+               "t.yaml:1:17 'data.builtin' must be one of 'sine', 'sines', 'wave', 'text', 'copy', "
+               "'reverse', 'dates', 'pos', "
+               "'majority', "
+               "got 'cosine'",
+               "t.yaml:1:33 'data.window' must be >= 1, got -1",
+               "t.yaml:3:9 unknown key 'hiden' in 'model.rnn'",
+               "t.yaml:3:27 expected an integer for 'model.rnn.layers', got 'x'",
+               "t.yaml:1:1 missing required key 'name' at the top level",
+           }));
 }
 
 // The sample output shown in the reference, reproduced from its first example.
