@@ -236,10 +236,10 @@ bool claims(const Spec &s) { return s.task == Task::Regress; }
 
 void validate(const Spec &s, Problems &p) {
   bool wave = s.data.builtin == "wave";
-  if (checkNoPairFile(s, p) && s.data.builtin != "sine" && s.data.builtin != "sines" && !wave)
+  if (s.data.path.empty() && s.data.builtin != "sine" && s.data.builtin != "sines" && !wave)
     p.error(s.data.loc,
             "task 'regress' learns from numbers, but data.builtin is '" + s.data.builtin + "'",
-            "set data.builtin: sine, sines or wave, or task: lm");
+            "set data.builtin: sine, sines or wave, data.path: a series file, or task: lm");
   int64_t horizon = s.data.horizon;
   if (wave && s.data.window != DataSpec().window)
     p.error("data.window", s.data.loc,

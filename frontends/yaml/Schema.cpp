@@ -240,12 +240,14 @@ std::vector<KeySchema> buildTable() {
       Key("data.path", &DataSpec::path,
           "`seq2seq`, `tag`, `classify`: a UTF-8 text file of `source<TAB>target` lines "
           "(blank lines skipped); the target is the output sequence, the tags (one per "
-          "source token) or the label. A relative path is relative to the spec file's folder "
+          "source token) or the label. `regress`: one time series, a value per line (or the "
+          "first field of a CSV line; a header line is skipped), cut into every window of "
+          "`window` + `horizon` values. A relative path is relative to the spec file's folder "
           "(to the current directory when given with `--set`); checkpoints keep it absolute.")
           .exclusive("source"),
       Key("data.valid_path", &DataSpec::validPath,
-          "With `path`: the validation pairs (relative paths as for `path`); empty holds out "
-          "the last `valid` lines of `path`."),
+          "With `path`: the validation pairs or series (relative paths as for `path`); empty "
+          "holds out the last `valid` lines (`regress`: windows) of `path`."),
       Key("data.window", &DataSpec::window,
           "Input length N: time steps (samples or characters) per example.")
           .atLeast(1)

@@ -261,10 +261,19 @@ int runRegressor(const ModelConfig &c, const Model &m, const std::string &input,
     source = input;
   } else {
     // The validation split of the builtin data: a seed apart from the training split.
-    auto examples = task::seriesExamples(c.data, count.value_or(batch), c.data.seed + 1);
-    x = std::move(examples.x);
-    target = std::move(examples.y);
-    source = "builtin " + c.data.builtin + " (validation split)";
+    data::Examples examples = task::seriesSplit(c.data, /*training=*/false);
+    int64_t rows = std::min(count.value_or(batch), examples.x.shape()[0]);
+    auto firstRows = [rows](const Tensor &t) {
+      Tensor out(ATTN_F32, {rows, t.shape()[1]});
+      std::copy(t.data<float>(), t.data<float>() + out.numel(), out.data<float>());
+      return out;
+    };
+    x = firstRows(examples.x);
+    target = firstRows(examples.y);
+    source = (c.data.path.empty()        ? "builtin " + c.data.builtin
+              : c.data.validPath.empty() ? c.data.path
+                                         : c.data.validPath) +
+             " (validation split)";
   }
   int64_t n = x.shape()[0];
   std::cout << c.name << ": forward on " << n << " examples of " << source << ", parameters "
@@ -323,8 +332,8 @@ int runRegressor(const ModelConfig &c, const Model &m, const std::string &input,
 }
 
 void reportSeries(const ModelConfig &c, const Model &m) {
-  task::HorizonErrors e = task::horizonErrors(
-      m.program, m.params, task::seriesExamples(c.data, c.data.valid, c.data.seed + 1));
+  task::HorizonErrors e =
+      task::horizonErrors(m.program, m.params, task::seriesSplit(c.data, /*training=*/false));
   // A wave is generated from a vector, not continued from a window: its baseline is 0.
   bool wave = c.data.builtin == "wave";
   const std::vector<double> &naive = wave ? e.zero : e.lastValue;

@@ -76,4 +76,42 @@ Tensor readNumbers(const std::string &path, int64_t width) {
   return Tensor::f32({rows, width}, values);
 }
 
+std::vector<float> readSeries(const std::string &path) {
+  checkRegularFile(path, kMaxDataFileBytes, "series file");
+  std::ifstream in(path);
+  if (!in)
+    error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
+  std::vector<float> values;
+  std::string line;
+  int64_t lineNo = 0;
+  bool first = true;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    if (size_t hash = line.find('#'); hash != std::string::npos)
+      line.erase(hash);
+    std::string field = line.substr(0, line.find(','));
+    std::istringstream tokens(field);
+    std::string token, extra;
+    if (!(tokens >> token))
+      continue; // blank or comment-only line
+    float v;
+    bool number = parseFloat(token, v) && !(tokens >> extra);
+    if (!number && first && values.empty()) { // a header: "value", "date,value", ...
+      first = false;
+      continue;
+    }
+    first = false;
+    if (!number)
+      error(path, lineNo, "expected a number, got '" + field + "'");
+    if (!std::isfinite(v))
+      error(path, lineNo, "expected a finite number, got '" + token + "'");
+    values.push_back(v);
+  }
+  if (in.bad())
+    error(path, 0, "read error");
+  if (values.empty())
+    error(path, 0, "no values");
+  return values;
+}
+
 } // namespace attn::data

@@ -1,6 +1,10 @@
 #include "attn/task/Data.h"
 
 #include "attn/data/Sine.h"
+#include "attn/data/TextFile.h"
+
+#include <algorithm>
+#include <stdexcept>
 
 #include <stdexcept>
 
@@ -121,6 +125,8 @@ train::Split split(const DataConfig &c, const PairData *pairs, bool training) {
       throw std::logic_error("attn::task: a pair task's split needs its PairData");
     return pairSplit(c.task, *pairs, training ? pairs->train : pairs->valid);
   }
+  if (c.task == Task::Regress)
+    return {}; // (never reached: split() hands regression to seriesSplit)
   int64_t count = training ? c.train : c.valid;
   // The validation split is drawn with the next seed (and, for text, from the held-out end).
   uint64_t seed = training ? c.seed : c.seed + 1;
@@ -140,6 +146,8 @@ train::Split split(const DataConfig &c, const PairData *pairs, bool training) {
 } // namespace
 
 data::Examples seriesExamples(const DataConfig &c, int64_t count, uint64_t seed) {
+  if (!c.path.empty())
+    throw std::logic_error("attn::task: seriesExamples draws builtin data; a file has seriesSplit");
   if (c.builtin == "sines")
     return data::makeSines(c.window, c.horizon, count, seed);
   if (c.builtin == "wave")
@@ -147,10 +155,65 @@ data::Examples seriesExamples(const DataConfig &c, int64_t count, uint64_t seed)
   return data::makeSine(c.window, count, seed, c.horizon);
 }
 
+namespace {
+// Every window of N + M consecutive values of `series` starting in [first, end): x [n, N],
+// y [n, M].
+data::Examples windows(const std::vector<float> &series, int64_t first, int64_t end, int64_t window,
+                       int64_t horizon) {
+  int64_t n = std::max<int64_t>(0, end - first);
+  data::Examples ex{Tensor(ATTN_F32, {n, window}), Tensor(ATTN_F32, {n, horizon})};
+  for (int64_t i = 0; i < n; ++i) {
+    const float *s = series.data() + first + i;
+    std::copy(s, s + window, ex.x.data<float>() + i * window);
+    std::copy(s + window, s + window + horizon, ex.y.data<float>() + i * horizon);
+  }
+  return ex;
+}
+} // namespace
+
+data::Examples seriesSplit(const DataConfig &c, bool training) {
+  if (c.path.empty())
+    return seriesExamples(c, training ? c.train : c.valid, training ? c.seed : c.seed + 1);
+  int64_t span = c.window + c.horizon;
+  std::vector<float> series =
+      data::readSeries(training || c.validPath.empty() ? c.path : c.validPath);
+  int64_t starts = (int64_t)series.size() - span + 1; // windows in the file
+  auto tooShort = [&](const std::string &path, int64_t need, const std::string &what) {
+    throw std::runtime_error(path + ": error: " + std::to_string(series.size()) + " values hold " +
+                             std::to_string(std::max<int64_t>(starts, 0)) +
+                             " windows of data.window + data.horizon = " + std::to_string(span) +
+                             " values; " + what + " need " + std::to_string(need));
+  };
+  if (!c.validPath.empty()) { // a file per split: every window of it
+    if (starts < 1)
+      tooShort(training ? c.path : c.validPath, 1,
+               "the " + std::string(training ? "training" : "validation") +
+                   " split needs at least");
+    return windows(series, 0, starts, c.window, c.horizon);
+  }
+  // One file: the last data.valid windows validate; training takes the windows that end
+  // before the first of them starts, so no value is in both splits.
+  int64_t validFirst = starts - c.valid, trainEnd = validFirst - span + 1;
+  if (trainEnd < 1)
+    tooShort(c.path, c.valid + span,
+             "data.valid = " + std::to_string(c.valid) +
+                 " validation windows and at least one training window");
+  return training ? windows(series, 0, trainEnd, c.window, c.horizon)
+                  : windows(series, validFirst, starts, c.window, c.horizon);
+}
+
 train::Split trainSplit(const DataConfig &config, const PairData *pairs) {
+  if (config.task == Task::Regress) {
+    data::Examples ex = seriesSplit(config, true);
+    return {std::move(ex.x), std::move(ex.y)};
+  }
   return split(config, pairs, true);
 }
 train::Split validSplit(const DataConfig &config, const PairData *pairs) {
+  if (config.task == Task::Regress) {
+    data::Examples ex = seriesSplit(config, false);
+    return {std::move(ex.x), std::move(ex.y)};
+  }
   return split(config, pairs, false);
 }
 

@@ -162,4 +162,30 @@ TEST(TextFile, EmptyFile) {
   EXPECT_EQ(errorOf(f.path, 2), f.path + ": error: no examples");
 }
 
+std::string seriesErrorOf(const std::string &path) {
+  try {
+    attn::data::readSeries(path);
+  } catch (const std::runtime_error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A series: one value per line or a CSV's first field, a header skipped, comments and blank
+// lines too; anything else that is not a number is an error at its line.
+TEST(TextFile, ReadsASeries) {
+  TempFile plain("1.5\n-2\n\n# note\n3e-1\n");
+  EXPECT_EQ(attn::data::readSeries(plain.path), (std::vector<float>{1.5f, -2.0f, 0.3f}));
+  TempFile csv("value,date\n4,2026-01-01\n5, 2026-01-02\n");
+  EXPECT_EQ(attn::data::readSeries(csv.path), (std::vector<float>{4.0f, 5.0f}));
+  TempFile bad("value\n1\nn/a\n");
+  EXPECT_EQ(seriesErrorOf(bad.path), bad.path + ":3: error: expected a number, got 'n/a'");
+  TempFile two("0\n1 2\n");
+  EXPECT_EQ(seriesErrorOf(two.path), two.path + ":2: error: expected a number, got '1 2'");
+  TempFile inf("inf\n1\n");
+  EXPECT_EQ(seriesErrorOf(inf.path), inf.path + ":1: error: expected a finite number, got 'inf'");
+  TempFile empty("value\n");
+  EXPECT_EQ(seriesErrorOf(empty.path), empty.path + ": error: no values");
+}
+
 } // namespace

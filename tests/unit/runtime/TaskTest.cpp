@@ -9,6 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
+#include <fstream>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -75,6 +79,43 @@ TEST(TaskData, SplitsHaveTheLossInputs) {
   attn::train::Split s = trainSplit(sine);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[0].shape(), (std::vector<int64_t>{10, 5}));
+}
+
+// A series file: every window of N + M values; the last data.valid windows validate, and the
+// training windows end before the first of them starts.
+TEST(TaskData, SeriesFileSplitsIntoWindowsWithoutOverlap) {
+  std::string path = ::testing::TempDir() + "attn_series.csv";
+  {
+    std::ofstream out(path);
+    out << "value\n";
+    for (int i = 0; i < 20; ++i)
+      out << i << "\n";
+  }
+  DataConfig c;
+  c.task = Task::Regress;
+  c.path = path;
+  c.window = 3;
+  c.horizon = 2;
+  c.valid = 4;
+  attn::data::Examples train = seriesSplit(c, true), valid = seriesSplit(c, false);
+  // 16 windows (offsets 0..15); validation: offsets 12..15; training: offsets 0..7 (the
+  // window at 7 ends at value 11, before value 12).
+  ASSERT_EQ(valid.x.shape(), (std::vector<int64_t>{4, 3}));
+  ASSERT_EQ(train.x.shape(), (std::vector<int64_t>{8, 3}));
+  EXPECT_EQ(valid.x.data<float>()[0], 12.0f);
+  EXPECT_EQ(valid.y.data<float>()[7], 19.0f);
+  EXPECT_EQ(train.x.data<float>()[7 * 3], 7.0f);
+  EXPECT_EQ(train.y.data<float>()[7 * 2 + 1], 11.0f);
+  EXPECT_EQ(trainSplit(c)[1].shape(), (std::vector<int64_t>{8, 2}));
+  c.valid = 13;
+  try {
+    seriesSplit(c, true);
+    ADD_FAILURE() << "a series too short for its splits was accepted";
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(std::string(e.what()).find("20 values hold 16 windows"), std::string::npos)
+        << e.what();
+  }
+  std::remove(path.c_str());
 }
 
 TEST(TaskMetadata, RoundTripsVocabulariesAndLengths) {

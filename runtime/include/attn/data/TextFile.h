@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace attn::data {
 
@@ -18,6 +19,13 @@ namespace attn::data {
 //   "data.txt: error: cannot open file: No such file or directory"
 //   "data.txt: error: no examples"
 Tensor readNumbers(const std::string &path, int64_t width);
+
+// Reads one time series from `path`, in file order: one value per line, or the first field of
+// each line of a CSV file (fields separated by commas; later fields are ignored). A first line
+// whose first field is not a number is a header and skipped; '#' comments and blank lines are
+// skipped. Errors as readNumbers's ("series.csv:7: error: expected a number, got 'n/a'",
+// "series.csv: error: no values").
+std::vector<float> readSeries(const std::string &path);
 
 } // namespace attn::data
 

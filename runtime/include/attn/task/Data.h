@@ -68,6 +68,12 @@ train::Split validSplit(const DataConfig &config, const PairData *pairs = nullpt
 /// vectors and the `horizon` values generated from each), drawn
 /// from `seed` (the training split uses config.seed, the validation split config.seed + 1).
 data::Examples seriesExamples(const DataConfig &config, int64_t count, uint64_t seed);
+/// Task regress's training or validation examples: builtin (seriesExamples with data.train /
+/// data.valid and the seeds above), or the windows of the series in data.path (readSeries):
+/// every window of N + M consecutive values; with data.valid_path, that file's windows
+/// validate, else the file's last data.valid windows do and training takes the windows that
+/// end before them. Throws (file:line errors, or a file too short for the splits).
+data::Examples seriesSplit(const DataConfig &config, bool training);
 
 /// `text`: the vocabulary of the builtin corpus.
 const data::CharVocab &textVocab();
