@@ -196,18 +196,19 @@ protected:
   };
 
   // One direction of layer `layer` of the stack `prefix` ("rnn", "encoder") over seq
-  // [B, T, I] from zero states.
+  // [B, T, I] from `initial` (its states, see stateTypes), or from zero states.
   LayerRun runLayer(const RnnSpec &r, const std::string &prefix, int64_t layer, Value seq,
-                    bool reverse, bool stack, Location l) {
+                    bool reverse, bool stack, Location l, ValueRange initial = {}) {
     auto seqType = cast<RankedTensorType>(seq.getType());
     int64_t batch = seqType.getShape()[0], steps = seqType.getShape()[1];
     int64_t in = seqType.getShape()[2];
     SmallVector<Type> states = stateTypes(r, batch);
     LayerParams w = layerParams(r, prefix, layer, in, reverse, l);
-    SmallVector<Value> inits;
-    for (Type t : states)
-      inits.push_back(b.create<mlir::attn::ConstantOp>(
-          l, DenseElementsAttr::get(cast<RankedTensorType>(t), b.getF32FloatAttr(0.0f))));
+    SmallVector<Value> inits(initial.begin(), initial.end());
+    if (inits.empty())
+      for (Type t : states)
+        inits.push_back(b.create<mlir::attn::ConstantOp>(
+            l, DenseElementsAttr::get(cast<RankedTensorType>(t), b.getF32FloatAttr(0.0f))));
     SmallVector<Type> resultTypes(states);
     if (stack)
       resultTypes.push_back(RankedTensorType::get({batch, steps, outWidth(r)}, b.getF32Type()));

@@ -38,10 +38,51 @@ public:
     dropout.clear();
     b.create<func::ReturnOp>(l, b.create<mlir::attn::MseOp>(l, prediction, loss.getArgument(1))
                                     .getResult());
+
+    if (spec.model.rnn && !wave() && !spec.model.rnn->bidirectional)
+      forwardState(module, xType, yType, l);
   }
 
 private:
   bool wave() const { return spec.data.builtin == "wave"; }
+
+  // A stateful @forward (Keras's initial_state and return_state), for streaming a series
+  // window by window: the stack starts from the given states and returns its final ones.
+  //   @forward_state(x [B,N,1], state<l> [B,W] (and state<l>_c [B,H] for an lstm), ...)
+  //       -> (y [B,1], state<l>', ...)
+  // With zero states it is @forward; fed its own final states it continues the series.
+  void forwardState(ModuleOp module, Type xType, Type yType, Location l) {
+    const RnnSpec &r = *spec.model.rnn;
+    SmallVector<Type> states = stateTypes(r, spec.train.batchSize);
+    SmallVector<Type> inputs = {xType}, results = {yType};
+    SmallVector<std::string> names = {"x"}, resultNames = {"y"};
+    for (int64_t layer = 0; layer < r.layers; ++layer)
+      for (auto [k, t] : llvm::enumerate(states)) {
+        std::string name = "state" + std::to_string(layer) + (k ? "_c" : "");
+        inputs.push_back(t);
+        results.push_back(t);
+        names.push_back(name);
+        resultNames.push_back(name);
+      }
+    SmallVector<StringRef> nameRefs(names.begin(), names.end());
+    SmallVector<StringRef> resultRefs(resultNames.begin(), resultNames.end());
+    b.setInsertionPointToEnd(module.getBody());
+    auto f = entry("forward_state", inputs, nameRefs, results, resultRefs, l);
+    Location lr = loc(r.loc);
+    SmallVector<Value> outs = {Value()};
+    Value seq = f.getArgument(0);
+    for (int64_t layer = 0; layer < r.layers; ++layer) {
+      ValueRange initial = f.getArguments().slice(1 + layer * states.size(), states.size());
+      LayerRun run = runLayer(r, "rnn", layer, seq, /*reverse=*/false,
+                              /*stack=*/layer + 1 < r.layers, lr, initial);
+      outs.append(run.finals.begin(), run.finals.end());
+      seq = run.steps;
+      if (layer + 1 == r.layers)
+        outs[0] =
+            dense("output", run.finals[0], spec.model.output.size, loc(spec.model.output.loc));
+    }
+    b.create<func::ReturnOp>(l, outs);
+  }
 
   Value predict(Value x) { return wave() && spec.model.rnn ? generate(x) : network(x); }
 

@@ -51,12 +51,12 @@ std::vector<float> dense(const std::vector<float> &x, int64_t rows, const attn::
   return y;
 }
 
-// The seed's cell over the window, a<t> = tanh(W_ax x<t> + W_aa a<t-1> + b_a), then the head.
-std::vector<float> rnnReference(const Params &p, const attn::Tensor &x) {
+// The seed's cell over the window from the state h [kBatch, H] (updated in place),
+// a<t> = tanh(W_ax x<t> + W_aa a<t-1> + b_a).
+void rnnSteps(const Params &p, const attn::Tensor &x, std::vector<float> &h) {
   const attn::Tensor &wax = *p.at("rnn.layer0.w_ax"), &waa = *p.at("rnn.layer0.w_aa"),
                      &ba = *p.at("rnn.layer0.b_a");
   int64_t hidden = waa.shape()[0];
-  std::vector<float> h(kBatch * hidden, 0.0f);
   for (int64_t t = 0; t < kWindow; ++t) {
     std::vector<float> next(kBatch * hidden);
     for (int64_t b = 0; b < kBatch; ++b)
@@ -68,6 +68,12 @@ std::vector<float> rnnReference(const Params &p, const attn::Tensor &x) {
       }
     h = next;
   }
+}
+
+// The cell over the window from zero states, then the head.
+std::vector<float> rnnReference(const Params &p, const attn::Tensor &x) {
+  std::vector<float> h(kBatch * p.at("rnn.layer0.w_aa")->shape()[0], 0.0f);
+  rnnSteps(p, x, h);
   return dense(h, kBatch, *p.at("output.weight"), *p.at("output.bias"));
 }
 
@@ -130,10 +136,44 @@ TEST(SineModels, MlpMatchesReferenceThroughAotAndJit) {
   checkModel({&attn_mlp_sine_program, mlpReference, {kBatch, kWindow}, "mlp_sine-jit.txt"});
 }
 
+// @forward_state (Keras's initial_state / return_state): from zero states it is @forward, and
+// fed its own final state it continues the series: two windows in two calls give what the
+// cell gives over both windows in one run.
+TEST(SineModels, StatefulForwardContinuesTheSeries) {
+  attn::Program program(&attn_rnn_sine_program);
+  auto params = attn::initParams(attn_rnn_sine_program, kParamSeed);
+  Params p = byName(attn_rnn_sine_program, params);
+  auto first = attn::data::makeSine(kWindow, kBatch, kValidSeed);
+  auto second = attn::data::makeSine(kWindow, kBatch, kValidSeed + 1);
+  auto asInput = [](const attn::Tensor &rows) {
+    attn::Tensor x(ATTN_F32, {kBatch, kWindow, 1});
+    std::copy(rows.data<float>(), rows.data<float>() + rows.numel(), x.data<float>());
+    return x;
+  };
+  int64_t hidden = p.at("rnn.layer0.w_aa")->shape()[0];
+  attn::Tensor zero(ATTN_F32, {kBatch, hidden});
+  auto a = program.call("forward_state", params, {asInput(first.x), zero});
+  auto plain = program.call("forward", params, {asInput(first.x)});
+  ASSERT_EQ(a.size(), 2u);
+  expectClose(std::vector<float>(a[0].data<float>(), a[0].data<float>() + a[0].numel()),
+              std::vector<float>(plain[0].data<float>(), plain[0].data<float>() + kBatch),
+              "zero state");
+  auto b = program.call("forward_state", params, {asInput(second.x), a[1]});
+  std::vector<float> h(kBatch * hidden, 0.0f);
+  rnnSteps(p, first.x, h);
+  std::vector<float> afterFirst = h;
+  rnnSteps(p, second.x, h);
+  expectClose(std::vector<float>(a[1].data<float>(), a[1].data<float>() + a[1].numel()), afterFirst,
+              "state after the first window");
+  expectClose(std::vector<float>(b[0].data<float>(), b[0].data<float>() + kBatch),
+              dense(h, kBatch, *p.at("output.weight"), *p.at("output.bias")),
+              "the second window from the first's state");
+}
+
 TEST(SineModels, HeaderDescribesTheProgram) {
   const attn_program_info &info = attn_rnn_sine_program;
   EXPECT_STREQ(info.name, "rnn-sine");
-  ASSERT_EQ(info.num_entries, 2);
+  ASSERT_EQ(info.num_entries, 3); // forward, loss, forward_state
   EXPECT_STREQ(info.entries[0].name, "forward");
   EXPECT_STREQ(info.entries[1].name, "loss");
   ASSERT_EQ(info.entries[1].num_inputs, 2);
