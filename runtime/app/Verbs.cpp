@@ -364,7 +364,10 @@ void reportQuality(const ModelConfig &c, const Model &m, const task::PairData &d
               << std::endl;
     return;
   }
-  task::Accuracy a = task::Seq2SeqDecoder(m.program, m.params, data, c.decode).accuracy(data.valid);
+  task::Seq2SeqDecoder decoder(m.program, m.params, data, c.decode);
+  for (const Program *bucket : m.buckets)
+    decoder.addBucket(*bucket);
+  task::Accuracy a = decoder.accuracy(data.valid);
   std::cout << c.name << ": "
             << (c.decode.beam > 1 ? "beam " + std::to_string(c.decode.beam) : std::string("greedy"))
             << " decoding of " << a.count << " validation pairs: exact match "

@@ -150,6 +150,8 @@ int run(const ModelConfig &c, const Raw &r) {
     if (c.data.task != Task::Seq2Seq)
       return attn::app::runLabeller(c, l.model(), data, count.value_or(8));
     attn::task::Seq2SeqDecoder decoder(*l.program, l.params, data, c.decode);
+    for (const auto &bucket : l.buckets) // decode.buckets
+      decoder.addBucket(*bucket);
     return attn::app::runSeq2Seq(c, l.model(), decoder, data, count.value_or(8));
   }
   case Task::Lm:

@@ -14,6 +14,19 @@
 #include <iostream>
 
 namespace attnc {
+namespace {
+
+// The app's view of a compiled model, with its decode.buckets programs (they stay owned by
+// `buckets`).
+attn::app::Model withBuckets(attn::driver::Model &model,
+                             const std::vector<std::unique_ptr<attn::driver::Model>> &buckets) {
+  attn::app::Model m{*model.program, model.params, model.origin};
+  for (const auto &bucket : buckets)
+    m.buckets.push_back(bucket->program.get());
+  return m;
+}
+
+} // namespace
 
 int train(attn::driver::Session &session, const Common &, const TrainOptions &o) {
   const attn::yaml::Spec &s = session.spec();
@@ -41,8 +54,14 @@ int train(attn::driver::Session &session, const Common &, const TrainOptions &o)
   run.overwrite = o.overwrite;
   run.comm = o.comm;
   run.plotLoss = attn::plot::writeLossPlot;
-  return attn::app::train("attnc", config, {*model->program, model->params, model->origin}, data,
-                          run);
+  // (Multi-rank runs report quality on rank 0 with the full-length program alone: the buckets
+  // would be compiled on every rank for one report.)
+  std::optional<std::vector<std::unique_ptr<attn::driver::Model>>> buckets =
+      ranks > 1 ? std::make_optional(std::vector<std::unique_ptr<attn::driver::Model>>())
+                : session.loadBuckets();
+  if (!buckets)
+    return 1;
+  return attn::app::train("attnc", config, withBuckets(*model, *buckets), data, run);
 }
 
 int eval(attn::driver::Session &session, const Common &c, const std::string &ckpt) {
@@ -57,8 +76,10 @@ int eval(attn::driver::Session &session, const Common &c, const std::string &ckp
   std::unique_ptr<attn::driver::Model> model = session.loadModel();
   if (!model)
     return 1;
-  return attn::app::evaluate(config, {*model->program, model->params, model->origin}, data,
-                             session.checkpointPath(),
+  std::optional<std::vector<std::unique_ptr<attn::driver::Model>>> buckets = session.loadBuckets();
+  if (!buckets)
+    return 1;
+  return attn::app::evaluate(config, withBuckets(*model, *buckets), data, session.checkpointPath(),
                              attn::task::stepOf(session.checkpointMetadata()));
 }
 

@@ -65,6 +65,11 @@ int runSeq2Seq(attn::driver::Session &session, const RunOptions &o) {
   if (!m)
     return 1;
   attn::task::Seq2SeqDecoder decoder(*m->program, m->params, data, config.decode);
+  std::optional<std::vector<std::unique_ptr<attn::driver::Model>>> buckets = session.loadBuckets();
+  if (!buckets)
+    return 1;
+  for (const auto &bucket : *buckets) // decode.buckets, as translate decodes
+    decoder.addBucket(*bucket->program);
   if (int rc = checkPlots(decoder, o.plots))
     return rc;
   Decoded all;

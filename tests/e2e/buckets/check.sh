@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Length buckets (decode.buckets, docs/seq2seq.md): `attnc translate` with buckets gives the
-# outputs it gives without them, on lines of every length (greedy and beam search), compiles
+# outputs it gives without them, on lines of every length (greedy and beam search), as do
+# `attnc run` and `attnc eval` on the validation pairs; it compiles
 # each bucket once into the compile cache, and a bad bucket list is an error at its line.
 #
 #   check.sh ATTNC SOURCE_DIR WORK_DIR
@@ -21,6 +22,14 @@ for flags in "" "--beam 3 --nbest 2"; do
   cmp -s plain.txt buckets.txt || { diff plain.txt buckets.txt | head; fail "buckets changed the outputs ($flags)"; }
   cmp -s plain.err buckets.err || { diff plain.err buckets.err | head; fail "buckets changed the errors ($flags)"; }
 done
+# run and eval decode the validation pairs with the buckets too, with the same results.
+"$attnc" run "$spec" --ckpt run --count 50 > run-plain.txt
+"$attnc" run "$spec" --ckpt run --count 50 --set 'decode.buckets=[8, 16, 24]' > run-buckets.txt
+cmp -s run-plain.txt run-buckets.txt || { diff run-plain.txt run-buckets.txt | head; fail "buckets changed run's outputs"; }
+"$attnc" eval --ckpt run > eval-plain.txt
+"$attnc" eval --ckpt run --set 'decode.buckets=[8, 16, 24]' > eval-buckets.txt
+grep -q "exact match" eval-buckets.txt || fail "eval reported no decoding: $(cat eval-buckets.txt)"
+cmp -s eval-plain.txt eval-buckets.txt || { diff eval-plain.txt eval-buckets.txt | head; fail "buckets changed eval's report"; }
 # Each bucket's program is compiled once into the compile cache: a second run stores nothing.
 "$attnc" translate --ckpt run --cache-dir cache --set 'decode.buckets=[8, 16]' < lines.txt > first.txt 2>&1 || true
 entries=$(find cache -name '*.entry' | wc -l)

@@ -61,7 +61,12 @@ struct Loaded {
   std::vector<std::unique_ptr<Program>> buckets; // bundledBuckets()
   std::vector<Tensor> params;
   std::string origin;
-  Model model() { return {*program, params, origin}; }
+  Model model() {
+    Model m{*program, params, origin};
+    for (const auto &bucket : buckets)
+      m.buckets.push_back(bucket.get());
+    return m;
+  }
 };
 Loaded load(const Weights *weights, uint64_t seed);
 

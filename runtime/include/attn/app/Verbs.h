@@ -25,6 +25,9 @@ struct Model {
   const Program &program;
   std::vector<Tensor> &params;
   std::string origin;
+  // decode.buckets: the same seq2seq model compiled for shorter sources (parameters shared by
+  // name), which evaluation decodes with as translate does.
+  std::vector<const Program *> buckets = {};
 };
 
 /// What was decoded, batch by batch: the source lines, as encoded, and their hypotheses
