@@ -1,5 +1,5 @@
 // libFuzzer harness for the data-file readers: the bytes as a TSV pair file (readTsv), a
-// numbers file (readNumbers, 3 per line) and a vocabulary (Vocab::deserialize, the format
+// numbers file (readNumbers, 3 per line), a series (readSeries) and a vocabulary (Vocab::deserialize, the format
 // checkpoints carry) either parse or throw a std::exception with a message.
 #include "attn/data/Parallel.h"
 #include "attn/data/TextFile.h"
@@ -41,6 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   });
   expectCleanly([&] { attn::data::readNumbers(path, 3); });
+  expectCleanly([&] { attn::data::readSeries(path); });
   expectCleanly([&] {
     attn::data::Vocab::deserialize(std::string(reinterpret_cast<const char *>(data), size));
   });
