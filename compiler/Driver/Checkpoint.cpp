@@ -17,6 +17,7 @@ std::vector<yaml::SpecDifference> checkpointDifferences(const yaml::Spec &given,
   if (!stored)
     throw std::runtime_error(file + ": the spec stored in the checkpoint does not parse (" +
                              (diags.empty() ? std::string("?") : diags[0].str()) + ")");
+  yaml::upgradeStoredSpec(*stored);
   return yaml::specDifferences(*stored, given, relevant);
 }
 

@@ -112,6 +112,10 @@ bool Session::openCheckpoint(const std::string &path,
       throw std::runtime_error(file + ": holds no spec; name the MODEL.yaml");
     if (!loadSpecText(it->second, file + ":spec", overrides))
       return false;
+    if (yaml::upgradeStoredSpec(*spec_))
+      diagnostics() << "attnc: note: " << file
+                    << ": its spec predates model.attention.gaussian; keeping the Gaussian "
+                       "its local attention was trained with (gaussian: true)\n";
   } else {
     checkModelMatches(*spec_, meta, file);
   }

@@ -34,7 +34,9 @@ void checkShared(const Spec &s, Problems &p) {
             "wide",
             "remove model.embedding, and set model.transformer.d_model");
   const auto &tf = s.train.teacherForcing;
-  bool forecaster = s.task == Task::Regress && s.model.rnn && s.data.horizon > 1;
+  // (RegressorFamily.cpp's forecaster(): a window in, a decoder out; a wave has no decoder.)
+  bool forecaster =
+      s.task == Task::Regress && s.model.rnn && s.data.horizon > 1 && s.data.builtin != "wave";
   if (s.task != Task::Seq2seq && !forecaster &&
       (tf.schedule != TeacherSchedule::Constant || tf.ratio != 1.0))
     p.error(tf.loc,
@@ -42,6 +44,15 @@ void checkShared(const Spec &s, Problems &p) {
             "(model.rnn with data.horizon > 1), not this '" +
                 nameOf(s.task) + "' model",
             "remove train.teacher_forcing");
+  const Seq2SeqSpec &ss = s.model.seq2seq, plain;
+  if (s.task != Task::Seq2seq &&
+      (ss.context != plain.context || ss.reverseSource != plain.reverseSource ||
+       ss.decoderHidden != plain.decoderHidden))
+    p.error(ss.loc,
+            "model.seq2seq shapes the encoder-decoder of task 'seq2seq', not this '" +
+                nameOf(s.task) + "' model" +
+                (s.task == Task::Regress ? " (a forecaster's decoder is model.rnn's shape)" : ""),
+            "remove model.seq2seq");
   if (s.data.horizon != DataSpec().horizon && s.task != Task::Regress)
     p.error("data.horizon", s.data.loc,
             "data.horizon is the number of values a 'regress' model predicts, not a '" +

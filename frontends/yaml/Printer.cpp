@@ -49,7 +49,14 @@ void emitChildren(const std::string &parent, const Spec &s, YAML::Emitter &out) 
 
 } // namespace
 
-std::string specToYaml(const Spec &s) {
+void resolveDependentDefaults(Spec &s) {
+  if (auto &a = s.model.attention; a && a->type == AttentionType::Local && !a->gaussian)
+    a->gaussian = a->gaussianWeighting();
+}
+
+std::string specToYaml(const Spec &spec) {
+  Spec s = spec;
+  resolveDependentDefaults(s);
   YAML::Emitter out;
   out << YAML::BeginMap;
   emitChildren("", s, out);

@@ -257,8 +257,9 @@ protected:
           steps = merge(r, steps, stepsBack, l);
       }
       last = final;
+      // Dropout between layers only: the last layer's steps (allSteps) go out as they are.
       if (stack)
-        seq = dropBetweenLayers("rnn", layer, steps, l);
+        seq = layer + 1 < r.layers ? dropBetweenLayers("rnn", layer, steps, l) : steps;
     }
     return allSteps ? seq : last;
   }

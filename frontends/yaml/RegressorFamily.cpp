@@ -308,12 +308,13 @@ void validate(const Spec &s, Problems &p) {
                   std::to_string(s.model.output.size),
               "set model.output.size to 1");
   } else if (s.model.output.size != horizon) {
-    p.error(s.model.output.loc,
-            "data.builtin " + s.data.builtin + " has " + std::to_string(horizon) + " target value" +
-                (horizon == 1 ? "" : "s") +
-                " per example (data.horizon), but model.output.size is " +
-                std::to_string(s.model.output.size),
-            "set model.output.size to " + std::to_string(horizon));
+    p.error(
+        s.model.output.loc,
+        (s.data.path.empty() ? "data.builtin " + s.data.builtin : std::string("a series file")) +
+            " has " + std::to_string(horizon) + " target value" + (horizon == 1 ? "" : "s") +
+            " per example (data.horizon), but model.output.size is " +
+            std::to_string(s.model.output.size),
+        "set model.output.size to " + std::to_string(horizon));
   }
 }
 

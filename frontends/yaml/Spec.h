@@ -363,8 +363,20 @@ std::optional<Spec> parseSpecFiles(const std::vector<std::string> &files,
 // then those of its family (Family.h). The importer expects a spec that passed it.
 bool checkConsistency(const Spec &spec, std::vector<Diagnostic> &diags);
 
-// The spec as YAML with every default filled in; parsing it gives the same Spec.
+// The spec as YAML with every default filled in, also those that depend on other keys
+// (resolveDependentDefaults); parsing it gives a Spec that means the same.
 std::string specToYaml(const Spec &spec);
+
+// Sets the keys whose default depends on others to their value (model.attention.gaussian of
+// local attention), so that a printed spec, and every checkpoint's, spells them out.
+void resolveDependentDefaults(Spec &spec);
+
+// A spec read back from a checkpoint, as the attnc that wrote it meant it: a key added later
+// with a default that changed the model is set to what the older attnc computed. Today:
+// local monotonic attention without model.attention.gaussian (stored before the key existed;
+// every printed local spec has it since) was trained with the Gaussian. Returns whether it
+// changed the spec.
+bool upgradeStoredSpec(Spec &spec);
 
 // One key whose value differs between two specs, as specToYaml writes the values ("" where
 // a spec has no such key, e.g. model.attention without attention).

@@ -55,6 +55,14 @@ std::vector<SpecDifference> specDifferences(const Spec &stored, const Spec &give
   return out;
 }
 
+bool upgradeStoredSpec(Spec &s) {
+  auto &a = s.model.attention;
+  if (!a || a->type != AttentionType::Local || a->align != Align::Monotonic || a->gaussian)
+    return false;
+  a->gaussian = true;
+  return true;
+}
+
 bool changesEquations(const std::string &key) {
   return key == "task" || startsWith(key, "model.") || key == "data.tokens";
 }

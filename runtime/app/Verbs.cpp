@@ -261,7 +261,11 @@ int runRegressor(const ModelConfig &c, const Model &m, const std::string &input,
     source = input;
   } else {
     // The validation split of the builtin data: a seed apart from the training split.
-    data::Examples examples = task::seriesSplit(c.data, /*training=*/false);
+    // Builtin data: `count` validation examples (the generators are prefix-stable); a series
+    // file: its first `count` validation windows.
+    data::Examples examples =
+        c.data.path.empty() ? task::seriesExamples(c.data, count.value_or(batch), c.data.seed + 1)
+                            : task::seriesSplit(c.data, /*training=*/false);
     int64_t rows = std::min(count.value_or(batch), examples.x.shape()[0]);
     auto firstRows = [rows](const Tensor &t) {
       Tensor out(ATTN_F32, {rows, t.shape()[1]});
@@ -334,6 +338,10 @@ int runRegressor(const ModelConfig &c, const Model &m, const std::string &input,
 void reportSeries(const ModelConfig &c, const Model &m) {
   task::HorizonErrors e =
       task::horizonErrors(m.program, m.params, task::seriesSplit(c.data, /*training=*/false));
+  if (e.count == 0) {
+    std::cout << c.name << ": no validation examples to score (data.valid is 0)" << std::endl;
+    return;
+  }
   // A wave is generated from a vector, not continued from a window: its baseline is 0.
   bool wave = c.data.builtin == "wave";
   const std::vector<double> &naive = wave ? e.zero : e.lastValue;

@@ -96,7 +96,7 @@ std::vector<float> readSeries(const std::string &path) {
       continue; // blank or comment-only line
     float v;
     bool number = parseFloat(token, v) && !(tokens >> extra);
-    if (!number && first && values.empty()) { // a header: "value", "date,value", ...
+    if (!number && first && values.empty()) { // a header: "value", "value,date", ...
       first = false;
       continue;
     }

@@ -193,7 +193,8 @@ data::Examples seriesSplit(const DataConfig &c, bool training) {
   }
   // One file: the last data.valid windows validate; training takes the windows that end
   // before the first of them starts, so no value is in both splits.
-  int64_t validFirst = starts - c.valid, trainEnd = validFirst - span + 1;
+  int64_t validFirst = starts - c.valid;
+  int64_t trainEnd = c.valid > 0 ? validFirst - span + 1 : starts;
   if (trainEnd < 1)
     tooShort(c.path, c.valid + span,
              "data.valid = " + std::to_string(c.valid) +

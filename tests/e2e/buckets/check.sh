@@ -24,10 +24,13 @@ for flags in "" "--beam 3 --nbest 2"; do
 done
 # run and eval decode the validation pairs with the buckets too, with the same results.
 "$attnc" run "$spec" --ckpt run --count 50 > run-plain.txt
-"$attnc" run "$spec" --ckpt run --count 50 --set 'decode.buckets=[8, 16, 24]' > run-buckets.txt
+"$attnc" run "$spec" --ckpt run --count 50 --cache-dir cache-run --set 'decode.buckets=[8, 16, 24]' > run-buckets.txt
+# (and they are really used: run compiled the full program and the three buckets)
+[ "$(find cache-run -name '*.entry' | wc -l)" -eq 4 ] || fail "run did not compile its buckets: $(find cache-run -name '*.entry' | wc -l) cache entries"
 cmp -s run-plain.txt run-buckets.txt || { diff run-plain.txt run-buckets.txt | head; fail "buckets changed run's outputs"; }
 "$attnc" eval --ckpt run > eval-plain.txt
-"$attnc" eval --ckpt run --set 'decode.buckets=[8, 16, 24]' > eval-buckets.txt
+"$attnc" eval --ckpt run --cache-dir cache-eval --set 'decode.buckets=[8, 16, 24]' > eval-buckets.txt
+[ "$(find cache-eval -name '*.entry' | wc -l)" -ge 4 ] || fail "eval did not compile its buckets"
 grep -q "exact match" eval-buckets.txt || fail "eval reported no decoding: $(cat eval-buckets.txt)"
 cmp -s eval-plain.txt eval-buckets.txt || { diff eval-plain.txt eval-buckets.txt | head; fail "buckets changed eval's report"; }
 # Each bucket's program is compiled once into the compile cache: a second run stores nothing.

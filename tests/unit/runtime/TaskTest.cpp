@@ -107,6 +107,9 @@ TEST(TaskData, SeriesFileSplitsIntoWindowsWithoutOverlap) {
   EXPECT_EQ(train.x.data<float>()[7 * 3], 7.0f);
   EXPECT_EQ(train.y.data<float>()[7 * 2 + 1], 11.0f);
   EXPECT_EQ(trainSplit(c)[1].shape(), (std::vector<int64_t>{8, 2}));
+  c.valid = 0; // nothing validates: training takes every window
+  EXPECT_EQ(seriesSplit(c, true).x.shape()[0], 16);
+  EXPECT_EQ(seriesSplit(c, false).x.shape()[0], 0);
   c.valid = 13;
   try {
     seriesSplit(c, true);

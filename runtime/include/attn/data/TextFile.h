@@ -21,7 +21,8 @@ namespace attn::data {
 Tensor readNumbers(const std::string &path, int64_t width);
 
 // Reads one time series from `path`, in file order: one value per line, or the first field of
-// each line of a CSV file (fields separated by commas; later fields are ignored). A first line
+// each line of a CSV file (fields separated by commas; later fields, such as dates, are
+// ignored: the value must come first). A first line
 // whose first field is not a number is a header and skipped; '#' comments and blank lines are
 // skipped. Errors as readNumbers's ("series.csv:7: error: expected a number, got 'n/a'",
 // "series.csv: error: no values").

@@ -159,6 +159,10 @@ TEST(Family, HorizonsAndForecasters) {
             std::string::npos);
   EXPECT_NE(problems(base + "model: {rnn: {bidirectional: true}}\n").find("bidirectional"),
             std::string::npos);
+  EXPECT_NE(problems(base + "model: {rnn: {layers: 2}, seq2seq: {decoder_hidden: 8}}\n")
+                .find("model.seq2seq shapes the encoder-decoder of task 'seq2seq', not this "
+                      "'regress' model"),
+            std::string::npos);
   EXPECT_NE(problems("name: m\ntask: regress\ndata: {builtin: sine}\nmodel: {rnn: {}}\n"
                      "train: {teacher_forcing: {ratio: 0.5}}\n")
                 .find("train.teacher_forcing is for decoders"),
@@ -189,6 +193,13 @@ TEST(Family, OneToMany) {
   EXPECT_NE(diags[0].str().find("m.yaml:3:23: error: data.window does not apply to data.builtin "
                                 "wave"),
             std::string::npos)
+      << diags[0].str();
+  diags.clear();
+  EXPECT_FALSE(checkConsistency(parse(base + "model: {rnn: {}}\n"
+                                             "train: {teacher_forcing: {ratio: 0.5}}\n"),
+                                diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].message.find("train.teacher_forcing is for decoders"), std::string::npos)
       << diags[0].str();
   diags.clear();
   EXPECT_FALSE(checkConsistency(parse("name: m\ntask: regress\ndata: {builtin: sine}\n"

@@ -153,6 +153,28 @@ TEST(SpecParser, PeepholeFormsAndTheirOldSpellings) {
       << d.str();
 }
 
+// A key whose default depends on others is spelled out when printed (so every checkpoint's
+// spec says it), and a stored spec without it predates it: local monotonic attention was
+// trained with the Gaussian then.
+TEST(SpecParser, DependentDefaultsArePrintedAndOldSpecsKeepTheirMeaning) {
+  const char *text = "name: m\ntask: seq2seq\ndata: {builtin: dates, tokens: char}\n"
+                     "model:\n  rnn: {cell: gru}\n  attention: {type: local, align: monotonic}\n";
+  std::vector<Diagnostic> diags;
+  std::optional<Spec> spec = parseSpecString(text, "t.yaml", diags);
+  ASSERT_TRUE(spec);
+  EXPECT_FALSE(spec->model.attention->gaussian.has_value());
+  std::string printed = specToYaml(*spec);
+  EXPECT_NE(printed.find("gaussian: false"), std::string::npos) << printed;
+  std::optional<Spec> again = parseSpecString(printed, "printed.yaml", diags);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->model.attention->gaussian, std::optional<bool>(false));
+  EXPECT_FALSE(upgradeStoredSpec(*again)); // written by this attnc: as it says
+  Spec old = *spec;                        // stored before the key existed
+  EXPECT_TRUE(upgradeStoredSpec(old));
+  EXPECT_EQ(old.model.attention->gaussian, std::optional<bool>(true));
+  EXPECT_TRUE(old.model.attention->gaussianWeighting());
+}
+
 TEST(SpecParser, SchemaDefaultsMatchSpecStruct) {
   std::vector<Diagnostic> diags;
   std::optional<Spec> spec =
