@@ -34,21 +34,9 @@ public:
     // One position for one sequence, the states of every layer in and out.
     const RnnSpec &r = *spec.model.rnn;
     SmallVector<Type> states = stateTypes(r, 1);
-    SmallVector<Type> inputs = {RankedTensorType::get({1}, b.getI32Type())};
-    SmallVector<Type> results = {RankedTensorType::get({1, vocab}, b.getF32Type())};
-    SmallVector<std::string> names = {"token"}, resultNames = {"logits"};
-    for (int64_t layer = 0; layer < r.layers; ++layer)
-      for (auto [k, t] : llvm::enumerate(states)) {
-        std::string name = "state" + std::to_string(layer) + (k ? "_c" : "");
-        inputs.push_back(t);
-        results.push_back(t);
-        names.push_back(name);
-        resultNames.push_back(name);
-      }
-    SmallVector<StringRef> nameRefs(names.begin(), names.end());
-    SmallVector<StringRef> resultRefs(resultNames.begin(), resultNames.end());
     b.setInsertionPointToEnd(module.getBody());
-    auto step = entry("step", inputs, nameRefs, results, resultRefs, l);
+    auto step = statefulEntry("step", r, 1, RankedTensorType::get({1}, b.getI32Type()), "token",
+                              RankedTensorType::get({1, vocab}, b.getF32Type()), "logits", l);
     Value x = b.create<mlir::attn::EmbeddingOp>(l, embeddingTable(), step.getArgument(0));
     SmallVector<Value> outs = {Value()};
     unsigned arg = 1;

@@ -163,6 +163,28 @@ protected:
     return types;
   }
 
+  // An entry `name`(input, every layer's states) -> (result, every layer's new states), the
+  // states named state<l> (and state<l>_c for an lstm) [batch, ...] on both sides, as a
+  // language model's @step and a regressor's @forward_state carry them; the builder is left
+  // at its start. Argument 1 + l * (states per layer) is layer l's first state.
+  func::FuncOp statefulEntry(StringRef name, const RnnSpec &r, int64_t batch, Type input,
+                             StringRef inputName, Type result, StringRef resultName, Location l) {
+    SmallVector<Type> states = stateTypes(r, batch);
+    SmallVector<Type> inputs = {input}, results = {result};
+    SmallVector<std::string> names = {inputName.str()}, resultNames = {resultName.str()};
+    for (int64_t layer = 0; layer < r.layers; ++layer)
+      for (auto [k, t] : llvm::enumerate(states)) {
+        std::string state = "state" + std::to_string(layer) + (k ? "_c" : "");
+        inputs.push_back(t);
+        results.push_back(t);
+        names.push_back(state);
+        resultNames.push_back(state);
+      }
+    SmallVector<StringRef> nameRefs(names.begin(), names.end());
+    SmallVector<StringRef> resultRefs(resultNames.begin(), resultNames.end());
+    return entry(name, inputs, nameRefs, results, resultRefs, l);
+  }
+
   // Layer `layer`'s weights (see CellRule).
   LayerParams layerParams(const RnnSpec &r, const std::string &prefix, int64_t layer, int64_t in,
                           bool reverse, Location l) {

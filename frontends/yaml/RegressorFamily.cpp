@@ -53,26 +53,14 @@ private:
   // With zero states it is @forward; fed its own final states it continues the series.
   void forwardState(ModuleOp module, Type xType, Type yType, Location l) {
     const RnnSpec &r = *spec.model.rnn;
-    SmallVector<Type> states = stateTypes(r, spec.train.batchSize);
-    SmallVector<Type> inputs = {xType}, results = {yType};
-    SmallVector<std::string> names = {"x"}, resultNames = {"y"};
-    for (int64_t layer = 0; layer < r.layers; ++layer)
-      for (auto [k, t] : llvm::enumerate(states)) {
-        std::string name = "state" + std::to_string(layer) + (k ? "_c" : "");
-        inputs.push_back(t);
-        results.push_back(t);
-        names.push_back(name);
-        resultNames.push_back(name);
-      }
-    SmallVector<StringRef> nameRefs(names.begin(), names.end());
-    SmallVector<StringRef> resultRefs(resultNames.begin(), resultNames.end());
+    size_t perLayer = stateTypes(r, 1).size();
     b.setInsertionPointToEnd(module.getBody());
-    auto f = entry("forward_state", inputs, nameRefs, results, resultRefs, l);
+    auto f = statefulEntry("forward_state", r, spec.train.batchSize, xType, "x", yType, "y", l);
     Location lr = loc(r.loc);
     SmallVector<Value> outs = {Value()};
     Value seq = f.getArgument(0);
     for (int64_t layer = 0; layer < r.layers; ++layer) {
-      ValueRange initial = f.getArguments().slice(1 + layer * states.size(), states.size());
+      ValueRange initial = f.getArguments().slice(1 + layer * perLayer, perLayer);
       LayerRun run = runLayer(r, "rnn", layer, seq, /*reverse=*/false,
                               /*stack=*/layer + 1 < r.layers, lr, initial);
       outs.append(run.finals.begin(), run.finals.end());

@@ -35,23 +35,33 @@ bool parseFloat(const std::string &token, float &out) {
   return true;
 }
 
+// `path` opened for reading, after checking it is a regular file of a sane size.
+std::ifstream openDataFile(const std::string &path, const char *what) {
+  checkRegularFile(path, kMaxDataFileBytes, what);
+  std::ifstream in(path);
+  if (!in)
+    error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
+  return in;
+}
+
+// The line without its '#' comment.
+void stripComment(std::string &line) {
+  if (size_t hash = line.find('#'); hash != std::string::npos)
+    line.erase(hash);
+}
+
 } // namespace
 
 Tensor readNumbers(const std::string &path, int64_t width) {
   if (width < 1)
     error(path, 0, "width must be at least 1, got " + std::to_string(width));
-  checkRegularFile(path, kMaxDataFileBytes, "input file");
-  std::ifstream in(path);
-  if (!in)
-    error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
-
+  std::ifstream in = openDataFile(path, "input file");
   std::vector<float> values;
   std::string line;
   int64_t lineNo = 0;
   while (std::getline(in, line)) {
     ++lineNo;
-    if (size_t hash = line.find('#'); hash != std::string::npos)
-      line.erase(hash);
+    stripComment(line);
     std::istringstream tokens(line);
     std::string token;
     int64_t count = 0;
@@ -77,18 +87,14 @@ Tensor readNumbers(const std::string &path, int64_t width) {
 }
 
 std::vector<float> readSeries(const std::string &path) {
-  checkRegularFile(path, kMaxDataFileBytes, "series file");
-  std::ifstream in(path);
-  if (!in)
-    error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
+  std::ifstream in = openDataFile(path, "series file");
   std::vector<float> values;
   std::string line;
   int64_t lineNo = 0;
   bool first = true;
   while (std::getline(in, line)) {
     ++lineNo;
-    if (size_t hash = line.find('#'); hash != std::string::npos)
-      line.erase(hash);
+    stripComment(line);
     std::string field = line.substr(0, line.find(','));
     std::istringstream tokens(field);
     std::string token, extra;

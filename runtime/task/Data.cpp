@@ -119,26 +119,25 @@ train::Split pairSplit(Task task, const PairData &d, const std::vector<data::Pai
 
 namespace {
 
+// Any task's split: pairs, windows of a series (regress), or windows of the builtin text (lm).
 train::Split split(const DataConfig &c, const PairData *pairs, bool training) {
   if (usesPairs(c.task)) {
     if (!pairs)
       throw std::logic_error("attn::task: a pair task's split needs its PairData");
     return pairSplit(c.task, *pairs, training ? pairs->train : pairs->valid);
   }
-  if (c.task == Task::Regress)
-    return {}; // (never reached: split() hands regression to seriesSplit)
-  int64_t count = training ? c.train : c.valid;
-  // The validation split is drawn with the next seed (and, for text, from the held-out end).
-  uint64_t seed = training ? c.seed : c.seed + 1;
   data::Examples ex;
-  if (c.builtin == "text") {
+  if (c.task == Task::Regress) {
+    ex = seriesSplit(c, training);
+  } else {
+    // The validation split is drawn with the next seed, from the held-out end of the text.
     const std::string &text = data::builtinText();
     size_t cut = data::validationStart(text);
-    ex = training ? data::makeCharWindows(text, textVocab(), 0, cut, c.window, count, seed)
-                  : data::makeCharWindows(text, textVocab(), cut, text.size(), c.window, count,
-                                          seed);
-  } else {
-    ex = seriesExamples(c, count, seed);
+    int64_t count = training ? c.train : c.valid;
+    uint64_t seed = training ? c.seed : c.seed + 1;
+    ex = training
+             ? data::makeCharWindows(text, textVocab(), 0, cut, c.window, count, seed)
+             : data::makeCharWindows(text, textVocab(), cut, text.size(), c.window, count, seed);
   }
   return {std::move(ex.x), std::move(ex.y)};
 }
@@ -178,17 +177,17 @@ data::Examples seriesSplit(const DataConfig &c, bool training) {
   std::vector<float> series =
       data::readSeries(training || c.validPath.empty() ? c.path : c.validPath);
   int64_t starts = (int64_t)series.size() - span + 1; // windows in the file
-  auto tooShort = [&](const std::string &path, int64_t need, const std::string &what) {
+  // "series.csv: error: 20 values hold 16 windows of ... 5 values; <need>"
+  auto tooShort = [&](const std::string &path, const std::string &need) {
     throw std::runtime_error(path + ": error: " + std::to_string(series.size()) + " values hold " +
                              std::to_string(std::max<int64_t>(starts, 0)) +
                              " windows of data.window + data.horizon = " + std::to_string(span) +
-                             " values; " + what + " need " + std::to_string(need));
+                             " values; " + need);
   };
   if (!c.validPath.empty()) { // a file per split: every window of it
     if (starts < 1)
-      tooShort(training ? c.path : c.validPath, 1,
-               "the " + std::string(training ? "training" : "validation") +
-                   " split needs at least");
+      tooShort(training ? c.path : c.validPath,
+               std::string(training ? "training" : "validation") + " needs at least one");
     return windows(series, 0, starts, c.window, c.horizon);
   }
   // One file: the last data.valid windows validate; training takes the windows that end
@@ -196,25 +195,17 @@ data::Examples seriesSplit(const DataConfig &c, bool training) {
   int64_t validFirst = starts - c.valid;
   int64_t trainEnd = c.valid > 0 ? validFirst - span + 1 : starts;
   if (trainEnd < 1)
-    tooShort(c.path, c.valid + span,
-             "data.valid = " + std::to_string(c.valid) +
-                 " validation windows and at least one training window");
+    tooShort(c.path, "data.valid = " + std::to_string(c.valid) +
+                         " validation windows and at least one training window need " +
+                         std::to_string(c.valid + span));
   return training ? windows(series, 0, trainEnd, c.window, c.horizon)
                   : windows(series, validFirst, starts, c.window, c.horizon);
 }
 
 train::Split trainSplit(const DataConfig &config, const PairData *pairs) {
-  if (config.task == Task::Regress) {
-    data::Examples ex = seriesSplit(config, true);
-    return {std::move(ex.x), std::move(ex.y)};
-  }
   return split(config, pairs, true);
 }
 train::Split validSplit(const DataConfig &config, const PairData *pairs) {
-  if (config.task == Task::Regress) {
-    data::Examples ex = seriesSplit(config, false);
-    return {std::move(ex.x), std::move(ex.y)};
-  }
   return split(config, pairs, false);
 }
 
