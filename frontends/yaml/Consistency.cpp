@@ -19,7 +19,7 @@ void checkShared(const Spec &s, Problems &p) {
     if (r->peephole != Peephole::None && r->cell != Cell::Lstm)
       p.error(r->loc, "model.rnn.peephole is for the lstm cell, not '" + nameOf(r->cell) + "'",
               "remove peephole, or set cell: lstm");
-    if (r->feed != defaults.feed && !(s.task == Task::Regress && s.data.builtin == "wave"))
+    if (r->feed != defaults.feed && !oneToMany(s))
       p.error("model.rnn.feed", r->loc,
               "model.rnn.feed says where a one-to-many model's input vector enters, but this "
               "model reads a sequence",
@@ -34,10 +34,7 @@ void checkShared(const Spec &s, Problems &p) {
             "wide",
             "remove model.embedding, and set model.transformer.d_model");
   const auto &tf = s.train.teacherForcing;
-  // (RegressorFamily.cpp's forecaster(): a window in, a decoder out; a wave has no decoder.)
-  bool forecaster =
-      s.task == Task::Regress && s.model.rnn && s.data.horizon > 1 && s.data.builtin != "wave";
-  if (s.task != Task::Seq2seq && !forecaster &&
+  if (s.task != Task::Seq2seq && !forecaster(s) &&
       (tf.schedule != TeacherSchedule::Constant || tf.ratio != 1.0))
     p.error(tf.loc,
             "train.teacher_forcing is for decoders: task 'seq2seq', or a 'regress' forecaster "

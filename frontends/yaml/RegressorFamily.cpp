@@ -44,7 +44,7 @@ public:
   }
 
 private:
-  bool wave() const { return spec.data.builtin == "wave"; }
+  bool wave() const { return oneToMany(spec); }
 
   // A stateful @forward (Keras's initial_state and return_state), for streaming a series
   // window by window: the stack starts from the given states and returns its final ones.
@@ -245,15 +245,14 @@ private:
   }
 };
 
-bool forecaster(const Spec &s) {
-  return s.model.rnn && s.data.horizon > 1 && s.data.builtin != "wave";
-}
-
+// (clang-format 14 reads `import <` as a C++20 module import and splits it.)
+// clang-format off
 template <typename Importer>
 mlir::OwningOpRef<mlir::ModuleOp> importWith(const Spec &spec, const ImportOptions &options,
                                              mlir::MLIRContext &context) {
-  return RecurrentImporter::import <Importer>(spec, options, context);
+  return RecurrentImporter::import<Importer>(spec, options, context);
 }
+// clang-format on
 
 } // namespace
 } // namespace attn::yaml::recurrent
@@ -264,7 +263,7 @@ namespace {
 bool claims(const Spec &s) { return s.task == Task::Regress; }
 
 void validate(const Spec &s, Problems &p) {
-  bool wave = s.data.builtin == "wave";
+  bool wave = oneToMany(s);
   if (s.data.path.empty() && s.data.builtin != "sine" && s.data.builtin != "sines" && !wave)
     p.error(s.data.loc,
             "task 'regress' learns from numbers, but data.builtin is '" + s.data.builtin + "'",
@@ -276,7 +275,7 @@ void validate(const Spec &s, Problems &p) {
             "(a, w, cos phi, sin phi), and data.horizon is the length of the wave",
             "remove data.window");
 
-  if (recurrent::forecaster(s)) {
+  if (forecaster(s)) {
     const RnnSpec &r = *s.model.rnn;
     if (s.model.output.size != 1)
       p.error(s.model.output.loc,
@@ -310,7 +309,7 @@ void validate(const Spec &s, Problems &p) {
 
 mlir::OwningOpRef<mlir::ModuleOp> importRegressor(const Spec &spec, mlir::MLIRContext &context,
                                                   const ImportOptions &options) {
-  if (recurrent::forecaster(spec))
+  if (forecaster(spec))
     return recurrent::importWith<recurrent::ForecasterImporter>(spec, options, context);
   return recurrent::importWith<recurrent::RegressorImporter>(spec, options, context);
 }

@@ -388,6 +388,14 @@ struct SpecDifference {
 // those for which `relevant(key)` holds.
 std::vector<SpecDifference> specDifferences(const Spec &stored, const Spec &given,
                                             bool (*relevant)(const std::string &key));
+// The shapes of task regress (docs/forecasting.md): one-to-many reads one vector per example
+// (data.builtin: wave); a forecaster is an rnn that predicts more than the next value of a
+// window, as an encoder-decoder.
+inline bool oneToMany(const Spec &s) { return s.task == Task::Regress && s.data.builtin == "wave"; }
+inline bool forecaster(const Spec &s) {
+  return s.task == Task::Regress && s.model.rnn && s.data.horizon > 1 && !oneToMany(s);
+}
+
 // Keys that change a model's equations or its parameters: `task`, `model.*`, `data.tokens`.
 // A checkpoint trained under one value is refused under another.
 bool changesEquations(const std::string &key);
