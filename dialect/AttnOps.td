@@ -5,6 +5,7 @@
 include "dialect/ops/Core.td"
 include "dialect/ops/Recurrent.td"
 include "dialect/ops/Attention.td"
+include "dialect/ops/Conv.td"
 include "dialect/ops/Loss.td"
 include "dialect/ops/Optim.td"
 

@@ -162,10 +162,10 @@ bool Session::import() {
     return false;
   }
   task::Task task = task::parseTask(yaml::nameOf(s.task));
-  if (options_.uncachedDecoding && !(s.model.transformer && task == task::Task::Seq2Seq)) {
+  if (options_.uncachedDecoding && !yaml::parallelDecoder(s)) {
     report({s.model.loc,
-            "--no-cache decodes a Transformer encoder-decoder without its key/value cache, but "
-            "this model has none",
+            "--no-cache decodes a Transformer or convolutional encoder-decoder without its step "
+            "cache, but this model has none",
             "drop --no-cache"});
     return false;
   }

@@ -50,6 +50,7 @@ task::StepInputConfig stepInputConfig(const yaml::Spec &s) {
   c.teacherForcing.min = tf.min;
   c.dropout = s.model.rnn           ? s.model.rnn->dropout
               : s.model.transformer ? s.model.transformer->dropout
+              : s.model.conv        ? s.model.conv->dropout
                                     : 0.0;
   c.seed = s.train.seed;
   return c;

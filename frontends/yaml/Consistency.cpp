@@ -33,6 +33,11 @@ void checkShared(const Spec &s, Problems &p) {
             "model.embedding.dim does not apply to a Transformer: its embeddings are d_model "
             "wide",
             "remove model.embedding, and set model.transformer.d_model");
+  if (s.model.conv && s.model.embedding.dim != EmbeddingSpec().dim)
+    p.error(s.model.embedding.loc,
+            "model.embedding.dim does not apply to a convolutional model: its embeddings are "
+            "model.conv.embedding wide",
+            "remove model.embedding, and set model.conv.embedding");
   const auto &tf = s.train.teacherForcing;
   if (s.task != Task::Seq2seq && !forecaster(s) &&
       (tf.schedule != TeacherSchedule::Constant || tf.ratio != 1.0))

@@ -14,9 +14,9 @@ void Problems::error(const Loc &loc, std::string message, std::string hint) {
 
 const std::vector<const Family *> &families() {
   // The Transformer first: it claims every task its stack takes.
-  static const std::vector<const Family *> all = {&kTransformerFamily, &kSeq2SeqFamily,
-                                                  &kLabellerFamily, &kLanguageModelFamily,
-                                                  &kRegressorFamily};
+  static const std::vector<const Family *> all = {&kTransformerFamily,   &kConvFamily,
+                                                  &kSeq2SeqFamily,       &kLabellerFamily,
+                                                  &kLanguageModelFamily, &kRegressorFamily};
   return all;
 }
 

@@ -48,6 +48,7 @@ const Family *familyOf(const Spec &spec);
 
 // The families (one file each).
 extern const Family kTransformerFamily;   // TransformerFamily.cpp: model.transformer, any task
+extern const Family kConvFamily;          // ConvFamily.cpp: model.conv, seq2seq
 extern const Family kSeq2SeqFamily;       // Seq2SeqFamily.cpp: recurrent encoder-decoders
 extern const Family kLabellerFamily;      // LabellerFamily.cpp: recurrent taggers, classifiers
 extern const Family kLanguageModelFamily; // LanguageModelFamily.cpp: recurrent lm
@@ -68,7 +69,8 @@ void checkTextData(const Spec &spec, Problems &problems);
 std::string dataSource(const Spec &spec);
 
 /// The importers: the recurrent families' (Importer.cpp, which holds their shared layers) and
-/// the Transformer's (Transformer.cpp). Each builds the module's entry points (Importer.h).
+/// the Transformer's (Transformer.cpp) and the convolutional one's (Conv.cpp). Each builds the
+/// module's entry points (Importer.h).
 mlir::OwningOpRef<mlir::ModuleOp> importRegressor(const Spec &, mlir::MLIRContext &,
                                                   const ImportOptions &);
 mlir::OwningOpRef<mlir::ModuleOp> importLanguageModel(const Spec &, mlir::MLIRContext &,
@@ -79,5 +81,7 @@ mlir::OwningOpRef<mlir::ModuleOp> importSeq2Seq(const Spec &, mlir::MLIRContext 
                                                 const ImportOptions &);
 mlir::OwningOpRef<mlir::ModuleOp> importTransformer(const Spec &, mlir::MLIRContext &,
                                                     const ImportOptions &);
+mlir::OwningOpRef<mlir::ModuleOp> importConv(const Spec &, mlir::MLIRContext &,
+                                             const ImportOptions &);
 
 } // namespace attn::yaml

@@ -20,8 +20,8 @@ struct ImportOptions {
   /// `tag` / `classify`: the tokens' and the tags' or labels' vocabularies, `sourceLength`.
   int64_t sourceVocab = 0, targetVocab = 0;
   int64_t sourceLength = 0, targetLength = 0;
-  /// `model.transformer`, seq2seq: also build @decode_full, the decoder over every position
-  /// at once, for decoding without the key/value cache (attnc --no-cache).
+  /// `model.transformer` or `model.conv`, seq2seq: also build @decode_full, the decoder over
+  /// every position at once, for decoding without the step cache (attnc --no-cache).
   bool decodeFull = false;
 };
 

@@ -54,6 +54,7 @@ RnnSpec *sectionOf(Spec &s, Tag<RnnSpec>) { return s.model.rnn ? &*s.model.rnn :
 TransformerSpec *sectionOf(Spec &s, Tag<TransformerSpec>) {
   return s.model.transformer ? &*s.model.transformer : nullptr;
 }
+ConvSpec *sectionOf(Spec &s, Tag<ConvSpec>) { return s.model.conv ? &*s.model.conv : nullptr; }
 EmbeddingSpec *sectionOf(Spec &s, Tag<EmbeddingSpec>) { return &s.model.embedding; }
 Seq2SeqSpec *sectionOf(Spec &s, Tag<Seq2SeqSpec>) { return &s.model.seq2seq; }
 AttentionSpec *sectionOf(Spec &s, Tag<AttentionSpec>) {
@@ -294,7 +295,8 @@ std::vector<KeySchema> buildTable() {
       Key("data.seed", &DataSpec::seed, "Seed of the data generator.").atLeast(0),
 
       Map("model", &ModelSpec::loc,
-          "The network: exactly one of `mlp` / `rnn` / `transformer`, then the `output` head.")
+          "The network: exactly one of `mlp` / `rnn` / `transformer` / `conv`, then the `output` "
+          "head.")
           .required(),
       Optional("model.mlp", &ModelSpec::mlp,
                "Multi-layer perceptron; reads the window as [batch, window].")
@@ -393,6 +395,47 @@ std::vector<KeySchema> buildTable() {
       Key("model.transformer.tie_output", &TransformerSpec::tieOutput,
           "The output layer's weight is the (target) embedding table, transposed (Press & "
           "Wolf); it keeps its own bias."),
+      Optional("model.conv", &ModelSpec::conv,
+               "`seq2seq`: a convolutional encoder-decoder (Gehring et al. 2017): token + "
+               "learned position embeddings, blocks of convolution -> GLU -> residual scaled "
+               "by sqrt(0.5), causal convolutions in the decoder with attention over the "
+               "encoder in every block. See docs/convs2s.md.")
+          .exclusive("architecture"),
+      Key("model.conv.layers", &ConvSpec::layers, "Blocks of the encoder.")
+          .atLeast(1)
+          .atMost(kMaxLayers),
+      Key("model.conv.decoder_layers", &ConvSpec::decoderLayers,
+          "Blocks of the decoder; 0: as many as `layers`.")
+          .atLeast(0)
+          .atMost(kMaxLayers),
+      Key("model.conv.kernel", &ConvSpec::kernel,
+          "Taps of every convolution (the encoder's pad (kernel - 1) / 2 zeros on each side, "
+          "so odd widths keep them centred; the decoder's kernel - 1 before the first step).")
+          .atLeast(1)
+          .atMost(64),
+      Key("model.conv.channels", &ConvSpec::channels,
+          "Width of every block's input and output (each convolution has 2 x channels "
+          "outputs, which the GLU halves).")
+          .atLeast(1)
+          .atMost(kMaxWidth),
+      Key("model.conv.embedding", &ConvSpec::embedding,
+          "Width of the token and position embeddings, and of the attention's queries, keys "
+          "and values.")
+          .atLeast(1)
+          .atMost(kMaxWidth),
+      Key("model.conv.dropout", &ConvSpec::dropout,
+          "Dropout probability on the embeddings, on every block's input and on the "
+          "decoder's output before the output layer, while training only.")
+          .atLeast(0)
+          .below(1),
+      Key("model.conv.weight_norm", &ConvSpec::weightNorm,
+          "Weight normalisation (Salimans & Kingma) of every convolution and linear layer: "
+          "w = g v / |v| per output, `<layer>.weight_v` and `<layer>.weight_g` (g starts at "
+          "1) in place of `<layer>.weight`."),
+      Key("model.conv.init", &ConvSpec::init,
+          "`paper`: the paper's scaled normals (embeddings N(0, 0.1); a layer feeding a GLU "
+          "N(0, sqrt(4 p / n)), other layers N(0, sqrt(p / n)), n its inputs, p = 1 - "
+          "dropout; zero biases); `pytorch`: nn.Linear / nn.Conv1d / nn.Embedding defaults."),
       Map("model.embedding", &EmbeddingSpec::loc,
           "`lm`, `seq2seq`, `tag`, `classify`: learned token embeddings feeding the rnn (a "
           "`seq2seq` model has one table for the source and one for the target)."),
@@ -599,7 +642,8 @@ std::vector<KeySchema> buildTable() {
           .atMost(kMaxLength)
           .maxItems(8),
       Key("decode.attention_layer", &DecodeSpec::attentionLayer,
-          "`model.transformer`: the decoder layer whose cross-attention weights plots show "
+          "`model.transformer`, `model.conv`: the decoder layer whose (cross-)attention weights "
+          "plots show "
           "(1 is the first); 0: the last.")
           .atLeast(0),
       Key("decode.attention_head", &DecodeSpec::attentionHead,

@@ -82,6 +82,10 @@ enum class Positions { Sinusoidal, Learned };
 template <> struct EnumNames<Positions> {
   static constexpr std::array<const char *, 2> names = {"sinusoidal", "learned"};
 };
+enum class ConvInit { Paper, Pytorch };
+template <> struct EnumNames<ConvInit> {
+  static constexpr std::array<const char *, 2> names = {"paper", "pytorch"};
+};
 enum class Context { Initial, EveryStep };
 template <> struct EnumNames<Context> {
   static constexpr std::array<const char *, 2> names = {"initial", "every_step"};
@@ -229,10 +233,25 @@ struct TransformerSpec {
   Loc loc;
 };
 
+// A convolutional encoder-decoder (Gehring et al. 2017, seed 003): blocks of convolution ->
+// GLU -> residual, a decoder of causal convolutions with attention in every layer.
+struct ConvSpec {
+  int64_t layers = 4;              // encoder blocks
+  int64_t decoderLayers = 0;       // decoder blocks; 0 = `layers`
+  int64_t kernel = 3;              // taps of every convolution
+  int64_t channels = 256;          // width of the blocks' inputs and outputs
+  int64_t embedding = 256;         // width of token and position embeddings (and attention)
+  double dropout = 0.0;            // on embeddings, every block's input and the decoder's output
+  bool weightNorm = false;         // w = g v / |v|, per output
+  ConvInit init = ConvInit::Paper; // the paper's scaled normals, or PyTorch's defaults
+  Loc loc;
+};
+
 struct ModelSpec {
-  std::optional<MlpSpec> mlp; // exactly one of mlp / rnn / transformer is set
+  std::optional<MlpSpec> mlp; // exactly one of mlp / rnn / transformer / conv is set
   std::optional<RnnSpec> rnn;
   std::optional<TransformerSpec> transformer;
+  std::optional<ConvSpec> conv;
   EmbeddingSpec embedding;    // lm, seq2seq
   Seq2SeqSpec seq2seq;
   std::optional<AttentionSpec> attention; // seq2seq: an attention decoder
@@ -388,6 +407,11 @@ struct SpecDifference {
 // those for which `relevant(key)` holds.
 std::vector<SpecDifference> specDifferences(const Spec &stored, const Spec &given,
                                             bool (*relevant)(const std::string &key));
+// A seq2seq model whose decoder reads every target position at once in training (a
+// Transformer's or a convolutional one), so it can also decode by recomputing the prefix.
+inline bool parallelDecoder(const Spec &s) {
+  return s.task == Task::Seq2seq && (s.model.transformer || s.model.conv);
+}
 // The shapes of task regress (docs/forecasting.md): one-to-many reads one vector per example
 // (data.builtin: wave); a forecaster is an rnn that predicts more than the next value of a
 // window, as an encoder-decoder.

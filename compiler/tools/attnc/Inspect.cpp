@@ -16,6 +16,7 @@ int check(attn::driver::Session &session, const Common &) {
   std::cout << s.file << ": ok: model '" << s.name << "' (" << attn::yaml::nameOf(s.task) << ", "
             << (s.model.rnn           ? "rnn"
                 : s.model.transformer ? "transformer"
+                : s.model.conv        ? "conv"
                                       : "mlp")
             << ")\n";
   return 0;
