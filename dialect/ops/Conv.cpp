@@ -19,7 +19,10 @@ LogicalResult Conv1dOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                                          SmallVectorImpl<Type> &results) {
   Adaptor a(operands, attributes, properties, regions);
   auto x = typeOf(a.getInput()), w = typeOf(a.getWeight()), bias = typeOf(a.getBias());
-  int64_t low = a.getPadLow(), high = a.getPadHigh();
+  // The pads are read as attributes: before the op is built, a default-valued one may be
+  // absent from the dictionary.
+  auto padOf = [](IntegerAttr pad) { return pad ? pad.getInt() : 0; };
+  int64_t low = padOf(a.getPadLowAttr()), high = padOf(a.getPadHighAttr());
   bool ok = x.getRank() == 3 && w.getRank() == 3 && bias.getRank() == 1 && low >= 0 && high >= 0 &&
             w.getShape()[1] == x.getShape()[2] && bias.getShape()[0] == w.getShape()[2] &&
             x.getShape()[1] + low + high >= w.getShape()[0];

@@ -628,3 +628,28 @@ func.func @multi_head_attention_causal() -> (tensor<2x4x4xf32>, tensor<2x2x4x4xf
         tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>
   return %y, %w : tensor<2x4x4xf32>, tensor<2x2x4x4xf32>
 }
+
+// A causal convolution (two zeros before the first step): input, weight and bias.
+func.func @conv1d() -> tensor<2x4x3xf32> {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<2x4x2xf32>
+  %w = attn.param "w" {scale = 1.0 : f32} : tensor<3x2x3xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<3xf32>
+  %y = attn.conv1d %x, %w, %b {pad_low = 2 : i64} : tensor<2x4x2xf32>, tensor<3x2x3xf32>, tensor<3xf32>
+  return %y : tensor<2x4x3xf32>
+}
+
+// Uneven padding around an even kernel, and no padding (a shorter result).
+func.func @conv1d_padded() -> (tensor<2x5x2xf32>, tensor<2x2x2xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<2x5x3xf32>
+  %w = attn.param "w" {scale = 1.0 : f32} : tensor<4x3x2xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<2xf32>
+  %y = attn.conv1d %x, %w, %b {pad_low = 1 : i64, pad_high = 2 : i64} : tensor<2x5x3xf32>, tensor<4x3x2xf32>, tensor<2xf32>
+  %z = attn.conv1d %x, %w, %b : tensor<2x5x3xf32>, tensor<4x3x2xf32>, tensor<2xf32>
+  return %y, %z : tensor<2x5x2xf32>, tensor<2x2x2xf32>
+}
+
+func.func @glu() -> tensor<2x3x2xf32> {
+  %x = attn.param "x" {scale = 2.0 : f32} : tensor<2x3x4xf32>
+  %y = attn.glu %x : tensor<2x3x4xf32>
+  return %y : tensor<2x3x2xf32>
+}

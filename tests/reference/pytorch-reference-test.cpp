@@ -18,11 +18,13 @@
 //     relative error = max_i |a_i - b_i| / max(max_i |b_i|, 1e-6)  <  1e-4
 //
 // attention-reference.safetensors (make-attention-reference.py) holds the same for the
-// attention decoders of task: seq2seq (suite Attention), built from an inline spec, and
+// attention decoders of task: seq2seq (suite Attention), built from an inline spec,
 // transformer-reference.safetensors (make-transformer-reference.py) for the Transformer
-// encoder-decoder against torch.nn.Transformer (suite Transformer). A gradient that is zero in
-// exact arithmetic (Reference::zeroGrads: the Transformer's attention key biases) is measured
-// against the scale of another gradient instead of its own.
+// encoder-decoder against torch.nn.Transformer (suite Transformer), and
+// convs2s-reference.safetensors (make-convs2s-reference.py) for the convolutional
+// encoder-decoder (suite Conv). A gradient that is zero in exact arithmetic
+// (Reference::zeroGrads: the Transformer's attention key biases) is measured against the
+// scale of another gradient instead of its own.
 //
 // Python is not needed here: only to regenerate the reference files.
 #include "compiler/Pipelines/Pipelines.h"
@@ -196,6 +198,36 @@ const Reference kTransformer = {
     // Attention's key bias: every score of a query gets the same q . b_k, which the softmax
     // cancels, so d loss / d b_k = 0 for every input (measured against the key weight's).
     {{".k.bias", ".k.weight"}},
+};
+
+// The convolutional encoder-decoder (task: seq2seq, model.conv, teacher forcing) against
+// F.conv1d / F.glu and the multi-step attention as torch ops: kernels 1, 2 (uneven encoder
+// padding), 3 and 5, a deeper decoder than encoder, and weight normalisation. The spec is
+// this text with the configuration's overrides; the vocabularies and lengths come from the
+// file.
+const char *const kConvSpec = R"(name: convs2s-reference
+task: seq2seq
+data: {builtin: reverse}
+model:
+  conv: {layers: 2, kernel: 3, channels: 16, embedding: 12}
+train: {batch_size: 3}
+)";
+
+const Reference kConv = {
+    "convs2s-reference.safetensors",
+    "convs2s-reference (inline spec)",
+    "make-convs2s-reference.py",
+    {{"batch", "train.batch_size"},
+     {"layers", "model.conv.layers"},
+     {"decoder_layers", "model.conv.decoder_layers"},
+     {"kernel", "model.conv.kernel"},
+     {"channels", "model.conv.channels"},
+     {"embedding", "model.conv.embedding"},
+     {"weight_norm", "model.conv.weight_norm"}},
+    {"src", "src_mask", "tgt_in", "tgt_out"},
+    nullptr,
+    kConvSpec,
+    true,
 };
 
 // A forecaster (task: regress, model.rnn, data.horizon M > 1: an encoder-decoder fed the true
@@ -463,6 +495,16 @@ TEST_P(TransformerPyTorchReference, LossGradMatchesFloat64) {
 
 INSTANTIATE_TEST_SUITE_P(Transformer, TransformerPyTorchReference,
                          ::testing::ValuesIn(configNames(kTransformer)),
+                         [](const auto &info) { return info.param; });
+
+// task: seq2seq with model.conv (teacher forcing): F.conv1d on the permuted weights, F.glu,
+// the attention d . z over the unmasked source positions, cross-entropy over the non-padding
+// targets.
+class ConvPyTorchReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConvPyTorchReference, LossGradMatchesFloat64) { checkLossGrad(kConv, GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Conv, ConvPyTorchReference, ::testing::ValuesIn(configNames(kConv)),
                          [](const auto &info) { return info.param; });
 
 } // namespace

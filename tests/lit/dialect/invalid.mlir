@@ -485,3 +485,29 @@ func.func @flash_attention_grad(%q: tensor<1x1x4x16xf32>, %k: tensor<1x1x6x16xf3
   %g:3 = attn.flash_attention_grad %q, %k, %v, %m, %o, %lse, %o, %o : tensor<1x1x4x16xf32>, tensor<1x1x6x16xf32>, tensor<1x1x6x8xf32>, tensor<1x6xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
   return
 }
+
+// -----
+
+// The weight's input channels (8) are not the input's (16).
+func.func @conv1d_channels(%x: tensor<4x10x16xf32>, %w: tensor<3x8x32xf32>, %b: tensor<32xf32>) {
+  // expected-error @+1 {{'attn.conv1d' needs input [B, T, C], weight [K, C, N], bias [N] and pads >= 0 with T + pad_low + pad_high >= K; got tensor<4x10x16xf32>, tensor<3x8x32xf32>, tensor<32xf32>, pad_low 2, pad_high 0}}
+  %y = attn.conv1d %x, %w, %b {pad_low = 2 : i64} : tensor<4x10x16xf32>, tensor<3x8x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+// Two steps without padding are too few for three taps.
+func.func @conv1d_short(%x: tensor<4x2x16xf32>, %w: tensor<3x16x32xf32>, %b: tensor<32xf32>) {
+  // expected-error @+1 {{'attn.conv1d' needs input [B, T, C], weight [K, C, N], bias [N] and pads >= 0 with T + pad_low + pad_high >= K; got tensor<4x2x16xf32>, tensor<3x16x32xf32>, tensor<32xf32>, pad_low 0, pad_high 0}}
+  %y = attn.conv1d %x, %w, %b : tensor<4x2x16xf32>, tensor<3x16x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @glu_odd(%x: tensor<4x7xf32>) {
+  // expected-error @+1 {{'attn.glu' halves the last dimension, which must be even; got tensor<4x7xf32>}}
+  %y = attn.glu %x : tensor<4x7xf32>
+  return
+}

@@ -222,3 +222,12 @@ func.func @transformer_attention(%x: tensor<2x10x8xf32>, %mem: tensor<2x12x6xf32
   %e = attn.erf %g : tensor<2x10x8xf32>
   return %e, %o : tensor<2x10x8xf32>, tensor<2x4x10x2xf32>
 }
+
+// CHECK-LABEL: func @convolution
+func.func @convolution(%x: tensor<4x10x16xf32>, %w: tensor<3x16x32xf32>, %b: tensor<32xf32>) -> tensor<4x10x16xf32> {
+  // CHECK: attn.conv1d %{{.*}}, %{{.*}}, %{{.*}} {pad_low = 2 : i64} : tensor<4x10x16xf32>, tensor<3x16x32xf32>, tensor<32xf32>
+  %y = attn.conv1d %x, %w, %b {pad_low = 2 : i64, pad_high = 0 : i64} : tensor<4x10x16xf32>, tensor<3x16x32xf32>, tensor<32xf32>
+  // CHECK: attn.glu %{{.*}} : tensor<4x10x32xf32>
+  %g = attn.glu %y : tensor<4x10x32xf32>
+  return %g : tensor<4x10x16xf32>
+}

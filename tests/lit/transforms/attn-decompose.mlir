@@ -59,3 +59,31 @@ func.func @attention(%e: tensor<4x10xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10
   %c, %a = attn.attention %e, %m, %h : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x16xf32>
   return %c, %a : tensor<4x16xf32>, tensor<4x10xf32>
 }
+
+// A causal convolution is one GEMM over the unfolded input: the padded input's three taps
+// side by side [B, T, 3C], times the weight read as [3C, N].
+// CHECK-LABEL: func @conv1d(
+// CHECK: %[[PAD:.*]] = attn.pad %{{.*}} {high = array<i64: 0, 0, 0>, low = array<i64: 0, 2, 0>} : tensor<4x10x16xf32>
+// CHECK: %[[T0:.*]] = attn.slice %[[PAD]] {offsets = array<i64: 0, 0, 0>, sizes = array<i64: 4, 10, 16>}
+// CHECK: %[[T1:.*]] = attn.slice %[[PAD]] {offsets = array<i64: 0, 1, 0>, sizes = array<i64: 4, 10, 16>}
+// CHECK: %[[T2:.*]] = attn.slice %[[PAD]] {offsets = array<i64: 0, 2, 0>, sizes = array<i64: 4, 10, 16>}
+// CHECK: %[[COLS:.*]] = attn.concat %[[T0]], %[[T1]], %[[T2]] {axis = 2 : i64}
+// CHECK: %[[W:.*]] = attn.reshape %{{.*}} : tensor<3x16x32xf32> -> tensor<48x32xf32>
+// CHECK: attn.dense %[[COLS]], %[[W]], %{{.*}} : tensor<4x10x48xf32>, tensor<48x32xf32>, tensor<32xf32>
+// CHECK-NOT: attn.conv1d
+func.func @conv1d(%x: tensor<4x10x16xf32>, %w: tensor<3x16x32xf32>, %b: tensor<32xf32>) -> tensor<4x10x32xf32> {
+  %y = attn.conv1d %x, %w, %b {pad_low = 2 : i64} : tensor<4x10x16xf32>, tensor<3x16x32xf32>, tensor<32xf32>
+  return %y : tensor<4x10x32xf32>
+}
+
+// The gated linear unit: the first half times the sigmoid of the second.
+// CHECK-LABEL: func @glu(
+// CHECK: %[[A:.*]] = attn.slice %{{.*}} {offsets = array<i64: 0, 0>, sizes = array<i64: 4, 8>}
+// CHECK: %[[G:.*]] = attn.slice %{{.*}} {offsets = array<i64: 0, 8>, sizes = array<i64: 4, 8>}
+// CHECK: %[[S:.*]] = attn.sigmoid %[[G]]
+// CHECK: attn.mul %[[A]], %[[S]]
+// CHECK-NOT: attn.glu
+func.func @glu(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
+  %y = attn.glu %x : tensor<4x16xf32>
+  return %y : tensor<4x8xf32>
+}

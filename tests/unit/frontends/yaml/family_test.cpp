@@ -25,6 +25,7 @@ TEST(Family, EveryModelBelongsToTheFamilyItsNameSays) {
                                                  {"pos-tagger", "labeller"},
                                                  {"majority-classifier", "labeller"},
                                                  {"transformer", "transformer"},
+                                                 {"convs2s", "conv"},
                                                  {"dates-", "seq2seq"},
                                                  {"reverse-seq2seq", "seq2seq"}};
   int checked = 0;
@@ -36,7 +37,8 @@ TEST(Family, EveryModelBelongsToTheFamilyItsNameSays) {
     ASSERT_TRUE(family) << e.path();
     std::string stem = e.path().stem().string(), want;
     for (const auto &[part, name] : expected)
-      if (stem.find(part) != std::string::npos && (want.empty() || part == "transformer"))
+      if (stem.find(part) != std::string::npos &&
+          (want.empty() || part == "transformer" || part == "convs2s"))
         want = name;
     EXPECT_EQ(family->name, want) << stem;
     std::vector<Diagnostic> problems;
@@ -218,6 +220,39 @@ TEST(Family, TheTransformerFamilyTakesEveryTaskItsStackDoes) {
     ASSERT_TRUE(familyOf(s));
     EXPECT_STREQ(familyOf(s)->name, "transformer") << task;
   }
+}
+
+// model.conv is an encoder-decoder: other tasks, a recurrent decoder's keys and a
+// Transformer's head are refused, every problem at its key.
+TEST(Family, TheConvFamilyIsAnEncoderDecoder) {
+  std::vector<Diagnostic> diags;
+  Spec tagger = parse("name: m\ntask: tag\ndata: {builtin: pos}\nmodel:\n  conv: {layers: 2}\n");
+  ASSERT_TRUE(familyOf(tagger));
+  EXPECT_STREQ(familyOf(tagger)->name, "conv");
+  EXPECT_FALSE(checkConsistency(tagger, diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].str().find("m.yaml:5:9: error: model.conv is a convolutional "
+                                "encoder-decoder, for task 'seq2seq', not 'tag'"),
+            std::string::npos)
+      << diags[0].str();
+
+  diags.clear();
+  Spec s = parse("name: m\ntask: seq2seq\ndata: {builtin: dates, tokens: char}\n"
+                 "model:\n  conv: {layers: 2, decoder_layers: 3}\n"
+                 "  embedding: {dim: 16}\n  attention: {type: bahdanau}\n"
+                 "train: {teacher_forcing: {ratio: 0.5}}\n"
+                 "decode: {attention_layer: 4, attention_head: 1}\n");
+  EXPECT_FALSE(checkConsistency(s, diags));
+  std::string all;
+  for (const Diagnostic &d : diags)
+    all += d.str() + "\n";
+  EXPECT_EQ(diags.size(), 5u) << all;
+  for (const char *text : {"model.embedding.dim does not apply to a convolutional model",
+                           "scheduled sampling feeds a recurrent decoder",
+                           "every block of the convolutional decoder has its own",
+                           "decode.attention_layer is 4, but the decoder has 3 blocks",
+                           "decode.attention_head chooses a Transformer's head"})
+    EXPECT_NE(all.find(text), std::string::npos) << text << "\n" << all;
 }
 
 } // namespace
