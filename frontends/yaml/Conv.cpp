@@ -125,6 +125,13 @@ private:
         b.getDenseI64ArrayAttr({decodeLength() - options.targetLength, 0}));
   }
 
+  // The encoder's positions: a learned table of data.max_len rows (the full program's source
+  // length), whatever length this program is compiled for, so that the programs of
+  // decode.buckets share it.
+  Value encoderPositions(Location l) {
+    return table("encoder.positions", std::max<int64_t>(spec.data.maxLen, options.sourceLength), l);
+  }
+
   // ids [K, T] -> E[ids] + P[0, T) [K, T, e].
   Value embed(Value tableValue, Value positions, Value ids, Location l) {
     int64_t steps = cast<RankedTensorType>(ids.getType()).getShape()[1];
@@ -173,9 +180,7 @@ private:
   Memory encode(Value src, Value mask, Location l) {
     ArrayRef<int64_t> shape = cast<RankedTensorType>(src.getType()).getShape();
     int64_t rows = shape[0], steps = shape[1];
-    Value e =
-        drop("encoder.embedding",
-             embed(sourceTable(l), table("encoder.positions", options.sourceLength, l), src, l), l);
+    Value e = drop("encoder.embedding", embed(sourceTable(l), encoderPositions(l), src, l), l);
     Value h = linear("encoder.input", e, channels(), l);
     Value keep = reshape(mask, {rows, steps, 1}, l);
     int64_t low = (taps() - 1) / 2, high = taps() - 1 - low;

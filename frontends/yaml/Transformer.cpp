@@ -379,8 +379,11 @@ private:
   }
 
   Value encode(Value src, Value mask, Location l) {
-    Value x = embed(sourceTable(), positionTable("encoder.positions", options.sourceLength, l),
-                    src, "encoder.embedding", l);
+    // data.max_len rows (the full program's source length) in every program, so that the
+    // programs of decode.buckets share a learned table.
+    int64_t rows = std::max<int64_t>(spec.data.maxLen, options.sourceLength);
+    Value x = embed(sourceTable(), positionTable("encoder.positions", rows, l), src,
+                    "encoder.embedding", l);
     return encoderStack("encoder", x, mask, l);
   }
 

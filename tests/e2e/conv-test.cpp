@@ -2,7 +2,8 @@
 // models/dates-convs2s.yaml reaches >= 95% exact match on its 500 held-out dates; decoding
 // with the step cache (each decoder block's last K-1 inputs) gives exactly the tokens of
 // decoding without it (--no-cache: @decode_full over the whole prefix at every step), for
-// greedy decoding and beam search; --plots draws any decoder block's attention.
+// greedy decoding and beam search, and by the programs of decode.buckets; --plots draws any
+// decoder block's attention.
 #include "AttncProcess.h"
 
 #include <gtest/gtest.h>
@@ -69,6 +70,13 @@ TEST_F(DatesConv, CachedGreedyDecodingEqualsUncached) {
 TEST_F(DatesConv, CachedBeamSearchEqualsUncached) {
   ASSERT_EQ(status, 0) << log;
   EXPECT_EQ(translate("--beam 4 --nbest 2"), translate("--beam 4 --nbest 2 --no-cache"));
+}
+
+// decode.buckets: each line decoded by the shortest program that holds it (the programs
+// share the encoder's position table), the same tokens as the full-length program's.
+TEST_F(DatesConv, BucketsDecodeTheSameTokens) {
+  ASSERT_EQ(status, 0) << log;
+  EXPECT_EQ(translate("--set decode.buckets=[12,20]"), translate(""));
 }
 
 // Every decoder block attends; decode.attention_layer chooses the one plotted. The first

@@ -204,10 +204,10 @@ const Reference kTransformer = {
 // F.conv1d / F.glu and the multi-step attention as torch ops: kernels 1, 2 (uneven encoder
 // padding), 3 and 5, a deeper decoder than encoder, and weight normalisation. The spec is
 // this text with the configuration's overrides; the vocabularies and lengths come from the
-// file.
+// file (data.max_len is the source length: the encoder's position table has its rows).
 const char *const kConvSpec = R"(name: convs2s-reference
 task: seq2seq
-data: {builtin: reverse}
+data: {builtin: reverse, max_len: 7}
 model:
   conv: {layers: 2, kernel: 3, channels: 16, embedding: 12}
 train: {batch_size: 3}
