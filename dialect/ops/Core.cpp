@@ -117,6 +117,9 @@ double DenseOp::getFlops() {
          (double)cast<RankedTensorType>(getWeight().getType()).getShape()[0];
 }
 
+// stop_gradient: only its gradient rule differs from the identity's.
+SmallVector<Value> StopGradientOp::decompose(OpBuilder &) { return {getInput()}; }
+
 //===----------------------------------------------------------------------------------===//
 // softmax, layer_norm
 //===----------------------------------------------------------------------------------===//

@@ -143,6 +143,28 @@ def Attn_LogOp : Attn_UnaryOp<"log", "log(x)">;
 def Attn_SqrtOp : Attn_UnaryOp<"sqrt", "sqrt(x)">;
 def Attn_StepOp : Attn_UnaryOp<"step", "x > 0 ? 1 : 0">;
 def Attn_ErfOp : Attn_UnaryOp<"erf", "erf(x)">;
+
+def Attn_StopGradientOp : Attn_InferredOp<"stop_gradient", "inferSameType",
+    [DeclareOpInterfaceMethods<Attn_DecomposableOpInterface>,
+     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
+  let summary = "the identity, through which no gradient flows";
+  let description = [{
+    `result = input`; its gradient rule passes nothing back (`torch.Tensor.detach`). A
+    surrogate loss uses it to hold a factor constant: the score-function (REINFORCE)
+    estimator of hard attention multiplies the gradient of a sample's log-probability by the
+    reward `stop_gradient(log p(y | s) - b)`. So its gradient is by design not the derivative
+    of its value: the gradient checks test that it passes none
+    (tests/conformance/gradcheck-cases.mlir, `@stop_gradient`). Decomposes into its input.
+
+    ```mlir
+    %r = attn.stop_gradient %reward : tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 // The Transformer's exact GELU (PyTorch's `gelu`, approximate = 'none').
 def Attn_GeluOp : Attn_UnaryOp<"gelu", "x Phi(x) = x (1 + erf(x / sqrt(2))) / 2">;
 

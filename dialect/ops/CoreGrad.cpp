@@ -166,6 +166,11 @@ LogicalResult StepOp::buildGradient(OpBuilder &, ValueRange, Grads &out) {
   return success();
 }
 
+LogicalResult StopGradientOp::buildGradient(OpBuilder &, ValueRange, Grads &out) {
+  out.push_back(Value());
+  return success();
+}
+
 //===- linear algebra ----------------------------------------------------------------------===//
 
 // C = A' B' with A' = op(A), B' = op(B): dA' = g B'^T and dB' = A'^T g, transposed back where

@@ -469,9 +469,12 @@ std::vector<KeySchema> buildTable() {
           "softmax(V [s_i; c_i] + b). `luong`: global attention from the new state s_i with "
           "`score`; h~_i = tanh(W_c [c_i; s_i]) gives softmax(V h~_i + b). `local`: Luong's "
           "local attention, `luong` restricted to the window [p_i - D, p_i + D] (see `align`, "
-          "`window`, `gaussian`)."),
+          "`window`, `gaussian`). `hard`: Xu et al.'s stochastic hard attention with "
+          "`bahdanau`'s decoder and `score`: the decoder reads the one encoder state at a "
+          "position drawn from the weights (the most likely one when decoding), trained with "
+          "the score-function estimator (see `baseline`, `entropy`, `soft_probability`)."),
       Key("model.attention.score", &AttentionSpec::score,
-          "`luong`, `local`: `dot` s^T h (the encoder's output must be as wide as the "
+          "`luong`, `local`, `hard`: `dot` s^T h (the encoder's output must be as wide as the "
           "decoder's), `general` s^T W h, `concat` v^T tanh(W [s; h]), or `cosine` "
           "tau s^T h / (|s| |h|) (as wide as `dot`; seed 001's cosine similarity, scaled by "
           "`temperature`)."),
@@ -504,6 +507,23 @@ std::vector<KeySchema> buildTable() {
       Key("model.attention.learn_temperature", &AttentionSpec::learnTemperature,
           "`score: cosine`: learn tau (a parameter starting at `temperature`) instead of "
           "keeping it fixed."),
+      Key("model.attention.baseline", &AttentionSpec::baseline,
+          "`hard`: what the score-function estimator subtracts from a sentence's "
+          "log-likelihood before weighting the gradient of its positions' log-probability: "
+          "`leave_one_out`, the mean of the other sentences' in the batch (unbiased, as the "
+          "samples are independent), or `none`."),
+      Key("model.attention.entropy", &AttentionSpec::entropy,
+          "`hard`: lambda, the weight of the attention's entropy bonus: the loss gets "
+          "-lambda sum_i H(alpha_i) per target token, which keeps the weights from "
+          "collapsing early.")
+          .atLeast(0)
+          .atMost(100),
+      Key("model.attention.soft_probability", &AttentionSpec::softProbability,
+          "`hard`: the probability that a training step of the decoder reads the soft "
+          "expectation sum_j alpha_ij h_j instead of a sampled position (Xu et al. use 0.5); "
+          "0: always sampled.")
+          .atLeast(0)
+          .atMost(1),
       Map("model.output", &OutputSpec::loc,
           "Dense head that maps the network's features to predictions."),
       Key("model.output.size", &OutputSpec::size,

@@ -50,13 +50,28 @@ public:
       lossInputs.push_back(RankedTensorType::get({batch, tgtLen}, f32));
       lossNames.push_back(::attn::names::kTeacher);
     }
+    if (hard()) {
+      lossInputs.push_back(RankedTensorType::get({batch, tgtLen, srcLen}, f32));
+      lossNames.push_back(::attn::names::kHardNoise);
+      lossInputs.push_back(RankedTensorType::get({batch, tgtLen}, f32));
+      lossNames.push_back(::attn::names::kHardSoft);
+    }
     auto loss = lossEntry(lossInputs, lossNames, {{"encoder", srcLen}, {"decoder", tgtLen}}, l);
     Encoded enc = encoder(r, loss.getArgument(0), loss.getArgument(1), l);
+    if (hard()) {
+      draws.noise = loss.getArgument(4);
+      draws.soft = loss.getArgument(5);
+      draws.real = realTargets(loss.getArgument(3), l);
+    }
     Value logits = sampling ? decodeSampled(dr, enc, loss.getArgument(1), loss.getArgument(2),
                                             loss.getArgument(4), l)
                             : decodeForced(dr, enc, loss.getArgument(1), loss.getArgument(2), l);
     dropout.clear();
-    returnPaddedCrossEntropy(logits, loss.getArgument(3), l);
+    if (hard())
+      returnHardAttentionLoss(logits, loss.getArgument(3), l);
+    else
+      returnPaddedCrossEntropy(logits, loss.getArgument(3), l);
+    draws = {};
 
     // The decoding entries, for K rows at once.
     int64_t rows = spec.decode.beam > 1 ? spec.decode.beam : spec.decode.batch;
@@ -148,11 +163,13 @@ public:
     AttentionType type;
     bool newState; // scores s_i and reads h~_i = tanh(W_c [c_i; s_i]) (Luong); else s_{i-1}
     bool windowed; // a window [p_i - D, p_i + D], optionally Gaussian-weighted (local)
+    bool sampled;  // reads one encoder state at a drawn position (hard), with `score`
   };
   static const MechanismRule &mechanismRule(AttentionType type) {
-    static const MechanismRule rules[] = {{AttentionType::Bahdanau, false, false},
-                                          {AttentionType::Luong, true, false},
-                                          {AttentionType::Local, true, true}};
+    static const MechanismRule rules[] = {{AttentionType::Bahdanau, false, false, false},
+                                          {AttentionType::Luong, true, false, false},
+                                          {AttentionType::Local, true, true, false},
+                                          {AttentionType::Hard, false, false, true}};
     return rules[static_cast<size_t>(type)];
   }
   // The scores (model.attention.score, for the Luong mechanisms), one row each: the kind of
@@ -176,10 +193,12 @@ public:
   bool attention() const { return spec.task == Task::Seq2seq && spec.model.attention.has_value(); }
   const MechanismRule &mechanism() const { return mechanismRule(spec.model.attention->type); }
   const ScoreRule &score() const { return scoreRule(spec.model.attention->score); }
-  // Bahdanau's score and Luong's concat are additive: v^T tanh(W s + U h).
+  // Bahdanau's score and the concat score are additive: v^T tanh(W s + U h).
   bool additive() const {
-    return attention() && (!mechanism().newState || score().kind == ScoreKind::additive);
+    return attention() &&
+           (mechanism().type == AttentionType::Bahdanau || score().kind == ScoreKind::additive);
   }
+  bool hard() const { return attention() && mechanism().sampled; }
   bool luong() const { return attention() && mechanism().newState; }
   bool local() const { return attention() && mechanism().windowed; }
   bool monotonic() const { return local() && spec.model.attention->align == Align::Monotonic; }
@@ -429,9 +448,139 @@ public:
         weighting = window.getGaussian();
     }
     auto att = b.create<mlir::attn::AttentionOp>(l, scores, mask, mem.values, weighting);
+    if (hard())
+      return {sampledContext(att.getWeights(), att.getContext(), mem, l), att.getWeights()};
     return {att.getContext(), att.getWeights()};
   }
 
+  //===- hard attention ------------------------------------------------------------------===//
+
+  // Hard attention's draws while a @loss is built (null members in decoding), and what its
+  // decoder step hands back to the scan.
+  struct Draws {
+    Value noise, soft; // @loss's hard_noise [B, T, S] and hard_soft [B, T]
+    Value real;        // [B, T, 1]: 1 at the real (non-pad) target steps
+    // In the scan body: this step's slices ([B, S], [B, 1], [B, 1]) and, after the step,
+    // its terms: log alpha at the drawn position (0 where the step read the expectation)
+    // and the entropy of alpha, both [B, 1] and 0 at padded target steps.
+    Value stepNoise, stepSoft, stepReal;
+    Value logProb, entropy;
+    // After the scan: their sums over the steps, [B, 1].
+    Value totalLogProb, totalEntropy;
+  } draws;
+
+  // 1 where `targets` [B, T] holds a token, 0 at padding: [B, T, 1].
+  Value realTargets(Value targets, Location l) {
+    int64_t vocab = options.targetVocab;
+    SmallVector<float> real(vocab, 1.0f);
+    real[kPadId] = 0.0f;
+    Value table = b.create<mlir::attn::ConstantOp>(
+        l, mlir::DenseElementsAttr::get(f32({vocab, 1}), ArrayRef<float>(real)));
+    return b.create<mlir::attn::EmbeddingOp>(l, table, targets);
+  }
+
+  // The context of a hard attention step from its weights alpha [B, S]: the encoder state at
+  // s = argmax_j (log alpha_j + g_j) with Gumbel noise g (a draw from alpha; without noise,
+  // the most likely position), or where the step's coin says so the expectation `expected`
+  // (sum_j alpha_j h_j). Ties (equal weights, no noise) share the position evenly. Records
+  // the step's log alpha_s and entropy in `draws`.
+  Value sampledContext(Value alpha, Value expected, const Memory &mem, Location l) {
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(alpha.getType()).getShape();
+    int64_t batch = shape[0], steps = shape[1], width = memoryWidth();
+    auto axis = b.getDenseI64ArrayAttr({1});
+    Value logAlpha =
+        b.create<mlir::attn::LogOp>(l, b.create<mlir::attn::AddOp>(l, alpha, scalar(1e-30f, l)));
+    Value perturbed = logAlpha;
+    if (draws.stepNoise)
+      perturbed = b.create<mlir::attn::AddOp>(l, perturbed, draws.stepNoise);
+    // Padding can never be drawn: -1e9 below every real position.
+    perturbed = b.create<mlir::attn::AddOp>(
+        l, perturbed,
+        b.create<mlir::attn::MulOp>(l, b.create<mlir::attn::SubOp>(l, mem.mask, scalar(1.0f, l)),
+                                    scalar(1e9f, l)));
+    Value best = b.create<mlir::attn::ReduceMaxOp>(l, perturbed, axis, b.getBoolAttr(true));
+    Value hit = b.create<mlir::attn::EqOp>(l, perturbed, best);
+    Value drawn = b.create<mlir::attn::DivOp>(
+        l, hit, b.create<mlir::attn::ReduceSumOp>(l, hit, axis, b.getBoolAttr(true)));
+    Value context = b.create<mlir::attn::ReshapeOp>(
+        l, f32({batch, width}),
+        b.create<mlir::attn::MatmulOp>(
+            l, b.create<mlir::attn::ReshapeOp>(l, f32({batch, 1, steps}), drawn), mem.values, false,
+            false));
+    if (!draws.stepReal)
+      return context;
+    Value sampled = b.create<mlir::attn::SubOp>(l, scalar(1.0f, l), draws.stepSoft);
+    context =
+        b.create<mlir::attn::AddOp>(l, b.create<mlir::attn::MulOp>(l, draws.stepSoft, expected),
+                                    b.create<mlir::attn::MulOp>(l, sampled, context));
+    Value logProb = b.create<mlir::attn::ReduceSumOp>(
+        l, b.create<mlir::attn::MulOp>(l, drawn, logAlpha), axis, b.getBoolAttr(true));
+    draws.logProb = b.create<mlir::attn::MulOp>(l, b.create<mlir::attn::MulOp>(l, logProb, sampled),
+                                                draws.stepReal);
+    Value entropy = b.create<mlir::attn::NegOp>(
+        l, b.create<mlir::attn::ReduceSumOp>(l, b.create<mlir::attn::MulOp>(l, alpha, logAlpha),
+                                             axis, b.getBoolAttr(true)));
+    draws.entropy = b.create<mlir::attn::MulOp>(l, entropy, draws.stepReal);
+    return context;
+  }
+
+  // Ends a hard attention @loss: the cross-entropy (what the loss's value is), plus the
+  // score-function estimator's term (Xu et al. 2015, (12)), whose value is 0 and whose
+  // gradient is -(R_b - b_b) d log p(s_b) / N: R_b = log p(y_b | s_b) the sentence's
+  // log-likelihood under its drawn positions s_b, log p(s_b) = sum_t log alpha_t(s_t), b_b
+  // the baseline (the other sentences' mean R), N the real target tokens; and the entropy
+  // bonus -lambda sum H(alpha) / N.
+  void returnHardAttentionLoss(Value logits, Value targets, Location l) {
+    const AttentionSpec &a = *spec.model.attention;
+    auto shape = cast<RankedTensorType>(logits.getType()).getShape();
+    int64_t batch = shape[0], vocab = shape[2];
+    Value loss =
+        b.create<mlir::attn::CrossEntropyOp>(l, logits, targets, b.getI64IntegerAttr(kPadId),
+                                             b.getF32FloatAttr(spec.train.labelSmoothing));
+    // R [B]: sum over the real steps of log softmax(logits)[y].
+    SmallVector<float> identity(vocab * vocab, 0.0f);
+    for (int64_t v = 0; v < vocab; ++v)
+      identity[v * vocab + v] = 1.0f;
+    Value oneHot = b.create<mlir::attn::EmbeddingOp>(
+        l,
+        b.create<mlir::attn::ConstantOp>(
+            l, mlir::DenseElementsAttr::get(f32({vocab, vocab}), ArrayRef<float>(identity))),
+        targets);
+    Value picked = b.create<mlir::attn::MulOp>(
+        l, b.create<mlir::attn::MulOp>(l, logSoftmax(logits, l), oneHot), draws.real);
+    Value reward = b.create<mlir::attn::ReduceSumOp>(l, picked, b.getDenseI64ArrayAttr({1, 2}),
+                                                     b.getBoolAttr(false));
+    Value tokens = b.create<mlir::attn::MaximumOp>(
+        l,
+        b.create<mlir::attn::ReduceSumOp>(l, draws.real, b.getDenseI64ArrayAttr({0, 1, 2}),
+                                          b.getBoolAttr(false)),
+        scalar(1.0f, l));
+    if (a.baseline == HardBaseline::LeaveOneOut && batch > 1) {
+      Value total = b.create<mlir::attn::ReduceSumOp>(l, reward, b.getDenseI64ArrayAttr({0}),
+                                                      b.getBoolAttr(true));
+      Value others = b.create<mlir::attn::DivOp>(l, b.create<mlir::attn::SubOp>(l, total, reward),
+                                                 scalar((float)(batch - 1), l));
+      reward = b.create<mlir::attn::SubOp>(l, reward, others);
+    }
+    Value advantage = b.create<mlir::attn::StopGradientOp>(l, reward);
+    Value logProb = b.create<mlir::attn::ReshapeOp>(l, f32({batch}), draws.totalLogProb);
+    // log p(s) - stop_gradient(log p(s)): 0, with the gradient of log p(s).
+    Value score =
+        b.create<mlir::attn::SubOp>(l, logProb, b.create<mlir::attn::StopGradientOp>(l, logProb));
+    Value estimator =
+        b.create<mlir::attn::ReduceSumOp>(l, b.create<mlir::attn::MulOp>(l, advantage, score),
+                                          b.getDenseI64ArrayAttr({0}), b.getBoolAttr(false));
+    loss = b.create<mlir::attn::SubOp>(l, loss, b.create<mlir::attn::DivOp>(l, estimator, tokens));
+    if (a.entropy > 0) {
+      Value entropy = b.create<mlir::attn::ReduceSumOp>(
+          l, draws.totalEntropy, b.getDenseI64ArrayAttr({0, 1}), b.getBoolAttr(false));
+      loss = b.create<mlir::attn::SubOp>(
+          l, loss,
+          b.create<mlir::attn::MulOp>(l, scalar((float)a.entropy, l),
+                                      b.create<mlir::attn::DivOp>(l, entropy, tokens)));
+    }
+    b.create<func::ReturnOp>(l, loss);
+  }
 
   // One decoder step with `features` for the readout.
   struct Step {
@@ -536,29 +685,50 @@ public:
     int64_t batch = inType.getShape()[0], steps = inType.getShape()[1];
     Value embedded = b.create<mlir::attn::EmbeddingOp>(l, d.embedding, tgtIn);
     SmallVector<Value> inits = initialCarried(r, enc, l);
+    size_t numStates = inits.size();
+    // Hard attention also carries the sums of its steps' log-probabilities and entropies.
+    if (draws.noise)
+      inits.append(zerosFor({f32({batch, 1}), f32({batch, 1})}, l));
     SmallVector<Type> resultTypes;
     for (Value v : inits)
       resultTypes.push_back(v.getType());
     resultTypes.push_back(RankedTensorType::get({batch, steps, featureWidth(r)}, b.getF32Type()));
     SmallVector<Value> masks = decoderMasks(), xs = {embedded};
     xs.append(masks.begin(), masks.end());
+    if (draws.noise)
+      xs.append({draws.noise,
+                 b.create<mlir::attn::ReshapeOp>(l, f32({batch, steps, 1}), draws.soft),
+                 draws.real});
     auto scan = b.create<mlir::attn::ScanOp>(l, resultTypes, inits, xs, ValueRange{}, 1, false,
                                              nullptr);
     SmallVector<Type> argTypes(resultTypes.begin(), resultTypes.end() - 1);
-    argTypes.push_back(RankedTensorType::get({batch, spec.model.embedding.dim}, b.getF32Type()));
-    for (Value m : masks)
-      argTypes.push_back(stepSlice(m));
+    for (Value x : xs)
+      argTypes.push_back(stepSlice(x));
     Block *body =
         b.createBlock(&scan.getBody(), {}, argTypes, SmallVector<Location>(argTypes.size(), l));
     b.setInsertionPointToStart(body);
     ValueRange args = body->getArguments();
     size_t numCarried = inits.size();
+    ValueRange stepMasks = args.slice(numCarried + 1, masks.size());
+    if (draws.noise) {
+      draws.stepNoise = args[numCarried + 1 + masks.size()];
+      draws.stepSoft = args[numCarried + 2 + masks.size()];
+      draws.stepReal = args[numCarried + 3 + masks.size()];
+    }
     Step next = decoderStepWith(r, d, mem, enc.context, args[numCarried],
-                                args.take_front(numCarried), l, args.drop_front(numCarried + 1));
+                                args.take_front(numStates), l, stepMasks);
     SmallVector<Value> yields(next.carried);
+    if (draws.noise)
+      yields.append({b.create<mlir::attn::AddOp>(l, args[numStates], draws.logProb),
+                     b.create<mlir::attn::AddOp>(l, args[numStates + 1], draws.entropy)});
     yields.push_back(next.features);
     b.create<mlir::attn::YieldOp>(l, yields);
     b.setInsertionPointAfter(scan);
+    if (draws.noise) {
+      draws.totalLogProb = scan.getResult(numStates);
+      draws.totalEntropy = scan.getResult(numStates + 1);
+      draws.stepNoise = draws.stepSoft = draws.stepReal = Value();
+    }
     return readout(d, scan.getResults().back(), enc.context, l);
   }
 
@@ -676,6 +846,31 @@ void validateAttention(const Spec &s, const AttentionSpec &a, Problems &p) {
             "predictive alignment learns p_i only through the Gaussian (the window's edges "
             "pass no gradient): without it W_p and v_p would never train",
             "remove gaussian: false, or set align: monotonic");
+  const char *hardKey = a.baseline != defaults.baseline ? "model.attention.baseline"
+                        : a.entropy != defaults.entropy ? "model.attention.entropy"
+                        : a.softProbability != defaults.softProbability
+                            ? "model.attention.soft_probability"
+                            : nullptr;
+  if (a.type != AttentionType::Hard && hardKey)
+    p.error(hardKey, a.loc,
+            std::string(hardKey) +
+                " trains hard attention's sampled positions, but this "
+                "attention is '" +
+                nameOf(a.type) + "'",
+            "remove it, or set type: hard");
+  if (a.type == AttentionType::Hard) {
+    const TeacherForcingSpec &tf = s.train.teacherForcing;
+    if (tf.schedule != TeacherSchedule::Constant || tf.ratio < 1.0)
+      p.error(tf.loc,
+              "hard attention is trained with teacher forcing: its estimator weighs the "
+              "positions drawn at every step by the likelihood of the true target",
+              "remove train.teacher_forcing");
+    if (a.window != defaults.window || a.align != defaults.align || !a.inputFeeding)
+      p.error("model.attention.window", s.locOf("model.attention.align", a.loc),
+              "model.attention.window, align and input_feeding shape Luong's attention, not "
+              "hard attention (bahdanau's decoder)",
+              "remove them");
+  }
   if (cosine && !(a.temperature > 0))
     p.error("model.attention.temperature", a.loc,
             "model.attention.temperature must be above 0 for the cosine score, got " +

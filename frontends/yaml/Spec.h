@@ -90,9 +90,13 @@ enum class Context { Initial, EveryStep };
 template <> struct EnumNames<Context> {
   static constexpr std::array<const char *, 2> names = {"initial", "every_step"};
 };
-enum class AttentionType { Bahdanau, Luong, Local };
+enum class AttentionType { Bahdanau, Luong, Local, Hard };
 template <> struct EnumNames<AttentionType> {
-  static constexpr std::array<const char *, 3> names = {"bahdanau", "luong", "local"};
+  static constexpr std::array<const char *, 4> names = {"bahdanau", "luong", "local", "hard"};
+};
+enum class HardBaseline { LeaveOneOut, None };
+template <> struct EnumNames<HardBaseline> {
+  static constexpr std::array<const char *, 2> names = {"leave_one_out", "none"};
 };
 enum class Score { Dot, General, Concat, Cosine };
 template <> struct EnumNames<Score> {
@@ -209,6 +213,11 @@ struct AttentionSpec {
   bool inputFeeding = true;      // luong, local: feed h~_{i-1} into the decoder's input
   double temperature = 10.0;     // cosine: tau in tau cos(s, h)
   bool learnTemperature = false; // cosine: tau is a parameter (starting at `temperature`)
+  // hard: the score-function estimator's baseline, entropy bonus, and the probability of a
+  // step reading the soft expectation instead of a sampled position (Xu et al. 2015)
+  HardBaseline baseline = HardBaseline::LeaveOneOut;
+  double entropy = 0.0;
+  double softProbability = 0.0;
   Loc loc;
 
   // Whether local attention weights its window by the Gaussian: as `gaussian` says, else as

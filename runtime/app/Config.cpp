@@ -37,7 +37,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ScheduleSpec, type, lr, warmup, decaySteps, g
 } // namespace attn::train
 
 namespace attn::task {
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepInputConfig, teacherForcing, dropout, seed)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepInputConfig, teacherForcing, dropout, softAttention, seed)
 } // namespace attn::task
 
 namespace attn::decode {

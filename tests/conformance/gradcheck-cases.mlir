@@ -653,3 +653,13 @@ func.func @glu() -> tensor<2x3x2xf32> {
   %y = attn.glu %x : tensor<2x3x4xf32>
   return %y : tensor<2x3x2xf32>
 }
+
+// stop_gradient passes no gradient, by design: gradcheck-test.cpp checks that "blocked"
+// gets none (finite differences would see the identity) and that "y" gets x's value.
+func.func @stop_gradient() -> tensor<2x3xf32> {
+  %x = attn.param "blocked" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %y = attn.param "y" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %s = attn.stop_gradient %x : tensor<2x3xf32>
+  %z = attn.mul %s, %y : tensor<2x3xf32>, tensor<2x3xf32>
+  return %z : tensor<2x3xf32>
+}

@@ -94,7 +94,9 @@ mlir::OwningOpRef<mlir::ModuleOp> lossModule(mlir::func::FuncOp testCase, uint64
   return module;
 }
 
-// Compares every gradient `loss_grad` returns with central differences of `loss`.
+// Compares every gradient `loss_grad` returns with central differences of `loss`; a
+// parameter named "blocked" reaches the loss only through attn.stop_gradient, so its
+// gradient must be exactly zero instead.
 void checkGradients(const ::attn::Program &program, std::vector<::attn::Tensor> &params,
                     const std::vector<::attn::Tensor> &inputs, const std::string &label) {
   const attn_program_info &info = program.info();
@@ -115,6 +117,11 @@ void checkGradients(const ::attn::Program &program, std::vector<::attn::Tensor> 
     ::attn::Tensor &value = params[index];
     const float *analytic = grads[o].data<float>();
     int64_t n = value.numel();
+    if (param == "blocked") {
+      for (int64_t i = 0; i < n; ++i)
+        EXPECT_EQ(analytic[i], 0.0f) << label << ": a gradient passed attn.stop_gradient";
+      continue;
+    }
     int64_t stride = std::max<int64_t>(1, n / kMaxElementsPerParam);
     for (int64_t i = 0; i < n; i += stride) {
       float saved = value.data<float>()[i];
@@ -209,8 +216,13 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
     small.push_back({"model.transformer.heads", "2"});
     small.push_back({"model.transformer.ffn", "6"});
   }
-  // (A Transformer's embeddings are d_model wide: model.embedding does not apply to it.)
-  if (!plain->model.transformer &&
+  if (plain->model.conv) {
+    small.push_back({"model.conv.channels", "4"});
+    small.push_back({"model.conv.embedding", "3"});
+  }
+  // (A Transformer's embeddings are d_model wide, a convolutional model's conv.embedding:
+  // model.embedding does not apply to them.)
+  if (!plain->model.transformer && !plain->model.conv &&
       (plain->task == ::attn::yaml::Task::Lm || plain->task == ::attn::yaml::Task::Seq2seq ||
        plain->task == ::attn::yaml::Task::Tag || plain->task == ::attn::yaml::Task::Classify))
     small.push_back({"model.embedding.dim", "3"});
@@ -252,6 +264,11 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
       // seq2seq: masks and scheduled sampling's coins are 0 or 1 (the first column 1).
       if (name == "src_mask" || name == "teacher" || name == "forecast_teacher")
         t.data<float>()[k] = k % t.shape()[1] == 0 || rng.next() % 3 != 0 ? 1.0f : 0.0f;
+      // Hard attention's steps all read the expectation: its score-function estimator is by
+      // design not the derivative of the loss's value (the statistical test in
+      // tests/reference checks it), while the soft path is.
+      else if (name == "hard_soft")
+        t.data<float>()[k] = 1.0f;
       else if (t.dtype() == ATTN_I32)
         t.data<int32_t>()[k] = (int32_t)(rng.next() % (uint64_t)std::max<int64_t>(1, options.vocabSize));
       else

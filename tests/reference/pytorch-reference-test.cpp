@@ -33,7 +33,9 @@
 #include "frontends/yaml/Importer.h"
 #include "frontends/yaml/Spec.h"
 
+#include "attn/Names.h"
 #include "attn/Program.h"
+#include "attn/Random.h"
 #include "attn/Tensor.h"
 #include "attn/checkpoint/Checkpoint.h"
 
@@ -200,6 +202,29 @@ const Reference kTransformer = {
     {{".k.bias", ".k.weight"}},
 };
 
+// Hard attention (type: hard, Bahdanau's decoder with the concat or dot score): the file holds
+// the exact expected loss and its gradient, by enumerating every sequence of attended
+// positions (make-hard-attention-reference.py); the test averages attnc's stochastic estimate
+// over many Gumbel draws (checkEstimator). Baseline none or leave_one_out per the test.
+const Reference kHardAttention = {
+    "hard-attention-reference.safetensors",
+    "hard-attention-reference (inline spec)",
+    "make-hard-attention-reference.py",
+    {{"batch", "train.batch_size"},
+     {"embedding", "model.embedding.dim"},
+     {"hidden", "model.rnn.hidden"},
+     {"layers", "model.rnn.layers"},
+     {"cell", "model.rnn.cell"},
+     {"bidirectional", "model.rnn.bidirectional"},
+     {"type", "model.attention.type"},
+     {"score", "model.attention.score"},
+     {"dim", "model.attention.dim"}},
+    {"src", "src_mask", "tgt_in", "tgt_out"},
+    nullptr,
+    kAttentionSpec,
+    true,
+};
+
 // The convolutional encoder-decoder (task: seq2seq, model.conv, teacher forcing) against
 // F.conv1d / F.glu and the multi-step attention as torch ops: kernels 1, 2 (uneven encoder
 // padding), 3 and 5, a deeper decoder than encoder, and weight normalisation. The spec is
@@ -318,30 +343,40 @@ mlir::DialectRegistry registry() {
   return r;
 }
 
-// Builds r.model with configuration cfg's sizes, runs @loss_grad on the file's parameters and
-// inputs, and compares the loss and every gradient with the file's.
-void checkLossGrad(const Reference &r, const std::string &cfg) {
+// Configuration `cfg` of `r`: the file's tensors and metadata, and the model built with its
+// sizes through the real frontend and attn-autodiff (@loss_grad).
+struct Built {
   const ::attn::checkpoint::Checkpoint *ref = nullptr;
+  std::string cfg, sizes; // sizes: the overrides, for messages
+  std::unique_ptr<::attn::driver::Session> session;
+  std::unique_ptr<::attn::driver::Model> model;
+
+  std::string meta(const std::string &key) const {
+    auto it = ref->metadata.find(cfg + "." + key);
+    return it == ref->metadata.end() ? std::string() : it->second;
+  }
+  const ::attn::Tensor &tensor(const std::string &name) const {
+    const ::attn::Tensor *t = ref->find(cfg + "/" + name);
+    if (!t)
+      throw std::runtime_error("no tensor '" + cfg + "/" + name + "' in the reference");
+    return *t;
+  }
+};
+
+// `extra`: overrides beyond the configuration's.
+void build(const Reference &r, const std::string &cfg, Built &out,
+           const std::vector<::attn::yaml::Override> &extra = {}) {
+  out.cfg = cfg;
   try {
-    ref = &load(r);
+    out.ref = &load(r);
   } catch (const std::exception &e) {
     FAIL() << e.what() << "\n  hint: regenerate it with /usr/bin/python3 tests/reference/"
            << r.script;
   }
-  auto meta = [&](const std::string &key) -> std::string {
-    auto it = ref->metadata.find(cfg + "." + key);
-    return it == ref->metadata.end() ? std::string() : it->second;
-  };
-  auto tensor = [&](const std::string &name) -> const ::attn::Tensor & {
-    const ::attn::Tensor *t = ref->find(cfg + "/" + name);
-    if (!t)
-      throw std::runtime_error(referencePath(r) + ": no tensor '" + cfg + "/" + name + "'");
-    return *t;
-  };
-
+  auto meta = [&](const std::string &key) { return out.meta(key); };
+  std::string &sizes = out.sizes;
   // The model through the real frontend, with the configuration as overrides.
-  std::vector<::attn::yaml::Override> overrides;
-  std::string sizes;
+  std::vector<::attn::yaml::Override> overrides = extra;
   for (const auto &[key, path] : r.overrides) {
     bool optional =
         std::find(r.optionalKeys.begin(), r.optionalKeys.end(), key) != r.optionalKeys.end();
@@ -367,10 +402,10 @@ void checkLossGrad(const Reference &r, const std::string &cfg) {
     sizes += ", vocab " + meta("source_vocab") + "/" + meta("target_vocab") + ", lengths " +
              meta("source_length") + "/" + meta("target_length");
   }
-  ::attn::driver::Session session;
+  out.session = std::make_unique<::attn::driver::Session>();
+  ::attn::driver::Session &session = *out.session;
   ASSERT_TRUE(r.specText ? session.loadSpecText(r.specText, r.model, overrides)
                          : session.loadSpec(modelPath(r), overrides));
-  const ::attn::yaml::Spec *spec = &session.spec();
   session.setImportOptions(options);
   ASSERT_TRUE(session.runTo(::attn::driver::Stage::Attn));
   mlir::ModuleOp module = session.module();
@@ -380,9 +415,23 @@ void checkLossGrad(const Reference &r, const std::string &cfg) {
   ::attn::pipelines::buildFusion(pm);
   pm.addPass(mlir::attn::createAttnAutodiff());
   ASSERT_TRUE(mlir::succeeded(pm.run(module))) << "attn-autodiff failed";
-  std::unique_ptr<::attn::driver::Model> model = session.loadModel();
-  ASSERT_TRUE(model);
-  const ::attn::Program &program = *model->program;
+  out.model = session.loadModel();
+  ASSERT_TRUE(out.model);
+}
+
+// Builds r.model with configuration cfg's sizes, runs @loss_grad on the file's parameters and
+// inputs, and compares the loss and every gradient with the file's.
+void checkLossGrad(const Reference &r, const std::string &cfg) {
+  Built built;
+  build(r, cfg, built);
+  if (::testing::Test::HasFatalFailure())
+    return;
+  const ::attn::checkpoint::Checkpoint *ref = built.ref;
+  auto tensor = [&](const std::string &name) -> const ::attn::Tensor & {
+    return built.tensor(name);
+  };
+  const std::string &sizes = built.sizes;
+  const ::attn::Program &program = *built.model->program;
   const attn_program_info &info = program.info();
 
   // Parameters in manifest order, matched by name; inputs by name.
@@ -428,6 +477,94 @@ void checkLossGrad(const Reference &r, const std::string &cfg) {
   for (const auto &[name, t] : ref->tensors)
     inFile += name.rfind(cfg + "/grad:", 0) == 0;
   EXPECT_EQ(inFile, info.num_params) << "the reference has gradients for other parameters";
+}
+
+// Hard attention's score-function estimator is unbiased: over kDraws draws of the Gumbel
+// noise (every step sampled, no soft coins), the mean of attnc's loss and of every gradient
+// @loss_grad returns must be the enumerated expectation's within 5 standard errors of the
+// mean (estimated from the draws), plus 1e-4 of the tensor's scale for float rounding. The
+// tolerance is only worth something if it is narrow: the attention weights' gradients come
+// from the estimator term alone (a drawn context does not depend on them), and their 5
+// standard errors must stay below 3/4 of their size, so a missing or mis-signed term fails.
+// Every step reading the expectation instead gives the soft model's loss exactly.
+void checkEstimator(const Reference &r, const std::string &cfg, const std::string &baseline) {
+  Built built;
+  build(r, cfg, built, {{"model.attention.baseline", baseline}});
+  if (::testing::Test::HasFatalFailure())
+    return;
+  const ::attn::Program &program = *built.model->program;
+  const attn_entry_info &entry = program.entry("loss_grad");
+  std::vector<::attn::Tensor> params;
+  for (int i = 0; i < program.info().num_params; ++i)
+    params.push_back(built.tensor(program.info().params[i].name));
+  std::vector<::attn::Tensor> inputs;
+  int noise = -1, soft = -1;
+  for (int i = 0; i < entry.num_inputs; ++i) {
+    std::string name = entry.inputs[i].name;
+    if (name == ::attn::names::kHardNoise || name == ::attn::names::kHardSoft) {
+      (name == ::attn::names::kHardNoise ? noise : soft) = i;
+      inputs.push_back(::attn::makeTensor(entry.inputs[i]));
+    } else {
+      inputs.push_back(built.tensor(name));
+    }
+  }
+  ASSERT_GE(noise, 0);
+  ASSERT_GE(soft, 0);
+
+  // The soft expectation at every step: the soft Bahdanau model's loss.
+  std::fill_n(inputs[soft].data<float>(), inputs[soft].numel(), 1.0f);
+  double softLoss = program.call("loss_grad", params, inputs)[0].data<float>()[0];
+  EXPECT_NEAR(softLoss, built.tensor("soft_loss").data<float>()[0], 1e-5) << cfg;
+  std::fill_n(inputs[soft].data<float>(), inputs[soft].numel(), 0.0f);
+
+  constexpr int kDraws = 50000;
+  ::attn::Rng rng(20261202);
+  std::vector<std::vector<double>> sum(entry.num_outputs), squares(entry.num_outputs);
+  for (int d = 0; d < kDraws; ++d) {
+    float *g = inputs[noise].data<float>();
+    for (int64_t k = 0; k < inputs[noise].numel(); ++k) {
+      double u = std::clamp(rng.nextDouble(), 1e-12, 1.0 - 1e-12);
+      g[k] = (float)-std::log(-std::log(u));
+    }
+    std::vector<::attn::Tensor> out = program.call("loss_grad", params, inputs);
+    for (int o = 0; o < entry.num_outputs; ++o) {
+      const float *v = out[o].data<float>();
+      sum[o].resize(out[o].numel());
+      squares[o].resize(out[o].numel());
+      for (int64_t i = 0; i < out[o].numel(); ++i) {
+        sum[o][i] += v[i];
+        squares[o][i] += (double)v[i] * v[i];
+      }
+    }
+  }
+  double worstZ = 0, loosest = 0;
+  std::string worstName;
+  for (int o = 0; o < entry.num_outputs; ++o) {
+    std::string name = entry.outputs[o].name;
+    const ::attn::Tensor &exact = built.tensor(name);
+    ASSERT_EQ((size_t)exact.numel(), sum[o].size()) << name;
+    double scale = maxAbs(exact.data<float>(), exact.numel()), widest = 0;
+    for (int64_t i = 0; i < exact.numel(); ++i) {
+      double mean = sum[o][i] / kDraws;
+      double var = std::max(0.0, squares[o][i] / kDraws - mean * mean);
+      double se = std::sqrt(var / kDraws);
+      double diff = std::fabs(mean - exact.data<float>()[i]);
+      EXPECT_LE(diff, 5 * se + 1e-4 * scale)
+          << cfg << " (baseline " << baseline << "): " << name << "[" << i << "]: mean of "
+          << kDraws << " draws " << mean << " +- " << se << ", exact " << exact.data<float>()[i];
+      widest = std::max(widest, 5 * se);
+      if (se > 0 && diff / se > worstZ)
+        worstZ = diff / se, worstName = name;
+    }
+    if (name.find("attention.") != std::string::npos) {
+      EXPECT_LT(widest, 0.75 * scale) << cfg << ": " << name << " is measured too loosely";
+      loosest = std::max(loosest, widest / scale);
+    }
+  }
+  std::printf("%s %s (baseline %s, %d draws): largest deviation %.2f standard errors (%s); "
+              "5 standard errors at most %.2f of an attention gradient's size; soft loss %.6f\n",
+              r.model, cfg.c_str(), baseline.c_str(), kDraws, worstZ, worstName.c_str(), loosest,
+              softLoss);
 }
 
 // models/rnn-sine.yaml: regression, MSE of the last state's prediction.
@@ -506,5 +643,21 @@ TEST_P(ConvPyTorchReference, LossGradMatchesFloat64) { checkLossGrad(kConv, GetP
 
 INSTANTIATE_TEST_SUITE_P(Conv, ConvPyTorchReference, ::testing::ValuesIn(configNames(kConv)),
                          [](const auto &info) { return info.param; });
+
+// task: seq2seq with model.attention.type hard: the score-function estimator's mean over many
+// Gumbel draws against the exact expectation, without a baseline and with the leave-one-out
+// one (unbiased both).
+class HardAttentionEstimator
+    : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(HardAttentionEstimator, MeanEqualsTheEnumeratedExpectation) {
+  checkEstimator(kHardAttention, std::get<0>(GetParam()), std::get<1>(GetParam()));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    HardAttention, HardAttentionEstimator,
+    ::testing::Combine(::testing::ValuesIn(configNames(kHardAttention)),
+                       ::testing::Values(std::string("none"), std::string("leave_one_out"))),
+    [](const auto &info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
 } // namespace

@@ -27,6 +27,11 @@ inline constexpr const char *kTeacher = "teacher";
 // 0 in validation, so that its validation loss is that of its free-running forecast.
 inline constexpr const char *kForecastTeacher = "forecast_teacher";
 inline constexpr const char *kDropoutPrefix = "dropout";
+// Hard attention's draws: Gumbel noise [B, T, S] (the decoder's position at step t of row b
+// is argmax_j log alpha_j + noise) and coins [B, T] (1: the step reads the soft expectation).
+// Validation gets zeros: the most likely positions, never the expectation.
+inline constexpr const char *kHardNoise = "hard_noise";
+inline constexpr const char *kHardSoft = "hard_soft";
 // @decode_step and @step results: the next token's log-probabilities, and the attention
 // weights over the source when the model has them.
 inline constexpr const char *kLogProbs = "log_probs";

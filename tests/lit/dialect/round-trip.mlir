@@ -231,3 +231,10 @@ func.func @convolution(%x: tensor<4x10x16xf32>, %w: tensor<3x16x32xf32>, %b: ten
   %g = attn.glu %y : tensor<4x10x32xf32>
   return %g : tensor<4x10x16xf32>
 }
+
+// CHECK-LABEL: func @stop_gradient
+func.func @stop_gradient(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // CHECK: attn.stop_gradient %{{.*}} : tensor<4x3xf32>
+  %y = attn.stop_gradient %x : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}

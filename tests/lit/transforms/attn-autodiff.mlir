@@ -89,3 +89,17 @@ func.func @loss(%x: tensor<3xf32>) -> tensor<f32> {
   %l = attn.reduce_sum %r {axes = array<i64: 0>} : tensor<3xf32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// No gradient passes attn.stop_gradient: the parameter behind it gets zeros, as one the loss
+// does not read at all.
+// CHECK-LABEL: func.func @loss_grad()
+// CHECK: %[[Z:.*]] = attn.constant dense<0.000000e+00> : tensor<3xf32>
+// CHECK: return %{{.*}}, %[[Z]]
+func.func @loss() -> tensor<f32> {
+  %w = attn.param "held" : tensor<3xf32>
+  %s = attn.stop_gradient %w : tensor<3xf32>
+  %l = attn.reduce_sum %s {axes = array<i64: 0>} : tensor<3xf32>
+  return %l : tensor<f32>
+}

@@ -87,3 +87,12 @@ func.func @glu(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
   %y = attn.glu %x : tensor<4x16xf32>
   return %y : tensor<4x8xf32>
 }
+
+// stop_gradient is the identity once gradients are built.
+// CHECK-LABEL: func @stop_gradient(
+// CHECK-SAME: %[[X:.*]]: tensor<4x3xf32>
+// CHECK-NEXT: return %[[X]]
+func.func @stop_gradient(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %y = attn.stop_gradient %x : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}

@@ -255,4 +255,38 @@ TEST(Family, TheConvFamilyIsAnEncoderDecoder) {
     EXPECT_NE(all.find(text), std::string::npos) << text << "\n" << all;
 }
 
+// Hard attention's keys belong to it, and it trains with teacher forcing and Bahdanau's
+// decoder: the rest is refused at its key.
+TEST(Family, HardAttentionKeys) {
+  std::string base = "name: m\ntask: seq2seq\ndata: {builtin: dates, tokens: char}\n"
+                     "model:\n  rnn: {cell: gru, hidden: 8}\n";
+  std::vector<Diagnostic> diags;
+  Spec ok = parse(base + "  attention: {type: hard, score: concat, entropy: 0.01, "
+                         "soft_probability: 0.5, baseline: none}\n");
+  EXPECT_TRUE(checkConsistency(ok, diags)) << diags[0].str();
+
+  Spec soft = parse(base + "  attention: {type: bahdanau, entropy: 0.01}\n");
+  EXPECT_FALSE(checkConsistency(soft, diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].str().find("m.yaml:6:31: error: model.attention.entropy trains hard "
+                                "attention's sampled positions, but this attention is "
+                                "'bahdanau'"),
+            std::string::npos)
+      << diags[0].str();
+
+  diags.clear();
+  Spec mixed = parse(base + "  attention: {type: hard, window: 3}\n"
+                            "train: {teacher_forcing: {ratio: 0.5}}\n");
+  EXPECT_FALSE(checkConsistency(mixed, diags));
+  std::string all;
+  for (const Diagnostic &d : diags)
+    all += d.str() + "\n";
+  EXPECT_EQ(diags.size(), 2u) << all;
+  EXPECT_NE(all.find("hard attention is trained with teacher forcing"), std::string::npos) << all;
+  EXPECT_NE(all.find("m.yaml:6:27: error: model.attention.window, align and input_feeding shape "
+                     "Luong's attention"),
+            std::string::npos)
+      << all;
+}
+
 } // namespace

@@ -329,14 +329,16 @@ TEST(SpecErrors, NotAnEnumValue) {
 TEST(SpecErrors, BothArchitectures) {
   Diagnostic d = onlyError(
       "name: x\ndata: {builtin: sine}\nmodel:\n  mlp: {hidden: [8]}\n  rnn: {hidden: 8}\n");
-  EXPECT_EQ(d.message, "'model' takes exactly one of 'mlp', 'rnn', 'transformer', got both 'mlp' and 'rnn'");
+  EXPECT_EQ(
+      d.message,
+      "'model' takes exactly one of 'mlp', 'rnn', 'transformer', 'conv', got both 'mlp' and 'rnn'");
   EXPECT_EQ(at(d), "t.yaml:5:3");
 }
 
 TEST(SpecErrors, NeitherArchitecture) {
   Diagnostic d = onlyError("name: x\ndata: {builtin: sine}\nmodel:\n  output: {size: 1}\n");
-  EXPECT_EQ(d.message, "'model' needs exactly one of 'mlp', 'rnn', 'transformer'");
-  EXPECT_EQ(d.hint, "add one of 'mlp', 'rnn', 'transformer'");
+  EXPECT_EQ(d.message, "'model' needs exactly one of 'mlp', 'rnn', 'transformer', 'conv'");
+  EXPECT_EQ(d.hint, "add one of 'mlp', 'rnn', 'transformer', 'conv'");
   EXPECT_EQ(at(d), "t.yaml:4:3");
 }
 
@@ -579,7 +581,8 @@ TEST(SpecOverrides, NewSectionMissingRequiredKey) {
     got.push_back(at(d) + " " + d.message);
   EXPECT_EQ(got, (std::vector<std::string>{
                      "--set model.mlp.activation:1:1 missing required key 'hidden' in 'model.mlp'",
-                     "--set model.mlp.activation:1:1 'model' takes exactly one of 'mlp', 'rnn', 'transformer', got "
+                     "--set model.mlp.activation:1:1 'model' takes exactly one of 'mlp', 'rnn', "
+                     "'transformer', 'conv', got "
                      "both 'rnn' and 'mlp'",
                  }));
 }
