@@ -2,8 +2,9 @@
 """Exact reference for attnc's hard (stochastic) attention: the expected loss and its gradient.
 
 Writes tests/reference/hard-attention-reference.safetensors, for the C++ test of hard attention
-(Xu et al. 2015, "Show, Attend and Tell": hard attention trained with the score-function /
-REINFORCE estimator). That test runs attnc's @loss_grad many times with fresh Gumbel noise,
+(tests/reference/pytorch-reference-test.cpp, suite HardAttention/HardAttentionEstimator; Xu et
+al. 2015, "Show, Attend and Tell": hard attention trained with the score-function / REINFORCE
+estimator). That test runs attnc's @loss_grad many times with fresh Gumbel noise,
 averages its stochastic loss and gradient estimates, and compares the means with the exact
 expected loss and gradient stored here, within a statistical tolerance (a few standard errors
 of the mean over the draws). The test reads only that file; Python and PyTorch are needed only
