@@ -53,7 +53,7 @@ task::StepInputConfig stepInputConfig(const yaml::Spec &s) {
               : s.model.conv        ? s.model.conv->dropout
                                     : 0.0;
   if (s.model.attention && s.model.attention->type == yaml::AttentionType::Hard)
-    c.softAttention = s.model.attention->softProbability;
+    c.softProbability = s.model.attention->softProbability;
   c.seed = s.train.seed;
   return c;
 }

@@ -17,6 +17,15 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
+// The mean a loss value is built from: the value's op, or through a chain of add / sub the
+// first operand of each (terms added to a mean and normalised like it).
+Operation *meanOf(Value loss) {
+  Operation *op = loss.getDefiningOp();
+  while (op && isa<AddOp, SubOp>(op))
+    op = op->getOperand(0).getDefiningOp();
+  return op;
+}
+
 struct LossWeight : mlir::attn::impl::AttnLossWeightBase<LossWeight> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -26,7 +35,7 @@ struct LossWeight : mlir::attn::impl::AttnLossWeightBase<LossWeight> {
       return signalPassFailure();
     }
     auto ret = cast<func::ReturnOp>(loss.front().getTerminator());
-    Operation *mean = ret.getNumOperands() ? ret.getOperand(0).getDefiningOp() : nullptr;
+    Operation *mean = ret.getNumOperands() ? meanOf(ret.getOperand(0)) : nullptr;
     if (!mean || !isa<CrossEntropyOp, MseOp>(mean)) {
       (mean ? mean : ret.getOperation())->emitError("attn-loss-weight: @loss returns ")
           << (mean ? mean->getName().getStringRef() : StringRef("a function argument"))
@@ -42,7 +51,7 @@ struct LossWeight : mlir::attn::impl::AttnLossWeightBase<LossWeight> {
     b.setInsertionPoint(newRet);
     Location loc = newRet.getLoc();
     Value w;
-    if (auto ce = dyn_cast<CrossEntropyOp>(newRet.getOperand(0).getDefiningOp())) {
+    if (auto ce = dyn_cast<CrossEntropyOp>(meanOf(newRet.getOperand(0)))) {
       int64_t classes = cast<RankedTensorType>(ce.getLogits().getType()).getShape().back();
       w = b.create<LabelCountOp>(loc, ce.getLabels(), b.getI64IntegerAttr(classes),
                                  ce.getIgnoreIndexAttr());

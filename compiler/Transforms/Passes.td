@@ -207,8 +207,11 @@ def AttnLossWeight : Pass<"attn-loss-weight", "mlir::ModuleOp"> {
     as many elements, so the weight is 1. Data-parallel training needs it because a padded
     batch's shards hold different numbers of tokens: the mean over the whole batch is
     `sum_r w_r loss_r / sum_r w_r`, and the same weights combine the gradients, so a step
-    over N shards equals the step over one batch. A loss of any other form is an error that
-    names its op (its shard weight is not known).
+    over N shards equals the step over one batch. A loss that adds terms to such a mean
+    (`attn.add` / `attn.sub` chains whose first operand leads to it: hard attention's
+    score-function term and entropy bonus, normalised by the same count) weighs what the mean
+    does. A loss of any other form is an error that names its op (its shard weight is not
+    known).
   }];
 }
 

@@ -57,7 +57,8 @@ SmallVector<Value> Conv1dOp::decompose(OpBuilder &b) {
                        ? columns[0]
                        : Value(b.create<ConcatOp>(l, ValueRange(columns), b.getI64IntegerAttr(2)));
   Value weight = b.create<ReshapeOp>(
-      l, RankedTensorType::get({taps * channels, outputs}, b.getF32Type()), getWeight());
+      l, RankedTensorType::get({taps * channels, outputs}, typeOf(getWeight()).getElementType()),
+      getWeight());
   return {b.create<DenseOp>(l, unfolded, weight, getBias())};
 }
 

@@ -20,7 +20,7 @@ def Attn_Conv1dOp : Attn_Op<"conv1d", [Pure,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "a convolution over time (stride 1, dilation 1) with zero padding";
   let description = [{
-    With `input [B, T, C]` (time-major rows of C channels), `weight [K, C, N]` (K taps),
+    With `input [B, T, C]` (T steps of C channels per row), `weight [K, C, N]` (K taps),
     `bias [N]`, and the input padded with `pad_low` zeros before its first step and
     `pad_high` after its last (`x_pad`):
 

@@ -1,6 +1,7 @@
 // model.conv -> attn IR: the convolutional sequence-to-sequence model of Gehring et al.
-// (2017), "Convolutional Sequence to Sequence Learning" (seed 003), as fairseq's fconv has
-// it. With e the embedding width and C the channels (docs/convs2s.md):
+// (2017), "Convolutional Sequence to Sequence Learning" (seed 003), in fairseq's fconv's
+// layout less its extra scalings (docs/convs2s.md says which). With e the embedding width and
+// C the channels:
 //
 //   embed     e_j = E_src[x_j] + P_src[j],  g_i = E_tgt[y_i] + P_tgt[i]  (learned positions)
 //   encoder   h = e W_in + b; per block: h = (GLU(conv(h)) + h) sqrt(0.5), the convolution
@@ -29,7 +30,7 @@ using namespace mlir;
 namespace attn::yaml {
 namespace {
 
-constexpr float kHalf = 0.70710678f; // sqrt(0.5): keeps the variance of a residual sum
+constexpr float kSqrtHalf = 0.70710678f; // keeps the variance of a residual sum
 
 class ConvImporter : ImportBuilder {
 public:
@@ -187,7 +188,7 @@ private:
     for (int64_t layer = 0; layer < c().layers; ++layer) {
       std::string p = "encoder.layer" + std::to_string(layer);
       Value in = mul(drop(p, h, l), keep, l);
-      h = mul(add(gatedConv(p + ".conv", in, low, high, l), h, l), scalar(kHalf, l), l);
+      h = mul(add(gatedConv(p + ".conv", in, low, high, l), h, l), scalar(kSqrtHalf, l), l);
     }
     Value z = linear("encoder.output", h, width(), l);
     return {z, add(z, e, l)};
@@ -215,8 +216,8 @@ private:
     if (weights)
       *weights = att.getWeights();
     Value context = reshape(att.getOutput(), {rows, steps, width()}, l);
-    a = mul(add(a, linear(p + ".out", context, channels(), l), l), scalar(kHalf, l), l);
-    return mul(add(a, h, l), scalar(kHalf, l), l);
+    a = mul(add(a, linear(p + ".out", context, channels(), l), l), scalar(kSqrtHalf, l), l);
+    return mul(add(a, h, l), scalar(kSqrtHalf, l), l);
   }
 
   // logits [..., V] from the last block's output [..., C].

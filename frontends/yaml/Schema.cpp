@@ -409,8 +409,9 @@ std::vector<KeySchema> buildTable() {
           .atLeast(0)
           .atMost(kMaxLayers),
       Key("model.conv.kernel", &ConvSpec::kernel,
-          "Taps of every convolution (the encoder's pad (kernel - 1) / 2 zeros on each side, "
-          "so odd widths keep them centred; the decoder's kernel - 1 before the first step).")
+          "Taps of every convolution. The encoder's pad (kernel - 1) / 2 zeros (rounded down) "
+          "before the first step and the rest of kernel - 1 after the last, so odd kernels are "
+          "centred; the decoder's pad kernel - 1 zeros before the first step (causal).")
           .atLeast(1)
           .atMost(64),
       Key("model.conv.channels", &ConvSpec::channels,
@@ -511,11 +512,12 @@ std::vector<KeySchema> buildTable() {
           "`hard`: what the score-function estimator subtracts from a sentence's "
           "log-likelihood before weighting the gradient of its positions' log-probability: "
           "`leave_one_out`, the mean of the other sentences' in the batch (unbiased, as the "
-          "samples are independent), or `none`."),
+          "samples are independent; with `train.batch_size: 1` there are none, and it is 0), "
+          "or `none`."),
       Key("model.attention.entropy", &AttentionSpec::entropy,
-          "`hard`: lambda, the weight of the attention's entropy bonus: the loss gets "
-          "-lambda sum_i H(alpha_i) per target token, which keeps the weights from "
-          "collapsing early.")
+          "`hard`: lambda, the weight of the attention's entropy bonus: the gradient of "
+          "-lambda sum_i H(alpha_i) per target token joins the loss's (its value does not), "
+          "which keeps the weights from collapsing early.")
           .atLeast(0)
           .atMost(100),
       Key("model.attention.soft_probability", &AttentionSpec::softProbability,

@@ -24,14 +24,16 @@ public:
   //                        (Bahdanau et al., Luong et al.; see attentionStep)
   // Sources are right-padded; the encoder's scan keeps a row's state past its last token (a
   // mask, not a length), so its final state is the one at its last real token.
-  //   @loss(src [B,S], src_mask [B,S], tgt_in [B,T], tgt_out [B,T][, teacher [B,T]]) -> loss
+  //   @loss(src [B,S], src_mask [B,S], tgt_in [B,T], tgt_out [B,T][, teacher [B,T]]
+  //         [, hard_noise [B,T,S], hard_soft [B,T]]) -> loss
   //   @encode(src [K,S], src_mask [K,S]) -> (carried..., [context [K,H]] | [memory, keys])
   //   @decode_step(token [K], carried..., [context] | [memory, keys, src_mask])
   //       -> (log_probs [K,V], carried'..., [attention [K,S]])
   // `carried` are the decoder's recurrent values: state_l (and state_l_c) per layer, and for
   // attention decoders `feed` (input feeding) and `position` (monotonic alignment).
   // `teacher` is there with scheduled sampling: 1 feeds the true previous token, 0 the
-  // decoder's own most likely one.
+  // decoder's own most likely one; `hard_noise` and `hard_soft` with hard attention (the
+  // positions' Gumbel noise and the steps that read the expectation, sampledContext).
   void entries(ModuleOp module) {
     const RnnSpec &r = *spec.model.rnn, dr = decoderRnn();
     int64_t batch = spec.train.batchSize, srcLen = options.sourceLength;
@@ -59,8 +61,9 @@ public:
     auto loss = lossEntry(lossInputs, lossNames, {{"encoder", srcLen}, {"decoder", tgtLen}}, l);
     Encoded enc = encoder(r, loss.getArgument(0), loss.getArgument(1), l);
     if (hard()) {
-      draws.noise = loss.getArgument(4);
-      draws.soft = loss.getArgument(5);
+      unsigned first = sampling ? 5 : 4; // after the data (and scheduled sampling's coins)
+      draws.noise = loss.getArgument(first);
+      draws.soft = loss.getArgument(first + 1);
       draws.real = realTargets(loss.getArgument(3), l);
     }
     Value logits = sampling ? decodeSampled(dr, enc, loss.getArgument(1), loss.getArgument(2),
@@ -529,7 +532,8 @@ public:
   // gradient is -(R_b - b_b) d log p(s_b) / N: R_b = log p(y_b | s_b) the sentence's
   // log-likelihood under its drawn positions s_b, log p(s_b) = sum_t log alpha_t(s_t), b_b
   // the baseline (the other sentences' mean R), N the real target tokens; and the entropy
-  // bonus -lambda sum H(alpha) / N.
+  // bonus, whose value is 0 too and whose gradient is -lambda d sum H(alpha) / N (so that
+  // validation losses and best checkpoints are cross-entropies, whatever lambda is).
   void returnHardAttentionLoss(Value logits, Value targets, Location l) {
     const AttentionSpec &a = *spec.model.attention;
     auto shape = cast<RankedTensorType>(logits.getType()).getShape();
@@ -537,15 +541,17 @@ public:
     Value loss =
         b.create<mlir::attn::CrossEntropyOp>(l, logits, targets, b.getI64IntegerAttr(kPadId),
                                              b.getF32FloatAttr(spec.train.labelSmoothing));
-    // R [B]: sum over the real steps of log softmax(logits)[y].
-    SmallVector<float> identity(vocab * vocab, 0.0f);
+    // R [B]: sum over the real steps of log softmax(logits)[y], y one-hot [B, T, V] as
+    // ids [V] == y (y read as a float through a [V, 1] table of the ids).
+    SmallVector<float> ids(vocab);
     for (int64_t v = 0; v < vocab; ++v)
-      identity[v * vocab + v] = 1.0f;
-    Value oneHot = b.create<mlir::attn::EmbeddingOp>(
-        l,
-        b.create<mlir::attn::ConstantOp>(
-            l, mlir::DenseElementsAttr::get(f32({vocab, vocab}), ArrayRef<float>(identity))),
-        targets);
+      ids[v] = (float)v;
+    Value idTable = b.create<mlir::attn::ConstantOp>(
+        l, mlir::DenseElementsAttr::get(f32({vocab, 1}), ArrayRef<float>(ids)));
+    Value idRow = b.create<mlir::attn::ConstantOp>(
+        l, mlir::DenseElementsAttr::get(f32({1, 1, vocab}), ArrayRef<float>(ids)));
+    Value oneHot = b.create<mlir::attn::EqOp>(
+        l, idRow, b.create<mlir::attn::EmbeddingOp>(l, idTable, targets));
     Value picked = b.create<mlir::attn::MulOp>(
         l, b.create<mlir::attn::MulOp>(l, logSoftmax(logits, l), oneHot), draws.real);
     Value reward = b.create<mlir::attn::ReduceSumOp>(l, picked, b.getDenseI64ArrayAttr({1, 2}),
@@ -574,10 +580,12 @@ public:
     if (a.entropy > 0) {
       Value entropy = b.create<mlir::attn::ReduceSumOp>(
           l, draws.totalEntropy, b.getDenseI64ArrayAttr({0, 1}), b.getBoolAttr(false));
+      Value bonus =
+          b.create<mlir::attn::SubOp>(l, entropy, b.create<mlir::attn::StopGradientOp>(l, entropy));
       loss = b.create<mlir::attn::SubOp>(
           l, loss,
           b.create<mlir::attn::MulOp>(l, scalar((float)a.entropy, l),
-                                      b.create<mlir::attn::DivOp>(l, entropy, tokens)));
+                                      b.create<mlir::attn::DivOp>(l, bonus, tokens)));
     }
     b.create<func::ReturnOp>(l, loss);
   }
@@ -834,7 +842,7 @@ void validateAttention(const Spec &s, const AttentionSpec &a, Problems &p) {
             "attention's score is " +
                 (a.type == AttentionType::Bahdanau ? std::string("bahdanau's additive one")
                                                    : "'" + nameOf(a.score) + "'"),
-            "remove them, or set type: luong (or local) with score: cosine");
+            "remove them, or set type: luong, local or hard with score: cosine");
   if (a.gaussian && a.type != AttentionType::Local)
     p.error("model.attention.gaussian", a.loc,
             "model.attention.gaussian weights a local attention's window, but this attention "
@@ -865,8 +873,12 @@ void validateAttention(const Spec &s, const AttentionSpec &a, Problems &p) {
               "hard attention is trained with teacher forcing: its estimator weighs the "
               "positions drawn at every step by the likelihood of the true target",
               "remove train.teacher_forcing");
-    if (a.window != defaults.window || a.align != defaults.align || !a.inputFeeding)
-      p.error("model.attention.window", s.locOf("model.attention.align", a.loc),
+    const char *luongKey = a.window != defaults.window ? "model.attention.window"
+                           : a.align != defaults.align ? "model.attention.align"
+                           : !a.inputFeeding           ? "model.attention.input_feeding"
+                                                       : nullptr;
+    if (luongKey)
+      p.error(luongKey, a.loc,
               "model.attention.window, align and input_feeding shape Luong's attention, not "
               "hard attention (bahdanau's decoder)",
               "remove them");

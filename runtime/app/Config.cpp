@@ -37,7 +37,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ScheduleSpec, type, lr, warmup, decaySteps, g
 } // namespace attn::train
 
 namespace attn::task {
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepInputConfig, teacherForcing, dropout, softAttention, seed)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepInputConfig, teacherForcing, dropout, softProbability, seed)
 } // namespace attn::task
 
 namespace attn::decode {

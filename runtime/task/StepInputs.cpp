@@ -36,7 +36,7 @@ train::BatchHook perStepInputs(const StepInputConfig &config) {
     }
     if (name == kHardSoftInput) {
       for (int64_t k = 0; k < t.numel(); ++k)
-        v[k] = rng.nextDouble() < config.softAttention ? 1.0f : 0.0f;
+        v[k] = rng.nextDouble() < config.softProbability ? 1.0f : 0.0f;
       return;
     }
     if (name.rfind(kDropoutPrefix, 0) == 0) {

@@ -26,6 +26,19 @@ func.func @loss(%p: tensor<4x1xf32>, %t: tensor<4x1xf32>) -> tensor<f32> {
 
 // -----
 
+// Terms added to a mean (hard attention's estimator and entropy bonus) weigh what it does.
+// CHECK: func.func @loss_weight(%{{.*}}: tensor<2x3x5xf32>, %[[LABELS:.*]]: tensor<2x3xi32>, %{{.*}}: tensor<f32>)
+// CHECK-NEXT: %[[N:.*]] = attn.label_count %[[LABELS]]
+// CHECK-NEXT: return %[[N]]
+func.func @loss(%logits: tensor<2x3x5xf32>, %y: tensor<2x3xi32>, %term: tensor<f32>) -> tensor<f32> {
+  %ce = attn.cross_entropy %logits, %y {ignore_index = 0 : i64} : tensor<2x3x5xf32>, tensor<2x3xi32>
+  %a = attn.sub %ce, %term : tensor<f32>, tensor<f32>
+  %l = attn.add %a, %term : tensor<f32>, tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // A loss of another form has no known weight across shards.
 func.func @loss(%p: tensor<4x1xf32>, %t: tensor<4x1xf32>) -> tensor<f32> {
   %l = attn.mse %p, %t : tensor<4x1xf32>, tensor<4x1xf32>

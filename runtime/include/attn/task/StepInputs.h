@@ -30,7 +30,7 @@ inline constexpr const char *kHardSoftInput = names::kHardSoft;
 struct StepInputConfig {
   train::TeacherForcingSpec teacherForcing;
   double dropout = 0.0;
-  double softAttention = 0.0; // model.attention.soft_probability (hard attention)
+  double softProbability = 0.0; // model.attention.soft_probability (hard attention)
   uint64_t seed = 1; // train.seed
 };
 
