@@ -13,6 +13,7 @@ task::DataConfig dataConfig(const yaml::Spec &s) {
   c.validPath = d.validPath;
   c.window = d.window;
   c.horizon = d.horizon;
+  c.features = d.features;
   c.minLen = d.minLen;
   c.maxLen = d.maxLen;
   c.symbols = d.symbols;

@@ -23,7 +23,8 @@ void checkShared(const Spec &s, Problems &p) {
       p.error("model.rnn.feed", r->loc,
               "model.rnn.feed says where a one-to-many model's input vector enters, but this "
               "model reads a sequence",
-              "remove model.rnn.feed, or set task: regress with data.builtin: wave");
+              "remove model.rnn.feed, or set task: regress with data.builtin: wave (or a "
+              "data.path file of vectors, data.features)");
     if (r->gruForm != defaults.gruForm && r->cell != Cell::Gru)
       p.error(r->loc, "model.rnn.gru_form is for the gru cell, not '" + nameOf(r->cell) + "'",
               "remove gru_form, or set cell: gru");
@@ -55,6 +56,11 @@ void checkShared(const Spec &s, Problems &p) {
                 nameOf(s.task) + "' model" +
                 (s.task == Task::Regress ? " (a forecaster's decoder is model.rnn's shape)" : ""),
             "remove model.seq2seq");
+  if (s.data.features != DataSpec().features && s.task != Task::Regress)
+    p.error("data.features", s.data.loc,
+            "data.features is the width of a 'regress' file's vectors, not for a '" +
+                nameOf(s.task) + "' model",
+            "remove data.features");
   if (s.data.horizon != DataSpec().horizon && s.task != Task::Regress)
     p.error("data.horizon", s.data.loc,
             "data.horizon is the number of values a 'regress' model predicts, not a '" +

@@ -1,7 +1,8 @@
 // task: regress, an mlp or rnn that maps a window of numbers to the next one, or to the next
 // data.horizon values: an mlp predicts them at once, an rnn becomes an encoder-decoder
 // forecaster (the seed's N -> M form) that feeds back its own predictions. With
-// data.builtin: wave the input is one vector and the output a sequence (the seed's 1 -> N).
+// data.builtin: wave (or a data.path file of vectors, data.features) the input is one vector
+// and the output a sequence (the seed's 1 -> N).
 #include "frontends/yaml/Family.h"
 #include "frontends/yaml/RecurrentImporter.h"
 
@@ -20,7 +21,7 @@ public:
     int64_t batch = spec.train.batchSize, window = spec.data.window;
     // The rnn reads one feature per step; the mlp sees the whole window as one vector; a
     // wave's input is one vector of features for either.
-    SmallVector<int64_t> xShape = wave() ? SmallVector<int64_t>{batch, data::kWaveFeatures}
+    SmallVector<int64_t> xShape = wave()           ? SmallVector<int64_t>{batch, vectorWidth()}
                                   : spec.model.rnn ? SmallVector<int64_t>{batch, window, 1}
                                                    : SmallVector<int64_t>{batch, window};
     auto xType = RankedTensorType::get(xShape, b.getF32Type());
@@ -45,6 +46,11 @@ public:
 
 private:
   bool wave() const { return oneToMany(spec); }
+  // A one-to-many example's input: the builtin wave's (a, w, cos phi, sin phi), or a file's
+  // data.features numbers.
+  int64_t vectorWidth() const {
+    return spec.data.path.empty() ? data::kWaveFeatures : spec.data.features;
+  }
 
   // A stateful @forward (Keras's initial_state and return_state), for streaming a series
   // window by window: the stack starts from the given states and returns its final ones.
@@ -271,9 +277,19 @@ void validate(const Spec &s, Problems &p) {
   int64_t horizon = s.data.horizon;
   if (wave && s.data.window != DataSpec().window)
     p.error("data.window", s.data.loc,
-            "data.window does not apply to data.builtin wave: its input is one vector "
-            "(a, w, cos phi, sin phi), and data.horizon is the length of the wave",
+            s.data.path.empty()
+                ? "data.window does not apply to data.builtin wave: its input is one vector "
+                  "(a, w, cos phi, sin phi), and data.horizon is the length of the wave"
+                : "data.window does not apply to a file of vectors (data.features): each "
+                  "line's input is one vector, and data.horizon is its sequence's length",
             "remove data.window");
+  if (s.data.features > 0 && s.data.path.empty())
+    p.error("data.features", s.data.loc,
+            "data.features is the width of the vectors in a data.path file, but the data is "
+            "data.builtin: " +
+                s.data.builtin +
+                (s.data.builtin == "wave" ? " (its vectors are (a, w, cos phi, sin phi))" : ""),
+            "remove data.features, or set data.path");
 
   if (forecaster(s)) {
     const RnnSpec &r = *s.model.rnn;

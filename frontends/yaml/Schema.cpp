@@ -260,6 +260,13 @@ std::vector<KeySchema> buildTable() {
           "sequence (docs/forecasting.md).")
           .atLeast(1)
           .atMost(kMaxLength),
+      Key("data.features", &DataSpec::features,
+          "`regress` with `data.path`: one to many from a file. Each line is one example: "
+          "`features` numbers, the input vector, then `data.horizon` numbers, the sequence to "
+          "generate, separated by spaces, tabs or commas ('#' starts a comment; no header). "
+          "0: the file is one series cut into windows.")
+          .atLeast(0)
+          .atMost(kMaxWidth),
       Key("data.min_len", &DataSpec::minLen,
           "`copy` / `reverse` / `majority`: the shortest source, in symbols.")
           .atLeast(1)

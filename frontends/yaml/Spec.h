@@ -149,6 +149,8 @@ struct DataSpec {
   std::string validPath;      // seq2seq: its validation file; empty: hold out the last `valid`
   int64_t window = 16;        // sine, sines: input length N
   int64_t horizon = 1;        // sine, sines: output length M (the values after the window)
+  int64_t features = 0;       // regress, path: each line a vector of this width and its
+                              // horizon-long target (one to many); 0: the file is a series
   int64_t minLen = 3;         // copy / reverse: source lengths, uniform in [min_len, max_len]
   int64_t maxLen = 10;        // seq2seq: the longest source and target (longer pairs are dropped)
   int64_t symbols = 10;       // copy / reverse: distinct symbols
@@ -422,9 +424,12 @@ inline bool parallelDecoder(const Spec &s) {
   return s.task == Task::Seq2seq && (s.model.transformer || s.model.conv);
 }
 // The shapes of task regress (docs/forecasting.md): one-to-many reads one vector per example
-// (data.builtin: wave); a forecaster is an rnn that predicts more than the next value of a
-// window, as an encoder-decoder.
-inline bool oneToMany(const Spec &s) { return s.task == Task::Regress && s.data.builtin == "wave"; }
+// (data.builtin: wave, or a data.path file of vectors with data.features); a forecaster is an rnn
+// that predicts more than the next value of a window, as an encoder-decoder.
+inline bool oneToMany(const Spec &s) {
+  return s.task == Task::Regress &&
+         (s.data.builtin == "wave" || (!s.data.path.empty() && s.data.features > 0));
+}
 inline bool forecaster(const Spec &s) {
   return s.task == Task::Regress && s.model.rnn && s.data.horizon > 1 && !oneToMany(s);
 }

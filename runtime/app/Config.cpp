@@ -24,8 +24,8 @@ namespace attn::task {
 static void to_json(nlohmann::json &j, Task t) { j = taskName(t); }
 static void from_json(const nlohmann::json &j, Task &t) { t = parseTask(j.get<std::string>()); }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DataConfig, task, builtin, path, validPath, window, horizon,
-                                   minLen, maxLen, symbols, tokens, minCount, maxVocab, train,
-                                   valid, seed, sharedVocab, reverseSource)
+                                   features, minLen, maxLen, symbols, tokens, minCount, maxVocab,
+                                   train, valid, seed, sharedVocab, reverseSource)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DecodeConfig, beam, lengthPenalty, maxLength, nbest, sample,
                                    temperature, topK, seed)
 } // namespace attn::task

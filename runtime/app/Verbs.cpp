@@ -250,7 +250,8 @@ int runRegressor(const ModelConfig &c, const Model &m, const std::string &input,
   const attn_entry_info &forward = m.program.entry("forward");
   std::vector<int64_t> xShape(forward.inputs[0].shape,
                               forward.inputs[0].shape + forward.inputs[0].rank);
-  // The width of one example's input: data.window (sine, sines) or the vector's (wave).
+  // The width of one example's input: data.window (sine, sines, a series) or the vector's
+  // (wave, a file of vectors).
   int64_t batch = xShape[0], window = xShape[1];
   int64_t outWidth = forward.outputs[0].shape[1];
 
@@ -343,7 +344,7 @@ void reportSeries(const ModelConfig &c, const Model &m) {
     return;
   }
   // A wave is generated from a vector, not continued from a window: its baseline is 0.
-  bool wave = c.data.builtin == "wave";
+  bool wave = c.data.builtin == "wave" || c.data.features > 0;
   const std::vector<double> &naive = wave ? e.zero : e.lastValue;
   std::ostringstream line;
   line << std::setprecision(3);

@@ -2,6 +2,7 @@
 
 #include "attn/File.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -62,6 +63,7 @@ Tensor readNumbers(const std::string &path, int64_t width) {
   while (std::getline(in, line)) {
     ++lineNo;
     stripComment(line);
+    std::replace(line.begin(), line.end(), ',', ' '); // CSV lines read like spaced ones
     std::istringstream tokens(line);
     std::string token;
     int64_t count = 0;

@@ -170,9 +170,39 @@ data::Examples windows(const std::vector<float> &series, int64_t first, int64_t 
 }
 } // namespace
 
+namespace {
+// One to many from a file: every line a vector of c.features numbers and its c.horizon
+// targets; the last c.valid lines validate unless there is a validation file.
+data::Examples vectorSplit(const DataConfig &c, bool training) {
+  int64_t width = c.features + c.horizon;
+  const std::string &path = training || c.validPath.empty() ? c.path : c.validPath;
+  Tensor rows = data::readNumbers(path, width);
+  int64_t n = rows.shape()[0], first = 0, end = n;
+  if (c.validPath.empty()) {
+    if (n <= c.valid)
+      throw std::runtime_error(c.path + ": error: " + std::to_string(n) +
+                               " examples, but data.valid = " + std::to_string(c.valid) +
+                               " validation examples and at least one training example need " +
+                               std::to_string(c.valid + 1));
+    first = training ? 0 : n - c.valid;
+    end = training ? n - c.valid : n;
+  }
+  data::Examples ex{Tensor(ATTN_F32, {end - first, c.features}),
+                    Tensor(ATTN_F32, {end - first, c.horizon})};
+  for (int64_t i = first; i < end; ++i) {
+    const float *row = rows.data<float>() + i * width;
+    std::copy(row, row + c.features, ex.x.data<float>() + (i - first) * c.features);
+    std::copy(row + c.features, row + width, ex.y.data<float>() + (i - first) * c.horizon);
+  }
+  return ex;
+}
+} // namespace
+
 data::Examples seriesSplit(const DataConfig &c, bool training) {
   if (c.path.empty())
     return seriesExamples(c, training ? c.train : c.valid, training ? c.seed : c.seed + 1);
+  if (c.features > 0)
+    return vectorSplit(c, training);
   int64_t span = c.window + c.horizon;
   std::vector<float> series =
       data::readSeries(training || c.validPath.empty() ? c.path : c.validPath);

@@ -201,6 +201,53 @@ TEST(Training, OneToManyGeneratesTheWaveFromItsVector) {
   }
 }
 
+// One to many from a file (data.path with data.features): lines of a vector (a, w, cos phi,
+// sin phi) and its 32 samples a sin(w t + phi), written here, comma-separated with a comment
+// line; the model learns them as it learns the builtin wave, and runs on a file of vectors.
+TEST(Training, OneToManyLearnsFromAFileOfVectors) {
+  std::string dir = scratch("wave-file"), out;
+  fs::create_directories(dir);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  {
+    std::ofstream csv(dir + "/waves.csv");
+    csv << "# a, w, cos phi, sin phi, then 32 samples\n";
+    for (int i = 0; i < 2400; ++i) {
+      double a = 0.5 + 0.5 * u(rng), w = 0.1 + 0.4 * u(rng), phi = 2 * M_PI * u(rng);
+      csv << a << "," << w << "," << std::cos(phi) << "," << std::sin(phi);
+      for (int t = 0; t < 32; ++t)
+        csv << "," << a * std::sin(w * t + phi);
+      csv << "\n";
+    }
+    std::ofstream(dir + "/vectors.txt") << "0.8 0.3 1 0\n0.6, 0.2, 0, 1\n";
+    std::ofstream(dir + "/wave-file.yaml")
+        << "name: wave-file\ntask: regress\n"
+           "data: {path: waves.csv, features: 4, horizon: 32, valid: 400}\n"
+           "model:\n  rnn: {cell: lstm, hidden: 64, feed: first_step}\n  output: {size: 1}\n"
+           "train:\n  batch_size: 32\n  steps: 1000\n  optimizer: {type: adam, lr: 0.003}\n"
+           "  schedule: {type: cosine, warmup: 100, min_lr: 0.0001}\n  clip_norm: 1.0\n"
+           "  eval_every: 500\n";
+  }
+  std::string spec = dir + "/wave-file.yaml";
+  ASSERT_EQ(attnc("train " + spec + " --out " + dir + "/run", &out), 0) << out;
+  SeriesReport report = seriesReport(out);
+  ASSERT_TRUE(report.found &&
+              out.find("generating from 400 validation vectors") != std::string::npos)
+      << out;
+  EXPECT_GT(report.baseline, 0.2) << out;
+  EXPECT_LT(report.mse, report.baseline / 30) << out;
+  ASSERT_EQ(attnc("run " + spec + " --ckpt " + dir + "/run --input " + dir + "/vectors.txt", &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("forward on 2 examples"), std::string::npos) << out;
+  // A line of another width is an error at its line.
+  std::ofstream(dir + "/short.csv") << "0.8,0.3,1,0,0.1\n";
+  EXPECT_NE(
+      attnc("train " + spec + " --set data.path=" + dir + "/short.csv --out " + dir + "/r2", &out),
+      0);
+  EXPECT_NE(out.find("short.csv:1: error: expected 36 numbers, got 5"), std::string::npos) << out;
+}
+
 TEST(Training, ResumeEqualsTheUninterruptedRun) {
   expectResumeEqualsTheUninterruptedRun(kModel, "resume", "");
 }

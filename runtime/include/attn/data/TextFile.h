@@ -11,9 +11,9 @@
 namespace attn::data {
 
 // Reads `path` into an f32 tensor [examples, width]. Format: each non-blank line holds exactly
-// `width` floats separated by spaces/tabs; '#' starts a comment that runs to the end of the line;
-// lines that are blank after removing comments are skipped. Errors (std::runtime_error) use
-// compiler style, with 1-based line numbers:
+// `width` floats separated by spaces, tabs or commas; '#' starts a comment that runs to the end of
+// the line; lines that are blank after removing comments are skipped. Errors (std::runtime_error)
+// use compiler style, with 1-based line numbers:
 //   "data.txt:3: error: expected 16 numbers, got 3"
 //   "data.txt:5: error: expected a number, got 'abc'"
 //   "data.txt: error: cannot open file: No such file or directory"

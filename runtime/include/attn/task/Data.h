@@ -32,6 +32,8 @@ struct DataConfig {
   std::string path, validPath; // a TSV file of pairs (and its validation file)
   int64_t window = 16;         // sine, sines, text: the input length
   int64_t horizon = 1;         // sine, sines: the values to predict after the window
+  int64_t features = 0;        // regress, path: lines of a vector this wide and its target
+                               // (one to many); 0: the file is a series
   int64_t minLen = 3, maxLen = 10, symbols = 10;
   data::Tokenize tokens = data::Tokenize::Word;
   int64_t minCount = 1, maxVocab = 0;
@@ -72,7 +74,10 @@ data::Examples seriesExamples(const DataConfig &config, int64_t count, uint64_t 
 /// data.valid and the seeds above), or the windows of the series in data.path (readSeries):
 /// every window of N + M consecutive values; with data.valid_path, that file's windows
 /// validate, else the file's last data.valid windows do and training takes the windows that
-/// end before them. Throws (file:line errors, or a file too short for the splits).
+/// end before them. With data.features, data.path holds one example per line instead
+/// (readNumbers: a vector of `features` numbers, then its `horizon` targets), and its last
+/// data.valid lines validate unless data.valid_path does. Throws (file:line errors, or a file
+/// too short for the splits).
 data::Examples seriesSplit(const DataConfig &config, bool training);
 
 /// `text`: the vocabulary of the builtin corpus.

@@ -213,6 +213,33 @@ TEST(Family, OneToMany) {
       << diags[0].str();
 }
 
+// A file of vectors (data.features) is one to many too; data.features belongs to such files.
+TEST(Family, OneToManyFromAFile) {
+  std::vector<Diagnostic> diags;
+  Spec file = parse("name: m\ntask: regress\ndata: {path: w.csv, features: 4, horizon: 8}\n"
+                    "model: {rnn: {feed: every_step}}\n");
+  EXPECT_TRUE(oneToMany(file));
+  EXPECT_TRUE(checkConsistency(file, diags)) << diags[0].str();
+  EXPECT_FALSE(oneToMany(parse("name: m\ntask: regress\ndata: {path: s.csv}\nmodel: {rnn: {}}\n")));
+
+  Spec wave =
+      parse("name: m\ntask: regress\ndata: {builtin: wave, features: 4}\nmodel: {rnn: {}}\n");
+  EXPECT_FALSE(checkConsistency(wave, diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].str().find("m.yaml:3:23: error: data.features is the width of the vectors in "
+                                "a data.path file, but the data is data.builtin: wave"),
+            std::string::npos)
+      << diags[0].str();
+
+  diags.clear();
+  Spec lm = parse("name: m\ntask: lm\ndata: {builtin: text, features: 2}\nmodel: {rnn: {}}\n");
+  EXPECT_FALSE(checkConsistency(lm, diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].message.find("data.features is the width of a 'regress' file's vectors"),
+            std::string::npos)
+      << diags[0].str();
+}
+
 TEST(Family, TheTransformerFamilyTakesEveryTaskItsStackDoes) {
   for (const char *task : {"seq2seq", "lm", "tag", "classify"}) {
     Spec s = parse(std::string("name: m\ntask: ") + task +
