@@ -21,7 +21,9 @@ unit=(attn-dialect-tests attn-frontend-yaml-tests attn-runtime-tests attn-train-
       attn-checkpoint-tests attn-gradcheck-tests attn-recurrent-tests)
 cmake --build build-asan -j2 --target "${unit[@]}" attnc attn-opt attn-docs-generated
 # Leaks are not errors here: MLIR's and oneDNN's process-lifetime caches are never freed.
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+# allow_user_poisoning=0: see scripts/fuzz.sh (LLVM's header-inlined allocator poisons slabs
+# that uninstrumented libMLIR allocates from).
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allow_user_poisoning=0 UBSAN_OPTIONS=print_stacktrace=1
 export OMP_NUM_THREADS=1
 cd build-asan
 status=0

@@ -44,9 +44,10 @@ SmallVector<Value> Conv1dOp::decompose(OpBuilder &b) {
   int64_t taps = w[0], channels = w[1], outputs = w[2];
   int64_t batch = typeOf(getInput()).getShape()[0], steps = getType().getShape()[1];
   Value x = getInput();
-  if (getPadLow() > 0 || getPadHigh() > 0)
-    x = b.create<PadOp>(l, x, b.getDenseI64ArrayAttr({0, getPadLow(), 0}),
-                        b.getDenseI64ArrayAttr({0, getPadHigh(), 0}));
+  int64_t low = getPadLow(), high = getPadHigh(); // (the verifier kept them >= 0)
+  if (low > 0 || high > 0)
+    x = b.create<PadOp>(l, x, b.getDenseI64ArrayAttr({0, low, 0}),
+                        b.getDenseI64ArrayAttr({0, high, 0}));
   // Tap k reads steps k .. k + T_out - 1 of the padded input: [B, T_out, C] each, side by
   // side [B, T_out, K C], the rows of the weight read as [K C, N] in the same order.
   SmallVector<Value> columns;
