@@ -128,6 +128,13 @@ for _k, _v in dict(B=B, S=S, T=T, E=E, H=H, SOURCE_VOCAB=SOURCE_VOCAB,
 CONFIGS = {
     "hard_concat_gru": dict(score="concat", dim=4),
     "hard_dot_gru": dict(score="dot"),
+    # Step 1 of every row reads the expectation (the test sets hard_soft there), and the
+    # entropy bonus is on: the stored gradient is then what attnc's estimator has as its mean,
+    # d(-J/N) - entropy/N sum_b sum_s p(s_b) d H_b(s_b) (the bonus's own gradient at the drawn
+    # positions, not the gradient of its expectation), and the loss -J/N (the bonus has no
+    # value in attnc). Entropy 0.5 makes the bonus as large as the rest of the attention
+    # weights' gradient, so that the test would see it missing or mis-signed.
+    "hard_concat_gru_mixed": dict(score="concat", dim=4, soft_steps=[1], entropy=0.5),
 }
 
 
@@ -176,8 +183,9 @@ def make_inputs(rng, c):
 class HardModel:
     """The hard-attention decoder over float64 leaves named like attnc's parameters."""
 
-    def __init__(self, c, leaves, data):
+    def __init__(self, c, leaves, data, soft_steps=()):
         self.c, self.w = c, leaves
+        self.soft_steps = set(soft_steps)  # steps that read the expectation
         self.model = att.Model(c, leaves, torch.float64)
         self.src = torch.from_numpy(data["src"]).to(torch.int64)
         self.mask = torch.from_numpy(data["src_mask"]).to(torch.float64)
@@ -206,8 +214,9 @@ class HardModel:
         return state, logits
 
     def decode_row(self, b, k, choose):
-        """Decodes row b's real target steps for k position sequences at once; choose(i, alpha)
-        gives the positions [k] at step i. Returns (p(s) [k], log p(y|s) [k], positions)."""
+        """Decodes row b's real target steps for k position sequences at once; choose(j, alpha)
+        gives the positions [k] at the j-th drawn step (soft steps read the expectation and
+        draw nothing). Returns (p(s) [k], log p(y|s) [k], positions, sum_i H(alpha_i) [k])."""
         memory = self.memory[b].expand(k, -1, -1)
         keys = self.keys[b].expand(k, -1, -1) if self.keys is not None else None
         mask = self.mask[b].expand(k, -1)
@@ -215,24 +224,34 @@ class HardModel:
         rows = torch.arange(k)
         prob = torch.ones(k, dtype=torch.float64)
         logp_y = torch.zeros(k, dtype=torch.float64)
+        entropy = torch.zeros(k, dtype=torch.float64)
         chosen = []
         for i in range(TGT_LENGTHS[b]):
             assert int(self.tgt_out[b, i]) != PAD
             a = self.alpha(state[0], memory, keys, mask)
-            pos = choose(i, a)
-            chosen.append(pos)
-            prob = prob * a[rows, pos]
-            context = memory[rows, pos]
+            real = a[:, :SRC_LENGTHS[b]]  # (padding has weight 0 and no entropy)
+            entropy = entropy - (real * torch.log(real)).sum(1)
+            if i in self.soft_steps:
+                context = torch.einsum("ks,ksm->km", a, memory)
+            else:
+                pos = choose(len(chosen), a)
+                chosen.append(pos)
+                prob = prob * a[rows, pos]
+                context = memory[rows, pos]
             state, logits = self.step(self.dec[b, i].expand(k, -1), context, state)
             logp_y = logp_y + F.log_softmax(logits, dim=1)[:, int(self.tgt_out[b, i])]
         assert all(int(self.tgt_out[b, i]) == PAD for i in range(TGT_LENGTHS[b], T))
-        return prob, logp_y, torch.stack(chosen, 1)
+        return prob, logp_y, torch.stack(chosen, 1), entropy
+
+    def drawn_steps(self, b):
+        return sum(1 for i in range(TGT_LENGTHS[b]) if i not in self.soft_steps)
 
     def enumerate_row(self, b):
         tuples = torch.tensor(list(itertools.product(range(SRC_LENGTHS[b]),
-                                                     repeat=TGT_LENGTHS[b])), dtype=torch.int64)
-        prob, logp_y, _ = self.decode_row(b, len(tuples), lambda i, a: tuples[:, i])
-        return prob, logp_y
+                                                     repeat=self.drawn_steps(b))),
+                              dtype=torch.int64)
+        prob, logp_y, _, entropy = self.decode_row(b, len(tuples), lambda j, a: tuples[:, j])
+        return prob, logp_y, entropy
 
     def soft_loss(self):
         """Ordinary (soft) Bahdanau attention with the same parameters."""
@@ -257,18 +276,21 @@ def leaves_of(params):
             for n, v in params.items()}
 
 
-def expected_loss(model, n_real):
-    """(-J / N, [sum_s p(s_b) per row])."""
+def expected_loss(model, n_real, bonus=None):
+    """(-J / N, [sum_s p(s_b) per row]); with `bonus` (a list), appends
+    sum_b sum_s p(s_b).detach() H_b(s_b) / N: its gradient is the entropy bonus's mean one."""
     j = 0.0
     totals = []
     for b in range(B):
-        prob, logp_y = model.enumerate_row(b)
+        prob, logp_y, entropy = model.enumerate_row(b)
         totals.append(prob.sum())
         j = j + (prob * logp_y).sum()
+        if bonus is not None:
+            bonus.append((prob.detach() * entropy).sum() / n_real)
     return -j / n_real, totals
 
 
-def finite_differences(params, data, c, n_real, grads):
+def finite_differences(params, data, c, n_real, grads, soft_steps):
     """Central differences of the enumerated loss, all entries: max rel_err over tensors."""
     base = {n: v.astype(np.float64) for n, v in params.items()}
     worst = 0.0
@@ -282,7 +304,8 @@ def finite_differences(params, data, c, n_real, grads):
                     moved[name] = value.copy()
                     moved[name][idx] += sign * FD_EPS
                     leaves = {n: torch.tensor(v, dtype=torch.float64) for n, v in moved.items()}
-                    vals.append(float(expected_loss(HardModel(c, leaves, data), n_real)[0]))
+                    model = HardModel(c, leaves, data, soft_steps)
+                    vals.append(float(expected_loss(model, n_real)[0]))
                 fd[idx] = (vals[0] - vals[1]) / (2 * FD_EPS)
             worst = max(worst, rel_err(fd, grads[name]))
     return worst
@@ -297,7 +320,7 @@ def monte_carlo(params, data, c, n_real, generator):
     per_draw = torch.zeros(MC_DRAWS, dtype=torch.float64)
     surrogate = torch.zeros(MC_DRAWS, dtype=torch.float64)
     for b in range(B):
-        prob, logp_y, _ = model.decode_row(b, MC_DRAWS, draw)
+        prob, logp_y, _, _ = model.decode_row(b, MC_DRAWS, draw)
         per_draw = per_draw - logp_y.detach() / n_real
         # d/dtheta of -(log p(y|s) + log p(y|s).detach() * log p(s)) / N: the REINFORCE estimate
         surrogate = surrogate - (logp_y + logp_y.detach() * torch.log(prob)) / n_real
@@ -315,6 +338,28 @@ def monte_carlo(params, data, c, n_real, generator):
     mean = float(per_draw.mean())
     se = float(per_draw.std() / np.sqrt(MC_DRAWS))
     return mean, se, grad_mean, grad_se, chunk
+
+
+def monte_carlo_check(name, params, data, c, n_real, grads, loss, index):
+    """The Monte-Carlo loss within 4 standard errors of the enumerated one, and the
+    score-function gradient within MC_GRAD_Z of the exact one: (mc, se, max_z, draw_sd)."""
+    gen = torch.Generator().manual_seed(SEED + index)
+    mc, se, g_mean, g_se, chunk = monte_carlo(params, data, c, n_real, gen)
+    if abs(mc - loss) > 4 * se:
+        sys.exit(f"{name}: Monte-Carlo loss {mc:.9g} +- {se:.3g} is more than 4 standard "
+                 f"errors from the enumerated loss {loss:.9g}")
+    max_z, draw_sd = 0.0, 0.0
+    for n in grads:
+        diff = np.abs(g_mean[n] - grads[n])
+        scale = max(float(np.max(np.abs(grads[n]))), 1e-12)
+        z = np.where(g_se[n] > 0, diff / np.maximum(g_se[n], 1e-300),
+                     np.where(diff > 1e-12 * scale, np.inf, 0.0))
+        max_z = max(max_z, float(np.max(z)))
+        draw_sd = max(draw_sd, float(np.max(g_se[n])) * np.sqrt(MC_CHUNKS * chunk) / scale)
+    if max_z > MC_GRAD_Z:
+        sys.exit(f"{name}: the score-function gradient estimate is {max_z:.3g} standard "
+                 "errors from the exact gradient")
+    return mc, se, max_z, draw_sd
 
 
 def main():
@@ -342,18 +387,27 @@ def main():
         shapes = param_shapes(c)
         names = [n for n, _, _ in shapes]
 
-        # The exact expected loss and its gradient.
+        # The exact expected loss and its gradient (and the entropy bonus's mean gradient).
+        soft_steps, entropy = cfg.get("soft_steps", []), cfg.get("entropy", 0.0)
         leaves = leaves_of(params)
-        model = HardModel(c, leaves, data)
-        loss, totals = expected_loss(model, n_real)
+        model = HardModel(c, leaves, data, soft_steps)
+        bonus = []
+        loss, totals = expected_loss(model, n_real, bonus)
         for b, t in enumerate(totals):
             if abs(float(t) - 1.0) > 1e-12:
                 sys.exit(f"{name}: row {b}: sum_s p(s) = {float(t)!r}, not 1")
-        g = torch.autograd.grad(loss, [leaves[n] for n in names], allow_unused=True)
-        grads = {n: (np.zeros(params[n].shape) if gi is None else gi.numpy().copy())
+        wrt = [leaves[n] for n in names]
+        g = torch.autograd.grad(loss, wrt, retain_graph=True, allow_unused=True)
+        plain = {n: (np.zeros(params[n].shape) if gi is None else gi.numpy().copy())
                  for n, gi in zip(names, g)}
+        grads = dict(plain)
+        if entropy > 0:
+            g = torch.autograd.grad(-entropy * sum(bonus), wrt, allow_unused=True)
+            for n, gi in zip(names, g):
+                if gi is not None:
+                    grads[n] = grads[n] + gi.numpy()
         loss = float(loss.detach())
-        tuples = [SRC_LENGTHS[b] ** TGT_LENGTHS[b] for b in range(B)]
+        tuples = [SRC_LENGTHS[b] ** model.drawn_steps(b) for b in range(B)]
 
         # The soft loss, and for the concat score the attention script's own Bahdanau model.
         soft_leaves = leaves_of(params)
@@ -370,26 +424,14 @@ def main():
                          f"Bahdanau model: {err:.3g}")
             soft_check = f"{err:.3g}"
 
-        fd = finite_differences(params, data, c, n_real, grads)
+        fd = finite_differences(params, data, c, n_real, plain, soft_steps)
         if fd > 1e-6:
             sys.exit(f"{name}: finite differences disagree with the gradient: {fd:.3g}")
 
-        gen = torch.Generator().manual_seed(SEED + index)
-        mc, se, g_mean, g_se, chunk = monte_carlo(params, data, c, n_real, gen)
-        if abs(mc - loss) > 4 * se:
-            sys.exit(f"{name}: Monte-Carlo loss {mc:.9g} +- {se:.3g} is more than 4 standard "
-                     f"errors from the enumerated loss {loss:.9g}")
-        max_z, draw_sd = 0.0, 0.0
-        for n in names:
-            diff = np.abs(g_mean[n] - grads[n])
-            scale = max(float(np.max(np.abs(grads[n]))), 1e-12)
-            z = np.where(g_se[n] > 0, diff / np.maximum(g_se[n], 1e-300),
-                         np.where(diff > 1e-12 * scale, np.inf, 0.0))
-            max_z = max(max_z, float(np.max(z)))
-            draw_sd = max(draw_sd, float(np.max(g_se[n])) * np.sqrt(MC_CHUNKS * chunk) / scale)
-        if max_z > MC_GRAD_Z:
-            sys.exit(f"{name}: the score-function gradient estimate is {max_z:.3g} standard "
-                     "errors from the exact gradient")
+        mc, se, max_z, draw_sd = float("nan"), float("nan"), float("nan"), float("nan")
+        if not soft_steps and entropy == 0:  # (the Monte-Carlo check draws every step)
+            mc, se, max_z, draw_sd = monte_carlo_check(name, params, data, c, n_real, grads,
+                                                      loss, index)
 
         for n, shape, _ in shapes:
             assert grads[n].shape == shape
@@ -401,6 +443,7 @@ def main():
             tensors.append((f"{name}/grad:{n}", grads[n].astype(np.float32)))
         tensors.append((f"{name}/soft_loss", np.array(soft, dtype=np.float32)))
         meta = {"batch": B, "embedding": E, "hidden": H, "layers": c["layers"],
+                "soft_steps": ",".join(map(str, soft_steps)), "entropy": entropy,
                 "cell": c["cell"], "bidirectional": "false", "type": "hard",
                 "score": c["score"], "dim": c["dim"] if concat(c) else 0,
                 "source_vocab": SOURCE_VOCAB, "target_vocab": TARGET_VOCAB,
@@ -417,9 +460,12 @@ def main():
               f"tuples {meta['tuples']} N={n_real}: loss {loss:.9g}, soft loss {soft:.9g} "
               f"(vs make-attention-reference.py {soft_check})")
         print(f"  sum_s p(s) per row: " + ", ".join(f"{float(t):.17g}" for t in totals))
-        print(f"  Monte-Carlo ({MC_DRAWS} draws per row): loss {mc:.9g} +- {se:.3g} "
-              f"({(mc - loss) / se:+.2f} SE); score-function gradient max |z| {max_z:.3g} "
-              f"over {MC_CHUNKS} chunks, per-draw sd / max|grad| up to {draw_sd:.3g}")
+        if np.isnan(mc):
+            print(f"  Monte-Carlo: not run (soft steps {soft_steps}, entropy {entropy})")
+        else:
+            print(f"  Monte-Carlo ({MC_DRAWS} draws per row): loss {mc:.9g} +- {se:.3g} "
+                  f"({(mc - loss) / se:+.2f} SE); score-function gradient max |z| {max_z:.3g} "
+                  f"over {MC_CHUNKS} chunks, per-draw sd / max|grad| up to {draw_sd:.3g}")
         print(f"  finite differences vs autograd: max rel err {fd:.3g}")
         print("  max|grad|: " + (", ".join(f"{n} {np.max(np.abs(grads[n])):.3g}"
                                           for n in att_names) or "no attention parameters") +

@@ -218,11 +218,14 @@ const Reference kHardAttention = {
      {"bidirectional", "model.rnn.bidirectional"},
      {"type", "model.attention.type"},
      {"score", "model.attention.score"},
-     {"dim", "model.attention.dim"}},
+     {"dim", "model.attention.dim"},
+     {"entropy", "model.attention.entropy"}},
     {"src", "src_mask", "tgt_in", "tgt_out"},
     nullptr,
     kAttentionSpec,
     true,
+    {},
+    {"entropy"},
 };
 
 // The convolutional encoder-decoder (task: seq2seq, model.conv, teacher forcing) against
@@ -480,13 +483,16 @@ void checkLossGrad(const Reference &r, const std::string &cfg) {
 }
 
 // Hard attention's score-function estimator is unbiased: over kDraws draws of the Gumbel
-// noise (every step sampled, no soft coins), the mean of attnc's loss and of every gradient
+// noise (every step drawn but the configuration's soft steps), the mean of attnc's loss and of
+// every gradient
 // @loss_grad returns must be the enumerated expectation's within 5 standard errors of the
 // mean (estimated from the draws), plus 1e-4 of the tensor's scale for float rounding. The
 // tolerance is only worth something if it is narrow: the attention weights' gradients come
 // from the estimator term alone (a drawn context does not depend on them), and their 5
 // standard errors must stay below 3/4 of their size, so a missing or mis-signed term fails.
-// Every step reading the expectation instead gives the soft model's loss exactly.
+// Every step reading the expectation instead gives the soft model's loss exactly. With an
+// entropy bonus the file's gradient is the bonus's mean gradient at the drawn positions
+// (what the estimator adds), beside the exact gradient of the expected loss.
 void checkEstimator(const Reference &r, const std::string &cfg, const std::string &baseline) {
   Built built;
   build(r, cfg, built, {{"model.attention.baseline", baseline}});
@@ -515,7 +521,14 @@ void checkEstimator(const Reference &r, const std::string &cfg, const std::strin
   std::fill_n(inputs[soft].data<float>(), inputs[soft].numel(), 1.0f);
   double softLoss = program.call("loss_grad", params, inputs)[0].data<float>()[0];
   EXPECT_NEAR(softLoss, built.tensor("soft_loss").data<float>()[0], 1e-5) << cfg;
+  // The configuration's soft steps (meta "soft_steps": step indices, the same in every row)
+  // read the expectation; the others draw.
   std::fill_n(inputs[soft].data<float>(), inputs[soft].numel(), 0.0f);
+  std::stringstream softSteps(built.meta("soft_steps"));
+  int64_t steps = inputs[soft].shape()[1];
+  for (std::string step; std::getline(softSteps, step, ',');)
+    for (int64_t row = 0; row < inputs[soft].shape()[0]; ++row)
+      inputs[soft].data<float>()[row * steps + std::stoll(step)] = 1.0f;
 
   constexpr int kDraws = 50000;
   ::attn::Rng rng(20261202);
