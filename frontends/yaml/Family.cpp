@@ -13,10 +13,11 @@ void Problems::error(const Loc &loc, std::string message, std::string hint) {
 }
 
 const std::vector<const Family *> &families() {
-  // The Transformer first: it claims every task its stack takes.
-  static const std::vector<const Family *> all = {&kTransformerFamily,   &kConvFamily,
-                                                  &kSeq2SeqFamily,       &kLabellerFamily,
-                                                  &kLanguageModelFamily, &kRegressorFamily};
+  // The Transformer first: it claims every task its stack takes; the families that claim a
+  // spec by its model section before those that claim it by its task.
+  static const std::vector<const Family *> all = {
+      &kTransformerFamily, &kConvFamily,          &kGraphFamily,    &kSeq2SeqFamily,
+      &kLabellerFamily,    &kLanguageModelFamily, &kRegressorFamily};
   return all;
 }
 

@@ -49,6 +49,7 @@ const Family *familyOf(const Spec &spec);
 // The families (one file each).
 extern const Family kTransformerFamily;   // TransformerFamily.cpp: model.transformer, any task
 extern const Family kConvFamily;          // ConvFamily.cpp: model.conv, seq2seq
+extern const Family kGraphFamily;         // GraphFamily.cpp: model.graph, model.mlir
 extern const Family kSeq2SeqFamily;       // Seq2SeqFamily.cpp: recurrent encoder-decoders
 extern const Family kLabellerFamily;      // LabellerFamily.cpp: recurrent taggers, classifiers
 extern const Family kLanguageModelFamily; // LanguageModelFamily.cpp: recurrent lm

@@ -222,6 +222,10 @@ public:
       values.push_back(*parseInt(item.Scalar()));
     return values;
   }
+  YamlTree treeAt(const std::string &path) const {
+    auto it = trees_.find(path);
+    return it != trees_.end() ? it->second : tree(node(path), path, Loc{file_, 1, 1});
+  }
   Loc mapLoc(const std::string &path) const { return mapLocs_.at(path); }
   const std::map<std::string, Loc> &keyLocs() const { return keyLocs_; }
 
@@ -467,7 +471,36 @@ private:
     case KeyType::IntList:
       checkIntList(key, value, loc);
       return;
+    case KeyType::Yaml:
+      trees_[path] = tree(value, path, loc);
+      return;
     }
+  }
+
+  // A Yaml key's value, each part located; the family that reads it checks the rest.
+  YamlTree tree(const YAML::Node &node, const std::string &path, const Loc &fallback) const {
+    YamlTree t;
+    t.loc = hasMark(node) ? locate(node, path, fallback) : fallback;
+    switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      t.kind = YamlTree::Kind::Scalar;
+      t.scalar = node.Scalar();
+      t.quoted = !isPlainScalar(node);
+      break;
+    case YAML::NodeType::Sequence:
+      t.kind = YamlTree::Kind::Sequence;
+      for (const YAML::Node &item : node)
+        t.items.push_back(tree(item, path, t.loc));
+      break;
+    case YAML::NodeType::Map:
+      t.kind = YamlTree::Kind::Map;
+      for (const auto &entry : node)
+        t.entries.push_back({tree(entry.first, path, t.loc), tree(entry.second, path, t.loc)});
+      break;
+    default:
+      break;
+    }
+    return t;
   }
 
   // The model's name becomes a directory (runs/<name>) and part of C symbols: "../../x" wrote
@@ -524,6 +557,7 @@ private:
   std::map<std::string, Loc> keyLocs_;         // where each of them is written
   std::map<std::string, YAML::Node> resolved_; // key -> the user's node or its default
   std::map<std::string, Loc> mapLocs_;         // section -> where it is (or its parent)
+  std::map<std::string, YamlTree> trees_;      // Yaml keys written -> their values
 };
 
 // The Spec from the validated values, through each key's binding to its field (Schema.cpp):
@@ -559,6 +593,9 @@ Spec buildSpec(const Validator &v, const std::string &file) {
       break;
     case KeyType::IntList:
       key.bind.set(spec, v.intListAt(key.path));
+      break;
+    case KeyType::Yaml:
+      key.bind.set(spec, v.treeAt(key.path));
       break;
     case KeyType::Map:
       break;
@@ -850,16 +887,17 @@ std::optional<Spec> parseSpecFiles(const std::vector<std::string> &files,
   }
   std::optional<Spec> spec = parseText(texts[0], files[0], overrides, diags, layers);
   if (spec) {
-    // Data files named in a spec are found beside the file that names them (the base or a
-    // layer), wherever attnc runs from; a path given with --set is the command line's,
-    // relative to the current directory. Either way the spec keeps them absolute, so the
-    // copy a checkpoint carries works from anywhere.
+    // Data files (and a module of attn IR) named in a spec are found beside the file that
+    // names them (the base or a layer), wherever attnc runs from; a path given with --set is the
+    // command line's, relative to the current directory. Either way the spec keeps them absolute,
+    // so the copy a checkpoint carries works from anywhere.
     namespace fs = std::filesystem;
     auto dirOf = [](const std::string &file) {
       return fs::absolute(fs::path(file)).parent_path();
     };
     for (const auto &entry : {std::pair{"data.path", &spec->data.path},
-                              std::pair{"data.valid_path", &spec->data.validPath}}) {
+                              std::pair{"data.valid_path", &spec->data.validPath},
+                              std::pair{"model.mlir", &spec->model.mlir}}) {
       std::string key = entry.first, &value = *entry.second;
       if (value.empty() || fs::path(value).is_absolute())
         continue;

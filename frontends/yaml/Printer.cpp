@@ -35,7 +35,9 @@ void emitChildren(const std::string &parent, const Spec &s, YAML::Emitter &out) 
     if (!value || !written(*key, s))
       continue;
     out << YAML::Key << key->name() << YAML::Value;
-    if (key->type == KeyType::String && !key->plain)
+    if (key->type == KeyType::Yaml)
+      emitTree(out, std::get<YamlTree>(*value));
+    else if (key->type == KeyType::String && !key->plain)
       out << YAML::DoubleQuoted << std::get<std::string>(*value);
     else if (key->type == KeyType::IntList) {
       out << YAML::Flow << YAML::BeginSeq;

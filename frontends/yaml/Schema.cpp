@@ -3,6 +3,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <iomanip>
 #include <sstream>
@@ -32,12 +33,66 @@ std::string valueText(const KeySchema &key, const KeyValue &value) {
     out << YAML::DoubleQuoted << text;
     return out.c_str();
   }
-  default: {
+  case 4: {
     std::string text;
     for (int64_t v : std::get<std::vector<int64_t>>(value))
       text += (text.empty() ? "" : ", ") + std::to_string(v);
     return "[" + text + "]";
   }
+  default: {
+    YAML::Emitter out;
+    out << YAML::Flow;
+    emitTree(out, std::get<YamlTree>(value));
+    return out.c_str();
+  }
+  }
+}
+
+namespace {
+// Whether `tree` reads well on one line: a list of scalars, or a map of scalars and such
+// lists (a shape, a node, a parameter).
+bool flat(const YamlTree &tree, int depth = 0) {
+  using K = YamlTree::Kind;
+  if (tree.kind == K::Scalar || tree.kind == K::Null)
+    return true;
+  if (depth == 2)
+    return false;
+  if (tree.kind == K::Sequence)
+    return std::all_of(tree.items.begin(), tree.items.end(),
+                       [&](const YamlTree &t) { return flat(t, 2); });
+  return std::all_of(tree.entries.begin(), tree.entries.end(),
+                     [&](const auto &e) { return flat(e.second, depth + 1); });
+}
+} // namespace
+
+void emitTree(YAML::Emitter &out, const YamlTree &tree) {
+  if (tree.kind != YamlTree::Kind::Scalar && flat(tree))
+    out << YAML::Flow;
+  switch (tree.kind) {
+  case YamlTree::Kind::Null:
+    out << YAML::Null;
+    return;
+  case YamlTree::Kind::Scalar:
+    if (tree.quoted)
+      out << YAML::DoubleQuoted;
+    out << tree.scalar;
+    return;
+  case YamlTree::Kind::Sequence:
+    out << YAML::BeginSeq;
+    for (const YamlTree &item : tree.items)
+      emitTree(out, item);
+    out << YAML::EndSeq;
+    return;
+  case YamlTree::Kind::Map:
+    out << YAML::BeginMap;
+    for (const auto &[key, value] : tree.entries) {
+      out << YAML::Key;
+      emitTree(out, key);
+      out << YAML::Value;
+      emitTree(out, value);
+    }
+    out << YAML::EndMap;
+    return;
   }
 }
 
@@ -55,6 +110,7 @@ TransformerSpec *sectionOf(Spec &s, Tag<TransformerSpec>) {
   return s.model.transformer ? &*s.model.transformer : nullptr;
 }
 ConvSpec *sectionOf(Spec &s, Tag<ConvSpec>) { return s.model.conv ? &*s.model.conv : nullptr; }
+GraphSpec *sectionOf(Spec &s, Tag<GraphSpec>) { return s.model.graph ? &*s.model.graph : nullptr; }
 EmbeddingSpec *sectionOf(Spec &s, Tag<EmbeddingSpec>) { return &s.model.embedding; }
 Seq2SeqSpec *sectionOf(Spec &s, Tag<Seq2SeqSpec>) { return &s.model.seq2seq; }
 AttentionSpec *sectionOf(Spec &s, Tag<AttentionSpec>) {
@@ -123,6 +179,12 @@ template <> struct FieldType<std::vector<int64_t>> {
   static std::vector<int64_t> unwrap(const KeyValue &v) {
     return std::get<std::vector<int64_t>>(v);
   }
+};
+
+template <> struct FieldType<YamlTree> {
+  static constexpr KeyType type = KeyType::Yaml;
+  static KeyValue wrap(const YamlTree &v) { return v; }
+  static YamlTree unwrap(const KeyValue &v) { return std::get<YamlTree>(v); }
 };
 
 // Builds one table row; the named setters keep the table readable without C++20 designated
@@ -302,8 +364,8 @@ std::vector<KeySchema> buildTable() {
       Key("data.seed", &DataSpec::seed, "Seed of the data generator.").atLeast(0),
 
       Map("model", &ModelSpec::loc,
-          "The network: exactly one of `mlp` / `rnn` / `transformer` / `conv`, then the `output` "
-          "head.")
+          "The network: exactly one of `mlp` / `rnn` / `transformer` / `conv` / `graph` / "
+          "`mlir`, then the `output` head.")
           .required(),
       Optional("model.mlp", &ModelSpec::mlp,
                "Multi-layer perceptron; reads the window as [batch, window].")
@@ -444,6 +506,29 @@ std::vector<KeySchema> buildTable() {
           "`paper`: the paper's scaled normals (embeddings N(0, 0.1); a layer feeding a GLU "
           "N(0, sqrt(4 p / n)), other layers N(0, sqrt(p / n)), n its inputs, p = 1 - "
           "dropout; zero biases); `pytorch`: nn.Linear / nn.Conv1d / nn.Embedding defaults."),
+      Optional("model.graph", &ModelSpec::graph,
+               "`regress`, `classify`, `tag`: the network as attn ops wired by name, between "
+               "the task's inputs and its output (the loss is the task's). See docs/graph.md.")
+          .exclusive("architecture"),
+      Key("model.graph.params", &GraphSpec::params,
+          "The parameters: a map from each name to `{shape, init, scale, trainable}`; "
+          "`shape` lists sizes or the task's names for them (`batch`; `window`, `features`, "
+          "`outputs` for `regress`; `length`, `vocab`, `labels` for `classify` and `tag`); "
+          "`init` is `zeros`, `ones`, `uniform` (in [-scale, scale]) or `normal` (deviation "
+          "`scale`)."),
+      Key("model.graph.nodes", &GraphSpec::nodes,
+          "The ops, in order: a list of `{name, op, inputs, attrs, shape}`; `op` is an attn op "
+          "(`dense`, `tanh`, `scaled_dot_product_attention`, ...), `inputs` names the task's "
+          "inputs, parameters and earlier nodes (`node.1` is a node's second result).")
+          .required(),
+      Key("model.graph.output", &GraphSpec::output,
+          "The node (or input) that is the task's output: the prediction (`regress`) or the "
+          "scores (`classify`, `tag`).")
+          .required(),
+      Key("model.mlir", &ModelSpec::mlir,
+          "`regress`, `classify`, `tag`: a file of attn IR (relative to the spec) that "
+          "defines the task's `@loss` and `@forward`, written by hand. See docs/graph.md.")
+          .exclusive("architecture"),
       Map("model.embedding", &EmbeddingSpec::loc,
           "`lm`, `seq2seq`, `tag`, `classify`: learned token embeddings feeding the rnn (a "
           "`seq2seq` model has one table for the source and one for the target)."),
@@ -937,6 +1022,8 @@ std::string describeType(KeyType type) {
   case KeyType::Bool: return "true or false";
   case KeyType::IntList: return "a list of integers";
   case KeyType::Map: return "a map";
+  case KeyType::Yaml:
+    return "a YAML list or map";
   }
   return "a value";
 }
@@ -949,6 +1036,8 @@ std::string typeName(KeyType type) {
   case KeyType::Bool: return "bool";
   case KeyType::IntList: return "list of int";
   case KeyType::Map: return "map";
+  case KeyType::Yaml:
+    return "yaml";
   }
   return "value";
 }
@@ -1021,6 +1110,24 @@ const std::vector<ExampleSpec> &exampleSpecs() {
        "  label_smoothing: 0.1\n"
        "  teacher_forcing: {schedule: inverse_sigmoid, k: 500, min: 0.75}\n"
        "decode: {beam: 5, length_penalty: 0.6, nbest: 1}\n"},
+      {"A tagger written as attn ops (the graph form, docs/graph.md): embeddings, a "
+       "feed-forward layer, scores per token",
+       "name: graph-tagger\n"
+       "task: tag\n"
+       "data: {builtin: pos, max_len: 8, train: 4000, valid: 400}\n"
+       "model:\n"
+       "  graph:\n"
+       "    params:\n"
+       "      table: {shape: [vocab, 16], init: normal, scale: 1.0}\n"
+       "      hidden: {shape: [16, 32], scale: 0.25}\n"
+       "      out: {shape: [32, labels], scale: 0.18}\n"
+       "    nodes:\n"
+       "      - {name: e, op: embedding, inputs: [table, src]}\n"
+       "      - {name: h, op: dense, inputs: [e, hidden]}\n"
+       "      - {name: a, op: relu, inputs: [h]}\n"
+       "      - {name: scores, op: dense, inputs: [a, out]}\n"
+       "    output: scores\n"
+       "train: {steps: 600, optimizer: {lr: 0.01}}\n"},
   };
   return examples;
 }

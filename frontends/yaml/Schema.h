@@ -11,16 +11,39 @@
 #include <variant>
 #include <vector>
 
+namespace YAML {
+class Emitter;
+}
+
 namespace attn::yaml {
 
 struct Spec;
-struct Loc;
 
-enum class KeyType { String, Int, Float, Bool, IntList, Map };
+// A position in a spec file, 1-based (yaml-cpp's marks are 0-based).
+struct Loc {
+  std::string file;
+  int line = 0;
+  int col = 0;
+};
+
+// A YAML value kept as written, with where each part of it is: the value of a KeyType::Yaml
+// key, whose family reads it (model.graph.nodes). The schema checks only that it is YAML;
+// the family checks the rest, each problem at the part that causes it.
+struct YamlTree {
+  enum class Kind { Null, Scalar, Sequence, Map };
+  Kind kind = Kind::Null;
+  std::string scalar;                                 // Scalar
+  bool quoted = false;                                // Scalar: written in quotes (a string)
+  std::vector<YamlTree> items;                        // Sequence
+  std::vector<std::pair<YamlTree, YamlTree>> entries; // Map: key (a scalar) and value, in order
+  Loc loc;
+};
+
+enum class KeyType { String, Int, Float, Bool, IntList, Map, Yaml };
 
 // A key's value, typed as its KeyType says (Int: int64_t, Float: double, Bool, String,
-// IntList: a vector).
-using KeyValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>>;
+// IntList: a vector, Yaml: the tree).
+using KeyValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, YamlTree>;
 
 // Where a key lives in the Spec: the schema table binds every key to its field once, and the
 // parser, the printer, the defaults and the reference all go through the binding.
@@ -55,9 +78,12 @@ struct KeySchema {
   std::string parent() const;       // "model.rnn"; "" at the top level
 };
 
+// Writes `tree` to `out` as it was written: block style, scalars quoted where they were.
+void emitTree(YAML::Emitter &out, const YamlTree &tree);
+
 // `value` as YAML text, as specs are printed: integers, floats in their shortest exact form
 // (with a ".0" so they read back as floats), true / false, strings plain when `key.plain`
-// (enum-like) and double-quoted otherwise, lists in flow style.
+// (enum-like) and double-quoted otherwise, lists and trees in flow style.
 std::string valueText(const KeySchema &key, const KeyValue &value);
 
 // Parents come before their children, in the order the reference documents them.

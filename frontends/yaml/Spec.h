@@ -5,6 +5,8 @@
 // docs/yaml-reference.md all go through that binding.
 #pragma once
 
+#include "frontends/yaml/Schema.h"
+
 #include <array>
 #include <cstdint>
 #include <map>
@@ -15,13 +17,6 @@
 #include <vector>
 
 namespace attn::yaml {
-
-// A position in a spec file, 1-based (yaml-cpp's marks are 0-based).
-struct Loc {
-  std::string file;
-  int line = 0;
-  int col = 0;
-};
 
 struct Diagnostic {
   Loc loc;
@@ -258,11 +253,22 @@ struct ConvSpec {
   Loc loc;
 };
 
+// The graph form (docs/graph.md): attn ops wired by name, read by the graph family
+// (Graph.cpp), which checks them and builds the task's entry points around them.
+struct GraphSpec {
+  YamlTree params{YamlTree::Kind::Map}; // name -> {shape, init, scale, trainable}
+  YamlTree nodes;                       // [{name, op, inputs, attrs, shape}]
+  std::string output;
+  Loc loc;
+};
+
 struct ModelSpec {
-  std::optional<MlpSpec> mlp; // exactly one of mlp / rnn / transformer / conv is set
+  std::optional<MlpSpec> mlp; // exactly one of mlp / rnn / transformer / conv / graph / mlir
   std::optional<RnnSpec> rnn;
   std::optional<TransformerSpec> transformer;
   std::optional<ConvSpec> conv;
+  std::optional<GraphSpec> graph;
+  std::string mlir; // a module of attn IR (a file), the task's entry points written by hand
   EmbeddingSpec embedding;    // lm, seq2seq
   Seq2SeqSpec seq2seq;
   std::optional<AttentionSpec> attention; // seq2seq: an attention decoder
@@ -420,6 +426,17 @@ std::vector<SpecDifference> specDifferences(const Spec &stored, const Spec &give
                                             bool (*relevant)(const std::string &key));
 // A seq2seq model whose decoder reads every target position at once in training (a
 // Transformer's or a convolutional one), so it can also decode by recomputing the prefix.
+// The model section a spec uses, as `attnc check` names it: mlp, rnn, transformer, conv,
+// graph or mlir.
+inline const char *architectureOf(const Spec &s) {
+  const ModelSpec &m = s.model;
+  return m.rnn             ? "rnn"
+         : m.transformer   ? "transformer"
+         : m.conv          ? "conv"
+         : m.graph         ? "graph"
+         : !m.mlir.empty() ? "mlir"
+                           : "mlp";
+}
 inline bool parallelDecoder(const Spec &s) {
   return s.task == Task::Seq2seq && (s.model.transformer || s.model.conv);
 }

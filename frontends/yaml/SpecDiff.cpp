@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <map>
 
 namespace attn::yaml {
@@ -17,6 +18,13 @@ void flatten(const YAML::Node &node, const std::string &prefix,
       flatten(entry.second, prefix.empty() ? entry.first.Scalar()
                                            : prefix + "." + entry.first.Scalar(),
               out);
+    return;
+  }
+  bool nested = node.IsSequence() && std::any_of(node.begin(), node.end(),
+                                                 [](const YAML::Node &n) { return !n.IsScalar(); });
+  if (nested) { // model.graph.nodes: each item by its index
+    for (size_t i = 0; i < node.size(); ++i)
+      flatten(node[i], prefix + "[" + std::to_string(i) + "]", out);
     return;
   }
   std::string text;

@@ -14,11 +14,7 @@ int check(attn::driver::Session &session, const Common &) {
     return 1;
   const auto &s = session.spec();
   std::cout << s.file << ": ok: model '" << s.name << "' (" << attn::yaml::nameOf(s.task) << ", "
-            << (s.model.rnn           ? "rnn"
-                : s.model.transformer ? "transformer"
-                : s.model.conv        ? "conv"
-                                      : "mlp")
-            << ")\n";
+            << attn::yaml::architectureOf(s) << ")\n";
   return 0;
 }
 

@@ -1,0 +1,774 @@
+// The graph family's forms: model.graph read and checked (readGraph), its ops built by name
+// through MLIR's registered-op interfaces (so every attn op, today's and tomorrow's, is a node
+// with no code here), and model.mlir's module checked against the same contract.
+#include "frontends/yaml/Graph.h"
+#include "frontends/yaml/ImportBuilder.h"
+
+#include "attn/data/Sine.h"
+
+#include "dialect/AttnDialect.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/ADT/ScopeExit.h"
+
+#include <filesystem>
+#include <set>
+
+using namespace mlir;
+
+namespace attn::yaml::graph {
+namespace {
+
+using Kind = YamlTree::Kind;
+
+std::optional<int64_t> asInt(const YamlTree &t) {
+  if (t.kind != Kind::Scalar || t.quoted || t.scalar.empty())
+    return std::nullopt;
+  size_t used = 0;
+  try {
+    long long v = std::stoll(t.scalar, &used, 10);
+    if (used == t.scalar.size())
+      return v;
+  } catch (...) {
+  }
+  return std::nullopt;
+}
+
+std::optional<double> asFloat(const YamlTree &t) {
+  if (t.kind != Kind::Scalar || t.quoted || t.scalar.empty())
+    return std::nullopt;
+  size_t used = 0;
+  try {
+    double v = std::stod(t.scalar, &used);
+    if (used == t.scalar.size() && std::isfinite(v))
+      return v;
+  } catch (...) {
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> asBool(const YamlTree &t) {
+  if (t.kind != Kind::Scalar || t.quoted)
+    return std::nullopt;
+  if (t.scalar == "true")
+    return true;
+  if (t.scalar == "false")
+    return false;
+  return std::nullopt;
+}
+
+const char *kindName(const YamlTree &t) {
+  switch (t.kind) {
+  case Kind::Null:
+    return "nothing";
+  case Kind::Scalar:
+    return "a scalar";
+  case Kind::Sequence:
+    return "a list";
+  case Kind::Map:
+    return "a map";
+  }
+  return "a value";
+}
+
+// Reads the YAML of model.graph, reporting at each part.
+class Reader {
+public:
+  Reader(const Spec &spec, Problems &p) : spec(spec), p(p) {
+    for (const auto &[name, doc] : dimSymbols(spec))
+      symbols.insert(name);
+  }
+
+  Graph read() {
+    const GraphSpec &g = *spec.model.graph;
+    Graph out;
+    out.output = g.output;
+    out.outputLoc = spec.locOf("model.graph.output", g.loc);
+    readParams(g.params, out);
+    readNodes(g.nodes, out);
+    checkNames(out);
+    return out;
+  }
+
+private:
+  std::vector<Dim> readShape(const YamlTree &t, const std::string &what) {
+    std::vector<Dim> dims;
+    if (t.kind != Kind::Sequence) {
+      p.error(t.loc, what + " must be a list of sizes, got " + kindName(t),
+              "e.g. [batch, 64]: numbers or " + symbolList());
+      return dims;
+    }
+    for (const YamlTree &item : t.items) {
+      Dim d;
+      d.loc = item.loc;
+      if (std::optional<int64_t> v = asInt(item)) {
+        if (*v < 1 || *v > (int64_t(1) << 28))
+          p.error(item.loc, what + " holds " + item.scalar + ", but a size is 1 to 2^28");
+        d.value = *v;
+      } else if (item.kind == Kind::Scalar && symbols.count(item.scalar)) {
+        d.symbol = item.scalar;
+      } else {
+        p.error(item.loc,
+                what + " holds '" + (item.kind == Kind::Scalar ? item.scalar : kindName(item)) +
+                    "', which is not a size task '" + nameOf(spec.task) + "' gives",
+                "sizes are numbers or " + symbolList());
+      }
+      dims.push_back(d);
+    }
+    return dims;
+  }
+
+  void readParams(const YamlTree &t, Graph &out) {
+    if (t.kind == Kind::Null)
+      return;
+    if (t.kind != Kind::Map) {
+      p.error(t.loc, "model.graph.params must be a map from names to {shape, init, scale}, got " +
+                         std::string(kindName(t)));
+      return;
+    }
+    for (const auto &[key, value] : t.entries) {
+      Param param;
+      param.name = key.scalar;
+      param.loc = key.loc;
+      std::string what = "parameter '" + param.name + "'";
+      if (value.kind != Kind::Map) {
+        p.error(value.loc,
+                what + " must be a map {shape, init, scale, trainable}, got " + kindName(value));
+        continue;
+      }
+      bool shaped = false;
+      for (const auto &[k, v] : value.entries) {
+        if (k.scalar == "shape") {
+          param.shape = readShape(v, "the shape of " + what);
+          shaped = true;
+        } else if (k.scalar == "init") {
+          static const std::set<std::string> inits = {"zeros", "ones", "uniform", "normal"};
+          if (v.kind != Kind::Scalar || !inits.count(v.scalar))
+            p.error(v.loc, "the init of " + what + " must be zeros, ones, uniform or normal");
+          else
+            param.init = v.scalar;
+        } else if (k.scalar == "scale") {
+          std::optional<double> s = asFloat(v);
+          if (!s || *s < 0)
+            p.error(v.loc, "the scale of " + what + " must be a number >= 0",
+                    "uniform draws from [-scale, scale], normal has deviation scale");
+          else
+            param.scale = *s;
+        } else if (k.scalar == "trainable") {
+          std::optional<bool> b = asBool(v);
+          if (!b)
+            p.error(v.loc, "trainable of " + what + " must be true or false");
+          else
+            param.trainable = *b;
+        } else {
+          p.error(k.loc, "unknown key '" + k.scalar + "' in " + what,
+                  "a parameter has shape, init, scale and trainable");
+        }
+      }
+      if (!shaped)
+        p.error(param.loc, what + " has no shape", "add shape: [sizes...]");
+      out.params.push_back(std::move(param));
+    }
+  }
+
+  void readNodes(const YamlTree &t, Graph &out) {
+    if (t.kind != Kind::Sequence) {
+      p.error(t.loc, "model.graph.nodes must be a list of {name, op, inputs}, got " +
+                         std::string(kindName(t)));
+      return;
+    }
+    for (const YamlTree &item : t.items) {
+      if (item.kind != Kind::Map) {
+        p.error(item.loc, "a node of model.graph.nodes must be a map {name, op, inputs}, got " +
+                              std::string(kindName(item)));
+        continue;
+      }
+      Node node;
+      node.loc = item.loc;
+      for (const auto &[k, v] : item.entries) {
+        if (k.scalar == "name" || k.scalar == "op") {
+          if (v.kind != Kind::Scalar || v.scalar.empty()) {
+            p.error(v.loc, "a node's " + k.scalar + " must be a name");
+            continue;
+          }
+          (k.scalar == "name" ? node.name : node.op) = v.scalar;
+          if (k.scalar == "op")
+            node.opLoc = v.loc;
+        } else if (k.scalar == "inputs") {
+          if (v.kind != Kind::Sequence) {
+            p.error(v.loc,
+                    "a node's inputs must be a list of names, got " + std::string(kindName(v)));
+            continue;
+          }
+          for (const YamlTree &in : v.items) {
+            if (in.kind != Kind::Scalar)
+              p.error(in.loc, "a node's inputs are names, got " + std::string(kindName(in)));
+            else
+              node.inputs.push_back({in.scalar, in.loc});
+          }
+        } else if (k.scalar == "attrs") {
+          if (v.kind != Kind::Map) {
+            p.error(v.loc, "a node's attrs must be a map, got " + std::string(kindName(v)));
+            continue;
+          }
+          for (const auto &[an, av] : v.entries)
+            node.attrs.push_back({an.scalar, av});
+        } else if (k.scalar == "shape") {
+          node.shape = readShape(v, "the shape of node '" + node.name + "'");
+        } else {
+          p.error(k.loc, "unknown key '" + k.scalar + "' in a node",
+                  "a node has name, op, inputs, attrs and shape");
+        }
+      }
+      if (node.name.empty())
+        p.error(node.loc, "a node of model.graph.nodes has no name", "add name: ...");
+      if (node.op.empty()) {
+        p.error(node.loc, "node '" + node.name + "' has no op",
+                "add op: an attn op, e.g. dense or tanh");
+        node.opLoc = node.loc;
+      }
+      out.nodes.push_back(std::move(node));
+    }
+  }
+
+  // Every name once; inputs defined before they are used; every parameter used.
+  void checkNames(const Graph &g) {
+    std::map<std::string, Loc> defined;
+    auto define = [&](const std::string &name, const Loc &loc, const char *what) {
+      if (name.empty())
+        return;
+      auto [it, fresh] = defined.emplace(name, loc);
+      if (!fresh)
+        p.error(loc, std::string(what) + " '" + name + "' is already defined",
+                "first at line " + std::to_string(it->second.line) + ", column " +
+                    std::to_string(it->second.col) + "; every name is used once");
+    };
+    for (const auto &[name, doc] : inputsOf(spec))
+      defined.emplace(name, spec.model.graph->loc);
+    for (const Param &param : g.params)
+      define(param.name, param.loc, "parameter");
+    std::set<std::string> used;
+    auto resolve = [&](const std::string &name) {
+      if (defined.count(name))
+        return name;
+      size_t dot = name.rfind('.');
+      if (dot != std::string::npos && dot + 1 < name.size() &&
+          name.find_first_not_of("0123456789", dot + 1) == std::string::npos &&
+          defined.count(name.substr(0, dot)))
+        return name.substr(0, dot);
+      return std::string();
+    };
+    for (const Node &node : g.nodes) {
+      for (const auto &[in, loc] : node.inputs) {
+        std::string target = resolve(in);
+        if (target.empty())
+          p.error(
+              loc, "node '" + node.name + "' reads '" + in + "', which is not defined before it",
+              "inputs name the task's inputs (" + inputList() + "), parameters and earlier nodes");
+        else
+          used.insert(target);
+      }
+      define(node.name, node.loc, "node");
+    }
+    if (!g.output.empty() && resolve(g.output).empty())
+      p.error(spec.locOf("model.graph.output", spec.model.graph->loc),
+              "model.graph.output names '" + g.output + "', which no node defines");
+    used.insert(resolve(g.output));
+    for (const Param &param : g.params)
+      if (!used.count(param.name))
+        p.error(param.loc, "parameter '" + param.name + "' is not read by any node",
+                "remove it, or read it: an unread parameter would never train");
+  }
+
+  static std::vector<std::pair<std::string, std::string>> inputsOf(const Spec &s);
+  std::string symbolList() const {
+    std::string out;
+    for (const std::string &s : symbols)
+      out += (out.empty() ? "" : ", ") + s;
+    return out;
+  }
+  std::string inputList() const {
+    std::string out;
+    for (const auto &[name, doc] : inputsOf(spec))
+      out += (out.empty() ? "" : ", ") + name;
+    return out;
+  }
+
+  const Spec &spec;
+  Problems &p;
+  std::set<std::string> symbols;
+};
+
+// The inputs a task's graph reads (its @forward's arguments), with what they hold.
+std::vector<std::pair<std::string, std::string>> Reader::inputsOf(const Spec &s) {
+  if (s.task == Task::Regress)
+    return {{"x", "[batch, window] (or [batch, features]) f32"}};
+  return {{"src", "[batch, length] token ids"}, {"src_mask", "[batch, length] 1 at tokens"}};
+}
+
+} // namespace
+
+std::vector<std::pair<std::string, std::string>> dimSymbols(const Spec &s) {
+  std::vector<std::pair<std::string, std::string>> out = {{"batch", "train.batch_size"}};
+  if (s.task == Task::Regress) {
+    if (oneToMany(s))
+      out.push_back({"features", "the width of an input vector"});
+    else
+      out.push_back({"window", "data.window"});
+    out.push_back({"outputs", "model.output.size"});
+  } else {
+    out.push_back({"length", "the compiled sequence length"});
+    out.push_back({"vocab", "the tokens' vocabulary"});
+    out.push_back(
+        {"labels", s.task == Task::Tag ? "the tags' vocabulary" : "the labels' vocabulary"});
+  }
+  return out;
+}
+
+Graph readGraph(const Spec &spec, Problems &problems) { return Reader(spec, problems).read(); }
+
+namespace {
+
+// The contract of a task's entry points: @forward(inputs) -> output, @loss(inputs, label).
+struct Io {
+  std::string name;
+  RankedTensorType type;
+};
+struct TaskIo {
+  SmallVector<Io> inputs;
+  Io label, output;
+  std::map<std::string, int64_t> dims; // the shape names' values
+};
+
+TaskIo taskIo(const Spec &s, const ImportOptions &o, MLIRContext &ctx) {
+  Type f32 = Float32Type::get(&ctx), i32 = IntegerType::get(&ctx, 32);
+  int64_t batch = s.train.batchSize;
+  TaskIo io;
+  io.dims["batch"] = batch;
+  if (s.task == Task::Regress) {
+    int64_t width = !oneToMany(s)         ? s.data.window
+                    : s.data.path.empty() ? data::kWaveFeatures
+                                          : s.data.features;
+    int64_t outputs = s.model.output.size;
+    io.dims[oneToMany(s) ? "features" : "window"] = width;
+    io.dims["outputs"] = outputs;
+    io.inputs = {{"x", RankedTensorType::get({batch, width}, f32)}};
+    io.label = {"target", RankedTensorType::get({batch, outputs}, f32)};
+    io.output = {"y", RankedTensorType::get({batch, outputs}, f32)};
+    return io;
+  }
+  int64_t length = o.sourceLength, labels = o.targetVocab;
+  io.dims["length"] = length;
+  io.dims["vocab"] = o.sourceVocab;
+  io.dims["labels"] = labels;
+  io.inputs = {{"src", RankedTensorType::get({batch, length}, i32)},
+               {"src_mask", RankedTensorType::get({batch, length}, f32)}};
+  if (s.task == Task::Tag) {
+    io.label = {"tags", RankedTensorType::get({batch, length}, i32)};
+    io.output = {"scores", RankedTensorType::get({batch, length, labels}, f32)};
+  } else {
+    io.label = {"label", RankedTensorType::get({batch}, i32)};
+    io.output = {"scores", RankedTensorType::get({batch, labels}, f32)};
+  }
+  return io;
+}
+
+std::string shapeText(Type type) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << type;
+  return out;
+}
+
+// Builds the entry points from the nodes: each op created by its registered name, its result
+// types inferred by its InferTypeOpInterface (or the node's shape), and verified at once, so
+// a wrong input is reported at the node that has it.
+class GraphImporter : public ImportBuilder {
+public:
+  GraphImporter(const Spec &spec, const ImportOptions &options, MLIRContext &ctx, Graph graph)
+      : ImportBuilder(spec, options, ctx), graph(std::move(graph)), io(taskIo(spec, options, ctx)) {
+  }
+
+  OwningOpRef<ModuleOp> build() {
+    OwningOpRef<ModuleOp> module = newModule();
+    Location l = loc(spec.model.graph->loc);
+    SmallVector<Type> inputs;
+    SmallVector<StringRef> names;
+    for (const Io &in : io.inputs) {
+      inputs.push_back(in.type);
+      names.push_back(in.name);
+    }
+
+    b.setInsertionPointToEnd(module->getBody());
+    auto forward = entry("forward", inputs, names, {io.output.type}, {io.output.name}, l);
+    FailureOr<Value> y = network(forward.getArguments());
+    if (failed(y))
+      return nullptr;
+    b.create<func::ReturnOp>(l, *y);
+
+    inputs.push_back(io.label.type);
+    names.push_back(io.label.name);
+    b.setInsertionPointToEnd(module->getBody());
+    auto loss =
+        entry("loss", inputs, names, {RankedTensorType::get({}, b.getF32Type())}, {"loss"}, l);
+    y = network(loss.getArguments().drop_back());
+    if (failed(y))
+      return nullptr;
+    Value label = loss.getArguments().back();
+    if (spec.task == Task::Regress)
+      b.create<func::ReturnOp>(l, b.create<mlir::attn::MseOp>(l, *y, label).getResult());
+    else
+      returnPaddedCrossEntropy(*y, label, l);
+    return module;
+  }
+
+private:
+  // A shape's sizes, the names given their values; a failure (reported at `where`) past
+  // attnc's bound on a tensor, which the importer checks again for every op.
+  FailureOr<SmallVector<int64_t>> shape(const std::vector<Dim> &dims, const Loc &where) {
+    SmallVector<int64_t> out;
+    for (const Dim &d : dims)
+      out.push_back(d.symbol.empty() ? d.value : io.dims.at(d.symbol));
+    if (!fits(out)) {
+      emitError(loc(where)) << "this shape has more than 2^28 elements, attnc's bound on a "
+                               "tensor (1 GiB of f32)";
+      return failure();
+    }
+    return out;
+  }
+
+  // Whether a tensor of `sizes` has at most 2^28 elements (counted without overflowing).
+  static bool fits(ArrayRef<int64_t> sizes) {
+    int64_t n = 1;
+    for (int64_t s : sizes)
+      if (s < 0 || __builtin_mul_overflow(n, s, &n) || n > (int64_t(1) << 28))
+        return false;
+    return true;
+  }
+
+  // The graph in the current function, from its arguments; its output.
+  FailureOr<Value> network(ValueRange args) {
+    env.clear();
+    for (auto [in, arg] : llvm::zip(io.inputs, args))
+      env[in.name] = {arg};
+    for (const Param &p : graph.params) {
+      Init init = *mlir::attn::symbolizeInit(p.init);
+      FailureOr<SmallVector<int64_t>> sizes = shape(p.shape, p.loc);
+      if (failed(sizes))
+        return failure();
+      auto value = b.create<mlir::attn::ParamOp>(loc(p.loc), f32(*sizes), p.name, init,
+                                                 APFloat(static_cast<float>(p.scale)), p.trainable);
+      env[p.name] = {value};
+    }
+    for (const Node &node : graph.nodes) {
+      FailureOr<Operation *> op = buildNode(node);
+      if (failed(op))
+        return failure();
+      env[node.name] = SmallVector<Value>((*op)->getResults());
+    }
+    Value out = lookup(graph.output);
+    if (out.getType() != io.output.type) {
+      emitError(loc(graph.outputLoc))
+          << "model.graph.output '" << graph.output << "' is " << shapeText(out.getType())
+          << ", but task '" << nameOf(spec.task) << "' outputs " << shapeText(io.output.type)
+          << " (" << io.output.name << ")";
+      return failure();
+    }
+    return out;
+  }
+
+  // A name, or `node.K` for a node's result K (readGraph checked that it is defined).
+  Value lookup(const std::string &name) {
+    if (auto it = env.find(name); it != env.end())
+      return it->second.front();
+    size_t dot = name.rfind('.');
+    const SmallVector<Value> &results = env.at(name.substr(0, dot));
+    size_t k = std::stoul(name.substr(dot + 1));
+    return k < results.size() ? results[k] : Value();
+  }
+
+  // A YAML attribute value as an MLIR attribute: integers (i64), numbers (f32), true/false,
+  // lists of integers (array<i64>), and anything else read as MLIR attribute syntax
+  // ("#attn.init<zeros>", "dense<1.0> : tensor<f32>"), else a string.
+  FailureOr<Attribute> attribute(const Node &node, const Attr &a) {
+    const YamlTree &v = a.value;
+    if (std::optional<int64_t> i = asInt(v))
+      return Attribute(b.getI64IntegerAttr(*i));
+    if (std::optional<bool> flag = asBool(v))
+      return Attribute(b.getBoolAttr(*flag));
+    if (std::optional<double> x = asFloat(v))
+      return Attribute(b.getF32FloatAttr(static_cast<float>(*x)));
+    if (v.kind == Kind::Sequence) {
+      SmallVector<int64_t> items;
+      for (const YamlTree &item : v.items) {
+        std::optional<int64_t> i = asInt(item);
+        if (!i) {
+          emitError(loc(item.loc)) << "node '" << node.name << "': attribute '" << a.name
+                                   << "' is a list, and lists hold integers";
+          return failure();
+        }
+        items.push_back(*i);
+      }
+      return Attribute(b.getDenseI64ArrayAttr(items));
+    }
+    if (v.kind == Kind::Scalar) {
+      // A string that is not MLIR syntax is a string attribute; the parser's complaint
+      // about it is not the user's concern.
+      ScopedDiagnosticHandler quiet(b.getContext(), [](mlir::Diagnostic &) { return success(); });
+      if (Attribute parsed = parseAttribute(v.scalar, b.getContext()))
+        return parsed;
+      return Attribute(b.getStringAttr(v.scalar));
+    }
+    emitError(loc(v.loc)) << "node '" << node.name << "': attribute '" << a.name
+                          << "' must be a scalar or a list of integers";
+    return failure();
+  }
+
+  FailureOr<Operation *> buildNode(const Node &node) {
+    Location l = loc(node.loc);
+    std::string full = "attn." + node.op;
+    std::optional<RegisteredOperationName> name =
+        RegisteredOperationName::lookup(full, b.getContext());
+    if (!name) {
+      emitError(loc(node.opLoc)) << "node '" << node.name << "': there is no op '" << full
+                                 << "'; docs/dialect.md lists the attn ops";
+      return failure();
+    }
+    if (node.op == "param" || node.op == "yield" || !name->hasTrait<OpTrait::ZeroRegions>()) {
+      emitError(loc(node.opLoc))
+          << "node '" << node.name << "': " << full
+          << (node.op == "param" ? " is written as model.graph.params"
+                                 : " holds a region, which a node cannot write; write it in "
+                                   "a module of attn IR (model.mlir)");
+      return failure();
+    }
+    int results = name->hasTrait<OpTrait::OneResult>()           ? 1
+                  : name->hasTrait<OpTrait::NResults<2>::Impl>() ? 2
+                  : name->hasTrait<OpTrait::NResults<3>::Impl>() ? 3
+                                                                 : 0;
+    if (results == 0) {
+      emitError(loc(node.opLoc)) << "node '" << node.name << "': " << full
+                                 << " is not an op a graph can use (its results vary or are "
+                                    "none)";
+      return failure();
+    }
+    SmallVector<Value> operands;
+    for (const auto &[in, inLoc] : node.inputs) {
+      Value v = lookup(in);
+      if (!v) {
+        emitError(loc(inLoc)) << "node '" << node.name << "' reads '" << in
+                              << "', but that node has fewer results";
+        return failure();
+      }
+      operands.push_back(v);
+    }
+
+    // The node's shape, for an op that does not infer its result's.
+    SmallVector<Type> types;
+    bool infers = name->hasInterface<InferTypeOpInterface>();
+    if (node.shape) {
+      if (results != 1) {
+        emitError(l) << "node '" << node.name << "': " << full << " has " << results
+                     << " results; shape gives one";
+        return failure();
+      }
+      FailureOr<SmallVector<int64_t>> sizes = shape(*node.shape, node.loc);
+      if (failed(sizes))
+        return failure();
+      types.push_back(f32(*sizes));
+    } else if (!infers) {
+      emitError(l) << "node '" << node.name << "': " << full
+                   << " does not infer its result's shape; give the node shape: [sizes]";
+      return failure();
+    }
+
+    // A first op carries the attributes (into its properties, as the parser's ops do); its
+    // verification checks them before anything reads them. Where the op infers its results,
+    // the first op's are placeholders.
+    Operation *probe = Operation::create(
+        l, *name,
+        infers ? SmallVector<Type>(results, RankedTensorType::get({}, b.getF32Type())) : types,
+        operands, NamedAttrList(), OpaqueProperties(nullptr), BlockRange(), 0);
+    auto done = llvm::make_scope_exit([&] { probe->destroy(); });
+    std::set<std::string> known;
+    for (StringAttr n : name->getAttributeNames())
+      known.insert(n.str());
+    for (const Attr &a : node.attrs) {
+      if (!known.count(a.name)) {
+        std::string list;
+        for (const std::string &k : known)
+          list += (list.empty() ? "" : ", ") + k;
+        emitError(loc(a.value.loc))
+            << "node '" << node.name << "': " << full << " has no attribute '" << a.name << "' ("
+            << (list.empty() ? "it has none" : "it has " + list) << ")";
+        return failure();
+      }
+      FailureOr<Attribute> value = attribute(node, a);
+      if (failed(value))
+        return failure();
+      probe->setAttr(a.name, *value);
+      if (probe->getInherentAttr(a.name) != std::optional<Attribute>(*value)) {
+        emitError(loc(a.value.loc)) << "node '" << node.name << "': attribute '" << a.name
+                                    << "' of " << full << " cannot be " << *value;
+        return failure();
+      }
+    }
+    NamedAttrList given(probe->getAttrDictionary());
+    if (failed(name->verifyInherentAttrs(
+            given, [&] { return emitError(l) << "node '" << node.name << "': "; })))
+      return failure();
+
+    // The probe's verification, for what must hold before its type rule may run: the
+    // operands' count and types and the attributes (ODS checks these first). What it says
+    // about its results (placeholders) is dropped; the op built below is verified whole.
+    SmallVector<std::pair<Location, std::string>> said;
+    {
+      ScopedDiagnosticHandler capture(b.getContext(), [&](mlir::Diagnostic &d) {
+        std::string text = d.str();
+        if (text.find("attribute") != std::string::npos ||
+            text.find("operand") != std::string::npos)
+          said.push_back({d.getLocation(), text});
+        return success();
+      });
+      (void)verify(probe, /*verifyRecursively=*/false);
+    }
+    if (!said.empty()) {
+      for (const auto &[where, text] : said)
+        emitError(where) << "node '" << node.name << "': " << text;
+      return failure();
+    }
+
+    // The type rule and the op's verifier speak of the op; what they say is the node's.
+    SmallVector<std::pair<Location, std::string>> errors;
+    Operation *op = nullptr;
+    {
+      ScopedDiagnosticHandler capture(b.getContext(), [&](mlir::Diagnostic &d) {
+        errors.push_back({d.getLocation(), d.str()});
+        return success();
+      });
+      SmallVector<Type> inferred;
+      auto infer = dyn_cast<InferTypeOpInterface>(probe);
+      if (infer && failed(infer.inferReturnTypes(
+                       b.getContext(), l, probe->getOperands(), probe->getAttrDictionary(),
+                       probe->getPropertiesStorage(), probe->getRegions(), inferred))) {
+        if (errors.empty())
+          errors.push_back({l, full + " cannot type these inputs"});
+      } else if (infer && !types.empty() && types != SmallVector<Type>(inferred)) {
+        errors.push_back({l, "its shape is given as " + shapeText(types[0]) + ", but " + full +
+                                 " gives " + shapeText(inferred[0])});
+      } else {
+        if (infer)
+          types = inferred;
+        for (Type t : types)
+          if (auto ranked = dyn_cast<RankedTensorType>(t); ranked && !fits(ranked.getShape()))
+            errors.push_back({l, "its result " + shapeText(t) +
+                                     " has more than 2^28 elements, attnc's bound on a tensor"});
+        if (errors.empty()) {
+          op = Operation::create(l, *name, types, operands,
+                                 NamedAttrList(probe->getAttrDictionary()),
+                                 probe->getPropertiesStorage(), BlockRange(), 0);
+          b.insert(op);
+          (void)verify(op, /*verifyRecursively=*/false);
+        }
+      }
+    }
+    if (!errors.empty())
+      return reportAll(node, errors);
+    return op;
+  }
+
+  FailureOr<Operation *> reportAll(const Node &node,
+                                   ArrayRef<std::pair<Location, std::string>> errors) {
+    for (const auto &[where, text] : errors)
+      emitError(where) << "node '" << node.name << "': " << text;
+    return failure();
+  }
+
+  Graph graph;
+  TaskIo io;
+  std::map<std::string, SmallVector<Value>> env;
+};
+
+// model.mlir: the module, checked against the task's contract and given its names.
+OwningOpRef<ModuleOp> importModule(const Spec &spec, MLIRContext &ctx, const ImportOptions &o) {
+  namespace fs = std::filesystem;
+  fs::path path = spec.model.mlir; // absolute when the spec came from a file (Parser.cpp)
+  Loc key = spec.locOf("model.mlir", spec.model.loc);
+  Location where =
+      FileLineColLoc::get(&ctx, key.file.empty() ? spec.file : key.file, key.line, key.col);
+  if (!fs::is_regular_file(path)) {
+    emitError(where) << "model.mlir: cannot read '" << spec.model.mlir << "'";
+    return nullptr;
+  }
+  ParserConfig config(&ctx);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(path.string(), config);
+  if (!module)
+    return nullptr; // the parser said where
+  (*module)->setAttr("attn.model", StringAttr::get(&ctx, spec.name));
+  TaskIo io = taskIo(spec, o, ctx);
+  SmallVector<Io> lossInputs(io.inputs);
+  lossInputs.push_back(io.label);
+  auto check = [&](StringRef fname, ArrayRef<Io> inputs, const Io &result) {
+    auto func = module->lookupSymbol<func::FuncOp>(fname);
+    if (!func) {
+      emitError(where) << "model.mlir: '" << spec.model.mlir << "' has no func.func @" << fname
+                       << "; task '" << nameOf(spec.task) << "' needs @loss and @forward";
+      return false;
+    }
+    FunctionType type = func.getFunctionType();
+    std::string want;
+    for (const Io &in : inputs)
+      want += (want.empty() ? "" : ", ") + in.name + ": " + shapeText(in.type);
+    bool ok = type.getNumInputs() == inputs.size() && type.getNumResults() == 1 &&
+              type.getResult(0) == result.type;
+    for (size_t i = 0; ok && i < inputs.size(); ++i)
+      ok = type.getInput(i) == inputs[i].type;
+    if (!ok) {
+      emitError(func.getLoc()) << "@" << fname << " is " << type << ", but task '"
+                               << nameOf(spec.task) << "' calls it with (" << want
+                               << ") for one result " << shapeText(result.type)
+                               << " (batch: train.batch_size, per rank in a data-parallel run)";
+      return false;
+    }
+    // What the pipeline compiles: attn ops, returned (no calls into other functions yet).
+    WalkResult foreign = func.walk([&](Operation *op) {
+      if (op == func.getOperation() || isa<mlir::attn::AttnDialect>(op->getDialect()) ||
+          isa<func::ReturnOp>(op))
+        return WalkResult::advance();
+      emitError(op->getLoc()) << "@" << fname << " holds '" << op->getName()
+                              << "'; attnc compiles entry points of attn ops"
+                              << (isa<func::CallOp>(op) ? " (write the callee's ops in place)"
+                                                        : "");
+      return WalkResult::interrupt();
+    });
+    if (foreign.wasInterrupted())
+      return false;
+    for (auto [i, in] : llvm::enumerate(inputs))
+      func.setArgAttr(i, "attn.name", StringAttr::get(&ctx, in.name));
+    func.setResultAttr(0, "attn.name", StringAttr::get(&ctx, result.name));
+    return true;
+  };
+  Io lossResult{"loss", RankedTensorType::get({}, Float32Type::get(&ctx))};
+  if (!check("forward", io.inputs, io.output) || !check("loss", lossInputs, lossResult))
+    return nullptr;
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> importGraph(const Spec &spec, MLIRContext &context,
+                                  const ImportOptions &options) {
+  if (!spec.model.mlir.empty())
+    return importModule(spec, context, options);
+  std::vector<Diagnostic> unused;
+  Problems problems(spec, unused);
+  Graph graph = readGraph(spec, problems); // the family's validation passed
+  return GraphImporter(spec, options, context, std::move(graph)).build();
+}
+
+} // namespace attn::yaml::graph

@@ -1,0 +1,43 @@
+// model.graph and model.mlir: networks a researcher writes in attn ops, for regress, classify
+// and tag; Graph.cpp reads and imports them.
+#include "frontends/yaml/Graph.h"
+
+namespace attn::yaml {
+namespace {
+
+bool claims(const Spec &s) { return s.model.graph.has_value() || !s.model.mlir.empty(); }
+
+void validate(const Spec &s, Problems &p) {
+  bool graph = s.model.graph.has_value();
+  const char *form = graph ? "model.graph" : "model.mlir";
+  Loc at = graph ? s.model.graph->loc : s.locOf("model.mlir", s.model.loc);
+  if (s.task != Task::Regress && s.task != Task::Classify && s.task != Task::Tag) {
+    p.error(at,
+            std::string(form) +
+                " fills the entry points of task 'regress', 'classify' or "
+                "'tag', not '" +
+                nameOf(s.task) + "'",
+            "set one of those tasks, or use model.rnn, model.transformer or model.conv");
+    return;
+  }
+  if (s.model.embedding.dim != EmbeddingSpec().dim)
+    p.error(s.model.embedding.loc,
+            std::string("model.embedding.dim does not apply to ") + form +
+                ": its embedding is a parameter it reads",
+            "remove model.embedding, and declare the table in the graph");
+  if (s.task == Task::Regress)
+    kRegressorFamily.validate(s, p); // the data, and output.size against the horizon
+  else
+    checkLabelledData(s, p);
+  if (graph)
+    graph::readGraph(s, p);
+}
+
+} // namespace
+
+const Family kGraphFamily = {"graph",
+                             "networks written as attn ops (model.graph) or as a module of attn "
+                             "IR (model.mlir), for regress, classify and tag",
+                             claims, validate, graph::importGraph};
+
+} // namespace attn::yaml
