@@ -23,13 +23,16 @@ LogicalResult Conv1dOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   // absent from the dictionary.
   auto padOf = [](IntegerAttr pad) { return pad ? pad.getInt() : 0; };
   int64_t low = padOf(a.getPadLowAttr()), high = padOf(a.getPadHighAttr());
+  // (Pads bounded, so that T + pad_low + pad_high cannot overflow.)
+  constexpr int64_t kMaxPad = int64_t(1) << 31;
   bool ok = x.getRank() == 3 && w.getRank() == 3 && bias.getRank() == 1 && low >= 0 && high >= 0 &&
-            w.getShape()[1] == x.getShape()[2] && bias.getShape()[0] == w.getShape()[2] &&
+            low <= kMaxPad && high <= kMaxPad && w.getShape()[1] == x.getShape()[2] &&
+            bias.getShape()[0] == w.getShape()[2] &&
             x.getShape()[1] + low + high >= w.getShape()[0];
   if (!ok)
     return emitOptionalError(loc,
                              "'attn.conv1d' needs input [B, T, C], weight [K, C, N], bias [N] "
-                             "and pads >= 0 with T + pad_low + pad_high >= K; got ",
+                             "and pads of 0 to 2^31 with T + pad_low + pad_high >= K; got ",
                              typeStr(x), ", ", typeStr(w), ", ", typeStr(bias), ", pad_low ", low,
                              ", pad_high ", high);
   int64_t steps = x.getShape()[1] + low + high - w.getShape()[0] + 1;

@@ -274,7 +274,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes();
   bool ok = (int64_t)offsets.size() == in.getRank() && (int64_t)sizes.size() == in.getRank();
   for (int64_t i = 0; ok && i < in.getRank(); ++i)
-    ok = offsets[i] >= 0 && sizes[i] >= 1 && offsets[i] + sizes[i] <= in.getShape()[i];
+    ok = offsets[i] >= 0 && sizes[i] >= 1 && sizes[i] <= in.getShape()[i] &&
+         offsets[i] <= in.getShape()[i] - sizes[i]; // (no sum that can overflow)
   if (!ok)
     return emitOptionalError(loc, "'attn.slice' box offsets ", shapeStr(offsets), " sizes ",
                              shapeStr(sizes), " does not fit in ", typeStr(in));
@@ -309,6 +310,9 @@ LogicalResult BroadcastOp::verify() {
   return success();
 }
 
+// Pads up to 2^31: far beyond any model, and small enough that a padded size cannot overflow.
+constexpr int64_t kMaxPad = int64_t(1) << 31;
+
 LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                       ValueRange operands, DictionaryAttr attributes,
                                       OpaqueProperties properties, RegionRange regions,
@@ -321,13 +325,13 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
   bool ok = (int64_t)low.size() == in.getRank() && (int64_t)high.size() == in.getRank();
   SmallVector<int64_t> shape(in.getShape());
   for (int64_t d = 0; ok && d < in.getRank(); ++d) {
-    ok = low[d] >= 0 && high[d] >= 0;
-    shape[d] += low[d] + high[d];
+    // Bounded, so that the padded size cannot overflow.
+    ok = low[d] >= 0 && high[d] >= 0 && low[d] <= kMaxPad && high[d] <= kMaxPad;
+    shape[d] += ok ? low[d] + high[d] : 0;
   }
   if (!ok)
-    return emitOptionalError(loc, "'attn.pad' low ", shapeStr(low), " and high ",
-                             shapeStr(high), " must be non-negative, one per dim of ",
-                             typeStr(in));
+    return emitOptionalError(loc, "'attn.pad' low ", shapeStr(low), " and high ", shapeStr(high),
+                             " must be 0 to 2^31, one per dim of ", typeStr(in));
   results.push_back(RankedTensorType::get(shape, in.getElementType()));
   return success();
 }

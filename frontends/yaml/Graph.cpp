@@ -4,6 +4,7 @@
 #include "frontends/yaml/Graph.h"
 #include "frontends/yaml/ImportBuilder.h"
 
+#include "attn/File.h"
 #include "attn/data/Sine.h"
 
 #include "dialect/AttnDialect.h"
@@ -16,6 +17,8 @@
 
 #include "llvm/ADT/ScopeExit.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -25,6 +28,29 @@ namespace attn::yaml::graph {
 namespace {
 
 using Kind = YamlTree::Kind;
+
+// `node.K`: node's result K (K in 0..99, no leading zeros); nullopt for any other name.
+std::optional<std::pair<std::string, size_t>> resultRef(const std::string &name) {
+  size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 >= name.size() || name.size() - dot > 3)
+    return std::nullopt;
+  std::string digits = name.substr(dot + 1);
+  if (digits.find_first_not_of("0123456789") != std::string::npos ||
+      (digits.size() > 1 && digits[0] == '0'))
+    return std::nullopt;
+  return std::pair{name.substr(0, dot), (size_t)std::stoul(digits)};
+}
+
+// A name a graph may define: letters, digits, '_', '-' and '.', not ending in a result
+// reference (`h.1` reads node h's second result), so that every name means one thing; and
+// no '/' or ':', which the names attnc derives from parameters use (`w/adam_m`).
+bool validName(const std::string &name) {
+  return !name.empty() && name.size() <= 128 &&
+         std::all_of(
+             name.begin(), name.end(),
+             [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '.'; }) &&
+         !resultRef(name);
+}
 
 std::optional<int64_t> asInt(const YamlTree &t) {
   if (t.kind != Kind::Scalar || t.quoted || t.scalar.empty())
@@ -90,7 +116,10 @@ public:
     out.output = g.output;
     out.outputLoc = spec.locOf("model.graph.output", g.loc);
     readParams(g.params, out);
-    readNodes(g.nodes, out);
+    YamlTree nodes = g.nodes;
+    if (nodes.loc.line == 0) // left empty: at its key
+      nodes.loc = spec.locOf("model.graph.nodes", g.loc);
+    readNodes(nodes, out);
     checkNames(out);
     return out;
   }
@@ -136,6 +165,8 @@ private:
       param.name = key.scalar;
       param.loc = key.loc;
       std::string what = "parameter '" + param.name + "'";
+      if (!validName(param.name))
+        p.error(key.loc, what + " is not a name a graph may use", kNameRule);
       if (value.kind != Kind::Map) {
         p.error(value.loc,
                 what + " must be a map {shape, init, scale, trainable}, got " + kindName(value));
@@ -154,8 +185,8 @@ private:
             param.init = v.scalar;
         } else if (k.scalar == "scale") {
           std::optional<double> s = asFloat(v);
-          if (!s || *s < 0)
-            p.error(v.loc, "the scale of " + what + " must be a number >= 0",
+          if (!s || *s < 0 || *s > 1e30)
+            p.error(v.loc, "the scale of " + what + " must be a number from 0 to 1e30",
                     "uniform draws from [-scale, scale], normal has deviation scale");
           else
             param.scale = *s;
@@ -227,6 +258,8 @@ private:
       }
       if (node.name.empty())
         p.error(node.loc, "a node of model.graph.nodes has no name", "add name: ...");
+      else if (!validName(node.name))
+        p.error(node.loc, "node '" + node.name + "' is not a name a graph may use", kNameRule);
       if (node.op.empty()) {
         p.error(node.loc, "node '" + node.name + "' has no op",
                 "add op: an attn op, e.g. dense or tanh");
@@ -256,11 +289,8 @@ private:
     auto resolve = [&](const std::string &name) {
       if (defined.count(name))
         return name;
-      size_t dot = name.rfind('.');
-      if (dot != std::string::npos && dot + 1 < name.size() &&
-          name.find_first_not_of("0123456789", dot + 1) == std::string::npos &&
-          defined.count(name.substr(0, dot)))
-        return name.substr(0, dot);
+      if (auto ref = resultRef(name); ref && defined.count(ref->first))
+        return ref->first;
       return std::string();
     };
     for (const Node &node : g.nodes) {
@@ -275,7 +305,7 @@ private:
       }
       define(node.name, node.loc, "node");
     }
-    if (!g.output.empty() && resolve(g.output).empty())
+    if (resolve(g.output).empty())
       p.error(spec.locOf("model.graph.output", spec.model.graph->loc),
               "model.graph.output names '" + g.output + "', which no node defines");
     used.insert(resolve(g.output));
@@ -285,6 +315,9 @@ private:
                 "remove it, or read it: an unread parameter would never train");
   }
 
+  static constexpr const char *kNameRule =
+      "names are letters, digits, '_', '-' and '.' (at most 128), and do not end in '.' and a "
+      "number, which reads a node's result";
   static std::vector<std::pair<std::string, std::string>> inputsOf(const Spec &s);
   std::string symbolList() const {
     std::string out;
@@ -378,6 +411,19 @@ TaskIo taskIo(const Spec &s, const ImportOptions &o, MLIRContext &ctx) {
   return io;
 }
 
+// Whether a tensor of `sizes` has at most 2^28 elements (counted without overflowing), the
+// importer's bound on a tensor.
+bool fits(ArrayRef<int64_t> sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes)
+    if (s < 0 || __builtin_mul_overflow(n, s, &n) || n > (int64_t(1) << 28))
+      return false;
+  return true;
+}
+
+// A module of attn IR is read whole: 16 MiB is far beyond a hand-written one.
+constexpr uint64_t kMaxModuleBytes = 16ull << 20;
+
 std::string shapeText(Type type) {
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -442,15 +488,6 @@ private:
     return out;
   }
 
-  // Whether a tensor of `sizes` has at most 2^28 elements (counted without overflowing).
-  static bool fits(ArrayRef<int64_t> sizes) {
-    int64_t n = 1;
-    for (int64_t s : sizes)
-      if (s < 0 || __builtin_mul_overflow(n, s, &n) || n > (int64_t(1) << 28))
-        return false;
-    return true;
-  }
-
   // The graph in the current function, from its arguments; its output.
   FailureOr<Value> network(ValueRange args) {
     env.clear();
@@ -472,6 +509,11 @@ private:
       env[node.name] = SmallVector<Value>((*op)->getResults());
     }
     Value out = lookup(graph.output);
+    if (!out) {
+      emitError(loc(graph.outputLoc))
+          << "model.graph.output '" << graph.output << "': that node has fewer results";
+      return failure();
+    }
     if (out.getType() != io.output.type) {
       emitError(loc(graph.outputLoc))
           << "model.graph.output '" << graph.output << "' is " << shapeText(out.getType())
@@ -482,14 +524,16 @@ private:
     return out;
   }
 
-  // A name, or `node.K` for a node's result K (readGraph checked that it is defined).
+  // A name, or `node.K` for a node's result K; null for a result the node has not (readGraph
+  // checked that the names are defined).
   Value lookup(const std::string &name) {
     if (auto it = env.find(name); it != env.end())
-      return it->second.front();
-    size_t dot = name.rfind('.');
-    const SmallVector<Value> &results = env.at(name.substr(0, dot));
-    size_t k = std::stoul(name.substr(dot + 1));
-    return k < results.size() ? results[k] : Value();
+      return it->second.empty() ? Value() : it->second.front();
+    std::optional<std::pair<std::string, size_t>> ref = resultRef(name);
+    auto it = ref ? env.find(ref->first) : env.end();
+    if (it == env.end() || ref->second >= it->second.size())
+      return Value();
+    return it->second[ref->second];
   }
 
   // A YAML attribute value as an MLIR attribute: integers (i64), numbers (f32), true/false,
@@ -497,16 +541,37 @@ private:
   // ("#attn.init<zeros>", "dense<1.0> : tensor<f32>"), else a string.
   FailureOr<Attribute> attribute(const Node &node, const Attr &a) {
     const YamlTree &v = a.value;
-    if (std::optional<int64_t> i = asInt(v))
+    // Attributes are sizes, axes and offsets: bounded, so that no type rule's arithmetic
+    // on them can overflow.
+    constexpr int64_t kMaxInt = int64_t(1) << 31;
+    auto bounded = [&](int64_t i, const Loc &where) {
+      if (i >= -kMaxInt && i <= kMaxInt)
+        return true;
+      emitError(loc(where)) << "node '" << node.name << "': attribute '" << a.name << "' holds "
+                            << i << ", beyond +-2^31";
+      return false;
+    };
+    if (std::optional<int64_t> i = asInt(v)) {
+      if (!bounded(*i, v.loc))
+        return failure();
       return Attribute(b.getI64IntegerAttr(*i));
+    }
     if (std::optional<bool> flag = asBool(v))
       return Attribute(b.getBoolAttr(*flag));
-    if (std::optional<double> x = asFloat(v))
+    if (std::optional<double> x = asFloat(v)) {
+      if (std::fabs(*x) > 3.0e38) {
+        emitError(loc(v.loc)) << "node '" << node.name << "': attribute '" << a.name
+                              << "' is beyond the range of f32";
+        return failure();
+      }
       return Attribute(b.getF32FloatAttr(static_cast<float>(*x)));
+    }
     if (v.kind == Kind::Sequence) {
       SmallVector<int64_t> items;
       for (const YamlTree &item : v.items) {
         std::optional<int64_t> i = asInt(item);
+        if (i && !bounded(*i, item.loc))
+          return failure();
         if (!i) {
           emitError(loc(item.loc)) << "node '" << node.name << "': attribute '" << a.name
                                    << "' is a list, and lists hold integers";
@@ -539,7 +604,7 @@ private:
                                  << "'; docs/dialect.md lists the attn ops";
       return failure();
     }
-    if (node.op == "param" || node.op == "yield" || !name->hasTrait<OpTrait::ZeroRegions>()) {
+    if (node.op == "param" || !name->hasTrait<OpTrait::ZeroRegions>()) {
       emitError(loc(node.opLoc))
           << "node '" << node.name << "': " << full
           << (node.op == "param" ? " is written as model.graph.params"
@@ -553,8 +618,8 @@ private:
                                                                  : 0;
     if (results == 0) {
       emitError(loc(node.opLoc)) << "node '" << node.name << "': " << full
-                                 << " is not an op a graph can use (its results vary or are "
-                                    "none)";
+                                 << " is not an op a graph can use (it has no result, more "
+                                    "than three, or a number that varies)";
       return failure();
     }
     SmallVector<Value> operands;
@@ -587,9 +652,9 @@ private:
       return failure();
     }
 
-    // A first op carries the attributes (into its properties, as the parser's ops do); its
-    // verification checks them before anything reads them. Where the op infers its results,
-    // the first op's are placeholders.
+    // A first op carries the attributes; its verification checks them (and the operands)
+    // before the op's type rule reads them. Where the op infers its results, the first op's
+    // are placeholders.
     Operation *probe = Operation::create(
         l, *name,
         infers ? SmallVector<Type>(results, RankedTensorType::get({}, b.getF32Type())) : types,
@@ -612,26 +677,20 @@ private:
       if (failed(value))
         return failure();
       probe->setAttr(a.name, *value);
-      if (probe->getInherentAttr(a.name) != std::optional<Attribute>(*value)) {
-        emitError(loc(a.value.loc)) << "node '" << node.name << "': attribute '" << a.name
-                                    << "' of " << full << " cannot be " << *value;
-        return failure();
-      }
     }
-    NamedAttrList given(probe->getAttrDictionary());
-    if (failed(name->verifyInherentAttrs(
-            given, [&] { return emitError(l) << "node '" << node.name << "': "; })))
-      return failure();
 
     // The probe's verification, for what must hold before its type rule may run: the
-    // operands' count and types and the attributes (ODS checks these first). What it says
-    // about its results (placeholders) is dropped; the op built below is verified whole.
+    // operands' count and types and the attributes (ODS checks these before the type rule).
+    // What it says of its placeholder results is dropped, everything else is the node's
+    // error; the op built below is verified whole.
     SmallVector<std::pair<Location, std::string>> said;
     {
       ScopedDiagnosticHandler capture(b.getContext(), [&](mlir::Diagnostic &d) {
         std::string text = d.str();
-        if (text.find("attribute") != std::string::npos ||
-            text.find("operand") != std::string::npos)
+        if (!infers || (text.find("incompatible with return type") == std::string::npos &&
+                        text.find("failed to infer returned types") == std::string::npos &&
+                        text.find("result #") == std::string::npos &&
+                        text.find("have same type") == std::string::npos))
           said.push_back({d.getLocation(), text});
         return success();
       });
@@ -658,6 +717,9 @@ private:
                        probe->getPropertiesStorage(), probe->getRegions(), inferred))) {
         if (errors.empty())
           errors.push_back({l, full + " cannot type these inputs"});
+      } else if (infer && inferred.size() != (size_t)results) {
+        errors.push_back(
+            {l, full + "'s type rule gives " + std::to_string(inferred.size()) + " results"});
       } else if (infer && !types.empty() && types != SmallVector<Type>(inferred)) {
         errors.push_back({l, "its shape is given as " + shapeText(types[0]) + ", but " + full +
                                  " gives " + shapeText(inferred[0])});
@@ -701,14 +763,47 @@ OwningOpRef<ModuleOp> importModule(const Spec &spec, MLIRContext &ctx, const Imp
   Loc key = spec.locOf("model.mlir", spec.model.loc);
   Location where =
       FileLineColLoc::get(&ctx, key.file.empty() ? spec.file : key.file, key.line, key.col);
-  if (!fs::is_regular_file(path)) {
-    emitError(where) << "model.mlir: cannot read '" << spec.model.mlir << "'";
+  std::string text;
+  try {
+    text = readRegularFile(path.string(), kMaxModuleBytes, "module of attn IR");
+  } catch (const FileError &e) {
+    emitError(where) << "model.mlir: " << e.what();
     return nullptr;
   }
   ParserConfig config(&ctx);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(path.string(), config);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config, path.string());
   if (!module)
     return nullptr; // the parser said where
+  // The entry points the task calls, and nothing else: the pipeline adds its own functions
+  // (@loss_grad, @train_step), and entries call no others.
+  for (auto f : module->getOps<func::FuncOp>())
+    if (f.getSymName() != "forward" && f.getSymName() != "loss") {
+      emitError(f.getLoc()) << "the module defines @" << f.getSymName() << "; a module for task '"
+                            << nameOf(spec.task)
+                            << "' defines @forward and @loss, each holding its whole network";
+      return nullptr;
+    }
+  // Static shapes attnc can allocate: every type in the module, counted without overflow.
+  WalkResult sized = module->walk([&](Operation *op) {
+    auto bad = [&](Type t) {
+      auto ranked = dyn_cast<RankedTensorType>(t);
+      return isa<TensorType>(t) &&
+             (!ranked || !ranked.hasStaticShape() || !fits(ranked.getShape()));
+    };
+    SmallVector<Type> types(op->getResultTypes());
+    for (Region &r : op->getRegions())
+      for (BlockArgument a : r.getArguments())
+        types.push_back(a.getType());
+    for (Type t : types)
+      if (bad(t)) {
+        emitError(op->getLoc()) << "'" << op->getName() << "' has the type " << t
+                                << "; attnc compiles static shapes of at most 2^28 elements";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  if (sized.wasInterrupted())
+    return nullptr;
   (*module)->setAttr("attn.model", StringAttr::get(&ctx, spec.name));
   TaskIo io = taskIo(spec, o, ctx);
   SmallVector<Io> lossInputs(io.inputs);
@@ -718,6 +813,10 @@ OwningOpRef<ModuleOp> importModule(const Spec &spec, MLIRContext &ctx, const Imp
     if (!func) {
       emitError(where) << "model.mlir: '" << spec.model.mlir << "' has no func.func @" << fname
                        << "; task '" << nameOf(spec.task) << "' needs @loss and @forward";
+      return false;
+    }
+    if (func.isExternal() || func.isPrivate()) {
+      emitError(func.getLoc()) << "@" << fname << " must be a public function with a body";
       return false;
     }
     FunctionType type = func.getFunctionType();

@@ -222,9 +222,17 @@ public:
       values.push_back(*parseInt(item.Scalar()));
     return values;
   }
+  // A Yaml key's value: as written, else its default (an empty map), at its section.
   YamlTree treeAt(const std::string &path) const {
-    auto it = trees_.find(path);
-    return it != trees_.end() ? it->second : tree(node(path), path, Loc{file_, 1, 1});
+    if (auto it = trees_.find(path); it != trees_.end())
+      return it->second;
+    YamlTree t;
+    if (YAML::Node n = node(path); n && n.IsMap())
+      t.kind = YamlTree::Kind::Map;
+    t.loc = mapLocs_.count(path.substr(0, path.rfind('.')))
+                ? mapLocs_.at(path.substr(0, path.rfind('.')))
+                : Loc{file_, 1, 1};
+    return t;
   }
   Loc mapLoc(const std::string &path) const { return mapLocs_.at(path); }
   const std::map<std::string, Loc> &keyLocs() const { return keyLocs_; }
@@ -471,32 +479,68 @@ private:
     case KeyType::IntList:
       checkIntList(key, value, loc);
       return;
-    case KeyType::Yaml:
-      trees_[path] = tree(value, path, loc);
+    case KeyType::Yaml: {
+      size_t budget = kMaxTreeNodes;
+      trees_[path] = tree(value, path, loc, 0, budget);
       return;
+    }
     }
   }
 
-  // A Yaml key's value, each part located; the family that reads it checks the rest.
-  YamlTree tree(const YAML::Node &node, const std::string &path, const Loc &fallback) const {
+  // A Yaml key's value, each part located; the family that reads it checks the rest. Bounded
+  // in depth and size: an alias may refer to its own anchor (yaml-cpp then builds a cycle)
+  // or nest copies of copies.
+  static constexpr int kMaxTreeDepth = 32;
+  static constexpr size_t kMaxTreeNodes = 100000;
+  YamlTree tree(const YAML::Node &node, const std::string &path, const Loc &fallback, int depth,
+                size_t &budget) {
     YamlTree t;
-    t.loc = hasMark(node) ? locate(node, path, fallback) : fallback;
+    // (An empty value's mark is where the parser stopped: the key is the better place.)
+    t.loc = hasMark(node) && !node.IsNull() ? locate(node, path, fallback) : fallback;
+    if (depth > kMaxTreeDepth || budget == 0) {
+      if (budget != 0) // once per key
+        error(t.loc,
+              "'" + path + "' nests deeper than " + std::to_string(kMaxTreeDepth) +
+                  " levels or holds more than " + std::to_string(kMaxTreeNodes) + " values",
+              "an alias (*name) may not refer to the map or list that holds it");
+      budget = 0;
+      return t;
+    }
+    --budget;
     switch (node.Type()) {
     case YAML::NodeType::Scalar:
       t.kind = YamlTree::Kind::Scalar;
       t.scalar = node.Scalar();
       t.quoted = !isPlainScalar(node);
+      if (size_t bad = invalidUtf8(t.scalar); bad != std::string::npos)
+        error(t.loc,
+              "'" + path + "' holds text that is not valid UTF-8 (byte " + std::to_string(bad + 1) +
+                  " of the value)",
+              "save the file as UTF-8");
       break;
     case YAML::NodeType::Sequence:
       t.kind = YamlTree::Kind::Sequence;
       for (const YAML::Node &item : node)
-        t.items.push_back(tree(item, path, t.loc));
+        t.items.push_back(tree(item, path, t.loc, depth + 1, budget));
       break;
-    case YAML::NodeType::Map:
+    case YAML::NodeType::Map: {
       t.kind = YamlTree::Kind::Map;
-      for (const auto &entry : node)
-        t.entries.push_back({tree(entry.first, path, t.loc), tree(entry.second, path, t.loc)});
+      std::map<std::string, Loc> seen;
+      for (const auto &entry : node) {
+        YamlTree key = tree(entry.first, path, t.loc, depth + 1, budget);
+        if (key.kind == YamlTree::Kind::Scalar) {
+          if (auto [it, fresh] = seen.emplace(key.scalar, key.loc); !fresh)
+            error(key.loc, "duplicate key '" + key.scalar + "' in '" + path + "'",
+                  "first written at line " + std::to_string(it->second.line) + ", column " +
+                      std::to_string(it->second.col));
+        } else {
+          error(key.loc,
+                "expected a key name in '" + path + "', got " + describeValue(entry.first));
+        }
+        t.entries.push_back({key, tree(entry.second, path, t.loc, depth + 1, budget)});
+      }
       break;
+    }
     default:
       break;
     }
@@ -576,6 +620,10 @@ Spec buildSpec(const Validator &v, const std::string &file) {
       continue;
     }
     YAML::Node node = v.node(key.path);
+    if (key.type == KeyType::Yaml && v.has(key.path)) {
+      key.bind.set(spec, v.treeAt(key.path)); // even empty: its family says what is missing
+      continue;
+    }
     if (!node || node.IsNull())
       continue;
     switch (key.type) {
@@ -780,7 +828,10 @@ void flattenLayer(const YAML::Node &below, const YAML::Node &layer, const std::s
       for (const auto &b : below)
         if (b.first.IsScalar() && b.first.Scalar() == keyNode.Scalar())
           under.reset(b.second);
-    if (entry.second.IsMap() && under.IsMap()) {
+    // Maps merge down to the schema's leaves; a Yaml key's value (model.graph.params) is
+    // one value, replaced whole: its names may hold dots, which paths cannot.
+    const KeySchema *key = findKey(path);
+    if (entry.second.IsMap() && under.IsMap() && !(key && key->type == KeyType::Yaml)) {
       flattenLayer(under, entry.second, path, file, out, diags);
       continue;
     }

@@ -27,13 +27,18 @@ void flatten(const YAML::Node &node, const std::string &prefix,
       flatten(node[i], prefix + "[" + std::to_string(i) + "]", out);
     return;
   }
+  // In the graph form a quoted scalar is a string, whatever it spells ("1.0" is not 1.0).
+  bool graph = prefix.rfind("model.graph.", 0) == 0;
+  auto scalar = [&](const YAML::Node &n) {
+    return graph && n.Tag() == "!" ? "\"" + n.Scalar() + "\"" : n.Scalar();
+  };
   std::string text;
   if (node.IsSequence()) {
     for (const auto &item : node)
-      text += (text.empty() ? "" : ", ") + item.Scalar();
+      text += (text.empty() ? "" : ", ") + scalar(item);
     text = "[" + text + "]";
   } else {
-    text = node.Scalar();
+    text = scalar(node);
   }
   out.push_back({prefix, text});
 }

@@ -227,8 +227,25 @@ func.func @broadcast(%x: tensor<3xf32>) {
 // -----
 
 func.func @pad(%x: tensor<3xf32>) {
-  // expected-error @+1 {{'attn.pad' low [-1] and high [0] must be non-negative, one per dim of tensor<3xf32>}}
+  // expected-error @+1 {{'attn.pad' low [-1] and high [0] must be 0 to 2^31, one per dim of tensor<3xf32>}}
   %y = attn.pad %x {low = array<i64: -1>, high = array<i64: 0>} : tensor<3xf32>
+  return
+}
+
+// -----
+
+// Pads and offsets near 2^63: refused, not summed into an overflow.
+func.func @pad_huge(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'attn.pad' low [0] and high [9223372036854775807] must be 0 to 2^31, one per dim of tensor<3xf32>}}
+  %y = attn.pad %x {low = array<i64: 0>, high = array<i64: 9223372036854775807>} : tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_huge(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{'attn.slice' box offsets [9223372036854775807, 0] sizes [1, 8] does not fit in tensor<4x8xf32>}}
+  %y = attn.slice %a {offsets = array<i64: 9223372036854775807, 0>, sizes = array<i64: 1, 8>} : tensor<4x8xf32>
   return
 }
 
@@ -490,7 +507,7 @@ func.func @flash_attention_grad(%q: tensor<1x1x4x16xf32>, %k: tensor<1x1x6x16xf3
 
 // The weight's input channels (8) are not the input's (16).
 func.func @conv1d_channels(%x: tensor<4x10x16xf32>, %w: tensor<3x8x32xf32>, %b: tensor<32xf32>) {
-  // expected-error @+1 {{'attn.conv1d' needs input [B, T, C], weight [K, C, N], bias [N] and pads >= 0 with T + pad_low + pad_high >= K; got tensor<4x10x16xf32>, tensor<3x8x32xf32>, tensor<32xf32>, pad_low 2, pad_high 0}}
+  // expected-error @+1 {{'attn.conv1d' needs input [B, T, C], weight [K, C, N], bias [N] and pads of 0 to 2^31 with T + pad_low + pad_high >= K; got tensor<4x10x16xf32>, tensor<3x8x32xf32>, tensor<32xf32>, pad_low 2, pad_high 0}}
   %y = attn.conv1d %x, %w, %b {pad_low = 2 : i64} : tensor<4x10x16xf32>, tensor<3x8x32xf32>, tensor<32xf32>
   return
 }
@@ -499,7 +516,7 @@ func.func @conv1d_channels(%x: tensor<4x10x16xf32>, %w: tensor<3x8x32xf32>, %b: 
 
 // Two steps without padding are too few for three taps.
 func.func @conv1d_short(%x: tensor<4x2x16xf32>, %w: tensor<3x16x32xf32>, %b: tensor<32xf32>) {
-  // expected-error @+1 {{'attn.conv1d' needs input [B, T, C], weight [K, C, N], bias [N] and pads >= 0 with T + pad_low + pad_high >= K; got tensor<4x2x16xf32>, tensor<3x16x32xf32>, tensor<32xf32>, pad_low 0, pad_high 0}}
+  // expected-error @+1 {{'attn.conv1d' needs input [B, T, C], weight [K, C, N], bias [N] and pads of 0 to 2^31 with T + pad_low + pad_high >= K; got tensor<4x2x16xf32>, tensor<3x16x32xf32>, tensor<32xf32>, pad_low 0, pad_high 0}}
   %y = attn.conv1d %x, %w, %b : tensor<4x2x16xf32>, tensor<3x16x32xf32>, tensor<32xf32>
   return
 }
