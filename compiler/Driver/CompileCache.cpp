@@ -23,17 +23,47 @@ namespace fs = std::filesystem;
 namespace attn::driver {
 namespace {
 
-// An entry file: the magic line, the manifest's and the object's sizes (u64, little-endian
-// as this host writes them: entries never leave it), the SHA-256 of both, then both.
-constexpr char kMagic[] = "attnc compile cache 1\n";
+// An entry file: the magic line, the manifest's and the code's sizes (u64, little-endian
+// as this host writes them: entries never leave it), the SHA-256 of both, then both. The
+// code is the program's objects, each its size (u64) and its bytes.
+constexpr char kMagic[] = "attnc compile cache 2\n";
 constexpr size_t kMagicSize = sizeof kMagic - 1;
 constexpr size_t kHeaderSize = kMagicSize + 2 * sizeof(uint64_t) + 32;
 
-std::array<uint8_t, 32> checksum(const std::string &manifest, const std::string &object) {
+std::array<uint8_t, 32> checksum(const std::string &manifest, const std::string &code) {
   llvm::SHA256 h;
   h.update(llvm::StringRef(manifest));
-  h.update(llvm::StringRef(object));
+  h.update(llvm::StringRef(code));
   return h.final();
+}
+
+std::string packObjects(const std::vector<std::string> &objects) {
+  std::string code;
+  for (const std::string &o : objects) {
+    uint64_t size = o.size();
+    code.append(reinterpret_cast<const char *>(&size), sizeof size);
+    code += o;
+  }
+  return code;
+}
+
+// The objects of checksummed code; nullopt when the sizes do not add up.
+std::optional<std::vector<std::string>> unpackObjects(const std::string &code) {
+  std::vector<std::string> objects;
+  for (size_t at = 0; at < code.size();) {
+    uint64_t size;
+    if (code.size() - at < sizeof size)
+      return std::nullopt;
+    std::memcpy(&size, code.data() + at, sizeof size);
+    at += sizeof size;
+    if (size > code.size() - at)
+      return std::nullopt;
+    objects.push_back(code.substr(at, size));
+    at += size;
+  }
+  if (objects.empty())
+    return std::nullopt;
+  return objects;
 }
 
 } // namespace
@@ -102,17 +132,20 @@ std::optional<CompileCache::Entry> CompileCache::find(const std::string &key,
                   std::to_string(kHeaderSize + sizes[0] + sizes[1]) + " bytes, the file has " +
                   std::to_string(bytes.size()));
   std::string manifest = bytes.substr(kHeaderSize, sizes[0]);
-  std::string object = bytes.substr(kHeaderSize + sizes[0]);
-  auto sum = checksum(manifest, object);
+  std::string code = bytes.substr(kHeaderSize + sizes[0]);
+  auto sum = checksum(manifest, code);
   if (std::memcmp(sum.data(), bytes.data() + kMagicSize + sizeof sizes, sum.size()) != 0)
     return reject("its checksum does not match its contents");
   std::optional<target::Manifest> m = target::manifestFromJson(manifest);
   if (!m)
     return reject("its manifest does not parse");
+  std::optional<std::vector<std::string>> objects = unpackObjects(code);
+  if (!objects)
+    return reject("its objects' sizes do not add up");
   // Recently used: eviction removes the entries used longest ago.
   std::error_code ec;
   fs::last_write_time(file, fs::file_time_type::clock::now(), ec);
-  return Entry{std::move(*m), std::move(object)};
+  return Entry{std::move(*m), std::move(*objects)};
 }
 
 std::string CompileCache::store(const std::string &key, const Entry &entry) const {
@@ -121,15 +154,16 @@ std::string CompileCache::store(const std::string &key, const Entry &entry) cons
   if (ec)
     return dir_ + ": cannot create the compile cache: " + ec.message();
   std::string manifest = target::manifestToJson(entry.manifest);
-  uint64_t sizes[2] = {manifest.size(), entry.object.size()};
-  auto sum = checksum(manifest, entry.object);
+  std::string code = packObjects(entry.objects);
+  uint64_t sizes[2] = {manifest.size(), code.size()};
+  auto sum = checksum(manifest, code);
   std::string file = path(key), tmp = file + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(kMagic, kMagicSize);
     out.write(reinterpret_cast<const char *>(sizes), sizeof sizes);
     out.write(reinterpret_cast<const char *>(sum.data()), (std::streamsize)sum.size());
-    out << manifest << entry.object;
+    out << manifest << code;
     out.flush();
     if (!out) {
       fs::remove(tmp, ec);

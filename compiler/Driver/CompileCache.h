@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attn::driver {
 
@@ -35,7 +36,7 @@ public:
 
   struct Entry {
     target::Manifest manifest;
-    std::string object; // a relocatable object for this host
+    std::vector<std::string> objects; // relocatable objects for this host: one program
   };
   /// The entry stored under `key`, or nullopt. A damaged one is removed, and `damaged` (when
   /// given) says what was wrong with it.

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 namespace attn::driver {
 
@@ -326,7 +327,7 @@ std::string Session::compileKey() {
   return CompileCache::keyOf(os.str());
 }
 
-bool Session::compiledObject(std::string &object) {
+bool Session::compiledObjects(std::vector<std::string> &objects) {
   if (!stage_ || (*stage_ == Stage::Spec && !runTo(Stage::Attn)))
     return false;
   // Remarks come from the fusion in the lowering: a cached program would say nothing.
@@ -339,7 +340,7 @@ bool Session::compiledObject(std::string &object) {
     std::string damaged;
     if (auto entry = cache->find(key, &damaged)) {
       manifest_ = std::move(entry->manifest);
-      object = std::move(entry->object);
+      objects = std::move(entry->objects);
       return true;
     }
     if (!damaged.empty())
@@ -348,22 +349,25 @@ bool Session::compiledObject(std::string &object) {
   }
   if (!runTo(Stage::LLVM))
     return false;
-  if (std::string error = target::compileObject(*module_, "native", object); !error.empty()) {
+  // Every core: a JIT verb waits for its program, and its loops are many small functions.
+  unsigned parts = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  if (std::string error = target::compileObjects(*module_, "native", parts, objects);
+      !error.empty()) {
     diagnostics() << "attnc: error: " << error << "\n";
     return false;
   }
   if (cache)
-    if (std::string error = cache->store(key, {*manifest_, object}); !error.empty())
+    if (std::string error = cache->store(key, {*manifest_, objects}); !error.empty())
       diagnostics() << "attnc: warning: " << error << " (the program works; it will be "
                     << "compiled again next time)\n";
   return true;
 }
 
 std::unique_ptr<Model> Session::loadModel(std::optional<uint64_t> seed) {
-  std::string object;
-  if (!compiledObject(object))
+  std::vector<std::string> objects;
+  if (!compiledObjects(objects))
     return nullptr;
-  auto jit = target::JitProgram::load(object, *manifest_);
+  auto jit = target::JitProgram::load(objects, *manifest_);
   if (!jit) {
     diagnostics() << "attnc: error: cannot load the compiled program: "
                   << llvm::toString(jit.takeError()) << "\n";

@@ -159,9 +159,10 @@ private:
   pipelines::FusionOptions fusionOptions() const;
   /// What identifies the compilation loadModel would do from here (a compile-cache key).
   std::string compileKey();
-  /// The native object of the module (to LLVM first) and its manifest: from the compile
-  /// cache when it holds them, else compiled (and stored). False (reported) on failure.
-  bool compiledObject(std::string &object);
+  /// The native objects of the module (to LLVM first, then compiled on every core) and its
+  /// manifest: from the compile cache when it holds them, else compiled (and stored). False
+  /// (reported) on failure.
+  bool compiledObjects(std::vector<std::string> &objects);
 
   SessionOptions options_;
   std::unique_ptr<mlir::MLIRContext> context_;

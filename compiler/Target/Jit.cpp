@@ -12,8 +12,8 @@ namespace attn::target {
 
 JitProgram::~JitProgram() = default;
 
-llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::load(const std::string &object,
-                                                             const Manifest &manifest) {
+llvm::Expected<std::unique_ptr<JitProgram>>
+JitProgram::load(const std::vector<std::string> &objects, const Manifest &manifest) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   auto lljit = llvm::orc::LLJITBuilder().create();
@@ -48,9 +48,10 @@ llvm::Expected<std::unique_ptr<JitProgram>> JitProgram::load(const std::string &
       (void *)&_mlir_ciface_attn_rt_flash_attention_backward);
   if (llvm::Error e = lib.define(llvm::orc::absoluteSymbols(std::move(symbols))))
     return std::move(e);
-  if (llvm::Error e = (*lljit)->addObjectFile(
-          llvm::MemoryBuffer::getMemBufferCopy(object, manifest.cname + ".o")))
-    return std::move(e);
+  for (size_t i = 0; i < objects.size(); ++i)
+    if (llvm::Error e = (*lljit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+            objects[i], manifest.cname + "." + std::to_string(i) + ".o")))
+      return std::move(e);
 
   auto jit = std::unique_ptr<JitProgram>(new JitProgram());
   llvm::Error lookupError = llvm::Error::success();

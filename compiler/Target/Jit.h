@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm::orc {
 class LLJIT;
@@ -20,10 +21,10 @@ namespace attn::target {
 
 class JitProgram {
 public:
-  /// Links `object` (a relocatable object for this host, e.g. compileObject(.., "native"))
-  /// into the process, resolving the runtime's kernels and libc, and finds the manifest's
-  /// entry points in it.
-  static llvm::Expected<std::unique_ptr<JitProgram>> load(const std::string &object,
+  /// Links `objects` (relocatable objects for this host that together are one program, e.g.
+  /// compileObjects(.., "native", ..)) into the process, resolving the runtime's kernels and
+  /// libc, and finds the manifest's entry points in them.
+  static llvm::Expected<std::unique_ptr<JitProgram>> load(const std::vector<std::string> &objects,
                                                           const Manifest &manifest);
   ~JitProgram();
   /// The program as the runtime sees it; valid while this object lives.

@@ -4,6 +4,8 @@
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -16,8 +18,12 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/X86TargetParser.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
 
 #include <algorithm>
+#include <map>
+#include <thread>
 #include <vector>
 
 namespace attn::target {
@@ -128,6 +134,19 @@ std::string cpuFeatures(const std::string &cpu) {
   return list;
 }
 
+// Native code for an optimised module.
+static std::string emitObject(llvm::Module &module, llvm::TargetMachine &machine,
+                              std::string &object) {
+  llvm::SmallVector<char, 0> bytes;
+  llvm::raw_svector_ostream out(bytes);
+  llvm::legacy::PassManager pm;
+  if (machine.addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return "the host target cannot emit object files";
+  pm.run(module);
+  object.assign(bytes.begin(), bytes.end());
+  return "";
+}
+
 std::string compileObject(mlir::ModuleOp llvmModule, const std::string &cpu, std::string &object) {
   std::string error;
   auto machine = targetMachine(cpu, error);
@@ -137,13 +156,99 @@ std::string compileObject(mlir::ModuleOp llvmModule, const std::string &cpu, std
   auto module = toOptimizedLLVMIR(llvmModule, context, cpu);
   if (!module)
     return "cannot translate the module to LLVM IR";
-  llvm::SmallVector<char, 0> bytes;
-  llvm::raw_svector_ostream out(bytes);
-  llvm::legacy::PassManager pm;
-  if (machine->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::ObjectFile))
-    return "the host target cannot emit object files";
-  pm.run(*module);
-  object.assign(bytes.begin(), bytes.end());
+  return emitObject(*module, *machine, object);
+}
+
+std::string compileObjects(mlir::ModuleOp llvmModule, const std::string &cpu, unsigned parts,
+                           std::vector<std::string> &objects) {
+  objects.clear();
+  configureLLVM();
+  std::string error;
+  auto machine = targetMachine(cpu, error);
+  if (!machine)
+    return error;
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = mlir::translateModuleToLLVMIR(llvmModule, context);
+  if (!module)
+    return "cannot translate the module to LLVM IR";
+  module->setDataLayout(machine->createDataLayout());
+  module->setTargetTriple(machine->getTargetTriple().str());
+  unsigned functions = 0;
+  for (const llvm::Function &f : *module)
+    functions += !f.isDeclaration();
+  parts = std::max(1u, std::min(parts, functions));
+  // Each function goes to the part with the least code so far, largest first, so that the
+  // parts take about as long; global variables go to the first. Symbols become external, so
+  // that each part links to what the others define (one program per JIT, so no clashes).
+  std::vector<llvm::Function *> defined;
+  for (llvm::Function &f : *module)
+    if (!f.isDeclaration())
+      defined.push_back(&f);
+  std::stable_sort(defined.begin(), defined.end(), [](llvm::Function *a, llvm::Function *b) {
+    return a->getInstructionCount() > b->getInstructionCount();
+  });
+  std::map<const llvm::GlobalValue *, unsigned> owner;
+  std::vector<size_t> load(parts, 0);
+  for (llvm::Function *f : defined) {
+    unsigned p = std::min_element(load.begin(), load.end()) - load.begin();
+    owner[f] = p;
+    load[p] += f->getInstructionCount();
+  }
+  for (llvm::GlobalValue &g : module->global_values()) {
+    if (!owner.count(&g))
+      owner[&g] = 0;
+    if (g.hasLocalLinkage())
+      g.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    if (!g.hasName())
+      g.setName("attn.unnamed");
+  }
+  // The parts as bitcode: each thread reads its own into its own context (a context is not
+  // shared between threads).
+  std::vector<llvm::SmallVector<char, 0>> bitcode(parts);
+  for (unsigned p = 0; p < parts; ++p) {
+    llvm::ValueToValueMapTy map;
+    std::unique_ptr<llvm::Module> part =
+        llvm::CloneModule(*module, map, [&](const llvm::GlobalValue *g) {
+          auto it = owner.find(g);
+          return it != owner.end() && it->second == p;
+        });
+    llvm::raw_svector_ostream out(bitcode[p]);
+    llvm::WriteBitcodeToFile(*part, out);
+  }
+  module.reset();
+  objects.resize(bitcode.size());
+  std::vector<std::string> errors(bitcode.size());
+  auto compilePart = [&](size_t i) {
+    llvm::LLVMContext partContext;
+    auto part = llvm::parseBitcodeFile(
+        llvm::MemoryBufferRef(llvm::StringRef(bitcode[i].data(), bitcode[i].size()), "part"),
+        partContext);
+    if (!part) {
+      errors[i] = llvm::toString(part.takeError());
+      return;
+    }
+    std::string partError;
+    auto partMachine = targetMachine(cpu, partError);
+    if (!partMachine) {
+      errors[i] = partError;
+      return;
+    }
+    if (auto err = mlir::makeOptimizingTransformer(3, 0, partMachine.get())(part->get())) {
+      errors[i] = "LLVM optimisation failed: " + llvm::toString(std::move(err));
+      return;
+    }
+    errors[i] = emitObject(**part, *partMachine, objects[i]);
+  };
+  std::vector<std::thread> workers;
+  for (size_t i = 1; i < bitcode.size(); ++i)
+    workers.emplace_back(compilePart, i);
+  if (!bitcode.empty())
+    compilePart(0);
+  for (std::thread &w : workers)
+    w.join();
+  for (const std::string &e : errors)
+    if (!e.empty())
+      return e;
   return "";
 }
 

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace attn::target {
 
@@ -30,6 +31,13 @@ std::string cpuName(const std::string &cpu);
 /// Compiles to a relocatable object for `cpu` (as above), in memory: `object` receives its
 /// bytes. Returns an error message, empty on success.
 std::string compileObject(mlir::ModuleOp llvmModule, const std::string &cpu, std::string &object);
+
+/// The same as up to `parts` objects, compiled at once on as many threads: the module is
+/// split by function (its loops are outlined into functions of their own, attn-outline-loops)
+/// and each part optimised and code-generated in its own LLVM context. Linked together (the
+/// JIT links them all) they are the module. Returns an error message, empty on success.
+std::string compileObjects(mlir::ModuleOp llvmModule, const std::string &cpu, unsigned parts,
+                           std::vector<std::string> &objects);
 
 /// Writes a relocatable object for `cpu` (as above). Returns an error message, empty on
 /// success.
