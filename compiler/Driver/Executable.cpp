@@ -166,9 +166,12 @@ std::string makeBundle(Session &session, const std::string &cpu, const std::stri
     return "cannot create a temporary directory";
   b.tmp.path = dir.str().str();
   fs::path header = b.tmp.path / "model.h";
-  b.objects.push_back((b.tmp.path / "model.o").string());
-  if (std::string error = session.writeObject(b.objects[0], header.string(), cpu); !error.empty())
+  std::vector<std::string> parts;
+  if (std::string error =
+          session.writeObjects((b.tmp.path / "model").string(), header.string(), cpu, parts);
+      !error.empty())
     return error;
+  b.objects = parts;
   // decode.buckets: the inference program for each shorter source length.
   std::string programC = "#include \"model.h\"\n", bucketList;
   for (int64_t length : session.spec().decode.buckets) {
@@ -177,11 +180,11 @@ std::string makeBundle(Session &session, const std::string &cpu, const std::stri
       return "decode.buckets: the model does not compile for " + std::to_string(length) +
              " source tokens";
     std::string stem = "bucket" + std::to_string(length);
-    b.objects.push_back((b.tmp.path / (stem + ".o")).string());
-    if (std::string error =
-            bucket->writeObject(b.objects.back(), (b.tmp.path / (stem + ".h")).string(), cpu);
+    if (std::string error = bucket->writeObjects((b.tmp.path / stem).string(),
+                                                 (b.tmp.path / (stem + ".h")).string(), cpu, parts);
         !error.empty())
       return error;
+    b.objects.insert(b.objects.end(), parts.begin(), parts.end());
     if (!session.sharesParameters(*bucket))
       return "decode.buckets: this model cannot be bucketed";
     programC += "#include \"" + stem + ".h\"\n";

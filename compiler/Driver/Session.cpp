@@ -349,9 +349,7 @@ bool Session::compiledObjects(std::vector<std::string> &objects) {
   }
   if (!runTo(Stage::LLVM))
     return false;
-  // Every core: a JIT verb waits for its program, and its loops are many small functions.
-  unsigned parts = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  if (std::string error = target::compileObjects(*module_, "native", parts, objects);
+  if (std::string error = target::compileObjects(*module_, "native", compileParts(), objects);
       !error.empty()) {
     diagnostics() << "attnc: error: " << error << "\n";
     return false;
@@ -454,6 +452,34 @@ std::string Session::writeObject(const std::string &objectPath, const std::strin
   std::string error = target::writeObject(*module_, objectPath, cpu);
   if (!error.empty())
     return error;
+  return writeHeader(headerPath, cpu);
+}
+
+std::string Session::writeObjects(const std::string &stem, const std::string &headerPath,
+                                  const std::string &cpu, std::vector<std::string> &paths) {
+  if (!runTo(Stage::LLVM))
+    return "the model does not compile";
+  std::vector<std::string> objects;
+  if (std::string error = target::compileObjects(*module_, cpu, compileParts(), objects);
+      !error.empty())
+    return error;
+  paths.clear();
+  for (size_t i = 0; i < objects.size(); ++i) {
+    paths.push_back(stem + "." + std::to_string(i) + ".o");
+    std::ofstream out(paths.back(), std::ios::binary | std::ios::trunc);
+    out << objects[i];
+    if (!out.flush())
+      return "cannot write " + paths.back();
+  }
+  return writeHeader(headerPath, cpu);
+}
+
+unsigned Session::compileParts() {
+  // Every core: a verb waits for its program, and its loops are many small functions.
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+}
+
+std::string Session::writeHeader(const std::string &headerPath, const std::string &cpu) {
   // The header's program info says what the code needs of the CPU it runs on.
   manifest_->cpu = target::cpuName(cpu);
   manifest_->cpuFeatures = target::cpuFeatures(cpu);

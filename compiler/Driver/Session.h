@@ -144,6 +144,10 @@ public:
   /// Writes the program for `cpu` as an object file and its C header; "" or the error.
   std::string writeObject(const std::string &objectPath, const std::string &headerPath,
                           const std::string &cpu);
+  /// The same as objects `<stem>.<i>.o` compiled at once on every core (target::
+  /// compileObjects), which together are the program: their paths in `paths`.
+  std::string writeObjects(const std::string &stem, const std::string &headerPath,
+                           const std::string &cpu, std::vector<std::string> &paths);
 
   mlir::ModuleOp module() { return *module_; }
   const target::Manifest &manifest() const { return *manifest_; }
@@ -163,6 +167,9 @@ private:
   /// manifest: from the compile cache when it holds them, else compiled (and stored). False
   /// (reported) on failure.
   bool compiledObjects(std::vector<std::string> &objects);
+  /// How many parts a program is compiled in at once: one per core, up to 8.
+  static unsigned compileParts();
+  std::string writeHeader(const std::string &headerPath, const std::string &cpu);
 
   SessionOptions options_;
   std::unique_ptr<mlir::MLIRContext> context_;
