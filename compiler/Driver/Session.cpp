@@ -349,7 +349,8 @@ bool Session::compiledObjects(std::vector<std::string> &objects) {
   }
   if (!runTo(Stage::LLVM))
     return false;
-  if (std::string error = target::compileObjects(*module_, "native", compileParts(), objects);
+  if (std::string error = target::compileObjects(*module_, "native", compileParts(),
+                                                 target::entryPrefix(manifest_->cname), objects);
       !error.empty()) {
     diagnostics() << "attnc: error: " << error << "\n";
     return false;
@@ -460,7 +461,8 @@ std::string Session::writeObjects(const std::string &stem, const std::string &he
   if (!runTo(Stage::LLVM))
     return "the model does not compile";
   std::vector<std::string> objects;
-  if (std::string error = target::compileObjects(*module_, cpu, compileParts(), objects);
+  if (std::string error = target::compileObjects(*module_, cpu, compileParts(),
+                                                 target::entryPrefix(manifest_->cname), objects);
       !error.empty())
     return error;
   paths.clear();

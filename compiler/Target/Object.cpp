@@ -160,7 +160,7 @@ std::string compileObject(mlir::ModuleOp llvmModule, const std::string &cpu, std
 }
 
 std::string compileObjects(mlir::ModuleOp llvmModule, const std::string &cpu, unsigned parts,
-                           std::vector<std::string> &objects) {
+                           const std::string &prefix, std::vector<std::string> &objects) {
   objects.clear();
   configureLLVM();
   std::string error;
@@ -178,8 +178,9 @@ std::string compileObjects(mlir::ModuleOp llvmModule, const std::string &cpu, un
     functions += !f.isDeclaration();
   parts = std::max(1u, std::min(parts, functions));
   // Each function goes to the part with the least code so far, largest first, so that the
-  // parts take about as long; global variables go to the first. Symbols become external, so
-  // that each part links to what the others define (one program per JIT, so no clashes).
+  // parts take about as long; global variables go to the first. Private symbols become
+  // hidden ones, so that each part links to what the others define, named apart from
+  // another program's (an executable links a model's length buckets together).
   std::vector<llvm::Function *> defined;
   for (llvm::Function &f : *module)
     if (!f.isDeclaration())
@@ -197,10 +198,11 @@ std::string compileObjects(mlir::ModuleOp llvmModule, const std::string &cpu, un
   for (llvm::GlobalValue &g : module->global_values()) {
     if (!owner.count(&g))
       owner[&g] = 0;
-    if (g.hasLocalLinkage())
-      g.setLinkage(llvm::GlobalValue::ExternalLinkage);
-    if (!g.hasName())
-      g.setName("attn.unnamed");
+    if (!g.hasLocalLinkage())
+      continue;
+    g.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    g.setVisibility(llvm::GlobalValue::HiddenVisibility);
+    g.setName(prefix + "local." + (g.hasName() ? g.getName().str() : std::string("unnamed")));
   }
   // The parts as bitcode: each thread reads its own into its own context (a context is not
   // shared between threads).

@@ -35,9 +35,11 @@ std::string compileObject(mlir::ModuleOp llvmModule, const std::string &cpu, std
 /// The same as up to `parts` objects, compiled at once on as many threads: the module is
 /// split by function (its loops are outlined into functions of their own, attn-outline-loops)
 /// and each part optimised and code-generated in its own LLVM context. Linked together (the
-/// JIT links them all) they are the module. Returns an error message, empty on success.
+/// JIT links them all) they are the module. What was private to the module becomes a hidden
+/// symbol named `<prefix>local.<name>`: `prefix` (the program's entry prefix) keeps the programs
+/// of one executable apart. Returns an error message, empty on success.
 std::string compileObjects(mlir::ModuleOp llvmModule, const std::string &cpu, unsigned parts,
-                           std::vector<std::string> &objects);
+                           const std::string &prefix, std::vector<std::string> &objects);
 
 /// Writes a relocatable object for `cpu` (as above). Returns an error message, empty on
 /// success.
