@@ -172,14 +172,15 @@ std::string makeBundle(Session &session, const std::string &cpu, const std::stri
       !error.empty())
     return error;
   b.objects = parts;
-  // decode.buckets: the inference program for each shorter source length.
+  // decode.buckets, decode.batch_buckets: the inference program for each shorter source
+  // length and fewer rows.
   std::string programC = "#include \"model.h\"\n", bucketList;
-  for (int64_t length : session.spec().decode.buckets) {
-    std::unique_ptr<Session> bucket = session.bucketSession(length);
+  for (auto [length, rows] : yaml::decodeBuckets(session.spec())) {
+    std::unique_ptr<Session> bucket = session.bucketSession(length, rows);
     if (!bucket)
-      return "decode.buckets: the model does not compile for " + std::to_string(length) +
-             " source tokens";
-    std::string stem = "bucket" + std::to_string(length);
+      return "decode buckets: the model does not compile for " + std::to_string(length) +
+             " source tokens in " + std::to_string(rows) + " rows";
+    std::string stem = "bucket" + std::to_string(length) + "x" + std::to_string(rows);
     if (std::string error = bucket->writeObjects((b.tmp.path / stem).string(),
                                                  (b.tmp.path / (stem + ".h")).string(), cpu, parts);
         !error.empty())

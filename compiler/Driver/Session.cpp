@@ -399,16 +399,23 @@ std::unique_ptr<Model> Session::loadModelOnce(dist::Communicator &ranks, double 
   return m;
 }
 
-std::unique_ptr<Session> Session::bucketSession(int64_t length) {
+std::unique_ptr<Session> Session::bucketSession(int64_t length, int64_t rows) {
   auto bucket = std::make_unique<Session>(options_);
-  if (!bucket->loadSpecText(yaml::specToYaml(*spec_),
-                            spec_->file + " (decode.buckets: " + std::to_string(length) + ")"))
+  std::string what = (length ? "-s" + std::to_string(length) : std::string()) +
+                     (rows ? "-b" + std::to_string(rows) : std::string());
+  if (!bucket->loadSpecText(yaml::specToYaml(*spec_), spec_->file + " (bucket " + what + ")"))
     return nullptr;
   // Its own symbols, so that an executable links every bucket beside the full program.
-  bucket->name_ = name_ + "-s" + std::to_string(length);
+  bucket->name_ = name_ + what;
   yaml::ImportOptions o = importOptions_ ? *importOptions_ : importOptions(compiledData());
-  o.sourceLength = length;
+  if (length)
+    o.sourceLength = length;
   bucket->setImportOptions(o);
+  if (rows) // the decoder's rows (the importer reads decode.batch)
+    bucket->spec_->decode.batch = rows;
+  // A bucket has none of its own.
+  bucket->spec_->decode.buckets.clear();
+  bucket->spec_->decode.batchBuckets.clear();
   return bucket;
 }
 
@@ -434,9 +441,9 @@ std::optional<std::vector<std::unique_ptr<Model>>> Session::loadBuckets() {
     return buckets;
   if (!manifest_ && !runTo(Stage::LLVM))
     return std::nullopt;
-  for (int64_t length : spec_->decode.buckets) {
+  for (auto [length, rows] : yaml::decodeBuckets(*spec_)) {
     // From the compile cache when it holds the bucket: nothing runs before the lookup.
-    std::unique_ptr<Session> bucket = bucketSession(length);
+    std::unique_ptr<Session> bucket = bucketSession(length, rows);
     std::unique_ptr<Model> m = bucket ? bucket->loadModel() : nullptr;
     if (!m || !sharesParameters(*bucket))
       return std::nullopt;

@@ -130,14 +130,16 @@ public:
   /// for itself). Without a cache every rank compiles.
   std::unique_ptr<Model> loadModelOnce(dist::Communicator &ranks, double compileWait,
                                        std::optional<uint64_t> seed = std::nullopt);
-  /// The length buckets of a seq2seq spec (decode.buckets): per length L, this model
-  /// compiled for sources of L tokens (the targets keep their length), JIT-loaded, with the
-  /// same parameters as loadModel's (checked; the Models hold no parameters of their own).
-  /// Empty without buckets; nullopt (reported) on failure.
+  /// The buckets of a seq2seq spec (decode.buckets, decode.batch_buckets; yaml::
+  /// decodeBuckets): per (length L, rows R), this model compiled for sources of L tokens (the
+  /// targets keep their length) decoded R at a time, JIT-loaded, with the same parameters as
+  /// loadModel's (checked; the Models hold no parameters of their own). Empty without
+  /// buckets; nullopt (reported) on failure.
   std::optional<std::vector<std::unique_ptr<Model>>> loadBuckets();
-  /// The Session of one bucket (decode.buckets: `length` source tokens), its spec loaded and
-  /// its program named <name>-s<length> (its own symbols). Null (reported) on failure.
-  std::unique_ptr<Session> bucketSession(int64_t length);
+  /// The Session of one bucket (`length` source tokens, `rows` decoder rows; 0: the model's
+  /// own), its spec loaded and its program named <name>-s<length>-b<rows> (its own symbols).
+  /// Null (reported) on failure.
+  std::unique_ptr<Session> bucketSession(int64_t length, int64_t rows = 0);
   /// Whether each parameter of `bucket` (compiled) is one of this program's (compiled), by
   /// name and shape; reported when not.
   bool sharesParameters(const Session &bucket) const;

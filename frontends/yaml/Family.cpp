@@ -70,6 +70,28 @@ void checkDecoding(const Spec &s, Problems &p) {
       break;
     }
   }
+  const std::vector<int64_t> &r = s.decode.batchBuckets;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r[i] >= s.decode.batch) {
+      p.error("decode.batch_buckets", s.locOf("decode.batch_buckets", s.decode.loc),
+              "decode.batch_buckets holds " + std::to_string(r[i]) + ", but decode.batch (" +
+                  std::to_string(s.decode.batch) + ") is the most rows already",
+              "list row counts below decode.batch");
+      break;
+    }
+    if (i > 0 && r[i] <= r[i - 1]) {
+      p.error("decode.batch_buckets", s.locOf("decode.batch_buckets", s.decode.loc),
+              "decode.batch_buckets must increase, but " + std::to_string(r[i]) + " follows " +
+                  std::to_string(r[i - 1]),
+              "list the row counts fewest first, each once");
+      break;
+    }
+  }
+  if (!r.empty() && s.decode.beam > 1)
+    p.error("decode.batch_buckets", s.locOf("decode.batch_buckets", s.decode.loc),
+            "decode.batch_buckets are row counts of greedy decoding; beam search decodes one "
+            "sentence at a time in decode.beam rows",
+            "drop decode.batch_buckets, or set decode.beam: 1");
   if (s.decode.sample && s.decode.beam > 1)
     p.error("decode.sample", s.locOf("decode.beam", s.decode.loc),
             "decode.sample draws one output per row; beam search keeps the likeliest " +

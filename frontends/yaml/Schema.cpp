@@ -755,6 +755,14 @@ std::vector<KeySchema> buildTable() {
           .atLeast(1)
           .atMost(kMaxLength)
           .maxItems(8),
+      Key("decode.batch_buckets", &DecodeSpec::batchBuckets,
+          "Greedy decoding: row counts, fewer than `decode.batch`, for which the decoder is "
+          "compiled too (with every length of `decode.buckets`): a batch of fewer sentences "
+          "(one line translated, the last of a file) runs in the smallest that holds it; the "
+          "outputs are the same.")
+          .atLeast(1)
+          .atMost(kMaxBatch)
+          .maxItems(8),
       Key("decode.attention_layer", &DecodeSpec::attentionLayer,
           "`model.transformer`, `model.conv`: the decoder layer whose (cross-)attention weights "
           "plots show "

@@ -332,6 +332,7 @@ struct DecodeSpec {
   int64_t nbest = 1;          // hypotheses printed per input (<= beam)
   int64_t batch = 16;         // rows decoded at once (greedy: sentences; beam: >= beam)
   std::vector<int64_t> buckets; // shorter source lengths compiled too (< data.max_len)
+  std::vector<int64_t> batchBuckets; // fewer rows compiled too (< batch), for the last batch
   int64_t attentionLayer = 0; // transformer plots: the decoder layer (1-based; 0 = the last)
   int64_t attentionHead = 0;  // transformer plots: the head (1-based; 0 = their mean)
   bool sample = false;        // sample tokens instead of taking the likeliest (greedy rows)
@@ -426,6 +427,21 @@ std::vector<SpecDifference> specDifferences(const Spec &stored, const Spec &give
                                             bool (*relevant)(const std::string &key));
 // A seq2seq model whose decoder reads every target position at once in training (a
 // Transformer's or a convolutional one), so it can also decode by recomputing the prefix.
+// The programs decode.buckets and decode.batch_buckets add to a seq2seq model's: each a
+// (source length, rows) pair, 0 for the model's own (data.max_len, decode.batch); every
+// length with the full rows, then every fewer rows with every length.
+inline std::vector<std::pair<int64_t, int64_t>> decodeBuckets(const Spec &s) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t length : s.decode.buckets)
+    out.push_back({length, 0});
+  for (int64_t rows : s.decode.batchBuckets) {
+    for (int64_t length : s.decode.buckets)
+      out.push_back({length, rows});
+    out.push_back({0, rows});
+  }
+  return out;
+}
+
 // The model section a spec uses, as `attnc check` names it: mlp, rnn, transformer, conv,
 // graph or mlir.
 inline const char *architectureOf(const Spec &s) {

@@ -134,8 +134,10 @@ int translate(const std::string &tool, const task::Seq2SeqDecoder &decoder, bool
   bool withScores = scores || decoder.config().nbest > 1;
   LineTask t;
   // With length buckets, a few batches per bucket are read ahead (when input is waiting), so
-  // that lines of each length fill their own batches.
-  t.rows = decoder.batchRows() * (decoder.bucketCount() ? 4 * (decoder.bucketCount() + 1) : 1);
+  // that lines of each length fill their own batches. (Batch buckets change no chunk: a
+  // sampled line draws from the stream of its place in its chunk.)
+  size_t lengths = decoder.lengthBucketCount();
+  t.rows = decoder.batchRows() * (lengths ? 4 * (lengths + 1) : 1);
   t.encode = [&](const std::string &line) { return decoder.encode(line); };
   t.answer = [&](const std::vector<std::string> &lines, const std::vector<task::Encoded> &sources,
                  const std::vector<int64_t> &index) {

@@ -49,26 +49,39 @@ void Seq2SeqDecoder::addBucket(const Program &program) {
   }
   bucket->decoder = std::make_unique<Seq2SeqDecoder>(program, bucket->params, data, config_);
   const Seq2SeqDecoder &d = *bucket->decoder;
-  if (d.sourceLength >= sourceLength || d.rows != rows)
-    throw std::runtime_error("attn: a length bucket must read fewer than " +
-                             std::to_string(sourceLength) + " tokens in " + std::to_string(rows) +
-                             " rows; this one reads " + std::to_string(d.sourceLength) + " in " +
-                             std::to_string(d.rows));
+  if (d.sourceLength > sourceLength || d.rows > rows ||
+      (d.sourceLength == sourceLength && d.rows == rows))
+    throw std::runtime_error("attn: a bucket must read fewer than " + std::to_string(sourceLength) +
+                             " tokens or decode fewer than " + std::to_string(rows) +
+                             " rows, and no more of either; this one reads " +
+                             std::to_string(d.sourceLength) + " in " + std::to_string(d.rows));
+  auto key = [](const Seq2SeqDecoder &x) { return std::pair{x.sourceLength, x.rows}; };
   auto at = std::find_if(buckets.begin(), buckets.end(),
-                         [&](const auto &b) { return b->decoder->sourceLength > d.sourceLength; });
+                         [&](const auto &b) { return key(*b->decoder) > key(d); });
   buckets.insert(at, std::move(bucket));
+}
+
+size_t Seq2SeqDecoder::lengthBucketCount() const {
+  return std::count_if(buckets.begin(), buckets.end(),
+                       [&](const auto &b) { return b->decoder->rows == rows; });
 }
 
 std::vector<std::vector<Hypothesis>>
 Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
   if (buckets.empty())
     return decodeHere(sources);
-  // Each source to the shortest program that holds its tokens; here (the longest) otherwise.
-  std::vector<std::vector<size_t>> members(buckets.size() + 1);
+  // The programs of every length with the full rows, shortest first, this one last: each
+  // source to the shortest that holds its tokens.
+  std::vector<const Seq2SeqDecoder *> byLength;
+  for (const auto &b : buckets)
+    if (b->decoder->rows == rows)
+      byLength.push_back(b->decoder.get());
+  byLength.push_back(this);
+  std::vector<std::vector<size_t>> members(byLength.size());
   for (size_t i = 0; i < sources.size(); ++i) {
     int64_t n = std::count(sources[i].mask.begin(), sources[i].mask.end(), 1.0f);
     size_t b = 0;
-    while (b < buckets.size() && buckets[b]->decoder->sourceLength < n)
+    while (b + 1 < byLength.size() && byLength[b]->sourceLength < n)
       ++b;
     members[b].push_back(i);
   }
@@ -76,7 +89,7 @@ Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
   for (size_t b = 0; b < members.size(); ++b) {
     if (members[b].empty())
       continue;
-    const Seq2SeqDecoder &d = b < buckets.size() ? *buckets[b]->decoder : *this;
+    const Seq2SeqDecoder &d = *byLength[b];
     std::vector<Encoded> group;
     for (size_t i : members[b]) {
       const Encoded &e = sources[i];
@@ -84,15 +97,30 @@ Seq2SeqDecoder::decode(const std::vector<Encoded> &sources) const {
                        std::vector<float>(e.mask.begin(), e.mask.begin() + d.sourceLength),
                        e.unknown});
     }
-    std::vector<std::vector<Hypothesis>> decoded = d.decodeHere(group);
+    // Full batches in `d`; the rest (greedy rows) in the program of that length with the
+    // fewest rows that hold it (decode.batch_buckets), when there is one.
+    size_t head = config_.beam > 1 ? group.size() : group.size() / d.rows * d.rows;
+    const Seq2SeqDecoder *tail = &d;
+    for (const auto &x : buckets) {
+      const Seq2SeqDecoder &c = *x->decoder;
+      if (c.sourceLength == d.sourceLength && c.rows < tail->rows &&
+          c.rows >= (int64_t)(group.size() - head))
+        tail = &c;
+    }
+    std::vector<std::vector<Hypothesis>> decoded =
+        d.decodeHere(std::vector<Encoded>(group.begin(), group.begin() + head));
+    std::vector<std::vector<Hypothesis>> rest =
+        tail->decodeHere(std::vector<Encoded>(group.begin() + head, group.end()), head);
+    decoded.insert(decoded.end(), std::make_move_iterator(rest.begin()),
+                   std::make_move_iterator(rest.end()));
     for (size_t k = 0; k < members[b].size(); ++k)
       out[members[b][k]] = std::move(decoded[k]);
   }
   return out;
 }
 
-std::vector<std::vector<Hypothesis>>
-Seq2SeqDecoder::decodeHere(const std::vector<Encoded> &sources) const {
+std::vector<std::vector<Hypothesis>> Seq2SeqDecoder::decodeHere(const std::vector<Encoded> &sources,
+                                                                size_t firstRow) const {
   decode::BeamOptions beam;
   beam.beam = config_.beam;
   beam.lengthPenalty = config_.lengthPenalty;
@@ -121,7 +149,7 @@ Seq2SeqDecoder::decodeHere(const std::vector<Encoded> &sources) const {
                             const Tensor &mask) {
     std::unique_ptr<decode::StepModel> model = stepModel(src, mask);
     // Source i draws from stream i, whatever the batch it falls in.
-    sampling.firstRow = first;
+    sampling.firstRow = firstRow + first;
     std::vector<Hypothesis> best =
         config_.sample ? decode::sampled(*model, sampling)
                            : decode::greedy(*model, beam.maxLength, beam.bos, beam.eos);

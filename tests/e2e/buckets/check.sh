@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Length buckets (decode.buckets, docs/seq2seq.md): `attnc translate` with buckets gives the
-# outputs it gives without them, on lines of every length (greedy and beam search), as do
+# outputs it gives without them, on lines of every length (greedy and beam search), and so
+# do batch buckets (decode.batch_buckets), greedy and sampled; as do
 # `attnc run` and `attnc eval` on the validation pairs; it compiles
 # each bucket once into the compile cache, and a bad bucket list is an error at its line.
 #
@@ -40,6 +41,26 @@ entries=$(find cache -name '*.entry' | wc -l)
 "$attnc" translate --ckpt run --cache-dir cache --set 'decode.buckets=[8, 16]' < lines.txt > second.txt 2>&1 || true
 [ "$(find cache -name '*.entry' | wc -l)" -eq 3 ] || fail "the second run compiled again"
 cmp -s first.txt second.txt || fail "the cached buckets translate differently"
+# Batch buckets (decode.batch_buckets): a last batch of fewer lines runs in fewer rows, with
+# the outputs (greedy and sampled) the full rows give, alone and with length buckets; every
+# (length, rows) pair is compiled once: lengths {32, 16} x rows {50, 1, 8} is 6 programs.
+for flags in "" "--set decode.sample=true"; do
+  for lengths in "[]" "[16]"; do
+    "$attnc" translate --ckpt run $flags --set "decode.buckets=$lengths" < lines.txt > rows-plain.txt 2> rows-plain.err || true
+    "$attnc" translate --ckpt run $flags --set "decode.buckets=$lengths" --set 'decode.batch_buckets=[1, 8]' \
+      --cache-dir cache-rows < lines.txt > rows-buckets.txt 2> rows-buckets.err || true
+    cmp -s rows-plain.txt rows-buckets.txt || { diff rows-plain.txt rows-buckets.txt | head; fail "batch buckets changed the outputs ($flags, lengths $lengths)"; }
+    cmp -s rows-plain.err rows-buckets.err || { diff rows-plain.err rows-buckets.err | head; fail "batch buckets changed the errors ($flags, lengths $lengths)"; }
+  done
+done
+[ "$(find cache-rows -name '*.entry' | wc -l)" -eq 6 ] || fail "expected 6 cache entries (the full program, 1 and 8 rows, each also for length 16), got $(find cache-rows -name '*.entry' | wc -l)"
+cat > beam-rows.yaml <<YAML
+decode:
+  beam: 4
+  batch_buckets: [1]
+YAML
+if "$attnc" check "$spec" -c beam-rows.yaml 2> beam-rows.err; then fail "batch buckets with beam search were accepted"; fi
+grep -q "beam-rows.yaml:3:.*decode.batch_buckets are row counts of greedy decoding" beam-rows.err || fail "no located error: $(cat beam-rows.err)"
 cat > bad.yaml <<YAML
 decode:
   buckets: [16, 8]

@@ -59,12 +59,16 @@ public:
   /// Per source: nbest hypotheses (beam search), or the greedy (or sampled) one, best first.
   /// With buckets, each source is decoded by the shortest program that holds it.
   std::vector<std::vector<decode::Hypothesis>> decode(const std::vector<Encoded> &sources) const;
-  /// A length bucket (decode.buckets): `program` is this model compiled for a shorter source
-  /// length; its parameters are this program's of the same names (copied once: the full
-  /// program may hold optimizer state the bucket has not). Sources that fit it are decoded by
-  /// it; they are padded at their end, so one encoded for the full length is cut to its.
+  /// A bucket (decode.buckets, decode.batch_buckets): `program` is this model compiled for a
+  /// shorter source length, or fewer decoder rows, or both; its parameters are this
+  /// program's of the same names (copied once: the full program may hold optimizer state the
+  /// bucket has not). Sources that fit a shorter length are decoded by it (they are padded at
+  /// their end, so one encoded for the full length is cut to its); a last batch of greedy
+  /// rows by the program of that length with the fewest rows that hold it.
   void addBucket(const Program &program);
   size_t bucketCount() const { return buckets.size(); }
+  /// The shorter source lengths among them (decode.buckets), each counted once.
+  size_t lengthBucketCount() const;
   /// A hypothesis as text.
   std::string text(const decode::Hypothesis &h) const;
   /// Exact match and token accuracy of the best hypotheses on `pairs` (those that fit).
@@ -86,9 +90,10 @@ public:
   const PairData &pairData() const { return data; }
 
 private:
-  /// decode() with this program alone.
-  std::vector<std::vector<decode::Hypothesis>>
-  decodeHere(const std::vector<Encoded> &sources) const;
+  /// decode() with this program alone; `firstRow` numbers the first source (sampling draws
+  /// source i from stream i).
+  std::vector<std::vector<decode::Hypothesis>> decodeHere(const std::vector<Encoded> &sources,
+                                                          size_t firstRow = 0) const;
   /// Calls `body(first, count, src, mask)` for the sources in batches of the compiled rows.
   using BatchBody = std::function<void(size_t first, size_t count, const Tensor &src,
                                        const Tensor &mask)>;
@@ -110,7 +115,7 @@ private:
     std::vector<Tensor> params; // in the bucket program's order
     std::unique_ptr<Seq2SeqDecoder> decoder;
   };
-  std::vector<std::unique_ptr<Bucket>> buckets; // shortest first
+  std::vector<std::unique_ptr<Bucket>> buckets; // shortest first, then fewest rows
 };
 
 } // namespace attn::task
