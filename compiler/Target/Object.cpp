@@ -173,10 +173,6 @@ std::string compileObjects(mlir::ModuleOp llvmModule, const std::string &cpu, un
     return "cannot translate the module to LLVM IR";
   module->setDataLayout(machine->createDataLayout());
   module->setTargetTriple(machine->getTargetTriple().str());
-  unsigned functions = 0;
-  for (const llvm::Function &f : *module)
-    functions += !f.isDeclaration();
-  parts = std::max(1u, std::min(parts, functions));
   // Each function goes to the part with the least code so far, largest first, so that the
   // parts take about as long; global variables go to the first. Private symbols become
   // hidden ones, so that each part links to what the others define, named apart from
@@ -185,6 +181,7 @@ std::string compileObjects(mlir::ModuleOp llvmModule, const std::string &cpu, un
   for (llvm::Function &f : *module)
     if (!f.isDeclaration())
       defined.push_back(&f);
+  parts = std::max<unsigned>(1, std::min<size_t>(parts, defined.size()));
   std::stable_sort(defined.begin(), defined.end(), [](llvm::Function *a, llvm::Function *b) {
     return a->getInstructionCount() > b->getInstructionCount();
   });

@@ -52,41 +52,37 @@ void checkSeq2SeqData(const Spec &s, Problems &p) {
     checkLengths(s, p);
 }
 
+// A ladder of buckets (`key`: decode.buckets, decode.batch_buckets): increasing, each below
+// `bound`, the model's own (`boundKey`, `whatBound` "the longest length").
+static void checkLadder(const Spec &s, Problems &p, const std::string &key,
+                        const std::vector<int64_t> &v, int64_t bound, const std::string &boundKey,
+                        const std::string &whatBound, const std::string &items,
+                        const std::string &order) {
+  Loc at = s.locOf(key, s.decode.loc);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] >= bound) {
+      p.error(key, at,
+              key + " holds " + std::to_string(v[i]) + ", but " + boundKey + " (" +
+                  std::to_string(bound) + ") is " + whatBound + " already",
+              "list " + items + " below " + boundKey);
+      return;
+    }
+    if (i > 0 && v[i] <= v[i - 1]) {
+      p.error(key, at,
+              key + " must increase, but " + std::to_string(v[i]) + " follows " +
+                  std::to_string(v[i - 1]),
+              "list the " + items + " " + order + " first, each once");
+      return;
+    }
+  }
+}
+
 void checkDecoding(const Spec &s, Problems &p) {
-  const std::vector<int64_t> &b = s.decode.buckets;
-  for (size_t i = 0; i < b.size(); ++i) {
-    if (b[i] >= s.data.maxLen) {
-      p.error("decode.buckets", s.locOf("decode.buckets", s.decode.loc),
-              "decode.buckets holds " + std::to_string(b[i]) + ", but data.max_len (" +
-                  std::to_string(s.data.maxLen) + ") is the longest length already",
-              "list lengths below data.max_len");
-      break;
-    }
-    if (i > 0 && b[i] <= b[i - 1]) {
-      p.error("decode.buckets", s.locOf("decode.buckets", s.decode.loc),
-              "decode.buckets must increase, but " + std::to_string(b[i]) + " follows " +
-                  std::to_string(b[i - 1]),
-              "list the lengths shortest first, each once");
-      break;
-    }
-  }
+  checkLadder(s, p, "decode.buckets", s.decode.buckets, s.data.maxLen, "data.max_len",
+              "the longest length", "lengths", "shortest");
   const std::vector<int64_t> &r = s.decode.batchBuckets;
-  for (size_t i = 0; i < r.size(); ++i) {
-    if (r[i] >= s.decode.batch) {
-      p.error("decode.batch_buckets", s.locOf("decode.batch_buckets", s.decode.loc),
-              "decode.batch_buckets holds " + std::to_string(r[i]) + ", but decode.batch (" +
-                  std::to_string(s.decode.batch) + ") is the most rows already",
-              "list row counts below decode.batch");
-      break;
-    }
-    if (i > 0 && r[i] <= r[i - 1]) {
-      p.error("decode.batch_buckets", s.locOf("decode.batch_buckets", s.decode.loc),
-              "decode.batch_buckets must increase, but " + std::to_string(r[i]) + " follows " +
-                  std::to_string(r[i - 1]),
-              "list the row counts fewest first, each once");
-      break;
-    }
-  }
+  checkLadder(s, p, "decode.batch_buckets", r, s.decode.batch, "decode.batch", "the most rows",
+              "row counts", "fewest");
   if (!r.empty() && s.decode.beam > 1)
     p.error("decode.batch_buckets", s.locOf("decode.batch_buckets", s.decode.loc),
             "decode.batch_buckets are row counts of greedy decoding; beam search decodes one "

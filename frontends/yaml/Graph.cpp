@@ -52,40 +52,17 @@ bool validName(const std::string &name) {
          !resultRef(name);
 }
 
+// A plain scalar of the tree as the spec's keys read it (Schema.h); nullopt otherwise.
+bool plain(const YamlTree &t) { return t.kind == Kind::Scalar && !t.quoted; }
 std::optional<int64_t> asInt(const YamlTree &t) {
-  if (t.kind != Kind::Scalar || t.quoted || t.scalar.empty())
-    return std::nullopt;
-  size_t used = 0;
-  try {
-    long long v = std::stoll(t.scalar, &used, 10);
-    if (used == t.scalar.size())
-      return v;
-  } catch (...) {
-  }
-  return std::nullopt;
+  return plain(t) ? parseInt(t.scalar) : std::nullopt;
 }
-
 std::optional<double> asFloat(const YamlTree &t) {
-  if (t.kind != Kind::Scalar || t.quoted || t.scalar.empty())
-    return std::nullopt;
-  size_t used = 0;
-  try {
-    double v = std::stod(t.scalar, &used);
-    if (used == t.scalar.size() && std::isfinite(v))
-      return v;
-  } catch (...) {
-  }
-  return std::nullopt;
+  std::optional<double> v = plain(t) ? parseFloat(t.scalar) : std::nullopt;
+  return v && std::isfinite(*v) ? v : std::nullopt;
 }
-
 std::optional<bool> asBool(const YamlTree &t) {
-  if (t.kind != Kind::Scalar || t.quoted)
-    return std::nullopt;
-  if (t.scalar == "true")
-    return true;
-  if (t.scalar == "false")
-    return false;
-  return std::nullopt;
+  return plain(t) ? parseBool(t.scalar) : std::nullopt;
 }
 
 const char *kindName(const YamlTree &t) {

@@ -122,9 +122,9 @@ std::string closest(const std::string &word, const std::vector<std::string> &can
 // Quoted scalars ("16") are strings in YAML; only plain ones may be numbers or booleans.
 bool isPlainScalar(const YAML::Node &node) { return node.IsScalar() && node.Tag() == "?"; }
 
-// Strict: digits with an optional sign, nothing else ("16.0", "1e3", "0x10" are not integers).
-// `tooLarge` tells a well-formed integer that does not fit in 64 bits from a non-integer.
-std::optional<int64_t> parseInt(const std::string &text, bool *tooLarge = nullptr) {
+} // namespace
+
+std::optional<int64_t> parseInt(const std::string &text, bool *tooLarge) {
   const char *begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
   const char *end = text.data() + text.size();
   int64_t value = 0;
@@ -154,6 +154,8 @@ std::optional<bool> parseBool(const std::string &text) {
     return false;
   return std::nullopt;
 }
+
+namespace {
 
 // What a wrong value looks like, for "expected X for 'k', got <this>".
 std::string describeValue(const YAML::Node &node) {

@@ -78,6 +78,13 @@ struct KeySchema {
   std::string parent() const;       // "model.rnn"; "" at the top level
 };
 
+// A plain scalar's value as every key reads it (quoted scalars are strings). Integers are
+// strict: digits with an optional sign, nothing else ("16.0", "1e3", "0x10" are not);
+// `tooLarge` tells a well-formed integer that does not fit in 64 bits from a non-integer.
+std::optional<int64_t> parseInt(const std::string &text, bool *tooLarge = nullptr);
+std::optional<double> parseFloat(const std::string &text);
+std::optional<bool> parseBool(const std::string &text); // true / True / TRUE, false / ...
+
 // Writes `tree` to `out` as it was written: block style, scalars quoted where they were.
 void emitTree(YAML::Emitter &out, const YamlTree &tree);
 
