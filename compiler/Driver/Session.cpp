@@ -202,6 +202,7 @@ pipelines::FusionOptions Session::fusionOptions() const {
   pipelines::FusionOptions fusion;
   fusion.recurrence = options_.fuse && options_.fuseRecurrence;
   fusion.attention = options_.fuse && options_.fuseAttention;
+  fusion.hoist = options_.fuse && options_.hoist;
   return fusion;
 }
 
@@ -319,7 +320,7 @@ std::string Session::compileKey() {
   llvm::raw_string_ostream os(text);
   os << CompileCache::identity() << "\nprogram " << name_ << ", at stage " << stageName(*stage_)
      << "\nfuse recurrence " << fusionOptions().recurrence << " attention "
-     << fusionOptions().attention << "\n";
+     << fusionOptions().attention << " hoist " << fusionOptions().hoist << "\n";
   // LLVM's own options change its code (configureLLVM).
   if (const char *llvmArgs = std::getenv("ATTN_LLVM_ARGS"))
     os << "llvm " << llvmArgs << "\n";

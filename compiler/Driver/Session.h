@@ -35,11 +35,12 @@ std::optional<Stage> parseStage(const std::string &name);
 const char *stageName(Stage stage);
 
 struct SessionOptions {
-  /// Structural fusion (attn-fuse-recurrence, attn-fuse-attention) before autodiff and in
-  /// the lowering; off is the unfused reference (`--no-fuse`).
+  /// Structural fusion (attn-fuse-recurrence, attn-fuse-attention) and hoisting out of scans
+  /// (attn-hoist-scan-projections) before autodiff and in the lowering; off is the unfused
+  /// reference (`--no-fuse`).
   bool fuse = true;
-  /// One of them alone off (`--no-fuse=attention`, `--no-fuse=recurrence`).
-  bool fuseAttention = true, fuseRecurrence = true;
+  /// One of them alone off (`--no-fuse=attention`, `=recurrence`, `=hoist`).
+  bool fuseAttention = true, fuseRecurrence = true, hoist = true;
   /// Fusion says why each attention or scan it left was not fused (remarks, `--remarks`), once:
   /// at the first stage that fuses.
   bool remarks = false;

@@ -63,6 +63,9 @@ void buildFusion(OpPassManager &pm, const FusionOptions &o) {
     pm.addPass(mlir::attn::createAttnFuseRecurrence({o.remarks}));
   if (o.attention)
     pm.addPass(mlir::attn::createAttnFuseAttention({o.remarks}));
+  // After the fusions, which want to see whole cells and whole attention.
+  if (o.hoist)
+    pm.addPass(mlir::attn::createAttnHoistScanProjections());
 }
 
 void buildTraining(OpPassManager &pm, const TrainingOptions &o) {
@@ -104,6 +107,10 @@ struct TrainingPipelineOptions : public PassPipelineOptions<TrainingPipelineOpti
 
 void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion) {
   buildFusion(pm, fusion);
+  // After autodiff (which ran before, for training) and after hoisting, which made the backward
+  // scans' saved states sequences.
+  if (fusion.hoist)
+    pm.addPass(mlir::attn::createAttnBatchScanGradients());
   pm.addPass(mlir::attn::createAttnParamsToArgs());
   pm.addPass(mlir::attn::createAttnDecompose());
   pm.addPass(createCanonicalizerPass());
@@ -175,7 +182,7 @@ void registerPassesAndPipelines() {
         o.momentum = p.momentum;
         o.weightDecay = p.weightDecay;
         o.clipNorm = p.clipNorm;
-        o.fusion.recurrence = o.fusion.attention = p.fuse;
+        o.fusion.recurrence = o.fusion.attention = o.fusion.hoist = p.fuse;
         o.dataParallel = p.dataParallel;
         buildTraining(pm, o);
       });

@@ -22,12 +22,15 @@ void registerDialects(mlir::DialectRegistry &registry);
 struct FusionOptions {
   bool recurrence = true; // attn-fuse-recurrence
   bool attention = true;  // attn-fuse-attention
+  bool hoist = true;      // attn-hoist-scan-projections
   bool remarks = false;
 };
 
 /// Structural fusion on attn (attn-fuse-recurrence, attn-fuse-attention): scans over a oneDNN
-/// cell become sequence ops, attention fused kernels. Runs before attn-autodiff, so that fused
-/// ops differentiate as one op.
+/// cell become sequence ops, attention fused kernels; then attn-hoist-scan-projections takes
+/// what does not depend on the carried state out of the remaining scans. Runs before
+/// attn-autodiff, so that fused ops differentiate as one op and hoisted products outside the
+/// backward scan.
 void buildFusion(mlir::OpPassManager &pm, const FusionOptions &options = {});
 
 /// What `train:` asks of the compiler.

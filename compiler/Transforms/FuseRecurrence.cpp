@@ -22,19 +22,6 @@ struct Match {
   SmallVector<Value> stateOperands, newStates;
 };
 
-// `v` as a loop-invariant value outside the scan: a value from above, or a `consts` operand.
-Value invariant(ScanOp scan, Value v) {
-  if (!scan.getBody().isAncestor(v.getParentRegion()))
-    return v;
-  auto arg = dyn_cast<BlockArgument>(v);
-  if (!arg || arg.getOwner() != &scan.getBodyBlock())
-    return {};
-  unsigned first = scan.getInits().size() + scan.getXs().size();
-  if (arg.getArgNumber() < first)
-    return {};
-  return scan.getConsts()[arg.getArgNumber() - first];
-}
-
 // Why `scan` cannot become a sequence op, or success with `m` filled in.
 LogicalResult match(ScanOp scan, Match &m, std::string &why) {
   auto refuse = [&](const Twine &reason) {
@@ -94,7 +81,7 @@ LogicalResult match(ScanOp scan, Match &m, std::string &why) {
   // The weights: loop-invariant.
   unsigned numStateOperands = isa<LstmCellOp>(cell) ? 3 : 2; // input, h[, c]
   for (Value w : cell->getOperands().drop_front(numStateOperands))
-    if (!invariant(scan, w))
+    if (!scan.getInvariant(w))
       return refuse("a weight of the cell changes from step to step");
   m.cell = cell;
   return success();
@@ -111,7 +98,7 @@ void fuse(ScanOp scan, const Match &m) {
   SmallVector<Value> operands{x};
   operands.append(inits);
   for (Value w : m.cell->getOperands().drop_front(numStateOperands))
-    operands.push_back(invariant(scan, w));
+    operands.push_back(scan.getInvariant(w));
   Operation *seq;
   if (isa<RnnCellOp>(m.cell))
     seq = b.create<RnnOp>(loc, operands);

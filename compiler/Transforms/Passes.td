@@ -65,6 +65,53 @@ def AttnFuseAttention : Pass<"attn-fuse-attention"> {
   ];
 }
 
+def AttnHoistScanProjections : Pass<"attn-hoist-scan-projections"> {
+  let summary = "moves what does not depend on the carried state out of attn.scan bodies";
+  let description = [{
+    A scan's body runs once per step; what it computes without the carried state can run
+    once for all steps, in fewer and larger kernels. For each `attn.scan` (inner scans
+    first):
+
+    - a cell (`rnn_cell`, `lstm_cell`, `gru_cell`) whose input is a step slice, or a
+      concatenation along the last axis with a step slice among its parts (a decoder's
+      `[y_{t-1}; feed]`), and whose input weight and bias are loop-invariant is decomposed in
+      place, so that its input projection is a `dense` of the body;
+    - a pure op whose operands are all loop-invariant (a slice of a weight, a reshape of a
+      mask) moves before the scan; constants stay;
+    - a `dense` or `matmul` of a step slice `x_t [.., K]` by a loop-invariant weight
+      `[K, N]` (and bias) becomes one product of the whole sequence `[.., T, .., K]` before the
+      scan, which the body reads as a new sequence. A concatenation's product is split by the
+      weight's rows: the step slices' parts are hoisted (their products summed), the other
+      parts keep theirs in the body (`concat(x_t, f) W = x_t W_x + f W_f`);
+    - a sequence whose slice the body no longer reads is dropped.
+
+    Before attn-autodiff, the hoisted products differentiate outside the loop too: the input
+    and weight gradients of a layer's input projection are one GEMM each over every step,
+    not one per step accumulated in the backward scan. Run again on the backward scans that
+    attn-autodiff builds, it hoists the recomputation of `h_{t-1} W_hh` (the saved carries
+    are sequences there). Scans attn-fuse-recurrence makes sequence ops are gone by then.
+    Runs after the structural fusions; attnc's `--no-fuse=hoist` (and `--no-fuse`) leaves it
+    out.
+  }];
+}
+
+def AttnBatchScanGradients : Pass<"attn-batch-scan-gradients"> {
+  let summary = "sums a backward scan's per-step weight gradients in one GEMM after the scan";
+  let description = [{
+    The backward scan that attn-autodiff builds accumulates the gradient of each weight a
+    step reads, `acc_next = acc + a_t^T b_t` (for `h_{t-1} W_hh`: `a_t = h_{t-1}`, `b_t` the
+    gates' gradient): T products of K = B rows each, which small-matrix GEMMs run far below
+    the machine's peak. For a carried value whose only use is such an add of a
+    `matmul {transpose_lhs}` of two `[M, H]`, `[M, G]` values, and whose next value nothing
+    else reads, the carry leaves the scan; the scan yields `a_t` and `b_t` as per-step outputs
+    instead (a step slice is not yielded: its sequence is read directly), and after the scan
+    the final value is `init + A^T B` with the stacked factors reshaped to `[T M, H]` and
+    `[T M, G]`: one GEMM with K = T B. The sum is the same, in another order. Runs in the
+    lowering after attn-hoist-scan-projections (which makes the saved states sequences);
+    attnc's `--no-fuse=hoist` leaves it out.
+  }];
+}
+
 def AttnDecompose : Pass<"attn-decompose"> {
   let summary = "rewrites composite ops (cells) into core attn ops";
   let description = [{

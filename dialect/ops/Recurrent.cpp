@@ -151,6 +151,26 @@ LogicalResult ScanOp::verifyRegions() {
   return success();
 }
 
+Value ScanOp::getInvariant(Value v) {
+  if (!getBody().isAncestor(v.getParentRegion()))
+    return v;
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &getBodyBlock())
+    return {};
+  unsigned first = getInits().size() + getXs().size();
+  return arg.getArgNumber() < first ? Value() : getConsts()[arg.getArgNumber() - first];
+}
+
+Value ScanOp::getSequenceOf(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &getBodyBlock())
+    return {};
+  unsigned first = getInits().size();
+  if (arg.getArgNumber() < first || arg.getArgNumber() >= first + getXs().size())
+    return {};
+  return getXs()[arg.getArgNumber() - first];
+}
+
 ScanOp ScanOp::makeCapturesExplicit(OpBuilder &b) {
   // Values used in the body but defined outside it, in first-use order.
   llvm::SetVector<Value> captured;

@@ -62,6 +62,13 @@ def Attn_ScanOp : Attn_Op<"scan", [RecursiveMemoryEffects, AttrSizedOperandSegme
     ::mlir::Block::BlockArgListType getConstArgs() {
       return getBodyBlock().getArguments().take_back(getConsts().size());
     }
+    /// What `v`, a value the body uses, is outside the scan: `v` itself when it is defined
+    /// above, the `consts` operand of a const argument; null when it changes from step to
+    /// step (a carried value, a step slice, or a value the body computes).
+    ::mlir::Value getInvariant(::mlir::Value v);
+    /// The sequence (`xs` operand) whose step-`t` slice `v` is; null when `v` is not a step
+    /// argument of this scan.
+    ::mlir::Value getSequenceOf(::mlir::Value v);
     /// A copy of this scan whose body takes every value it used from above as a `consts`
     /// operand. Uses of this scan's results are redirected to the copy; this op is erased.
     ScanOp makeCapturesExplicit(::mlir::OpBuilder &builder);

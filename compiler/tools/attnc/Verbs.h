@@ -17,7 +17,7 @@ namespace attnc {
 struct Common {
   std::vector<std::string> files; // MODEL.yaml first, then each -c layer
   std::vector<attn::yaml::Override> overrides;
-  bool fuse = true, fuseAttention = true, fuseRecurrence = true; // --no-fuse[=...]
+  bool fuse = true, fuseAttention = true, fuseRecurrence = true, hoist = true; // --no-fuse[=...]
   bool remarks = false; // fusion says why what it left was not fused
   bool noCache = false; // seq2seq Transformers: decode through @decode_full, without the cache
   bool stdinClosed = false; // attnc was started with fd 0 closed

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <functional>
 #include <iostream>
+#include <sstream>
 #include <streambuf>
 
 namespace {
@@ -26,8 +27,8 @@ dialect and verifies the IR. Prints a one-line summary and exits 0 when the mode
 constexpr const char *kEmitHelp = R"(Prints one stage of the compilation:
   spec      the validated spec with every default filled in (YAML)
   attn      the attn dialect as imported from the spec (@forward, @loss)
-  fused     attn after structural fusion (attn-fuse-recurrence, attn-fuse-attention; none
-            with --no-fuse)
+  fused     attn after structural fusion (attn-fuse-recurrence, attn-fuse-attention) and
+            attn-hoist-scan-projections; none with --no-fuse
   grad      attn after fusion, attn-autodiff and attn-train-step (@loss_grad, @train_step)
   lowered   after attn-lower: linalg/tensor/scf on tensors plus oneDNN kernel calls
   llvm      the optimised LLVM IR that is JIT-compiled or written as an object)";
@@ -119,7 +120,8 @@ struct Raw {
   std::string model;
   std::vector<std::string> layers, sets;
   std::string seed, count, steps, temperature, sampleSeed, topK, beam, nbest, prime;
-  std::string noFuse; // "", or what --no-fuse names: all | attention | recurrence
+  std::string
+      noFuse; // "", or what --no-fuse names: all, or a list of attention | recurrence | hoist
   bool sample = false;
 };
 
@@ -135,9 +137,11 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   verb->add_flag("--no-fuse{all}", raw.noFuse,
-                 "no structural fusion (attn-fuse-recurrence, attn-fuse-attention): the "
-                 "unfused reference; --no-fuse=attention or =recurrence turns one off")
-      ->type_name("[=all|attention|recurrence]");
+                 "no structural fusion (attn-fuse-recurrence, attn-fuse-attention) nor "
+                 "hoisting out of scans (attn-hoist-scan-projections): the unfused reference; "
+                 "--no-fuse=attention, =recurrence or =hoist turns one off (a comma list "
+                 "turns several off: --no-fuse=recurrence,hoist)")
+      ->type_name("[=all|attention,recurrence,hoist]");
   verb->add_flag("--remarks", c.remarks,
                  "say why each attention or recurrent layer that stays unfused was not fused "
                  "(remarks at the spec's file:line:col)");
@@ -163,13 +167,23 @@ void addDecode(CLI::App *verb, Raw &raw, attnc::DecodeFlags &d, attnc::Common &c
 // The checked values of `raw`: numbers, and the flags that stand for spec keys.
 void finish(const Raw &raw, attnc::Common &c, attnc::RunOptions &run, attnc::TrainOptions &train,
             attnc::DecodeFlags &decode) {
-  if (!raw.noFuse.empty() && raw.noFuse != "all" && raw.noFuse != "attention" &&
-      raw.noFuse != "recurrence")
-    throw std::runtime_error("--no-fuse takes all, attention or recurrence, got '" + raw.noFuse +
-                             "'");
-  c.fuse = raw.noFuse != "all";
-  c.fuseAttention = raw.noFuse != "attention";
-  c.fuseRecurrence = raw.noFuse != "recurrence";
+  if (!raw.noFuse.empty()) {
+    std::stringstream list(raw.noFuse);
+    for (std::string name; std::getline(list, name, ',');) {
+      if (name == "all")
+        c.fuse = false;
+      else if (name == "attention")
+        c.fuseAttention = false;
+      else if (name == "recurrence")
+        c.fuseRecurrence = false;
+      else if (name == "hoist")
+        c.hoist = false;
+      else
+        throw std::runtime_error("--no-fuse takes all, or a comma list of attention, recurrence "
+                                 "and hoist, got '" +
+                                 raw.noFuse + "'");
+    }
+  }
   if (!raw.model.empty())
     c.files.push_back(raw.model);
   c.files.insert(c.files.end(), raw.layers.begin(), raw.layers.end());
@@ -367,6 +381,7 @@ int main(int argc, char **argv) {
   sessionOptions.fuse = common.fuse;
   sessionOptions.fuseAttention = common.fuseAttention;
   sessionOptions.fuseRecurrence = common.fuseRecurrence;
+  sessionOptions.hoist = common.hoist;
   sessionOptions.remarks = common.remarks;
   sessionOptions.uncachedDecoding = common.noCache;
   if (!common.noCompileCache)
