@@ -263,9 +263,10 @@ struct Calibration {
 };
 
 // A session for a benchmark's program (its diagnostics on stderr).
-inline std::unique_ptr<::attn::driver::Session> newSession(bool fuse = true) {
+inline std::unique_ptr<::attn::driver::Session> newSession(bool fuse = true, bool hoist = true) {
   ::attn::driver::SessionOptions o;
   o.fuse = fuse;
+  o.hoist = hoist;
   return std::make_unique<::attn::driver::Session>(o);
 }
 

@@ -8,6 +8,7 @@
 //   OMP_NUM_THREADS=1 build/bin/attn-bench-attention-train-step
 //   OMP_NUM_THREADS=2 build/bin/attn-bench-attention-train-step
 //   ... [--config issue|same128|all] [--warmup N] [--reps N] [--iters N] [--breakdown]
+//       [--no-hoist]
 //
 // Sizes (the issue's): vocabularies 1000 (source and target), embedding 64, source and target
 // length 30, batch 32, GRU cells, attention dim 256, Adam (lr 1e-3). Configurations (default:
@@ -91,10 +92,11 @@ std::string specText(const Sizes &z, int64_t encHidden, int64_t decHidden) {
 }
 
 // One configuration's train step compiled as `attnc train` compiles it: fusion (nothing here is
-// a plain one-cell scan), autodiff, Adam step, JIT.
-TrainStepProgram compileConfig(const Config &c, const Sizes &z) {
+// a plain one-cell scan), hoisting out of the scans (unless `hoist` is false: `attnc
+// --no-fuse=hoist`), autodiff, Adam step, JIT.
+TrainStepProgram compileConfig(const Config &c, const Sizes &z, bool hoist) {
   double t0 = seconds();
-  auto session = bench::newSession();
+  auto session = bench::newSession(/*fuse=*/true, hoist);
   if (!session->loadSpecText(specText(z, c.encHidden, c.decHidden), "bahdanau-bench.yaml"))
     die("the benchmark's spec does not parse");
   ::attn::yaml::ImportOptions options;
@@ -118,7 +120,7 @@ double timeEntry(TrainStepProgram &side, const char *entry, int reps, int iters,
 void usage() {
   std::fprintf(stderr,
                "usage: attn-bench-attention-train-step [--config issue|same128|all] (issue)\n"
-               "         [--warmup N] [--reps N] [--iters N] [--breakdown]\n"
+               "         [--warmup N] [--reps N] [--iters N] [--breakdown] [--no-hoist]\n"
                "threads: OMP_NUM_THREADS (both attnc's oneDNN and torch.set_num_threads)\n");
   std::exit(2);
 }
@@ -145,12 +147,14 @@ int main(int argc, char **argv) {
   std::string which = "issue";
   Sizes z;
   bench::Timing timing{/*warmup=*/3, /*reps=*/5, /*iters=*/5};
-  bool breakdown = false;
+  bool breakdown = false, hoist = true;
   for (bench::Args args(argc, argv, usage); args.next();) {
     if (args.flag == "--config")
       which = args.value();
     else if (args.flag == "--breakdown")
       breakdown = true;
+    else if (args.flag == "--no-hoist")
+      hoist = false;
     else if (!timing.parse(args))
       usage();
   }
@@ -171,6 +175,8 @@ int main(int argc, char **argv) {
               (long long)z.srcVocab, (long long)z.tgtVocab, (long long)z.embed,
               (long long)z.attDim);
   std::printf("%s; %s\n", bench::threadsNote().c_str(), timing.describe().c_str());
+  if (!hoist)
+    std::printf("attnc without attn-hoist-scan-projections (--no-hoist)\n");
   std::vector<std::vector<::attn::Tensor>> batches =
       bench::seq2seqBatches(NB, z.batch, z.srcLen, z.tgtLen, z.srcVocab, z.tgtVocab);
 
@@ -178,7 +184,7 @@ int main(int argc, char **argv) {
   std::vector<Row> rows;
   std::optional<bench::Calibration> calibration; // from the first PyTorch side
   for (const Config *c : configs) {
-    TrainStepProgram side = compileConfig(*c, z);
+    TrainStepProgram side = compileConfig(*c, z, hoist);
 
     std::string dataFile = bench::tempDataFile("attn-bench-attention");
     bench::writeSeq2SeqData(dataFile, side.weights(), batches);

@@ -1,7 +1,8 @@
 // Benchmark: one training step of a 1-layer LSTM and a 1-layer GRU sequence model (batch 32,
 // length 50, input 64, hidden 256, a dense head on the last hidden state, MSE, Adam): attnc's
 // JIT-compiled @train_step with the recurrence fused (attn-fuse-recurrence: oneDNN's LSTM and
-// linear-before-reset GRU primitives, forward and backward) and unfused (generic scans), against
+// linear-before-reset GRU primitives, forward and backward) and unfused (generic scans, with
+// and without attn-hoist-scan-projections taking the input projection out of the loop), against
 // PyTorch's eager nn.LSTM / nn.GRU + nn.Linear + torch.optim.Adam with the same thread count, in
 // one run. Not a test; not run by ctest.
 //
@@ -14,10 +15,11 @@
 // The model is built here as attn IR (the YAML frontend's regression task reads one value per
 // step): @loss(x [B, T, I], y [B, 1]) = mse(dense(h_T), y) over a scan of lstm_cell / gru_cell
 // (PyTorch's form) whose weights are attn.params initialised like PyTorch's (U(+-1/sqrt(H))),
-// then attn-fuse-recurrence (fused variant only), attn-autodiff, attn-train-step (adam), JIT,
+// then attn-fuse-recurrence (fused variant only), attn-hoist-scan-projections (not in the plain
+// unfused variant), attn-autodiff, attn-train-step (adam), JIT,
 // exactly as `attnc train` compiles a spec. Both sides start from the same weights and cycle
 // through the same NB random batches; the step-1 loss must agree to 1e-4 relative. Timing:
-// warm-up, then repetitions of ITERS steps alternating attnc fused, attnc unfused and PyTorch;
+// warm-up, then repetitions of ITERS steps alternating the attnc variants and PyTorch;
 // medians per step. The PyTorch side is tests/bench/recurrent-train-step.py (/usr/bin/python3,
 // or $ATTN_BENCH_PYTHON), driven over a pipe.
 
@@ -69,8 +71,8 @@ std::string lossModule(const std::string &cell, const Sizes &z) {
   char scale[32];
   std::snprintf(scale, sizeof scale, "%.9g", 1.0 / std::sqrt((double)H));
   auto param = [&](const std::string &name, const std::string &type) {
-    return "  %" + name + " = attn.param \"rnn.layer0." + name + "\" {init = \"uniform\", scale = " +
-           scale + " : f32} : " + type + "\n";
+    return "  %" + name + " = attn.param \"rnn.layer0." + name +
+           "\" {init = #attn.init<uniform>, scale = " + scale + " : f32} : " + type + "\n";
   };
   std::string x = shape({B, T, I}), h = shape({B, H}), xt = shape({B, I});
   std::string wi = shape({I, G * H}), wh = shape({H, G * H}), b = shape({G * H});
@@ -94,10 +96,10 @@ std::string lossModule(const std::string &cell, const Sizes &z) {
          wi + ", " + wh + ", " + b + ", " + b + "\n";
     s += "    attn.yield %ht : " + h + "\n  }\n";
   }
-  s += "  %wo = attn.param \"output.weight\" {init = \"uniform\", scale = " + std::string(scale) +
-       " : f32} : " + shape({H, 1}) + "\n";
-  s += "  %bo = attn.param \"output.bias\" {init = \"uniform\", scale = " + std::string(scale) +
-       " : f32} : tensor<1xf32>\n";
+  s += "  %wo = attn.param \"output.weight\" {init = #attn.init<uniform>, scale = " +
+       std::string(scale) + " : f32} : " + shape({H, 1}) + "\n";
+  s += "  %bo = attn.param \"output.bias\" {init = #attn.init<uniform>, scale = " +
+       std::string(scale) + " : f32} : tensor<1xf32>\n";
   s += "  %p = attn.dense %h, %wo, %bo : " + h + ", " + shape({H, 1}) + ", tensor<1xf32>\n";
   s += "  %l = attn.mse %p, %y : " + shape({B, 1}) + ", " + shape({B, 1}) + "\n";
   s += "  return %l : tensor<f32>\n}\n";
@@ -113,9 +115,15 @@ struct Variant {
   std::vector<double> times;
 };
 
-TrainStepProgram compileVariant(const std::string &text, bool fuse, const std::string &name) {
+// `recurrence`: attn-fuse-recurrence (oneDNN's sequence ops); `hoist`: the input projection
+// taken out of a generic scan (attn-hoist-scan-projections).
+TrainStepProgram compileVariant(const std::string &text, bool recurrence, bool hoist,
+                                const std::string &name) {
   double t0 = seconds();
-  auto session = bench::newSession(fuse);
+  ::attn::driver::SessionOptions o;
+  o.fuseRecurrence = recurrence;
+  o.hoist = hoist;
+  auto session = std::make_unique<::attn::driver::Session>(o);
   auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &session->context());
   if (!module || mlir::failed(mlir::verify(*module)))
     die("the benchmark's module does not parse");
@@ -178,11 +186,20 @@ int main(int argc, char **argv) {
   for (const std::string &cell : cells) {
     std::string text = lossModule(cell, z);
     std::vector<Variant> sides;
-    sides.push_back({"attnc fused", compileVariant(text, /*fuse=*/true,
-                                                   "bench_" + cell + "_fused"), {}});
-    if (unfused)
-      sides.push_back({"attnc unfused", compileVariant(text, /*fuse=*/false,
-                                                       "bench_" + cell + "_unfused"), {}});
+    sides.push_back(
+        {"attnc fused",
+         compileVariant(text, /*recurrence=*/true, /*hoist=*/true, "bench_" + cell + "_fused"),
+         {}});
+    if (unfused) {
+      sides.push_back(
+          {"attnc unfused, hoisted",
+           compileVariant(text, /*recurrence=*/false, /*hoist=*/true, "bench_" + cell + "_hoisted"),
+           {}});
+      sides.push_back({"attnc unfused",
+                       compileVariant(text, /*recurrence=*/false, /*hoist=*/false,
+                                      "bench_" + cell + "_unfused"),
+                       {}});
+    }
 
     // NB random batches: x in [-1, 1], targets in [-1, 1].
     ::attn::Rng rng(42);
@@ -243,14 +260,15 @@ int main(int argc, char **argv) {
       torch.quit();
     std::filesystem::remove(dataFile);
 
-    std::printf("\n%s (compile: fused %.2f s%s)\n", cell.c_str(), sides[0].train.compileSeconds,
-                unfused ? (", unfused " + std::to_string(sides[1].train.compileSeconds).substr(0, 4) +
-                           " s").c_str()
-                        : "");
+    std::printf("\n%s (compile:", cell.c_str());
+    for (const Variant &side : sides)
+      std::printf("%s %s %.2f s", &side == &sides[0] ? "" : ",", side.label.c_str(),
+                  side.train.compileSeconds);
     double first = sides[0].train.losses.front();
-    std::printf("loss at step 1: attnc fused %.7g", first);
-    if (unfused)
-      std::printf(", unfused %.7g", sides[1].train.losses.front());
+    std::printf(")\nloss at step 1:");
+    for (const Variant &side : sides)
+      std::printf("%s %s %.7g", &side == &sides[0] ? "" : ",", side.label.c_str(),
+                  side.train.losses.front());
     if (haveTorch && !bench::printLossAgreement(first, torch.firstLoss))
       rc = 1;
     std::printf("; at step %d: attnc fused %.7g", warmup, sides[0].train.losses[warmup - 1]);
@@ -261,7 +279,7 @@ int main(int argc, char **argv) {
                 ::attn::cpu::recurrentWorkspaceHits() - hits,
                 ::attn::cpu::recurrentWorkspaceMisses() - misses);
     for (const Variant &side : sides)
-      std::printf("  %-14s: %9.2f ms/step  %s\n", side.label.c_str(), median(side.times) * 1e3,
+      std::printf("  %-22s: %9.2f ms/step  %s\n", side.label.c_str(), median(side.times) * 1e3,
                   spread(side.times).c_str());
     double mTorch = haveTorch ? median(tTorch) : 0;
     for (const Variant &side : sides) {
@@ -270,7 +288,7 @@ int main(int argc, char **argv) {
                               &side == &sides[0] ? mTorch : 0);
     }
     if (haveTorch) {
-      std::printf("  %-14s: %9.2f ms/step  %s\n", "PyTorch", mTorch * 1e3, spread(tTorch).c_str());
+      std::printf("  %-22s: %9.2f ms/step  %s\n", "PyTorch", mTorch * 1e3, spread(tTorch).c_str());
       std::printf("  (torch %s, eager nn.%s + nn.Linear, torch.optim.Adam)\n",
                   torch.version.c_str(), cell == "lstm" ? "LSTM" : "GRU");
       std::printf("%s pytorch/attnc-fused time ratio: %.2f\n", cell.c_str(),
