@@ -35,8 +35,9 @@ std::optional<Stage> parseStage(const std::string &name);
 const char *stageName(Stage stage);
 
 struct SessionOptions {
-  /// Structural fusion (attn-fuse-recurrence, attn-fuse-attention) and hoisting out of scans
-  /// (attn-hoist-scan-projections) before autodiff and in the lowering; off is the unfused
+  /// Structural fusion (attn-fuse-recurrence, attn-fuse-attention) and the scan rewrites
+  /// (attn-hoist-scan-projections, attn-batch-scan-gradients, attn-store-scan-residuals)
+  /// before and after autodiff and in the lowering; off is the unfused
   /// reference (`--no-fuse`).
   bool fuse = true;
   /// One of them alone off (`--no-fuse=attention`, `=recurrence`, `=hoist`).

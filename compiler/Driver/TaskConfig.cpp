@@ -68,6 +68,7 @@ pipelines::TrainingOptions trainingOptions(const yaml::TrainSpec &t) {
   o.epsilon = t.optimizer.epsilon;
   o.weightDecay = t.optimizer.weightDecay;
   o.clipNorm = t.clipNorm;
+  o.scanMemoryMb = t.scanMemory;
   return o;
 }
 

@@ -80,6 +80,9 @@ void buildTraining(OpPassManager &pm, const TrainingOptions &o) {
   step.clipNorm = o.clipNorm;
   step.splitUpdate = o.dataParallel;
   pm.addPass(mlir::attn::createAttnAutodiff());
+  // Right after autodiff, which paired each forward scan with its backward.
+  if (o.fusion.hoist && o.scanMemoryMb > 0)
+    pm.addPass(mlir::attn::createAttnStoreScanResiduals({o.scanMemoryMb}));
   pm.addPass(mlir::attn::createAttnTrainStep(step));
   if (o.dataParallel)
     pm.addPass(mlir::attn::createAttnLossWeight());
@@ -98,6 +101,9 @@ struct TrainingPipelineOptions : public PassPipelineOptions<TrainingPipelineOpti
                           llvm::cl::init(0.0)};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("structural fusion first"),
                     llvm::cl::init(true)};
+  Option<int64_t> scanMemory{*this, "scan-memory",
+                             llvm::cl::desc("MiB forward scans store for their backward"),
+                             llvm::cl::init(1024)};
   Option<bool> dataParallel{*this, "data-parallel",
                             llvm::cl::desc("also @apply_update and @loss_weight"),
                             llvm::cl::init(false)};
@@ -182,6 +188,7 @@ void registerPassesAndPipelines() {
         o.momentum = p.momentum;
         o.weightDecay = p.weightDecay;
         o.clipNorm = p.clipNorm;
+        o.scanMemoryMb = p.scanMemory;
         o.fusion.recurrence = o.fusion.attention = o.fusion.hoist = p.fuse;
         o.dataParallel = p.dataParallel;
         buildTraining(pm, o);

@@ -22,7 +22,8 @@ void registerDialects(mlir::DialectRegistry &registry);
 struct FusionOptions {
   bool recurrence = true; // attn-fuse-recurrence
   bool attention = true;  // attn-fuse-attention
-  bool hoist = true;      // attn-hoist-scan-projections
+  bool hoist = true;      // the scan rewrites: attn-hoist-scan-projections, attn-batch-scan-
+                          // gradients and (training) attn-store-scan-residuals
   bool remarks = false;
 };
 
@@ -38,6 +39,8 @@ struct TrainingOptions {
   std::string optimizer = "adam"; // adam | adamw | sgd
   double momentum = 0.0, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, weightDecay = 0.0;
   double clipNorm = 0.0; // 0: no clipping
+  /// attn-store-scan-residuals' budget (MiB); it runs when fusion.hoist is on and this is > 0.
+  int64_t scanMemoryMb = 1024;
   FusionOptions fusion;  // buildFusion first
   /// Also @apply_update and @loss_weight: the entries data-parallel training calls around
   /// its gradient all-reduce.

@@ -112,6 +112,34 @@ def AttnBatchScanGradients : Pass<"attn-batch-scan-gradients"> {
   }];
 }
 
+def AttnStoreScanResiduals : Pass<"attn-store-scan-residuals", "mlir::ModuleOp"> {
+  let summary = "has a forward scan store what its backward would recompute, within a budget";
+  let description = [{
+    The backward scan that attn-autodiff builds gets only the carried values entering each
+    step (`attn.saved_carries`) and recomputes the forward step from them before applying
+    the gradient rules: every matmul, cell and attention of the step runs twice per training
+    step. For each such pair (a reverse scan reading a forward scan's saved carries), this
+    pass finds the recomputation in the backward body (the pure ops computed from the
+    forward's carries, step inputs and consts only) and the values of it that the gradient
+    ops read (the residuals: gate activations, `tanh` of attention scores, softmax weights).
+    The forward scan yields each stored residual as a new per-step output (stacked
+    `[.., T, ..]`, before the saved carries, which stay last) and the backward reads it as a
+    sequence; the recomputation nothing reads any more is erased.
+
+    Storing costs memory: `budget-mb` MiB per function (one call), filled with the residuals
+    that save the most recomputation per byte (FLOPs of the matmuls they come from, one per
+    element elsewhere); what does not fit is still recomputed, from the stored values where
+    it can. Views of saved values (reshapes) and constants are never stored. `budget-mb=0`
+    recomputes everything. attnc sets the budget from `train.scan_memory` and runs the pass
+    right after attn-autodiff, so `attnc emit --stage=grad` shows the choice; `--no-fuse`
+    and `--no-fuse=hoist` leave it out.
+  }];
+  let options = [
+    Option<"budgetMb", "budget-mb", "int64_t", /*default=*/"1024",
+           "MiB of stored per-step values per function">
+  ];
+}
+
 def AttnDecompose : Pass<"attn-decompose"> {
   let summary = "rewrites composite ops (cells) into core attn ops";
   let description = [{

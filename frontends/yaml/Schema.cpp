@@ -683,6 +683,11 @@ std::vector<KeySchema> buildTable() {
       Key("train.clip_norm", &TrainSpec::clipNorm,
           "Scale gradients down to this global L2 norm when above it; 0 disables clipping.")
           .atLeast(0),
+      Key("train.scan_memory", &TrainSpec::scanMemory,
+          "MiB a training step may use to store, per step of each generic recurrent loop, what "
+          "its backward would otherwise recompute (attn-store-scan-residuals); what does not "
+          "fit is recomputed. 0 recomputes everything.")
+          .atLeast(0),
       Key("train.eval_every", &TrainSpec::evalEvery,
           "Steps between validation passes (and best-model saves).")
           .atLeast(1),

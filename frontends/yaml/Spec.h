@@ -313,6 +313,7 @@ struct TrainSpec {
   OptimizerSpec optimizer;
   ScheduleSpec schedule;
   double clipNorm = 0.0;      // 0: no clipping
+  int64_t scanMemory = 1024;  // MiB forward scans store for their backward (0: recompute)
   int64_t evalEvery = 100;
   int64_t logEvery = 50;
   int64_t checkpointEvery = 500;

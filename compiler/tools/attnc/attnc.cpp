@@ -29,7 +29,8 @@ constexpr const char *kEmitHelp = R"(Prints one stage of the compilation:
   attn      the attn dialect as imported from the spec (@forward, @loss)
   fused     attn after structural fusion (attn-fuse-recurrence, attn-fuse-attention) and
             attn-hoist-scan-projections; none with --no-fuse
-  grad      attn after fusion, attn-autodiff and attn-train-step (@loss_grad, @train_step)
+  grad      attn after fusion, attn-autodiff, attn-store-scan-residuals and attn-train-step
+            (@loss_grad, @train_step)
   lowered   after attn-lower: linalg/tensor/scf on tensors plus oneDNN kernel calls
   llvm      the optimised LLVM IR that is JIT-compiled or written as an object)";
 
