@@ -11,8 +11,8 @@ cd "$(dirname "$0")/.."
 scripts/setup-deps.sh python3-torch python3-numpy libopenblas0-openmp
 scripts/build.sh
 mkdir -p bench-results
-for b in matmul-softmax rnn-sine-train-step recurrent-train-step attention-train-step transformer \
-  attention-kernels convs2s; do
+for b in matmul-softmax rnn-sine-train-step recurrent-train-step attention-train-step tagger-train-step \
+  transformer attention-kernels convs2s; do
   [[ "$b" == *"${1:-}"* ]] || continue
   for t in 1 2; do
     out="bench-results/$b-${t}t.txt"
