@@ -138,8 +138,9 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   verb->add_flag("--no-fuse{all}", raw.noFuse,
-                 "no structural fusion (attn-fuse-recurrence, attn-fuse-attention) nor "
-                 "hoisting out of scans (attn-hoist-scan-projections): the unfused reference; "
+                 "no structural fusion (attn-fuse-recurrence, attn-fuse-attention) nor scan "
+                 "rewrites (attn-hoist-scan-projections, attn-batch-scan-gradients, "
+                 "attn-store-scan-residuals): the unfused reference; "
                  "--no-fuse=attention, =recurrence or =hoist turns one off (a comma list "
                  "turns several off: --no-fuse=recurrence,hoist)")
       ->type_name("[=all|attention,recurrence,hoist]");
