@@ -221,6 +221,7 @@ bool Session::runPasses(Stage stage) {
     // A bare attn module trains with the pipeline's defaults (Adam), as attn-opt's attn-train.
     pipelines::TrainingOptions t = spec_ ? trainingOptions(spec_->train) : pipelines::TrainingOptions{};
     t.fusion = fusion;
+    t.storeRemarks = options_.remarks; // the grad stage runs once
     t.dataParallel = options_.batchShards > 1;
     pipelines::buildTraining(pm, t);
     break;

@@ -82,7 +82,7 @@ void buildTraining(OpPassManager &pm, const TrainingOptions &o) {
   pm.addPass(mlir::attn::createAttnAutodiff());
   // Right after autodiff, which paired each forward scan with its backward.
   if (o.fusion.hoist && o.scanMemoryMb > 0)
-    pm.addPass(mlir::attn::createAttnStoreScanResiduals({o.scanMemoryMb}));
+    pm.addPass(mlir::attn::createAttnStoreScanResiduals({o.scanMemoryMb, o.storeRemarks}));
   pm.addPass(mlir::attn::createAttnTrainStep(step));
   if (o.dataParallel)
     pm.addPass(mlir::attn::createAttnLossWeight());

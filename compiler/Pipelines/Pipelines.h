@@ -41,6 +41,7 @@ struct TrainingOptions {
   double clipNorm = 0.0; // 0: no clipping
   /// attn-store-scan-residuals' budget (MiB); it runs when fusion.hoist is on and this is > 0.
   int64_t scanMemoryMb = 1024;
+  bool storeRemarks = false; // attn-store-scan-residuals says what it stores (--remarks)
   FusionOptions fusion;  // buildFusion first
   /// Also @apply_update and @loss_weight: the entries data-parallel training calls around
   /// its gradient all-reduce.

@@ -131,12 +131,16 @@ def AttnStoreScanResiduals : Pass<"attn-store-scan-residuals", "mlir::ModuleOp">
     element elsewhere); what does not fit is still recomputed, from the stored values where
     it can. Views of saved values (reshapes) and constants are never stored. `budget-mb=0`
     recomputes everything. attnc sets the budget from `train.scan_memory` and runs the pass
-    right after attn-autodiff, so `attnc emit --stage=grad` shows the choice; `--no-fuse`
-    and `--no-fuse=hoist` leave it out.
+    right after attn-autodiff, so `attnc emit --stage=grad` shows the choice (and with
+    `--remarks`, a remark at each layer: how many values it stores, how many it recomputes
+    for want of budget); `--no-fuse` and `--no-fuse=hoist` leave it out.
   }];
   let options = [
     Option<"budgetMb", "budget-mb", "int64_t", /*default=*/"1024",
-           "MiB of stored per-step values per function">
+           "MiB of stored per-step values per function">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "report, for each forward scan, how many values it stores and recomputes (as a "
+           "remark)">
   ];
 }
 

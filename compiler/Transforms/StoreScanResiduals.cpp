@@ -14,6 +14,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNSTORESCANRESIDUALS
@@ -241,14 +242,17 @@ void readInBackward(ScanOp bwd, ArrayRef<Value> stored, ArrayRef<Value> sequence
 struct StoreScanResiduals : mlir::attn::impl::AttnStoreScanResidualsBase<StoreScanResiduals> {
   using Base::Base;
   void runOnOperation() override {
+    // @loss_grad and @train_step hold the same layers: remarks for the first of them only.
+    bool remarked = false;
     // The budget holds for each function: it is what one call keeps alive.
     getOperation()->walk([&](func::FuncOp f) {
+      bool remarking = remarks && !remarked;
       int64_t left = budgetMb * (int64_t(1) << 20);
       SmallVector<ScanOp> scans;
       f.walk([&](ScanOp scan) { scans.push_back(scan); });
       for (ScanOp bwd : scans) {
         ScanOp fwd = forwardOf(bwd);
-        if (!fwd || left <= 0)
+        if (!fwd)
           continue;
         Primal p = primalOf(fwd, bwd);
         SmallVector<Value> frontier = frontierOf(bwd, p);
@@ -259,12 +263,25 @@ struct StoreScanResiduals : mlir::attn::impl::AttnStoreScanResidualsBase<StoreSc
             ranked.push_back({cost / bytesOf(v), v});
         llvm::stable_sort(ranked, [](auto &a, auto &b) { return a.first > b.first; });
         SmallVector<Value> stored;
+        int64_t storedBytes = 0;
         for (auto [score, v] : ranked) {
           int64_t bytes = bytesOf(v) * bwd.getNumSteps();
           if (bytes <= left) {
             stored.push_back(v);
             left -= bytes;
+            storedBytes += bytes;
           }
+        }
+        if (remarking && !ranked.empty()) {
+          remarked = true;
+          InFlightDiagnostic remark =
+              fwd.emitRemark("a scan of ")
+              << fwd.getNumSteps() << " steps whose backward reads " << ranked.size()
+              << " values of each step: stores " << stored.size() << " ("
+              << llvm::formatv("{0:F1}", storedBytes / 1048576.0).str() << " MiB)";
+          if (stored.size() < ranked.size())
+            remark << ", recomputes " << ranked.size() - stored.size()
+                   << " (over the budget, train.scan_memory " << budgetMb.getValue() << " MiB)";
         }
         if (stored.empty())
           continue;

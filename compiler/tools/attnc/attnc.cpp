@@ -145,8 +145,9 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
                  "turns several off: --no-fuse=recurrence,hoist)")
       ->type_name("[=all|attention,recurrence,hoist]");
   verb->add_flag("--remarks", c.remarks,
-                 "say why each attention or recurrent layer that stays unfused was not fused "
-                 "(remarks at the spec's file:line:col)");
+                 "say why each attention or recurrent layer that stays unfused was not fused, "
+                 "and in training what each generic layer stores for its backward (remarks at "
+                 "the spec's file:line:col)");
   verb->add_option("--cache-dir", c.cacheDir,
                    "the compile cache (default $XDG_CACHE_HOME/attnc, else ~/.cache/attnc)")
       ->type_name("DIR");
