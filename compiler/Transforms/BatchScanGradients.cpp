@@ -17,14 +17,6 @@ using namespace mlir::attn;
 namespace {
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-// `type` with `steps` inserted at `axis`: a per-step value stacked over time.
-RankedTensorType stacked(Type type, int64_t axis, int64_t steps) {
-  auto t = cast<RankedTensorType>(type);
-  SmallVector<int64_t> shape(t.getShape());
-  shape.insert(shape.begin() + axis, steps);
-  return RankedTensorType::get(shape, t.getElementType());
-}
-
 // A carried accumulator `acc_next = acc + a_t^T b_t` (a_t [M, H], b_t [M, G]) that nothing
 // else in the body reads.
 struct Accumulation {
@@ -55,7 +47,6 @@ void batch(ScanOp scan, ArrayRef<Accumulation> accs) {
   Block &body = scan.getBodyBlock();
   auto yield = cast<YieldOp>(body.getTerminator());
   unsigned n = scan.getInits().size();
-  int64_t axis = scan.getAxis(), steps = scan.getNumSteps();
   llvm::BitVector removed(n);
   for (const Accumulation &a : accs)
     removed.set(a.carry);
@@ -82,7 +73,7 @@ void batch(ScanOp scan, ArrayRef<Accumulation> accs) {
   for (Value y : scan.getStackedOutputs())
     types.push_back(y.getType());
   for (Value f : factors)
-    types.push_back(stacked(f.getType(), axis, steps));
+    types.push_back(scan.getStackedType(f.getType()));
 
   OpBuilder b(scan);
   auto next = b.create<ScanOp>(scan.getLoc(), types, inits, scan.getXs(), scan.getConsts(),

@@ -197,12 +197,8 @@ SmallVector<Value> storeInForward(ScanOp fwd, ArrayRef<Value> stored, Primal &p)
   yield->setOperands(yielded);
 
   SmallVector<Type> types(TypeRange(fwd.getResultTypes()).take_front(before));
-  int64_t axis = fwd.getAxis(), steps = fwd.getNumSteps();
-  for (Value v : added) {
-    SmallVector<int64_t> shape(typeOf(v).getShape());
-    shape.insert(shape.begin() + axis, steps);
-    types.push_back(RankedTensorType::get(shape, typeOf(v).getElementType()));
-  }
+  for (Value v : added)
+    types.push_back(fwd.getStackedType(v.getType()));
   llvm::append_range(types, TypeRange(fwd.getResultTypes()).take_back(n));
   OpBuilder outer(fwd);
   auto next =

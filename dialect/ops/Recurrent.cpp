@@ -71,6 +71,13 @@ int64_t ScanOp::getNumSteps() {
   return cast<RankedTensorType>(getXs()[0].getType()).getShape()[getAxis()];
 }
 
+RankedTensorType ScanOp::getStackedType(Type stepType) {
+  auto t = cast<RankedTensorType>(stepType);
+  SmallVector<int64_t> shape(t.getShape());
+  shape.insert(shape.begin() + getAxis(), getNumSteps());
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
 // The body once per step.
 double ScanOp::getFlops() { return (double)getNumSteps() * countFlops(getBody()); }
 
@@ -139,9 +146,7 @@ LogicalResult ScanOp::verifyRegions() {
     auto y = cast<RankedTensorType>(yield.getValues()[i].getType());
     if (axis > y.getRank())
       return emitOpError("cannot stack step output ") << y << " along axis " << axis;
-    SmallVector<int64_t> stacked(y.getShape());
-    stacked.insert(stacked.begin() + axis, getNumSteps());
-    auto expected = RankedTensorType::get(stacked, y.getElementType());
+    RankedTensorType expected = getStackedType(y);
     if (getResult(i).getType() != expected)
       return emitOpError("stacked output #")
              << i - nInits << " should be " << expected << " (step output " << y << ", "

@@ -47,6 +47,9 @@ def Attn_ScanOp : Attn_Op<"scan", [RecursiveMemoryEffects, AttrSizedOperandSegme
   let extraClassDeclaration = [{
     /// Number of time steps.
     int64_t getNumSteps();
+    /// The type of a per-step value of type `stepType` stacked over the steps (the steps
+    /// inserted at `axis`): a per-step output's result type. `axis` <= its rank.
+    ::mlir::RankedTensorType getStackedType(::mlir::Type stepType);
     /// Number of per-step outputs (yield operands after the carried values).
     unsigned getNumOutputs() { return getResults().size() - getInits().size(); }
     ::mlir::ValueRange getFinalCarries() { return getResults().take_front(getInits().size()); }

@@ -36,14 +36,6 @@ LogicalResult RnnCellOp::buildGradient(OpBuilder &b, ValueRange grads,
 namespace {
 constexpr StringLiteral kSavedCarries = "attn.saved_carries";
 
-// `type` with `steps` inserted at `axis`: a per-step value stacked over time.
-RankedTensorType stackedType(Type type, int64_t axis, int64_t steps) {
-  auto t = cast<RankedTensorType>(type);
-  SmallVector<int64_t> shape(t.getShape());
-  shape.insert(shape.begin() + std::min<int64_t>(axis, shape.size()), steps);
-  return RankedTensorType::get(shape, t.getElementType());
-}
-
 bool isFloat(Type t) { return isa<FloatType>(cast<RankedTensorType>(t).getElementType()); }
 } // namespace
 
@@ -61,7 +53,7 @@ Operation *ScanOp::prepareForGradient(OpBuilder &b) {
   b.setInsertionPoint(scan);
   SmallVector<Type> types(scan.getResultTypes());
   for (Value init : scan.getInits())
-    types.push_back(stackedType(init.getType(), scan.getAxis(), scan.getNumSteps()));
+    types.push_back(scan.getStackedType(init.getType()));
   auto saved = b.create<ScanOp>(scan.getLoc(), types, scan.getInits(), scan.getXs(),
                                 scan.getConsts(), scan.getAxisAttr(), scan.getReverseAttr(),
                                 scan.getLengthAttr());

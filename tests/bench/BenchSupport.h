@@ -197,16 +197,19 @@ inline std::vector<std::vector<attn::Tensor>> seq2seqBatches(int count, int64_t 
   return batches;
 }
 
+// i32 ids as f32, for the data files the PyTorch sides read (safetensors through numpy).
+inline attn::Tensor idsAsF32(const attn::Tensor &ids) {
+  attn::Tensor t(ATTN_F32, ids.shape());
+  for (int64_t i = 0; i < ids.numel(); ++i)
+    t.data<float>()[i] = (float)ids.data<int32_t>()[i];
+  return t;
+}
+
 // Writes `weights` and the seq2seqBatches to `path` for a PyTorch side: batch k as src<k>,
 // src_mask<k>, tgt_in<k>, tgt_out<k>, ids as f32 (bench_io.seq2seq_batches reads them back).
 inline void writeSeq2SeqData(const std::string &path, attn::checkpoint::Checkpoint weights,
                              const std::vector<std::vector<attn::Tensor>> &batches) {
-  auto asF32 = [](const attn::Tensor &ids) {
-    attn::Tensor t(ATTN_F32, ids.shape());
-    for (int64_t i = 0; i < ids.numel(); ++i)
-      t.data<float>()[i] = (float)ids.data<int32_t>()[i];
-    return t;
-  };
+  auto asF32 = idsAsF32;
   for (size_t k = 0; k < batches.size(); ++k) {
     std::string n = std::to_string(k);
     weights.tensors.push_back({"src" + n, asF32(batches[k][0])});

@@ -97,12 +97,7 @@ std::vector<std::vector<::attn::Tensor>> taggerBatches(const Sizes &z) {
 // `weights` and the batches for the PyTorch side: src<k>, src_mask<k>, tags<k> (ids as f32).
 void writeData(const std::string &path, ::attn::checkpoint::Checkpoint weights,
                const std::vector<std::vector<::attn::Tensor>> &batches) {
-  auto asF32 = [](const ::attn::Tensor &ids) {
-    ::attn::Tensor t(ATTN_F32, ids.shape());
-    for (int64_t i = 0; i < ids.numel(); ++i)
-      t.data<float>()[i] = (float)ids.data<int32_t>()[i];
-    return t;
-  };
+  auto asF32 = bench::idsAsF32;
   for (size_t k = 0; k < batches.size(); ++k) {
     std::string n = std::to_string(k);
     weights.tensors.push_back({"src" + n, asF32(batches[k][0])});
