@@ -10,7 +10,8 @@
 
 include "mlir/IR/EnumAttr.td"
 
-// The score function of attn.attention_scores and attn.fused_attention (formulas there).
+// The score function of attn.attention_scores (formulas there); attn-fuse-attention writes
+// each kind as an attn.fused_attention score region.
 def Attn_ScoreKind : I32EnumAttr<"ScoreKind", "an attention score function", [
     I32EnumAttrCase<"dot", 0>,
     I32EnumAttrCase<"scaled_dot", 1>,

@@ -13,14 +13,25 @@ def AttnToOneDNN : Pass<"attn-to-onednn", "mlir::ModuleOp"> {
     rank-3 (matmul: batch, rows, cols) and rank-2 (dense) forms with reshapes. The sequence
     ops `attn.rnn`, `attn.gru`, `attn.lstm` become calls of `@attn_rt_rnn_forward` (oneDNN's
     RNN primitives; `training` forwards keep their workspace) and their `*_grad` ops calls
-    of `@attn_rt_rnn_backward`. It runs last in `attn-lower`, after attn-to-linalg and the
+    of `@attn_rt_rnn_backward`. `attn.flash_attention` (and its `_grad`) calls the runtime's
+    tiled kernels. Each `attn.fused_attention` and `attn.fused_attention_grad` calls a kernel
+    generated for it, `@attn_fused_attention_N` / `@attn_fused_attention_grad_N`, a private
+    function over the op's static shapes, one query row at a time: a loop over the keys
+    evaluates the score region, inlined (its scalar ops in order, each chain of row ops as
+    one loop over the head width, so `v . tanh(q + k)` keeps no row buffer), the masks
+    (key padding, causal as the loop's end, the local window as a predicate), the softmax
+    over one row of `S` scores and the weighted sum; the backward recomputes the weights
+    from the saved log-sum-exp and runs the derived `score_grad` region, adding into the
+    query, key and capture gradients. No kernel is written per attention family. It runs last in `attn-lower`, after attn-to-linalg and the
     clean-ups, and rewrites only the attn ops: a later fold or CSE of the `to_memref` / `to_tensor` pairs would hide a kernel's
     reads from one-shot bufferization, which could then let an in-place write clobber an
     operand before the kernel reads it.
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::bufferization::BufferizationDialect",
-                           "mlir::tensor::TensorDialect"];
+                           "mlir::tensor::TensorDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::linalg::LinalgDialect"];
 }
 
 def AttnToLinalg : Pass<"attn-to-linalg", "mlir::ModuleOp"> {
@@ -30,8 +41,9 @@ def AttnToLinalg : Pass<"attn-to-linalg", "mlir::ModuleOp"> {
     `linalg.generic`s; shape ops become tensor ops; `attn.scan` becomes an `scf.for` over
     time whose iteration arguments are the carried values and the stacked outputs. Matmuls,
     dense layers and the sequence ops (rnn, gru, lstm and their backward ops) are left for
-    attn-to-onednn. Composite ops must have been decomposed
-    first: any other attn op left over is an error naming it.
+    attn-to-onednn, and so are the regions of runtime-kernel ops (a fused attention's score
+    region is its kernel's recipe, not code to lower here). Composite ops must have been
+    decomposed first: any other attn op left over is an error naming it.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect", "mlir::math::MathDialect",

@@ -40,9 +40,6 @@ JitProgram::load(const std::vector<std::string> &objects, const Manifest &manife
   add("_mlir_ciface_attn_rt_dense", (void *)&_mlir_ciface_attn_rt_dense);
   add("_mlir_ciface_attn_rt_rnn_forward", (void *)&_mlir_ciface_attn_rt_rnn_forward);
   add("_mlir_ciface_attn_rt_rnn_backward", (void *)&_mlir_ciface_attn_rt_rnn_backward);
-  add("_mlir_ciface_attn_rt_additive_attention", (void *)&_mlir_ciface_attn_rt_additive_attention);
-  add("_mlir_ciface_attn_rt_additive_attention_backward",
-      (void *)&_mlir_ciface_attn_rt_additive_attention_backward);
   add("_mlir_ciface_attn_rt_flash_attention", (void *)&_mlir_ciface_attn_rt_flash_attention);
   add("_mlir_ciface_attn_rt_flash_attention_backward",
       (void *)&_mlir_ciface_attn_rt_flash_attention_backward);

@@ -1,10 +1,14 @@
-// attn-fuse-attention: attn.attention_scores (a kind with a fused kernel) whose only user is an
-// attn.attention without weighting becomes one attn.fused_attention; an
+// attn-fuse-attention: attn.attention_scores of any kind whose only user is an attn.attention
+// (with a local window's mask and Gaussian, or without a weighting) becomes one
+// attn.fused_attention whose score region computes that kind; an
 // attn.scaled_dot_product_attention whose weights nothing reads becomes one
 // attn.flash_attention, also inside an attn.multi_head_attention (which is decomposed one level
-// to expose it). Everything else stays.
+// to expose it). Everything else stays, with a remark saying why.
 #include "compiler/Transforms/Passes.h"
 #include "dialect/AttnOps.h"
+#include "dialect/Autodiff.h"
+
+#include <cmath>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNFUSEATTENTION
@@ -15,20 +19,78 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-// The scores feeding `att` if the pair can be fused; else null, with the reason in `why`.
-AttentionScoresOp match(AttentionOp att, std::string &why) {
+// What an attn.attention reads, when it can be fused: its scores, and the local window that
+// made its mask and weighting (null without one). Else null scores, with the reason in `why`.
+struct Match {
+  AttentionScoresOp scores;
+  LocalWindowOp window;
+};
+
+Match match(AttentionOp att, std::string &why) {
   auto scores = att.getScores().getDefiningOp<AttentionScoresOp>();
   if (!scores)
-    return why = "its scores are not an attn.attention_scores", nullptr;
-  if (scores.getKind() != ScoreKind::additive)
-    return why = "no fused kernel for '" + stringifyScoreKind(scores.getKind()).str() +
-                 "' scores yet",
-           nullptr;
-  if (att.getWeighting())
-    return why = "it has a weighting (local attention's Gaussian)", nullptr;
+    return why = "its scores are not an attn.attention_scores", Match{};
   if (!scores->hasOneUse())
-    return why = "its scores have other users", nullptr;
-  return scores;
+    return why = "its scores have other users", Match{};
+  // Luong's local attention: the window's mask, and its Gaussian as the weighting or none.
+  auto window = att.getMask().getDefiningOp<LocalWindowOp>();
+  if (window && att.getMask() != window.getWindowMask())
+    window = nullptr;
+  if (Value w = att.getWeighting())
+    if (!window || w != window.getGaussian())
+      return why = "its weighting is not a local window's Gaussian over that window", Match{};
+  return Match{scores, window};
+}
+
+RankedTensorType f32Tensor(OpBuilder &b, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, b.getF32Type());
+}
+Value reshape(OpBuilder &b, Location l, Value v, ArrayRef<int64_t> shape) {
+  auto type = f32Tensor(b, shape);
+  return type == v.getType() ? v : b.create<ReshapeOp>(l, type, v).getResult();
+}
+ArrayRef<int64_t> dims(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+// x / sqrt(sum x^2 + 1e-12) over `axis`, as attn.attention_scores' cosine decomposes.
+Value unit(OpBuilder &b, Location l, Value x, int64_t axis) {
+  Value squares = b.create<ReduceSumOp>(l, b.create<MulOp>(l, x, x), b.getDenseI64ArrayAttr({axis}),
+                                        b.getBoolAttr(true));
+  Value norm = b.create<SqrtOp>(l, b.create<AddOp>(l, squares, scalarOf(b, l, 1e-12f)));
+  return b.create<DivOp>(l, x, norm);
+}
+
+// Fills the score region of `op` for `kind` on rows q, k (the query and keys already projected
+// or normalised where the kind needs it), with the captures `v_a` (additive) or `tau`
+// (cosine) as its last arguments.
+void buildScore(OpBuilder &b, FusedAttentionOp op, ScoreKind kind) {
+  Location l = op.getLoc();
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Type> args;
+  SmallVector<Location> locs;
+  int64_t width = dims(op.getQuery())[3];
+  auto row = f32Tensor(b, {width}), scalar = f32Tensor(b, {});
+  for (Type t : {Type(row), Type(row), Type(scalar), Type(scalar)})
+    args.push_back(t);
+  llvm::append_range(args, op.getCaptures().getTypes());
+  locs.assign(args.size(), l);
+  Block *block = b.createBlock(&op.getScore(), {}, args, locs);
+  Value q = block->getArgument(0), k = block->getArgument(1);
+  auto sumRow = [&](Value x) {
+    return b.create<ReduceSumOp>(l, x, b.getDenseI64ArrayAttr({0}), b.getBoolAttr(false))
+        .getResult();
+  };
+  Value s;
+  if (kind == ScoreKind::additive) {
+    Value t = b.create<TanhOp>(l, b.create<AddOp>(l, q, k));
+    s = sumRow(b.create<MulOp>(l, t, block->getArgument(4)));
+  } else {
+    s = sumRow(b.create<MulOp>(l, q, k));
+    if (kind == ScoreKind::scaled_dot)
+      s = b.create<MulOp>(l, s, scalarOf(b, l, 1.0f / std::sqrt((float)width)));
+    if (kind == ScoreKind::cosine && !op.getCaptures().empty())
+      s = reshape(b, l, b.create<MulOp>(l, s, block->getArgument(4)), {});
+  }
+  b.create<YieldOp>(l, s);
 }
 
 // A key mask of ones [B, S] for an attention without one.
@@ -83,25 +145,59 @@ struct FuseAttention : mlir::attn::impl::AttnFuseAttentionBase<FuseAttention> {
     }
   }
 
+  // An RNN decoder's attention (one query per row) as the fused op with B = B, H = T = 1.
   void fuseScoresAndAttention() {
     SmallVector<AttentionOp> attentions;
     getOperation()->walk([&](AttentionOp att) { attentions.push_back(att); });
     for (AttentionOp att : attentions) {
       std::string why;
-      AttentionScoresOp scores = match(att, why);
-      if (!scores) {
+      Match m = match(att, why);
+      if (!m.scores) {
         if (remarks)
           att.emitRemark("not fused: ") << why;
         continue;
       }
-      OpBuilder b(att);
-      auto fused = b.create<FusedAttentionOp>(att.getLoc(), scores.getQuery(), scores.getKeys(),
-                                              scores.getWeight(), att.getMask(),
-                                              att.getValues(), scores.getKindAttr());
-      att->replaceAllUsesWith(fused->getResults());
-      att->erase();
-      scores->erase();
+      fuse(att, m);
     }
+  }
+
+  void fuse(AttentionOp att, Match m) {
+    OpBuilder b(att);
+    Location l = att.getLoc();
+    AttentionScoresOp scores = m.scores;
+    ScoreKind kind = scores.getKind();
+    Value q = scores.getQuery(), keys = scores.getKeys();
+    SmallVector<Value> captures;
+    if (kind == ScoreKind::general)
+      q = b.create<MatmulOp>(l, q, scores.getWeight(), b.getBoolAttr(false), b.getBoolAttr(false));
+    if (kind == ScoreKind::cosine) {
+      q = unit(b, l, q, 1);
+      keys = unit(b, l, keys, 2);
+    }
+    if ((kind == ScoreKind::additive || kind == ScoreKind::cosine) && scores.getWeight())
+      captures.push_back(scores.getWeight());
+    ArrayRef<int64_t> ks = dims(keys), vs = dims(att.getValues());
+    int64_t batch = ks[0], steps = ks[1], width = ks[2];
+    Value center = m.window ? reshape(b, l, m.window.getCenter(), {batch, 1, 1}) : Value();
+    Value mask = m.window ? m.window.getMask() : att.getMask();
+    bool withWeights = !att.getWeights().use_empty();
+    Value q4 = reshape(b, l, q, {batch, 1, 1, width});
+    Value k4 = reshape(b, l, keys, {batch, 1, steps, width});
+    Value v4 = reshape(b, l, att.getValues(), {batch, 1, steps, vs[2]});
+    auto fused = b.create<FusedAttentionOp>(
+        l, FusedAttentionOp::resultTypes(q4, k4, v4, withWeights), q4, k4, v4, mask, center,
+        captures, b.getBoolAttr(false),
+        m.window ? b.getI64IntegerAttr(m.window.getWindow()) : IntegerAttr(),
+        att.getWeighting() ? b.getUnitAttr() : UnitAttr(),
+        withWeights ? b.getUnitAttr() : UnitAttr());
+    buildScore(b, fused, kind);
+    att.getContext().replaceAllUsesWith(reshape(b, l, fused.getOutput(), {batch, vs[2]}));
+    if (withWeights)
+      att.getWeights().replaceAllUsesWith(reshape(b, l, fused.getWeights()[0], {batch, steps}));
+    att->erase();
+    scores->erase();
+    if (m.window && m.window->use_empty())
+      m.window->erase();
   }
 };
 } // namespace

@@ -119,67 +119,131 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
   }];
 }
 
-//===- fused attention: what attn-fuse-attention makes of scores + attention -------------===//
+//===- fused attention: one op for every score, what attn-fuse-attention makes ----------===//
 
-def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, Attn_RuntimeKernel,
+def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove, Attn_RuntimeKernel,
+    AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
-  let summary = "scores, masked softmax and weighted sum in one kernel";
+  let summary = "attention with its score as a region: masks, softmax and weighted sum in one kernel";
   let description = [{
-    `attn.attention_scores` of `kind` followed by `attn.attention` (no weighting), computed
-    by one runtime kernel that never materialises the `[B, S, A]` intermediate: for
-    kind `additive`, with `query [B, A]`, `keys [B, S, A]`, `weight` `v [A]`,
-    `mask [B, S]` and `values [B, S, D]`,
+    Every attention family as one op. With `query [B, H, T, D]`, `keys [B, H, S, D]`,
+    `values [B, H, S, Dv]` and `key_mask [B, S]` (1 where a key may be attended):
 
-        e[b, j] = sum_a v[a] tanh(query[b, a] + keys[b, j, a])
-        weights = masked softmax_j(e),  context[b] = sum_j weights[b, j] values[b, j]
+        s[b, h, i, j] = score(query[b, h, i], keys[b, h, j], i, j, captures...)
+        allowed(i, j) = key_mask[b, j] != 0  and  j <= i + S - T (with `causal`)
+                        and  |j - center[b, h, i]| <= window   (with `window`)
+        alpha[b, h, i, :] = softmax over the allowed j of s[b, h, i, :]   (0 elsewhere)
+        a = alpha * exp(-(j - center)^2 / (2 (window / 2)^2))   (with `gaussian`; else alpha)
+        output[b, h, i] = sum_j a[b, h, i, j] values[b, h, j]
+        lse[b, h, i] = log sum_{allowed j} exp(s[b, h, i, j])   (0 for a row with none)
 
-    Results: `context [B, D]`, `weights [B, S]`. Its gradient is `attn.fused_attention_grad`,
-    a kernel that recomputes `tanh` on the fly. Made by `attn-fuse-attention`; not
-    decomposable (the unfused ops are its reference).
+    `score` is a region over one query row and one key row: its block arguments are
+    `q : tensor<Dxf32>`, `k : tensor<Dxf32>`, the query and key positions `i`, `j`
+    (`tensor<f32>`) and the `captures` (loop-invariant tensors the score reads: Bahdanau's
+    `v_a [D]`, a temperature `[1]`, a learned slope `[]`); it yields the score,
+    `tensor<f32>`. Its ops are attn's elementwise ops, reductions over the row, broadcasts,
+    reshapes and constants on rows `[D]` and scalars (`[]`, `[1]`); the verifier names any
+    other op or shape. Dot, scaled dot, general (the query projected before the op), cosine
+    (both normalised before the op, a temperature captured), additive / concat
+    `v^T tanh(q + k)` and a researcher's own score are all this op.
+
+    A row with no allowed key gets a zero output (as `attn.attention`). `center [B, H, T]`
+    (Luong's aligned position `p_t`) is needed by `window`, and `gaussian` needs `window`;
+    the Gaussian passes a gradient to `center` (local-p alignment learns through it), the
+    window's edges do not. `lse` is what the backward recomputes the weights from; the
+    weights `a [B, H, T, S]` are a third result only with `with_weights` (plots, callers that
+    read them), otherwise they never exist. Memory beyond the operands and results: one
+    row of `S` scores.
+
+    The gradient rule is `attn.fused_attention_grad`, whose `score_grad` region attn-autodiff
+    derives from this op's `score` region, so a new score gets a fused backward with no new
+    C++. attn-to-onednn calls a kernel it generates for the op (loops with the region inlined).
 
     ```mlir
-    %c, %a = attn.fused_attention additive %q, %k, %v, %mask, %h
-        : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+    // Bahdanau's additive score v^T tanh(q + k) of one decoder query per row, padded keys
+    %o, %lse = attn.fused_attention %q, %k, %h, %mask captures(%v : tensor<16xf32>)
+        : tensor<4x1x1x16xf32>, tensor<4x1x10x16xf32>, tensor<4x1x10x32xf32>, tensor<4x10xf32>
+        -> tensor<4x1x1x32xf32>, tensor<4x1x1xf32> {
+    ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>,
+         %va: tensor<16xf32>):
+      %t = attn.tanh %sum : tensor<16xf32>
+      ...
+      attn.yield %s : tensor<f32>
+    }
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
-                       Attn_FloatTensor:$weight, Attn_FloatTensor:$mask,
-                       Attn_FloatTensor:$values, Attn_ScoreKindAttr:$kind);
-  let results = (outs Attn_FloatTensor:$context, Attn_FloatTensor:$weights);
+                       Attn_FloatTensor:$values, Attn_FloatTensor:$key_mask,
+                       Optional<Attn_FloatTensor>:$center, Variadic<Attn_FloatTensor>:$captures,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal,
+                       OptionalAttr<I64Attr>:$window, UnitAttr:$gaussian, UnitAttr:$with_weights);
+  let results = (outs Attn_FloatTensor:$output, Attn_FloatTensor:$lse,
+                      Variadic<Attn_FloatTensor>:$weights);
+  let regions = (region SizedRegion<1>:$score);
   let assemblyFormat = [{
-    $kind $query `,` $keys `,` $weight `,` $mask `,` $values attr-dict `:` type($query) `,`
-    type($keys) `,` type($weight) `,` type($mask) `,` type($values)
+    $query `,` $keys `,` $values `,` $key_mask (`center` `(` $center^ `:` type($center) `)`)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict `:` type($query) `,`
+    type($keys) `,` type($values) `,` type($key_mask) `->` type(results) $score
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The score region's block arguments: the query row, the key row, i, j, the captures.
+    ::mlir::Block &getScoreBlock() { return getScore().front(); }
+    /// Builds the result types for operands of these types (with weights when `withWeights`).
+    static ::llvm::SmallVector<::mlir::Type> resultTypes(::mlir::Value query,
+        ::mlir::Value keys, ::mlir::Value values, bool withWeights);
   }];
 }
 
-def Attn_FusedAttentionGradOp : Attn_Op<"fused_attention_grad", [Pure, Attn_RuntimeKernel,
-    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
-  let summary = "the backward of attn.fused_attention";
+def Attn_FusedAttentionGradOp : Attn_Op<"fused_attention_grad", [Pure, IsolatedFromAbove,
+    Attn_RuntimeKernel,
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>]> {
+  let summary = "the backward of attn.fused_attention, its score's gradient as a region";
   let description = [{
-    The forward's operands (`query`, `keys`, `weight`, `mask`, `values`), its `weights`
-    result, and the gradients of its results (`d_context [B, D]`, `d_weights [B, S]`) in; the
-    gradients of `query`, `keys`, `weight` and `values` out (same types). With
-    `da = d_weights + values . d_context` and `de = weights * (da - sum_j weights * da)`:
-    `d_values = weights (x) d_context`, and for `additive`, with `t = tanh(q + k)` recomputed,
-    `g = de * v * (1 - t^2)`: `d_query = sum_j g`, `d_keys = g`, `d_weight = sum_{b,j} de * t`.
+    The forward's operands and attributes, its `output` and `lse` (and `weights` with
+    `with_weights`), and the gradients of its results (`d_output`, `d_lse`, `d_weights`)
+    in; the gradients of `query`, `keys`, `values`, then of `center` (when the forward has
+    one) and of each capture out. The weights are recomputed from `lse` one key at a time,
+    `p = exp(s - lse)`; with `a = p g` (`g` the Gaussian, or 1), `da = d_output . v_j +
+    d_weights`, `delta_i = d_output_i . output_i + sum_j a d_weights - d_lse_i`:
+    `d_values_j += a d_output_i`, `ds = p (g da - delta_i)`, and `d_center_i += da a
+    (j - center_i) / sigma^2`.
+
+    `score` is the forward's region; `score_grad`, derived from it by attn-autodiff, takes
+    the same arguments and `ds : tensor<f32>` and yields the gradients of the query row,
+    the key row and each capture, which the kernel accumulates.
 
     ```mlir
-    %dq, %dk, %dv, %dh = attn.fused_attention_grad additive %q, %k, %v, %mask, %h, %a, %dc, %da
-        : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>,
-        tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x32xf32>, tensor<4x10xf32>
+    %dq, %dk, %dv, %dva = attn.fused_attention_grad %q, %k, %h, %mask, %o, %lse, %do, %dlse
+        captures(%v : tensor<16xf32>) : ... -> ... { score } { score_grad }
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
-                       Attn_FloatTensor:$weight, Attn_FloatTensor:$mask,
-                       Attn_FloatTensor:$values, Attn_FloatTensor:$weights,
-                       Attn_FloatTensor:$d_context, Attn_FloatTensor:$d_weights,
-                       Attn_ScoreKindAttr:$kind);
+                       Attn_FloatTensor:$values, Attn_FloatTensor:$key_mask,
+                       Attn_FloatTensor:$output, Attn_FloatTensor:$lse,
+                       Attn_FloatTensor:$d_output, Attn_FloatTensor:$d_lse,
+                       Optional<Attn_FloatTensor>:$center,
+                       Optional<Attn_FloatTensor>:$weights,
+                       Optional<Attn_FloatTensor>:$d_weights,
+                       Variadic<Attn_FloatTensor>:$captures,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal,
+                       OptionalAttr<I64Attr>:$window, UnitAttr:$gaussian);
   let results = (outs Attn_FloatTensor:$d_query, Attn_FloatTensor:$d_keys,
-                      Attn_FloatTensor:$d_weight, Attn_FloatTensor:$d_values);
-  let assemblyFormat = "$kind operands attr-dict `:` type(operands)";
+                      Attn_FloatTensor:$d_values, Variadic<Attn_FloatTensor>:$d_rest);
+  let regions = (region SizedRegion<1>:$score, SizedRegion<1>:$score_grad);
+  let assemblyFormat = [{
+    $query `,` $keys `,` $values `,` $key_mask `,` $output `,` $lse `,` $d_output `,` $d_lse
+    (`center` `(` $center^ `:` type($center) `)`)?
+    (`weights` `(` $weights^ `,` $d_weights `:` type($weights) `,` type($d_weights) `)`)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict `:` type($query) `,`
+    type($keys) `,` type($values) `,` type($key_mask) `,` type($output) `,` type($lse) `,`
+    type($d_output) `,` type($d_lse) `->` type(results) $score $score_grad
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 //===- the Transformer's attention: scaled dot-product and multi-head -------------------===//

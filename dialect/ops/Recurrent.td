@@ -78,9 +78,13 @@ def Attn_ScanOp : Attn_Op<"scan", [RecursiveMemoryEffects, AttrSizedOperandSegme
   }];
 }
 
-def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike, HasParent<"ScanOp">]> {
-  let summary = "ends a scan body: next carried values, then per-step outputs";
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
+    ParentOneOf<["ScanOp", "FusedAttentionOp", "FusedAttentionGradOp"]>]> {
+  let summary = "ends a region: a scan body's next carried values, then per-step outputs; a score";
   let description = [{
+    Ends an `attn.scan` body (next carried values, then per-step outputs) or a fused
+    attention's `score` region (the score) and `score_grad` region (the row gradients).
+
     ```mlir
     attn.yield %h_t, %y_t : tensor<4x32xf32>, tensor<4x1xf32>
     ```

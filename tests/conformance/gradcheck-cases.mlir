@@ -545,17 +545,78 @@ func.func @local_window() -> (tensor<2x6xf32>, tensor<2x6xf32>) {
   return %w, %g : tensor<2x6xf32>, tensor<2x6xf32>
 }
 
-// The fused kernel (attn-fuse-attention's result) against finite differences; the second row
-// has padding.
-func.func @fused_attention() -> (tensor<2x3xf32>, tensor<2x5xf32>) {
-  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x4xf32>
-  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x5x4xf32>
-  %v = attn.param "v" {scale = 1.0 : f32} : tensor<4xf32>
-  %h = attn.param "h" {scale = 1.0 : f32} : tensor<2x5x3xf32>
+// The fused op with Bahdanau's additive score region (v_a captured), as attn-fuse-attention
+// makes it of a decoder step: one query per row, the second row with two padded keys. Both
+// results are differentiated (the log-sum-exp's gradient enters the backward kernel too); the
+// backward's score_grad region is derived from the score region by attn-autodiff.
+func.func @fused_attention() -> (tensor<2x1x1x3xf32>, tensor<2x1x1xf32>) {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x1x1x4xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x1x5x4xf32>
+  %va = attn.param "va" {scale = 1.0 : f32} : tensor<4xf32>
+  %h = attn.param "h" {scale = 1.0 : f32} : tensor<2x1x5x3xf32>
   %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0, 0.0]]> : tensor<2x5xf32>
-  %c, %a = attn.fused_attention additive %q, %k, %v, %m, %h
-      : tensor<2x4xf32>, tensor<2x5x4xf32>, tensor<4xf32>, tensor<2x5xf32>, tensor<2x5x3xf32>
-  return %c, %a : tensor<2x3xf32>, tensor<2x5xf32>
+  %o, %lse = attn.fused_attention %q, %k, %h, %m captures(%va : tensor<4xf32>)
+      : tensor<2x1x1x4xf32>, tensor<2x1x5x4xf32>, tensor<2x1x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x1x1x3xf32>, tensor<2x1x1xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %v: tensor<4xf32>):
+    %sum = attn.add %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %t = attn.tanh %sum : tensor<4xf32>
+    %tv = attn.mul %t, %v : tensor<4xf32>, tensor<4xf32>
+    %e = attn.reduce_sum %tv {axes = array<i64: 0>} : tensor<4xf32>
+    attn.yield %e : tensor<f32>
+  }
+  return %o, %lse : tensor<2x1x1x3xf32>, tensor<2x1x1xf32>
+}
+
+// Luong's local-p attention fused: a dot score, a window of 2 around a learned centre with
+// the Gaussian weighting (the centre's gradient comes through it), weights as a result (their
+// gradient enters the backward too). Centres 1.6 and 2.3 (+-0.05): no key within 0.25 of a
+// window edge, where the finite difference would jump.
+func.func @fused_attention_local() -> (tensor<2x1x1x3xf32>, tensor<2x1x1x5xf32>) {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x1x1x4xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x1x5x4xf32>
+  %h = attn.param "h" {scale = 1.0 : f32} : tensor<2x1x5x3xf32>
+  %dp = attn.param "dp" {scale = 0.05 : f32} : tensor<2x1x1xf32>
+  %p0 = attn.constant dense<[[[1.6]], [[2.3]]]> : tensor<2x1x1xf32>
+  %p = attn.add %p0, %dp : tensor<2x1x1xf32>, tensor<2x1x1xf32>
+  %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0, 0.0]]> : tensor<2x5xf32>
+  %o, %lse, %w = attn.fused_attention %q, %k, %h, %m center(%p : tensor<2x1x1xf32>)
+      {window = 2 : i64, gaussian, with_weights}
+      : tensor<2x1x1x4xf32>, tensor<2x1x5x4xf32>, tensor<2x1x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x1x1x3xf32>, tensor<2x1x1xf32>, tensor<2x1x1x5xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %e = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    attn.yield %e : tensor<f32>
+  }
+  return %o, %w : tensor<2x1x1x3xf32>, tensor<2x1x1x5xf32>
+}
+
+// A researcher's score with no kernel code: causal scaled dot-product attention with an
+// ALiBi-style distance penalty whose slope is learned (a captured scalar), two heads, fewer
+// queries than keys (query i sees keys j <= i + 2), a padded key in the second row.
+func.func @fused_attention_alibi() -> (tensor<2x2x3x3xf32>, tensor<2x2x3xf32>) {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x2x3x4xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x2x5x4xf32>
+  %v = attn.param "v" {scale = 1.0 : f32} : tensor<2x2x5x3xf32>
+  %slope = attn.param "slope" {scale = 1.0 : f32} : tensor<f32>
+  %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0, 0.0]]> : tensor<2x5xf32>
+  %o, %lse = attn.fused_attention %q, %k, %v, %m captures(%slope : tensor<f32>) {causal = true}
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %scale = attn.constant dense<0.5> : tensor<f32>
+    %scaled = attn.mul %dot, %scale : tensor<f32>, tensor<f32>
+    %two = attn.constant dense<2.0> : tensor<f32>
+    %shift = attn.add %i, %two : tensor<f32>, tensor<f32>
+    %dist = attn.sub %shift, %j : tensor<f32>, tensor<f32>
+    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>
+    %e = attn.sub %scaled, %bias : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  }
+  return %o, %lse : tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
 }
 
 // Two heads, the second batch row with two padded keys (their weights must be 0 and pass no

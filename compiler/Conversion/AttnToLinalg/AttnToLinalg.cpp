@@ -20,15 +20,27 @@ struct AttnToLinalg : mlir::attn::impl::AttnToLinalgBase<AttnToLinalg> {
     attn::linalg_lowering::populateRecurrentPatterns(patterns);
     attn::linalg_lowering::populateLossPatterns(patterns);
     attn::linalg_lowering::populateOptimPatterns(patterns);
+    // The ops to lower: every op but those inside a runtime kernel op's regions (a fused
+    // attention's score region is the recipe of the kernel attn-to-onednn generates).
+    SmallVector<Operation *> ops;
+    getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op != getOperation().getOperation())
+        ops.push_back(op);
+      return op->hasTrait<attn::OpTrait::RuntimeKernel>() ? WalkResult::skip()
+                                                           : WalkResult::advance();
+    });
     GreedyRewriteConfig config;
     config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config)))
+    config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+    if (failed(applyOpPatternsAndFold(ops, std::move(patterns), config)))
       return signalPassFailure();
     // Whatever is left has no lowering here: say which op, and what usually fixes it.
     // Runtime kernels (matmuls, dense layers, the sequence ops, fused and flash attention)
     // are attn-to-onednn's, which runs after this pass.
-    WalkResult leftover = getOperation().walk([](Operation *op) {
-      if (!isa<attn::AttnDialect>(op->getDialect()) || op->hasTrait<attn::OpTrait::RuntimeKernel>())
+    WalkResult leftover = getOperation().walk<WalkOrder::PreOrder>([](Operation *op) {
+      if (op->hasTrait<attn::OpTrait::RuntimeKernel>())
+        return WalkResult::skip();
+      if (!isa<attn::AttnDialect>(op->getDialect()))
         return WalkResult::advance();
       op->emitError("'") << op->getName()
                          << "' has no lowering to linalg (composite ops need attn-decompose, "

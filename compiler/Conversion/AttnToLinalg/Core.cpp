@@ -323,9 +323,11 @@ struct EmbeddingGradLowering : OpRewritePattern<EmbeddingGradOp> {
 };
 } // namespace
 
-void mlir::attn::linalg_lowering::populateCorePatterns(RewritePatternSet &patterns) {
-  MLIRContext *ctx = patterns.getContext();
-  const std::pair<StringRef, BodyFn> elementwiseOps[] = {
+namespace {
+// The elementwise attn ops and their scalar bodies: one table for the linalg.generics here and
+// for the attention kernels generated around score regions (Attention.cpp).
+ArrayRef<std::pair<StringRef, BodyFn>> elementwiseTable() {
+  static const std::pair<StringRef, BodyFn> table[] = {
       {AddOp::getOperationName(), addBody},         {SubOp::getOperationName(), subBody},
       {MulOp::getOperationName(), mulBody},         {DivOp::getOperationName(), divBody},
       {NegOp::getOperationName(), negBody},         {TanhOp::getOperationName(), tanhBody},
@@ -336,7 +338,20 @@ void mlir::attn::linalg_lowering::populateCorePatterns(RewritePatternSet &patter
       {ErfOp::getOperationName(), erfBody},         {GeluOp::getOperationName(), geluBody},
       {BroadcastOp::getOperationName(), identityBody},
   };
-  for (auto [name, body] : elementwiseOps)
+  return table;
+}
+} // namespace
+
+BodyFn mlir::attn::linalg_lowering::elementwiseBody(StringRef opName) {
+  for (auto [name, body] : elementwiseTable())
+    if (name == opName)
+      return body;
+  return nullptr;
+}
+
+void mlir::attn::linalg_lowering::populateCorePatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  for (auto [name, body] : elementwiseTable())
     patterns.add<ElementwiseToGeneric>(name, ctx, body);
   patterns.add<SoftmaxToGeneric, ReduceSumLowering, ReduceMeanLowering, ReduceMaxLowering,
                LayerNormToGeneric, ConstantLowering, ReshapeLowering, TransposeLowering,

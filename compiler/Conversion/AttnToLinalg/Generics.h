@@ -44,6 +44,9 @@ Value divBody(OpBuilder &b, Location l, ValueRange a);
 Value maxBody(OpBuilder &b, Location l, ValueRange a);
 /// a[0] + a[1], reassociable: what lets LLVM vectorize the sums of reductions.
 Value sumBody(OpBuilder &b, Location l, ValueRange a);
+/// The scalar body of the elementwise attn op named `opName` (attn.broadcast: the identity);
+/// null for any other op.
+BodyFn elementwiseBody(StringRef opName);
 /// 1.0 where `pred(x, y)` holds, else 0.0.
 Value indicator(OpBuilder &b, Location l, arith::CmpFPredicate pred, Value x, Value y);
 

@@ -1,11 +1,13 @@
-// attn-to-onednn, attention family: the fused attention ops become calls of the runtime's
-// fused kernels (runtime/cpu/attention.cpp, flash_attention.cpp; hand-written loops around
-// oneDNN's sgemm, not oneDNN primitives):
+// attn-to-onednn, attention family: flash attention becomes calls of the runtime's tiled
+// kernels (runtime/cpu/flash_attention.cpp; hand-written loops around oneDNN's sgemm, not
+// oneDNN primitives); each fused attention a call of a kernel generated for it
+// (AttnToLinalg/Attention.h: loops with its score regions inlined), the same way:
 //
-//   attn_rt_additive_attention(q, k, v, mask, h, c, w)
-//   attn_rt_additive_attention_backward(q, k, v, mask, h, w, dc, dw, dq, dk, dv, dh)
+//   attn_fused_attention_N(q, k, v, mask[, center], captures..., out, lse[, weights])
+//   attn_fused_attention_grad_N(<the op's operands>, dq, dk, dv[, dcenter], dcaptures...)
 //   attn_rt_flash_attention(q, k, v, mask, out, lse, causal)
 //   attn_rt_flash_attention_backward(q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv, causal)
+#include "compiler/Conversion/AttnToLinalg/Attention.h"
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 #include "compiler/Conversion/AttnToOneDNN/Patterns.h"
 #include "dialect/AttnOps.h"
@@ -47,10 +49,21 @@ LogicalResult callKernel(Operation *op, PatternRewriter &rewriter, StringRef ker
   return success();
 }
 
+// A name `<base>_<n>` no symbol of `op`'s module has yet.
+std::string freshKernelName(Operation *op, StringRef base) {
+  auto module = op->getParentOfType<ModuleOp>();
+  std::string name;
+  for (int n = 0; name.empty() || module.lookupSymbol(name); ++n)
+    name = (base + "_" + std::to_string(n)).str();
+  return name;
+}
+
 struct FusedAttentionToKernel : OpRewritePattern<FusedAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FusedAttentionOp op, PatternRewriter &rewriter) const override {
-    return callKernel(op, rewriter, "attn_rt_additive_attention");
+    std::string name = freshKernelName(op, "attn_fused_attention");
+    linalg_lowering::defineAttentionKernel(rewriter, op, name);
+    return callKernel(op, rewriter, name);
   }
 };
 
@@ -58,9 +71,12 @@ struct FusedAttentionGradToKernel : OpRewritePattern<FusedAttentionGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FusedAttentionGradOp op,
                                 PatternRewriter &rewriter) const override {
-    return callKernel(op, rewriter, "attn_rt_additive_attention_backward");
+    std::string name = freshKernelName(op, "attn_fused_attention_grad");
+    linalg_lowering::defineAttentionGradKernel(rewriter, op, name);
+    return callKernel(op, rewriter, name);
   }
 };
+
 struct FlashAttentionToKernel : OpRewritePattern<FlashAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FlashAttentionOp op, PatternRewriter &rewriter) const override {

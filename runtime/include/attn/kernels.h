@@ -69,22 +69,6 @@ void _mlir_ciface_attn_rt_rnn_backward(
     attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
     int64_t peephole);
 
-/* Fused additive attention (attn.fused_attention, kind "additive"), one query per row:
- *   e[b, j] = sum_a v[a] tanh(q[b, a] + k[b, j, a]),  w = softmax_j(e) over mask[b, j] != 0
- *   (all zeros for a row without unmasked keys),  c[b, :] = sum_j w[b, j] h[b, j, :].
- * q: [B, A], k: [B, S, A], v: [A], mask: [B, S], h: [B, S, D]; c: [B, D], w: [B, S]. */
-void _mlir_ciface_attn_rt_additive_attention(attn_memref2 *q, attn_memref3 *k, attn_memref1 *v,
-                                             attn_memref2 *mask, attn_memref3 *h,
-                                             attn_memref2 *c, attn_memref2 *w);
-
-/* Its backward: the forward's operands, its weights w and the result gradients dc [B, D], dw
- * [B, S] in; dq [B, A], dk [B, S, A], dv [A], dh [B, S, D] out (overwritten). tanh is
- * recomputed, not stored. */
-void _mlir_ciface_attn_rt_additive_attention_backward(
-    attn_memref2 *q, attn_memref3 *k, attn_memref1 *v, attn_memref2 *mask, attn_memref3 *h,
-    attn_memref2 *w, attn_memref2 *dc, attn_memref2 *dw, attn_memref2 *dq, attn_memref3 *dk,
-    attn_memref1 *dv, attn_memref3 *dh);
-
 /* Flash attention, the dot-product family (attn.flash_attention): per batch b and head h,
  *   s[i, j] = q[i] . k[j] / sqrt(D), less 1e9 where key j is not allowed for query i
  *             (mask[b, j] == 0, or causal and j > i + S - T),

@@ -42,8 +42,8 @@ func.func @scan(%h0: tensor<4x8xf32>, %x: tensor<4x5x8xf32>) -> tensor<4x5x8xf32
 
 // A reversed scan walks t = T-1 .. 0.
 // CHECK-LABEL: func @scan_reverse
-// CHECK: %[[LAST:[[:alnum:]_]+]] = arith.constant 4 : index
 // CHECK: scf.for %[[I:[[:alnum:]_]+]] =
+// CHECK: %[[LAST:[[:alnum:]_]+]] = arith.constant 4 : index
 // CHECK: arith.subi %[[LAST]], %[[I]]
 func.func @scan_reverse(%h0: tensor<4x8xf32>, %x: tensor<4x5x8xf32>) -> tensor<4x8xf32> {
   %h = attn.scan reverse inits(%h0) over(%x) : (tensor<4x8xf32>, tensor<4x5x8xf32>) -> (tensor<4x8xf32>) {
@@ -129,4 +129,23 @@ func.func @scan_length(%h0: tensor<2x4xf32>) -> tensor<2x3x4xf32> {
     attn.yield %hn, %hn : tensor<2x4xf32>, tensor<2x4xf32>
   }
   return %ys : tensor<2x3x4xf32>
+}
+
+// -----
+
+// A fused attention is attn-to-onednn's (a kernel generated for it): the ops of its score
+// region are the kernel's recipe and stay attn ops.
+// CHECK-LABEL: func @fused_attention_region
+// CHECK: attn.fused_attention
+// CHECK: attn.mul
+// CHECK: attn.reduce_sum
+// CHECK-NOT: linalg.generic
+func.func @fused_attention_region(%q: tensor<2x1x1x4xf32>, %k: tensor<2x1x5x4xf32>, %v: tensor<2x1x5x3xf32>, %m: tensor<2x5xf32>) -> tensor<2x1x1x3xf32> {
+  %o, %lse = attn.fused_attention %q, %k, %v, %m : tensor<2x1x1x4xf32>, tensor<2x1x5x4xf32>, tensor<2x1x5x3xf32>, tensor<2x5xf32> -> tensor<2x1x1x3xf32>, tensor<2x1x1xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %p = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %e = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<4xf32>
+    attn.yield %e : tensor<f32>
+  }
+  return %o : tensor<2x1x1x3xf32>
 }

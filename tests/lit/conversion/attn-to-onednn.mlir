@@ -68,3 +68,51 @@ func.func @gru_sequence(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor
   %hs, %h = attn.gru %x, %h0, %wi, %wh, %bi, %bh {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   return %hs : tensor<4x6x8xf32>
 }
+
+// A fused attention calls a kernel generated for it: one query row at a time, causal masking as
+// the end of the key loop (j < i + S - T + 1), the key mask as a predicate, the score region
+// inlined (its row product one loop over d, its scalar ops after it), a row of S scores, then
+// the weighted sum into the output row.
+// CHECK-LABEL: func @fused_attention_alibi
+// CHECK: call @attn_fused_attention_0(%{{.*}}) : (memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, {{.*}}, memref<f32, strided<[], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>) -> ()
+// CHECK-NOT: attn.fused_attention
+// CHECK: func.func private @attn_fused_attention_0(%[[Q:.*]]: memref<?x?x?x?xf32, {{.*}}>, %[[K:.*]]: memref<?x?x?x?xf32, {{.*}}>, %[[V:.*]]: memref<?x?x?x?xf32, {{.*}}>, %[[M:.*]]: memref<?x?xf32, {{.*}}>, %[[SLOPE:.*]]: memref<f32, {{.*}}>, %[[OUT:.*]]: memref<?x?x?x?xf32, {{.*}}>, %[[LSE:.*]]: memref<?x?x?xf32, {{.*}}>)
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[S:.*]] = memref.load %[[SLOPE]][]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[OUT]]
+// CHECK: %[[ROW:.*]] = memref.alloc() {alignment = 64 : i64} : memref<5xf32>
+// CHECK: scf.for %[[B:.*]] = %c0 to %c2
+// CHECK: scf.for %[[H:.*]] = %c0 to %c2
+// CHECK: scf.for %[[I:.*]] = %c0 to %[[C3]]
+// CHECK: %[[END:.*]] = arith.addi %[[I]], %[[C3]] : index
+// CHECK: scf.for %[[J:.*]] = %c0 to %[[END]] step %c1 iter_args
+// CHECK: memref.load %[[M]][%[[B]], %[[J]]]
+// CHECK: scf.if
+// CHECK: scf.for %[[D:.*]] = %c0 to %c4 step %c1 iter_args
+// CHECK: memref.load %[[Q]][%[[B]], %[[H]], %[[I]], %[[D]]]
+// CHECK: memref.load %[[K]][%[[B]], %[[H]], %[[J]], %[[D]]]
+// CHECK: arith.mulf
+// CHECK: arith.addf {{.*}} fastmath<reassoc>
+// CHECK: arith.subf
+// CHECK: arith.mulf %{{.*}}, %[[S]]
+// CHECK: memref.store %{{.*}}, %[[ROW]]
+// CHECK: math.exp
+// CHECK: math.log
+// CHECK: memref.store %{{.*}}, %[[LSE]][%[[B]], %[[H]], %[[I]]]
+// CHECK: memref.load %[[V]]
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+func.func @fused_attention_alibi(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x3xf32>,
+                                 %m: tensor<2x5xf32>, %slope: tensor<f32>) -> (tensor<2x2x3x3xf32>, tensor<2x2x3xf32>) {
+  %o, %lse = attn.fused_attention %q, %k, %v, %m captures(%slope : tensor<f32>) {causal = true}
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>
+    %e = attn.sub %dot, %bias : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  }
+  return %o, %lse : tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
+}

@@ -425,25 +425,89 @@ func.func @attention(%e: tensor<4x10xf32>, %m: tensor<4x9xf32>, %h: tensor<4x10x
 
 // -----
 
-func.func @fused_attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<8xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>) {
-  // expected-error @+1 {{'attn.fused_attention' needs query [B, A], keys [B, S, A], weight [A], mask [B, S] and values [B, S, D]; got tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<8xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>}}
-  %c, %a = attn.fused_attention additive %q, %k, %v, %m, %h : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<8xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+func.func @fused_attention_shapes(%q: tensor<4x1x1x16xf32>, %k: tensor<4x1x10x8xf32>, %h: tensor<4x1x10x32xf32>, %m: tensor<4x10xf32>) {
+  // expected-error @+1 {{'attn.fused_attention' op needs query [B, H, T, D], keys [B, H, S, D], values [B, H, S, Dv], key_mask [B, S] and optionally center [B, H, T]; got tensor<4x1x1x16xf32>, tensor<4x1x10x8xf32>, tensor<4x1x10x32xf32>, tensor<4x10xf32>}}
+  %o, %lse = attn.fused_attention %q, %k, %h, %m : tensor<4x1x1x16xf32>, tensor<4x1x10x8xf32>, tensor<4x1x10x32xf32>, tensor<4x10xf32> -> tensor<4x1x1x32xf32>, tensor<4x1x1xf32> {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %e = attn.reduce_sum %qi {axes = array<i64: 0>} : tensor<16xf32>
+    attn.yield %e : tensor<f32>
+  }
   return
 }
 
 // -----
 
-func.func @fused_attention_kind(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>) {
-  // expected-error @+1 {{'attn.fused_attention' kind must be additive, got 'dot'}}
-  %c, %a = attn.fused_attention dot %q, %k, %v, %m, %h : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+func.func @fused_attention_region_op(%q: tensor<4x1x1x16xf32>, %k: tensor<4x1x10x16xf32>, %h: tensor<4x1x10x32xf32>, %m: tensor<4x10xf32>) {
+  // expected-error @+1 {{'attn.fused_attention' op region 'score' holds 'attn.softmax', which a score region cannot: it takes attn's elementwise ops, reductions of a row, broadcasts, reshapes and scalar or splat constants}}
+  %o, %lse = attn.fused_attention %q, %k, %h, %m : tensor<4x1x1x16xf32>, tensor<4x1x10x16xf32>, tensor<4x1x10x32xf32>, tensor<4x10xf32> -> tensor<4x1x1x32xf32>, tensor<4x1x1xf32> {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %p = attn.softmax %qi : tensor<16xf32>
+    %e = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<16xf32>
+    attn.yield %e : tensor<f32>
+  }
   return
 }
 
 // -----
 
-func.func @fused_attention_grad(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>, %a: tensor<4x10xf32>, %dc: tensor<4x16xf32>) {
-  // expected-error @+1 {{'attn.fused_attention_grad' needs weights and d_weights of type tensor<4x10xf32> and d_context of type tensor<4x32xf32>; got tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x16xf32>}}
-  %g:4 = attn.fused_attention_grad additive %q, %k, %v, %m, %h, %a, %dc, %a : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x16xf32>, tensor<4x10xf32>
+func.func @fused_attention_capture(%q: tensor<4x1x1x16xf32>, %k: tensor<4x1x10x16xf32>, %h: tensor<4x1x10x32xf32>, %m: tensor<4x10xf32>, %w: tensor<16x16xf32>) {
+  // expected-error @+1 {{'attn.fused_attention' op captures must be scalars (tensor<f32>, tensor<1xf32>) or rows tensor<16xf32>; got tensor<16x16xf32>}}
+  %o, %lse = attn.fused_attention %q, %k, %h, %m captures(%w : tensor<16x16xf32>) : tensor<4x1x1x16xf32>, tensor<4x1x10x16xf32>, tensor<4x1x10x32xf32>, tensor<4x10xf32> -> tensor<4x1x1x32xf32>, tensor<4x1x1xf32> {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>, %wc: tensor<16x16xf32>):
+    %e = attn.reduce_sum %qi {axes = array<i64: 0>} : tensor<16xf32>
+    attn.yield %e : tensor<f32>
+  }
+  return
+}
+
+// -----
+
+func.func @fused_attention_region_result(%q: tensor<4x1x1x16xf32>, %k: tensor<4x1x10x16xf32>, %h: tensor<4x1x10x32xf32>, %m: tensor<4x10xf32>) {
+  // expected-error @+1 {{'attn.fused_attention' op region 'score' must yield (tensor<f32>), got (tensor<16xf32>)}}
+  %o, %lse = attn.fused_attention %q, %k, %h, %m : tensor<4x1x1x16xf32>, tensor<4x1x10x16xf32>, tensor<4x1x10x32xf32>, tensor<4x10xf32> -> tensor<4x1x1x32xf32>, tensor<4x1x1xf32> {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %e = attn.mul %qi, %kj : tensor<16xf32>, tensor<16xf32>
+    attn.yield %e : tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fused_attention_region_arity(%q: tensor<4x1x1x16xf32>, %k: tensor<4x1x10x16xf32>, %h: tensor<4x1x10x32xf32>, %m: tensor<4x10xf32>) {
+  // expected-error @+1 {{'attn.fused_attention' op region 'score' needs block arguments (tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<f32>), got (tensor<16xf32>, tensor<16xf32>)}}
+  %o, %lse = attn.fused_attention %q, %k, %h, %m : tensor<4x1x1x16xf32>, tensor<4x1x10x16xf32>, tensor<4x1x10x32xf32>, tensor<4x10xf32> -> tensor<4x1x1x32xf32>, tensor<4x1x1xf32> {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>):
+    %p = attn.mul %qi, %kj : tensor<16xf32>, tensor<16xf32>
+    %e = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<16xf32>
+    attn.yield %e : tensor<f32>
+  }
+  return
+}
+
+// -----
+
+func.func @fused_attention_window(%q: tensor<4x1x1x16xf32>, %k: tensor<4x1x10x16xf32>, %h: tensor<4x1x10x32xf32>, %m: tensor<4x10xf32>) {
+  // expected-error @+1 {{'attn.fused_attention' op needs a center exactly when it has a window}}
+  %o, %lse = attn.fused_attention %q, %k, %h, %m {window = 2 : i64} : tensor<4x1x1x16xf32>, tensor<4x1x10x16xf32>, tensor<4x1x10x32xf32>, tensor<4x10xf32> -> tensor<4x1x1x32xf32>, tensor<4x1x1xf32> {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %p = attn.mul %qi, %kj : tensor<16xf32>, tensor<16xf32>
+    %e = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<16xf32>
+    attn.yield %e : tensor<f32>
+  }
+  return
+}
+
+// -----
+
+func.func @fused_attention_results(%q: tensor<4x1x1x16xf32>, %k: tensor<4x1x10x16xf32>, %h: tensor<4x1x10x32xf32>, %m: tensor<4x10xf32>) {
+  // expected-error @+1 {{'attn.fused_attention' op results must be (tensor<4x1x1x32xf32>, tensor<4x1x1xf32>, tensor<4x1x1x10xf32>), got (tensor<4x1x1x32xf32>, tensor<4x1x1xf32>)}}
+  %o, %lse = attn.fused_attention %q, %k, %h, %m {with_weights} : tensor<4x1x1x16xf32>, tensor<4x1x10x16xf32>, tensor<4x1x10x32xf32>, tensor<4x10xf32> -> tensor<4x1x1x32xf32>, tensor<4x1x1xf32> {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %p = attn.mul %qi, %kj : tensor<16xf32>, tensor<16xf32>
+    %e = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<16xf32>
+    attn.yield %e : tensor<f32>
+  }
   return
 }
 

@@ -187,15 +187,58 @@ func.func @attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<1
   return %c2, %a2 : tensor<4x16xf32>, tensor<4x10xf32>
 }
 
+// A score region (an ALiBi-style learned distance penalty on a dot product), causal.
 // CHECK-LABEL: func @fused_attention
-func.func @fused_attention(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>,
-                           %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>, %dc: tensor<4x32xf32>)
-    -> tensor<4x10x32xf32> {
-  // CHECK: attn.fused_attention additive %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
-  %c, %a = attn.fused_attention additive %q, %k, %v, %m, %h : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
-  // CHECK: attn.fused_attention_grad additive {{.*}} : tensor<4x16xf32>
-  %g:4 = attn.fused_attention_grad additive %q, %k, %v, %m, %h, %a, %dc, %a : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>, tensor<4x10xf32>, tensor<4x32xf32>, tensor<4x10xf32>
-  return %g#3 : tensor<4x10x32xf32>
+// CHECK: attn.fused_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} captures(%{{.*}} : tensor<f32>) {causal = true} : tensor<2x1x3x8xf32>, tensor<2x1x5x8xf32>, tensor<2x1x5x4xf32>, tensor<2x5xf32> -> tensor<2x1x3x4xf32>, tensor<2x1x3xf32> {
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<8xf32>, %{{.*}}: tensor<8xf32>, %{{.*}}: tensor<f32>, %{{.*}}: tensor<f32>, %{{.*}}: tensor<f32>):
+// CHECK: attn.yield %{{.*}} : tensor<f32>
+func.func @fused_attention(%q: tensor<2x1x3x8xf32>, %k: tensor<2x1x5x8xf32>, %v: tensor<2x1x5x4xf32>,
+                           %m: tensor<2x5xf32>, %slope: tensor<f32>) -> (tensor<2x1x3x4xf32>, tensor<2x1x3xf32>) {
+  %o, %lse = attn.fused_attention %q, %k, %v, %m captures(%slope : tensor<f32>) {causal = true}
+      : tensor<2x1x3x8xf32>, tensor<2x1x5x8xf32>, tensor<2x1x5x4xf32>, tensor<2x5xf32>
+      -> tensor<2x1x3x4xf32>, tensor<2x1x3xf32> {
+  ^bb0(%qi: tensor<8xf32>, %kj: tensor<8xf32>, %i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %p = attn.mul %qi, %kj : tensor<8xf32>, tensor<8xf32>
+    %d = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<8xf32>
+    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>
+    %e = attn.sub %d, %bias : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  }
+  return %o, %lse : tensor<2x1x3x4xf32>, tensor<2x1x3xf32>
+}
+
+// Local attention with weights, and the backward with both regions.
+// CHECK-LABEL: func @fused_attention_local
+// CHECK: attn.fused_attention {{.*}} center(%{{.*}} : tensor<2x1x1xf32>) {gaussian, window = 2 : i64, with_weights}
+// CHECK: attn.fused_attention_grad {{.*}} center(%{{.*}} : tensor<2x1x1xf32>) weights(%{{.*}}, %{{.*}} : tensor<2x1x1x5xf32>, tensor<2x1x1x5xf32>) {gaussian, window = 2 : i64}
+func.func @fused_attention_local(%q: tensor<2x1x1x4xf32>, %k: tensor<2x1x5x4xf32>, %v: tensor<2x1x5x3xf32>,
+                                 %m: tensor<2x5xf32>, %p: tensor<2x1x1xf32>, %do: tensor<2x1x1x3xf32>,
+                                 %dl: tensor<2x1x1xf32>, %dw: tensor<2x1x1x5xf32>) -> tensor<2x1x1xf32> {
+  %o, %lse, %w = attn.fused_attention %q, %k, %v, %m center(%p : tensor<2x1x1xf32>) {window = 2 : i64, gaussian, with_weights}
+      : tensor<2x1x1x4xf32>, tensor<2x1x5x4xf32>, tensor<2x1x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x1x1x3xf32>, tensor<2x1x1xf32>, tensor<2x1x1x5xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %e = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    attn.yield %e : tensor<f32>
+  }
+  %dq, %dk, %dv, %dp = attn.fused_attention_grad %q, %k, %v, %m, %o, %lse, %do, %dl center(%p : tensor<2x1x1xf32>)
+      weights(%w, %dw : tensor<2x1x1x5xf32>, tensor<2x1x1x5xf32>) {window = 2 : i64, gaussian}
+      : tensor<2x1x1x4xf32>, tensor<2x1x5x4xf32>, tensor<2x1x5x3xf32>, tensor<2x5xf32>, tensor<2x1x1x3xf32>,
+        tensor<2x1x1xf32>, tensor<2x1x1x3xf32>, tensor<2x1x1xf32>
+      -> tensor<2x1x1x4xf32>, tensor<2x1x5x4xf32>, tensor<2x1x5x3xf32>, tensor<2x1x1xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %e = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    attn.yield %e : tensor<f32>
+  } {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %ds: tensor<f32>):
+    %dq_row = attn.mul %ds, %kj : tensor<f32>, tensor<4xf32>
+    %dk_row = attn.mul %ds, %qi : tensor<f32>, tensor<4xf32>
+    attn.yield %dq_row, %dk_row : tensor<4xf32>, tensor<4xf32>
+  }
+  return %dp : tensor<2x1x1xf32>
 }
 
 // CHECK-LABEL: func.func @flash_attention

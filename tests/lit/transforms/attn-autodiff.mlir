@@ -103,3 +103,45 @@ func.func @loss() -> tensor<f32> {
   %l = attn.reduce_sum %s {axes = array<i64: 0>} : tensor<3xf32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A fused attention's gradient: attn.fused_attention_grad carries the score region and a
+// score_grad region that autodiff derives from it (the score's gradient with respect to the
+// query row, the key row and the captured slope, seeded with ds); what no gradient reads of
+// the recomputed score is dropped.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %[[DSLOPE:.*]] = attn.fused_attention_grad {{.*}} captures(%{{.*}} : tensor<f32>)
+// CHECK: attn.yield %{{.*}} : tensor<f32>
+// CHECK-NEXT: } {
+// CHECK-NEXT: ^bb0(%[[QI:.*]]: tensor<4xf32>, %[[KJ:.*]]: tensor<4xf32>, %[[I:.*]]: tensor<f32>, %[[J:.*]]: tensor<f32>, %[[S:.*]]: tensor<f32>, %[[DS:.*]]: tensor<f32>):
+// CHECK-NOT: attn.reduce_sum
+// CHECK: %[[DIST:.*]] = attn.sub %[[I]], %[[J]]
+// CHECK: %[[NEG:.*]] = attn.neg %[[DS]]
+// CHECK: %[[DS2:.*]] = attn.mul %[[NEG]], %[[DIST]]
+// CHECK: %[[ROW:.*]] = attn.broadcast
+// CHECK: %[[DQ:.*]] = attn.mul %[[ROW]], %[[KJ]]
+// CHECK: %[[DK:.*]] = attn.mul %[[ROW]], %[[QI]]
+// CHECK: attn.yield %[[DQ]], %[[DK]], %[[DS2]] : tensor<4xf32>, tensor<4xf32>, tensor<f32>
+// CHECK: return {{.*}}, %[[DSLOPE]]
+func.func @loss() -> tensor<f32> {
+  %q = attn.param "q" : tensor<1x1x2x4xf32>
+  %k = attn.param "k" : tensor<1x1x3x4xf32>
+  %v = attn.param "v" : tensor<1x1x3x2xf32>
+  %slope = attn.param "slope" : tensor<f32>
+  %m = attn.constant dense<1.0> : tensor<1x3xf32>
+  %o, %lse = attn.fused_attention %q, %k, %v, %m captures(%slope : tensor<f32>)
+      : tensor<1x1x2x4xf32>, tensor<1x1x3x4xf32>, tensor<1x1x3x2xf32>, tensor<1x3xf32>
+      -> tensor<1x1x2x2xf32>, tensor<1x1x2xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>
+    %e = attn.sub %dot, %bias : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  }
+  %l = attn.reduce_sum %o {axes = array<i64: 0, 1, 2, 3>} : tensor<1x1x2x2xf32>
+  return %l : tensor<f32>
+}
+

@@ -1,10 +1,22 @@
 // RUN: attn-opt %s -split-input-file -attn-fuse-attention="remarks=1" -verify-diagnostics | FileCheck %s
 
-// Additive scores feeding an unweighted attention: one fused op.
+// Bahdanau's additive scores feeding an attention whose weights are read: one fused op with
+// one head and one query per row, v_a captured, the weights as a third result.
 // CHECK-LABEL: func @additive
 // CHECK-SAME: (%[[Q:.*]]: tensor<4x16xf32>, %[[K:.*]]: tensor<4x10x16xf32>, %[[V:.*]]: tensor<16xf32>, %[[M:.*]]: tensor<4x10xf32>, %[[H:.*]]: tensor<4x10x32xf32>)
-// CHECK: %[[C:.*]], %[[A:.*]] = attn.fused_attention additive %[[Q]], %[[K]], %[[V]], %[[M]], %[[H]]
+// CHECK-DAG: %[[Q4:.*]] = attn.reshape %[[Q]] : tensor<4x16xf32> -> tensor<4x1x1x16xf32>
+// CHECK-DAG: %[[K4:.*]] = attn.reshape %[[K]] : tensor<4x10x16xf32> -> tensor<4x1x10x16xf32>
+// CHECK-DAG: %[[H4:.*]] = attn.reshape %[[H]] : tensor<4x10x32xf32> -> tensor<4x1x10x32xf32>
+// CHECK: %[[O:.*]], %{{.*}}, %[[W:.*]] = attn.fused_attention %[[Q4]], %[[K4]], %[[H4]], %[[M]] captures(%[[V]] : tensor<16xf32>) {with_weights}
+// CHECK-NEXT: ^bb0(%[[QI:.*]]: tensor<16xf32>, %[[KJ:.*]]: tensor<16xf32>, %{{.*}}: tensor<f32>, %{{.*}}: tensor<f32>, %[[VA:.*]]: tensor<16xf32>):
+// CHECK-NEXT: %[[S:.*]] = attn.add %[[QI]], %[[KJ]]
+// CHECK-NEXT: %[[T:.*]] = attn.tanh %[[S]]
+// CHECK-NEXT: %[[TV:.*]] = attn.mul %[[T]], %[[VA]]
+// CHECK-NEXT: %[[E:.*]] = attn.reduce_sum %[[TV]] {axes = array<i64: 0>}
+// CHECK-NEXT: attn.yield %[[E]] : tensor<f32>
 // CHECK-NOT: attn.attention_scores
+// CHECK: %[[C:.*]] = attn.reshape %[[O]] : tensor<4x1x1x32xf32> -> tensor<4x32xf32>
+// CHECK: %[[A:.*]] = attn.reshape %[[W]] : tensor<4x1x1x10xf32> -> tensor<4x10xf32>
 // CHECK: return %[[C]], %[[A]]
 func.func @additive(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>,
                     %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>) -> (tensor<4x32xf32>, tensor<4x10xf32>) {
@@ -15,10 +27,12 @@ func.func @additive(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16
 
 // -----
 
-// Inside a decoder's scan body too.
+// Inside a decoder's scan body too; training reads no weights, so none are made.
 // CHECK-LABEL: func @in_scan
 // CHECK: attn.scan
 // CHECK: attn.fused_attention
+// CHECK-NOT: with_weights
+// CHECK-SAME: -> tensor<4x1x1x32xf32>, tensor<4x1x1xf32> {
 func.func @in_scan(%q: tensor<4x3x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>,
                    %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>, %c0: tensor<4x32xf32>) -> tensor<4x32xf32> {
   %r = attn.scan inits(%c0) over(%q) {axis = 1 : i64} : (tensor<4x32xf32>, tensor<4x3x16xf32>) -> tensor<4x32xf32> {
@@ -32,26 +46,59 @@ func.func @in_scan(%q: tensor<4x3x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<1
 
 // -----
 
-// No fused kernel for dot scores yet.
+// Luong's dot score: a dot product in the region.
 // CHECK-LABEL: func @dot
-// CHECK: attn.attention_scores
-// CHECK-NOT: attn.fused_attention
+// CHECK-NOT: attn.attention_scores
+// CHECK: attn.fused_attention
+// CHECK: attn.mul
+// CHECK-NEXT: attn.reduce_sum
+// CHECK-NEXT: attn.yield
 func.func @dot(%q: tensor<4x32xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>) -> tensor<4x32xf32> {
   %e = attn.attention_scores dot %q, %h : tensor<4x32xf32>, tensor<4x10x32xf32>
-  // expected-remark @+1 {{not fused: no fused kernel for 'dot' scores yet}}
   %c, %a = attn.attention %e, %m, %h : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
   return %c : tensor<4x32xf32>
 }
 
 // -----
 
-// Local attention's Gaussian weighting stays unfused.
+// Luong's general score: the query projected before the op, then a dot.
+// CHECK-LABEL: func @general
+// CHECK-SAME: (%[[Q:.*]]: tensor<4x16xf32>, %[[W:.*]]: tensor<16x32xf32>,
+// CHECK: %[[QW:.*]] = attn.matmul %[[Q]], %[[W]]
+// CHECK: %[[Q4:.*]] = attn.reshape %[[QW]] : tensor<4x32xf32> -> tensor<4x1x1x32xf32>
+// CHECK: attn.fused_attention %[[Q4]]
+func.func @general(%q: tensor<4x16xf32>, %w: tensor<16x32xf32>, %m: tensor<4x10xf32>, %h: tensor<4x10x32xf32>) -> tensor<4x32xf32> {
+  %e = attn.attention_scores general %q, %h, %w : tensor<4x16xf32>, tensor<4x10x32xf32>, tensor<16x32xf32>
+  %c, %a = attn.attention %e, %m, %h : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
+  return %c : tensor<4x32xf32>
+}
+
+// -----
+
+// Luong's local attention: the window's centre, width and Gaussian move into the fused op, and
+// the local_window op goes.
+// CHECK-LABEL: func @local
+// CHECK-SAME: %[[M:[^:]*]]: tensor<4x10xf32>, %{{.*}}: tensor<4x10x16xf32>, %[[P:[^:]*]]: tensor<4x1xf32>)
+// CHECK: %[[P3:.*]] = attn.reshape %[[P]] : tensor<4x1xf32> -> tensor<4x1x1xf32>
+// CHECK: attn.fused_attention %{{.*}}, %{{.*}}, %{{.*}}, %[[M]] center(%[[P3]] : tensor<4x1x1xf32>) captures(%{{.*}} : tensor<16xf32>) {gaussian, window = 3 : i64}
+// CHECK-NOT: attn.local_window
+func.func @local(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>,
+                 %m: tensor<4x10xf32>, %h: tensor<4x10x16xf32>, %p: tensor<4x1xf32>) -> tensor<4x16xf32> {
+  %wm, %g = attn.local_window %p, %m {window = 3 : i64} : tensor<4x1xf32>, tensor<4x10xf32>
+  %e = attn.attention_scores additive %q, %k, %v : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
+  %c, %a = attn.attention %e, %wm, %h weighting(%g : tensor<4x10xf32>) : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x16xf32>
+  return %c : tensor<4x16xf32>
+}
+
+// -----
+
+// A weighting that is not a local window's Gaussian stays unfused.
 // CHECK-LABEL: func @weighted
 // CHECK-NOT: attn.fused_attention
 func.func @weighted(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<16xf32>,
                     %m: tensor<4x10xf32>, %g: tensor<4x10xf32>, %h: tensor<4x10x32xf32>) -> tensor<4x32xf32> {
   %e = attn.attention_scores additive %q, %k, %v : tensor<4x16xf32>, tensor<4x10x16xf32>, tensor<16xf32>
-  // expected-remark @+1 {{not fused: it has a weighting (local attention's Gaussian)}}
+  // expected-remark @+1 {{not fused: its weighting is not a local window's Gaussian over that window}}
   %c, %a = attn.attention %e, %m, %h weighting(%g : tensor<4x10xf32>) : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10x32xf32>
   return %c : tensor<4x32xf32>
 }

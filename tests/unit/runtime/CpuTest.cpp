@@ -68,10 +68,14 @@ TEST(Cpu, FeaturesAgreeWithTheKernel) {
   std::set<std::string> flags = kernelFlags();
   if (flags.empty())
     GTEST_SKIP() << "no /proc/cpuinfo flags (not Linux on x86)";
+  // What the kernel lists, CPUID must report. The converse need not hold: a hypervisor can hide
+  // a flag from the guest kernel's /proc/cpuinfo that CPUID still reports (seen: lzcnt, whose
+  // "abm" flag an AMD EPYC VM's kernel did not list).
   for (auto [name, flag] : kNames) {
     std::optional<bool> has = attn::cpuHas(name);
     ASSERT_TRUE(has.has_value()) << name << " is not testable";
-    EXPECT_EQ(*has, flags.count(flag) == 1) << name << " (Linux: " << flag << ")";
+    if (flags.count(flag))
+      EXPECT_TRUE(*has) << name << " (Linux: " << flag << ") is listed by the kernel";
   }
 }
 

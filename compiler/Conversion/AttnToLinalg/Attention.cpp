@@ -1,0 +1,368 @@
+// The kernels of attn.fused_attention and attn.fused_attention_grad, generated for each op as
+// a private function of memrefs (the runtime kernels' calling convention: the operands, then
+// the results, every memref fully dynamic) whose loops run over the op's static shapes:
+//
+//   forward, per query row (b, h, i):
+//     s_j = score(q_i, k_j, i, j)  for the allowed keys (others -inf)   -> row scratch [S]
+//     m = max_j s_j,  e_j = exp(s_j - m),  l = sum_j e_j,  lse = m + log l
+//     out_i = sum_j (e_j / l) g_j v_j    (g_j the Gaussian, or 1; weights_ij = e_j g_j / l)
+//   backward, per query row, recomputing p_j = exp(s_j - lse_i) for the allowed keys:
+//     da_j = d_out_i . v_j + d_weights_ij,  delta_i = d_out_i . out_i + sum_j a_j d_weights_ij
+//                                                     - d_lse_i
+//     d_v_j += a_j d_out_i,  ds_j = p_j (g_j da_j - delta_i),  then score_grad(ds_j) adds to
+//     d_q_i, d_k_j and the captures' gradients (and the Gaussian to d_center_i)
+//
+// The score and score_grad regions are inlined by ScoreEmitter: row chains become one loop
+// over d each. Memory beyond operands and results: one row of S scores. The loops are
+// scalar code that LLVM vectorises (the d loops); they run on the calling thread.
+#include "compiler/Conversion/AttnToLinalg/Attention.h"
+#include "compiler/Conversion/AttnToLinalg/Generics.h"
+#include "compiler/Conversion/AttnToLinalg/ScoreEmitter.h"
+#include "compiler/Conversion/Passes.h"
+#include "dialect/ops/ScoreRegion.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::linalg_lowering;
+
+namespace {
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Builds the body of one generated kernel: loads and stores on the operands' buffers, loops,
+// the mask predicate, the Gaussian, and the inlined score regions.
+struct KernelBuilder {
+  OpBuilder &b;
+  Location loc;
+  // The op's operands inside the kernel (as memrefs), by role.
+  Value q, k, v, mask, center;
+  SmallVector<Value> captures;      // memrefs
+  SmallVector<Value> captureScalar; // the f32 of a scalar capture, loaded once; null for rows
+  int64_t T = 0, S = 0, D = 0, Dv = 0;
+  bool causal = false;
+  std::optional<uint64_t> window;
+  bool gaussian = false;
+
+  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value f32(float v) { return cstF(b, loc, v); }
+  Value load(Value m, ValueRange at) { return b.create<memref::LoadOp>(loc, m, at); }
+  void store(Value x, Value m, ValueRange at) { b.create<memref::StoreOp>(loc, x, m, at); }
+  void addTo(Value m, ValueRange at, Value x) {
+    store(b.create<arith::AddFOp>(loc, load(m, at), x), m, at);
+  }
+  Value toF32(Value i) {
+    Value i64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), i);
+    return b.create<arith::SIToFPOp>(loc, b.getF32Type(), i64);
+  }
+  // The index list of a scalar memref ([] or [1]).
+  SmallVector<Value> scalarAt(Value m) {
+    return cast<MemRefType>(m.getType()).getRank() == 0 ? SmallVector<Value>{}
+                                                         : SmallVector<Value>{index(0)};
+  }
+
+  // for (iv = lo; iv < hi; ++iv) body(iv), the builder inside the loop while body runs.
+  void loop(Value lo, Value hi, function_ref<void(Value)> body) {
+    auto f = b.create<scf::ForOp>(loc, lo, hi, index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(f.getBody()->getTerminator());
+    body(f.getInductionVar());
+  }
+  // A loop with one f32 accumulator: acc = body(iv, acc), from `init`.
+  Value fold(Value lo, Value hi, float init, function_ref<Value(Value, Value)> body) {
+    auto f = b.create<scf::ForOp>(loc, lo, hi, index(1), ValueRange{f32(init)});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(f.getBody());
+    b.create<scf::YieldOp>(loc, body(f.getInductionVar(), f.getRegionIterArgs()[0]));
+    return f.getResult(0);
+  }
+  // if (cond) body(), the builder inside while body runs.
+  void when(Value cond, function_ref<void()> body) {
+    auto op = b.create<scf::IfOp>(loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(op.thenBlock()->getTerminator());
+    body();
+  }
+  // sum_d x[at..., d] y[at2..., d] over the last dimension, of width n.
+  Value dot(Value x, ValueRange xAt, Value y, ValueRange yAt, int64_t n) {
+    return fold(index(0), index(n), 0.0f, [&](Value d, Value acc) {
+      SmallVector<Value> xi(xAt), yi(yAt);
+      xi.push_back(d);
+      yi.push_back(d);
+      Value prod = b.create<arith::MulFOp>(loc, load(x, xi), load(y, yi));
+      return sumBody(b, loc, {acc, prod});
+    });
+  }
+
+  // The keys query i may see end at i + S - T with `causal` (so the loop stops there).
+  Value keyEnd(Value i) {
+    return causal ? b.create<arith::AddIOp>(loc, i, index(S - T + 1)).getResult() : index(S);
+  }
+  // mask[bb, j] != 0, and within the window around the centre: (W^2 + 1e-3) - (j - c)^2 > 0
+  // as attn.local_window decides it (an integer centre keeps its edges).
+  Value allowed(Value bb, Value jF, Value j, Value c) {
+    Value ok = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, load(mask, {bb, j}),
+                                       f32(0.0f));
+    if (window) {
+      Value dj = b.create<arith::SubFOp>(loc, jF, c);
+      float w = (float)*window;
+      Value room = b.create<arith::SubFOp>(loc, f32(w * w + 1e-3f),
+                                           b.create<arith::MulFOp>(loc, dj, dj));
+      Value inside = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, room, f32(0.0f));
+      ok = b.create<arith::AndIOp>(loc, ok, inside);
+    }
+    return ok;
+  }
+  float inverseTwoSigmaSquared() {
+    double sigma = (double)*window / 2;
+    return (float)(-1.0 / (2 * sigma * sigma));
+  }
+  // exp(-(j - c)^2 / (2 sigma^2)), sigma = window / 2, as attn.local_window computes it.
+  Value gaussianAt(Value jF, Value c) {
+    Value dj = b.create<arith::SubFOp>(loc, jF, c);
+    Value sq = b.create<arith::MulFOp>(loc, dj, dj);
+    return b.create<math::ExpOp>(loc, b.create<arith::MulFOp>(loc, sq, f32(inverseTwoSigmaSquared())));
+  }
+
+  // Binds a score region's arguments (q_i, k_j, i, j, captures..., and ds when given).
+  void bind(ScoreEmitter &e, Block &region, Value bb, Value hh, Value i, Value j, Value iF,
+            Value jF, Value ds = Value()) {
+    e.bindRow(region.getArgument(0), [=, this](OpBuilder &, Location, Value d) {
+      return load(q, {bb, hh, i, d});
+    });
+    e.bindRow(region.getArgument(1), [=, this](OpBuilder &, Location, Value d) {
+      return load(k, {bb, hh, j, d});
+    });
+    e.bindScalar(region.getArgument(2), iF);
+    e.bindScalar(region.getArgument(3), jF);
+    for (auto [n, cap] : llvm::enumerate(captures)) {
+      Value arg = region.getArgument(4 + n);
+      if (captureScalar[n])
+        e.bindScalar(arg, captureScalar[n]);
+      else
+        e.bindRow(arg, [=, this](OpBuilder &, Location, Value d) { return load(cap, {d}); });
+    }
+    if (ds)
+      e.bindScalar(region.getArgument(4 + captures.size()), ds);
+  }
+
+  Value score(Block &region, Value bb, Value hh, Value i, Value j, Value iF, Value jF) {
+    ScoreEmitter e(b, loc, D);
+    bind(e, region, bb, hh, i, j, iF, jF);
+    e.emitScalars(region);
+    return e.scalar(cast<YieldOp>(region.getTerminator()).getValues()[0]);
+  }
+};
+
+// The private function `name` taking the op's operands and then its results as fully dynamic
+// memrefs of their ranks, with an entry block.
+func::FuncOp createKernel(OpBuilder &b, Operation *op, StringRef name) {
+  auto module = op->getParentOfType<ModuleOp>();
+  SmallVector<Type> types(op->getOperandTypes()), inputs;
+  llvm::append_range(types, op->getResultTypes());
+  for (Type t : types) {
+    int64_t rank = cast<RankedTensorType>(t).getRank();
+    SmallVector<int64_t> dyn(rank, ShapedType::kDynamic);
+    inputs.push_back(MemRefType::get(
+        dyn, b.getF32Type(), StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, dyn)));
+  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  auto f = b.create<func::FuncOp>(op->getLoc(), name, b.getFunctionType(inputs, {}));
+  f.setPrivate();
+  f.addEntryBlock();
+  return f;
+}
+
+// Starts the kernel `f` for `op`: its operands' memrefs (mapped from the op's operands), the
+// shapes and attributes, the scalar captures loaded once.
+template <typename Op>
+KernelBuilder startKernel(OpBuilder &b, func::FuncOp f, Op op, IRMapping &memrefs) {
+  Location loc = op.getLoc();
+  b.setInsertionPointToStart(&f.front());
+  for (auto [operand, arg] : llvm::zip(op->getOperands(), f.getArguments()))
+    memrefs.map(operand, arg);
+  KernelBuilder kb{b, loc};
+  kb.q = memrefs.lookup(op.getQuery());
+  kb.k = memrefs.lookup(op.getKeys());
+  kb.v = memrefs.lookup(op.getValues());
+  kb.mask = memrefs.lookup(op.getKeyMask());
+  kb.center = op.getCenter() ? memrefs.lookup(op.getCenter()) : Value();
+  for (Value c : op.getCaptures()) {
+    Value m = memrefs.lookup(c);
+    kb.captures.push_back(m);
+    kb.captureScalar.push_back(score_region::isScalar(c.getType()) ? kb.load(m, kb.scalarAt(m))
+                                                                   : Value());
+  }
+  ArrayRef<int64_t> qs = cast<RankedTensorType>(op.getQuery().getType()).getShape();
+  kb.T = qs[2];
+  kb.D = qs[3];
+  kb.S = cast<RankedTensorType>(op.getKeys().getType()).getShape()[2];
+  kb.Dv = cast<RankedTensorType>(op.getValues().getType()).getShape()[3];
+  kb.causal = op.getCausal();
+  kb.window = op.getWindow();
+  kb.gaussian = op.getGaussian();
+  return kb;
+}
+
+// The kernel's memref of result `n` of `op`, zero-filled when the kernel adds into it.
+Value resultBuffer(OpBuilder &b, func::FuncOp f, Operation *op, unsigned n, bool zero) {
+  Value m = f.getArgument(op->getNumOperands() + n);
+  if (zero)
+    b.create<linalg::FillOp>(op->getLoc(), cstF(b, op->getLoc(), 0.0f), m);
+  return m;
+}
+} // namespace
+
+func::FuncOp mlir::attn::linalg_lowering::defineAttentionKernel(OpBuilder &b,
+                                                               FusedAttentionOp op,
+                                                               StringRef name) {
+  OpBuilder::InsertionGuard guard(b);
+  Location loc = op.getLoc();
+  func::FuncOp f = createKernel(b, op, name);
+  IRMapping memrefs;
+  KernelBuilder kb = startKernel(b, f, op, memrefs);
+  ArrayRef<int64_t> qs = cast<RankedTensorType>(op.getQuery().getType()).getShape();
+  Value out = resultBuffer(b, f, op, 0, /*zero=*/true);
+  Value lse = resultBuffer(b, f, op, 1, /*zero=*/false);
+  Value weights = op.getWithWeights() ? resultBuffer(b, f, op, 2, /*zero=*/true) : Value();
+  Value scratch = b.create<memref::AllocOp>(loc, MemRefType::get({kb.S}, b.getF32Type()),
+                                            b.getI64IntegerAttr(64));
+  Block &score = op.getScoreBlock();
+  kb.loop(kb.index(0), kb.index(qs[0]), [&](Value bb) {
+    kb.loop(kb.index(0), kb.index(qs[1]), [&](Value hh) {
+      kb.loop(kb.index(0), kb.index(kb.T), [&](Value i) {
+        Value iF = kb.toF32(i);
+        Value c = kb.center ? kb.load(kb.center, {bb, hh, i}) : Value();
+        Value end = kb.keyEnd(i);
+        // Scores of the allowed keys (-inf for the others) and their maximum.
+        Value m = kb.fold(kb.index(0), end, -kInf, [&](Value j, Value acc) {
+          Value jF = kb.toF32(j);
+          auto pick = b.create<scf::IfOp>(loc, TypeRange{b.getF32Type()},
+                                          kb.allowed(bb, jF, j, c), /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(pick.thenBlock());
+            b.create<scf::YieldOp>(loc, kb.score(score, bb, hh, i, j, iF, jF));
+            b.setInsertionPointToStart(pick.elseBlock());
+            b.create<scf::YieldOp>(loc, kb.f32(-kInf));
+          }
+          Value s = pick.getResult(0);
+          kb.store(s, scratch, {j});
+          return b.create<arith::MaximumFOp>(loc, acc, s).getResult();
+        });
+        // e_j = exp(s_j - m) (0 for an excluded key, also when every key is: m = -inf).
+        Value l = kb.fold(kb.index(0), end, 0.0f, [&](Value j, Value acc) {
+          Value s = kb.load(scratch, {j});
+          Value excluded = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, s, kb.f32(-kInf));
+          Value e = b.create<arith::SelectOp>(
+              loc, excluded, kb.f32(0.0f),
+              b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, m)));
+          kb.store(e, scratch, {j});
+          return b.create<arith::AddFOp>(loc, acc, e).getResult();
+        });
+        Value any = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, l, kb.f32(0.0f));
+        Value inv = b.create<arith::SelectOp>(loc, any, b.create<arith::DivFOp>(loc, kb.f32(1.0f), l),
+                                              kb.f32(0.0f));
+        Value logSum = b.create<arith::AddFOp>(loc, m, b.create<math::LogOp>(loc, l));
+        kb.store(b.create<arith::SelectOp>(loc, any, logSum, kb.f32(0.0f)), lse, {bb, hh, i});
+        // out_i = sum_j a_j v_j, skipping the keys of weight 0.
+        kb.loop(kb.index(0), end, [&](Value j) {
+          Value a = b.create<arith::MulFOp>(loc, kb.load(scratch, {j}), inv);
+          if (kb.gaussian)
+            a = b.create<arith::MulFOp>(loc, a, kb.gaussianAt(kb.toF32(j), c));
+          if (weights)
+            kb.store(a, weights, {bb, hh, i, j});
+          Value nonzero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, a, kb.f32(0.0f));
+          kb.when(nonzero, [&] {
+            kb.loop(kb.index(0), kb.index(kb.Dv), [&](Value d) {
+              kb.addTo(out, {bb, hh, i, d},
+                       b.create<arith::MulFOp>(loc, a, kb.load(kb.v, {bb, hh, j, d})));
+            });
+          });
+        });
+      });
+    });
+  });
+  b.create<func::ReturnOp>(loc);
+  return f;
+}
+
+func::FuncOp mlir::attn::linalg_lowering::defineAttentionGradKernel(OpBuilder &b,
+                                                                   FusedAttentionGradOp op,
+                                                                   StringRef name) {
+  OpBuilder::InsertionGuard guard(b);
+  Location loc = op.getLoc();
+  func::FuncOp f = createKernel(b, op, name);
+  IRMapping memrefs;
+  KernelBuilder kb = startKernel(b, f, op, memrefs);
+  ArrayRef<int64_t> qs = cast<RankedTensorType>(op.getQuery().getType()).getShape();
+  Value out = memrefs.lookup(op.getOutput()), lse = memrefs.lookup(op.getLse());
+  Value dOut = memrefs.lookup(op.getDOutput()), dLse = memrefs.lookup(op.getDLse());
+  Value weights = op.getWeights() ? memrefs.lookup(op.getWeights()) : Value();
+  Value dWeights = op.getDWeights() ? memrefs.lookup(op.getDWeights()) : Value();
+  SmallVector<Value> grads;
+  for (unsigned n = 0; n < op->getNumResults(); ++n)
+    grads.push_back(resultBuffer(b, f, op, n, /*zero=*/true));
+  Value dq = grads[0], dk = grads[1], dv = grads[2];
+  Value dCenter = op.getCenter() ? grads[3] : Value();
+  ArrayRef<Value> dCaptures = ArrayRef<Value>(grads).drop_front(op.getCenter() ? 4 : 3);
+  Block &score = op.getScore().front(), &scoreGrad = op.getScoreGrad().front();
+  auto gradYields = cast<YieldOp>(scoreGrad.getTerminator()).getValues();
+  kb.loop(kb.index(0), kb.index(qs[0]), [&](Value bb) {
+    kb.loop(kb.index(0), kb.index(qs[1]), [&](Value hh) {
+      kb.loop(kb.index(0), kb.index(kb.T), [&](Value i) {
+        Value iF = kb.toF32(i);
+        Value c = kb.center ? kb.load(kb.center, {bb, hh, i}) : Value();
+        Value lseI = kb.load(lse, {bb, hh, i});
+        Value delta = b.create<arith::SubFOp>(
+            loc, kb.dot(dOut, {bb, hh, i}, out, {bb, hh, i}, kb.Dv), kb.load(dLse, {bb, hh, i}));
+        if (weights)
+          delta = b.create<arith::AddFOp>(
+              loc, delta, kb.dot(weights, {bb, hh, i}, dWeights, {bb, hh, i}, kb.S));
+        kb.loop(kb.index(0), kb.keyEnd(i), [&](Value j) {
+          Value jF = kb.toF32(j);
+          kb.when(kb.allowed(bb, jF, j, c), [&] {
+            Value s = kb.score(score, bb, hh, i, j, iF, jF);
+            Value p = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, lseI));
+            Value g = kb.gaussian ? kb.gaussianAt(jF, c) : kb.f32(1.0f);
+            Value a = b.create<arith::MulFOp>(loc, p, g);
+            Value da = kb.dot(dOut, {bb, hh, i}, kb.v, {bb, hh, j}, kb.Dv);
+            if (dWeights)
+              da = b.create<arith::AddFOp>(loc, da, kb.load(dWeights, {bb, hh, i, j}));
+            kb.loop(kb.index(0), kb.index(kb.Dv), [&](Value d) {
+              kb.addTo(dv, {bb, hh, j, d},
+                       b.create<arith::MulFOp>(loc, a, kb.load(dOut, {bb, hh, i, d})));
+            });
+            Value ds = b.create<arith::MulFOp>(
+                loc, p, b.create<arith::SubFOp>(loc, b.create<arith::MulFOp>(loc, g, da), delta));
+            if (kb.gaussian) {
+              // d g / d c = g (j - c) / sigma^2, and a = p g.
+              Value dj = b.create<arith::SubFOp>(loc, jF, c);
+              Value slope = b.create<arith::MulFOp>(loc, dj, kb.f32(-2.0f * kb.inverseTwoSigmaSquared()));
+              kb.addTo(dCenter, {bb, hh, i},
+                       b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, da, a), slope));
+            }
+            // The score's gradient: rows of d_q_i, d_k_j and the row captures in one loop over
+            // d, the scalar captures after it.
+            ScoreEmitter e(b, loc, kb.D);
+            kb.bind(e, scoreGrad, bb, hh, i, j, iF, jF, ds);
+            e.emitScalars(scoreGrad);
+            e.forEachElement([&](Value d) {
+              kb.addTo(dq, {bb, hh, i, d}, e.element(gradYields[0], d));
+              kb.addTo(dk, {bb, hh, j, d}, e.element(gradYields[1], d));
+              for (auto [n, dc] : llvm::enumerate(dCaptures))
+                if (!kb.captureScalar[n])
+                  kb.addTo(dc, {d}, e.element(gradYields[2 + n], d));
+            });
+            for (auto [n, dc] : llvm::enumerate(dCaptures))
+              if (kb.captureScalar[n])
+                kb.addTo(dc, kb.scalarAt(dc), e.scalar(gradYields[2 + n]));
+          });
+        });
+      });
+    });
+  });
+  b.create<func::ReturnOp>(loc);
+  return f;
+}

@@ -1,0 +1,299 @@
+// attn.fused_attention and attn.fused_attention_grad (ops/Attention.td): operand and region
+// checks, the gradient rule (the score's gradient derived by attn-autodiff from the region
+// itself), FLOP counts; and the score-region contract of ScoreRegion.h.
+#include "dialect/AttnOps.h"
+#include "dialect/Autodiff.h"
+#include "dialect/FlopCount.h"
+#include "dialect/ops/ScoreRegion.h"
+
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===- the score-region contract ---------------------------------------------------------===//
+
+namespace {
+RankedTensorType f32TensorType(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t && t.getElementType().isF32() ? t : RankedTensorType();
+}
+
+std::string typesStr(TypeRange types) {
+  std::string s;
+  for (Type t : types)
+    s += (s.empty() ? "" : ", ") + typeStr(t);
+  return s;
+}
+} // namespace
+
+bool score_region::isScalar(Type type) {
+  auto t = f32TensorType(type);
+  return t && (t.getRank() == 0 || (t.getRank() == 1 && t.getDimSize(0) == 1));
+}
+
+bool score_region::isScalarOrRow(Type type, int64_t width) {
+  auto t = f32TensorType(type);
+  return isScalar(type) || (t && t.getRank() == 1 && t.getDimSize(0) == width);
+}
+
+bool score_region::isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, EqOp, NegOp, TanhOp, SigmoidOp, ReluOp, ExpOp,
+             LogOp, SqrtOp, StepOp, ErfOp, GeluOp, StopGradientOp>(op);
+}
+
+LogicalResult score_region::verify(Operation *op, StringRef name, Block &block, int64_t width,
+                                   TypeRange args, TypeRange yields) {
+  auto fail = [&]() -> InFlightDiagnostic {
+    return op->emitOpError("region '") << name << "' ";
+  };
+  if (TypeRange(block.getArgumentTypes()) != args)
+    return fail() << "needs block arguments (" << typesStr(args) << "), got ("
+                  << typesStr(block.getArgumentTypes()) << ")";
+  if (block.empty() || !isa<YieldOp>(block.back()))
+    return fail() << "must end with attn.yield";
+  for (Operation &inner : block) {
+    if (auto yield = dyn_cast<YieldOp>(inner)) {
+      if (TypeRange(yield.getValues().getTypes()) != yields)
+        return fail() << "must yield (" << typesStr(yields) << "), got ("
+                      << typesStr(yield.getValues().getTypes()) << ")";
+      continue;
+    }
+    bool known = isElementwise(&inner) ||
+                 isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, BroadcastOp, ReshapeOp>(inner);
+    if (auto c = dyn_cast<ConstantOp>(inner)) {
+      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+      known = dense && (isScalar(c.getType()) || dense.isSplat());
+    }
+    if (!known)
+      return fail() << "holds '" << inner.getName()
+                    << "', which a score region cannot: it takes attn's elementwise ops, "
+                       "reductions of a row, broadcasts, reshapes and scalar or splat constants";
+    SmallVector<Type> types(inner.getOperandTypes());
+    llvm::append_range(types, inner.getResultTypes());
+    for (Type t : types)
+      if (!isScalarOrRow(t, width))
+        return fail() << "holds '" << inner.getName() << "' on " << typeStr(t)
+                      << ", which is neither a scalar (tensor<f32>, tensor<1xf32>) nor a row "
+                      << "tensor<" << width << "xf32>";
+  }
+  return success();
+}
+
+//===- fused_attention ---------------------------------------------------------------------===//
+
+namespace {
+ArrayRef<int64_t> dims(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+// query [B, H, T, D], keys [B, H, S, D], values [B, H, S, Dv], key_mask [B, S], center
+// [B, H, T], captures scalars or rows of D; the attributes' dependencies.
+LogicalResult checkOperands(Operation *op, Value q, Value k, Value v, Value mask, Value center,
+                            ValueRange captures, bool causal, std::optional<uint64_t> window,
+                            bool gaussian) {
+  bool ok = dims(q).size() == 4 && dims(k).size() == 4 && dims(v).size() == 4 &&
+            dims(mask).size() == 2;
+  if (ok) {
+    ArrayRef<int64_t> qs = dims(q), ks = dims(k), vs = dims(v);
+    ok = qs.take_front(2) == ks.take_front(2) && ks.take_front(3) == vs.take_front(3) &&
+         qs[3] == ks[3] && dims(mask) == ArrayRef<int64_t>{ks[0], ks[2]} &&
+         (!center || dims(center) == qs.take_front(3));
+  }
+  if (!ok)
+    return op->emitOpError("needs query [B, H, T, D], keys [B, H, S, D], values [B, H, S, Dv], "
+                           "key_mask [B, S] and optionally center [B, H, T]; got ")
+           << typeStr(q.getType()) << ", " << typeStr(k.getType()) << ", "
+           << typeStr(v.getType()) << ", " << typeStr(mask.getType())
+           << (center ? ", " + typeStr(center.getType()) : std::string());
+  int64_t width = dims(q)[3];
+  for (Value c : captures)
+    if (!score_region::isScalarOrRow(c.getType(), width))
+      return op->emitOpError("captures must be scalars (tensor<f32>, tensor<1xf32>) or rows "
+                             "tensor<")
+             << width << "xf32>; got " << typeStr(c.getType());
+  if (causal && dims(q)[2] > dims(k)[2])
+    return op->emitOpError("with causal needs at most as many queries as keys; got ")
+           << typeStr(q.getType()) << " and " << typeStr(k.getType());
+  if (window.has_value() != (bool)center)
+    return op->emitOpError("needs a center exactly when it has a window");
+  if (gaussian && (!window || *window == 0))
+    return op->emitOpError("with gaussian needs a window of at least 1 (sigma = window / 2)");
+  return success();
+}
+
+// (query row, key row, i, j, captures...): the score region's block argument types.
+SmallVector<Type> scoreArgTypes(Value query, ValueRange captures) {
+  MLIRContext *ctx = query.getContext();
+  auto f32 = Float32Type::get(ctx);
+  auto row = RankedTensorType::get({dims(query)[3]}, f32);
+  auto scalar = RankedTensorType::get({}, f32);
+  SmallVector<Type> types = {row, row, scalar, scalar};
+  llvm::append_range(types, captures.getTypes());
+  return types;
+}
+
+// The scores (a D-long dot per pair, whatever the region computes) and the weighted sum.
+double attentionFlops(Value q, Value k, Value v) {
+  ArrayRef<int64_t> qs = dims(q);
+  return multiplyAddFlops({qs[0], qs[1], qs[2], dims(k)[2]}) * (double)(qs[3] + dims(v)[3]);
+}
+
+bool isZeroConstant(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
+  return dense && dense.isSplat() && dense.getSplatValue<APFloat>().isZero();
+}
+
+// Fills the empty `target` with the gradient of the score region `score`: its arguments plus
+// ds, its ops cloned and differentiated by attn-autodiff's buildBackward, yielding the
+// gradients of the query row, the key row and each capture (zeros where none flows).
+LogicalResult deriveScoreGradient(Block &score, Region &target, Location loc) {
+  OpBuilder b(score.getParentOp()->getContext());
+  Block *block = b.createBlock(&target);
+  IRMapping map;
+  for (BlockArgument a : score.getArguments())
+    map.map(a, block->addArgument(a.getType(), a.getLoc()));
+  Value ds = block->addArgument(RankedTensorType::get({}, b.getF32Type()), loc);
+  SmallVector<Operation *> ops;
+  for (Operation &inner : score.without_terminator())
+    ops.push_back(b.clone(inner, map));
+  Value s = map.lookupOrDefault(cast<YieldOp>(score.getTerminator()).getValues()[0]);
+  SmallVector<Value> wrt = {block->getArgument(0), block->getArgument(1)};
+  llvm::append_range(wrt, block->getArguments().slice(4, score.getNumArguments() - 4));
+  FailureOr<SmallVector<Value>> grads = buildBackward(b, ops, {{s, ds}}, wrt);
+  if (failed(grads))
+    return failure();
+  SmallVector<Value> yields;
+  for (auto [v, g] : llvm::zip(wrt, *grads))
+    yields.push_back(g ? g : zerosOf(b, loc, v.getType()));
+  b.create<YieldOp>(loc, yields);
+  // The forward values no gradient reads (the score itself, often) need not be recomputed.
+  SmallVector<Operation *> cloned;
+  for (Operation &op : block->without_terminator())
+    cloned.push_back(&op);
+  for (Operation *op : llvm::reverse(cloned))
+    if (op->use_empty())
+      op->erase();
+  return success();
+}
+} // namespace
+
+SmallVector<Type> FusedAttentionOp::resultTypes(Value query, Value keys, Value values,
+                                                bool withWeights) {
+  ArrayRef<int64_t> q = dims(query);
+  auto f32 = Float32Type::get(query.getContext());
+  SmallVector<Type> types = {RankedTensorType::get({q[0], q[1], q[2], dims(values)[3]}, f32),
+                             RankedTensorType::get({q[0], q[1], q[2]}, f32)};
+  if (withWeights)
+    types.push_back(RankedTensorType::get({q[0], q[1], q[2], dims(keys)[2]}, f32));
+  return types;
+}
+
+LogicalResult FusedAttentionOp::verify() {
+  if (failed(checkOperands(*this, getQuery(), getKeys(), getValues(), getKeyMask(), getCenter(),
+                           getCaptures(), getCausal(), getWindow(), getGaussian())))
+    return failure();
+  SmallVector<Type> expected = resultTypes(getQuery(), getKeys(), getValues(), getWithWeights());
+  if (TypeRange(getResultTypes()) != TypeRange(expected))
+    return emitOpError("results must be (") << typesStr(expected) << "), got ("
+                                           << typesStr(getResultTypes()) << ")";
+  return success();
+}
+
+LogicalResult FusedAttentionOp::verifyRegions() {
+  auto scalar = RankedTensorType::get({}, Float32Type::get(getContext()));
+  return score_region::verify(*this, "score", getScoreBlock(), dims(getQuery())[3],
+                              scoreArgTypes(getQuery(), getCaptures()), {scalar});
+}
+
+LogicalResult FusedAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
+                                              SmallVectorImpl<Value> &out) {
+  Location l = getLoc();
+  Value dOutput = grads[0] ? grads[0] : zerosOf(b, l, getOutput().getType());
+  Value dLse = grads[1] ? grads[1] : zerosOf(b, l, getLse().getType());
+  // Weights that only a plot reads bring no gradient: the backward then skips their term.
+  Value weights, dWeights;
+  if (getWithWeights() && grads[2] && !isZeroConstant(grads[2])) {
+    weights = getWeights()[0];
+    dWeights = grads[2];
+  }
+  SmallVector<Type> rest;
+  if (getCenter())
+    rest.push_back(getCenter().getType());
+  llvm::append_range(rest, getCaptures().getTypes());
+  auto grad = b.create<FusedAttentionGradOp>(
+      l, getQuery().getType(), getKeys().getType(), getValues().getType(), rest, getQuery(),
+      getKeys(), getValues(), getKeyMask(), getOutput(), getLse(), dOutput, dLse, getCenter(),
+      weights, dWeights, getCaptures(), getCausalAttr(), getWindowAttr(), getGaussianAttr());
+  IRMapping map;
+  getScore().cloneInto(&grad.getScore(), map);
+  if (failed(deriveScoreGradient(getScoreBlock(), grad.getScoreGrad(), l)))
+    return failure();
+  out.push_back(grad.getDQuery());
+  out.push_back(grad.getDKeys());
+  out.push_back(grad.getDValues());
+  out.push_back(Value()); // the key mask
+  ValueRange dRest = grad.getDRest();
+  if (getCenter()) {
+    out.push_back(dRest.front());
+    dRest = dRest.drop_front();
+  }
+  llvm::append_range(out, dRest);
+  return success();
+}
+
+double FusedAttentionOp::getFlops() {
+  return attentionFlops(getQuery(), getKeys(), getValues());
+}
+
+//===- fused_attention_grad ----------------------------------------------------------------===//
+
+LogicalResult FusedAttentionGradOp::verify() {
+  if (failed(checkOperands(*this, getQuery(), getKeys(), getValues(), getKeyMask(), getCenter(),
+                           getCaptures(), getCausal(), getWindow(), getGaussian())))
+    return failure();
+  SmallVector<Type> forward =
+      FusedAttentionOp::resultTypes(getQuery(), getKeys(), getValues(), /*withWeights=*/true);
+  auto check = [&](Value v, Type t, StringRef what) -> LogicalResult {
+    if (v && v.getType() != t)
+      return emitOpError("needs ") << what << " of type " << typeStr(t) << ", got "
+                                   << typeStr(v.getType());
+    return success();
+  };
+  if (failed(check(getOutput(), forward[0], "output")) ||
+      failed(check(getDOutput(), forward[0], "d_output")) ||
+      failed(check(getLse(), forward[1], "lse")) || failed(check(getDLse(), forward[1], "d_lse")) ||
+      failed(check(getWeights(), forward[2], "weights")) ||
+      failed(check(getDWeights(), forward[2], "d_weights")))
+    return failure();
+  if ((bool)getWeights() != (bool)getDWeights())
+    return emitOpError("needs weights and d_weights together");
+  SmallVector<Type> expected = {getQuery().getType(), getKeys().getType(), getValues().getType()};
+  if (getCenter())
+    expected.push_back(getCenter().getType());
+  llvm::append_range(expected, getCaptures().getTypes());
+  if (TypeRange(getResultTypes()) != TypeRange(expected))
+    return emitOpError("results must be (") << typesStr(expected) << "), got ("
+                                           << typesStr(getResultTypes()) << ")";
+  return success();
+}
+
+LogicalResult FusedAttentionGradOp::verifyRegions() {
+  int64_t width = dims(getQuery())[3];
+  SmallVector<Type> args = scoreArgTypes(getQuery(), getCaptures());
+  auto scalar = RankedTensorType::get({}, Float32Type::get(getContext()));
+  if (failed(score_region::verify(*this, "score", getScore().front(), width, args, {scalar})))
+    return failure();
+  SmallVector<Type> gradArgs = args;
+  gradArgs.push_back(scalar);
+  SmallVector<Type> gradYields = {args[0], args[1]};
+  llvm::append_range(gradYields, getCaptures().getTypes());
+  return score_region::verify(*this, "score_grad", getScoreGrad().front(), width, gradArgs,
+                              gradYields);
+}
+
+// The scores again, d_values, the weights' gradient and the score's row gradients.
+double FusedAttentionGradOp::getFlops() {
+  ArrayRef<int64_t> qs = dims(getQuery());
+  return multiplyAddFlops({qs[0], qs[1], qs[2], dims(getKeys())[2]}) *
+         (3.0 * (double)qs[3] + 2.0 * (double)dims(getValues())[3]);
+}

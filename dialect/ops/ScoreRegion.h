@@ -1,0 +1,30 @@
+// The contract of attn.fused_attention's score regions (and of the grad op's score_grad
+// region): what the verifier checks and what the generated kernels (attn-to-onednn) rely on when they
+// inlines a region into the loop nest it generates.
+//
+// A region value is a *scalar* (tensor<f32> or tensor<1xf32>) or a *row* (tensor<Dxf32>, D the
+// head width). Its ops are attn's elementwise ops (with broadcasting between rows and
+// scalars), reductions of a row to a scalar, broadcasts, reshapes between the scalar forms,
+// and constants that are scalars or splat rows; `attn.yield` ends it.
+#pragma once
+
+#include "mlir/IR/Block.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/TypeRange.h"
+
+namespace mlir::attn::score_region {
+
+/// tensor<f32> or tensor<1xf32>.
+bool isScalar(Type type);
+/// tensor<f32>, tensor<1xf32> or tensor<{width}xf32>.
+bool isScalarOrRow(Type type, int64_t width);
+/// The elementwise attn ops a region may hold (binary with broadcasting, or unary).
+bool isElementwise(Operation *op);
+
+/// Checks `block` (the region `name` of `op`): block arguments of types `args`, one yield of
+/// `yields`, every op of the contract, every value a scalar or a row of `width`. Reports the
+/// first violation on `op`, naming the region, the op inside it and the shapes.
+LogicalResult verify(Operation *op, StringRef name, Block &block, int64_t width, TypeRange args,
+                     TypeRange yields);
+
+} // namespace mlir::attn::score_region
