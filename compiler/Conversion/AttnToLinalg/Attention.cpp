@@ -39,7 +39,7 @@ struct KernelBuilder {
   Value q, k, v, mask, center;
   SmallVector<Value> captures;      // memrefs
   SmallVector<Value> captureScalar; // the f32 of a scalar capture, loaded once; null for rows
-  int64_t T = 0, S = 0, D = 0, Dv = 0;
+  int64_t B = 0, H = 0, T = 0, S = 0, D = 0, Dv = 0;
   bool causal = false;
   std::optional<uint64_t> window;
   bool gaussian = false;
@@ -67,6 +67,14 @@ struct KernelBuilder {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(f.getBody()->getTerminator());
     body(f.getInductionVar());
+  }
+  // body(b, h, i) for every query row, the builder inside the loops while body runs.
+  void forEachQueryRow(function_ref<void(Value, Value, Value)> body) {
+    loop(index(0), index(B), [&](Value bb) {
+      loop(index(0), index(H), [&](Value hh) {
+        loop(index(0), index(T), [&](Value i) { body(bb, hh, i); });
+      });
+    });
   }
   // A loop with one f32 accumulator: acc = body(iv, acc), from `init`.
   Value fold(Value lo, Value hi, float init, function_ref<Value(Value, Value)> body) {
@@ -174,11 +182,13 @@ func::FuncOp createKernel(OpBuilder &b, Operation *op, StringRef name) {
   return f;
 }
 
-// Starts the kernel `f` for `op`: its operands' memrefs (mapped from the op's operands), the
+// Creates the kernel `f` of `op` and starts its body: its operands' memrefs (mapped from the op's operands), the
 // shapes and attributes, the scalar captures loaded once.
 template <typename Op>
-KernelBuilder startKernel(OpBuilder &b, func::FuncOp f, Op op, IRMapping &memrefs) {
+KernelBuilder startKernel(OpBuilder &b, Op op, StringRef name, func::FuncOp &f,
+                          IRMapping &memrefs) {
   Location loc = op.getLoc();
+  f = createKernel(b, op, name);
   b.setInsertionPointToStart(&f.front());
   for (auto [operand, arg] : llvm::zip(op->getOperands(), f.getArguments()))
     memrefs.map(operand, arg);
@@ -195,6 +205,8 @@ KernelBuilder startKernel(OpBuilder &b, func::FuncOp f, Op op, IRMapping &memref
                                                                    : Value());
   }
   ArrayRef<int64_t> qs = cast<RankedTensorType>(op.getQuery().getType()).getShape();
+  kb.B = qs[0];
+  kb.H = qs[1];
   kb.T = qs[2];
   kb.D = qs[3];
   kb.S = cast<RankedTensorType>(op.getKeys().getType()).getShape()[2];
@@ -219,19 +231,16 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionKernel(OpBuilder &b,
                                                                StringRef name) {
   OpBuilder::InsertionGuard guard(b);
   Location loc = op.getLoc();
-  func::FuncOp f = createKernel(b, op, name);
+  func::FuncOp f;
   IRMapping memrefs;
-  KernelBuilder kb = startKernel(b, f, op, memrefs);
-  ArrayRef<int64_t> qs = cast<RankedTensorType>(op.getQuery().getType()).getShape();
+  KernelBuilder kb = startKernel(b, op, name, f, memrefs);
   Value out = resultBuffer(b, f, op, 0, /*zero=*/true);
   Value lse = resultBuffer(b, f, op, 1, /*zero=*/false);
   Value weights = op.getWithWeights() ? resultBuffer(b, f, op, 2, /*zero=*/true) : Value();
   Value scratch = b.create<memref::AllocOp>(loc, MemRefType::get({kb.S}, b.getF32Type()),
                                             b.getI64IntegerAttr(64));
   Block &score = op.getScoreBlock();
-  kb.loop(kb.index(0), kb.index(qs[0]), [&](Value bb) {
-    kb.loop(kb.index(0), kb.index(qs[1]), [&](Value hh) {
-      kb.loop(kb.index(0), kb.index(kb.T), [&](Value i) {
+  kb.forEachQueryRow([&](Value bb, Value hh, Value i) {
         Value iF = kb.toF32(i);
         Value c = kb.center ? kb.load(kb.center, {bb, hh, i}) : Value();
         Value end = kb.keyEnd(i);
@@ -281,8 +290,6 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionKernel(OpBuilder &b,
             });
           });
         });
-      });
-    });
   });
   b.create<func::ReturnOp>(loc);
   return f;
@@ -293,10 +300,9 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionGradKernel(OpBuilder &b
                                                                    StringRef name) {
   OpBuilder::InsertionGuard guard(b);
   Location loc = op.getLoc();
-  func::FuncOp f = createKernel(b, op, name);
+  func::FuncOp f;
   IRMapping memrefs;
-  KernelBuilder kb = startKernel(b, f, op, memrefs);
-  ArrayRef<int64_t> qs = cast<RankedTensorType>(op.getQuery().getType()).getShape();
+  KernelBuilder kb = startKernel(b, op, name, f, memrefs);
   Value out = memrefs.lookup(op.getOutput()), lse = memrefs.lookup(op.getLse());
   Value dOut = memrefs.lookup(op.getDOutput()), dLse = memrefs.lookup(op.getDLse());
   Value weights = op.getWeights() ? memrefs.lookup(op.getWeights()) : Value();
@@ -309,9 +315,7 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionGradKernel(OpBuilder &b
   ArrayRef<Value> dCaptures = ArrayRef<Value>(grads).drop_front(op.getCenter() ? 4 : 3);
   Block &score = op.getScore().front(), &scoreGrad = op.getScoreGrad().front();
   auto gradYields = cast<YieldOp>(scoreGrad.getTerminator()).getValues();
-  kb.loop(kb.index(0), kb.index(qs[0]), [&](Value bb) {
-    kb.loop(kb.index(0), kb.index(qs[1]), [&](Value hh) {
-      kb.loop(kb.index(0), kb.index(kb.T), [&](Value i) {
+  kb.forEachQueryRow([&](Value bb, Value hh, Value i) {
         Value iF = kb.toF32(i);
         Value c = kb.center ? kb.load(kb.center, {bb, hh, i}) : Value();
         Value lseI = kb.load(lse, {bb, hh, i});
@@ -360,8 +364,6 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionGradKernel(OpBuilder &b
                 kb.addTo(dc, kb.scalarAt(dc), e.scalar(gradYields[2 + n]));
           });
         });
-      });
-    });
   });
   b.create<func::ReturnOp>(loc);
   return f;
