@@ -1,9 +1,9 @@
 // attn-fuse-attention: attn.attention_scores of any kind whose only user is an attn.attention
 // (with a local window's mask and Gaussian, or without a weighting) becomes one
 // attn.fused_attention whose score region computes that kind; an
-// attn.scaled_dot_product_attention whose weights nothing reads becomes one
-// attn.flash_attention, also inside an attn.multi_head_attention (which is decomposed one level
-// to expose it). Everything else stays, with a remark saying why.
+// attn.scaled_dot_product_attention becomes one with a scaled-dot score, also inside an
+// attn.multi_head_attention (which is decomposed one level to expose it). Everything else
+// stays, with a remark saying why.
 #include "compiler/Transforms/Passes.h"
 #include "dialect/AttnOps.h"
 #include "dialect/Autodiff.h"
@@ -108,39 +108,37 @@ struct FuseAttention : mlir::attn::impl::AttnFuseAttentionBase<FuseAttention> {
     fuseScoresAndAttention();
   }
 
-  // Flash attention never forms the weights: an attention whose weights something reads
-  // (plots, a caller) stays as it is, with a remark.
-  template <typename Op> bool weightsRead(Op op) {
-    if (op.getWeights().use_empty())
-      return false;
-    if (remarks)
-      op.emitRemark("not fused: its attention weights are used");
-    return true;
-  }
-
   // Multi-head attention is its projections around one scaled dot-product attention: the
-  // projections stay GEMMs, the attention becomes flash attention.
+  // projections stay GEMMs, the attention becomes the fused op with a scaled-dot score (which
+  // the lowering runs as FlashAttention-2's GEMM tiles unless its weights are read).
   void fuseDotProduct() {
     SmallVector<MultiHeadAttentionOp> heads;
     getOperation()->walk([&](MultiHeadAttentionOp op) { heads.push_back(op); });
     for (MultiHeadAttentionOp op : heads) {
-      if (weightsRead(op))
-        continue;
       OpBuilder b(op);
       SmallVector<Value> parts = cast<DecomposableOpInterface>(*op).decompose(b);
       op.getOutput().replaceAllUsesWith(parts[0]);
+      op.getWeights().replaceAllUsesWith(parts[1]);
       op->erase();
     }
     SmallVector<ScaledDotProductAttentionOp> attentions;
     getOperation()->walk([&](ScaledDotProductAttentionOp op) { attentions.push_back(op); });
     for (ScaledDotProductAttentionOp op : attentions) {
-      if (weightsRead(op))
-        continue;
       OpBuilder b(op);
-      Value mask = op.getKeyMask() ? op.getKeyMask() : onesMask(b, op.getLoc(), op.getKeys());
-      auto flash = b.create<FlashAttentionOp>(op.getLoc(), op.getQuery(), op.getKeys(),
-                                              op.getValues(), mask, op.getCausalAttr());
-      op.getOutput().replaceAllUsesWith(flash.getOutput());
+      Location l = op.getLoc();
+      Value mask = op.getKeyMask() ? op.getKeyMask() : onesMask(b, l, op.getKeys());
+      bool withWeights = !op.getWeights().use_empty();
+      if (withWeights && remarks)
+        op.emitRemark("fused with its weights as a result (they are read): the generated "
+                      "kernel, not the GEMM-tiled one, computes it");
+      auto fused = b.create<FusedAttentionOp>(
+          l, FusedAttentionOp::resultTypes(op.getQuery(), op.getKeys(), op.getValues(), withWeights),
+          op.getQuery(), op.getKeys(), op.getValues(), mask, Value(), ValueRange(),
+          op.getCausalAttr(), IntegerAttr(), UnitAttr(), withWeights ? b.getUnitAttr() : UnitAttr());
+      buildScore(b, fused, ScoreKind::scaled_dot);
+      op.getOutput().replaceAllUsesWith(fused.getOutput());
+      if (withWeights)
+        op.getWeights().replaceAllUsesWith(fused.getWeights()[0]);
       op->erase();
     }
   }

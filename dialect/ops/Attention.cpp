@@ -283,6 +283,15 @@ SmallVector<Value> ScaledDotProductAttentionOp::decompose(OpBuilder &b) {
     scores = add(b, l, scores,
                  mul(b, l, sub(b, l, allowed, scalarOf(b, l, 1.0f)), scalarOf(b, l, 1e9f)));
   Value weights = b.create<SoftmaxOp>(l, scores, b.getI64IntegerAttr(-1));
+  // On a row with no allowed key every score is pushed down alike and the softmax alone is
+  // uniform; such a row gets zero weights instead, as in attn.attention and
+  // attn.fused_attention. anyAllowed: [B, 1, 1, 1], [T, 1] or [B, 1, T, 1].
+  if (allowed) {
+    int64_t last = cast<RankedTensorType>(allowed.getType()).getRank() - 1;
+    Value anyAllowed = b.create<ReduceMaxOp>(l, allowed, b.getDenseI64ArrayAttr({last}),
+                                             b.getBoolAttr(true));
+    weights = mul(b, l, weights, anyAllowed);
+  }
   return {matmul(b, l, weights, getValues()), weights};
 }
 
@@ -360,109 +369,4 @@ SmallVector<Value> MultiHeadAttentionOp::decompose(OpBuilder &b) {
 LogicalResult MultiHeadAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
                                                   SmallVectorImpl<Value> &out) {
   return buildGradientByDecomposition(*this, b, grads, out);
-}
-
-//===- flash_attention, flash_attention_grad -----------------------------------------------===//
-
-namespace {
-// Checks query [B, H, T, D], keys [B, H, S, D], values [B, H, S, Dv], key_mask [B, S] (and,
-// when causal, T <= S, as for attn.scaled_dot_product_attention).
-LogicalResult checkFlashOperands(StringRef name, std::optional<Location> loc, Value q, Value k,
-                                 Value v, Value m, bool causal) {
-  auto qt = typeOf(q), kt = typeOf(k), vt = typeOf(v), mt = typeOf(m);
-  bool ok = qt.getRank() == 4 && kt.getRank() == 4 && vt.getRank() == 4 && mt.getRank() == 2;
-  if (ok) {
-    ArrayRef<int64_t> qs = qt.getShape(), ks = kt.getShape(), vs = vt.getShape();
-    ok = qs.take_front(2) == ks.take_front(2) && ks.take_front(3) == vs.take_front(3) &&
-         qs[3] == ks[3] && mt.getShape() == ArrayRef<int64_t>{ks[0], ks[2]};
-  }
-  if (!ok)
-    return emitOptionalError(loc, "'", name,
-                             "' needs query [B, H, T, D], keys [B, H, S, D], "
-                             "values [B, H, S, Dv] and key_mask [B, S]; got ",
-                             typeStr(qt), ", ", typeStr(kt), ", ", typeStr(vt), ", ", typeStr(mt));
-  if (causal && qt.getShape()[2] > kt.getShape()[2])
-    return emitOptionalError(loc, "'", name,
-                             "' with causal needs at most as many queries as "
-                             "keys; got ",
-                             typeStr(qt), " and ", typeStr(kt));
-  return success();
-}
-
-// [B, H, T, Dv] and [B, H, T]: the forward's results.
-std::pair<RankedTensorType, RankedTensorType> flashResultTypes(Value q, Value v) {
-  ArrayRef<int64_t> qs = shapeOf(q);
-  auto qt = typeOf(q);
-  return {f32Like(qt, {qs[0], qs[1], qs[2], shapeOf(v)[3]}), f32Like(qt, {qs[0], qs[1], qs[2]})};
-}
-
-// The scores and the weighted sum: 2 B H T S (D + Dv), every key tile counted (causal
-// skipping does about half of that).
-double flashFlops(Value q, Value k, Value v) {
-  ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(k);
-  return multiplyAddFlops({qs[0], qs[1], qs[2], ks[2]}) * (double)(qs[3] + shapeOf(v)[3]);
-}
-} // namespace
-
-LogicalResult FlashAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                                 ValueRange operands, DictionaryAttr attributes,
-                                                 OpaqueProperties properties, RegionRange regions,
-                                                 SmallVectorImpl<Type> &results) {
-  Adaptor a(operands, attributes, properties, regions);
-  if (failed(checkFlashOperands("attn.flash_attention", loc, a.getQuery(), a.getKeys(),
-                                a.getValues(), a.getKeyMask(), a.getCausalAttr() && a.getCausal())))
-    return failure();
-  auto [output, lse] = flashResultTypes(a.getQuery(), a.getValues());
-  results.push_back(output);
-  results.push_back(lse);
-  return success();
-}
-
-LogicalResult FlashAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
-                                              SmallVectorImpl<Value> &out) {
-  Location l = getLoc();
-  // A result nothing differentiable reads has no gradient: zeros stand in.
-  Value dOutput = grads[0] ? grads[0] : zerosOf(b, l, getOutput().getType());
-  Value dLse = grads[1] ? grads[1] : zerosOf(b, l, getLse().getType());
-  auto grad = b.create<FlashAttentionGradOp>(l, getQuery(), getKeys(), getValues(), getKeyMask(),
-                                             getOutput(), getLse(), dOutput, dLse, getCausalAttr());
-  out.push_back(grad.getDQuery());
-  out.push_back(grad.getDKeys());
-  out.push_back(grad.getDValues());
-  out.push_back(Value()); // the key mask
-  return success();
-}
-
-double FlashAttentionOp::getFlops() { return flashFlops(getQuery(), getKeys(), getValues()); }
-
-LogicalResult FlashAttentionGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                                     ValueRange operands, DictionaryAttr attributes,
-                                                     OpaqueProperties properties,
-                                                     RegionRange regions,
-                                                     SmallVectorImpl<Type> &results) {
-  Adaptor a(operands, attributes, properties, regions);
-  StringRef name = "attn.flash_attention_grad";
-  if (failed(checkFlashOperands(name, loc, a.getQuery(), a.getKeys(), a.getValues(), a.getKeyMask(),
-                                a.getCausalAttr() && a.getCausal())))
-    return failure();
-  auto [output, lse] = flashResultTypes(a.getQuery(), a.getValues());
-  for (Value v : {a.getOutput(), a.getDOutput()})
-    if (v.getType() != output)
-      return emitOptionalError(loc, "'", name, "' needs output and d_output of type ",
-                               typeStr(output), "; got ", typeStr(v.getType()));
-  for (Value v : {a.getLse(), a.getDLse()})
-    if (v.getType() != lse)
-      return emitOptionalError(loc, "'", name, "' needs lse and d_lse of type ", typeStr(lse),
-                               "; got ", typeStr(v.getType()));
-  for (Value operand : {a.getQuery(), a.getKeys(), a.getValues()})
-    results.push_back(operand.getType());
-  return success();
-}
-
-// Five products per tile pair: the scores again, d_values, the weights' gradient, d_query and
-// d_keys.
-double FlashAttentionGradOp::getFlops() {
-  ArrayRef<int64_t> qs = shapeOf(getQuery()), ks = shapeOf(getKeys());
-  return multiplyAddFlops({qs[0], qs[1], qs[2], ks[2]}) *
-         (3.0 * (double)qs[3] + 2.0 * (double)shapeOf(getValues())[3]);
 }

@@ -158,7 +158,25 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove,
 
     The gradient rule is `attn.fused_attention_grad`, whose `score_grad` region attn-autodiff
     derives from this op's `score` region, so a new score gets a fused backward with no new
-    C++. attn-to-onednn calls a kernel it generates for the op (loops with the region inlined).
+    C++. attn-to-onednn calls a kernel it generates for the op (loops with the region
+    inlined), except for a plain dot-product score `c * sum(q * k)` (dot, scaled dot: what
+    attn-fuse-attention makes of `attn.scaled_dot_product_attention` and of Luong's dot) with
+    no captures, window or weights: that one runs FlashAttention-2's tiled kernel, whose
+    score and `P V` tiles are GEMMs (`attn_rt_flash_attention`).
+
+    ```mlir
+    // the Transformer's causal self-attention: 8 heads of 64, scaled dot
+    %o, %lse = attn.fused_attention %q, %k, %v, %mask {causal = true}
+        : tensor<2x8x10x64xf32>, tensor<2x8x10x64xf32>, tensor<2x8x10x64xf32>, tensor<2x10xf32>
+        -> tensor<2x8x10x64xf32>, tensor<2x8x10xf32> {
+    ^bb0(%qi: tensor<64xf32>, %kj: tensor<64xf32>, %i: tensor<f32>, %j: tensor<f32>):
+      %p = attn.mul %qi, %kj : tensor<64xf32>, tensor<64xf32>
+      %d = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<64xf32>
+      %c = attn.constant dense<0.125> : tensor<f32>
+      %s = attn.mul %d, %c : tensor<f32>, tensor<f32>
+      attn.yield %s : tensor<f32>
+    }
+    ```
 
     ```mlir
     // Bahdanau's additive score v^T tanh(q + k) of one decoder query per row, padded keys
@@ -264,7 +282,7 @@ def Attn_ScaledDotProductAttentionOp : Attn_Op<"scaled_dot_product_attention", [
     With `causal`, query `i` sees key `j` only when `j <= i + S - T` (the queries are the
     last `T` positions of the `S` keys; `T = S` is the usual square mask). Masked scores are
     pushed down by 1e9, so a masked key gets weight exactly 0; a row with every key masked
-    gets uniform weights. Results: `output [B, H, T, Dv]` and `weights [B, H, T, S]` (what
+    gets zero weights and a zero output (as `attn.attention` and `attn.fused_attention`). Results: `output [B, H, T, Dv]` and `weights [B, H, T, S]` (what
     attention plots show; unused, it costs nothing after decomposition). Decomposes into
     batched `matmul`, `softmax` and the masks as additive constants; the gradient rule
     differentiates the decomposition.
@@ -319,79 +337,6 @@ def Attn_MultiHeadAttentionOp : Attn_Op<"multi_head_attention", [Pure,
                        Optional<Attn_FloatTensor>:$key_mask, I64Attr:$heads,
                        DefaultValuedAttr<BoolAttr, "false">:$causal);
   let results = (outs Attn_FloatTensor:$output, Attn_FloatTensor:$weights);
-  let assemblyFormat = "operands attr-dict `:` type(operands)";
-}
-
-//===- flash attention: what attn-fuse-attention makes of scaled dot-product attention ----===//
-
-def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [Pure, Attn_RuntimeKernel,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>,
-    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
-    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
-  let summary = "scaled dot-product attention in one tiled kernel, without a [T, S] tensor";
-  let description = [{
-    `attn.scaled_dot_product_attention`'s output, computed FlashAttention-2 style: query
-    tiles outer, key tiles inner, a running max and sum per query and a rescaled
-    accumulator, so neither the scores nor the weights `[B, H, T, S]` ever exist. With
-    `query [B, H, T, D]`, `keys [B, H, S, D]`, `values [B, H, S, Dv]`, `key_mask [B, S]`
-    (1 where a key may be attended; all ones for none) and `causal` (query `i` sees key `j`
-    only when `j <= i + S - T`):
-
-        s[b, h, i, j] = query[b, h, i] . keys[b, h, j] / sqrt(D) - 1e9 [j not allowed]
-        output[b, h, i] = sum_j softmax_j(s)[b, h, i, j] values[b, h, j]
-        lse[b, h, i] = log sum_j exp(s[b, h, i, j])
-
-    The same pushed-down scores as the decomposition of the unfused op, so the two agree
-    also on a row without any allowed key (uniform weights). `lse [B, H, T]` is what the
-    backward, `attn.flash_attention_grad`, recomputes the weights from. Made by
-    `attn-fuse-attention` from `attn.scaled_dot_product_attention` (and the attention inside
-    `attn.multi_head_attention`) whose weights are not used; lowered to the runtime kernel
-    `attn_rt_flash_attention`, whose tile products are GEMMs. Not decomposable: the unfused
-    op is its reference.
-
-    ```mlir
-    %o, %lse = attn.flash_attention %q, %k, %v, %mask {causal = true}
-        : tensor<2x4x10x16xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10x16xf32>, tensor<2x10xf32>
-    // %o : tensor<2x4x10x16xf32>, %lse : tensor<2x4x10xf32>
-    ```
-  }];
-  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
-                       Attn_FloatTensor:$values, Attn_FloatTensor:$key_mask,
-                       DefaultValuedAttr<BoolAttr, "false">:$causal);
-  let results = (outs Attn_FloatTensor:$output, Attn_FloatTensor:$lse);
-  let assemblyFormat = [{
-    $query `,` $keys `,` $values `,` $key_mask attr-dict `:` type($query) `,` type($keys) `,`
-    type($values) `,` type($key_mask)
-  }];
-}
-
-def Attn_FlashAttentionGradOp : Attn_Op<"flash_attention_grad", [Pure, Attn_RuntimeKernel,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>,
-    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>]> {
-  let summary = "the backward of attn.flash_attention";
-  let description = [{
-    The forward's operands (`query`, `keys`, `values`, `key_mask`) and results (`output`,
-    `lse`) and the gradients of its results (`d_output`, `d_lse`) in; the gradients of
-    `query`, `keys` and `values` out (their types). FlashAttention-2's backward: key tiles
-    outer, query tiles inner; per tile the weights `p = exp(s - lse)` are recomputed,
-    `d_values += p^T d_output`, `ds = p (d_output values^T - delta)` with
-    `delta_i = d_output_i . output_i - d_lse_i`, `d_query += ds keys / sqrt(D)` and
-    `d_keys += ds^T query / sqrt(D)`. Memory beyond the operands and results: a few tiles.
-
-    ```mlir
-    %dq, %dk, %dv = attn.flash_attention_grad %q, %k, %v, %mask, %o, %lse, %do, %dlse
-        {causal = true} : tensor<2x4x10x16xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10x16xf32>,
-        tensor<2x10xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10xf32>, tensor<2x4x10x16xf32>,
-        tensor<2x4x10xf32>
-    ```
-  }];
-  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$keys,
-                       Attn_FloatTensor:$values, Attn_FloatTensor:$key_mask,
-                       Attn_FloatTensor:$output, Attn_FloatTensor:$lse,
-                       Attn_FloatTensor:$d_output, Attn_FloatTensor:$d_lse,
-                       DefaultValuedAttr<BoolAttr, "false">:$causal);
-  let results = (outs Attn_FloatTensor:$d_query, Attn_FloatTensor:$d_keys,
-                      Attn_FloatTensor:$d_values);
   let assemblyFormat = "operands attr-dict `:` type(operands)";
 }
 

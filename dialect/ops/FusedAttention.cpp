@@ -80,6 +80,46 @@ LogicalResult score_region::verify(Operation *op, StringRef name, Block &block, 
   return success();
 }
 
+namespace {
+// The value of a scalar or splat attn.constant.
+std::optional<float> splatValue(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
+  if (!dense || !dense.isSplat() || !dense.getElementType().isF32())
+    return std::nullopt;
+  return dense.getSplatValue<float>();
+}
+} // namespace
+
+std::optional<float> score_region::dotProductScale(Block &block) {
+  if (block.getNumArguments() < 2 || block.empty())
+    return std::nullopt;
+  auto yield = dyn_cast<YieldOp>(block.back());
+  if (!yield || yield.getValues().size() != 1)
+    return std::nullopt;
+  Value s = yield.getValues()[0];
+  float scale = 1.0f;
+  if (auto scaled = s.getDefiningOp<MulOp>()) {
+    std::optional<float> c = splatValue(scaled.getRhs());
+    s = scaled.getLhs();
+    if (!c) {
+      c = splatValue(scaled.getLhs());
+      s = scaled.getRhs();
+    }
+    if (!c)
+      return std::nullopt;
+    scale = *c;
+  }
+  auto sum = s.getDefiningOp<ReduceSumOp>();
+  auto product = sum ? sum.getInput().getDefiningOp<MulOp>() : MulOp();
+  if (!product || !isScalar(sum.getType()))
+    return std::nullopt;
+  Value q = block.getArgument(0), k = block.getArgument(1);
+  bool dot = (product.getLhs() == q && product.getRhs() == k) ||
+             (product.getLhs() == k && product.getRhs() == q);
+  return dot ? std::optional<float>(scale) : std::nullopt;
+}
+
 //===- fused_attention ---------------------------------------------------------------------===//
 
 namespace {

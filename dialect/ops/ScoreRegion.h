@@ -12,6 +12,8 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/TypeRange.h"
 
+#include <optional>
+
 namespace mlir::attn::score_region {
 
 /// tensor<f32> or tensor<1xf32>.
@@ -26,5 +28,9 @@ bool isElementwise(Operation *op);
 /// first violation on `op`, naming the region, the op inside it and the shapes.
 LogicalResult verify(Operation *op, StringRef name, Block &block, int64_t width, TypeRange args,
                      TypeRange yields);
+
+/// The scale c when `block` computes `c * sum(q * k)` of its first two arguments (c = 1 without
+/// the product; the factors in either order): the score a lowering may compute with GEMM tiles.
+std::optional<float> dotProductScale(Block &block);
 
 } // namespace mlir::attn::score_region

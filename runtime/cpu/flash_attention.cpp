@@ -1,5 +1,6 @@
-// Flash attention for dot-product scores (attn.flash_attention / attn.flash_attention_grad),
-// called by compiled code through attn/kernels.h. FlashAttention-2's order: in the forward,
+// Flash attention for dot-product scores (attn.fused_attention and its _grad when the score
+// region is c * sum(q * k); attn-to-onednn recognises it), called by compiled code through
+// attn/kernels.h. FlashAttention-2's order: in the forward,
 // query tiles outer and key tiles inner with a running max, a running sum and a rescaled
 // accumulator per query row; in the backward, key tiles outer (their dK, dV accumulate in a
 // tile) and query tiles inner, the probabilities recomputed from the saved log-sum-exp. Scores
@@ -28,12 +29,9 @@ namespace {
 // 128 x 128: per tile 4 MFLOP of GEMMs (D = 64) against 16 K exponentials, and oneDNN's per-call cost
 // spread over enough work (64 x 64 tiles ran the forward at 50% of the GEMM peak, these at 64%).
 constexpr int64_t kQueryTile = 128, kKeyTile = 128;
-// What a score loses where its key is not allowed, as in the decomposition of
-// attn.scaled_dot_product_attention. On a row where no key is allowed, every score there is
-// -1e9 + s, which f32 rounds to -1e9: the weights are uniform. Here such a row is computed with
-// its scores set to 0 (the same uniform weights; its lse is stored as -1e9 + log S, which is
-// -1e9 in f32, so the backward recognises the row instead of recomputing from that lse), and
-// its score gradient still flows to q and k as through the decomposition's constant push.
+// What a score loses where its key is not allowed: enough for fastExp to give its weight
+// exactly 0 next to any allowed key's score. A row with no allowed key at all is the fused
+// op's zero row (output 0, lse 0, no gradient), recognised by Allowed::emptyRow, not computed.
 constexpr float kPush = 1e9f;
 
 // exp(x) by Cephes' range reduction and polynomial (relative error about 2e-7), written so the
@@ -153,11 +151,10 @@ private:
   std::vector<bool> tileOpen_;   // per key tile: no key masked
 };
 
-// s [rows, kKeyTile] = q[q0..] k[k0..]^T / sqrt(D), less kPush where not allowed; q [T, D] and
+// s [rows, kKeyTile] = scale q[q0..] k[k0..]^T, less kPush where not allowed; q [T, D] and
 // k [S, D] of one (batch, head).
 void scoreTile(const float *q, const float *k, const Shape &d, const Allowed &allowed, int64_t q0,
-               int64_t rows, int64_t k0, int64_t cols, float *s) {
-  float scale = 1.0f / std::sqrt(static_cast<float>(d.D));
+               int64_t rows, int64_t k0, int64_t cols, float scale, float *s) {
   gemm('N', 'T', rows, cols, d.D, scale, q + q0 * d.D, d.D, k + k0 * d.D, d.D, 0.0f, s, kKeyTile);
   if (allowed.allAllowed(q0, k0, k0 + cols))
     return;
@@ -210,7 +207,7 @@ ATTN_ROW_KERNEL void scoreGradientRow(const float *p, float *dp, int64_t cols, f
 extern "C" ATTN_EXPORT void
 _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
                                      attn_memref2 *mask, attn_memref4 *out, attn_memref3 *lse,
-                                     int64_t causal) {
+                                     int64_t causal, float scale) {
   const char *kernel = "attn_rt_flash_attention";
   Shape d = checkShapes(kernel, *q, *k, *v, *mask);
   checkSizes(kernel, "out", *out, 4, {d.B, d.H, d.T, d.Dv});
@@ -243,7 +240,7 @@ _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memr
             if (allowed[b].skip(q0, q0 + rows, k0))
               continue;
             int64_t cols = std::min(kKeyTile, d.S - k0);
-            scoreTile(q1, k1, d, allowed[b], q0, rows, k0, cols, s.data());
+            scoreTile(q1, k1, d, allowed[b], q0, rows, k0, cols, scale, s.data());
             for (int64_t r = 0; r < rows; ++r) {
               float correction = onlineSoftmaxRow(&s[r * kKeyTile], cols, m[r], l[r]);
               for (int64_t c = 0; c < d.Dv; ++c)
@@ -255,9 +252,10 @@ _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memr
           }
           float *o1 = O.data + (bh * d.T + q0) * d.Dv, *lse1 = L.data + bh * d.T + q0;
           for (int64_t r = 0; r < rows; ++r) {
+            bool empty = allowed[b].emptyRow(q0 + r);
             for (int64_t c = 0; c < d.Dv; ++c)
-              o1[r * d.Dv + c] = acc[r * d.Dv + c] / l[r];
-            lse1[r] = m[r] + std::log(l[r]) - (allowed[b].emptyRow(q0 + r) ? kPush : 0.0f);
+              o1[r * d.Dv + c] = empty ? 0.0f : acc[r * d.Dv + c] / l[r];
+            lse1[r] = empty ? 0.0f : m[r] + std::log(l[r]);
           }
         }
   }
@@ -268,7 +266,7 @@ _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memr
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref4 *out,
     attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq, attn_memref4 *dk,
-    attn_memref4 *dv, int64_t causal) {
+    attn_memref4 *dv, int64_t causal, float scale) {
   const char *kernel = "attn_rt_flash_attention_backward";
   Shape d = checkShapes(kernel, *q, *k, *v, *mask);
   checkSizes(kernel, "out", *out, 4, {d.B, d.H, d.T, d.Dv});
@@ -287,7 +285,6 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
   std::vector<Allowed> allowed;
   for (int64_t b = 0; b < d.B; ++b)
     allowed.emplace_back(M + b * d.S, d, causal != 0);
-  float scale = 1.0f / std::sqrt(static_cast<float>(d.D));
   int64_t keyTiles = (d.S + kKeyTile - 1) / kKeyTile, bhs = d.B * d.H;
 
   // delta_i = sum_c dO[i, c] O[i, c] - d_lse[i], per (batch, head): dS = P (dP - delta).
@@ -328,11 +325,11 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
         int64_t rows = std::min(kQueryTile, d.T - q0);
         if (allowed[b].skip(q0, q0 + rows, k0))
           continue;
-        scoreTile(q1, k1, d, allowed[b], q0, rows, k0, cols, p.data());
+        scoreTile(q1, k1, d, allowed[b], q0, rows, k0, cols, scale, p.data());
         for (int64_t r = 0; r < rows; ++r) {
           float *row = &p[r * kKeyTile];
-          if (allowed[b].emptyRow(q0 + r))
-            std::fill(row, row + cols, 1.0f / static_cast<float>(d.S));
+          if (allowed[b].emptyRow(q0 + r)) // a zero row: no weights, no gradient
+            std::fill(row, row + cols, 0.0f);
           else
             probabilityRow(row, cols, lse1[q0 + r]);
         }

@@ -4,8 +4,11 @@
 // (attn.attention_scores of the family, attn.local_window, attn.attention) over the B H T query
 // rows with the keys repeated per query, the causal mask as a constant. Both go through
 // attn-autodiff and the JIT; the loss sum(o^2)/2 (+ sum(w^2)/2 with weights) and every gradient
-// must agree within 1e-5 of each tensor's largest magnitude. The grid is T in {1, 7, 33, 129}
-// and S in {1, 5, 127, 513} with an odd head width, padded keys and causal masks; each family
+// must agree within 1e-5 of each tensor's largest magnitude. The Transformer's family (`sdpa`)
+// is attn.scaled_dot_product_attention itself against the fused op with a scaled-dot score,
+// which runs as the FlashAttention-2 kernels. The grid is T in {1, 7, 33, 129} and S in
+// {1, 5, 127, 513} with an odd head width, padded keys and causal masks, and a batch row
+// whose keys are all padding (rows without keys are zero rows in every form); each family
 // also once with the fused op made by attn-fuse-attention from the unfused ops.
 #include "compiler/Driver/Session.h"
 #include "compiler/Transforms/Passes.h"
@@ -22,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iomanip>
 #include <map>
 #include <sstream>
 
@@ -31,7 +35,7 @@ constexpr double kRelTol = 1e-5;
 constexpr int64_t kBatch = 2, kHeads = 2, kWidth = 5, kValueWidth = 3, kQueryWidth = 4;
 constexpr int64_t kWindow = 2;
 
-enum class Family { Dot, ScaledDot, General, Additive, Cosine, LocalMonotonic, LocalPredictive };
+enum class Family { Dot, ScaledDot, General, Additive, Cosine, LocalMonotonic, LocalPredictive, Sdpa };
 
 const char *name(Family f) {
   switch (f) {
@@ -42,6 +46,7 @@ const char *name(Family f) {
   case Family::Cosine: return "cosine";
   case Family::LocalMonotonic: return "local_m";
   case Family::LocalPredictive: return "local_p";
+  case Family::Sdpa: return "sdpa";
   }
   return "";
 }
@@ -50,9 +55,11 @@ struct Case {
   Family family;
   int64_t T, S;
   bool causal, weights;
+  bool emptyRow = false; // the second batch row's keys all padding: rows without keys
   std::string label() const {
     return std::string(name(family)) + "_T" + std::to_string(T) + "_S" + std::to_string(S) +
-           (causal ? "_causal" : "") + (weights ? "_weights" : "");
+           (causal ? "_causal" : "") + (weights ? "_weights" : "") +
+           (emptyRow ? "_empty_row" : "");
   }
   bool local() const {
     return family == Family::LocalMonotonic || family == Family::LocalPredictive;
@@ -74,10 +81,11 @@ std::string shape(std::initializer_list<int64_t> dims) {
   return s + "f32>";
 }
 
-// The second batch row's last third of keys is padding.
-std::vector<float> keyMask(int64_t S) {
+// The second batch row's last third of keys is padding (all of them with `emptyRow`).
+std::vector<float> keyMask(const Case &c) {
+  int64_t S = c.S;
   std::vector<float> m(kBatch * S, 1.0f);
-  for (int64_t j = S - S / 3; j < S; ++j)
+  for (int64_t j = c.emptyRow ? 0 : S - S / 3; j < S; ++j)
     m[S + j] = 0.0f;
   return m;
 }
@@ -154,8 +162,23 @@ std::string finish(const Case &c, std::ostringstream &o, const std::string &out,
   return o.str();
 }
 
+// The Transformer's op, which decomposes into batched matmuls, the masks and a softmax.
+std::string scaledDotProduct(const Case &c) {
+  int64_t B = kBatch, H = kHeads, T = c.T, S = c.S, D = kWidth, Dv = kValueWidth;
+  std::ostringstream o;
+  o << "func.func @loss() -> tensor<f32> {\n";
+  params(c, o);
+  o << "  %m = attn.constant " << dense(keyMask(c), shape({B, S})) << "\n"
+    << "  %o, %wts = attn.scaled_dot_product_attention %q, %k, %v, %m"
+    << (c.causal ? " {causal = true}" : "") << " : " << shape({B, H, T, D}) << ", "
+    << shape({B, H, S, D}) << ", " << shape({B, H, S, Dv}) << ", " << shape({B, S}) << "\n";
+  return finish(c, o, "o", "wts");
+}
+
 // The unfused ops over R = B H T query rows, keys and values repeated per query.
 std::string unfused(const Case &c) {
+  if (c.family == Family::Sdpa)
+    return scaledDotProduct(c);
   int64_t B = kBatch, H = kHeads, T = c.T, S = c.S, D = kWidth, Dv = kValueWidth;
   int64_t R = B * H * T, Q = c.family == Family::General ? kQueryWidth : D;
   std::ostringstream o;
@@ -172,7 +195,7 @@ std::string unfused(const Case &c) {
   o << "  %qr = attn.reshape %q : " << shape({B, H, T, Q}) << " -> " << shape({R, Q}) << "\n";
   repeat("k", D);
   repeat("v", Dv);
-  std::vector<float> keys = keyMask(S), rows;
+  std::vector<float> keys = keyMask(c), rows;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t r = 0; r < H * T; ++r)
       for (int64_t j = 0; j < S; ++j) {
@@ -243,7 +266,7 @@ std::string fused(const Case &c) {
     q = "%qu";
     k = "%ku";
   }
-  o << "  %m = attn.constant " << dense(keyMask(S), shape({B, S})) << "\n";
+  o << "  %m = attn.constant " << dense(keyMask(c), shape({B, S})) << "\n";
   std::string captures, captureArg, attrs;
   if (c.family == Family::Additive) {
     captures = " captures(%w : " + shape({D}) + ")";
@@ -280,15 +303,16 @@ std::string fused(const Case &c) {
   } else {
     o << "    %pr = attn.mul %qi, %kj : " << row << ", " << row << "\n"
       << "    %d = attn.reduce_sum %pr {axes = array<i64: 0>} : " << row << "\n";
-    if (c.family == Family::ScaledDot)
-      o << "    %sc = attn.constant dense<" << 1.0f / std::sqrt((float)D) << "> : tensor<f32>\n"
+    if (c.family == Family::ScaledDot || c.family == Family::Sdpa)
+      o << "    %sc = attn.constant dense<" << std::setprecision(9) << 1.0f / std::sqrt((float)D)
+        << "> : tensor<f32>\n"
         << "    %e = attn.mul %d, %sc : tensor<f32>, tensor<f32>\n";
     if (c.family == Family::Cosine)
       o << "    %dt = attn.mul %d, %wa : tensor<f32>, " << shape({1}) << "\n"
         << "    %e = attn.reshape %dt : " << shape({1}) << " -> tensor<f32>\n";
   }
   bool named = c.family == Family::Additive || c.family == Family::ScaledDot ||
-               c.family == Family::Cosine;
+               c.family == Family::Sdpa || c.family == Family::Cosine;
   o << "    attn.yield " << (named ? "%e" : "%d") << " : tensor<f32>\n  }\n";
   return finish(c, o, "o", "wts");
 }
@@ -391,7 +415,15 @@ std::vector<Case> cases() {
       all.push_back({Family::Additive, T, S, /*causal=*/false, /*weights=*/T <= 7});
       if (T <= S)
         all.push_back({Family::ScaledDot, T, S, /*causal=*/true, /*weights=*/false});
+      if (T <= S) // the op's causal mask needs as many keys as queries
+        all.push_back({Family::Sdpa, T, S, /*causal=*/true, /*weights=*/false});
     }
+  all.push_back({Family::Sdpa, 7, 127, /*causal=*/false, /*weights=*/false});
+  all.push_back({Family::Sdpa, 5, 7, /*causal=*/true, /*weights=*/true});
+  // Rows without keys are zero rows, fused (flash kernels, generated kernel) and unfused.
+  all.push_back({Family::Sdpa, 7, 127, /*causal=*/false, /*weights=*/false, /*emptyRow=*/true});
+  all.push_back({Family::Sdpa, 5, 7, /*causal=*/true, /*weights=*/true, /*emptyRow=*/true});
+  all.push_back({Family::Additive, 7, 5, /*causal=*/false, /*weights=*/true, /*emptyRow=*/true});
   for (Family f : {Family::Dot, Family::General, Family::Cosine, Family::LocalMonotonic,
                    Family::LocalPredictive})
     for (auto [T, S] : {std::pair<int64_t, int64_t>{1, 5}, {7, 127}}) {

@@ -641,16 +641,25 @@ func.func @scaled_dot_product_attention_causal() -> (tensor<1x2x3x3xf32>, tensor
   return %o, %w : tensor<1x2x3x3xf32>, tensor<1x2x3x5xf32>
 }
 
-// The flash kernel (attn-fuse-attention's result for the two above) against finite
-// differences, causal with fewer queries than keys and a padded second batch row; both results
-// are differentiated (the log-sum-exp's gradient enters the backward kernel too).
-func.func @flash_attention() -> (tensor<2x2x3x3xf32>, tensor<2x2x3xf32>) {
+// A scaled-dot score, which attn-to-onednn runs as the FlashAttention-2 kernels
+// (attn-fuse-attention's result for the two above), against finite differences: causal with
+// fewer queries than keys and a padded second batch row; both results are differentiated (the
+// log-sum-exp's gradient enters the backward kernel too).
+func.func @fused_attention_dot() -> (tensor<2x2x3x3xf32>, tensor<2x2x3xf32>) {
   %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x2x3x4xf32>
   %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x2x5x4xf32>
   %v = attn.param "v" {scale = 1.0 : f32} : tensor<2x2x5x3xf32>
   %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0, 0.0]]> : tensor<2x5xf32>
-  %o, %lse = attn.flash_attention %q, %k, %v, %m {causal = true}
+  %o, %lse = attn.fused_attention %q, %k, %v, %m {causal = true}
       : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %scale = attn.constant dense<0.5> : tensor<f32>
+    %s = attn.mul %dot, %scale : tensor<f32>, tensor<f32>
+    attn.yield %s : tensor<f32>
+  }
   return %o, %lse : tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
 }
 

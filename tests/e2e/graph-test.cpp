@@ -60,7 +60,7 @@ TEST(Graph, SelfAttentionPoolingLearnsTheMajority) {
   // The attention was fused like a Transformer's.
   out.clear();
   ASSERT_EQ(attnc("emit " + spec + " --stage=fused", &out), 0) << out;
-  EXPECT_NE(out.find("attn.flash_attention"), std::string::npos) << out;
+  EXPECT_NE(out.find("attn.fused_attention"), std::string::npos) << out;
   out.clear();
   ASSERT_EQ(attnc("run " + spec + " --ckpt " + dir, &out), 0) << out;
   EXPECT_NE(out.find("(right)"), std::string::npos) << out;

@@ -35,7 +35,7 @@ struct AttnToLinalg : mlir::attn::impl::AttnToLinalgBase<AttnToLinalg> {
     if (failed(applyOpPatternsAndFold(ops, std::move(patterns), config)))
       return signalPassFailure();
     // Whatever is left has no lowering here: say which op, and what usually fixes it.
-    // Runtime kernels (matmuls, dense layers, the sequence ops, fused and flash attention)
+    // Runtime kernels (matmuls, dense layers, the sequence ops, fused attention)
     // are attn-to-onednn's, which runs after this pass.
     WalkResult leftover = getOperation().walk<WalkOrder::PreOrder>([](Operation *op) {
       if (op->hasTrait<attn::OpTrait::RuntimeKernel>())

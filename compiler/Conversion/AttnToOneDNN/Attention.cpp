@@ -1,16 +1,19 @@
-// attn-to-onednn, attention family: flash attention becomes calls of the runtime's tiled
-// kernels (runtime/cpu/flash_attention.cpp; hand-written loops around oneDNN's sgemm, not
-// oneDNN primitives); each fused attention a call of a kernel generated for it
-// (AttnToLinalg/Attention.h: loops with its score regions inlined), the same way:
+// attn-to-onednn, attention family. A fused attention whose score is a plain dot product
+// (dot, scaled dot: the Transformer's) becomes a call of the runtime's FlashAttention-2
+// kernels (runtime/cpu/flash_attention.cpp: tiles of oneDNN sgemm and an online softmax);
+// every other one a call of a kernel generated for it (AttnToLinalg/Attention.h: loops with
+// its score regions inlined):
 //
+//   attn_rt_flash_attention(q, k, v, mask, out, lse, causal, scale)
+//   attn_rt_flash_attention_backward(q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv, causal,
+//                                    scale)
 //   attn_fused_attention_N(q, k, v, mask[, center], captures..., out, lse[, weights])
 //   attn_fused_attention_grad_N(<the op's operands>, dq, dk, dv[, dcenter], dcaptures...)
-//   attn_rt_flash_attention(q, k, v, mask, out, lse, causal)
-//   attn_rt_flash_attention_backward(q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv, causal)
 #include "compiler/Conversion/AttnToLinalg/Attention.h"
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 #include "compiler/Conversion/AttnToOneDNN/Patterns.h"
 #include "dialect/AttnOps.h"
+#include "dialect/ops/ScoreRegion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -19,10 +22,10 @@ using namespace mlir::attn;
 using namespace mlir::attn::onednn;
 
 namespace {
-// Calls `kernel` on the op's operands, fresh buffers for its results (which replace it) and
-// the integers `flags`.
+// Calls `kernel` on the op's operands, fresh buffers for its results (which replace it), the
+// integers `flags` and the floats `scalars`.
 LogicalResult callKernel(Operation *op, PatternRewriter &rewriter, StringRef kernel,
-                         ArrayRef<int64_t> flags = {}) {
+                         ArrayRef<int64_t> flags = {}, ArrayRef<float> scalars = {}) {
   Location loc = op->getLoc();
   SmallVector<int64_t> ranks;
   SmallVector<Value> args;
@@ -40,13 +43,25 @@ LogicalResult callKernel(Operation *op, PatternRewriter &rewriter, StringRef ker
   }
   for (int64_t flag : flags)
     args.push_back(rewriter.create<arith::ConstantIntOp>(loc, flag, 64));
-  auto decl = declareKernel(rewriter, op, kernel, ranks, flags.size());
+  for (float scalar : scalars)
+    args.push_back(
+        rewriter.create<arith::ConstantFloatOp>(loc, APFloat(scalar), rewriter.getF32Type()));
+  auto decl = declareKernel(rewriter, op, kernel, ranks, flags.size(), scalars.size());
   rewriter.create<func::CallOp>(loc, decl, args);
   SmallVector<Value> tensors;
   for (Value buffer : buffers)
     tensors.push_back(asTensor(rewriter, loc, buffer));
   rewriter.replaceOp(op, tensors);
   return success();
+}
+
+// The scale c of a fused attention the FlashAttention-2 kernels compute: a score
+// c * sum(q * k) and nothing else (no centre, window, Gaussian, captures or weights), so that
+// the operands are exactly (q, k, v, mask[, out, lse, d_out, d_lse]).
+template <typename Op> std::optional<float> flashScale(Op op) {
+  if (op.getCenter() || op.getWindow() || op.getGaussian() || !op.getCaptures().empty())
+    return std::nullopt;
+  return score_region::dotProductScale(op.getScore().front());
 }
 
 // A name `<base>_<n>` no symbol of `op`'s module has yet.
@@ -61,6 +76,8 @@ std::string freshKernelName(Operation *op, StringRef base) {
 struct FusedAttentionToKernel : OpRewritePattern<FusedAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FusedAttentionOp op, PatternRewriter &rewriter) const override {
+    if (std::optional<float> scale = flashScale(op); scale && !op.getWithWeights())
+      return callKernel(op, rewriter, "attn_rt_flash_attention", {op.getCausal()}, {*scale});
     std::string name = freshKernelName(op, "attn_fused_attention");
     linalg_lowering::defineAttentionKernel(rewriter, op, name);
     return callKernel(op, rewriter, name);
@@ -71,28 +88,16 @@ struct FusedAttentionGradToKernel : OpRewritePattern<FusedAttentionGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FusedAttentionGradOp op,
                                 PatternRewriter &rewriter) const override {
+    if (std::optional<float> scale = flashScale(op); scale && !op.getWeights())
+      return callKernel(op, rewriter, "attn_rt_flash_attention_backward", {op.getCausal()},
+                        {*scale});
     std::string name = freshKernelName(op, "attn_fused_attention_grad");
     linalg_lowering::defineAttentionGradKernel(rewriter, op, name);
     return callKernel(op, rewriter, name);
   }
 };
-
-struct FlashAttentionToKernel : OpRewritePattern<FlashAttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(FlashAttentionOp op, PatternRewriter &rewriter) const override {
-    return callKernel(op, rewriter, "attn_rt_flash_attention", {op.getCausal()});
-  }
-};
-
-struct FlashAttentionGradToKernel : OpRewritePattern<FlashAttentionGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(FlashAttentionGradOp op, PatternRewriter &rewriter) const override {
-    return callKernel(op, rewriter, "attn_rt_flash_attention_backward", {op.getCausal()});
-  }
-};
 } // namespace
 
 void mlir::attn::onednn::populateAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<FusedAttentionToKernel, FusedAttentionGradToKernel, FlashAttentionToKernel,
-               FlashAttentionGradToKernel>(patterns.getContext());
+  patterns.add<FusedAttentionToKernel, FusedAttentionGradToKernel>(patterns.getContext());
 }

@@ -15,7 +15,7 @@ MemRefType kernelMemrefType(MLIRContext *ctx, int64_t rank) {
 }
 
 func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef name,
-                           ArrayRef<int64_t> memrefRanks, unsigned numI64) {
+                           ArrayRef<int64_t> memrefRanks, unsigned numI64, unsigned numF32) {
   auto module = from->getParentOfType<ModuleOp>();
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
@@ -24,6 +24,7 @@ func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef
   for (int64_t r : memrefRanks)
     inputs.push_back(kernelMemrefType(ctx, r));
   inputs.append(numI64, rewriter.getI64Type());
+  inputs.append(numF32, rewriter.getF32Type());
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToStart(module.getBody());
   auto f = rewriter.create<func::FuncOp>(module.getLoc(), name,

@@ -15,9 +15,10 @@ namespace mlir::attn::onednn {
 /// a single declaration serves all shapes.
 MemRefType kernelMemrefType(MLIRContext *ctx, int64_t rank);
 
-/// Declares `@name(kernel memrefs of `memrefRanks`..., i64 x numI64)` once per module.
+/// Declares `@name(kernel memrefs of `memrefRanks`..., i64 x numI64, f32 x numF32)` once per
+/// module.
 func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef name,
-                           ArrayRef<int64_t> memrefRanks, unsigned numI64);
+                           ArrayRef<int64_t> memrefRanks, unsigned numI64, unsigned numF32 = 0);
 
 /// A tensor operand as a kernel argument: its buffer, viewed with a dynamic layout.
 Value asKernelOperand(PatternRewriter &rewriter, Location loc, Value tensor);

@@ -69,16 +69,18 @@ void _mlir_ciface_attn_rt_rnn_backward(
     attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
     int64_t peephole);
 
-/* Flash attention, the dot-product family (attn.flash_attention): per batch b and head h,
- *   s[i, j] = q[i] . k[j] / sqrt(D), less 1e9 where key j is not allowed for query i
- *             (mask[b, j] == 0, or causal and j > i + S - T),
- *   out[i] = sum_j softmax_j(s)[i, j] v[j],  lse[i] = log sum_j exp(s[i, j]).
+/* Flash attention: attn.fused_attention whose score is a plain dot product, per batch b and
+ * head h,
+ *   s[i, j] = scale * q[i] . k[j], over the keys j allowed for query i
+ *             (mask[b, j] != 0, and j <= i + S - T when causal),
+ *   out[i] = sum_j softmax_j(s)[i, j] v[j],  lse[i] = log sum_j exp(s[i, j]);
+ *   a row with no allowed key: out[i] = 0, lse[i] = 0.
  * Tiled with an online softmax: the [T, S] scores never exist whole.
  * q [B, H, T, D], k [B, H, S, D], v [B, H, S, Dv], mask [B, S]; out [B, H, T, Dv], lse [B, H, T].
  */
 void _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
                                           attn_memref2 *mask, attn_memref4 *out, attn_memref3 *lse,
-                                          int64_t causal);
+                                          int64_t causal, float scale);
 
 /* Its backward: the forward's operands and results and the results' gradients d_out
  * [B, H, T, Dv], d_lse [B, H, T] in; dq, dk, dv (the shapes of q, k, v) out. The probabilities
@@ -88,7 +90,7 @@ void _mlir_ciface_attn_rt_flash_attention_backward(attn_memref4 *q, attn_memref4
                                                    attn_memref4 *out, attn_memref3 *lse,
                                                    attn_memref4 *d_out, attn_memref3 *d_lse,
                                                    attn_memref4 *dq, attn_memref4 *dk,
-                                                   attn_memref4 *dv, int64_t causal);
+                                                   attn_memref4 *dv, int64_t causal, float scale);
 
 #ifdef __cplusplus
 }

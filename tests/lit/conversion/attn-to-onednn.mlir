@@ -69,6 +69,65 @@ func.func @gru_sequence(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor
   return %hs : tensor<4x6x8xf32>
 }
 
+// A plain dot-product score (scaled, the factors either way round) runs the FlashAttention-2
+// kernels, the scale an f32 argument; its backward too.
+// CHECK-LABEL: func @fused_attention_dot
+// CHECK-DAG: %[[CAUSAL:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK: call @attn_rt_flash_attention(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[CAUSAL]], %[[SCALE]])
+// CHECK: call @attn_rt_flash_attention_backward({{.*}}) : ({{.*}}, i64, f32) -> ()
+// CHECK-NOT: attn.fused_attention
+func.func @fused_attention_dot(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x3xf32>,
+                               %m: tensor<2x5xf32>, %do: tensor<2x2x3x3xf32>, %dl: tensor<2x2x3xf32>)
+    -> (tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>) {
+  %o, %lse = attn.fused_attention %q, %k, %v, %m {causal = true}
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %kj, %qi : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %c = attn.constant dense<0.5> : tensor<f32>
+    %s = attn.mul %c, %dot : tensor<f32>, tensor<f32>
+    attn.yield %s : tensor<f32>
+  }
+  %dq, %dk, %dv = attn.fused_attention_grad %q, %k, %v, %m, %o, %lse, %do, %dl {causal = true}
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>, tensor<2x2x3x3xf32>,
+        tensor<2x2x3xf32>, tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
+      -> tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %kj, %qi : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %c = attn.constant dense<0.5> : tensor<f32>
+    %s = attn.mul %c, %dot : tensor<f32>, tensor<f32>
+    attn.yield %s : tensor<f32>
+  } {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %ds: tensor<f32>):
+    %c = attn.constant dense<0.5> : tensor<f32>
+    %g = attn.mul %ds, %c : tensor<f32>, tensor<f32>
+    %dq_row = attn.mul %g, %kj : tensor<f32>, tensor<4xf32>
+    %dk_row = attn.mul %g, %qi : tensor<f32>, tensor<4xf32>
+    attn.yield %dq_row, %dk_row : tensor<4xf32>, tensor<4xf32>
+  }
+  return %dq, %dk, %dv : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>
+}
+
+// The same score with its weights read: the generated kernel (the flash kernels never form them).
+// CHECK-LABEL: func @fused_attention_dot_weights
+// CHECK: call @attn_fused_attention_{{[0-9]+}}(
+// CHECK-NOT: attn_rt_flash_attention(
+func.func @fused_attention_dot_weights(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x3xf32>,
+                                       %m: tensor<2x5xf32>) -> tensor<2x2x3x5xf32> {
+  %o, %lse, %w = attn.fused_attention %q, %k, %v, %m {with_weights}
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32>, tensor<2x2x3x5xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    attn.yield %dot : tensor<f32>
+  }
+  return %w : tensor<2x2x3x5xf32>
+}
+
 // A fused attention calls a kernel generated for it: one query row at a time, causal masking as
 // the end of the key loop (j < i + S - T + 1), the key mask as a predicate, the score region
 // inlined (its row product one loop over d, its scalar ops after it), a row of S scores, then
@@ -116,3 +175,4 @@ func.func @fused_attention_alibi(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32
   }
   return %o, %lse : tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
 }
+

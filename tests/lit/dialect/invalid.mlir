@@ -545,30 +545,6 @@ func.func @multi_head_attention_shapes(%x: tensor<2x10x8xf32>, %w: tensor<8x8xf3
 
 // -----
 
-func.func @flash_attention_mask(%q: tensor<2x4x10x16xf32>, %k: tensor<2x4x12x16xf32>, %v: tensor<2x4x12x8xf32>, %m: tensor<2x10xf32>) {
-  // expected-error @+1 {{'attn.flash_attention' needs query [B, H, T, D], keys [B, H, S, D], values [B, H, S, Dv] and key_mask [B, S]; got tensor<2x4x10x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x8xf32>, tensor<2x10xf32>}}
-  %o, %lse = attn.flash_attention %q, %k, %v, %m : tensor<2x4x10x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x8xf32>, tensor<2x10xf32>
-  return
-}
-
-// -----
-
-func.func @flash_attention_causal(%q: tensor<1x1x12x16xf32>, %k: tensor<1x1x10x16xf32>, %v: tensor<1x1x10x8xf32>, %m: tensor<1x10xf32>) {
-  // expected-error @+1 {{'attn.flash_attention' with causal needs at most as many queries as keys; got tensor<1x1x12x16xf32> and tensor<1x1x10x16xf32>}}
-  %o, %lse = attn.flash_attention %q, %k, %v, %m {causal = true} : tensor<1x1x12x16xf32>, tensor<1x1x10x16xf32>, tensor<1x1x10x8xf32>, tensor<1x10xf32>
-  return
-}
-
-// -----
-
-func.func @flash_attention_grad(%q: tensor<1x1x4x16xf32>, %k: tensor<1x1x6x16xf32>, %v: tensor<1x1x6x8xf32>, %m: tensor<1x6xf32>, %o: tensor<1x1x4x8xf32>, %lse: tensor<1x1x4xf32>) {
-  // expected-error @+1 {{'attn.flash_attention_grad' needs lse and d_lse of type tensor<1x1x4xf32>; got tensor<1x1x4x8xf32>}}
-  %g:3 = attn.flash_attention_grad %q, %k, %v, %m, %o, %lse, %o, %o : tensor<1x1x4x16xf32>, tensor<1x1x6x16xf32>, tensor<1x1x6x8xf32>, tensor<1x6xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
-  return
-}
-
-// -----
-
 // The weight's input channels (8) are not the input's (16).
 func.func @conv1d_channels(%x: tensor<4x10x16xf32>, %w: tensor<3x8x32xf32>, %b: tensor<32xf32>) {
   // expected-error @+1 {{'attn.conv1d' needs input [B, T, C], weight [K, C, N], bias [N] and pads of 0 to 2^31 with T + pad_low + pad_high >= K; got tensor<4x10x16xf32>, tensor<3x8x32xf32>, tensor<32xf32>, pad_low 2, pad_high 0}}

@@ -241,15 +241,6 @@ func.func @fused_attention_local(%q: tensor<2x1x1x4xf32>, %k: tensor<2x1x5x4xf32
   return %dp : tensor<2x1x1xf32>
 }
 
-// CHECK-LABEL: func.func @flash_attention
-func.func @flash_attention(%q: tensor<2x4x10x16xf32>, %k: tensor<2x4x12x16xf32>, %v: tensor<2x4x12x8xf32>, %m: tensor<2x12xf32>, %do: tensor<2x4x10x8xf32>, %dl: tensor<2x4x10xf32>) -> (tensor<2x4x10x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x8xf32>) {
-  // CHECK: attn.flash_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal = true} : tensor<2x4x10x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x8xf32>, tensor<2x12xf32>
-  %o, %lse = attn.flash_attention %q, %k, %v, %m {causal = true} : tensor<2x4x10x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x8xf32>, tensor<2x12xf32>
-  // CHECK: attn.flash_attention_grad {{.*}} {causal = true} : tensor<2x4x10x16xf32>
-  %g:3 = attn.flash_attention_grad %q, %k, %v, %m, %o, %lse, %do, %dl {causal = true} : tensor<2x4x10x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x8xf32>, tensor<2x12xf32>, tensor<2x4x10x8xf32>, tensor<2x4x10xf32>, tensor<2x4x10x8xf32>, tensor<2x4x10xf32>
-  return %g#0, %g#1, %g#2 : tensor<2x4x10x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x8xf32>
-}
-
 // CHECK-LABEL: func @transformer_attention
 func.func @transformer_attention(%x: tensor<2x10x8xf32>, %mem: tensor<2x12x6xf32>,
                                  %w: tensor<8x8xf32>, %wm: tensor<6x8xf32>, %b: tensor<8xf32>,

@@ -118,12 +118,18 @@ func.func @shared_scores(%q: tensor<4x16xf32>, %k: tensor<4x10x16xf32>, %v: tens
 
 // -----
 
-// Scaled dot-product attention whose weights nothing reads: flash attention, with a key mask of
-// ones where it had none.
+// Scaled dot-product attention: the fused op with a scaled-dot score (1/sqrt(16)), which
+// attn-to-onednn runs as the flash kernels, with a key mask of ones where it had none.
 // CHECK-LABEL: func @sdpa
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x4x10x16xf32>, %[[K:.*]]: tensor<2x4x12x16xf32>, %[[V:.*]]: tensor<2x4x12x8xf32>)
 // CHECK: %[[ONES:.*]] = attn.constant dense<1.000000e+00> : tensor<2x12xf32>
-// CHECK: %[[O:.*]], %{{.*}} = attn.flash_attention %[[Q]], %[[K]], %[[V]], %[[ONES]] {causal = true}
+// CHECK: %[[O:.*]], %{{.*}} = attn.fused_attention %[[Q]], %[[K]], %[[V]], %[[ONES]] {causal = true}
+// CHECK-SAME: -> tensor<2x4x10x8xf32>, tensor<2x4x10xf32> {
+// CHECK: %[[P:.*]] = attn.mul %{{.*}}, %{{.*}} : tensor<16xf32>, tensor<16xf32>
+// CHECK: %[[D:.*]] = attn.reduce_sum %[[P]]
+// CHECK: %[[C:.*]] = attn.constant dense<2.500000e-01> : tensor<f32>
+// CHECK: %[[S:.*]] = attn.mul %[[D]], %[[C]]
+// CHECK: attn.yield %[[S]]
 // CHECK-NOT: attn.scaled_dot_product_attention
 // CHECK: return %[[O]]
 func.func @sdpa(%q: tensor<2x4x10x16xf32>, %k: tensor<2x4x12x16xf32>, %v: tensor<2x4x12x8xf32>) -> tensor<2x4x10x8xf32> {
@@ -133,25 +139,26 @@ func.func @sdpa(%q: tensor<2x4x10x16xf32>, %k: tensor<2x4x12x16xf32>, %v: tensor
 
 // -----
 
-// Weights that are read (plots) keep the attention unfused.
+// Weights that are read (plots) become the fused op's third result.
 // CHECK-LABEL: func @sdpa_weights
-// CHECK: attn.scaled_dot_product_attention
-// CHECK-NOT: attn.flash_attention
+// CHECK: %[[O:.*]], %{{.*}}, %[[W:.*]] = attn.fused_attention {{.*}} {with_weights}
+// CHECK-NOT: attn.scaled_dot_product_attention
+// CHECK: return %[[O]], %[[W]]
 func.func @sdpa_weights(%q: tensor<2x4x10x16xf32>, %k: tensor<2x4x12x16xf32>, %v: tensor<2x4x12x8xf32>, %m: tensor<2x12xf32>) -> (tensor<2x4x10x8xf32>, tensor<2x4x10x12xf32>) {
-  // expected-remark @+1 {{not fused: its attention weights are used}}
+  // expected-remark @+1 {{fused with its weights as a result (they are read): the generated kernel, not the GEMM-tiled one, computes it}}
   %o, %w = attn.scaled_dot_product_attention %q, %k, %v, %m : tensor<2x4x10x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x8xf32>, tensor<2x12xf32>
   return %o, %w : tensor<2x4x10x8xf32>, tensor<2x4x10x12xf32>
 }
 
 // -----
 
-// Multi-head cross attention: its projections stay dense ops around one flash attention that
+// Multi-head cross attention: its projections stay dense ops around one fused attention that
 // reads the key mask.
 // CHECK-LABEL: func @mha
 // CHECK-SAME: %[[M:[^:]*]]: tensor<2x5xf32>)
 // CHECK-NOT: attn.multi_head_attention
 // CHECK: attn.dense
-// CHECK: attn.flash_attention %{{.*}}, %{{.*}}, %{{.*}}, %[[M]] :
+// CHECK: attn.fused_attention %{{.*}}, %{{.*}}, %{{.*}}, %[[M]] :
 // CHECK: attn.dense
 func.func @mha(%x: tensor<2x3x4xf32>, %mem: tensor<2x5x6xf32>, %wq: tensor<4x4xf32>, %bq: tensor<4xf32>,
                %wk: tensor<6x4xf32>, %bk: tensor<4xf32>, %wv: tensor<6x4xf32>, %bv: tensor<4xf32>,
@@ -164,10 +171,13 @@ func.func @mha(%x: tensor<2x3x4xf32>, %mem: tensor<2x5x6xf32>, %wq: tensor<4x4xf
 
 // -----
 
+// Multi-head self-attention whose weights are read: fused with them as a result.
 // CHECK-LABEL: func @mha_weights
-// CHECK: attn.multi_head_attention
+// CHECK-NOT: attn.multi_head_attention
+// CHECK: %{{.*}}, %{{.*}}, %[[W:.*]] = attn.fused_attention {{.*}} {with_weights}
+// CHECK: return %[[W]]
 func.func @mha_weights(%x: tensor<2x3x4xf32>, %wq: tensor<4x4xf32>, %bq: tensor<4xf32>) -> tensor<2x2x3x3xf32> {
-  // expected-remark @+1 {{not fused: its attention weights are used}}
+  // expected-remark @+1 {{fused with its weights as a result (they are read): the generated kernel, not the GEMM-tiled one, computes it}}
   %y, %w = attn.multi_head_attention %x, %x, %wq, %bq, %wq, %bq, %wq, %bq, %wq, %bq {heads = 2 : i64}
       : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>,
         tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>

@@ -1,9 +1,10 @@
-// The flash attention kernels (runtime/cpu/flash_attention.cpp) against float64 loops that
-// materialise the whole [T, S] score matrix, as attn.scaled_dot_product_attention's
-// decomposition does: forward (output and log-sum-exp) and every gradient, over query counts
-// T in {1, 7, 33, 129} and key counts S in {1, 5, 127, 513} (tile edges on both sides), an odd
-// head width, with and without causal masking, with padded keys and a batch row whose keys are
-// all padding (uniform weights, as in the decomposition), and a single (batch, head) pair.
+// The flash attention kernels (runtime/cpu/flash_attention.cpp: attn.fused_attention with a
+// dot-product score) against float64 loops that materialise the whole [T, S] score matrix:
+// forward (output and log-sum-exp) and every gradient, over query counts T in {1, 7, 33, 129}
+// and key counts S in {1, 5, 127, 513} (tile edges on both sides), an odd head width, with and
+// without causal masking (T > S leaves early rows without keys), with padded keys and a batch
+// row whose keys are all padding (zero rows, as the fused op defines them), the scaled dot and
+// the plain dot, and a single (batch, head) pair.
 #include "attn/Random.h"
 #include "attn/kernels.h"
 #include "tests/support/KernelArgs.h"
@@ -22,6 +23,8 @@ using attn::testing::randomFloats;
 struct Case {
   int64_t B, H, T, S, D, Dv;
   bool causal;
+  bool scaled; // 1/sqrt(D) (the Transformer's), else the plain dot (Luong's)
+  float scale() const { return scaled ? 1.0f / std::sqrt((float)D) : 1.0f; }
 };
 
 struct Problem {
@@ -60,7 +63,7 @@ Reference reference(const Problem &p) {
   r.dq.assign(p.q.size(), 0);
   r.dk.assign(p.k.size(), 0);
   r.dv.assign(p.v.size(), 0);
-  double scale = 1 / std::sqrt((double)c.D);
+  double scale = c.scale();
   std::vector<double> s(c.S), w(c.S), dw(c.S);
   for (int64_t b = 0; b < c.B; ++b)
     for (int64_t h = 0; h < c.H; ++h) {
@@ -69,19 +72,21 @@ Reference reference(const Problem &p) {
                   *dOut = &p.dOut[bh * c.T * c.Dv];
       for (int64_t i = 0; i < c.T; ++i) {
         double mx = -INFINITY;
+        std::vector<bool> allowed(c.S);
         for (int64_t j = 0; j < c.S; ++j) {
           double dot = 0;
           for (int64_t d = 0; d < c.D; ++d)
             dot += (double)q[i * c.D + d] * k[j * c.D + d];
-          bool allowed = p.mask[b * c.S + j] != 0 && (!c.causal || j <= i + c.S - c.T);
-          // The push as f32 arithmetic does it (the kernel and the decomposition): on a row
-          // without allowed keys, -1e9 + s rounds to -1e9, so the weights are uniform.
-          s[j] = allowed ? dot * scale : (double)((float)(dot * scale) - 1e9f);
-          mx = std::max(mx, s[j]);
+          allowed[j] = p.mask[b * c.S + j] != 0 && (!c.causal || j <= i + c.S - c.T);
+          s[j] = dot * scale;
+          if (allowed[j])
+            mx = std::max(mx, s[j]);
         }
+        if (mx == -INFINITY) // no allowed key: a zero row, without gradients
+          continue;
         double total = 0;
         for (int64_t j = 0; j < c.S; ++j)
-          total += w[j] = std::exp(s[j] - mx);
+          total += w[j] = allowed[j] ? std::exp(s[j] - mx) : 0.0;
         for (int64_t j = 0; j < c.S; ++j)
           w[j] /= total;
         r.lse[bh * c.T + i] = mx + std::log(total);
@@ -135,7 +140,7 @@ TEST_P(FlashAttention, MatchesTheMaterialisedReference) {
   auto mask = memref<attn_memref2>(p.mask, {c.B, c.S});
   auto o = memref<attn_memref4>(out, {c.B, c.H, c.T, c.Dv});
   auto l = memref<attn_memref3>(lse, {c.B, c.H, c.T});
-  _mlir_ciface_attn_rt_flash_attention(&q, &k, &v, &mask, &o, &l, c.causal);
+  _mlir_ciface_attn_rt_flash_attention(&q, &k, &v, &mask, &o, &l, c.causal, c.scale());
   EXPECT_LT(relativeError(out, ref.out), 1e-5);
   EXPECT_LT(relativeError(lse, ref.lse), 1e-5);
 
@@ -145,7 +150,7 @@ TEST_P(FlashAttention, MatchesTheMaterialisedReference) {
   auto gk = memref<attn_memref4>(dk, {c.B, c.H, c.S, c.D});
   auto gv = memref<attn_memref4>(dv, {c.B, c.H, c.S, c.Dv});
   _mlir_ciface_attn_rt_flash_attention_backward(&q, &k, &v, &mask, &o, &l, &dOut, &dLse, &gq, &gk,
-                                                &gv, c.causal);
+                                                &gv, c.causal, c.scale());
   EXPECT_LT(relativeError(dq, ref.dq), 1e-5);
   EXPECT_LT(relativeError(dk, ref.dk), 1e-5);
   EXPECT_LT(relativeError(dv, ref.dv), 1e-5);
@@ -156,11 +161,11 @@ std::vector<Case> cases() {
   for (int64_t t : {1, 7, 33, 129})
     for (int64_t s : {1, 5, 127, 513})
       for (bool causal : {false, true})
-        all.push_back({3, 2, t, s, 33, 17, causal});
+        all.push_back({3, 2, t, s, 33, 17, causal, /*scaled=*/true});
   // One (batch, head) pair: the backward then splits the key tiles over the threads, each
-  // summing its own copy of dq.
+  // summing its own copy of dq. The plain dot.
   for (bool causal : {false, true})
-    all.push_back({1, 1, 129, 513, 33, 17, causal});
+    all.push_back({1, 1, 129, 513, 33, 17, causal, /*scaled=*/false});
   return all;
 }
 
