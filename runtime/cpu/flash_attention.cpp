@@ -29,6 +29,9 @@ namespace {
 // 128 x 128: per tile 4 MFLOP of GEMMs (D = 64) against 16 K exponentials, and oneDNN's per-call cost
 // spread over enough work (64 x 64 tiles ran the forward at 50% of the GEMM peak, these at 64%).
 constexpr int64_t kQueryTile = 128, kKeyTile = 128;
+// A causal tile that crosses the diagonal is computed in bands of this many query rows, each
+// over the keys its last row may see: about half such a tile's work instead of all of it.
+constexpr int64_t kBand = 32;
 // What a score loses where its key is not allowed: enough for fastExp to give its weight
 // exactly 0 next to any allowed key's score. A row with no allowed key at all is the fused
 // op's zero row (output 0, lse 0, no gradient), recognised by Allowed::emptyRow, not computed.
@@ -130,6 +133,17 @@ public:
       row[c] -= m[c] == 0 ? kPush : 0.0f;
   }
 
+  // How many of the keys [k0, k0 + cols) query i may see by the causal mask (a prefix).
+  int64_t visible(int64_t i, int64_t k0, int64_t cols) const {
+    return causal_ ? std::clamp<int64_t>(i + offset_ + 1 - k0, 0, cols) : cols;
+  }
+
+  // The query rows per band of the tile (queries [q0, q0 + rows), keys [k0, k0 + cols)): kBand
+  // where the causal mask hides part of the tile from its first row, else the whole tile.
+  int64_t band(int64_t q0, int64_t rows, int64_t k0, int64_t cols) const {
+    return visible(q0, k0, cols) < cols ? kBand : rows;
+  }
+
   // Whether query i sees no key at all.
   bool emptyRow(int64_t i) const { return causal_ ? first_ > i + offset_ : first_ >= S_; }
 
@@ -172,10 +186,12 @@ void scoreTile(const float *q, const float *k, const Shape &d, const Allowed &al
 // which become their weights exp(s - m_new); returns the factor exp(m_old - m_new) by which the
 // row's accumulator is to be rescaled.
 ATTN_ROW_KERNEL float onlineSoftmaxRow(float *s, int64_t cols, float &m, float &l) {
+  // The comparison written out: GCC 12 vectorises this reduction, not std::max's (a scalar
+  // loop that took half of this function).
   float mx = m;
 #pragma omp simd reduction(max : mx)
   for (int64_t c = 0; c < cols; ++c)
-    mx = std::max(mx, s[c]);
+    mx = s[c] > mx ? s[c] : mx;
   float sum = 0;
 #pragma omp simd reduction(+ : sum)
   for (int64_t c = 0; c < cols; ++c) {
@@ -240,15 +256,26 @@ _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memr
             if (allowed[b].skip(q0, q0 + rows, k0))
               continue;
             int64_t cols = std::min(kKeyTile, d.S - k0);
-            scoreTile(q1, k1, d, allowed[b], q0, rows, k0, cols, scale, s.data());
-            for (int64_t r = 0; r < rows; ++r) {
-              float correction = onlineSoftmaxRow(&s[r * kKeyTile], cols, m[r], l[r]);
-              for (int64_t c = 0; c < d.Dv; ++c)
-                acc[r * d.Dv + c] *= correction;
+            int64_t band = allowed[b].band(q0, rows, k0, cols);
+            for (int64_t r0 = 0; r0 < rows; r0 += band) {
+              // Rows [r0, r0 + n) over the first `seen` keys of the tile: the others are
+              // causally hidden from all of them.
+              int64_t n = std::min(band, rows - r0);
+              int64_t seen = allowed[b].visible(q0 + r0 + n - 1, k0, cols);
+              if (seen == 0)
+                continue;
+              float *sBand = &s[r0 * kKeyTile], *accBand = &acc[r0 * d.Dv];
+              scoreTile(q1, k1, d, allowed[b], q0 + r0, n, k0, seen, scale, sBand);
+              for (int64_t r = r0; r < r0 + n; ++r) {
+                float correction = onlineSoftmaxRow(&s[r * kKeyTile], seen, m[r], l[r]);
+                if (correction != 1.0f)
+                  for (int64_t c = 0; c < d.Dv; ++c)
+                    acc[r * d.Dv + c] *= correction;
+              }
+              // acc [n, Dv] += p [n, seen] v [seen, Dv]
+              gemm('N', 'N', n, d.Dv, seen, 1.0f, sBand, kKeyTile, v1 + k0 * d.Dv, d.Dv, 1.0f,
+                   accBand, d.Dv);
             }
-            // acc [rows, Dv] += p [rows, cols] v [cols, Dv]
-            gemm('N', 'N', rows, d.Dv, cols, 1.0f, s.data(), kKeyTile, v1 + k0 * d.Dv, d.Dv, 1.0f,
-                 acc.data(), d.Dv);
           }
           float *o1 = O.data + (bh * d.T + q0) * d.Dv, *lse1 = L.data + bh * d.T + q0;
           for (int64_t r = 0; r < rows; ++r) {
@@ -325,28 +352,36 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
         int64_t rows = std::min(kQueryTile, d.T - q0);
         if (allowed[b].skip(q0, q0 + rows, k0))
           continue;
-        scoreTile(q1, k1, d, allowed[b], q0, rows, k0, cols, scale, p.data());
-        for (int64_t r = 0; r < rows; ++r) {
-          float *row = &p[r * kKeyTile];
-          if (allowed[b].emptyRow(q0 + r)) // a zero row: no weights, no gradient
-            std::fill(row, row + cols, 0.0f);
-          else
-            probabilityRow(row, cols, lse1[q0 + r]);
+        int64_t band = allowed[b].band(q0, rows, k0, cols);
+        for (int64_t r0 = q0; r0 < q0 + rows; r0 += band) {
+          // Query rows [r0, r0 + n) against the first `seen` keys of the tile, as in the forward.
+          int64_t n = std::min(band, q0 + rows - r0);
+          int64_t seen = allowed[b].visible(r0 + n - 1, k0, cols);
+          if (seen == 0)
+            continue;
+          scoreTile(q1, k1, d, allowed[b], r0, n, k0, seen, scale, p.data());
+          for (int64_t r = 0; r < n; ++r) {
+            float *row = &p[r * kKeyTile];
+            if (allowed[b].emptyRow(r0 + r)) // a zero row: no weights, no gradient
+              std::fill(row, row + seen, 0.0f);
+            else
+              probabilityRow(row, seen, lse1[r0 + r]);
+          }
+          // dV [seen, Dv] += P^T [seen, n] dO [n, Dv]
+          gemm('T', 'N', seen, d.Dv, n, 1.0f, p.data(), kKeyTile, do1 + r0 * d.Dv, d.Dv, 1.0f,
+               dvTile.data(), d.Dv);
+          // dP [n, seen] = dO [n, Dv] V^T [Dv, seen]; then dS = P (dP - delta)
+          gemm('N', 'T', n, seen, d.Dv, 1.0f, do1 + r0 * d.Dv, d.Dv, v1 + k0 * d.Dv, d.Dv, 0.0f,
+               ds.data(), kKeyTile);
+          for (int64_t r = 0; r < n; ++r)
+            scoreGradientRow(&p[r * kKeyTile], &ds[r * kKeyTile], seen, delta1[r0 + r]);
+          // dQ [n, D] += scale dS [n, seen] K [seen, D]
+          gemm('N', 'N', n, d.D, seen, scale, ds.data(), kKeyTile, k1 + k0 * d.D, d.D, 1.0f,
+               dq1 + r0 * d.D, d.D);
+          // dK [seen, D] += scale dS^T [seen, n] Q [n, D]
+          gemm('T', 'N', seen, d.D, n, scale, ds.data(), kKeyTile, q1 + r0 * d.D, d.D, 1.0f,
+               dkTile.data(), d.D);
         }
-        // dV [cols, Dv] += P^T [cols, rows] dO [rows, Dv]
-        gemm('T', 'N', cols, d.Dv, rows, 1.0f, p.data(), kKeyTile, do1 + q0 * d.Dv, d.Dv, 1.0f,
-             dvTile.data(), d.Dv);
-        // dP [rows, cols] = dO [rows, Dv] V^T [Dv, cols]; then dS = P (dP - delta)
-        gemm('N', 'T', rows, cols, d.Dv, 1.0f, do1 + q0 * d.Dv, d.Dv, v1 + k0 * d.Dv, d.Dv, 0.0f,
-             ds.data(), kKeyTile);
-        for (int64_t r = 0; r < rows; ++r)
-          scoreGradientRow(&p[r * kKeyTile], &ds[r * kKeyTile], cols, delta1[q0 + r]);
-        // dQ [rows, D] += scale dS [rows, cols] K [cols, D]
-        gemm('N', 'N', rows, d.D, cols, scale, ds.data(), kKeyTile, k1 + k0 * d.D, d.D, 1.0f,
-             dq1 + q0 * d.D, d.D);
-        // dK [cols, D] += scale dS^T [cols, rows] Q [rows, D]
-        gemm('T', 'N', cols, d.D, rows, scale, ds.data(), kKeyTile, q1 + q0 * d.D, d.D, 1.0f,
-             dkTile.data(), d.D);
       }
       std::copy(dkTile.begin(), dkTile.begin() + cols * d.D, dK.data + (bh * d.S + k0) * d.D);
       std::copy(dvTile.begin(), dvTile.begin() + cols * d.Dv, dV.data + (bh * d.S + k0) * d.Dv);
