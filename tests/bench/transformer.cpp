@@ -11,13 +11,17 @@
 //
 //   ninja -C build attn-bench-transformer
 //   OMP_NUM_THREADS=1 build/bin/attn-bench-transformer
-//   OMP_NUM_THREADS=2 build/bin/attn-bench-transformer [--warmup N] [--reps N] [--iters N]
+//   OMP_NUM_THREADS=2 build/bin/attn-bench-transformer [--length N] [--warmup N] [--reps N]
+//                                                      [--iters N]
 //
 // Sizes (the issue's): d_model 256, 4 heads, ffn 1024, 2 encoder and 2 decoder layers,
-// post-norm, relu, vocabularies 1000, source and target length 64, batch 32, Adam (lr 1e-3),
-// no dropout; greedy decoding of 32 tokens for batch 32. The spec goes through the YAML
+// post-norm, relu, vocabularies 1000, source and target length 64 (--length), batch 32, Adam
+// (lr 1e-3), no dropout; greedy decoding of 32 tokens for batch 32. The spec goes through the YAML
 // frontend (parseSpecString, importSpec with the vocabularies and lengths set here) and is
 // compiled as `attnc train` compiles it. Rows are full length (src_mask all ones).
+//
+// The train step is also timed with the attention unfused (as --no-fuse=attention compiles
+// it), in turns with the fused one: what attention fusion buys, and the losses must agree.
 //
 // Both sides start from the same weights (attn::initParams, handed over by the importer's
 // parameter names in a temporary safetensors file); the step-1 loss must agree to 1e-4
@@ -73,9 +77,17 @@ std::string specText(const Sizes &z) {
          "decode: {batch: " + n(z.batch) + "}\n";
 }
 
-TrainStepProgram compile(const Sizes &z) {
+// The train step as `attnc train` compiles it; with `fuseAttention` false, as
+// `attnc train --no-fuse=attention` does (the attention decomposed into batched matmuls, the
+// masks and a softmax over [B, H, T, S] scores).
+TrainStepProgram compile(const Sizes &z, bool fuseAttention = true) {
   double t0 = bench::seconds();
   auto session = bench::newSession();
+  if (!fuseAttention) {
+    ::attn::driver::SessionOptions o;
+    o.fuseAttention = false;
+    session = std::make_unique<::attn::driver::Session>(o);
+  }
   if (!session->loadSpecText(specText(z), "transformer-bench.yaml"))
     die("the benchmark's spec does not parse");
   ::attn::yaml::ImportOptions options;
@@ -108,7 +120,8 @@ std::vector<int32_t> greedyTokens(const ::attn::Program &program,
 }
 
 void usage() {
-  std::fprintf(stderr, "usage: attn-bench-transformer [--warmup N] [--reps N] [--iters N]\n"
+  std::fprintf(stderr, "usage: attn-bench-transformer [--length N] [--warmup N] [--reps N] "
+                       "[--iters N]\n"
                        "threads: OMP_NUM_THREADS (both attnc's oneDNN and torch.set_num_threads)\n");
   std::exit(2);
 }
@@ -120,9 +133,15 @@ int main(int argc, char **argv) {
   std::string script = std::string(ATTN_SOURCE_DIR) + "/tests/bench/transformer.py";
   Sizes z;
   bench::Timing timing{/*warmup=*/2, /*reps=*/5, /*iters=*/3};
-  for (bench::Args args(argc, argv, usage); args.next();)
-    if (!timing.parse(args))
+  for (bench::Args args(argc, argv, usage); args.next();) {
+    if (args.flag == "--length") {
+      z.srcLen = z.tgtLen = std::atoll(args.value().c_str());
+      if (z.srcLen < 2)
+        usage();
+    } else if (!timing.parse(args)) {
       usage();
+    }
+  }
   if (!timing.valid())
     usage();
   int threads = bench::threadCount();
@@ -245,6 +264,29 @@ int main(int argc, char **argv) {
   }
   calibration.printRates("step", side.flops["train_step"], mAttn, mTorch);
 
+  // What attention fusion buys: the same step with the attention unfused, timed in turns with
+  // the fused one (same batches, same starting weights).
+  TrainStepProgram unfused = compile(z, /*fuseAttention=*/false);
+  auto unfusedStep = [&] { unfused.step(batches[unfused.steps % NB], kLr); };
+  std::vector<double> tFused, tUnfused;
+  for (int i = 0; i < timing.warmup; ++i)
+    unfusedStep();
+  for (int r = 0; r < timing.reps; ++r) {
+    bench::settle();
+    tUnfused.push_back(bench::perStep(timing.iters, unfusedStep));
+    bench::settle();
+    tFused.push_back(bench::perStep(timing.iters, step));
+  }
+  double mFused = median(tFused), mUnfused = median(tUnfused);
+  double fusedLoss = side.losses.front(), unfusedLoss = unfused.losses.front();
+  bool sameLoss = std::fabs(fusedLoss - unfusedLoss) <= 1e-4 * std::fabs(unfusedLoss);
+  if (!sameLoss)
+    rc = 1;
+  std::printf("  attention fusion: fused %.1f ms/step, unfused (--no-fuse=attention) %.1f "
+              "ms/step: %.2fx (step-1 loss %.7g vs %.7g, %s)\n",
+              mFused * 1e3, mUnfused * 1e3, mUnfused / mFused, fusedLoss, unfusedLoss,
+              sameLoss ? "ok" : "MISMATCH");
+
   std::printf("\nsummary (%d thread%s; ratio = PyTorch time / attnc time, above 1: attnc "
               "faster)\n",
               threads, threads == 1 ? "" : "s");
@@ -258,6 +300,8 @@ int main(int argc, char **argv) {
   row("train step", mAttn, mTorch, "1.5");
   row("greedy 32 tok", mdAttn, mdTorch, "5");
   row("greedy, cached", mdAttn, mdCached, "-");
+  std::printf("  attention fusion speeds attnc's train step up %.2fx (unfused %.1f ms)\n",
+              mUnfused / mFused, mUnfused * 1e3);
   std::printf("  attnc's train step: %.1f%% of the GEMM peak (%.1f GFLOP/s)\n",
               100 * side.flops["train_step"] / mAttn / 1e9 / calibration.peak(), calibration.peak());
   return rc;
