@@ -14,8 +14,8 @@ def AttnToOneDNN : Pass<"attn-to-onednn", "mlir::ModuleOp"> {
     ops `attn.rnn`, `attn.gru`, `attn.lstm` become calls of `@attn_rt_rnn_forward` (oneDNN's
     RNN primitives; `training` forwards keep their workspace) and their `*_grad` ops calls
     of `@attn_rt_rnn_backward`. An `attn.fused_attention` (and its `_grad`) whose score is a
-    plain dot product `c * sum(q * k)`, with no captures, centre, window or weights, calls
-    the runtime's FlashAttention-2 kernels (`@attn_rt_flash_attention[_backward]`, GEMM tiles,
+    plain dot product `c * sum(q * k)`, with no captures, centre, window, mask region or
+    weights, calls the runtime's FlashAttention-2 kernels (`@attn_rt_flash_attention[_backward]`, GEMM tiles,
     the scale `c` an f32 argument). Every other `attn.fused_attention` and
     `attn.fused_attention_grad` calls a kernel generated for it, `@attn_fused_attention_N` / `@attn_fused_attention_grad_N`, a private
     function over the op's static shapes, one query row at a time: a loop over the keys

@@ -133,6 +133,7 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove,
         s[b, h, i, j] = score(query[b, h, i], keys[b, h, j], i, j, captures...)
         allowed(i, j) = key_mask[b, j] != 0  and  j <= i + S - T (with `causal`)
                         and  |j - center[b, h, i]| <= window   (with `window`)
+                        and  mask(i, j, captures...) != 0      (with a `mask` region)
         alpha[b, h, i, :] = softmax over the allowed j of s[b, h, i, :]   (0 elsewhere)
         a = alpha * exp(-(j - center)^2 / (2 (window / 2)^2))   (with `gaussian`; else alpha)
         output[b, h, i] = sum_j a[b, h, i, j] values[b, h, j]
@@ -147,6 +148,11 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove,
     other op or shape. Dot, scaled dot, general (the query projected before the op), cosine
     (both normalised before the op, a temperature captured), additive / concat
     `v^T tanh(q + k)` and a researcher's own score are all this op.
+
+    The optional `mask` region is for any other mask: its block arguments are the positions
+    `i`, `j` (`tensor<f32>`) and the captures; it yields `tensor<f32>`, nonzero where the key
+    may be seen (a band `|i - j| <= w`, a dilation, a per-head window from a captured width),
+    under the score region's contract; it passes no gradient.
 
     A row with no allowed key gets a zero output (as `attn.attention`). `center [B, H, T]`
     (Luong's aligned position `p_t`) is needed by `window`, and `gaussian` needs `window`;
@@ -198,11 +204,12 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove,
                        OptionalAttr<I64Attr>:$window, UnitAttr:$gaussian, UnitAttr:$with_weights);
   let results = (outs Attn_FloatTensor:$output, Attn_FloatTensor:$lse,
                       Variadic<Attn_FloatTensor>:$weights);
-  let regions = (region SizedRegion<1>:$score);
+  let regions = (region SizedRegion<1>:$score, MaxSizedRegion<1>:$mask);
   let assemblyFormat = [{
     $query `,` $keys `,` $values `,` $key_mask (`center` `(` $center^ `:` type($center) `)`)?
     (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict `:` type($query) `,`
     type($keys) `,` type($values) `,` type($key_mask) `->` type(results) $score
+    (`mask` $mask^)?
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -232,7 +239,8 @@ def Attn_FusedAttentionGradOp : Attn_Op<"fused_attention_grad", [Pure, IsolatedF
 
     `score` is the forward's region; `score_grad`, derived from it by attn-autodiff, takes
     the same arguments and `ds : tensor<f32>` and yields the gradients of the query row,
-    the key row and each capture, which the kernel accumulates.
+    the key row and each capture, which the kernel accumulates. `mask` is the forward's
+    mask region (none when the forward has none).
 
     ```mlir
     %dq, %dk, %dv, %dva = attn.fused_attention_grad %q, %k, %h, %mask, %o, %lse, %do, %dlse
@@ -251,14 +259,15 @@ def Attn_FusedAttentionGradOp : Attn_Op<"fused_attention_grad", [Pure, IsolatedF
                        OptionalAttr<I64Attr>:$window, UnitAttr:$gaussian);
   let results = (outs Attn_FloatTensor:$d_query, Attn_FloatTensor:$d_keys,
                       Attn_FloatTensor:$d_values, Variadic<Attn_FloatTensor>:$d_rest);
-  let regions = (region SizedRegion<1>:$score, SizedRegion<1>:$score_grad);
+  let regions = (region SizedRegion<1>:$score, SizedRegion<1>:$score_grad,
+                 MaxSizedRegion<1>:$mask);
   let assemblyFormat = [{
     $query `,` $keys `,` $values `,` $key_mask `,` $output `,` $lse `,` $d_output `,` $d_lse
     (`center` `(` $center^ `:` type($center) `)`)?
     (`weights` `(` $weights^ `,` $d_weights `:` type($weights) `,` type($d_weights) `)`)?
     (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict `:` type($query) `,`
     type($keys) `,` type($values) `,` type($key_mask) `,` type($output) `,` type($lse) `,`
-    type($d_output) `,` type($d_lse) `->` type(results) $score $score_grad
+    type($d_output) `,` type($d_lse) `->` type(results) $score $score_grad (`mask` $mask^)?
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;

@@ -171,6 +171,22 @@ SmallVector<Type> scoreArgTypes(Value query, ValueRange captures) {
   return types;
 }
 
+// The mask region's block arguments: i, j (tensor<f32>) and the captures.
+SmallVector<Type> maskArgTypes(Value query, ValueRange captures) {
+  SmallVector<Type> types(2, RankedTensorType::get({}, Float32Type::get(query.getContext())));
+  llvm::append_range(types, captures.getTypes());
+  return types;
+}
+
+// Checks the optional mask region of `op`: (i, j, captures...) -> tensor<f32>.
+LogicalResult verifyMask(Operation *op, Region &mask, Value query, ValueRange captures) {
+  if (mask.empty())
+    return success();
+  auto scalar = RankedTensorType::get({}, Float32Type::get(op->getContext()));
+  return score_region::verify(op, "mask", mask.front(), dims(query)[3],
+                              maskArgTypes(query, captures), {scalar});
+}
+
 // The scores (a D-long dot per pair, whatever the region computes) and the weighted sum.
 double attentionFlops(Value q, Value k, Value v) {
   ArrayRef<int64_t> qs = dims(q);
@@ -241,8 +257,10 @@ LogicalResult FusedAttentionOp::verify() {
 
 LogicalResult FusedAttentionOp::verifyRegions() {
   auto scalar = RankedTensorType::get({}, Float32Type::get(getContext()));
-  return score_region::verify(*this, "score", getScoreBlock(), dims(getQuery())[3],
-                              scoreArgTypes(getQuery(), getCaptures()), {scalar});
+  if (failed(score_region::verify(*this, "score", getScoreBlock(), dims(getQuery())[3],
+                                  scoreArgTypes(getQuery(), getCaptures()), {scalar})))
+    return failure();
+  return verifyMask(*this, getMask(), getQuery(), getCaptures());
 }
 
 LogicalResult FusedAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
@@ -266,6 +284,7 @@ LogicalResult FusedAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
       weights, dWeights, getCaptures(), getCausalAttr(), getWindowAttr(), getGaussianAttr());
   IRMapping map;
   getScore().cloneInto(&grad.getScore(), map);
+  getMask().cloneInto(&grad.getMask(), map);
   if (failed(deriveScoreGradient(getScoreBlock(), grad.getScoreGrad(), l)))
     return failure();
   out.push_back(grad.getDQuery());
@@ -327,8 +346,10 @@ LogicalResult FusedAttentionGradOp::verifyRegions() {
   gradArgs.push_back(scalar);
   SmallVector<Type> gradYields = {args[0], args[1]};
   llvm::append_range(gradYields, getCaptures().getTypes());
-  return score_region::verify(*this, "score_grad", getScoreGrad().front(), width, gradArgs,
-                              gradYields);
+  if (failed(score_region::verify(*this, "score_grad", getScoreGrad().front(), width, gradArgs,
+                                  gradYields)))
+    return failure();
+  return verifyMask(*this, getMask(), getQuery(), getCaptures());
 }
 
 // The scores again, d_values, the weights' gradient and the score's row gradients.

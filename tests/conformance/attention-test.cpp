@@ -33,7 +33,7 @@ namespace {
 
 constexpr double kRelTol = 1e-5;
 constexpr int64_t kBatch = 2, kHeads = 2, kWidth = 5, kValueWidth = 3, kQueryWidth = 4;
-constexpr int64_t kWindow = 2;
+constexpr int64_t kWindow = 2, kSlide = 4;
 
 enum class Family { Dot, ScaledDot, General, Additive, Cosine, LocalMonotonic, LocalPredictive, Sdpa };
 
@@ -56,10 +56,13 @@ struct Case {
   int64_t T, S;
   bool causal, weights;
   bool emptyRow = false; // the second batch row's keys all padding: rows without keys
+  // A mask region on the fused op: a query sees only the kSlide keys up to its own position
+  // (i + S - T), a sliding window; unfused, the same as a constant mask.
+  bool sliding = false;
   std::string label() const {
     return std::string(name(family)) + "_T" + std::to_string(T) + "_S" + std::to_string(S) +
            (causal ? "_causal" : "") + (weights ? "_weights" : "") +
-           (emptyRow ? "_empty_row" : "");
+           (emptyRow ? "_empty_row" : "") + (sliding ? "_sliding" : "");
   }
   bool local() const {
     return family == Family::LocalMonotonic || family == Family::LocalPredictive;
@@ -200,7 +203,7 @@ std::string unfused(const Case &c) {
     for (int64_t r = 0; r < H * T; ++r)
       for (int64_t j = 0; j < S; ++j) {
         int64_t i = r % T;
-        bool visible = !c.causal || j <= i + S - T;
+        bool visible = (!c.causal || j <= i + S - T) && (!c.sliding || i + S - T - j < kSlide);
         rows.push_back(visible ? keys[b * S + j] : 0.0f);
       }
   o << "  %m = attn.constant " << dense(rows, shape({R, S})) << "\n";
@@ -313,7 +316,16 @@ std::string fused(const Case &c) {
   }
   bool named = c.family == Family::Additive || c.family == Family::ScaledDot ||
                c.family == Family::Sdpa || c.family == Family::Cosine;
-  o << "    attn.yield " << (named ? "%e" : "%d") << " : tensor<f32>\n  }\n";
+  o << "    attn.yield " << (named ? "%e" : "%d") << " : tensor<f32>\n  }";
+  if (c.sliding) // allowed where kSlide - 0.5 - (i + S - T - j) > 0
+    o << " mask {\n  ^bb0(%i: tensor<f32>, %j: tensor<f32>" << captureArg << "):\n"
+      << "    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>\n"
+      << "    %room = attn.constant dense<" << (float)kSlide - 0.5f - (float)(S - T)
+      << "> : tensor<f32>\n"
+      << "    %left = attn.sub %room, %ij : tensor<f32>, tensor<f32>\n"
+      << "    %in = attn.step %left : tensor<f32>\n"
+      << "    attn.yield %in : tensor<f32>\n  }";
+  o << "\n";
   return finish(c, o, "o", "wts");
 }
 
@@ -424,6 +436,11 @@ std::vector<Case> cases() {
   all.push_back({Family::Sdpa, 7, 127, /*causal=*/false, /*weights=*/false, /*emptyRow=*/true});
   all.push_back({Family::Sdpa, 5, 7, /*causal=*/true, /*weights=*/true, /*emptyRow=*/true});
   all.push_back({Family::Additive, 7, 5, /*causal=*/false, /*weights=*/true, /*emptyRow=*/true});
+  // A mask region (a sliding window of kSlide keys): the generated kernels, also for a dot.
+  for (auto [T, S] : {std::pair<int64_t, int64_t>{7, 127}, {33, 33}})
+    for (Family f : {Family::Dot, Family::Additive})
+      all.push_back({f, T, S, /*causal=*/true, /*weights=*/f == Family::Additive,
+                     /*emptyRow=*/false, /*sliding=*/true});
   for (Family f : {Family::Dot, Family::General, Family::Cosine, Family::LocalMonotonic,
                    Family::LocalPredictive})
     for (auto [T, S] : {std::pair<int64_t, int64_t>{1, 5}, {7, 127}}) {

@@ -43,6 +43,7 @@ struct KernelBuilder {
   bool causal = false;
   std::optional<uint64_t> window;
   bool gaussian = false;
+  Block *maskRegion = nullptr; // the op's mask region, when it has one
 
   Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
   Value f32(float v) { return cstF(b, loc, v); }
@@ -106,9 +107,10 @@ struct KernelBuilder {
   Value keyEnd(Value i) {
     return causal ? b.create<arith::AddIOp>(loc, i, index(S - T + 1)).getResult() : index(S);
   }
-  // mask[bb, j] != 0, and within the window around the centre: (W^2 + 1e-3) - (j - c)^2 > 0
-  // as attn.local_window decides it (an integer centre keeps its edges).
-  Value allowed(Value bb, Value jF, Value j, Value c) {
+  // mask[bb, j] != 0, within the window around the centre: (W^2 + 1e-3) - (j - c)^2 > 0
+  // as attn.local_window decides it (an integer centre keeps its edges), and the mask region
+  // nonzero.
+  Value allowed(Value bb, Value iF, Value jF, Value j, Value c) {
     Value ok = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, load(mask, {bb, j}),
                                        f32(0.0f));
     if (window) {
@@ -118,6 +120,16 @@ struct KernelBuilder {
                                            b.create<arith::MulFOp>(loc, dj, dj));
       Value inside = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, room, f32(0.0f));
       ok = b.create<arith::AndIOp>(loc, ok, inside);
+    }
+    if (maskRegion) {
+      ScoreEmitter e(b, loc, D);
+      e.bindScalar(maskRegion->getArgument(0), iF);
+      e.bindScalar(maskRegion->getArgument(1), jF);
+      bindCaptures(e, *maskRegion, 2);
+      e.emitScalars(*maskRegion);
+      Value m = e.scalar(cast<YieldOp>(maskRegion->getTerminator()).getValues()[0]);
+      ok = b.create<arith::AndIOp>(
+          loc, ok, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, m, f32(0.0f)));
     }
     return ok;
   }
@@ -143,15 +155,19 @@ struct KernelBuilder {
     });
     e.bindScalar(region.getArgument(2), iF);
     e.bindScalar(region.getArgument(3), jF);
+    bindCaptures(e, region, 4);
+    if (ds)
+      e.bindScalar(region.getArgument(4 + captures.size()), ds);
+  }
+  // Binds the captures to a region's arguments from `first` on.
+  void bindCaptures(ScoreEmitter &e, Block &region, unsigned first) {
     for (auto [n, cap] : llvm::enumerate(captures)) {
-      Value arg = region.getArgument(4 + n);
+      Value arg = region.getArgument(first + n);
       if (captureScalar[n])
         e.bindScalar(arg, captureScalar[n]);
       else
         e.bindRow(arg, [=, this](OpBuilder &, Location, Value d) { return load(cap, {d}); });
     }
-    if (ds)
-      e.bindScalar(region.getArgument(4 + captures.size()), ds);
   }
 
   Value score(Block &region, Value bb, Value hh, Value i, Value j, Value iF, Value jF) {
@@ -214,6 +230,7 @@ KernelBuilder startKernel(OpBuilder &b, Op op, StringRef name, func::FuncOp &f,
   kb.causal = op.getCausal();
   kb.window = op.getWindow();
   kb.gaussian = op.getGaussian();
+  kb.maskRegion = op.getMask().empty() ? nullptr : &op.getMask().front();
   return kb;
 }
 
@@ -248,7 +265,7 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionKernel(OpBuilder &b,
         Value m = kb.fold(kb.index(0), end, -kInf, [&](Value j, Value acc) {
           Value jF = kb.toF32(j);
           auto pick = b.create<scf::IfOp>(loc, TypeRange{b.getF32Type()},
-                                          kb.allowed(bb, jF, j, c), /*withElseRegion=*/true);
+                                          kb.allowed(bb, iF, jF, j, c), /*withElseRegion=*/true);
           {
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPointToStart(pick.thenBlock());
@@ -326,7 +343,7 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionGradKernel(OpBuilder &b
               loc, delta, kb.dot(weights, {bb, hh, i}, dWeights, {bb, hh, i}, kb.S));
         kb.loop(kb.index(0), kb.keyEnd(i), [&](Value j) {
           Value jF = kb.toF32(j);
-          kb.when(kb.allowed(bb, jF, j, c), [&] {
+          kb.when(kb.allowed(bb, iF, jF, j, c), [&] {
             Value s = kb.score(score, bb, hh, i, j, iF, jF);
             Value p = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, lseI));
             Value g = kb.gaussian ? kb.gaussianAt(jF, c) : kb.f32(1.0f);

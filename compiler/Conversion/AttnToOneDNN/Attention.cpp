@@ -56,10 +56,11 @@ LogicalResult callKernel(Operation *op, PatternRewriter &rewriter, StringRef ker
 }
 
 // The scale c of a fused attention the FlashAttention-2 kernels compute: a score
-// c * sum(q * k) and nothing else (no centre, window, Gaussian, captures or weights), so that
-// the operands are exactly (q, k, v, mask[, out, lse, d_out, d_lse]).
+// c * sum(q * k) and nothing else (no centre, window, Gaussian, captures, mask region or
+// weights), so that the operands are exactly (q, k, v, mask[, out, lse, d_out, d_lse]).
 template <typename Op> std::optional<float> flashScale(Op op) {
-  if (op.getCenter() || op.getWindow() || op.getGaussian() || !op.getCaptures().empty())
+  if (op.getCenter() || op.getWindow() || op.getGaussian() || !op.getCaptures().empty() ||
+      !op.getMask().empty())
     return std::nullopt;
   return score_region::dotProductScale(op.getScore().front());
 }

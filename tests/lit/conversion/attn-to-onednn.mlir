@@ -111,6 +111,28 @@ func.func @fused_attention_dot(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>,
   return %dq, %dk, %dv : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>
 }
 
+// The same score with a mask region: the generated kernel, which evaluates the region per key.
+// CHECK-LABEL: func @fused_attention_dot_mask_region
+// CHECK: call @attn_fused_attention_{{[0-9]+}}(
+// CHECK-NOT: attn_rt_flash_attention(
+func.func @fused_attention_dot_mask_region(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x3xf32>,
+                                           %m: tensor<2x5xf32>) -> tensor<2x2x3x3xf32> {
+  %o, %lse = attn.fused_attention %q, %k, %v, %m
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    attn.yield %dot : tensor<f32>
+  } mask {
+  ^bb0(%i: tensor<f32>, %j: tensor<f32>):
+    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %in = attn.step %ij : tensor<f32>
+    attn.yield %in : tensor<f32>
+  }
+  return %o : tensor<2x2x3x3xf32>
+}
+
 // The same score with its weights read: the generated kernel (the flash kernels never form them).
 // CHECK-LABEL: func @fused_attention_dot_weights
 // CHECK: call @attn_fused_attention_{{[0-9]+}}(

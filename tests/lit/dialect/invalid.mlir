@@ -487,6 +487,24 @@ func.func @fused_attention_region_arity(%q: tensor<4x1x1x16xf32>, %k: tensor<4x1
 
 // -----
 
+// The mask region sees positions and captures, not rows.
+func.func @fused_attention_mask_arity(%q: tensor<4x1x1x16xf32>, %k: tensor<4x1x10x16xf32>, %h: tensor<4x1x10x32xf32>, %m: tensor<4x10xf32>) {
+  // expected-error @+1 {{'attn.fused_attention' op region 'mask' needs block arguments (tensor<f32>, tensor<f32>), got (tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<f32>)}}
+  %o, %lse = attn.fused_attention %q, %k, %h, %m : tensor<4x1x1x16xf32>, tensor<4x1x10x16xf32>, tensor<4x1x10x32xf32>, tensor<4x10xf32> -> tensor<4x1x1x32xf32>, tensor<4x1x1xf32> {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %p = attn.mul %qi, %kj : tensor<16xf32>, tensor<16xf32>
+    %e = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<16xf32>
+    attn.yield %e : tensor<f32>
+  } mask {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %d = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    attn.yield %d : tensor<f32>
+  }
+  return
+}
+
+// -----
+
 func.func @fused_attention_window(%q: tensor<4x1x1x16xf32>, %k: tensor<4x1x10x16xf32>, %h: tensor<4x1x10x32xf32>, %m: tensor<4x10xf32>) {
   // expected-error @+1 {{'attn.fused_attention' op needs a center exactly when it has a window}}
   %o, %lse = attn.fused_attention %q, %k, %h, %m {window = 2 : i64} : tensor<4x1x1x16xf32>, tensor<4x1x10x16xf32>, tensor<4x1x10x32xf32>, tensor<4x10xf32> -> tensor<4x1x1x32xf32>, tensor<4x1x1xf32> {

@@ -208,6 +208,32 @@ func.func @fused_attention(%q: tensor<2x1x3x8xf32>, %k: tensor<2x1x5x8xf32>, %v:
   return %o, %lse : tensor<2x1x3x4xf32>, tensor<2x1x3xf32>
 }
 
+// A mask region: a sliding window of four keys up to the query's position.
+// CHECK-LABEL: func @fused_attention_mask_region
+// CHECK: attn.yield %{{.*}} : tensor<f32>
+// CHECK-NEXT: } mask {
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<f32>, %{{.*}}: tensor<f32>):
+// CHECK: attn.step
+func.func @fused_attention_mask_region(%q: tensor<2x1x3x8xf32>, %k: tensor<2x1x5x8xf32>, %v: tensor<2x1x5x4xf32>,
+                                       %m: tensor<2x5xf32>) -> tensor<2x1x3x4xf32> {
+  %o, %lse = attn.fused_attention %q, %k, %v, %m {causal = true}
+      : tensor<2x1x3x8xf32>, tensor<2x1x5x8xf32>, tensor<2x1x5x4xf32>, tensor<2x5xf32>
+      -> tensor<2x1x3x4xf32>, tensor<2x1x3xf32> {
+  ^bb0(%qi: tensor<8xf32>, %kj: tensor<8xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %p = attn.mul %qi, %kj : tensor<8xf32>, tensor<8xf32>
+    %d = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<8xf32>
+    attn.yield %d : tensor<f32>
+  } mask {
+  ^bb0(%i: tensor<f32>, %j: tensor<f32>):
+    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %room = attn.constant dense<1.5> : tensor<f32>
+    %left = attn.sub %room, %ij : tensor<f32>, tensor<f32>
+    %in = attn.step %left : tensor<f32>
+    attn.yield %in : tensor<f32>
+  }
+  return %o : tensor<2x1x3x4xf32>
+}
+
 // Local attention with weights, and the backward with both regions.
 // CHECK-LABEL: func @fused_attention_local
 // CHECK: attn.fused_attention {{.*}} center(%{{.*}} : tensor<2x1x1xf32>) {gaussian, window = 2 : i64, with_weights}
