@@ -41,6 +41,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -289,6 +290,38 @@ int main(int argc, char **argv) {
 
   int rc = 0;
   std::optional<bench::Calibration> calibration;
+  // One row: the step once (its loss checked against PyTorch's first), then timed in turns
+  // with the PyTorch side, medians as times and as rates of `flops`.
+  auto measure = [&](const std::string &label, PyTorchSide &torch,
+                     const std::function<void()> &step, const std::function<double()> &loss,
+                     double flops) {
+    if (!calibration) {
+      calibration = bench::calibrate(torch);
+      calibration->print(threads);
+    }
+    step();
+    std::printf("%s: loss %.9g", label.c_str(), loss());
+    if (torch.ready) {
+      if (!bench::printLossAgreement(loss(), torch.firstLoss))
+        rc = 1;
+    } else {
+      std::printf(" (no PyTorch side: %s)\n", torch.note.c_str());
+    }
+    std::vector<double> attn;
+    std::vector<std::vector<double>> torchTimes;
+    bench::timeInterleaved(timing, step, {&torch}, attn, torchTimes);
+    double attnSeconds = bench::median(attn);
+    std::printf("  attnc %.3f ms, %s", attnSeconds * 1e3,
+                calibration->rate(flops, attnSeconds).c_str());
+    if (torch.ready && !torchTimes[0].empty()) {
+      double torchSeconds = bench::median(torchTimes[0]);
+      std::printf("; PyTorch %.3f ms, %s; PyTorch/attnc %.2f", torchSeconds * 1e3,
+                  calibration->rate(flops, torchSeconds).c_str(), torchSeconds / attnSeconds);
+      torch.quit();
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  };
   for (const Config &c : configs)
     for (bool withBackward : {false, true}) {
       ::attn::Rng rng(42);
@@ -312,43 +345,20 @@ int main(int argc, char **argv) {
                                     "--warmup",  std::to_string(timing.warmup),
                                     "--iters",   std::to_string(timing.iters)});
       std::remove(dataFile.c_str());
-      if (!calibration) {
-        calibration = bench::calibrate(torch);
-        calibration->print(threads);
-      }
       auto step = [&] {
         kernels.forward();
         if (withBackward)
           kernels.backward();
       };
-      step();
-      std::printf("B%lld H%lld T%lld S%lld D%lld%s, %s: loss %.9g", (long long)c.B, (long long)c.H,
-                  (long long)c.T, (long long)c.S, (long long)c.D, c.causal ? " causal" : "",
-                  withBackward ? "forward+backward" : "forward", kernels.loss());
-      if (torch.ready) {
-        if (!bench::printLossAgreement(kernels.loss(), torch.firstLoss))
-          rc = 1;
-      } else {
-        std::printf(" (no PyTorch side: %s)\n", torch.note.c_str());
-      }
-      std::vector<double> attn;
-      std::vector<std::vector<double>> torchTimes;
-      bench::timeInterleaved(timing, step, {&torch}, attn, torchTimes);
       double pairs = allowedPairs(c) * (double)(c.B * c.H);
       double flops = 2 * pairs * (double)(2 * c.D);
       if (withBackward)
         flops += 2 * pairs * (double)(4 * c.D);
-      double attnSeconds = bench::median(attn);
-      std::printf("  attnc %.2f ms, %s", attnSeconds * 1e3,
-                  calibration->rate(flops, attnSeconds).c_str());
-      if (torch.ready && !torchTimes[0].empty()) {
-        double torchSeconds = bench::median(torchTimes[0]);
-        std::printf("; PyTorch %.2f ms, %s; PyTorch/attnc %.2f", torchSeconds * 1e3,
-                    calibration->rate(flops, torchSeconds).c_str(), torchSeconds / attnSeconds);
-        torch.quit();
-      }
-      std::printf("\n");
-      std::fflush(stdout);
+      char label[128];
+      std::snprintf(label, sizeof label, "B%lld H%lld T%lld S%lld D%lld%s, %s", (long long)c.B,
+                    (long long)c.H, (long long)c.T, (long long)c.S, (long long)c.D,
+                    c.causal ? " causal" : "", withBackward ? "forward+backward" : "forward");
+      measure(label, torch, step, [&] { return kernels.loss(); }, flops);
     }
 
   // The RNN decoder families, through the generated kernels.
@@ -374,36 +384,13 @@ int main(int argc, char **argv) {
                                     "--warmup", std::to_string(timing.warmup),
                                     "--iters",  std::to_string(timing.iters)});
       std::remove(dataFile.c_str());
-      if (!calibration) {
-        calibration = bench::calibrate(torch);
-        calibration->print(threads);
-      }
       auto step = [&] { compiled.run(withBackward); };
-      step();
-      std::printf("%s B%lld S%lld A%lld Dv%lld%s, %s: loss %.9g", c.family.c_str(),
-                  (long long)c.B, (long long)c.S, (long long)c.A, (long long)c.Dv,
-                  c.family == "local_p" ? (" window " + std::to_string(c.window)).c_str() : "",
-                  withBackward ? "forward+backward" : "forward", compiled.lastLoss);
-      if (torch.ready) {
-        if (!bench::printLossAgreement(compiled.lastLoss, torch.firstLoss))
-          rc = 1;
-      } else {
-        std::printf(" (no PyTorch side: %s)\n", torch.note.c_str());
-      }
-      std::vector<double> attn;
-      std::vector<std::vector<double>> torchTimes;
-      bench::timeInterleaved(timing, step, {&torch}, attn, torchTimes);
-      double flops = compiled.flops(withBackward), attnSeconds = bench::median(attn);
-      std::printf("  attnc %.3f ms, %s", attnSeconds * 1e3,
-                  calibration->rate(flops, attnSeconds).c_str());
-      if (torch.ready && !torchTimes[0].empty()) {
-        double torchSeconds = bench::median(torchTimes[0]);
-        std::printf("; PyTorch %.3f ms, %s; PyTorch/attnc %.2f", torchSeconds * 1e3,
-                    calibration->rate(flops, torchSeconds).c_str(), torchSeconds / attnSeconds);
-        torch.quit();
-      }
-      std::printf("\n");
-      std::fflush(stdout);
+      std::string label = c.family + " B" + std::to_string(c.B) + " S" + std::to_string(c.S) +
+                          " A" + std::to_string(c.A) + " Dv" + std::to_string(c.Dv) +
+                          (c.family == "local_p" ? " window " + std::to_string(c.window) : "") +
+                          (withBackward ? ", forward+backward" : ", forward");
+      measure(label, torch, step, [&] { return (double)compiled.lastLoss; },
+              compiled.flops(withBackward));
     }
   return rc;
 }
