@@ -117,7 +117,7 @@ std::string runTool(const std::vector<std::string> &args, const fs::path &log,
                     const fs::path &input = {}) {
   auto found = llvm::sys::findProgramByName(args[0]);
   if (!found)
-    return "attnc compile --exe and --lib need '" + args[0] +
+    return "attnc compile --exe, --lib and an object with decode buckets need '" + args[0] +
            "', which is not on PATH (apt-get install g++ binutils, or set CXX)";
   std::vector<llvm::StringRef> refs(args.begin(), args.end());
   std::string logPath = log.string();
@@ -134,7 +134,7 @@ std::string runTool(const std::vector<std::string> &args, const fs::path &log,
   std::string command;
   for (const std::string &a : args)
     command += (command.empty() ? "" : " ") + a;
-  return "building the executable or library failed (" +
+  return "building the executable, library or object failed (" +
          (error.empty() ? "exit " + std::to_string(rc) : error) + "): " + command + "\n" + output;
 }
 
@@ -320,6 +320,65 @@ std::string writeExecutable(Session &session, const ExecutableOptions &o) {
                      (out.has_parent_path() ? out.parent_path() : fs::path(".")) / o.weightsFile});
   files.push_back({linked, out});
   return placeAll(files);
+}
+
+std::string writeObjectFile(Session &session, const ObjectOptions &o) {
+  if (!session.runTo(Stage::LLVM))
+    return "the model does not compile";
+  TempDir tmp;
+  llvm::SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("attnc-object", dir))
+    return "cannot create a temporary directory";
+  tmp.path = dir.str().str();
+  fs::path object = tmp.path / "model.o", header = tmp.path / "model.h";
+  if (std::string error = session.writeObject(object.string(), header.string(), o.cpu);
+      !error.empty())
+    return error;
+  auto readAll = [](const fs::path &p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  std::string text = readAll(header), list;
+  std::vector<std::string> objects = {object.string()};
+  if (session.hasSpec())
+    for (auto [length, rows] : yaml::decodeBuckets(session.spec())) {
+      std::unique_ptr<Session> bucket = session.bucketSession(length, rows);
+      if (!bucket)
+        return "decode buckets: the model does not compile for " + std::to_string(length) +
+               " source tokens in " + std::to_string(rows) + " rows";
+      std::string stem = "bucket" + std::to_string(length) + "x" + std::to_string(rows);
+      fs::path bucketObject = tmp.path / (stem + ".o"), bucketHeader = tmp.path / (stem + ".h");
+      if (std::string error =
+              bucket->writeObject(bucketObject.string(), bucketHeader.string(), o.cpu);
+          !error.empty())
+        return error;
+      if (!session.sharesParameters(*bucket))
+        return "decode.buckets: this model cannot be bucketed";
+      objects.push_back(bucketObject.string());
+      text += "\n" + readAll(bucketHeader);
+      list += "&attn_" + bucket->manifest().cname + "_program, ";
+    }
+  if (objects.size() > 1) {
+    const std::string &cname = session.manifest().cname;
+    std::string guard = "ATTN_MODEL_" + llvm::StringRef(cname).upper() + "_BUCKETS_H";
+    text += "\n#ifndef " + guard + "\n#define " + guard +
+            "\n/* The bucket programs (decode.buckets, decode.batch_buckets): inference for shorter\n"
+            " * sources or fewer rows, each with its own entries, all reading the parameters of\n"
+            " * attn_" + cname + "_program. Null-terminated. */\n"
+            "static const attn_program_info *const attn_" + cname + "_buckets[] = {" + list +
+            "0};\n#endif\n";
+    fs::path merged = tmp.path / "merged.o";
+    std::vector<std::string> args = compilerCommand();
+    args.insert(args.end(), {"-r", "-nostdlib", "-o", merged.string()});
+    args.insert(args.end(), objects.begin(), objects.end());
+    if (std::string error = runTool(args, tmp.path / "merge.log"); !error.empty())
+      return error;
+    object = merged;
+  }
+  fs::path finalHeader = tmp.path / "final.h";
+  if (std::string error = writeFile(finalHeader, text); !error.empty())
+    return error;
+  return placeAll({{object, o.output}, {finalHeader, o.header}});
 }
 
 std::string writeLibrary(Session &session, const LibraryOptions &o) {

@@ -20,11 +20,25 @@ struct ExecutableOptions {
   std::string weightsFile;
 };
 
+struct ObjectOptions {
+  std::string output; // MODEL.o
+  std::string header; // MODEL.h
+  std::string cpu = "native";
+};
+
 struct LibraryOptions {
   std::string output; // LIB.a or LIB.so
   std::string header; // the C API's header (a copy of attn/capi.h)
   std::string cpu = "native";
 };
+
+/// Writes the model as a relocatable object and its C header (`attnc compile -o MODEL.o`): the
+/// program and, with decode.buckets / decode.batch_buckets, each bucket's inference program
+/// (its own symbols, the full program's parameters), listed in the header as
+/// `attn_<model>_buckets` (null-terminated). With buckets the programs' objects are merged by
+/// the system's compiler driver (`c++ -r`). Atomic, as writeExecutable. Returns "" or the
+/// error.
+std::string writeObjectFile(Session &session, const ObjectOptions &options);
 
 /// Writes the model as a library with the C API of attn/capi.h: a static archive holding the
 /// model, its weights and the whole runtime (link it with -ldnnl -fopenmp -lstdc++ -lm), or a

@@ -74,9 +74,7 @@ int compile(attn::driver::Session &session, const Common &c, const CompileOption
     auto dot = o.output.rfind('.');
     header = (dot == std::string::npos ? o.output : o.output.substr(0, dot)) + ".h";
   }
-  if (!session.runTo(attn::driver::Stage::LLVM))
-    return 1;
-  std::string error = session.writeObject(o.output, header, o.cpu);
+  std::string error = attn::driver::writeObjectFile(session, {o.output, header, o.cpu});
   if (!error.empty())
     return std::cerr << "attnc: error: " << error << "\n", 1;
   std::cout << "wrote " << o.output << " and " << header << "\n";

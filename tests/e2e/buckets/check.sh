@@ -67,4 +67,33 @@ decode:
 YAML
 if "$attnc" check "$spec" -c bad.yaml 2> bad.err; then fail "decreasing buckets were accepted"; fi
 grep -q "bad.yaml:2:.*decode.buckets must increase" bad.err || fail "no located error: $(cat bad.err)"
+# `attnc compile -o MODEL.o` carries the bucket programs: one object with every program's
+# entries, a header listing them in attn_<model>_buckets, which a C program compiles against
+# and links with (the object defines every entry the header declares).
+"$attnc" compile "$spec" --set 'decode.buckets=[16]' --set 'decode.batch_buckets=[1]' -o obj/model.o > obj.log
+nm obj/model.o > obj/symbols.txt
+for entry in encode decode_step; do
+  for prefix in "" s16_ b1_ s16_b1_; do
+    grep -q " T attn_dates_bahdanau_${prefix}${entry}\$" obj/symbols.txt || fail "model.o has no attn_dates_bahdanau_${prefix}${entry}"
+  done
+done
+cat > obj/probe.c <<'C'
+#include "model.h"
+#include "model.h" /* twice: the header is guarded */
+#include <stdio.h>
+int main(void) {
+  int n = 0;
+  for (const attn_program_info *const *p = attn_dates_bahdanau_buckets; *p; ++p)
+    ++n;
+  void (*entries[])(void **) = {attn_dates_bahdanau_encode, attn_dates_bahdanau_s16_b1_decode_step};
+  printf("%d buckets, %d entries\n", n, (int)(sizeof entries / sizeof *entries));
+  return 0;
+}
+C
+cc -c -I"$src/runtime/include" -Iobj obj/probe.c -o obj/probe.o || fail "the header does not compile"
+cc -r -nostdlib obj/probe.o obj/model.o -o obj/both.o || fail "the probe does not link with model.o"
+nm -u obj/both.o > obj/undefined.txt
+if grep -q " attn_dates_bahdanau_" obj/undefined.txt; then fail "model.o lacks entries its header declares: $(grep attn_dates_bahdanau_ obj/undefined.txt)"; fi
+grep -q "attn_dates_bahdanau_buckets\[\] = {&attn_dates_bahdanau_s16_program, &attn_dates_bahdanau_s16_b1_program, &attn_dates_bahdanau_b1_program, 0}" obj/model.h \
+  || fail "the header's bucket list: $(grep _buckets obj/model.h)"
 echo "ok: buckets"
