@@ -267,7 +267,13 @@ _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memr
               float *sBand = &s[r0 * kKeyTile], *accBand = &acc[r0 * d.Dv];
               scoreTile(q1, k1, d, allowed[b], q0 + r0, n, k0, seen, scale, sBand);
               for (int64_t r = r0; r < r0 + n; ++r) {
-                float correction = onlineSoftmaxRow(&s[r * kKeyTile], seen, m[r], l[r]);
+                // The row's own causal prefix: its hidden keys get weight 0 without an exp.
+                float *row = &s[r * kKeyTile];
+                int64_t mine = allowed[b].visible(q0 + r, k0, seen);
+                std::fill(row + mine, row + seen, 0.0f);
+                if (mine == 0)
+                  continue;
+                float correction = onlineSoftmaxRow(row, mine, m[r], l[r]);
                 if (correction != 1.0f)
                   for (int64_t c = 0; c < d.Dv; ++c)
                     acc[r * d.Dv + c] *= correction;
@@ -362,10 +368,10 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
           scoreTile(q1, k1, d, allowed[b], r0, n, k0, seen, scale, p.data());
           for (int64_t r = 0; r < n; ++r) {
             float *row = &p[r * kKeyTile];
-            if (allowed[b].emptyRow(r0 + r)) // a zero row: no weights, no gradient
-              std::fill(row, row + seen, 0.0f);
-            else
-              probabilityRow(row, seen, lse1[r0 + r]);
+            // A zero row has no weights and no gradient; a row's causally hidden keys none.
+            int64_t mine = allowed[b].emptyRow(r0 + r) ? 0 : allowed[b].visible(r0 + r, k0, seen);
+            std::fill(row + mine, row + seen, 0.0f);
+            probabilityRow(row, mine, lse1[r0 + r]);
           }
           // dV [seen, Dv] += P^T [seen, n] dO [n, Dv]
           gemm('T', 'N', seen, d.Dv, n, 1.0f, p.data(), kKeyTile, do1 + r0 * d.Dv, d.Dv, 1.0f,
