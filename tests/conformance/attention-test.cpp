@@ -4,7 +4,7 @@
 // (attn.attention_scores of the family, attn.local_window, attn.attention) over the B H T query
 // rows with the keys repeated per query, the causal mask as a constant. Both go through
 // attn-autodiff and the JIT; the loss sum(o^2)/2 (+ sum(w^2)/2 with weights) and every gradient
-// must agree within 1e-5 of each tensor's largest magnitude. The Transformer's family (`sdpa`)
+// must agree within 1e-5 of each tensor's largest magnitude (expectClose). The Transformer's family (`sdpa`)
 // is attn.scaled_dot_product_attention itself against the fused op with a scaled-dot score,
 // which runs as the FlashAttention-2 kernels. The grid is T in {1, 7, 33, 129} and S in
 // {1, 5, 127, 513} with an odd head width, padded keys and causal masks, and a batch row
@@ -378,8 +378,16 @@ Result run(const std::string &text, bool fuse, std::map<std::string, attn::Tenso
   return r;
 }
 
+// Within kRelTol of the tensor's largest magnitude, or of a tenth of the largest of all the
+// case's tensors where that is larger: a gradient that is exactly 0 by cancellation (a softmax
+// over one key has no score gradient) comes out of f32 arithmetic as the rounding error of the
+// terms that cancel, which are of the other gradients' size.
 void expectClose(const Result &fused, const Result &reference, const std::string &label) {
   ASSERT_EQ(fused.grads.size(), reference.grads.size()) << label;
+  float overall = 0.0f;
+  for (const auto &[n, want] : reference.grads)
+    for (float x : want)
+      overall = std::max(overall, std::fabs(x));
   for (const auto &[n, want] : reference.grads) {
     auto it = fused.grads.find(n);
     ASSERT_NE(it, fused.grads.end()) << label << ": no gradient for " << n;
@@ -390,7 +398,7 @@ void expectClose(const Result &fused, const Result &reference, const std::string
       scale = std::max(scale, std::fabs(x));
     int bad = 0;
     for (size_t i = 0; i < want.size() && bad < 5; ++i)
-      if (!(std::fabs(got[i] - want[i]) <= kRelTol * std::max(scale, 1e-3f))) {
+      if (!(std::fabs(got[i] - want[i]) <= kRelTol * std::max({scale, 0.1f * overall, 1e-3f}))) {
         ++bad;
         ADD_FAILURE() << label << " " << n << "[" << i << "]: fused " << got[i] << ", unfused "
                       << want[i] << " (largest " << scale << ")";
@@ -441,13 +449,16 @@ std::vector<Case> cases() {
     for (Family f : {Family::Dot, Family::Additive})
       all.push_back({f, T, S, /*causal=*/true, /*weights=*/f == Family::Additive,
                      /*emptyRow=*/false, /*sliding=*/true});
+  // Every family over the whole grid (weights on the smaller query counts), dot also causal.
   for (Family f : {Family::Dot, Family::General, Family::Cosine, Family::LocalMonotonic,
                    Family::LocalPredictive})
-    for (auto [T, S] : {std::pair<int64_t, int64_t>{1, 5}, {7, 127}}) {
-      all.push_back({f, T, S, /*causal=*/false, /*weights=*/f == Family::LocalPredictive});
-      if (f == Family::Dot)
-        all.push_back({f, T, S, /*causal=*/true, /*weights=*/true});
-    }
+    for (int64_t T : {1, 7, 33, 129})
+      for (int64_t S : {1, 5, 127, 513}) {
+        bool weights = T <= 7 && (f == Family::LocalPredictive || f == Family::Dot);
+        all.push_back({f, T, S, /*causal=*/false, weights});
+        if (f == Family::Dot && T <= S)
+          all.push_back({f, T, S, /*causal=*/true, /*weights=*/T <= 7});
+      }
   return all;
 }
 
