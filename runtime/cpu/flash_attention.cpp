@@ -18,7 +18,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,25 @@ __attribute__((always_inline)) inline float fastExp(float x) {
   std::memcpy(&scale, &bits, sizeof scale);
   return x < -87.3f ? 0.0f : p * scale;
 }
+
+// Scratch tiles on 64-byte boundaries. oneDNN's small-GEMM paths and the vectorised row loops
+// can round differently with another alignment, and where malloc puts a buffer differs from
+// process to process: an executable must train bit for bit as the JIT does.
+template <typename T> struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <typename U> Aligned64(const Aligned64<U> &) {}
+  T *allocate(size_t n) {
+    size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
+    if (void *p = std::aligned_alloc(64, bytes ? bytes : 64))
+      return static_cast<T *>(p);
+    throw std::bad_alloc();
+  }
+  void deallocate(T *p, size_t) { std::free(p); }
+  template <typename U> bool operator==(const Aligned64<U> &) const { return true; }
+  template <typename U> bool operator!=(const Aligned64<U> &) const { return false; }
+};
+using Scratch = std::vector<float, Aligned64<float>>;
 
 struct Shape {
   int64_t B, H, T, S, D, Dv;
@@ -240,7 +261,7 @@ _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memr
 
 #pragma omp parallel
   {
-    std::vector<float> s(kQueryTile * kKeyTile), acc(kQueryTile * d.Dv), m(kQueryTile),
+    Scratch s(kQueryTile * kKeyTile), acc(kQueryTile * d.Dv), m(kQueryTile),
         l(kQueryTile);
 #pragma omp for collapse(3) schedule(dynamic)
     for (int64_t b = 0; b < d.B; ++b)
@@ -321,7 +342,7 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
   int64_t keyTiles = (d.S + kKeyTile - 1) / kKeyTile, bhs = d.B * d.H;
 
   // delta_i = sum_c dO[i, c] O[i, c] - d_lse[i], per (batch, head): dS = P (dP - delta).
-  std::vector<float> delta(bhs * d.T);
+  Scratch delta(bhs * d.T);
 #pragma omp parallel for schedule(static)
   for (int64_t row = 0; row < bhs * d.T; ++row) {
     float dot = 0;
@@ -334,15 +355,15 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
   // tiles of one pair go to different threads, each adding into its own copy of dQ.
   int threads = omp_get_max_threads();
   bool splitKeys = threads > 1 && keyTiles > 1 && bhs < 2 * threads;
-  std::vector<std::vector<float>> dqCopies(splitKeys ? threads : 0);
+  std::vector<Scratch> dqCopies(splitKeys ? threads : 0);
 
 #pragma omp parallel
   {
-    std::vector<float> p(kQueryTile * kKeyTile), ds(kQueryTile * kKeyTile), dkTile(kKeyTile * d.D),
+    Scratch p(kQueryTile * kKeyTile), ds(kQueryTile * kKeyTile), dkTile(kKeyTile * d.D),
         dvTile(kKeyTile * d.Dv);
     float *dqBase = dQ.data;
     if (splitKeys) {
-      std::vector<float> &mine = dqCopies[omp_get_thread_num()];
+      Scratch &mine = dqCopies[omp_get_thread_num()];
       mine.assign(bhs * d.T * d.D, 0.0f);
       dqBase = mine.data();
     }
@@ -410,7 +431,7 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < bhs * d.T * d.D; ++i) {
       float sum = 0;
-      for (const std::vector<float> &copy : dqCopies)
+      for (const Scratch &copy : dqCopies)
         sum += copy.empty() ? 0.0f : copy[i];
       dQ.data[i] = sum;
     }
