@@ -148,6 +148,47 @@ struct TempDir {
   }
 };
 
+// The model's programs written into `dir` as objects and C headers: the full program (stem
+// "model") and, for decode.buckets / decode.batch_buckets, the inference program of each
+// shorter source length and fewer rows (stem "bucket<length>x<rows>"), which must read the
+// full program's parameters. With `parts`, each program is objects compiled on every core
+// (Session::writeObjects), else one object.
+struct Programs {
+  std::vector<std::string> objects; // every program's
+  std::vector<std::string> headers; // names in `dir`: the full program's, then each bucket's
+  std::string bucketList;           // "&attn_<bucket>_program, " for each bucket
+};
+
+std::string writePrograms(Session &session, const fs::path &dir, const std::string &cpu,
+                          bool parts, Programs &out) {
+  auto write = [&](Session &program, const std::string &stem) {
+    std::string header = stem + ".h", object = (dir / (stem + ".o")).string();
+    std::vector<std::string> objects = {object};
+    std::string error =
+        parts ? program.writeObjects((dir / stem).string(), (dir / header).string(), cpu, objects)
+              : program.writeObject(object, (dir / header).string(), cpu);
+    out.objects.insert(out.objects.end(), objects.begin(), objects.end());
+    out.headers.push_back(header);
+    return error;
+  };
+  if (std::string error = write(session, "model"); !error.empty() || !session.hasSpec())
+    return error;
+  for (auto [length, rows] : yaml::decodeBuckets(session.spec())) {
+    std::unique_ptr<Session> bucket = session.bucketSession(length, rows);
+    if (!bucket)
+      return "decode buckets: the model does not compile for " + std::to_string(length) +
+             " source tokens in " + std::to_string(rows) + " rows";
+    if (std::string error =
+            write(*bucket, "bucket" + std::to_string(length) + "x" + std::to_string(rows));
+        !error.empty())
+      return error;
+    if (!session.sharesParameters(*bucket))
+      return "decode.buckets: this model cannot be bucketed";
+    out.bucketList += "&attn_" + bucket->manifest().cname + "_program, ";
+  }
+  return "";
+}
+
 // The model's parts in a temporary directory: its objects (the program, then one per length
 // bucket), their manifests (program.c) and its configuration and weights (payload.s, and the
 // weights image for a file beside it).
@@ -165,32 +206,14 @@ std::string makeBundle(Session &session, const std::string &cpu, const std::stri
   if (llvm::sys::fs::createUniqueDirectory("attnc-bundle", dir))
     return "cannot create a temporary directory";
   b.tmp.path = dir.str().str();
-  fs::path header = b.tmp.path / "model.h";
-  std::vector<std::string> parts;
-  if (std::string error =
-          session.writeObjects((b.tmp.path / "model").string(), header.string(), cpu, parts);
+  Programs programs;
+  if (std::string error = writePrograms(session, b.tmp.path, cpu, /*parts=*/true, programs);
       !error.empty())
     return error;
-  b.objects = parts;
-  // decode.buckets, decode.batch_buckets: the inference program for each shorter source
-  // length and fewer rows.
-  std::string programC = "#include \"model.h\"\n", bucketList;
-  for (auto [length, rows] : yaml::decodeBuckets(session.spec())) {
-    std::unique_ptr<Session> bucket = session.bucketSession(length, rows);
-    if (!bucket)
-      return "decode buckets: the model does not compile for " + std::to_string(length) +
-             " source tokens in " + std::to_string(rows) + " rows";
-    std::string stem = "bucket" + std::to_string(length) + "x" + std::to_string(rows);
-    if (std::string error = bucket->writeObjects((b.tmp.path / stem).string(),
-                                                 (b.tmp.path / (stem + ".h")).string(), cpu, parts);
-        !error.empty())
-      return error;
-    b.objects.insert(b.objects.end(), parts.begin(), parts.end());
-    if (!session.sharesParameters(*bucket))
-      return "decode.buckets: this model cannot be bucketed";
-    programC += "#include \"" + stem + ".h\"\n";
-    bucketList += "&attn_" + bucket->manifest().cname + "_program, ";
-  }
+  b.objects = programs.objects;
+  std::string programC;
+  for (const std::string &header : programs.headers)
+    programC += "#include \"" + header + "\"\n";
 
   std::string config = app::toJson(modelConfig(session.spec()));
   fs::path configFile = b.tmp.path / "config.json";
@@ -214,7 +237,8 @@ std::string makeBundle(Session &session, const std::string &cpu, const std::stri
     return error;
   programC += "const attn_program_info *const attn_bundle_program = &attn_" +
               session.manifest().cname + "_program;\n" +
-              "const attn_program_info *const attn_bundle_buckets[] = {" + bucketList + "0};\n" +
+              "const attn_program_info *const attn_bundle_buckets[] = {" + programs.bucketList +
+              "0};\n" +
               "const char *const attn_bundle_weights_file = " +
               (embedded ? std::string("0") : cString(weightsFile)) + ";\n";
   return writeFile(b.program, programC);
@@ -330,47 +354,31 @@ std::string writeObjectFile(Session &session, const ObjectOptions &o) {
   if (llvm::sys::fs::createUniqueDirectory("attnc-object", dir))
     return "cannot create a temporary directory";
   tmp.path = dir.str().str();
-  fs::path object = tmp.path / "model.o", header = tmp.path / "model.h";
-  if (std::string error = session.writeObject(object.string(), header.string(), o.cpu);
+  Programs programs;
+  if (std::string error = writePrograms(session, tmp.path, o.cpu, /*parts=*/false, programs);
       !error.empty())
     return error;
-  auto readAll = [](const fs::path &p) {
-    std::ifstream in(p);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  };
-  std::string text = readAll(header), list;
-  std::vector<std::string> objects = {object.string()};
-  if (session.hasSpec())
-    for (auto [length, rows] : yaml::decodeBuckets(session.spec())) {
-      std::unique_ptr<Session> bucket = session.bucketSession(length, rows);
-      if (!bucket)
-        return "decode buckets: the model does not compile for " + std::to_string(length) +
-               " source tokens in " + std::to_string(rows) + " rows";
-      std::string stem = "bucket" + std::to_string(length) + "x" + std::to_string(rows);
-      fs::path bucketObject = tmp.path / (stem + ".o"), bucketHeader = tmp.path / (stem + ".h");
-      if (std::string error =
-              bucket->writeObject(bucketObject.string(), bucketHeader.string(), o.cpu);
-          !error.empty())
-        return error;
-      if (!session.sharesParameters(*bucket))
-        return "decode.buckets: this model cannot be bucketed";
-      objects.push_back(bucketObject.string());
-      text += "\n" + readAll(bucketHeader);
-      list += "&attn_" + bucket->manifest().cname + "_program, ";
-    }
-  if (objects.size() > 1) {
+  std::string text;
+  for (const std::string &header : programs.headers) {
+    std::ifstream in(tmp.path / header);
+    text += (text.empty() ? "" : "\n") +
+            std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  fs::path object = programs.objects.front();
+  if (!programs.bucketList.empty()) {
     const std::string &cname = session.manifest().cname;
     std::string guard = "ATTN_MODEL_" + llvm::StringRef(cname).upper() + "_BUCKETS_H";
     text += "\n#ifndef " + guard + "\n#define " + guard +
             "\n/* The bucket programs (decode.buckets, decode.batch_buckets): inference for shorter\n"
             " * sources or fewer rows, each with its own entries, all reading the parameters of\n"
             " * attn_" + cname + "_program. Null-terminated. */\n"
-            "static const attn_program_info *const attn_" + cname + "_buckets[] = {" + list +
+            "static const attn_program_info *const attn_" + cname + "_buckets[] = {" +
+            programs.bucketList +
             "0};\n#endif\n";
     fs::path merged = tmp.path / "merged.o";
     std::vector<std::string> args = compilerCommand();
     args.insert(args.end(), {"-r", "-nostdlib", "-o", merged.string()});
-    args.insert(args.end(), objects.begin(), objects.end());
+    args.insert(args.end(), programs.objects.begin(), programs.objects.end());
     if (std::string error = runTool(args, tmp.path / "merge.log"); !error.empty())
       return error;
     object = merged;

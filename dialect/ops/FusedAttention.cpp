@@ -194,9 +194,8 @@ double attentionFlops(Value q, Value k, Value v) {
 }
 
 bool isZeroConstant(Value v) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
-  return dense && dense.isSplat() && dense.getSplatValue<APFloat>().isZero();
+  std::optional<float> c = splatValue(v);
+  return c && *c == 0.0f;
 }
 
 // Fills the empty `target` with the gradient of the score region `score`: its arguments plus

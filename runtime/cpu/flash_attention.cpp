@@ -11,6 +11,7 @@
 // forward out [B, H, T, Dv], lse [B, H, T]; backward d_out, d_lse like out, lse, and dq, dk, dv
 // like q, k, v.
 #include "Memref.h"
+#include "attn/Alloc.h"
 #include "attn/kernels.h"
 
 #include <omp.h>
@@ -18,9 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -59,24 +58,20 @@ __attribute__((always_inline)) inline float fastExp(float x) {
   return x < -87.3f ? 0.0f : p * scale;
 }
 
-// Scratch tiles on 64-byte boundaries. oneDNN's small-GEMM paths and the vectorised row loops
-// can round differently with another alignment, and where malloc puts a buffer differs from
-// process to process: an executable must train bit for bit as the JIT does.
-template <typename T> struct Aligned64 {
+// Scratch tiles from the runtime's buffers (attn/Alloc.h: 64-byte aligned, recycled).
+// oneDNN's small-GEMM paths and the vectorised row loops can round differently with another
+// alignment, and where malloc puts a buffer differs from process to process: an executable
+// must train bit for bit as the JIT does.
+template <typename T> struct RuntimeBuffers {
   using value_type = T;
-  Aligned64() = default;
-  template <typename U> Aligned64(const Aligned64<U> &) {}
-  T *allocate(size_t n) {
-    size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
-    if (void *p = std::aligned_alloc(64, bytes ? bytes : 64))
-      return static_cast<T *>(p);
-    throw std::bad_alloc();
-  }
-  void deallocate(T *p, size_t) { std::free(p); }
-  template <typename U> bool operator==(const Aligned64<U> &) const { return true; }
-  template <typename U> bool operator!=(const Aligned64<U> &) const { return false; }
+  RuntimeBuffers() = default;
+  template <typename U> RuntimeBuffers(const RuntimeBuffers<U> &) {}
+  T *allocate(size_t n) { return static_cast<T *>(attn::bufferAlloc(n * sizeof(T))); }
+  void deallocate(T *p, size_t) { attn::bufferFree(p); }
+  template <typename U> bool operator==(const RuntimeBuffers<U> &) const { return true; }
+  template <typename U> bool operator!=(const RuntimeBuffers<U> &) const { return false; }
 };
-using Scratch = std::vector<float, Aligned64<float>>;
+using Scratch = std::vector<float, RuntimeBuffers<float>>;
 
 struct Shape {
   int64_t B, H, T, S, D, Dv;
