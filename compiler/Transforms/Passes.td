@@ -26,11 +26,18 @@ def AttnFuseRecurrence : Pass<"attn-fuse-recurrence"> {
     its new state, whose per-step outputs (if any) are the new hidden state, and whose
     weights are loop-invariant. Such a scan becomes `attn.rnn`, `attn.gru` or `attn.lstm`
     (with `reverse` for a reversed scan), which lower to oneDNN's RNN primitives and
-    differentiate through oneDNN's backward (`attn.*_grad`). Anything else stays a scan:
-    other cells and GRU forms, extra ops in the body (attention, masks), other carried
-    values, scans without a sequence, and scans autodiff has already prepared
-    (`attn.saved_carries`). Runs before attn-autodiff (so the gradient is the fused
-    backward) and first in attn-lower; attnc's `--no-fuse` leaves it out.
+    differentiate through oneDNN's backward (`attn.*_grad`).
+
+    The masked form the frontends write for padded batches is matched too: the scan also
+    reads a mask `[B, T, 1]`, and each state is fed back as `s + m * (new - s)` (products and
+    sums in either order) under that mask's step. It becomes the sequence op with `mask`,
+    which the runtime runs over packed rows, so padding costs no work. The fusion assumes
+    the mask holds 0 and 1, as the data loaders' masks do; the runtime rejects other values.
+
+    Anything else stays a scan: other cells and GRU forms, extra ops in the body
+    (attention), other carried values, scans without a sequence, and scans autodiff has
+    already prepared (`attn.saved_carries`). Runs before attn-autodiff (so the gradient is
+    the fused backward) and first in attn-lower; attnc's `--no-fuse` leaves it out.
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",

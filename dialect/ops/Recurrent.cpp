@@ -427,6 +427,12 @@ namespace {
 LogicalResult inferSequence(StringRef name, std::optional<Location> loc, ValueRange operands,
                             int64_t gates, bool cell, unsigned numBiases,
                             SmallVectorImpl<Type> &results) {
+  // A mask [B, T, 1] comes last; nothing else of rank 3 does.
+  Value mask;
+  if (operands.size() > 1 && typeOf(operands.back()).getRank() == 3) {
+    mask = operands.back();
+    operands = operands.drop_back();
+  }
   unsigned expected = (cell ? 5 : 4) + numBiases;
   bool peephole = cell && operands.size() == expected + 1;
   bool ok = operands.size() == expected || peephole;
@@ -449,15 +455,20 @@ LogicalResult inferSequence(StringRef name, std::optional<Location> loc, ValueRa
     ok = hasShape(operands[w + 2 + i], {gates * hid});
   if (ok && peephole)
     ok = hasShape(operands[expected], {3, hid});
+  if (ok && mask)
+    ok = hasShape(mask, {batch, steps, 1});
   if (!ok) {
     std::string shapes;
     for (Value v : operands)
       shapes += (shapes.empty() ? "" : ", ") + typeStr(v.getType());
+    if (mask)
+      shapes += ", mask " + typeStr(mask.getType());
     std::string g = gates == 1 ? "" : std::to_string(gates);
     return emitOptionalError(loc, "'attn.", name, "' needs input [B, T, I], h0 [B, H]",
                              cell ? ", c0 [B, H]" : "", ", w_ih [I, ", g, "H], w_hh [H, ", g,
                              "H] and ", numBiases, " bias(es) [", g, "H]",
-                             cell ? " (and peepholes [3, H])" : "", "; got ", shapes);
+                             cell ? " (and peepholes [3, H])" : "",
+                             " (and a mask [B, T, 1]); got ", shapes);
   }
   results.push_back(RankedTensorType::get({batch, steps, hid}, typeOf(operands[0]).getElementType()));
   results.push_back(operands[1].getType());
@@ -472,12 +483,19 @@ LogicalResult inferSequence(StringRef name, std::optional<Location> loc, ValueRa
 LogicalResult inferSequenceGrad(StringRef name, std::optional<Location> loc, ValueRange operands,
                                 unsigned numForward, int64_t gates, bool cell,
                                 unsigned numBiases, SmallVectorImpl<Type> &results) {
-  // An LSTM's peephole weights come last (after the result gradients).
+  // An LSTM's peephole weights come after the result gradients, then the mask [B, T, 1].
+  Value mask;
+  if (operands.size() > 1 && typeOf(operands.back()).getRank() == 3) {
+    mask = operands.back();
+    operands = operands.drop_back();
+  }
   unsigned n = cell ? 3 : 2;
   bool peephole = cell && operands.size() == numForward + 2 * n + 1;
   SmallVector<Value> forwardOperands(operands.take_front(std::min<size_t>(numForward, operands.size())));
   if (peephole)
     forwardOperands.push_back(operands.back());
+  if (mask)
+    forwardOperands.push_back(mask);
   SmallVector<Type> forward;
   if (operands.size() < numForward ||
       failed(inferSequence(name.drop_back(5) /* "_grad" */, loc, forwardOperands, gates, cell,
@@ -496,7 +514,7 @@ LogicalResult inferSequenceGrad(StringRef name, std::optional<Location> loc, Val
                              "gradients, each of types (",
                              want, ")");
   }
-  for (Value v : forwardOperands)
+  for (Value v : ArrayRef<Value>(forwardOperands).drop_back(mask ? 1 : 0)) // not the mask: data
     results.push_back(v.getType());
   return success();
 }

@@ -212,19 +212,17 @@ def Attn_GruCellOp : Attn_Op<"gru_cell", [Pure, DeclareOpInterfaceMethods<InferT
 
 // A whole recurrent layer over x [B, T, I]: outputs [B, T, H] (every step's hidden state, in
 // time order also when `reverse`) and the final states. Lowered to oneDNN's RNN primitives.
-class Attn_SequenceOp<string mnemonic>
-    : Attn_Op<mnemonic, [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+class Attn_SequenceOp<string mnemonic, list<Trait> traits = []>
+    : Attn_Op<mnemonic, traits # [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
                          DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
                          DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
                                                    ["prepareForGradient"]>]>;
 
 // The backward of a sequence op: the forward's operands, its results and their gradients in;
 // the gradients of the forward's operands (same types, same order) out.
-class Attn_SequenceGradOp<string mnemonic>
-    : Attn_Op<mnemonic, [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
-                         DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>]> {
-  let assemblyFormat = "operands attr-dict `:` type(operands)";
-}
+class Attn_SequenceGradOp<string mnemonic, list<Trait> traits = []>
+    : Attn_Op<mnemonic, traits # [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+                         DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>]>;
 
 def Attn_RnnOp : Attn_SequenceOp<"rnn"> {
   let summary = "a vanilla (tanh) RNN layer over a whole sequence";
@@ -237,18 +235,28 @@ def Attn_RnnOp : Attn_SequenceOp<"rnn"> {
     oneDNN's vanilla RNN primitive. Its gradient is `attn.rnn_grad` (oneDNN's backward);
     `training` (set by the gradient rule) makes the forward keep oneDNN's workspace for it.
 
+    With a `mask` `[B, T, 1]`, 0 or 1 per row and step (the padded batches of taggers,
+    classifiers and encoders), a step whose mask is 0 leaves the state as it is:
+    `h_t = h_{t-1} + m_t (cell(x_t, h_{t-1}) - h_{t-1})`, and `outputs` at such a step repeat
+    the state. This is the masked scan the frontends write; attn-fuse-recurrence makes this op
+    of it. The runtime packs each row's real steps together and runs the rows in groups that
+    shrink as rows end, like PyTorch's packed sequences, so padding costs no work; a mask value
+    other than 0 and 1 is a runtime error. The same holds for `attn.gru` and `attn.lstm` (for
+    both of its states).
+
     ```mlir
     %hs, %h = attn.rnn %x, %h0, %w_ax, %w_aa, %b
         : tensor<4x16x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$w_ax,
-                       Attn_FloatTensor:$w_aa, Attn_FloatTensor:$bias, UnitAttr:$reverse,
+                       Attn_FloatTensor:$w_aa, Attn_FloatTensor:$bias,
+                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse,
                        UnitAttr:$training);
   let results = (outs Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n);
   let assemblyFormat = [{
-    $input `,` $h0 `,` $w_ax `,` $w_aa `,` $bias attr-dict `:` type($input) `,` type($h0) `,`
-    type($w_ax) `,` type($w_aa) `,` type($bias)
+    $input `,` $h0 `,` $w_ax `,` $w_aa `,` $bias (`mask` `(` $mask^ `:` type($mask) `)`)?
+    attr-dict `:` type($input) `,` type($h0) `,` type($w_ax) `,` type($w_aa) `,` type($bias)
   }];
 }
 
@@ -259,7 +267,8 @@ def Attn_GruOp : Attn_SequenceOp<"gru"> {
     `input` `[B, T, I]` from `h0` `[B, H]` (backwards in time with `reverse`), with `w_ih`
     `[I, 3H]`, `w_hh [H, 3H]`, `b_ih`, `b_hh` `[3H]`. Results: `outputs` `[B, T, H]` (in time
     order) and the final state `h_n`. Lowered to oneDNN's linear-before-reset GRU (gates u,
-    r, o = z, r, n; the runtime reorders the gate blocks). Gradient: `attn.gru_grad`.
+    r, o = z, r, n; the runtime reorders the gate blocks). Gradient: `attn.gru_grad`. An
+    optional `mask` `[B, T, 1]` skips steps as in `attn.rnn`.
 
     ```mlir
     %hs, %h = attn.gru %x, %h0, %wi, %wh, %bi, %bh
@@ -268,15 +277,16 @@ def Attn_GruOp : Attn_SequenceOp<"gru"> {
   }];
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$w_ih,
                        Attn_FloatTensor:$w_hh, Attn_FloatTensor:$b_ih, Attn_FloatTensor:$b_hh,
-                       UnitAttr:$reverse, UnitAttr:$training);
+                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse, UnitAttr:$training);
   let results = (outs Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n);
   let assemblyFormat = [{
-    $input `,` $h0 `,` $w_ih `,` $w_hh `,` $b_ih `,` $b_hh attr-dict `:` type($input) `,`
+    $input `,` $h0 `,` $w_ih `,` $w_hh `,` $b_ih `,` $b_hh
+    (`mask` `(` $mask^ `:` type($mask) `)`)? attr-dict `:` type($input) `,`
     type($h0) `,` type($w_ih) `,` type($w_hh) `,` type($b_ih) `,` type($b_hh)
   }];
 }
 
-def Attn_LstmOp : Attn_SequenceOp<"lstm"> {
+def Attn_LstmOp : Attn_SequenceOp<"lstm", [AttrSizedOperandSegments]> {
   let summary = "an LSTM layer over a whole sequence";
   let description = [{
     Runs `attn.lstm_cell` (gates i, f, g, o; optional peepholes, no projection) over the time
@@ -284,7 +294,8 @@ def Attn_LstmOp : Attn_SequenceOp<"lstm"> {
     with `w_ih [I, 4H]`, `w_hh [H, 4H]`, `bias [4H]` and optionally `w_peephole [3, H]` (gates
     i, f, o, as the cell's). Results: `outputs` `[B, T, H]` (the hidden state of every step,
     in time order), and the final `h_n`, `c_n`. Lowered to oneDNN's LSTM primitive (same gate
-    order, weight layout and peephole formula). Gradient: `attn.lstm_grad`.
+    order, weight layout and peephole formula). Gradient: `attn.lstm_grad`. An optional
+    `mask` `[B, T, 1]` skips steps as in `attn.rnn` (h and c both stay).
 
     ```mlir
     %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b
@@ -293,12 +304,13 @@ def Attn_LstmOp : Attn_SequenceOp<"lstm"> {
   }];
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$c0,
                        Attn_FloatTensor:$w_ih, Attn_FloatTensor:$w_hh, Attn_FloatTensor:$bias,
-                       Optional<Attn_FloatTensor>:$w_peephole, UnitAttr:$reverse,
-                       UnitAttr:$training);
+                       Optional<Attn_FloatTensor>:$w_peephole, Optional<Attn_FloatTensor>:$mask,
+                       UnitAttr:$reverse, UnitAttr:$training);
   let results = (outs Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n, Attn_FloatTensor:$c_n);
   let assemblyFormat = [{
     $input `,` $h0 `,` $c0 `,` $w_ih `,` $w_hh `,` $bias
-    (`peephole` `(` $w_peephole^ `:` type($w_peephole) `)`)? attr-dict `:` type($input) `,`
+    (`peephole` `(` $w_peephole^ `:` type($w_peephole) `)`)?
+    (`mask` `(` $mask^ `:` type($mask) `)`)? attr-dict `:` type($input) `,`
     type($h0) `,` type($c0) `,` type($w_ih) `,` type($w_hh) `,` type($bias)
   }];
 }
@@ -307,8 +319,9 @@ def Attn_RnnGradOp : Attn_SequenceGradOp<"rnn_grad"> {
   let summary = "the backward of attn.rnn (oneDNN's vanilla RNN backward)";
   let description = [{
     Operands: the forward's operands (`input, h0, w_ax, w_aa, bias`), its results
-    (`outputs, h_n`) and their gradients (`d_outputs, d_h_n`); `reverse` as in the forward.
-    Results: the gradients of the forward's operands, of the same types. The runtime reuses
+    (`outputs, h_n`) and their gradients (`d_outputs, d_h_n`), and the forward's `mask` if it
+    has one; `reverse` as in the forward. Results: the gradients of the forward's operands but
+    the mask, of the same types. The runtime reuses
     the workspace a `training` forward kept, or recomputes it.
 
     ```mlir
@@ -320,17 +333,25 @@ def Attn_RnnGradOp : Attn_SequenceGradOp<"rnn_grad"> {
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$w_ax,
                        Attn_FloatTensor:$w_aa, Attn_FloatTensor:$bias,
                        Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n,
-                       Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n, UnitAttr:$reverse);
+                       Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n,
+                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse);
   let results = (outs Attn_FloatTensor:$d_input, Attn_FloatTensor:$d_h0,
                       Attn_FloatTensor:$d_w_ax, Attn_FloatTensor:$d_w_aa,
                       Attn_FloatTensor:$d_bias);
+  let assemblyFormat = [{
+    $input `,` $h0 `,` $w_ax `,` $w_aa `,` $bias `,` $outputs `,` $h_n `,` $d_outputs `,` $d_h_n
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    attr-dict `:` type($input) `,` type($h0) `,` type($w_ax) `,` type($w_aa) `,` type($bias) `,`
+    type($outputs) `,` type($h_n) `,` type($d_outputs) `,` type($d_h_n)
+  }];
 }
 
 def Attn_GruGradOp : Attn_SequenceGradOp<"gru_grad"> {
   let summary = "the backward of attn.gru (oneDNN's linear-before-reset GRU backward)";
   let description = [{
     Operands: the forward's operands (`input, h0, w_ih, w_hh, b_ih, b_hh`), its results
-    (`outputs, h_n`) and their gradients; results: the gradients of the forward's operands.
+    (`outputs, h_n`) and their gradients, and the forward's `mask` if it has one; results:
+    the gradients of the forward's operands but the mask.
 
     ```mlir
     %dx, %dh0, %dwi, %dwh, %dbi, %dbh = attn.gru_grad %x, %h0, %wi, %wh, %bi, %bh, %hs, %h, %dhs, %dh
@@ -341,18 +362,27 @@ def Attn_GruGradOp : Attn_SequenceGradOp<"gru_grad"> {
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$w_ih,
                        Attn_FloatTensor:$w_hh, Attn_FloatTensor:$b_ih, Attn_FloatTensor:$b_hh,
                        Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n,
-                       Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n, UnitAttr:$reverse);
+                       Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n,
+                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse);
   let results = (outs Attn_FloatTensor:$d_input, Attn_FloatTensor:$d_h0,
                       Attn_FloatTensor:$d_w_ih, Attn_FloatTensor:$d_w_hh,
                       Attn_FloatTensor:$d_b_ih, Attn_FloatTensor:$d_b_hh);
+  let assemblyFormat = [{
+    $input `,` $h0 `,` $w_ih `,` $w_hh `,` $b_ih `,` $b_hh `,` $outputs `,` $h_n `,` $d_outputs `,`
+    $d_h_n
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    attr-dict `:` type($input) `,` type($h0) `,` type($w_ih) `,` type($w_hh) `,` type($b_ih) `,`
+    type($b_hh) `,` type($outputs) `,` type($h_n) `,` type($d_outputs) `,` type($d_h_n)
+  }];
 }
 
-def Attn_LstmGradOp : Attn_SequenceGradOp<"lstm_grad"> {
+def Attn_LstmGradOp : Attn_SequenceGradOp<"lstm_grad", [AttrSizedOperandSegments]> {
   let summary = "the backward of attn.lstm (oneDNN's LSTM backward)";
   let description = [{
     Operands: the forward's operands (`input, h0, c0, w_ih, w_hh, bias`), its results
-    (`outputs, h_n, c_n`) and their gradients, then the forward's `w_peephole` if it has one;
-    results: the gradients of the forward's operands (`d_w_peephole` last, with peepholes).
+    (`outputs, h_n, c_n`) and their gradients, then the forward's `w_peephole` and `mask` if it
+    has them; results: the gradients of the forward's operands but the mask (`d_w_peephole`
+    last, with peepholes).
 
     ```mlir
     %dx, %dh0, %dc0, %dwi, %dwh, %db = attn.lstm_grad %x, %h0, %c0, %wi, %wh, %b, %hs, %h, %c, %dhs, %dh, %dc
@@ -366,10 +396,19 @@ def Attn_LstmGradOp : Attn_SequenceGradOp<"lstm_grad"> {
                        Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n, Attn_FloatTensor:$c_n,
                        Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n,
                        Attn_FloatTensor:$d_c_n, Optional<Attn_FloatTensor>:$w_peephole,
-                       UnitAttr:$reverse);
+                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse);
   let results = (outs Attn_FloatTensor:$d_input, Attn_FloatTensor:$d_h0, Attn_FloatTensor:$d_c0,
                       Attn_FloatTensor:$d_w_ih, Attn_FloatTensor:$d_w_hh,
                       Attn_FloatTensor:$d_bias, Optional<Attn_FloatTensor>:$d_w_peephole);
+  let assemblyFormat = [{
+    $input `,` $h0 `,` $c0 `,` $w_ih `,` $w_hh `,` $bias `,` $outputs `,` $h_n `,` $c_n `,`
+    $d_outputs `,` $d_h_n `,` $d_c_n
+    (`peephole` `(` $w_peephole^ `:` type($w_peephole) `)`)?
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    attr-dict `:` type($input) `,` type($h0) `,` type($c0) `,` type($w_ih) `,` type($w_hh) `,`
+    type($bias) `,` type($outputs) `,` type($h_n) `,` type($c_n) `,` type($d_outputs) `,`
+    type($d_h_n) `,` type($d_c_n)
+  }];
 }
 
 #endif // ATTN_OPS_RECURRENT_TD

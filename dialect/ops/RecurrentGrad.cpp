@@ -195,8 +195,12 @@ namespace {
 template <typename GradOp, typename Op>
 LogicalResult buildSequenceGradient(Op op, OpBuilder &b, ValueRange grads,
                                     SmallVectorImpl<Value> &out) {
+  // The forward's operands but its trailing optional ones, which go last: an LSTM's
+  // peephole weights, then the mask.
   SmallVector<Value> operands(op->getOperands());
-  Value peephole; // an LSTM's peephole weights go last
+  Value peephole, mask = op.getMask();
+  if (mask)
+    operands.pop_back();
   if constexpr (std::is_same_v<Op, LstmOp>) {
     if ((peephole = op.getWPeephole()))
       operands.pop_back();
@@ -205,10 +209,22 @@ LogicalResult buildSequenceGradient(Op op, OpBuilder &b, ValueRange grads,
   operands.append(grads.begin(), grads.end());
   if (peephole)
     operands.push_back(peephole);
-  auto grad = b.create<GradOp>(op.getLoc(), operands);
+  if (mask)
+    operands.push_back(mask);
+  SmallVector<NamedAttribute> attrs;
+  if constexpr (std::is_same_v<GradOp, LstmGradOp>) // twelve operands, then the two optional
+    attrs.push_back(b.getNamedAttr(
+        GradOp::getOperandSegmentSizesAttrName(OperationName(GradOp::getOperationName(),
+                                                             b.getContext())),
+        b.getDenseI32ArrayAttr({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, peephole ? 1 : 0,
+                                mask ? 1 : 0})));
+  auto grad = b.create<GradOp>(op.getLoc(), operands, attrs);
   if (op.getReverse())
     grad->setAttr("reverse", b.getUnitAttr());
+  // The operands' gradients in the forward's order; the mask (data) has none.
   out.append(grad->getResults().begin(), grad->getResults().end());
+  if (mask)
+    out.push_back(Value());
   return success();
 }
 } // namespace

@@ -58,20 +58,9 @@ __attribute__((always_inline)) inline float fastExp(float x) {
   return x < -87.3f ? 0.0f : p * scale;
 }
 
-// Scratch tiles from the runtime's buffers (attn/Alloc.h: 64-byte aligned, recycled).
-// oneDNN's small-GEMM paths and the vectorised row loops can round differently with another
-// alignment, and where malloc puts a buffer differs from process to process: an executable
-// must train bit for bit as the JIT does.
-template <typename T> struct RuntimeBuffers {
-  using value_type = T;
-  RuntimeBuffers() = default;
-  template <typename U> RuntimeBuffers(const RuntimeBuffers<U> &) {}
-  T *allocate(size_t n) { return static_cast<T *>(attn::bufferAlloc(n * sizeof(T))); }
-  void deallocate(T *p, size_t) { attn::bufferFree(p); }
-  template <typename U> bool operator==(const RuntimeBuffers<U> &) const { return true; }
-  template <typename U> bool operator!=(const RuntimeBuffers<U> &) const { return false; }
-};
-using Scratch = std::vector<float, RuntimeBuffers<float>>;
+// Scratch tiles from the runtime's buffers (attn/Alloc.h: 64-byte aligned, recycled), so that
+// results do not depend on where malloc put them.
+using Scratch = std::vector<float, attn::BufferAllocator<float>>;
 
 struct Shape {
   int64_t B, H, T, S, D, Dv;

@@ -16,13 +16,23 @@
 // ATTN_RNN_RECOMPUTE=1 in the environment turns the cache off (every backward recomputes its
 // forward): kept to measure what the cache saves (docs/benchmarks.md).
 //
+// Masked layers (padded batches). Each row's steps of mask 1 are packed in processing order,
+// the rows sorted longest first, and the layer runs as a left-to-right oneDNN layer per
+// segment of packed steps over which the set of running rows is constant: PyTorch's packed
+// sequences, in as many oneDNN calls as the batch has distinct lengths. The outputs are
+// scattered back to time order (a step of mask 0 repeats the state), and the backward runs
+// the segments in reverse, carrying the state gradients from one to the next. The cache
+// keeps every segment's inputs, outputs and workspace.
+//
 // Called from compiled code through a C ABI: these functions must not throw; a oneDNN error
 // prints a message to stderr and aborts.
+#include "attn/Alloc.h"
 #include "attn/cpu/Recurrent.h"
 #include "attn/kernels.h"
 
 #include "OneDNN.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -55,6 +65,21 @@ using onednn::addScratchpad;
 using onednn::engine;
 using onednn::stream;
 using onednn::userScratchpad;
+
+// Temporaries on the runtime's recycled buffers (attn/Alloc.h): a training step's
+// workspaces, packed sequences and reordered weights are then not fresh pages, page-faulted
+// in, at every call.
+using Floats = std::vector<float, attn::BufferAllocator<float>>;
+
+// oneDNN memories on recycled buffers, alive as long as the arena.
+struct Arena {
+  std::vector<std::shared_ptr<void>> buffers;
+  dnnl::memory make(const dnnl::memory::desc &d) {
+    void *p = attn::bufferAlloc(std::max<size_t>(d.get_size(), 1));
+    buffers.emplace_back(p, attn::bufferFree);
+    return dnnl::memory(d, engine(), p);
+  }
+};
 
 std::atomic<size_t> workspaceHits{0}, workspaceMisses{0};
 
@@ -110,7 +135,7 @@ template <typename M> Strided strided(M *m, int rank) {
 }
 
 // The contents as a dense row-major buffer: the memref itself when dense, else a copy.
-const float *readDense(const Strided &m, std::vector<float> &tmp) {
+const float *readDense(const Strided &m, Floats &tmp) {
   if (m.dense())
     return m.base;
   tmp.resize(m.numel());
@@ -119,13 +144,13 @@ const float *readDense(const Strided &m, std::vector<float> &tmp) {
 }
 
 // Where to write a dense result: the memref itself when dense, else `tmp` (then writeBack).
-float *writeDense(const Strided &m, std::vector<float> &tmp) {
+float *writeDense(const Strided &m, Floats &tmp) {
   if (m.dense())
     return m.base;
   tmp.resize(m.numel());
   return tmp.data();
 }
-void writeBack(const Strided &m, const std::vector<float> &tmp) {
+void writeBack(const Strided &m, const Floats &tmp) {
   if (!m.dense())
     m.forEach([&](float *p, int64_t k) { *p = tmp[k]; });
 }
@@ -133,10 +158,10 @@ void writeBack(const Strided &m, const std::vector<float> &tmp) {
 //===- shapes, descriptors, primitives ---------------------------------------------------===//
 
 struct Shape {
-  int64_t kind, reverse, B, T, I, H, peephole;
+  int64_t kind, reverse, B, T, I, H, peephole, masked = 0;
   int64_t gates() const { return kind == ATTN_RNN_LSTM ? 4 : kind == ATTN_RNN_GRU ? 3 : 1; }
   int64_t biasGates() const { return kind == ATTN_RNN_GRU ? 4 : gates(); }
-  std::vector<int64_t> key() const { return {kind, reverse, B, T, I, H, peephole}; }
+  std::vector<int64_t> key() const { return {kind, reverse, B, T, I, H, peephole, masked}; }
   std::string str() const {
     return "B=" + std::to_string(B) + " T=" + std::to_string(T) + " I=" + std::to_string(I) +
            " H=" + std::to_string(H);
@@ -265,11 +290,11 @@ template <typename Cell> std::shared_ptr<Prims<Cell>> backwardPrims(const Shape 
   return entry;
 }
 
-// `plain` (a user-format memory) in the format `want`: itself, or a reordered copy.
-dnnl::memory inFormat(const dnnl::memory &plain, const md &want) {
+// `plain` (a user-format memory) in the format `want`: itself, or a reordered copy in `arena`.
+dnnl::memory inFormat(const dnnl::memory &plain, const md &want, Arena &arena) {
   if (plain.get_desc() == want)
     return plain;
-  dnnl::memory out(want, engine());
+  dnnl::memory out = arena.make(want);
   dnnl::reorder(plain, out).execute(stream(), const_cast<dnnl::memory &>(plain), out);
   return out;
 }
@@ -284,9 +309,9 @@ int64_t gateOf(const Shape &s, int64_t g) {
 }
 
 // attn weights [rows, G*H] -> dense ldigo [rows][G][H] in oneDNN's gate order.
-std::vector<float> weightsIn(const Shape &s, const Strided &w) {
+Floats weightsIn(const Shape &s, const Strided &w) {
   int64_t rows = w.sizes[0], G = s.gates(), H = s.H;
-  std::vector<float> out(rows * G * H);
+  Floats out(rows * G * H);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t g = 0; g < G; ++g) {
       int64_t src = gateOf(s, g);
@@ -311,9 +336,9 @@ float at(const Strided &v, int64_t i) { return v.base[i * v.strides[0]]; }
 float &at(Strided &v, int64_t i) { return v.base[i * v.strides[0]]; }
 
 // attn biases -> oneDNN's ldgo bias.
-std::vector<float> biasIn(const Shape &s, const Strided &bih, const Strided &bhh) {
+Floats biasIn(const Shape &s, const Strided &bih, const Strided &bhh) {
   int64_t H = s.H;
-  std::vector<float> out(s.biasGates() * H);
+  Floats out(s.biasGates() * H);
   if (s.kind != ATTN_RNN_GRU) {
     for (int64_t i = 0; i < s.gates() * H; ++i)
       out[i] = at(bih, i);
@@ -358,11 +383,17 @@ uint64_t hashOf(const float *data, int64_t n) {
   return lanes[0] ^ (lanes[1] * 3) ^ (lanes[2] * 5) ^ (lanes[3] * 7);
 }
 
+struct MaskedRun;
+
+// What a training forward keeps for its backward: oneDNN's workspace, or for a masked layer
+// every segment's inputs, outputs and workspace.
 struct Saved {
   std::vector<int64_t> key;
   const float *outputs;
   uint64_t hash;
   dnnl::memory workspace;
+  Arena arena; // the workspace's buffer
+  std::shared_ptr<MaskedRun> run;
 };
 // A few layers' worth: a stacked, bidirectional model keeps one entry per layer and direction
 // between its forward and its backward.
@@ -370,7 +401,8 @@ constexpr size_t kMaxSaved = 16;
 std::mutex savedMutex;
 std::deque<Saved> saved;
 
-void keepWorkspace(const Shape &s, const float *outputs, uint64_t hash, dnnl::memory ws) {
+void keepWorkspace(const Shape &s, const float *outputs, uint64_t hash, dnnl::memory ws,
+                   Arena arena, std::shared_ptr<MaskedRun> run = nullptr) {
   std::lock_guard<std::mutex> lock(savedMutex);
   for (auto it = saved.begin(); it != saved.end(); ++it)
     if (it->outputs == outputs) {
@@ -379,38 +411,40 @@ void keepWorkspace(const Shape &s, const float *outputs, uint64_t hash, dnnl::me
     }
   if (saved.size() >= kMaxSaved)
     saved.pop_front();
-  saved.push_back({s.key(), outputs, hash, std::move(ws)});
+  saved.push_back({s.key(), outputs, hash, std::move(ws), std::move(arena), std::move(run)});
 }
 
-// The workspace of the training forward that wrote `outputs` (removed from the cache), or an
-// empty memory.
-dnnl::memory takeWorkspace(const Shape &s, const float *outputs, uint64_t hash) {
+// What the training forward that wrote `outputs` kept (removed from the cache), or an empty
+// entry.
+Saved takeSaved(const Shape &s, const float *outputs, uint64_t hash) {
   std::lock_guard<std::mutex> lock(savedMutex);
   for (auto it = saved.begin(); it != saved.end(); ++it)
     if (it->outputs == outputs) {
-      dnnl::memory ws;
+      Saved found;
       if (it->key == s.key() && it->hash == hash)
-        ws = it->workspace;
+        found = std::move(*it);
       saved.erase(it);
-      return ws;
+      return found;
     }
-  return dnnl::memory();
+  return Saved();
 }
+
 
 //===- the kernels ------------------------------------------------------------------------===//
 
 Shape shapeOf(const char *kernel, const Strided &x, const Strided &h0, const Strided &wih,
-              const Strided &whh, const Strided &wp, int64_t kind, int64_t reverse,
-              int64_t peephole) {
+              const Strided &whh, const Strided &wp, const Strided &mask, int64_t kind,
+              int64_t reverse, int64_t peephole, int64_t masked) {
   if (kind != ATTN_RNN_VANILLA && kind != ATTN_RNN_GRU && kind != ATTN_RNN_LSTM)
     fail(kernel, "unknown cell kind " + std::to_string(kind));
   if (peephole && kind != ATTN_RNN_LSTM)
     fail(kernel, "peepholes need an LSTM");
   Shape s{kind, reverse ? 1 : 0, x.sizes[0], x.sizes[1], x.sizes[2], h0.sizes[1],
-          peephole ? 1 : 0};
+          peephole ? 1 : 0, masked ? 1 : 0};
   bool ok = h0.sizes[0] == s.B && wih.sizes[0] == s.I && wih.sizes[1] == s.gates() * s.H &&
             whh.sizes[0] == s.H && whh.sizes[1] == s.gates() * s.H &&
-            (!peephole || (wp.sizes[0] == 3 && wp.sizes[1] == s.H));
+            (!peephole || (wp.sizes[0] == 3 && wp.sizes[1] == s.H)) &&
+            (!masked || (mask.sizes[0] == s.B && mask.sizes[1] == s.T && mask.sizes[2] == 1));
   if (!ok)
     fail(kernel, "inconsistent shapes: x [" + std::to_string(s.B) + ", " + std::to_string(s.T) +
                      ", " + std::to_string(s.I) + "], h0 [" + std::to_string(h0.sizes[0]) +
@@ -425,7 +459,7 @@ dnnl::memory wrap(const md &d, const float *p) {
 
 // The forward's dense inputs in oneDNN terms.
 struct ForwardInputs {
-  std::vector<float> xTmp, h0Tmp, c0Tmp, peepTmp, wLayer, wIter, bias;
+  Floats xTmp, h0Tmp, c0Tmp, peepTmp, wLayer, wIter, bias;
   dnnl::memory x, h0, c0, wLayerPlain, wIterPlain, b, peep;
   ForwardInputs(const Shape &s, const Descs &d, const Strided &x_, const Strided &h0_,
                 const Strided &c0_, const Strided &wih, const Strided &whh, const Strided &bih,
@@ -449,11 +483,12 @@ void runForward(const Shape &s, const typename Cell::Fwd &prim,
                 const typename Cell::Fwd::primitive_desc &pd, const ForwardInputs &in,
                 const dnnl::memory &out, const dnnl::memory &hn, const dnnl::memory &cn,
                 const dnnl::memory *ws) {
+  Arena arena;
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC_LAYER, in.x},
       {DNNL_ARG_SRC_ITER, in.h0},
-      {DNNL_ARG_WEIGHTS_LAYER, inFormat(in.wLayerPlain, pd.weights_layer_desc())},
-      {DNNL_ARG_WEIGHTS_ITER, inFormat(in.wIterPlain, pd.weights_iter_desc())},
+      {DNNL_ARG_WEIGHTS_LAYER, inFormat(in.wLayerPlain, pd.weights_layer_desc(), arena)},
+      {DNNL_ARG_WEIGHTS_ITER, inFormat(in.wIterPlain, pd.weights_iter_desc(), arena)},
       {DNNL_ARG_BIAS, in.b},
       {DNNL_ARG_DST_LAYER, out},
       {DNNL_ARG_DST_ITER, hn}};
@@ -477,7 +512,7 @@ void forward(const Shape &s, const Strided &x, const Strided &h0, const Strided 
              bool training) {
   Descs d(s);
   ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh, wp);
-  std::vector<float> outTmp, hnTmp, cnTmp;
+  Floats outTmp, hnTmp, cnTmp;
   float *outP = writeDense(out, outTmp), *hnP = writeDense(hn, hnTmp);
   float *cnP = s.kind == ATTN_RNN_LSTM ? writeDense(cn, cnTmp) : nullptr;
   dnnl::memory outM = wrap(d.layerOut, outP), hnM = wrap(d.iter, hnP);
@@ -486,9 +521,10 @@ void forward(const Shape &s, const Strided &x, const Strided &h0, const Strided 
   std::shared_ptr<Prims<Cell>> entry = forwardPrims<Cell>(s, training);
   Prims<Cell> &p = *entry;
   if (training) {
-    dnnl::memory ws(p.trainingPd.workspace_desc(), engine());
+    Arena arena;
+    dnnl::memory ws = arena.make(p.trainingPd.workspace_desc());
     runForward<Cell>(s, p.training, p.trainingPd, in, outM, hnM, cnM, &ws);
-    keepWorkspace(s, out.base, hashOf(outP, out.numel()), ws);
+    keepWorkspace(s, out.base, hashOf(outP, out.numel()), ws, std::move(arena));
   } else {
     runForward<Cell>(s, p.inference, p.inferencePd, in, outM, hnM, cnM, nullptr);
   }
@@ -511,9 +547,11 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
   std::shared_ptr<Prims<Cell>> entry = backwardPrims<Cell>(s);
   Prims<Cell> &p = *entry;
 
-  std::vector<float> outTmp, hnTmp, cnTmp;
+  Floats outTmp, hnTmp, cnTmp;
   const float *outP = readDense(out, outTmp);
-  dnnl::memory ws = takeWorkspace(s, out.base, hashOf(outP, out.numel()));
+  Saved kept = takeSaved(s, out.base, hashOf(outP, out.numel()));
+  Arena &arena = kept.arena;
+  dnnl::memory ws = kept.workspace;
   dnnl::memory outM, hnM, cnM;
   if (ws) {
     ++workspaceHits;
@@ -523,34 +561,35 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
       cnM = wrap(d.iter, readDense(cn, cnTmp));
   } else { // recompute the training forward for its workspace
     ++workspaceMisses;
-    ws = dnnl::memory(p.trainingPd.workspace_desc(), engine());
-    outM = dnnl::memory(d.layerOut, engine());
-    hnM = dnnl::memory(d.iter, engine());
+    ws = arena.make(p.trainingPd.workspace_desc());
+    outM = arena.make(d.layerOut);
+    hnM = arena.make(d.iter);
     if (lstm)
-      cnM = dnnl::memory(d.iter, engine());
+      cnM = arena.make(d.iter);
     runForward<Cell>(s, p.training, p.trainingPd, in, outM, hnM, cnM, &ws);
   }
 
-  std::vector<float> doutTmp, dhnTmp, dcnTmp, dxTmp, dh0Tmp, dc0Tmp;
+  Floats doutTmp, dhnTmp, dcnTmp, dxTmp, dh0Tmp, dc0Tmp;
   dnnl::memory doutM = wrap(d.layerOut, readDense(dout, doutTmp));
   dnnl::memory dhnM = wrap(d.iter, readDense(dhn, dhnTmp));
   float *dxP = writeDense(dx, dxTmp), *dh0P = writeDense(dh0, dh0Tmp);
   float *dc0P = lstm ? writeDense(dc0, dc0Tmp) : nullptr;
 
   // Weight gradients accumulate in oneDNN: start from zeros.
-  dnnl::memory dwLayer(p.backwardPd.diff_weights_layer_desc(), engine());
-  dnnl::memory dwIter(p.backwardPd.diff_weights_iter_desc(), engine());
-  std::vector<float> dbias(s.biasGates() * s.H, 0.0f);
+  dnnl::memory dwLayer = arena.make(p.backwardPd.diff_weights_layer_desc());
+  dnnl::memory dwIter = arena.make(p.backwardPd.diff_weights_iter_desc());
+  Floats dbias(s.biasGates() * s.H, 0.0f);
   std::memset(dwLayer.get_data_handle(), 0, p.backwardPd.diff_weights_layer_desc().get_size());
   std::memset(dwIter.get_data_handle(), 0, p.backwardPd.diff_weights_iter_desc().get_size());
   dnnl::memory dbM = wrap(d.bias, dbias.data());
-  std::vector<float> dpeep(s.peephole ? 3 * s.H : 0, 0.0f);
+  Floats dpeep(s.peephole ? 3 * s.H : 0, 0.0f);
 
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC_LAYER, in.x},
       {DNNL_ARG_SRC_ITER, in.h0},
-      {DNNL_ARG_WEIGHTS_LAYER, inFormat(in.wLayerPlain, p.backwardPd.weights_layer_desc())},
-      {DNNL_ARG_WEIGHTS_ITER, inFormat(in.wIterPlain, p.backwardPd.weights_iter_desc())},
+      {DNNL_ARG_WEIGHTS_LAYER,
+       inFormat(in.wLayerPlain, p.backwardPd.weights_layer_desc(), arena)},
+      {DNNL_ARG_WEIGHTS_ITER, inFormat(in.wIterPlain, p.backwardPd.weights_iter_desc(), arena)},
       {DNNL_ARG_BIAS, in.b},
       {DNNL_ARG_DST_LAYER, outM},
       {DNNL_ARG_DST_ITER, hnM},
@@ -576,8 +615,8 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
   p.backward.execute(stream(), args);
   stream().wait();
 
-  dnnl::memory dwLayerPlain = inFormat(dwLayer, d.wLayerPlain);
-  dnnl::memory dwIterPlain = inFormat(dwIter, d.wIterPlain);
+  dnnl::memory dwLayerPlain = inFormat(dwLayer, d.wLayerPlain, arena);
+  dnnl::memory dwIterPlain = inFormat(dwIter, d.wIterPlain, arena);
   stream().wait();
   weightsOut(s, static_cast<float *>(dwLayerPlain.get_data_handle()), dwih);
   weightsOut(s, static_cast<float *>(dwIterPlain.get_data_handle()), dwhh);
@@ -588,6 +627,368 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
   writeBack(dh0, dh0Tmp);
   if (dc0P)
     writeBack(dc0, dc0Tmp);
+}
+
+
+//===- masked layers: packed rows ---------------------------------------------------------===//
+
+// How a masked layer's rows are packed: each row's steps of mask 1 in processing order
+// (backwards in time when reversed), the rows sorted by how many they have, longest first.
+// Segment s runs packed steps [k0, k1) of the first `rows` sorted rows: the rows still
+// running over those steps, so each segment is one oneDNN call over a dense batch.
+struct Packing {
+  struct Segment {
+    int64_t k0, k1, rows;
+  };
+  std::vector<int64_t> order;             // sorted position r -> row b
+  std::vector<std::vector<int64_t>> time; // per sorted r: the time of each packed step
+  std::vector<Segment> segments;
+  std::vector<int64_t> segmentOf;         // packed step k -> its segment
+  int64_t length(int64_t r) const { return (int64_t)time[r].size(); }
+};
+
+// The processing order of times: forwards, or backwards when reversed.
+int64_t timeAt(const Shape &s, int64_t i) { return s.reverse ? s.T - 1 - i : i; }
+
+Packing pack(const char *kernel, const Shape &s, const Strided &mask) {
+  Packing p;
+  std::vector<std::vector<int64_t>> times(s.B);
+  for (int64_t b = 0; b < s.B; ++b)
+    for (int64_t i = 0; i < s.T; ++i) {
+      int64_t t = timeAt(s, i);
+      float m = mask.base[b * mask.strides[0] + t * mask.strides[1]];
+      if (m == 1.0f)
+        times[b].push_back(t);
+      else if (m != 0.0f)
+        fail(kernel, "mask[" + std::to_string(b) + ", " + std::to_string(t) + "] is " +
+                         std::to_string(m) + ": a recurrent layer's mask holds 0 or 1");
+    }
+  p.order.resize(s.B);
+  for (int64_t b = 0; b < s.B; ++b)
+    p.order[b] = b;
+  std::stable_sort(p.order.begin(), p.order.end(),
+                   [&](int64_t a, int64_t b) { return times[a].size() > times[b].size(); });
+  for (int64_t b : p.order)
+    p.time.push_back(std::move(times[b]));
+  int64_t longest = s.B ? p.length(0) : 0;
+  int64_t rows = s.B;
+  for (int64_t k = 0; k < longest; ++k) {
+    while (p.length(rows - 1) <= k)
+      --rows;
+    if (p.segments.empty() || p.segments.back().rows != rows)
+      p.segments.push_back({k, k + 1, rows});
+    else
+      p.segments.back().k1 = k + 1;
+    p.segmentOf.push_back((int64_t)p.segments.size() - 1);
+  }
+  return p;
+}
+
+// Plain weights in whatever formats one call's primitives want, each reordered once.
+struct Reordered {
+  dnnl::memory plain;
+  Arena arena;
+  std::vector<std::pair<md, dnnl::memory>> made;
+  dnnl::memory in(const md &want) {
+    for (auto &[d, m] : made)
+      if (d == want)
+        return m;
+    made.push_back({want, inFormat(plain, want, arena)});
+    return made.back().second;
+  }
+};
+
+// One segment of a masked forward, as its backward needs it.
+struct SegmentRun {
+  Shape shape;
+  Floats x, y, h0, hn, c0, cn; // dense [rows, T, I], [rows, T, H], [rows, H]
+  dnnl::memory workspace;
+  Arena arena; // the workspace's buffer
+};
+struct MaskedRun {
+  std::vector<SegmentRun> segments;
+};
+
+// The segment's shape: a forward (packing already put the steps in processing order) layer
+// over `rows` rows and `k1 - k0` steps.
+Shape segmentShape(const Shape &s, const Packing::Segment &g) {
+  return Shape{s.kind, 0, g.rows, g.k1 - g.k0, s.I, s.H, s.peephole, 0};
+}
+
+// Runs a masked layer segment by segment, keeping what each segment's backward needs.
+template <typename Cell>
+std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Strided &x,
+                                     const Strided &h0, const Strided &c0, const Strided &wih,
+                                     const Strided &whh, const Strided &bih, const Strided &bhh,
+                                     const Strided &wp, bool training) {
+  bool lstm = s.kind == ATTN_RNN_LSTM;
+  Floats wLayer = weightsIn(s, wih), wIter = weightsIn(s, whh), bias = biasIn(s, bih, bhh);
+  Floats peepTmp;
+  Descs whole(s);
+  Reordered layer{wrap(whole.wLayerPlain, wLayer.data())}, iter{wrap(whole.wIterPlain, wIter.data())};
+  dnnl::memory peep = s.peephole ? wrap(whole.peephole, readDense(wp, peepTmp)) : dnnl::memory();
+  // The running states, by sorted row.
+  Floats h(s.B * s.H), c(lstm ? s.B * s.H : 0);
+  for (int64_t r = 0; r < s.B; ++r)
+    for (int64_t j = 0; j < s.H; ++j) {
+      h[r * s.H + j] = h0.base[p.order[r] * h0.strides[0] + j * h0.strides[1]];
+      if (lstm)
+        c[r * s.H + j] = c0.base[p.order[r] * c0.strides[0] + j * c0.strides[1]];
+    }
+  auto run = std::make_shared<MaskedRun>();
+  for (const Packing::Segment &g : p.segments) {
+    SegmentRun seg{segmentShape(s, g)};
+    const Shape &z = seg.shape;
+    Descs d(z);
+    seg.x.resize(z.B * z.T * z.I);
+    for (int64_t r = 0; r < z.B; ++r)
+      for (int64_t j = 0; j < z.T; ++j) {
+        const float *src = x.base + p.order[r] * x.strides[0] + p.time[r][g.k0 + j] * x.strides[1];
+        float *dst = seg.x.data() + (r * z.T + j) * z.I;
+        for (int64_t i = 0; i < z.I; ++i)
+          dst[i] = src[i * x.strides[2]];
+      }
+    seg.y.resize(z.B * z.T * z.H);
+    seg.h0.assign(h.begin(), h.begin() + z.B * z.H);
+    seg.hn.resize(z.B * z.H);
+    if (lstm) {
+      seg.c0.assign(c.begin(), c.begin() + z.B * z.H);
+      seg.cn.resize(z.B * z.H);
+    }
+    std::shared_ptr<Prims<Cell>> entry = forwardPrims<Cell>(z, training);
+    Prims<Cell> &prims = *entry;
+    const auto &pd = training ? prims.trainingPd : prims.inferencePd;
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC_LAYER, wrap(d.layerIn, seg.x.data())},
+        {DNNL_ARG_SRC_ITER, wrap(d.iter, seg.h0.data())},
+        {DNNL_ARG_WEIGHTS_LAYER, layer.in(pd.weights_layer_desc())},
+        {DNNL_ARG_WEIGHTS_ITER, iter.in(pd.weights_iter_desc())},
+        {DNNL_ARG_BIAS, wrap(d.bias, bias.data())},
+        {DNNL_ARG_DST_LAYER, wrap(d.layerOut, seg.y.data())},
+        {DNNL_ARG_DST_ITER, wrap(d.iter, seg.hn.data())}};
+    if (lstm) {
+      args[DNNL_ARG_SRC_ITER_C] = wrap(d.iter, seg.c0.data());
+      args[DNNL_ARG_DST_ITER_C] = wrap(d.iter, seg.cn.data());
+    }
+    if (s.peephole)
+      args[DNNL_ARG_WEIGHTS_PEEPHOLE] = peep;
+    if (training) {
+      seg.workspace = seg.arena.make(pd.workspace_desc());
+      args[DNNL_ARG_WORKSPACE] = seg.workspace;
+    }
+    addScratchpad(args, pd.scratchpad_desc());
+    (training ? prims.training : prims.inference).execute(stream(), args);
+    stream().wait();
+    std::copy(seg.hn.begin(), seg.hn.end(), h.begin());
+    if (lstm)
+      std::copy(seg.cn.begin(), seg.cn.end(), c.begin());
+    run->segments.push_back(std::move(seg));
+  }
+  return run;
+}
+
+// Where sorted row r's packed step k lives: its segment, and the offset of its [H] vector in
+// that segment's [rows, T, H] outputs (and their gradients).
+std::pair<int64_t, int64_t> packedAt(const Shape &s, const Packing &p, int64_t r, int64_t k) {
+  int64_t g = p.segmentOf[k];
+  const Packing::Segment &seg = p.segments[g];
+  return {g, (r * (seg.k1 - seg.k0) + k - seg.k0) * s.H};
+}
+
+template <typename Cell>
+void forwardMasked(const Shape &s, const Packing &p, const Strided &x, const Strided &h0,
+                   const Strided &c0, const Strided &wih, const Strided &whh, const Strided &bih,
+                   const Strided &bhh, const Strided &wp, const Strided &out, const Strided &hn,
+                   const Strided &cn, bool training) {
+  training = training && keepWorkspaces();
+  std::shared_ptr<MaskedRun> run =
+      runMasked<Cell>(s, p, x, h0, c0, wih, whh, bih, bhh, wp, training);
+  bool lstm = s.kind == ATTN_RNN_LSTM;
+  // Every time step's output is the state after the row's latest packed step (h0 before its
+  // first); the final states are the last ones.
+  for (int64_t r = 0; r < s.B; ++r) {
+    int64_t b = p.order[r], k = 0;
+    const float *cur = h0.base + b * h0.strides[0];
+    int64_t curStride = h0.strides[1];
+    for (int64_t i = 0; i < s.T; ++i) {
+      int64_t t = timeAt(s, i);
+      if (k < p.length(r) && p.time[r][k] == t) {
+        auto [g, at] = packedAt(s, p, r, k++);
+        cur = run->segments[g].y.data() + at;
+        curStride = 1;
+      }
+      float *dst = out.base + b * out.strides[0] + t * out.strides[1];
+      for (int64_t j = 0; j < s.H; ++j)
+        dst[j * out.strides[2]] = cur[j * curStride];
+    }
+    for (int64_t j = 0; j < s.H; ++j)
+      hn.base[b * hn.strides[0] + j * hn.strides[1]] = cur[j * curStride];
+    if (lstm) {
+      // c after the row's last segment: that segment's final c (or c0 without steps).
+      const float *cFinal = c0.base + b * c0.strides[0];
+      int64_t cStride = c0.strides[1];
+      if (p.length(r) > 0) {
+        const SegmentRun &last = run->segments[p.segmentOf[p.length(r) - 1]];
+        cFinal = last.cn.data() + r * s.H;
+        cStride = 1;
+      }
+      for (int64_t j = 0; j < s.H; ++j)
+        cn.base[b * cn.strides[0] + j * cn.strides[1]] = cFinal[j * cStride];
+    }
+  }
+  if (training) {
+    Floats tmp;
+    keepWorkspace(s, out.base, hashOf(readDense(out, tmp), out.numel()), dnnl::memory(), Arena(),
+                  run);
+  }
+}
+
+template <typename Cell>
+void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const Strided &h0,
+                    const Strided &c0, const Strided &wih, const Strided &whh,
+                    const Strided &bih, const Strided &bhh, const Strided &wp, const Strided &out,
+                    const Strided &dout, const Strided &dhn, const Strided &dcn,
+                    const Strided &dx, const Strided &dh0, const Strided &dc0,
+                    const Strided &dwih, const Strided &dwhh, Strided dbih, Strided dbhh,
+                    const Strided &dwp) {
+  bool lstm = s.kind == ATTN_RNN_LSTM;
+  Floats outTmp;
+  std::shared_ptr<MaskedRun> run =
+      takeSaved(s, out.base, hashOf(readDense(out, outTmp), out.numel())).run;
+  if (run) {
+    ++workspaceHits;
+  } else {
+    ++workspaceMisses;
+    run = runMasked<Cell>(s, p, x, h0, c0, wih, whh, bih, bhh, wp, /*training=*/true);
+  }
+  Floats wLayer = weightsIn(s, wih), wIter = weightsIn(s, whh), bias = biasIn(s, bih, bhh);
+  Floats peepTmp;
+  Descs whole(s);
+  Reordered layer{wrap(whole.wLayerPlain, wLayer.data())}, iter{wrap(whole.wIterPlain, wIter.data())};
+  dnnl::memory peep = s.peephole ? wrap(whole.peephole, readDense(wp, peepTmp)) : dnnl::memory();
+
+  // The gradient reaching each packed output: d_outputs of every time step that repeats it.
+  // Steps before a row's first packed step repeat h0: theirs goes to d_h0.
+  std::vector<Floats> dy(p.segments.size());
+  for (size_t g = 0; g < p.segments.size(); ++g)
+    dy[g].assign(run->segments[g].y.size(), 0.0f);
+  Floats dhFirst(s.B * s.H, 0.0f); // by row b
+  for (int64_t r = 0; r < s.B; ++r) {
+    int64_t b = p.order[r], k = -1;
+    for (int64_t i = 0; i < s.T; ++i) {
+      int64_t t = timeAt(s, i);
+      if (k + 1 < p.length(r) && p.time[r][k + 1] == t)
+        ++k;
+      float *acc = dhFirst.data() + b * s.H;
+      if (k >= 0) {
+        auto [g, at] = packedAt(s, p, r, k);
+        acc = dy[g].data() + at;
+      }
+      const float *src = dout.base + b * dout.strides[0] + t * dout.strides[1];
+      for (int64_t j = 0; j < s.H; ++j)
+        acc[j] += src[j * dout.strides[2]];
+    }
+  }
+  // The state gradients carried between segments, by sorted row: d_h_n (d_c_n) to start.
+  Floats dh(s.B * s.H), dc(lstm ? s.B * s.H : 0);
+  for (int64_t r = 0; r < s.B; ++r)
+    for (int64_t j = 0; j < s.H; ++j) {
+      dh[r * s.H + j] = dhn.base[p.order[r] * dhn.strides[0] + j * dhn.strides[1]];
+      if (lstm)
+        dc[r * s.H + j] = dcn.base[p.order[r] * dcn.strides[0] + j * dcn.strides[1]];
+    }
+  dx.forEach([](float *q, int64_t) { *q = 0.0f; });
+  // Weight gradients accumulate in oneDNN, over every segment: one zeroed accumulator per
+  // format the primitives want.
+  std::vector<std::pair<md, dnnl::memory>> dLayer, dIter;
+  Arena arena;
+  auto accumulator = [&](std::vector<std::pair<md, dnnl::memory>> &all, const md &want) {
+    for (auto &[d, m] : all)
+      if (d == want)
+        return m;
+    dnnl::memory m = arena.make(want);
+    std::memset(m.get_data_handle(), 0, want.get_size());
+    all.push_back({want, m});
+    return m;
+  };
+  Floats dbias(s.biasGates() * s.H, 0.0f), dpeep(s.peephole ? 3 * s.H : 0, 0.0f);
+  for (size_t g = p.segments.size(); g-- > 0;) {
+    SegmentRun &seg = run->segments[g];
+    const Shape &z = seg.shape;
+    const Packing::Segment &range = p.segments[g];
+    Descs d(z);
+    std::shared_ptr<Prims<Cell>> entry = backwardPrims<Cell>(z);
+    Prims<Cell> &prims = *entry;
+    const auto &pd = prims.backwardPd;
+    Floats dxs(z.B * z.T * z.I), dhIn(z.B * z.H), dcIn(lstm ? z.B * z.H : 0);
+    Floats dhOut(dh.begin(), dh.begin() + z.B * z.H), dcOut;
+    if (lstm)
+      dcOut.assign(dc.begin(), dc.begin() + z.B * z.H);
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC_LAYER, wrap(d.layerIn, seg.x.data())},
+        {DNNL_ARG_SRC_ITER, wrap(d.iter, seg.h0.data())},
+        {DNNL_ARG_WEIGHTS_LAYER, layer.in(pd.weights_layer_desc())},
+        {DNNL_ARG_WEIGHTS_ITER, iter.in(pd.weights_iter_desc())},
+        {DNNL_ARG_BIAS, wrap(d.bias, bias.data())},
+        {DNNL_ARG_DST_LAYER, wrap(d.layerOut, seg.y.data())},
+        {DNNL_ARG_DST_ITER, wrap(d.iter, seg.hn.data())},
+        {DNNL_ARG_WORKSPACE, seg.workspace},
+        {DNNL_ARG_DIFF_DST_LAYER, wrap(d.layerOut, dy[g].data())},
+        {DNNL_ARG_DIFF_DST_ITER, wrap(d.iter, dhOut.data())},
+        {DNNL_ARG_DIFF_SRC_LAYER, wrap(d.layerIn, dxs.data())},
+        {DNNL_ARG_DIFF_SRC_ITER, wrap(d.iter, dhIn.data())},
+        {DNNL_ARG_DIFF_WEIGHTS_LAYER, accumulator(dLayer, pd.diff_weights_layer_desc())},
+        {DNNL_ARG_DIFF_WEIGHTS_ITER, accumulator(dIter, pd.diff_weights_iter_desc())},
+        {DNNL_ARG_DIFF_BIAS, wrap(d.bias, dbias.data())}};
+    if (lstm) {
+      args[DNNL_ARG_SRC_ITER_C] = wrap(d.iter, seg.c0.data());
+      args[DNNL_ARG_DST_ITER_C] = wrap(d.iter, seg.cn.data());
+      args[DNNL_ARG_DIFF_DST_ITER_C] = wrap(d.iter, dcOut.data());
+      args[DNNL_ARG_DIFF_SRC_ITER_C] = wrap(d.iter, dcIn.data());
+    }
+    if (s.peephole) {
+      args[DNNL_ARG_WEIGHTS_PEEPHOLE] = peep;
+      args[DNNL_ARG_DIFF_WEIGHTS_PEEPHOLE] = wrap(d.peephole, dpeep.data());
+    }
+    addScratchpad(args, pd.scratchpad_desc());
+    prims.backward.execute(stream(), args);
+    stream().wait();
+    std::copy(dhIn.begin(), dhIn.end(), dh.begin());
+    if (lstm)
+      std::copy(dcIn.begin(), dcIn.end(), dc.begin());
+    for (int64_t r = 0; r < z.B; ++r)
+      for (int64_t j = 0; j < z.T; ++j) {
+        float *dst = dx.base + p.order[r] * dx.strides[0] + p.time[r][range.k0 + j] * dx.strides[1];
+        const float *src = dxs.data() + (r * z.T + j) * z.I;
+        for (int64_t i = 0; i < z.I; ++i)
+          dst[i * dx.strides[2]] = src[i];
+      }
+  }
+  for (int64_t r = 0; r < s.B; ++r) {
+    int64_t b = p.order[r];
+    for (int64_t j = 0; j < s.H; ++j) {
+      dh0.base[b * dh0.strides[0] + j * dh0.strides[1]] = dh[r * s.H + j] + dhFirst[b * s.H + j];
+      if (lstm)
+        dc0.base[b * dc0.strides[0] + j * dc0.strides[1]] = dc[r * s.H + j];
+    }
+  }
+  // The accumulated weight gradients in the plain format, summed over formats.
+  auto plainSum = [&](std::vector<std::pair<md, dnnl::memory>> &all, const md &plain) {
+    Floats sum(plain.get_size() / sizeof(float), 0.0f);
+    for (auto &[d, m] : all) {
+      dnnl::memory pm = inFormat(m, plain, arena);
+      stream().wait();
+      const float *q = static_cast<const float *>(pm.get_data_handle());
+      for (size_t i = 0; i < sum.size(); ++i)
+        sum[i] += q[i];
+    }
+    return sum;
+  };
+  weightsOut(s, plainSum(dLayer, whole.wLayerPlain).data(), dwih);
+  weightsOut(s, plainSum(dIter, whole.wIterPlain).data(), dwhh);
+  biasOut(s, dbias.data(), dbih, dbhh);
+  if (s.peephole)
+    dwp.forEach([&](float *q, int64_t k) { *q = dpeep[k]; });
 }
 
 } // namespace
@@ -605,18 +1006,24 @@ using namespace attn::cpu;
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_forward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *outputs,
-    attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind, int64_t reverse, int64_t training,
-    int64_t peephole) {
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
+    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind, int64_t reverse,
+    int64_t training, int64_t peephole, int64_t masked) {
   static const char *kName = "attn_rt_rnn_forward";
   Strided sx = strided(x, 3), sh0 = strided(h0, 2), swih = strided(w_ih, 2),
-          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2);
-  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, kind, reverse, peephole);
+          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2), smask = strided(mask, 3);
+  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, smask, kind, reverse, peephole, masked);
   try {
     auto run = [&](auto cell) {
-      forward<decltype(cell)>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1),
-                              strided(b_hh, 1), swp, strided(outputs, 3), strided(h_n, 2),
-                              strided(c_n, 2), training != 0);
+      using Cell = decltype(cell);
+      if (masked)
+        forwardMasked<Cell>(s, pack(kName, s, smask), sx, sh0, strided(c0, 2), swih, swhh,
+                            strided(b_ih, 1), strided(b_hh, 1), swp, strided(outputs, 3),
+                            strided(h_n, 2), strided(c_n, 2), training != 0);
+      else
+        forward<Cell>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1),
+                      strided(b_hh, 1), swp, strided(outputs, 3), strided(h_n, 2),
+                      strided(c_n, 2), training != 0);
     };
     if (kind == ATTN_RNN_LSTM)
       run(Lstm{});
@@ -632,18 +1039,28 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_forward(
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_backward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih,
     attn_memref2 *w_hh, attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole,
-    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, attn_memref3 *d_outputs,
-    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
-    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
-    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
-    int64_t peephole) {
+    attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n,
+    attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
+    attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
+    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind,
+    int64_t reverse, int64_t peephole, int64_t masked) {
   static const char *kName = "attn_rt_rnn_backward";
   Strided sx = strided(x, 3), sh0 = strided(h0, 2), swih = strided(w_ih, 2),
-          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2);
-  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, kind, reverse, peephole);
+          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2), smask = strided(mask, 3);
+  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, smask, kind, reverse, peephole, masked);
   try {
     auto run = [&](auto cell) {
-      backward<decltype(cell)>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1),
+      using Cell = decltype(cell);
+      if (masked) {
+        backwardMasked<Cell>(s, pack(kName, s, smask), sx, sh0, strided(c0, 2), swih, swhh,
+                             strided(b_ih, 1), strided(b_hh, 1), swp, strided(outputs, 3),
+                             strided(d_outputs, 3), strided(d_h_n, 2), strided(d_c_n, 2),
+                             strided(d_x, 3), strided(d_h0, 2), strided(d_c0, 2),
+                             strided(d_w_ih, 2), strided(d_w_hh, 2), strided(d_b_ih, 1),
+                             strided(d_b_hh, 1), strided(d_w_peephole, 2));
+        return;
+      }
+      backward<Cell>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1),
                                strided(b_hh, 1), swp, strided(outputs, 3), strided(h_n, 2),
                                strided(c_n, 2), strided(d_outputs, 3), strided(d_h_n, 2),
                                strided(d_c_n, 2), strided(d_x, 3), strided(d_h0, 2),

@@ -266,10 +266,12 @@ struct Calibration {
 };
 
 // A session for a benchmark's program (its diagnostics on stderr).
-inline std::unique_ptr<::attn::driver::Session> newSession(bool fuse = true, bool hoist = true) {
+inline std::unique_ptr<::attn::driver::Session> newSession(bool fuse = true, bool hoist = true,
+                                                            bool fuseRecurrence = true) {
   ::attn::driver::SessionOptions o;
   o.fuse = fuse;
   o.hoist = hoist;
+  o.fuseRecurrence = fuseRecurrence;
   return std::make_unique<::attn::driver::Session>(o);
 }
 

@@ -5,16 +5,18 @@
 //
 //   ninja -C build attn-bench-tagger-train-step
 //   OMP_NUM_THREADS=1 build/bin/attn-bench-tagger-train-step
-//   ... [--warmup N] [--reps N] [--iters N] [--no-hoist]
+//   ... [--warmup N] [--reps N] [--iters N] [--no-hoist] [--no-fuse-recurrence]
 //
 // Sizes (the recurrent-scan issue's): batch 32, length 50 (each row 25 to 50 tokens), vocabulary
 // 10000, 50 tags, embedding 128, GRU hidden 256 per direction, 2 bidirectional layers, Adam
 // (lr 1e-3). The spec goes through the YAML frontend (parseSpecString, importSpec with
 // ImportOptions for the vocabularies and the length) and is compiled the way `attnc train`
-// compiles it. A masked layer is a generic scan (the mask holds each row's state past its
-// end), so it is not fused; what runs is the scan rewrites (attn-hoist-scan-projections,
-// attn-batch-scan-gradients, attn-store-scan-residuals), or with --no-hoist the whole cell per
-// step and its recomputation in the backward.
+// compiles it. Each masked layer (the mask holds each row's state past its end) becomes a
+// masked attn.gru: oneDNN's GRU over packed rows, in segments that shrink as rows end, like
+// PyTorch's packed sequences. With --no-fuse-recurrence the layers stay generic scans run
+// with the scan rewrites (attn-hoist-scan-projections, attn-batch-scan-gradients,
+// attn-store-scan-residuals); with --no-hoist as well, the whole cell per step and its
+// recomputation in the backward.
 //
 // Both sides start from the same weights and cycle through the same NB batches; the step-1
 // loss must agree to 1e-4 relative (exit status 1 otherwise). The PyTorch side is
@@ -110,7 +112,7 @@ void writeData(const std::string &path, ::attn::checkpoint::Checkpoint weights,
 void usage() {
   std::fprintf(stderr,
                "usage: attn-bench-tagger-train-step [--warmup N] [--reps N] [--iters N] "
-               "[--no-hoist]\n"
+               "[--no-hoist] [--no-fuse-recurrence]\n"
                "threads: OMP_NUM_THREADS (both attnc's oneDNN and torch.set_num_threads)\n");
   std::exit(2);
 }
@@ -122,10 +124,12 @@ int main(int argc, char **argv) {
   std::string script = std::string(ATTN_SOURCE_DIR) + "/tests/bench/tagger-train-step.py";
   Sizes z;
   bench::Timing timing{/*warmup=*/3, /*reps=*/5, /*iters=*/5};
-  bool hoist = true;
+  bool hoist = true, fuseRecurrence = true;
   for (bench::Args args(argc, argv, usage); args.next();) {
     if (args.flag == "--no-hoist")
       hoist = false;
+    else if (args.flag == "--no-fuse-recurrence")
+      fuseRecurrence = false;
     else if (!timing.parse(args))
       usage();
   }
@@ -140,11 +144,13 @@ int main(int argc, char **argv) {
               (long long)z.length, (long long)z.vocab, (long long)z.tags, (long long)z.embed,
               (long long)z.layers, (long long)z.hidden);
   std::printf("%s; %s\n", bench::threadsNote().c_str(), timing.describe().c_str());
+  if (!fuseRecurrence)
+    std::printf("attnc with the layers as generic scans (--no-fuse-recurrence)\n");
   if (!hoist)
     std::printf("attnc without the scan rewrites (--no-hoist)\n");
 
   double t0 = seconds();
-  auto session = bench::newSession(/*fuse=*/true, hoist);
+  auto session = bench::newSession(/*fuse=*/true, hoist, fuseRecurrence);
   if (!session->loadSpecText(specText(z), "tagger-bench.yaml"))
     die("the benchmark's spec does not parse");
   ::attn::yaml::ImportOptions options;
@@ -206,6 +212,19 @@ int main(int argc, char **argv) {
   } else {
     std::printf("note: no PyTorch comparison: %s\n", torch.note.c_str());
   }
-  calibration.printRates("step", side.flops["train_step"], mAttn, torch.ready ? median(tTorch) : 0);
+  double flops = side.flops["train_step"], mTorch = torch.ready ? median(tTorch) : 0;
+  calibration.printRates("step", flops, mAttn, mTorch);
+  // The count above is of every position, padding included; both sides skip padding (packed
+  // rows), so their real work is about the real tokens' share of it.
+  double tokens = 0, positions = 0;
+  for (const auto &batch : batches)
+    for (int64_t k = 0; k < batch[1].numel(); ++k, ++positions)
+      tokens += batch[1].data<float>()[k];
+  std::printf("  on the real tokens (%.1f%% of the positions): about %.3f GFLOP; attnc %s",
+              100 * tokens / positions, flops * tokens / positions / 1e9,
+              calibration.rate(flops * tokens / positions, mAttn).c_str());
+  if (mTorch > 0)
+    std::printf("; PyTorch %s", calibration.rate(flops * tokens / positions, mTorch).c_str());
+  std::printf("\n");
   return rc;
 }

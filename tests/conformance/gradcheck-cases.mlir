@@ -434,6 +434,45 @@ func.func @lstm_peephole() -> (tensor<2x4x3xf32>, tensor<2x3xf32>, tensor<2x3xf3
   return %hs, %h, %c : tensor<2x4x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
 
+// Masked layers (padded batches): rows of 2 steps then padding, a row with a gap, a row with
+// no step at all (its outputs and final state are h0, c0). Reversed, the padding comes first,
+// so its outputs' gradients reach h0.
+func.func @gru_masked() -> (tensor<3x4x3xf32>, tensor<3x3xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x4x2xf32>
+  %h0 = attn.param "h0" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x9xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<3x9xf32>
+  %bi = attn.param "b_ih" {scale = 1.0 : f32} : tensor<9xf32>
+  %bh = attn.param "b_hh" {scale = 1.0 : f32} : tensor<9xf32>
+  %m = attn.constant dense<[[[1.0], [1.0], [0.0], [0.0]], [[1.0], [0.0], [1.0], [1.0]], [[0.0], [0.0], [0.0], [0.0]]]> : tensor<3x4x1xf32>
+  %hs, %h = attn.gru %x, %h0, %wi, %wh, %bi, %bh mask(%m : tensor<3x4x1xf32>) {reverse} : tensor<3x4x2xf32>, tensor<3x3xf32>, tensor<2x9xf32>, tensor<3x9xf32>, tensor<9xf32>, tensor<9xf32>
+  return %hs, %h : tensor<3x4x3xf32>, tensor<3x3xf32>
+}
+
+func.func @lstm_masked() -> (tensor<3x4x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x4x2xf32>
+  %h0 = attn.param "h0" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %c0 = attn.param "c0" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x12xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<3x12xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<12xf32>
+  %wp = attn.param "w_peephole" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %m = attn.constant dense<[[[1.0], [1.0], [0.0], [0.0]], [[1.0], [0.0], [1.0], [1.0]], [[0.0], [0.0], [0.0], [0.0]]]> : tensor<3x4x1xf32>
+  %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b peephole(%wp : tensor<3x3xf32>) mask(%m : tensor<3x4x1xf32>) : tensor<3x4x2xf32>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<2x12xf32>, tensor<3x12xf32>, tensor<12xf32>
+  return %hs, %h, %c : tensor<3x4x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>
+}
+
+func.func @rnn_masked() -> (tensor<3x4x3xf32>, tensor<3x3xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x4x2xf32>
+  %h0 = attn.param "h0" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %wax = attn.param "w_ax" {scale = 1.0 : f32} : tensor<2x3xf32>
+  %waa = attn.param "w_aa" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<3xf32>
+  %m = attn.constant dense<[[[1.0], [1.0], [0.0], [0.0]], [[1.0], [0.0], [1.0], [1.0]], [[0.0], [0.0], [0.0], [0.0]]]> : tensor<3x4x1xf32>
+  %hs, %h = attn.rnn %x, %h0, %wax, %waa, %b mask(%m : tensor<3x4x1xf32>) {reverse} : tensor<3x4x2xf32>, tensor<3x3xf32>, tensor<2x3xf32>, tensor<3x3xf32>, tensor<3xf32>
+  return %hs, %h : tensor<3x4x3xf32>, tensor<3x3xf32>
+}
+
 // Scheduled sampling's decoder step: a carried row of logits picks (through eq with its max)
 // a one-hot row that reads the embedding table `e`; where the coin is 0 that prediction, not
 // the given input, feeds the cell. The table is also used outside the scan.

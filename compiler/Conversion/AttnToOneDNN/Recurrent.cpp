@@ -1,22 +1,25 @@
 // attn-to-onednn, recurrent family: the sequence ops (rnn, gru, lstm) and their backward ops
 // become calls of the runtime's oneDNN RNN kernels (runtime/cpu/recurrent.cpp):
 //
-//   attn_rt_rnn_forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, outputs, h_n, c_n,
-//                       kind, reverse, training, peephole)
-//   attn_rt_rnn_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, outputs, h_n, c_n,
+//   attn_rt_rnn_forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, mask, outputs, h_n, c_n,
+//                       kind, reverse, training, peephole, masked)
+//   attn_rt_rnn_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, mask, outputs, h_n, c_n,
 //                        d_outputs, d_h_n, d_c_n,
 //                        d_x, d_h0, d_c0, d_w_ih, d_w_hh, d_b_ih, d_b_hh, d_w_peephole,
-//                        kind, reverse, peephole)
+//                        kind, reverse, peephole, masked)
 //
-// One signature serves the three cells: where a cell lacks an operand (c0 and c_n outside an
-// LSTM, b_hh outside a GRU, peepholes outside a peephole LSTM) another operand of the same
-// rank stands in, and the kernel neither reads nor writes it.
+// One signature serves the three cells, masked or not: where an op lacks an operand (c0 and
+// c_n outside an LSTM, b_hh outside a GRU, peepholes outside a peephole LSTM, the mask of an
+// unmasked layer) another operand of the same rank stands in, and the kernel neither reads
+// nor writes it.
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 #include "compiler/Conversion/AttnToOneDNN/Patterns.h"
 #include "compiler/Conversion/Passes.h"
 #include "dialect/AttnOps.h"
 
 #include "attn/kernels.h"
+
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -46,6 +49,14 @@ SmallVector<Value> stateTriple(ValueRange v, int64_t kind) {
   if (kind == ATTN_RNN_LSTM)
     return {v[0], v[1], v[2]};
   return {v[0], v[1], v[1]};
+}
+
+// The mask of a sequence op or its backward, or null.
+Value maskOf(Operation *op) {
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case<RnnOp, GruOp, LstmOp, RnnGradOp, GruGradOp, LstmGradOp>(
+          [](auto seq) { return seq.getMask(); })
+      .Default([](Operation *) { return Value(); });
 }
 
 // An LSTM's peephole weights, or null.
@@ -87,11 +98,12 @@ template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
     constexpr int64_t kind = kindOf<Op>();
     Location loc = op.getLoc();
     auto kernel = declareKernel(rewriter, op, "attn_rt_rnn_forward",
-                                {3, 2, 2, 2, 2, 1, 1, 2, 3, 2, 2}, 4);
+                                {3, 2, 2, 2, 2, 1, 1, 2, 3, 3, 2, 2}, 5);
     SmallVector<Value> args;
     SmallVector<Value> operands = forwardOperands(op->getOperands(), kind);
-    Value peephole = peepholeOf(op);
+    Value peephole = peepholeOf(op), mask = maskOf(op);
     operands.push_back(peephole ? peephole : operands[4]);
+    operands.push_back(mask ? mask : operands[0]);
     for (Value v : operands)
       args.push_back(asKernelOperand(rewriter, loc, v));
     KernelResults results(rewriter, op);
@@ -101,6 +113,7 @@ template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
     args.push_back(i64(rewriter, loc, op.getReverse()));
     args.push_back(i64(rewriter, loc, op.getTraining()));
     args.push_back(i64(rewriter, loc, peephole != nullptr));
+    args.push_back(i64(rewriter, loc, mask != nullptr));
     rewriter.create<func::CallOp>(loc, kernel, args);
     results.replace(rewriter, op);
     return success();
@@ -114,14 +127,15 @@ template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
     Location loc = op.getLoc();
     auto kernel =
         declareKernel(rewriter, op, "attn_rt_rnn_backward",
-                      {3, 2, 2, 2, 2, 1, 1, 2, 3, 2, 2, 3, 2, 2, 3, 2, 2, 2, 2, 1, 1, 2}, 3);
-    Value peephole = peepholeOf(op);
+                      {3, 2, 2, 2, 2, 1, 1, 2, 3, 3, 2, 2, 3, 2, 2, 3, 2, 2, 2, 2, 1, 1, 2}, 4);
+    Value peephole = peepholeOf(op), mask = maskOf(op);
     unsigned numForward = op->getNumResults() - (peephole ? 1 : 0);
     unsigned numStates = kind == ATTN_RNN_LSTM ? 3 : 2;
     ValueRange operands = op->getOperands();
     SmallVector<Value> args;
     SmallVector<Value> inputs = forwardOperands(operands.take_front(numForward), kind);
     inputs.push_back(peephole ? peephole : inputs[4]);
+    inputs.push_back(mask ? mask : inputs[0]);
     for (Value v : inputs)
       args.push_back(asKernelOperand(rewriter, loc, v));
     for (Value v : stateTriple(operands.slice(numForward, numStates), kind))
@@ -136,6 +150,7 @@ template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
     args.push_back(i64(rewriter, loc, kind));
     args.push_back(i64(rewriter, loc, op.getReverse()));
     args.push_back(i64(rewriter, loc, peephole != nullptr));
+    args.push_back(i64(rewriter, loc, mask != nullptr));
     rewriter.create<func::CallOp>(loc, kernel, args);
     results.replace(rewriter, op);
     return success();

@@ -34,6 +34,21 @@ struct BufferUse {
 BufferUse bufferUse();
 void resetBufferPeak();
 
+// A standard allocator on bufferAlloc, for the runtime kernels' own temporaries: recycled and
+// 64-byte aligned. Alignment matters beyond speed: oneDNN's small-GEMM paths and vectorised
+// row loops can round differently at another alignment, and where malloc puts a buffer
+// differs from process to process, while an executable must train bit for bit as the JIT
+// does.
+template <typename T> struct BufferAllocator {
+  using value_type = T;
+  BufferAllocator() = default;
+  template <typename U> BufferAllocator(const BufferAllocator<U> &) {}
+  T *allocate(size_t n) { return static_cast<T *>(bufferAlloc(n * sizeof(T))); }
+  void deallocate(T *p, size_t) { bufferFree(p); }
+  template <typename U> bool operator==(const BufferAllocator<U> &) const { return true; }
+  template <typename U> bool operator!=(const BufferAllocator<U> &) const { return false; }
+};
+
 } // namespace attn
 
 extern "C" {

@@ -47,27 +47,35 @@ enum { ATTN_RNN_VANILLA = 0, ATTN_RNN_GRU = 1, ATTN_RNN_LSTM = 2 };
  * c_n: [B, H]. c0 and c_n are used by the LSTM only and b_hh by the GRU only (the vanilla RNN
  * and LSTM have one bias); unused operands may alias others. With
  * `training` the kernel runs oneDNN's training forward and keeps the workspace for the
- * backward kernel, keyed by the `outputs` buffer. */
+ * backward kernel, keyed by the `outputs` buffer.
+ *
+ * With `masked`, mask [B, T, 1] holds 0 or 1 per row and step: a step of mask 0 leaves the
+ * row's state (h, and c of an LSTM) as it was, and its output repeats it (attn.rnn's masked
+ * form). The kernel packs each row's steps of mask 1 in processing order and runs the rows,
+ * sorted by their number of such steps, in segments of time over which the set of running
+ * rows does not change (PyTorch's packed sequences): no work for padding. Another mask value
+ * is an error. Without `masked`, mask is not read. */
 void _mlir_ciface_attn_rt_rnn_forward(attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0,
                                       attn_memref2 *w_ih, attn_memref2 *w_hh,
                                       attn_memref1 *b_ih, attn_memref1 *b_hh,
-                                      attn_memref2 *w_peephole, attn_memref3 *outputs,
-                                      attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind,
-                                      int64_t reverse, int64_t training, int64_t peephole);
+                                      attn_memref2 *w_peephole, attn_memref3 *mask,
+                                      attn_memref3 *outputs, attn_memref2 *h_n,
+                                      attn_memref2 *c_n, int64_t kind, int64_t reverse,
+                                      int64_t training, int64_t peephole, int64_t masked);
 
 /* The backward of attn_rt_rnn_forward: the forward's operands and results, the gradients of
  * its results (d_outputs, d_h_n, d_c_n) in, the gradients of its operands out (overwritten;
- * d_w_peephole only when `peephole`).
+ * d_w_peephole only when `peephole`; d_x is 0 at masked steps).
  * Uses the workspace of the training forward that wrote `outputs` when it is still cached
  * and `outputs` is unchanged, and recomputes it otherwise. */
 void _mlir_ciface_attn_rt_rnn_backward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih,
     attn_memref2 *w_hh, attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole,
-    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, attn_memref3 *d_outputs,
-    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
-    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
-    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
-    int64_t peephole);
+    attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n,
+    attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
+    attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
+    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind,
+    int64_t reverse, int64_t peephole, int64_t masked);
 
 /* Flash attention: attn.fused_attention whose score is a plain dot product, per batch b and
  * head h,

@@ -345,7 +345,7 @@ func.func @gru_form(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x24xf
 // -----
 
 func.func @lstm_sequence(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x7xf32>, %wi: tensor<2x32xf32>, %wh: tensor<8x32xf32>, %b: tensor<32xf32>) {
-  // expected-error @+1 {{'attn.lstm' needs input [B, T, I], h0 [B, H], c0 [B, H], w_ih [I, 4H], w_hh [H, 4H] and 1 bias(es) [4H] (and peepholes [3, H]); got tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x7xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>}}
+  // expected-error @+1 {{'attn.lstm' needs input [B, T, I], h0 [B, H], c0 [B, H], w_ih [I, 4H], w_hh [H, 4H] and 1 bias(es) [4H] (and peepholes [3, H]) (and a mask [B, T, 1]); got tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x7xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>}}
   %hs, %h1, %c1 = attn.lstm %x, %h, %c, %wi, %wh, %b : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x7xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
   return
 }
@@ -353,7 +353,7 @@ func.func @lstm_sequence(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %c: tensor<
 // -----
 
 func.func @gru_sequence(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %b: tensor<24xf32>) {
-  // expected-error @+1 {{'attn.gru' needs input [B, T, I], h0 [B, H], w_ih [I, 3H], w_hh [H, 3H] and 2 bias(es) [3H]; got tensor<4x2xf32>}}
+  // expected-error @+1 {{'attn.gru' needs input [B, T, I], h0 [B, H], w_ih [I, 3H], w_hh [H, 3H] and 2 bias(es) [3H] (and a mask [B, T, 1]); got tensor<4x2xf32>}}
   %hs, %h1 = attn.gru %x, %h, %wi, %wh, %b, %b : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   return
 }
@@ -361,7 +361,7 @@ func.func @gru_sequence(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x
 // -----
 
 func.func @rnn_sequence(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %wax: tensor<3x8xf32>, %waa: tensor<8x8xf32>, %b: tensor<8xf32>) {
-  // expected-error @+1 {{'attn.rnn' needs input [B, T, I], h0 [B, H], w_ih [I, H], w_hh [H, H] and 1 bias(es) [H]; got tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<3x8xf32>}}
+  // expected-error @+1 {{'attn.rnn' needs input [B, T, I], h0 [B, H], w_ih [I, H], w_hh [H, H] and 1 bias(es) [H] (and a mask [B, T, 1]); got tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<3x8xf32>}}
   %hs, %h1 = attn.rnn %x, %h, %wax, %waa, %b : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<3x8xf32>, tensor<8x8xf32>, tensor<8xf32>
   return
 }

@@ -146,7 +146,8 @@ func.func @sequences(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8x
                      %wax: tensor<2x8xf32>, %waa: tensor<8x8xf32>, %b8: tensor<8xf32>,
                      %gi: tensor<2x24xf32>, %gh: tensor<8x24xf32>, %gb: tensor<24xf32>,
                      %li: tensor<2x32xf32>, %lh: tensor<8x32xf32>, %lb: tensor<32xf32>,
-                     %dhs: tensor<4x6x8xf32>, %wp: tensor<3x8xf32>) -> tensor<4x8xf32> {
+                     %dhs: tensor<4x6x8xf32>, %wp: tensor<3x8xf32>,
+                     %m: tensor<4x6x1xf32>) -> tensor<4x8xf32> {
   // CHECK: %{{.*}}, %{{.*}} = attn.rnn %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>
   %rs, %rh = attn.rnn %x, %h, %wax, %waa, %b8 : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>
   // CHECK: attn.gru {{.*}} {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
@@ -161,8 +162,17 @@ func.func @sequences(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x8x
   %l:6 = attn.lstm_grad %x, %h, %c, %li, %lh, %lb, %ls, %lh1, %lc1, %dhs, %h, %c : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
   // CHECK: attn.lstm {{.*}} peephole(%{{.*}} : tensor<3x8xf32>) {reverse} : tensor<4x6x2xf32>
   %ps, %ph, %pc = attn.lstm %x, %h, %c, %li, %lh, %lb peephole(%wp : tensor<3x8xf32>) {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
-  // CHECK: attn.lstm_grad {{.*}} {reverse} : {{.*}}, tensor<3x8xf32>
-  %pg:7 = attn.lstm_grad %x, %h, %c, %li, %lh, %lb, %ps, %ph, %pc, %dhs, %h, %c, %wp {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<3x8xf32>
+  // CHECK: attn.lstm_grad {{.*}} peephole(%{{.*}} : tensor<3x8xf32>) {reverse} : tensor<4x6x2xf32>
+  %pg:7 = attn.lstm_grad %x, %h, %c, %li, %lh, %lb, %ps, %ph, %pc, %dhs, %h, %c peephole(%wp : tensor<3x8xf32>) {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  // A masked layer and its backward: the mask [B, T, 1] last.
+  // CHECK: attn.gru {{.*}} mask(%{{.*}} : tensor<4x6x1xf32>) {reverse} : tensor<4x6x2xf32>
+  %ms, %mh = attn.gru %x, %h, %gi, %gh, %gb, %gb mask(%m : tensor<4x6x1xf32>) {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+  // CHECK: attn.gru_grad {{.*}} mask(%{{.*}} : tensor<4x6x1xf32>) {reverse} : tensor<4x6x2xf32>
+  %mg:6 = attn.gru_grad %x, %h, %gi, %gh, %gb, %gb, %ms, %mh, %dhs, %h mask(%m : tensor<4x6x1xf32>) {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>
+  // CHECK: attn.lstm {{.*}} peephole(%{{.*}} : tensor<3x8xf32>) mask(%{{.*}} : tensor<4x6x1xf32>) : tensor<4x6x2xf32>
+  %ns, %nh, %nc = attn.lstm %x, %h, %c, %li, %lh, %lb peephole(%wp : tensor<3x8xf32>) mask(%m : tensor<4x6x1xf32>) : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+  // CHECK: attn.lstm_grad {{.*}} peephole(%{{.*}} : tensor<3x8xf32>) mask(%{{.*}} : tensor<4x6x1xf32>) : tensor<4x6x2xf32>
+  %ng:7 = attn.lstm_grad %x, %h, %c, %li, %lh, %lb, %ns, %nh, %nc, %dhs, %h, %c peephole(%wp : tensor<3x8xf32>) mask(%m : tensor<4x6x1xf32>) : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
   return %l#1 : tensor<4x8xf32>
 }
 

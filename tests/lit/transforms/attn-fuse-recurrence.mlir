@@ -57,6 +57,45 @@ func.func @lstm_swapped(%x: tensor<4x6x2xf32>, %c0: tensor<4x8xf32>, %h0: tensor
   return %c, %h : tensor<4x8xf32>, tensor<4x8xf32>
 }
 
+// The frontends' masked layer (padded batches): the state is blended, s + m (cell - s), under
+// a [B, 1] step of the mask [B, T, 1], which becomes the sequence op's mask.
+// CHECK-LABEL: func @gru_masked(
+// CHECK-SAME: %[[X:.*]]: tensor<4x6x2xf32>, %[[M:.*]]: tensor<4x6x1xf32>
+// CHECK: %[[HS:.*]], %[[H:.*]] = attn.gru %[[X]], {{.*}} mask(%[[M]] : tensor<4x6x1xf32>) :
+// CHECK-NOT: attn.scan
+// CHECK: return %[[H]], %[[HS]]
+func.func @gru_masked(%x: tensor<4x6x2xf32>, %m: tensor<4x6x1xf32>, %h0: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %bi: tensor<24xf32>, %bh: tensor<24xf32>) -> (tensor<4x8xf32>, tensor<4x6x8xf32>) {
+  %h, %hs = attn.scan inits(%h0) over(%x, %m) : (tensor<4x8xf32>, tensor<4x6x2xf32>, tensor<4x6x1xf32>) -> (tensor<4x8xf32>, tensor<4x6x8xf32>) {
+  ^bb0(%hp: tensor<4x8xf32>, %xt: tensor<4x2xf32>, %mt: tensor<4x1xf32>):
+    %n = attn.gru_cell %xt, %hp, %wi, %wh, %bi, %bh : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+    %d = attn.sub %n, %hp : tensor<4x8xf32>, tensor<4x8xf32>
+    %md = attn.mul %mt, %d : tensor<4x1xf32>, tensor<4x8xf32>
+    %ht = attn.add %hp, %md : tensor<4x8xf32>, tensor<4x8xf32>
+    attn.yield %ht, %ht : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %h, %hs : tensor<4x8xf32>, tensor<4x6x8xf32>
+}
+
+// Masked LSTM, reversed, the mask scanned first and the blends written the other way round:
+// both states are held.
+// CHECK-LABEL: func @lstm_masked_reverse(
+// CHECK: attn.lstm {{.*}} mask(%{{.*}} : tensor<4x6x1xf32>) {reverse} :
+// CHECK-NOT: attn.scan
+func.func @lstm_masked_reverse(%x: tensor<4x6x2xf32>, %m: tensor<4x6x1xf32>, %h0: tensor<4x8xf32>, %c0: tensor<4x8xf32>, %wi: tensor<2x32xf32>, %wh: tensor<8x32xf32>, %b: tensor<32xf32>) -> tensor<4x6x8xf32> {
+  %h, %c, %hs = attn.scan reverse inits(%h0, %c0) over(%m, %x) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x6x1xf32>, tensor<4x6x2xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>) {
+  ^bb0(%hp: tensor<4x8xf32>, %cp: tensor<4x8xf32>, %mt: tensor<4x1xf32>, %xt: tensor<4x2xf32>):
+    %hn, %cn = attn.lstm_cell %xt, %hp, %cp, %wi, %wh, %b : tensor<4x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+    %dh = attn.sub %hn, %hp : tensor<4x8xf32>, tensor<4x8xf32>
+    %mh = attn.mul %dh, %mt : tensor<4x8xf32>, tensor<4x1xf32>
+    %ht = attn.add %mh, %hp : tensor<4x8xf32>, tensor<4x8xf32>
+    %dc = attn.sub %cn, %cp : tensor<4x8xf32>, tensor<4x8xf32>
+    %mc = attn.mul %mt, %dc : tensor<4x1xf32>, tensor<4x8xf32>
+    %ct = attn.add %cp, %mc : tensor<4x8xf32>, tensor<4x8xf32>
+    attn.yield %ht, %ct, %ht : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %hs : tensor<4x6x8xf32>
+}
+
 //===- what stays a scan ----------------------------------------------------------------===//
 
 // The seed's GRU form has no oneDNN primitive.
@@ -174,11 +213,11 @@ func.func @not_fed_back(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wax: tenso
   return %hs : tensor<4x6x8xf32>
 }
 
-// A second sequence (a per-step mask, say) besides the input.
+// A second sequence besides the input that is not a mask blending the state.
 // CHECK-LABEL: func @two_sequences(
 // CHECK: attn.scan
 func.func @two_sequences(%x: tensor<4x6x2xf32>, %bs: tensor<4x6x8xf32>, %h0: tensor<4x8xf32>, %wax: tensor<2x8xf32>, %waa: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
-  // expected-remark @+1 {{not fused: it does not read exactly one sequence}}
+  // expected-remark @+1 {{not fused: its body is not a single cell and the mask's blend of its state}}
   %h = attn.scan inits(%h0) over(%x, %bs) : (tensor<4x8xf32>, tensor<4x6x2xf32>, tensor<4x6x8xf32>) -> (tensor<4x8xf32>) {
   ^bb0(%hp: tensor<4x8xf32>, %xt: tensor<4x2xf32>, %bt: tensor<4x8xf32>):
     %ht = attn.rnn_cell %xt, %hp, %wax, %waa, %b : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>
@@ -191,7 +230,7 @@ func.func @two_sequences(%x: tensor<4x6x2xf32>, %bs: tensor<4x6x8xf32>, %h0: ten
 // CHECK-LABEL: func @length_only(
 // CHECK: attn.scan
 func.func @length_only(%h0: tensor<4x8xf32>, %wax: tensor<8x8xf32>, %waa: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
-  // expected-remark @+1 {{not fused: it does not read exactly one sequence}}
+  // expected-remark @+1 {{not fused: it does not read one sequence (and a mask)}}
   %h = attn.scan inits(%h0) over() {length = 3 : i64} : (tensor<4x8xf32>) -> (tensor<4x8xf32>) {
   ^bb0(%hp: tensor<4x8xf32>):
     %ht = attn.rnn_cell %hp, %hp, %wax, %waa, %b : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>
@@ -211,4 +250,20 @@ func.func @saved_carries(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wax: tens
     attn.yield %ht, %hp : tensor<4x8xf32>, tensor<4x8xf32>
   }
   return %saved : tensor<4x6x8xf32>
+}
+
+// A blend that is not the mask's hold: s + m (s - cell) is not a masked layer.
+// CHECK-LABEL: func @masked_wrong_blend(
+// CHECK: attn.scan
+func.func @masked_wrong_blend(%x: tensor<4x6x2xf32>, %m: tensor<4x6x1xf32>, %h0: tensor<4x8xf32>, %wax: tensor<2x8xf32>, %waa: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  // expected-remark @+1 {{not fused: its state is not s + m (cell - s) under the mask it scans}}
+  %h = attn.scan inits(%h0) over(%x, %m) : (tensor<4x8xf32>, tensor<4x6x2xf32>, tensor<4x6x1xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%hp: tensor<4x8xf32>, %xt: tensor<4x2xf32>, %mt: tensor<4x1xf32>):
+    %n = attn.rnn_cell %xt, %hp, %wax, %waa, %b : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+    %d = attn.sub %hp, %n : tensor<4x8xf32>, tensor<4x8xf32>
+    %md = attn.mul %mt, %d : tensor<4x1xf32>, tensor<4x8xf32>
+    %ht = attn.add %hp, %md : tensor<4x8xf32>, tensor<4x8xf32>
+    attn.yield %ht : tensor<4x8xf32>
+  }
+  return %h : tensor<4x8xf32>
 }

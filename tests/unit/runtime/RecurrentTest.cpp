@@ -1,6 +1,6 @@
 // The recurrent kernels (runtime/cpu/recurrent.cpp) on their own: the LSTM forward against
 // naive loops over strided views (padded rows, offsets: the copy paths compiled code may hit),
-// both directions; and the workspace cache: a backward reuses its training forward's workspace,
+// both directions, also masked (packed rows); and the workspace cache: a backward reuses its training forward's workspace,
 // recomputes it when the outputs buffer no longer holds that forward's result, and gives the
 // same gradients either way.
 #include "attn/Random.h"
@@ -59,10 +59,12 @@ using V3 = View<attn_memref3, 3>;
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // The LSTM over x (values in [B][T][I] order), PyTorch's gates i, f, g, o.
+// With `mask` ([B][T], 0 or 1), a step of mask 0 keeps the row's states and repeats its h.
 void naiveLstm(const std::vector<float> &x, const std::vector<float> &h0,
                const std::vector<float> &c0, const std::vector<float> &wi,
                const std::vector<float> &wh, const std::vector<float> &b, bool reverse,
-               std::vector<float> &hs, std::vector<float> &hn, std::vector<float> &cn) {
+               std::vector<float> &hs, std::vector<float> &hn, std::vector<float> &cn,
+               const std::vector<float> *mask = nullptr) {
   std::vector<float> h = h0, c = c0;
   hs.assign(B * T * H, 0);
   for (int64_t step = 0; step < T; ++step) {
@@ -80,8 +82,9 @@ void naiveLstm(const std::vector<float> &x, const std::vector<float> &h0,
           z[g] = acc;
         }
         float cc = sigmoid(z[1]) * c[n * H + j] + sigmoid(z[0]) * std::tanh(z[2]);
-        cNew[n * H + j] = cc;
-        hNew[n * H + j] = sigmoid(z[3]) * std::tanh(cc);
+        bool keep = mask && (*mask)[n * T + t] == 0.0f;
+        cNew[n * H + j] = keep ? c[n * H + j] : cc;
+        hNew[n * H + j] = keep ? h[n * H + j] : sigmoid(z[3]) * std::tanh(cc);
         hs[(n * T + t) * H + j] = hNew[n * H + j];
       }
     h = hNew, c = cNew;
@@ -106,8 +109,8 @@ TEST_P(LstmKernel, ForwardMatchesNaiveLoopsOnStridedViews) {
       wh({H, 4 * H}, rng, 0, 4), hn({B, H}, rng, 1, 0), cn({B, H}, rng, 0, 3);
   V1 b({4 * H}, rng, 0, 2);
   _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                   &wh.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, reverse,
-                                   /*training=*/0, /*peephole=*/0);
+                                   &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM,
+                                   reverse, /*training=*/0, /*peephole=*/0, /*masked=*/0);
   std::vector<float> eHs, eHn, eCn;
   naiveLstm(x.values(), h0.values(), c0.values(), wi.values(), wh.values(), b.values(), reverse,
             eHs, eHn, eCn);
@@ -116,6 +119,46 @@ TEST_P(LstmKernel, ForwardMatchesNaiveLoopsOnStridedViews) {
   EXPECT_LT(maxDiff(cn.values(), eCn), 1e-5);
   // Padding untouched (still NaN).
   EXPECT_TRUE(std::isnan(hs.buf[0]));
+}
+
+// The masked layer (packed rows, segments that shrink as rows end) against the naive loop
+// holding states at mask 0: a full row, a row with gaps, a row with no step.
+TEST_P(LstmKernel, MaskedForwardMatchesNaiveLoops) {
+  bool reverse = GetParam();
+  attn::Rng rng(5);
+  V3 x({B, T, I}, rng, 1, 2), hs({B, T, H}, rng), m({B, T, 1}, rng);
+  V2 h0({B, H}, rng), c0({B, H}, rng), wi({I, 4 * H}, rng), wh({H, 4 * H}, rng), hn({B, H}, rng),
+      cn({B, H}, rng);
+  V1 b({4 * H}, rng);
+  const float rows[B][T] = {{1, 1, 1, 1, 1}, {1, 0, 1, 1, 0}, {0, 0, 0, 0, 0}};
+  std::vector<float> mask;
+  for (int64_t n = 0; n < B; ++n)
+    for (int64_t t = 0; t < T; ++t)
+      mask.push_back(m.buf[n * T + t] = rows[n][t]);
+  _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
+                                   &wh.ref, &m.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM,
+                                   reverse, /*training=*/0, /*peephole=*/0, /*masked=*/1);
+  std::vector<float> eHs, eHn, eCn;
+  naiveLstm(x.values(), h0.values(), c0.values(), wi.values(), wh.values(), b.values(), reverse,
+            eHs, eHn, eCn, &mask);
+  EXPECT_LT(maxDiff(hs.values(), eHs), 1e-5);
+  EXPECT_LT(maxDiff(hn.values(), eHn), 1e-5);
+  EXPECT_LT(maxDiff(cn.values(), eCn), 1e-5);
+}
+
+// A mask value other than 0 and 1 has no packed form: a clear error, not a blend.
+TEST(LstmKernelDeathTest, MaskOtherThanZeroOrOneIsAnError) {
+  attn::Rng rng(5);
+  V3 x({B, T, I}, rng), hs({B, T, H}, rng), m({B, T, 1}, rng);
+  V2 h0({B, H}, rng), c0({B, H}, rng), wi({I, 4 * H}, rng), wh({H, 4 * H}, rng), hn({B, H}, rng),
+      cn({B, H}, rng);
+  V1 b({4 * H}, rng);
+  m.forEach([](float &v) { v = 1.0f; });
+  m.buf[1 * T + 2] = 0.5f;
+  EXPECT_DEATH(_mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref,
+                                                &b.ref, &b.ref, &wh.ref, &m.ref, &hs.ref,
+                                                &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 0, 0, 1),
+               "attn_rt_rnn_forward: mask\\[1, 2\\] is 0.5.*holds 0 or 1");
 }
 
 INSTANTIATE_TEST_SUITE_P(Directions, LstmKernel, ::testing::Values(false, true),
@@ -137,18 +180,20 @@ Grads trainStep(bool clobberWithOtherContents) {
       dwi({I, 4 * H}, rng), dwh({H, 4 * H}, rng);
   V1 b({4 * H}, rng), db({4 * H}, rng);
   _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                   &wh.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1, 0);
+                                   &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1, 0,
+                                   0);
   if (clobberWithOtherContents) {
     std::vector<float> saved = hs.buf;
     V2 h0b({B, H}, rng);
     _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0b.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                     &wh.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1, 0);
+                                     &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1, 0,
+                                   0);
     std::copy(saved.begin(), saved.end(), hs.buf.begin()); // same address, first contents
   }
   _mlir_ciface_attn_rt_rnn_backward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                    &wh.ref, &hs.ref, &hn.ref, &cn.ref, &dhs.ref, &dhn.ref,
-                                    &dcn.ref, &dx.ref, &dh0.ref, &dc0.ref, &dwi.ref, &dwh.ref,
-                                    &db.ref, &db.ref, &dwh.ref, ATTN_RNN_LSTM, 0, 0);
+                                    &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, &dhs.ref,
+                                    &dhn.ref, &dcn.ref, &dx.ref, &dh0.ref, &dc0.ref, &dwi.ref,
+                                    &dwh.ref, &db.ref, &db.ref, &dwh.ref, ATTN_RNN_LSTM, 0, 0, 0);
   return {dx.values(), dh0.values(), dc0.values(), dwi.values(), dwh.values(), db.values()};
 }
 
