@@ -68,8 +68,19 @@ using onednn::userScratchpad;
 
 // Temporaries on the runtime's recycled buffers (attn/Alloc.h): a training step's
 // workspaces, packed sequences and reordered weights are then not fresh pages, page-faulted
-// in, at every call.
-using Floats = std::vector<float, attn::BufferAllocator<float>>;
+// in, at every call. Sized without zeroing (`Floats v(n)`, `resize`): each is written whole
+// before it is read, and the few that accumulate are filled explicitly (`Floats v(n, 0.0f)`).
+struct Uninitialised : attn::BufferAllocator<float> {
+  template <typename U> struct rebind {
+    using other = Uninitialised;
+  };
+  void construct(float *p) noexcept { ::new (static_cast<void *>(p)) float; }
+  void construct(float *p, float v) noexcept { ::new (static_cast<void *>(p)) float(v); }
+  template <typename V> void construct(float *p, V &&v) noexcept {
+    ::new (static_cast<void *>(p)) float(std::forward<V>(v));
+  }
+};
+using Floats = std::vector<float, Uninitialised>;
 
 // oneDNN memories on recycled buffers, alive as long as the arena.
 struct Arena {
@@ -150,6 +161,27 @@ float *writeDense(const Strided &m, Floats &tmp) {
   tmp.resize(m.numel());
   return tmp.data();
 }
+// n floats from src (stride ss) to dst (stride ds): the packing, scattering and weight-layout
+// loops, which are a memcpy in the usual case of contiguous rows.
+void copyStrided(float *dst, int64_t ds, const float *src, int64_t ss, int64_t n) {
+  if (ds == 1 && ss == 1) {
+    std::memcpy(dst, src, n * sizeof(float));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    dst[i * ds] = src[i * ss];
+}
+// dst[i] += src[i * ss] (vectorised when ss is 1).
+void addStrided(float *dst, const float *src, int64_t ss, int64_t n) {
+  if (ss == 1) {
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] += src[i];
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] += src[i * ss];
+}
+
 void writeBack(const Strided &m, const Floats &tmp) {
   if (!m.dense())
     m.forEach([&](float *p, int64_t k) { *p = tmp[k]; });
@@ -313,11 +345,9 @@ Floats weightsIn(const Shape &s, const Strided &w) {
   int64_t rows = w.sizes[0], G = s.gates(), H = s.H;
   Floats out(rows * G * H);
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t g = 0; g < G; ++g) {
-      int64_t src = gateOf(s, g);
-      for (int64_t h = 0; h < H; ++h)
-        out[(r * G + g) * H + h] = w.base[r * w.strides[0] + (src * H + h) * w.strides[1]];
-    }
+    for (int64_t g = 0; g < G; ++g)
+      copyStrided(out.data() + (r * G + g) * H, 1,
+                  w.base + r * w.strides[0] + gateOf(s, g) * H * w.strides[1], w.strides[1], H);
   return out;
 }
 
@@ -325,11 +355,9 @@ Floats weightsIn(const Shape &s, const Strided &w) {
 void weightsOut(const Shape &s, const float *in, const Strided &w) {
   int64_t rows = w.sizes[0], G = s.gates(), H = s.H;
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t g = 0; g < G; ++g) {
-      int64_t dst = gateOf(s, g);
-      for (int64_t h = 0; h < H; ++h)
-        w.base[r * w.strides[0] + (dst * H + h) * w.strides[1]] = in[(r * G + g) * H + h];
-    }
+    for (int64_t g = 0; g < G; ++g)
+      copyStrided(w.base + r * w.strides[0] + gateOf(s, g) * H * w.strides[1], w.strides[1],
+                  in + (r * G + g) * H, 1, H);
 }
 
 float at(const Strided &v, int64_t i) { return v.base[i * v.strides[0]]; }
@@ -705,7 +733,25 @@ struct SegmentRun {
   dnnl::memory workspace;
   Arena arena; // the workspace's buffer
 };
+// A layer's weights in oneDNN's plain layouts (its gate order, the GRU's four biases), and
+// in the formats its primitives want, each reordered once: the forward's serve its backward.
+struct LayerWeights {
+  Floats wLayer, wIter, bias, peep;
+  Reordered layer, iter;
+  dnnl::memory peephole;
+  LayerWeights(const Shape &s, const Strided &wih, const Strided &whh, const Strided &bih,
+               const Strided &bhh, const Strided &wp)
+      : wLayer(weightsIn(s, wih)), wIter(weightsIn(s, whh)), bias(biasIn(s, bih, bhh)) {
+    Descs d(s);
+    layer.plain = wrap(d.wLayerPlain, wLayer.data());
+    iter.plain = wrap(d.wIterPlain, wIter.data());
+    if (s.peephole)
+      peephole = wrap(d.peephole, readDense(wp, peep));
+  }
+};
+
 struct MaskedRun {
+  std::unique_ptr<LayerWeights> weights;
   std::vector<SegmentRun> segments;
 };
 
@@ -722,11 +768,9 @@ std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Str
                                      const Strided &whh, const Strided &bih, const Strided &bhh,
                                      const Strided &wp, bool training) {
   bool lstm = s.kind == ATTN_RNN_LSTM;
-  Floats wLayer = weightsIn(s, wih), wIter = weightsIn(s, whh), bias = biasIn(s, bih, bhh);
-  Floats peepTmp;
-  Descs whole(s);
-  Reordered layer{wrap(whole.wLayerPlain, wLayer.data())}, iter{wrap(whole.wIterPlain, wIter.data())};
-  dnnl::memory peep = s.peephole ? wrap(whole.peephole, readDense(wp, peepTmp)) : dnnl::memory();
+  auto run = std::make_shared<MaskedRun>();
+  run->weights = std::make_unique<LayerWeights>(s, wih, whh, bih, bhh, wp);
+  LayerWeights &w = *run->weights;
   // The running states, by sorted row.
   Floats h(s.B * s.H), c(lstm ? s.B * s.H : 0);
   for (int64_t r = 0; r < s.B; ++r)
@@ -735,7 +779,6 @@ std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Str
       if (lstm)
         c[r * s.H + j] = c0.base[p.order[r] * c0.strides[0] + j * c0.strides[1]];
     }
-  auto run = std::make_shared<MaskedRun>();
   for (const Packing::Segment &g : p.segments) {
     SegmentRun seg{segmentShape(s, g)};
     const Shape &z = seg.shape;
@@ -744,9 +787,7 @@ std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Str
     for (int64_t r = 0; r < z.B; ++r)
       for (int64_t j = 0; j < z.T; ++j) {
         const float *src = x.base + p.order[r] * x.strides[0] + p.time[r][g.k0 + j] * x.strides[1];
-        float *dst = seg.x.data() + (r * z.T + j) * z.I;
-        for (int64_t i = 0; i < z.I; ++i)
-          dst[i] = src[i * x.strides[2]];
+        copyStrided(seg.x.data() + (r * z.T + j) * z.I, 1, src, x.strides[2], z.I);
       }
     seg.y.resize(z.B * z.T * z.H);
     seg.h0.assign(h.begin(), h.begin() + z.B * z.H);
@@ -761,9 +802,9 @@ std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Str
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC_LAYER, wrap(d.layerIn, seg.x.data())},
         {DNNL_ARG_SRC_ITER, wrap(d.iter, seg.h0.data())},
-        {DNNL_ARG_WEIGHTS_LAYER, layer.in(pd.weights_layer_desc())},
-        {DNNL_ARG_WEIGHTS_ITER, iter.in(pd.weights_iter_desc())},
-        {DNNL_ARG_BIAS, wrap(d.bias, bias.data())},
+        {DNNL_ARG_WEIGHTS_LAYER, w.layer.in(pd.weights_layer_desc())},
+        {DNNL_ARG_WEIGHTS_ITER, w.iter.in(pd.weights_iter_desc())},
+        {DNNL_ARG_BIAS, wrap(d.bias, w.bias.data())},
         {DNNL_ARG_DST_LAYER, wrap(d.layerOut, seg.y.data())},
         {DNNL_ARG_DST_ITER, wrap(d.iter, seg.hn.data())}};
     if (lstm) {
@@ -771,7 +812,7 @@ std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Str
       args[DNNL_ARG_DST_ITER_C] = wrap(d.iter, seg.cn.data());
     }
     if (s.peephole)
-      args[DNNL_ARG_WEIGHTS_PEEPHOLE] = peep;
+      args[DNNL_ARG_WEIGHTS_PEEPHOLE] = w.peephole;
     if (training) {
       seg.workspace = seg.arena.make(pd.workspace_desc());
       args[DNNL_ARG_WORKSPACE] = seg.workspace;
@@ -817,9 +858,8 @@ void forwardMasked(const Shape &s, const Packing &p, const Strided &x, const Str
         cur = run->segments[g].y.data() + at;
         curStride = 1;
       }
-      float *dst = out.base + b * out.strides[0] + t * out.strides[1];
-      for (int64_t j = 0; j < s.H; ++j)
-        dst[j * out.strides[2]] = cur[j * curStride];
+      copyStrided(out.base + b * out.strides[0] + t * out.strides[1], out.strides[2], cur,
+                  curStride, s.H);
     }
     for (int64_t j = 0; j < s.H; ++j)
       hn.base[b * hn.strides[0] + j * hn.strides[1]] = cur[j * curStride];
@@ -861,11 +901,8 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
     ++workspaceMisses;
     run = runMasked<Cell>(s, p, x, h0, c0, wih, whh, bih, bhh, wp, /*training=*/true);
   }
-  Floats wLayer = weightsIn(s, wih), wIter = weightsIn(s, whh), bias = biasIn(s, bih, bhh);
-  Floats peepTmp;
+  LayerWeights &w = *run->weights;
   Descs whole(s);
-  Reordered layer{wrap(whole.wLayerPlain, wLayer.data())}, iter{wrap(whole.wIterPlain, wIter.data())};
-  dnnl::memory peep = s.peephole ? wrap(whole.peephole, readDense(wp, peepTmp)) : dnnl::memory();
 
   // The gradient reaching each packed output: d_outputs of every time step that repeats it.
   // Steps before a row's first packed step repeat h0: theirs goes to d_h0.
@@ -884,9 +921,8 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
         auto [g, at] = packedAt(s, p, r, k);
         acc = dy[g].data() + at;
       }
-      const float *src = dout.base + b * dout.strides[0] + t * dout.strides[1];
-      for (int64_t j = 0; j < s.H; ++j)
-        acc[j] += src[j * dout.strides[2]];
+      addStrided(acc, dout.base + b * dout.strides[0] + t * dout.strides[1], dout.strides[2],
+                 s.H);
     }
   }
   // The state gradients carried between segments, by sorted row: d_h_n (d_c_n) to start.
@@ -927,9 +963,9 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC_LAYER, wrap(d.layerIn, seg.x.data())},
         {DNNL_ARG_SRC_ITER, wrap(d.iter, seg.h0.data())},
-        {DNNL_ARG_WEIGHTS_LAYER, layer.in(pd.weights_layer_desc())},
-        {DNNL_ARG_WEIGHTS_ITER, iter.in(pd.weights_iter_desc())},
-        {DNNL_ARG_BIAS, wrap(d.bias, bias.data())},
+        {DNNL_ARG_WEIGHTS_LAYER, w.layer.in(pd.weights_layer_desc())},
+        {DNNL_ARG_WEIGHTS_ITER, w.iter.in(pd.weights_iter_desc())},
+        {DNNL_ARG_BIAS, wrap(d.bias, w.bias.data())},
         {DNNL_ARG_DST_LAYER, wrap(d.layerOut, seg.y.data())},
         {DNNL_ARG_DST_ITER, wrap(d.iter, seg.hn.data())},
         {DNNL_ARG_WORKSPACE, seg.workspace},
@@ -947,7 +983,7 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
       args[DNNL_ARG_DIFF_SRC_ITER_C] = wrap(d.iter, dcIn.data());
     }
     if (s.peephole) {
-      args[DNNL_ARG_WEIGHTS_PEEPHOLE] = peep;
+      args[DNNL_ARG_WEIGHTS_PEEPHOLE] = w.peephole;
       args[DNNL_ARG_DIFF_WEIGHTS_PEEPHOLE] = wrap(d.peephole, dpeep.data());
     }
     addScratchpad(args, pd.scratchpad_desc());
@@ -959,9 +995,7 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
     for (int64_t r = 0; r < z.B; ++r)
       for (int64_t j = 0; j < z.T; ++j) {
         float *dst = dx.base + p.order[r] * dx.strides[0] + p.time[r][range.k0 + j] * dx.strides[1];
-        const float *src = dxs.data() + (r * z.T + j) * z.I;
-        for (int64_t i = 0; i < z.I; ++i)
-          dst[i * dx.strides[2]] = src[i];
+        copyStrided(dst, dx.strides[2], dxs.data() + (r * z.T + j) * z.I, 1, z.I);
       }
   }
   for (int64_t r = 0; r < s.B; ++r) {
