@@ -745,8 +745,11 @@ struct LayerWeights {
     Descs d(s);
     layer.plain = wrap(d.wLayerPlain, wLayer.data());
     iter.plain = wrap(d.wIterPlain, wIter.data());
-    if (s.peephole)
-      peephole = wrap(d.peephole, readDense(wp, peep));
+    if (s.peephole) { // a copy: the backward may outlive the caller's buffer
+      peep.resize(wp.numel());
+      wp.forEach([&](const float *q, int64_t k) { peep[k] = *q; });
+      peephole = wrap(d.peephole, peep.data());
+    }
   }
 };
 
