@@ -31,8 +31,9 @@ def AttnFuseRecurrence : Pass<"attn-fuse-recurrence"> {
     The masked form the frontends write for padded batches is matched too: the scan also
     reads a mask `[B, T, 1]`, and each state is fed back as `s + m * (new - s)` (products and
     sums in either order) under that mask's step. It becomes the sequence op with `mask`,
-    which the runtime runs over packed rows, so padding costs no work. The fusion assumes
-    the mask holds 0 and 1, as the data loaders' masks do; the runtime rejects other values.
+    which the runtime runs over packed rows when the mask holds 0s and 1s (the data loaders'
+    masks), so padding costs no work, and step by step with the blend otherwise: the same
+    results as the scan for any mask.
 
     Anything else stays a scan: other cells and GRU forms, extra ops in the body
     (attention), other carried values, scans without a sequence, and scans autodiff has

@@ -235,14 +235,15 @@ def Attn_RnnOp : Attn_SequenceOp<"rnn"> {
     oneDNN's vanilla RNN primitive. Its gradient is `attn.rnn_grad` (oneDNN's backward);
     `training` (set by the gradient rule) makes the forward keep oneDNN's workspace for it.
 
-    With a `mask` `[B, T, 1]`, 0 or 1 per row and step (the padded batches of taggers,
-    classifiers and encoders), a step whose mask is 0 leaves the state as it is:
-    `h_t = h_{t-1} + m_t (cell(x_t, h_{t-1}) - h_{t-1})`, and `outputs` at such a step repeat
-    the state. This is the masked scan the frontends write; attn-fuse-recurrence makes this op
-    of it. The runtime packs each row's real steps together and runs the rows in groups that
-    shrink as rows end, like PyTorch's packed sequences, so padding costs no work; a mask value
-    other than 0 and 1 is a runtime error. The same holds for `attn.gru` and `attn.lstm` (for
-    both of its states).
+    With a `mask` `[B, T, 1]` (the padded batches of taggers, classifiers and encoders: 1 for
+    a token, 0 for padding), each step blends the state,
+    `h_t = h_{t-1} + m_t (cell(x_t, h_{t-1}) - h_{t-1})`: a step whose mask is 0 leaves it as
+    it is, and `outputs` at such a step repeat it. This is the masked scan the frontends
+    write; attn-fuse-recurrence makes this op of it. For a mask of 0s and 1s the runtime
+    packs each row's real steps together and runs the rows in groups that shrink as rows
+    end, like PyTorch's packed sequences, so padding costs no work; any other mask runs step
+    by step with the blend, slower but with the same results. The same holds for `attn.gru`
+    and `attn.lstm` (for both of its states).
 
     ```mlir
     %hs, %h = attn.rnn %x, %h0, %w_ax, %w_aa, %b

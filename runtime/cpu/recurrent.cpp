@@ -22,7 +22,8 @@
 // sequences, in as many oneDNN calls as the batch has distinct lengths. The outputs are
 // scattered back to time order (a step of mask 0 repeats the state), and the backward runs
 // the segments in reverse, carrying the state gradients from one to the next. The cache
-// keeps every segment's inputs, outputs and workspace.
+// keeps every segment's inputs, outputs and workspace. A mask with other values than 0 and 1
+// runs one step per segment over every row, blending the states as the scan does.
 //
 // Called from compiled code through a C ABI: these functions must not throw; a oneDNN error
 // prints a message to stderr and aborts.
@@ -672,13 +673,38 @@ struct Packing {
   std::vector<std::vector<int64_t>> time; // per sorted r: the time of each packed step
   std::vector<Segment> segments;
   std::vector<int64_t> segmentOf;         // packed step k -> its segment
+  // A mask with values other than 0 and 1 has no packed form: every step of every row is
+  // then a step of its own segment, and the state is blended, s + m (cell - s), with
+  // weight[r * T + k] the mask of row r at its k-th step.
+  bool blend = false;
+  std::vector<float> weight;
   int64_t length(int64_t r) const { return (int64_t)time[r].size(); }
 };
 
 // The processing order of times: forwards, or backwards when reversed.
 int64_t timeAt(const Shape &s, int64_t i) { return s.reverse ? s.T - 1 - i : i; }
 
-Packing pack(const char *kernel, const Shape &s, const Strided &mask) {
+// The blended form of a mask that is not all 0 and 1 (Packing::blend).
+Packing blended(const Shape &s, const Strided &mask) {
+  Packing p;
+  p.blend = true;
+  for (int64_t b = 0; b < s.B; ++b) {
+    p.order.push_back(b);
+    p.time.emplace_back();
+    for (int64_t i = 0; i < s.T; ++i) {
+      int64_t t = timeAt(s, i);
+      p.time.back().push_back(t);
+      p.weight.push_back(mask.base[b * mask.strides[0] + t * mask.strides[1]]);
+    }
+  }
+  for (int64_t k = 0; k < s.T; ++k) {
+    p.segments.push_back({k, k + 1, s.B});
+    p.segmentOf.push_back(k);
+  }
+  return p;
+}
+
+Packing pack(const Shape &s, const Strided &mask) {
   Packing p;
   std::vector<std::vector<int64_t>> times(s.B);
   for (int64_t b = 0; b < s.B; ++b)
@@ -688,8 +714,7 @@ Packing pack(const char *kernel, const Shape &s, const Strided &mask) {
       if (m == 1.0f)
         times[b].push_back(t);
       else if (m != 0.0f)
-        fail(kernel, "mask[" + std::to_string(b) + ", " + std::to_string(t) + "] is " +
-                         std::to_string(m) + ": a recurrent layer's mask holds 0 or 1");
+        return blended(s, mask);
     }
   p.order.resize(s.B);
   for (int64_t b = 0; b < s.B; ++b)
@@ -730,6 +755,7 @@ struct Reordered {
 struct SegmentRun {
   Shape shape;
   Floats x, y, h0, hn, c0, cn; // dense [rows, T, I], [rows, T, H], [rows, H]
+  Floats kept, keptC;          // blended: the states after the step, [rows, H]
   dnnl::memory workspace;
   Arena arena; // the workspace's buffer
 };
@@ -823,9 +849,26 @@ std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Str
     addScratchpad(args, pd.scratchpad_desc());
     (training ? prims.training : prims.inference).execute(stream(), args);
     stream().wait();
-    std::copy(seg.hn.begin(), seg.hn.end(), h.begin());
-    if (lstm)
-      std::copy(seg.cn.begin(), seg.cn.end(), c.begin());
+    if (p.blend) { // s + m (cell - s), per row
+      for (int64_t r = 0; r < z.B; ++r) {
+        float m = p.weight[r * s.T + g.k0];
+        for (int64_t j = 0; j < s.H; ++j) {
+          float &hv = h[r * s.H + j];
+          hv += m * (seg.hn[r * s.H + j] - hv);
+          if (lstm) {
+            float &cv = c[r * s.H + j];
+            cv += m * (seg.cn[r * s.H + j] - cv);
+          }
+        }
+      }
+      seg.kept.assign(h.begin(), h.end());
+      if (lstm)
+        seg.keptC.assign(c.begin(), c.end());
+    } else {
+      std::copy(seg.hn.begin(), seg.hn.end(), h.begin());
+      if (lstm)
+        std::copy(seg.cn.begin(), seg.cn.end(), c.begin());
+    }
     run->segments.push_back(std::move(seg));
   }
   return run;
@@ -858,7 +901,8 @@ void forwardMasked(const Shape &s, const Packing &p, const Strided &x, const Str
       int64_t t = timeAt(s, i);
       if (k < p.length(r) && p.time[r][k] == t) {
         auto [g, at] = packedAt(s, p, r, k++);
-        cur = run->segments[g].y.data() + at;
+        const SegmentRun &seg = run->segments[g];
+        cur = (p.blend ? seg.kept : seg.y).data() + at;
         curStride = 1;
       }
       copyStrided(out.base + b * out.strides[0] + t * out.strides[1], out.strides[2], cur,
@@ -872,7 +916,7 @@ void forwardMasked(const Shape &s, const Packing &p, const Strided &x, const Str
       int64_t cStride = c0.strides[1];
       if (p.length(r) > 0) {
         const SegmentRun &last = run->segments[p.segmentOf[p.length(r) - 1]];
-        cFinal = last.cn.data() + r * s.H;
+        cFinal = (p.blend ? last.keptC : last.cn).data() + r * s.H;
         cStride = 1;
       }
       for (int64_t j = 0; j < s.H; ++j)
@@ -963,6 +1007,28 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
     Floats dhOut(dh.begin(), dh.begin() + z.B * z.H), dcOut;
     if (lstm)
       dcOut.assign(dc.begin(), dc.begin() + z.B * z.H);
+    // Blended, s_t = s + m (cell - s): the cell's outputs get m times the gradient of s_t
+    // (its output's and its carried one's, summed), and s directly the rest.
+    Floats heldH, heldC;
+    if (p.blend) {
+      heldH.resize(z.B * z.H);
+      if (lstm)
+        heldC.resize(z.B * z.H);
+      for (int64_t r = 0; r < z.B; ++r) {
+        float m = p.weight[r * s.T + range.k0];
+        for (int64_t j = 0; j < s.H; ++j) {
+          int64_t q = r * s.H + j;
+          float gh = dhOut[q] + dy[g][q];
+          dy[g][q] = m * gh;
+          dhOut[q] = 0.0f;
+          heldH[q] = (1.0f - m) * gh;
+          if (lstm) {
+            heldC[q] = (1.0f - m) * dcOut[q];
+            dcOut[q] *= m;
+          }
+        }
+      }
+    }
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC_LAYER, wrap(d.layerIn, seg.x.data())},
         {DNNL_ARG_SRC_ITER, wrap(d.iter, seg.h0.data())},
@@ -992,6 +1058,10 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
     addScratchpad(args, pd.scratchpad_desc());
     prims.backward.execute(stream(), args);
     stream().wait();
+    for (size_t q = 0; q < heldH.size(); ++q)
+      dhIn[q] += heldH[q];
+    for (size_t q = 0; q < heldC.size(); ++q)
+      dcIn[q] += heldC[q];
     std::copy(dhIn.begin(), dhIn.end(), dh.begin());
     if (lstm)
       std::copy(dcIn.begin(), dcIn.end(), dc.begin());
@@ -1054,7 +1124,7 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_forward(
     auto run = [&](auto cell) {
       using Cell = decltype(cell);
       if (masked)
-        forwardMasked<Cell>(s, pack(kName, s, smask), sx, sh0, strided(c0, 2), swih, swhh,
+        forwardMasked<Cell>(s, pack(s, smask), sx, sh0, strided(c0, 2), swih, swhh,
                             strided(b_ih, 1), strided(b_hh, 1), swp, strided(outputs, 3),
                             strided(h_n, 2), strided(c_n, 2), training != 0);
       else
@@ -1089,7 +1159,7 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_backward(
     auto run = [&](auto cell) {
       using Cell = decltype(cell);
       if (masked) {
-        backwardMasked<Cell>(s, pack(kName, s, smask), sx, sh0, strided(c0, 2), swih, swhh,
+        backwardMasked<Cell>(s, pack(s, smask), sx, sh0, strided(c0, 2), swih, swhh,
                              strided(b_ih, 1), strided(b_hh, 1), swp, strided(outputs, 3),
                              strided(d_outputs, 3), strided(d_h_n, 2), strided(d_c_n, 2),
                              strided(d_x, 3), strided(d_h0, 2), strided(d_c0, 2),

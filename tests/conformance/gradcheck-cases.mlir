@@ -473,6 +473,32 @@ func.func @rnn_masked() -> (tensor<3x4x3xf32>, tensor<3x3xf32>) {
   return %hs, %h : tensor<3x4x3xf32>, tensor<3x3xf32>
 }
 
+// A mask with other values than 0 and 1 (no packed form): the state is blended step by step,
+// s + m (cell - s), like the scan.
+func.func @gru_masked_fractional() -> (tensor<3x4x3xf32>, tensor<3x3xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x4x2xf32>
+  %h0 = attn.param "h0" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x9xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<3x9xf32>
+  %bi = attn.param "b_ih" {scale = 1.0 : f32} : tensor<9xf32>
+  %bh = attn.param "b_hh" {scale = 1.0 : f32} : tensor<9xf32>
+  %m = attn.constant dense<[[[1.0], [0.5], [0.0], [0.25]], [[0.75], [1.0], [1.0], [0.0]], [[0.0], [0.5], [0.5], [1.0]]]> : tensor<3x4x1xf32>
+  %hs, %h = attn.gru %x, %h0, %wi, %wh, %bi, %bh mask(%m : tensor<3x4x1xf32>) {reverse} : tensor<3x4x2xf32>, tensor<3x3xf32>, tensor<2x9xf32>, tensor<3x9xf32>, tensor<9xf32>, tensor<9xf32>
+  return %hs, %h : tensor<3x4x3xf32>, tensor<3x3xf32>
+}
+
+func.func @lstm_masked_fractional() -> (tensor<3x4x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x4x2xf32>
+  %h0 = attn.param "h0" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %c0 = attn.param "c0" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x12xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<3x12xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<12xf32>
+  %m = attn.constant dense<[[[1.0], [0.5], [0.0], [0.25]], [[0.75], [1.0], [1.0], [0.0]], [[0.0], [0.5], [0.5], [1.0]]]> : tensor<3x4x1xf32>
+  %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b mask(%m : tensor<3x4x1xf32>) : tensor<3x4x2xf32>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<2x12xf32>, tensor<3x12xf32>, tensor<12xf32>
+  return %hs, %h, %c : tensor<3x4x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>
+}
+
 // Scheduled sampling's decoder step: a carried row of logits picks (through eq with its max)
 // a one-hot row that reads the embedding table `e`; where the coin is 0 that prediction, not
 // the given input, feeds the cell. The table is also used outside the scan.

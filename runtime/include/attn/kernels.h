@@ -49,12 +49,13 @@ enum { ATTN_RNN_VANILLA = 0, ATTN_RNN_GRU = 1, ATTN_RNN_LSTM = 2 };
  * `training` the kernel runs oneDNN's training forward and keeps the workspace for the
  * backward kernel, keyed by the `outputs` buffer.
  *
- * With `masked`, mask [B, T, 1] holds 0 or 1 per row and step: a step of mask 0 leaves the
- * row's state (h, and c of an LSTM) as it was, and its output repeats it (attn.rnn's masked
- * form). The kernel packs each row's steps of mask 1 in processing order and runs the rows,
- * sorted by their number of such steps, in segments of time over which the set of running
- * rows does not change (PyTorch's packed sequences): no work for padding. Another mask value
- * is an error. Without `masked`, mask is not read. */
+ * With `masked`, mask [B, T, 1] blends each step's states, s + m (cell - s) (attn.rnn's masked
+ * form): a step of mask 0 leaves the row's state (h, and c of an LSTM) as it was, and its
+ * output repeats it. When every mask value is 0 or 1 the kernel packs each row's steps of
+ * mask 1 in processing order and runs the rows, sorted by their number of such steps, in
+ * segments of time over which the set of running rows does not change (PyTorch's packed
+ * sequences): no work for padding. Another mask runs one step at a time over every row,
+ * blending. Without `masked`, mask is not read. */
 void _mlir_ciface_attn_rt_rnn_forward(attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0,
                                       attn_memref2 *w_ih, attn_memref2 *w_hh,
                                       attn_memref1 *b_ih, attn_memref1 *b_hh,

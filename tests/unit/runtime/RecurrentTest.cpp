@@ -59,7 +59,8 @@ using V3 = View<attn_memref3, 3>;
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // The LSTM over x (values in [B][T][I] order), PyTorch's gates i, f, g, o.
-// With `mask` ([B][T], 0 or 1), a step of mask 0 keeps the row's states and repeats its h.
+// With `mask` ([B][T]), each state is blended, s + m (cell - s): a step of mask 0 keeps the
+// row's states and repeats its h.
 void naiveLstm(const std::vector<float> &x, const std::vector<float> &h0,
                const std::vector<float> &c0, const std::vector<float> &wi,
                const std::vector<float> &wh, const std::vector<float> &b, bool reverse,
@@ -82,9 +83,9 @@ void naiveLstm(const std::vector<float> &x, const std::vector<float> &h0,
           z[g] = acc;
         }
         float cc = sigmoid(z[1]) * c[n * H + j] + sigmoid(z[0]) * std::tanh(z[2]);
-        bool keep = mask && (*mask)[n * T + t] == 0.0f;
-        cNew[n * H + j] = keep ? c[n * H + j] : cc;
-        hNew[n * H + j] = keep ? h[n * H + j] : sigmoid(z[3]) * std::tanh(cc);
+        float m = mask ? (*mask)[n * T + t] : 1.0f; // s + m (cell - s)
+        cNew[n * H + j] = c[n * H + j] + m * (cc - c[n * H + j]);
+        hNew[n * H + j] = h[n * H + j] + m * (sigmoid(z[3]) * std::tanh(cc) - h[n * H + j]);
         hs[(n * T + t) * H + j] = hNew[n * H + j];
       }
     h = hNew, c = cNew;
@@ -146,19 +147,27 @@ TEST_P(LstmKernel, MaskedForwardMatchesNaiveLoops) {
   EXPECT_LT(maxDiff(cn.values(), eCn), 1e-5);
 }
 
-// A mask value other than 0 and 1 has no packed form: a clear error, not a blend.
-TEST(LstmKernelDeathTest, MaskOtherThanZeroOrOneIsAnError) {
-  attn::Rng rng(5);
+// A mask with other values than 0 and 1 has no packed form: the kernel runs step by step and
+// blends the states, s + m (cell - s), as the unfused scan does.
+TEST_P(LstmKernel, FractionalMaskBlendsLikeTheScan) {
+  bool reverse = GetParam();
+  attn::Rng rng(6);
   V3 x({B, T, I}, rng), hs({B, T, H}, rng), m({B, T, 1}, rng);
   V2 h0({B, H}, rng), c0({B, H}, rng), wi({I, 4 * H}, rng), wh({H, 4 * H}, rng), hn({B, H}, rng),
       cn({B, H}, rng);
   V1 b({4 * H}, rng);
-  m.forEach([](float &v) { v = 1.0f; });
-  m.buf[1 * T + 2] = 0.5f;
-  EXPECT_DEATH(_mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref,
-                                                &b.ref, &b.ref, &wh.ref, &m.ref, &hs.ref,
-                                                &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 0, 0, 1),
-               "attn_rt_rnn_forward: mask\\[1, 2\\] is 0.5.*holds 0 or 1");
+  std::vector<float> mask;
+  for (int64_t k = 0; k < B * T; ++k)
+    mask.push_back(m.buf[k] = (float)(k % 5) / 4); // 0, 0.25, ..., 1
+  _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
+                                   &wh.ref, &m.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM,
+                                   reverse, /*training=*/0, /*peephole=*/0, /*masked=*/1);
+  std::vector<float> eHs, eHn, eCn;
+  naiveLstm(x.values(), h0.values(), c0.values(), wi.values(), wh.values(), b.values(), reverse,
+            eHs, eHn, eCn, &mask);
+  EXPECT_LT(maxDiff(hs.values(), eHs), 1e-5);
+  EXPECT_LT(maxDiff(hn.values(), eHn), 1e-5);
+  EXPECT_LT(maxDiff(cn.values(), eCn), 1e-5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Directions, LstmKernel, ::testing::Values(false, true),
