@@ -30,7 +30,9 @@ Value blendMask(Value kept, Value state, Value next) {
   auto add = kept.getDefiningOp<AddOp>();
   if (!add)
     return {};
-  Value other = add.getLhs() == state ? add.getRhs() : add.getRhs() == state ? add.getLhs() : Value();
+  Value other = add.getLhs() == state   ? add.getRhs()
+                : add.getRhs() == state ? add.getLhs()
+                                        : Value();
   auto mul = other ? other.getDefiningOp<MulOp>() : MulOp();
   if (!mul)
     return {};
@@ -141,12 +143,12 @@ void fuse(ScanOp scan, const Match &m) {
   if (isa<RnnCellOp>(m.cell)) {
     seq = b.create<RnnOp>(loc, x, inits[0], weights[0], weights[1], weights[2], m.mask, reverse);
   } else if (isa<GruCellOp>(m.cell)) {
-    seq = b.create<GruOp>(loc, x, inits[0], weights[0], weights[1], weights[2], weights[3],
-                          m.mask, reverse);
+    seq = b.create<GruOp>(loc, x, inits[0], weights[0], weights[1], weights[2], weights[3], m.mask,
+                          reverse);
   } else {
     Value peephole = weights.size() > 3 ? weights[3] : Value();
-    seq = b.create<LstmOp>(loc, x, inits[0], inits[1], weights[0], weights[1], weights[2],
-                           peephole, m.mask, reverse);
+    seq = b.create<LstmOp>(loc, x, inits[0], inits[1], weights[0], weights[1], weights[2], peephole,
+                           m.mask, reverse);
   }
   // Final carries: the sequence op's final states in carry order; stacked outputs: outputs.
   for (auto [k, s] : llvm::enumerate(m.stateOperands))

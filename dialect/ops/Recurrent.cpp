@@ -464,11 +464,10 @@ LogicalResult inferSequence(StringRef name, std::optional<Location> loc, ValueRa
     if (mask)
       shapes += ", mask " + typeStr(mask.getType());
     std::string g = gates == 1 ? "" : std::to_string(gates);
-    return emitOptionalError(loc, "'attn.", name, "' needs input [B, T, I], h0 [B, H]",
-                             cell ? ", c0 [B, H]" : "", ", w_ih [I, ", g, "H], w_hh [H, ", g,
-                             "H] and ", numBiases, " bias(es) [", g, "H]",
-                             cell ? " (and peepholes [3, H])" : "",
-                             " (and a mask [B, T, 1]); got ", shapes);
+    return emitOptionalError(
+        loc, "'attn.", name, "' needs input [B, T, I], h0 [B, H]", cell ? ", c0 [B, H]" : "",
+        ", w_ih [I, ", g, "H], w_hh [H, ", g, "H] and ", numBiases, " bias(es) [", g, "H]",
+        cell ? " (and peepholes [3, H])" : "", " (and a mask [B, T, 1]); got ", shapes);
   }
   results.push_back(RankedTensorType::get({batch, steps, hid}, typeOf(operands[0]).getElementType()));
   results.push_back(operands[1].getType());

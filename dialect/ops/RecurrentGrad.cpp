@@ -213,11 +213,10 @@ LogicalResult buildSequenceGradient(Op op, OpBuilder &b, ValueRange grads,
     operands.push_back(mask);
   SmallVector<NamedAttribute> attrs;
   if constexpr (std::is_same_v<GradOp, LstmGradOp>) // twelve operands, then the two optional
-    attrs.push_back(b.getNamedAttr(
-        GradOp::getOperandSegmentSizesAttrName(OperationName(GradOp::getOperationName(),
-                                                             b.getContext())),
-        b.getDenseI32ArrayAttr({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, peephole ? 1 : 0,
-                                mask ? 1 : 0})));
+    attrs.push_back(b.getNamedAttr(GradOp::getOperandSegmentSizesAttrName(
+                                       OperationName(GradOp::getOperationName(), b.getContext())),
+                                   b.getDenseI32ArrayAttr({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                           peephole ? 1 : 0, mask ? 1 : 0})));
   auto grad = b.create<GradOp>(op.getLoc(), operands, attrs);
   if (op.getReverse())
     grad->setAttr("reverse", b.getUnitAttr());

@@ -27,8 +27,8 @@
 //
 // Called from compiled code through a C ABI: these functions must not throw; a oneDNN error
 // prints a message to stderr and aborts.
-#include "attn/Alloc.h"
 #include "attn/cpu/Recurrent.h"
+#include "attn/Alloc.h"
 #include "attn/kernels.h"
 
 #include "OneDNN.h"
@@ -42,8 +42,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #define ATTN_EXPORT __attribute__((visibility("default")))
@@ -72,9 +72,7 @@ using onednn::userScratchpad;
 // in, at every call. Sized without zeroing (`Floats v(n)`, `resize`): each is written whole
 // before it is read, and the few that accumulate are filled explicitly (`Floats v(n, 0.0f)`).
 struct Uninitialised : attn::BufferAllocator<float> {
-  template <typename U> struct rebind {
-    using other = Uninitialised;
-  };
+  template <typename U> struct rebind { using other = Uninitialised; };
   void construct(float *p) noexcept { ::new (static_cast<void *>(p)) float; }
   void construct(float *p, float v) noexcept { ::new (static_cast<void *>(p)) float(v); }
   template <typename V> void construct(float *p, V &&v) noexcept {
@@ -458,7 +456,6 @@ Saved takeSaved(const Shape &s, const float *outputs, uint64_t hash) {
   return Saved();
 }
 
-
 //===- the kernels ------------------------------------------------------------------------===//
 
 Shape shapeOf(const char *kernel, const Strided &x, const Strided &h0, const Strided &wih,
@@ -468,8 +465,8 @@ Shape shapeOf(const char *kernel, const Strided &x, const Strided &h0, const Str
     fail(kernel, "unknown cell kind " + std::to_string(kind));
   if (peephole && kind != ATTN_RNN_LSTM)
     fail(kernel, "peepholes need an LSTM");
-  Shape s{kind, reverse ? 1 : 0, x.sizes[0], x.sizes[1], x.sizes[2], h0.sizes[1],
-          peephole ? 1 : 0, masked ? 1 : 0};
+  Shape s{kind,       reverse ? 1 : 0, x.sizes[0],       x.sizes[1],
+          x.sizes[2], h0.sizes[1],     peephole ? 1 : 0, masked ? 1 : 0};
   bool ok = h0.sizes[0] == s.B && wih.sizes[0] == s.I && wih.sizes[1] == s.gates() * s.H &&
             whh.sizes[0] == s.H && whh.sizes[1] == s.gates() * s.H &&
             (!peephole || (wp.sizes[0] == 3 && wp.sizes[1] == s.H)) &&
@@ -616,8 +613,7 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC_LAYER, in.x},
       {DNNL_ARG_SRC_ITER, in.h0},
-      {DNNL_ARG_WEIGHTS_LAYER,
-       inFormat(in.wLayerPlain, p.backwardPd.weights_layer_desc(), arena)},
+      {DNNL_ARG_WEIGHTS_LAYER, inFormat(in.wLayerPlain, p.backwardPd.weights_layer_desc(), arena)},
       {DNNL_ARG_WEIGHTS_ITER, inFormat(in.wIterPlain, p.backwardPd.weights_iter_desc(), arena)},
       {DNNL_ARG_BIAS, in.b},
       {DNNL_ARG_DST_LAYER, outM},
@@ -658,7 +654,6 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
     writeBack(dc0, dc0Tmp);
 }
 
-
 //===- masked layers: packed rows ---------------------------------------------------------===//
 
 // How a masked layer's rows are packed: each row's steps of mask 1 in processing order
@@ -672,7 +667,7 @@ struct Packing {
   std::vector<int64_t> order;             // sorted position r -> row b
   std::vector<std::vector<int64_t>> time; // per sorted r: the time of each packed step
   std::vector<Segment> segments;
-  std::vector<int64_t> segmentOf;         // packed step k -> its segment
+  std::vector<int64_t> segmentOf; // packed step k -> its segment
   // A mask with values other than 0 and 1 has no packed form: every step of every row is
   // then a step of its own segment, and the state is blended, s + m (cell - s), with
   // weight[r * T + k] the mask of row r at its k-th step.
@@ -932,12 +927,11 @@ void forwardMasked(const Shape &s, const Packing &p, const Strided &x, const Str
 
 template <typename Cell>
 void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const Strided &h0,
-                    const Strided &c0, const Strided &wih, const Strided &whh,
-                    const Strided &bih, const Strided &bhh, const Strided &wp, const Strided &out,
-                    const Strided &dout, const Strided &dhn, const Strided &dcn,
-                    const Strided &dx, const Strided &dh0, const Strided &dc0,
-                    const Strided &dwih, const Strided &dwhh, Strided dbih, Strided dbhh,
-                    const Strided &dwp) {
+                    const Strided &c0, const Strided &wih, const Strided &whh, const Strided &bih,
+                    const Strided &bhh, const Strided &wp, const Strided &out, const Strided &dout,
+                    const Strided &dhn, const Strided &dcn, const Strided &dx, const Strided &dh0,
+                    const Strided &dc0, const Strided &dwih, const Strided &dwhh, Strided dbih,
+                    Strided dbhh, const Strided &dwp) {
   bool lstm = s.kind == ATTN_RNN_LSTM;
   Floats outTmp;
   std::shared_ptr<MaskedRun> run =
@@ -968,8 +962,7 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
         auto [g, at] = packedAt(s, p, r, k);
         acc = dy[g].data() + at;
       }
-      addStrided(acc, dout.base + b * dout.strides[0] + t * dout.strides[1], dout.strides[2],
-                 s.H);
+      addStrided(acc, dout.base + b * dout.strides[0] + t * dout.strides[1], dout.strides[2], s.H);
     }
   }
   // The state gradients carried between segments, by sorted row: d_h_n (d_c_n) to start.
@@ -1128,9 +1121,8 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_forward(
                             strided(b_ih, 1), strided(b_hh, 1), swp, strided(outputs, 3),
                             strided(h_n, 2), strided(c_n, 2), training != 0);
       else
-        forward<Cell>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1),
-                      strided(b_hh, 1), swp, strided(outputs, 3), strided(h_n, 2),
-                      strided(c_n, 2), training != 0);
+        forward<Cell>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1), strided(b_hh, 1),
+                      swp, strided(outputs, 3), strided(h_n, 2), strided(c_n, 2), training != 0);
     };
     if (kind == ATTN_RNN_LSTM)
       run(Lstm{});
@@ -1144,13 +1136,13 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_forward(
 }
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_backward(
-    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih,
-    attn_memref2 *w_hh, attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole,
-    attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n,
-    attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
-    attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
-    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind,
-    int64_t reverse, int64_t peephole, int64_t masked) {
+    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
+    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, attn_memref3 *d_outputs,
+    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
+    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
+    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
+    int64_t peephole, int64_t masked) {
   static const char *kName = "attn_rt_rnn_backward";
   Strided sx = strided(x, 3), sh0 = strided(h0, 2), swih = strided(w_ih, 2),
           swhh = strided(w_hh, 2), swp = strided(w_peephole, 2), smask = strided(mask, 3);
@@ -1167,13 +1159,11 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_backward(
                              strided(d_b_hh, 1), strided(d_w_peephole, 2));
         return;
       }
-      backward<Cell>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1),
-                               strided(b_hh, 1), swp, strided(outputs, 3), strided(h_n, 2),
-                               strided(c_n, 2), strided(d_outputs, 3), strided(d_h_n, 2),
-                               strided(d_c_n, 2), strided(d_x, 3), strided(d_h0, 2),
-                               strided(d_c0, 2), strided(d_w_ih, 2), strided(d_w_hh, 2),
-                               strided(d_b_ih, 1), strided(d_b_hh, 1),
-                               strided(d_w_peephole, 2));
+      backward<Cell>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1), strided(b_hh, 1),
+                     swp, strided(outputs, 3), strided(h_n, 2), strided(c_n, 2),
+                     strided(d_outputs, 3), strided(d_h_n, 2), strided(d_c_n, 2), strided(d_x, 3),
+                     strided(d_h0, 2), strided(d_c0, 2), strided(d_w_ih, 2), strided(d_w_hh, 2),
+                     strided(d_b_ih, 1), strided(d_b_hh, 1), strided(d_w_peephole, 2));
     };
     if (kind == ATTN_RNN_LSTM)
       run(Lstm{});

@@ -267,7 +267,7 @@ struct Calibration {
 
 // A session for a benchmark's program (its diagnostics on stderr).
 inline std::unique_ptr<::attn::driver::Session> newSession(bool fuse = true, bool hoist = true,
-                                                            bool fuseRecurrence = true) {
+                                                           bool fuseRecurrence = true) {
   ::attn::driver::SessionOptions o;
   o.fuse = fuse;
   o.hoist = hoist;

@@ -122,9 +122,10 @@ const std::vector<Case> &cases() {
              {{"model.rnn.hidden", "8"}, {"model.rnn.layers", "2"}}, 4),
       masked("tagger_lstm", "pos-tagger", {{"model.rnn.cell", "lstm"}, {"model.rnn.hidden", "8"}},
              2),
-      masked("tagger_lstm_peephole", "pos-tagger",
-             {{"model.rnn.cell", "lstm"}, {"model.rnn.hidden", "6"}, {"model.rnn.peephole", "true"}},
-             2),
+      masked(
+          "tagger_lstm_peephole", "pos-tagger",
+          {{"model.rnn.cell", "lstm"}, {"model.rnn.hidden", "6"}, {"model.rnn.peephole", "true"}},
+          2),
       masked("tagger_rnn", "pos-tagger", {{"model.rnn.cell", "rnn"}, {"model.rnn.hidden", "8"}}, 2),
       masked("classifier_gru", "majority-classifier", {{"model.rnn.hidden", "8"}}, 1),
       // The encoder's final states (an LSTM's h and c) start the decoder.

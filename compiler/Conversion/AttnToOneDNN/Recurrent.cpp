@@ -97,8 +97,8 @@ template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
   LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
     constexpr int64_t kind = kindOf<Op>();
     Location loc = op.getLoc();
-    auto kernel = declareKernel(rewriter, op, "attn_rt_rnn_forward",
-                                {3, 2, 2, 2, 2, 1, 1, 2, 3, 3, 2, 2}, 5);
+    auto kernel =
+        declareKernel(rewriter, op, "attn_rt_rnn_forward", {3, 2, 2, 2, 2, 1, 1, 2, 3, 3, 2, 2}, 5);
     SmallVector<Value> args;
     SmallVector<Value> operands = forwardOperands(op->getOperands(), kind);
     Value peephole = peepholeOf(op), mask = maskOf(op);

@@ -57,10 +57,9 @@ enum { ATTN_RNN_VANILLA = 0, ATTN_RNN_GRU = 1, ATTN_RNN_LSTM = 2 };
  * sequences): no work for padding. Another mask runs one step at a time over every row,
  * blending. Without `masked`, mask is not read. */
 void _mlir_ciface_attn_rt_rnn_forward(attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0,
-                                      attn_memref2 *w_ih, attn_memref2 *w_hh,
-                                      attn_memref1 *b_ih, attn_memref1 *b_hh,
-                                      attn_memref2 *w_peephole, attn_memref3 *mask,
-                                      attn_memref3 *outputs, attn_memref2 *h_n,
+                                      attn_memref2 *w_ih, attn_memref2 *w_hh, attn_memref1 *b_ih,
+                                      attn_memref1 *b_hh, attn_memref2 *w_peephole,
+                                      attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n,
                                       attn_memref2 *c_n, int64_t kind, int64_t reverse,
                                       int64_t training, int64_t peephole, int64_t masked);
 
@@ -70,13 +69,13 @@ void _mlir_ciface_attn_rt_rnn_forward(attn_memref3 *x, attn_memref2 *h0, attn_me
  * Uses the workspace of the training forward that wrote `outputs` when it is still cached
  * and `outputs` is unchanged, and recomputes it otherwise. */
 void _mlir_ciface_attn_rt_rnn_backward(
-    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih,
-    attn_memref2 *w_hh, attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole,
-    attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n,
-    attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
-    attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
-    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind,
-    int64_t reverse, int64_t peephole, int64_t masked);
+    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
+    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, attn_memref3 *d_outputs,
+    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
+    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
+    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
+    int64_t peephole, int64_t masked);
 
 /* Flash attention: attn.fused_attention whose score is a plain dot product, per batch b and
  * head h,

@@ -1,8 +1,8 @@
 // The recurrent kernels (runtime/cpu/recurrent.cpp) on their own: the LSTM forward against
 // naive loops over strided views (padded rows, offsets: the copy paths compiled code may hit),
-// both directions, also masked (packed rows); and the workspace cache: a backward reuses its training forward's workspace,
-// recomputes it when the outputs buffer no longer holds that forward's result, and gives the
-// same gradients either way.
+// both directions, also masked (packed rows); and the workspace cache: a backward reuses its
+// training forward's workspace, recomputes it when the outputs buffer no longer holds that
+// forward's result, and gives the same gradients either way.
 #include "attn/Random.h"
 #include "attn/cpu/Recurrent.h"
 #include "attn/kernels.h"
@@ -189,20 +189,20 @@ Grads trainStep(bool clobberWithOtherContents) {
       dwi({I, 4 * H}, rng), dwh({H, 4 * H}, rng);
   V1 b({4 * H}, rng), db({4 * H}, rng);
   _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                   &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1, 0,
-                                   0);
+                                   &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1,
+                                   0, 0);
   if (clobberWithOtherContents) {
     std::vector<float> saved = hs.buf;
     V2 h0b({B, H}, rng);
     _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0b.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                     &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1, 0,
-                                   0);
+                                     &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0,
+                                     1, 0, 0);
     std::copy(saved.begin(), saved.end(), hs.buf.begin()); // same address, first contents
   }
   _mlir_ciface_attn_rt_rnn_backward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                    &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, &dhs.ref,
-                                    &dhn.ref, &dcn.ref, &dx.ref, &dh0.ref, &dc0.ref, &dwi.ref,
-                                    &dwh.ref, &db.ref, &db.ref, &dwh.ref, ATTN_RNN_LSTM, 0, 0, 0);
+                                    &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, &dhs.ref, &dhn.ref,
+                                    &dcn.ref, &dx.ref, &dh0.ref, &dc0.ref, &dwi.ref, &dwh.ref,
+                                    &db.ref, &db.ref, &dwh.ref, ATTN_RNN_LSTM, 0, 0, 0);
   return {dx.values(), dh0.values(), dc0.values(), dwi.values(), dwh.values(), db.values()};
 }
 
