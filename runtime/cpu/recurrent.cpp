@@ -777,6 +777,18 @@ struct LayerWeights {
 struct MaskedRun {
   std::unique_ptr<LayerWeights> weights;
   std::vector<SegmentRun> segments;
+  // Whether this run is of packing `p` (the backward's): the cache checks the outputs, not
+  // the mask.
+  bool of(const Packing &p) const {
+    if (segments.size() != p.segments.size())
+      return false;
+    for (size_t g = 0; g < segments.size(); ++g)
+      if (segments[g].shape.B != p.segments[g].rows ||
+          segments[g].shape.T != p.segments[g].k1 - p.segments[g].k0 ||
+          segments[g].kept.empty() != !p.blend)
+        return false;
+    return true;
+  }
 };
 
 // The segment's shape: a forward (packing already put the steps in processing order) layer
@@ -936,7 +948,7 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
   Floats outTmp;
   std::shared_ptr<MaskedRun> run =
       takeSaved(s, out.base, hashOf(readDense(out, outTmp), out.numel())).run;
-  if (run) {
+  if (run && run->of(p)) {
     ++workspaceHits;
   } else {
     ++workspaceMisses;
