@@ -1,5 +1,7 @@
 #include "OneDNN.h"
 
+#include "attn/Alloc.h"
+
 #include <map>
 #include <mutex>
 
@@ -21,8 +23,11 @@ dnnl::primitive_attr userScratchpad() {
   return attr;
 }
 
+// The scratchpad on a 64-byte boundary (attn/Alloc.h): oneDNN's kernels may round
+// differently at another alignment, and where malloc puts a buffer differs from process to
+// process, while an executable must train bit for bit as the JIT does.
 void addScratchpad(std::unordered_map<int, dnnl::memory> &args, const dnnl::memory::desc &desc) {
-  static thread_local std::vector<char> scratch;
+  static thread_local std::vector<char, attn::BufferAllocator<char>> scratch;
   if (desc.get_size() > scratch.size())
     scratch.resize(desc.get_size());
   args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(desc, engine(), scratch.data());
