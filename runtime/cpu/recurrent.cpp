@@ -791,6 +791,28 @@ struct MaskedRun {
   }
 };
 
+// The arguments a segment's forward and its backward share: its inputs and outputs, and the
+// weights in the formats `pd` (either's primitive descriptor) wants.
+template <typename Pd>
+std::unordered_map<int, dnnl::memory> segmentArgs(const Shape &s, SegmentRun &seg,
+                                                  const Descs &d, LayerWeights &w, const Pd &pd) {
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC_LAYER, wrap(d.layerIn, seg.x.data())},
+      {DNNL_ARG_SRC_ITER, wrap(d.iter, seg.h0.data())},
+      {DNNL_ARG_WEIGHTS_LAYER, w.layer.in(pd.weights_layer_desc())},
+      {DNNL_ARG_WEIGHTS_ITER, w.iter.in(pd.weights_iter_desc())},
+      {DNNL_ARG_BIAS, wrap(d.bias, w.bias.data())},
+      {DNNL_ARG_DST_LAYER, wrap(d.layerOut, seg.y.data())},
+      {DNNL_ARG_DST_ITER, wrap(d.iter, seg.hn.data())}};
+  if (s.kind == ATTN_RNN_LSTM) {
+    args[DNNL_ARG_SRC_ITER_C] = wrap(d.iter, seg.c0.data());
+    args[DNNL_ARG_DST_ITER_C] = wrap(d.iter, seg.cn.data());
+  }
+  if (s.peephole)
+    args[DNNL_ARG_WEIGHTS_PEEPHOLE] = w.peephole;
+  return args;
+}
+
 // The segment's shape: a forward (packing already put the steps in processing order) layer
 // over `rows` rows and `k1 - k0` steps.
 Shape segmentShape(const Shape &s, const Packing::Segment &g) {
@@ -835,20 +857,7 @@ std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Str
     std::shared_ptr<Prims<Cell>> entry = forwardPrims<Cell>(z, training);
     Prims<Cell> &prims = *entry;
     const auto &pd = training ? prims.trainingPd : prims.inferencePd;
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC_LAYER, wrap(d.layerIn, seg.x.data())},
-        {DNNL_ARG_SRC_ITER, wrap(d.iter, seg.h0.data())},
-        {DNNL_ARG_WEIGHTS_LAYER, w.layer.in(pd.weights_layer_desc())},
-        {DNNL_ARG_WEIGHTS_ITER, w.iter.in(pd.weights_iter_desc())},
-        {DNNL_ARG_BIAS, wrap(d.bias, w.bias.data())},
-        {DNNL_ARG_DST_LAYER, wrap(d.layerOut, seg.y.data())},
-        {DNNL_ARG_DST_ITER, wrap(d.iter, seg.hn.data())}};
-    if (lstm) {
-      args[DNNL_ARG_SRC_ITER_C] = wrap(d.iter, seg.c0.data());
-      args[DNNL_ARG_DST_ITER_C] = wrap(d.iter, seg.cn.data());
-    }
-    if (s.peephole)
-      args[DNNL_ARG_WEIGHTS_PEEPHOLE] = w.peephole;
+    std::unordered_map<int, dnnl::memory> args = segmentArgs(s, seg, d, w, pd);
     if (training) {
       seg.workspace = seg.arena.make(pd.workspace_desc());
       args[DNNL_ARG_WORKSPACE] = seg.workspace;
@@ -1034,32 +1043,21 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
         }
       }
     }
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC_LAYER, wrap(d.layerIn, seg.x.data())},
-        {DNNL_ARG_SRC_ITER, wrap(d.iter, seg.h0.data())},
-        {DNNL_ARG_WEIGHTS_LAYER, w.layer.in(pd.weights_layer_desc())},
-        {DNNL_ARG_WEIGHTS_ITER, w.iter.in(pd.weights_iter_desc())},
-        {DNNL_ARG_BIAS, wrap(d.bias, w.bias.data())},
-        {DNNL_ARG_DST_LAYER, wrap(d.layerOut, seg.y.data())},
-        {DNNL_ARG_DST_ITER, wrap(d.iter, seg.hn.data())},
-        {DNNL_ARG_WORKSPACE, seg.workspace},
-        {DNNL_ARG_DIFF_DST_LAYER, wrap(d.layerOut, dy[g].data())},
-        {DNNL_ARG_DIFF_DST_ITER, wrap(d.iter, dhOut.data())},
-        {DNNL_ARG_DIFF_SRC_LAYER, wrap(d.layerIn, dxs.data())},
-        {DNNL_ARG_DIFF_SRC_ITER, wrap(d.iter, dhIn.data())},
-        {DNNL_ARG_DIFF_WEIGHTS_LAYER, accumulator(dLayer, pd.diff_weights_layer_desc())},
-        {DNNL_ARG_DIFF_WEIGHTS_ITER, accumulator(dIter, pd.diff_weights_iter_desc())},
-        {DNNL_ARG_DIFF_BIAS, wrap(d.bias, dbias.data())}};
+    std::unordered_map<int, dnnl::memory> args = segmentArgs(s, seg, d, w, pd);
+    args[DNNL_ARG_WORKSPACE] = seg.workspace;
+    args[DNNL_ARG_DIFF_DST_LAYER] = wrap(d.layerOut, dy[g].data());
+    args[DNNL_ARG_DIFF_DST_ITER] = wrap(d.iter, dhOut.data());
+    args[DNNL_ARG_DIFF_SRC_LAYER] = wrap(d.layerIn, dxs.data());
+    args[DNNL_ARG_DIFF_SRC_ITER] = wrap(d.iter, dhIn.data());
+    args[DNNL_ARG_DIFF_WEIGHTS_LAYER] = accumulator(dLayer, pd.diff_weights_layer_desc());
+    args[DNNL_ARG_DIFF_WEIGHTS_ITER] = accumulator(dIter, pd.diff_weights_iter_desc());
+    args[DNNL_ARG_DIFF_BIAS] = wrap(d.bias, dbias.data());
     if (lstm) {
-      args[DNNL_ARG_SRC_ITER_C] = wrap(d.iter, seg.c0.data());
-      args[DNNL_ARG_DST_ITER_C] = wrap(d.iter, seg.cn.data());
       args[DNNL_ARG_DIFF_DST_ITER_C] = wrap(d.iter, dcOut.data());
       args[DNNL_ARG_DIFF_SRC_ITER_C] = wrap(d.iter, dcIn.data());
     }
-    if (s.peephole) {
-      args[DNNL_ARG_WEIGHTS_PEEPHOLE] = w.peephole;
+    if (s.peephole)
       args[DNNL_ARG_DIFF_WEIGHTS_PEEPHOLE] = wrap(d.peephole, dpeep.data());
-    }
     addScratchpad(args, pd.scratchpad_desc());
     prims.backward.execute(stream(), args);
     stream().wait();

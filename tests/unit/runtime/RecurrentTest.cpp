@@ -122,20 +122,18 @@ TEST_P(LstmKernel, ForwardMatchesNaiveLoopsOnStridedViews) {
   EXPECT_TRUE(std::isnan(hs.buf[0]));
 }
 
-// The masked layer (packed rows, segments that shrink as rows end) against the naive loop
-// holding states at mask 0: a full row, a row with gaps, a row with no step.
-TEST_P(LstmKernel, MaskedForwardMatchesNaiveLoops) {
-  bool reverse = GetParam();
-  attn::Rng rng(5);
+// The masked LSTM kernel on mask[n][t] = maskAt(n, t), against the naive loop that blends
+// its states under the same mask (x on a strided view).
+template <typename MaskAt> void expectMaskedMatchesNaive(bool reverse, uint64_t seed, MaskAt maskAt) {
+  attn::Rng rng(seed);
   V3 x({B, T, I}, rng, 1, 2), hs({B, T, H}, rng), m({B, T, 1}, rng);
   V2 h0({B, H}, rng), c0({B, H}, rng), wi({I, 4 * H}, rng), wh({H, 4 * H}, rng), hn({B, H}, rng),
       cn({B, H}, rng);
   V1 b({4 * H}, rng);
-  const float rows[B][T] = {{1, 1, 1, 1, 1}, {1, 0, 1, 1, 0}, {0, 0, 0, 0, 0}};
   std::vector<float> mask;
   for (int64_t n = 0; n < B; ++n)
     for (int64_t t = 0; t < T; ++t)
-      mask.push_back(m.buf[n * T + t] = rows[n][t]);
+      mask.push_back(m.buf[n * T + t] = maskAt(n, t));
   _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
                                    &wh.ref, &m.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM,
                                    reverse, /*training=*/0, /*peephole=*/0, /*masked=*/1);
@@ -147,27 +145,18 @@ TEST_P(LstmKernel, MaskedForwardMatchesNaiveLoops) {
   EXPECT_LT(maxDiff(cn.values(), eCn), 1e-5);
 }
 
+// The masked layer (packed rows, segments that shrink as rows end) against the naive loop
+// holding states at mask 0: a full row, a row with gaps, a row with no step.
+TEST_P(LstmKernel, MaskedForwardMatchesNaiveLoops) {
+  const float rows[B][T] = {{1, 1, 1, 1, 1}, {1, 0, 1, 1, 0}, {0, 0, 0, 0, 0}};
+  expectMaskedMatchesNaive(GetParam(), 5, [&](int64_t n, int64_t t) { return rows[n][t]; });
+}
+
 // A mask with other values than 0 and 1 has no packed form: the kernel runs step by step and
 // blends the states, s + m (cell - s), as the unfused scan does.
 TEST_P(LstmKernel, FractionalMaskBlendsLikeTheScan) {
-  bool reverse = GetParam();
-  attn::Rng rng(6);
-  V3 x({B, T, I}, rng), hs({B, T, H}, rng), m({B, T, 1}, rng);
-  V2 h0({B, H}, rng), c0({B, H}, rng), wi({I, 4 * H}, rng), wh({H, 4 * H}, rng), hn({B, H}, rng),
-      cn({B, H}, rng);
-  V1 b({4 * H}, rng);
-  std::vector<float> mask;
-  for (int64_t k = 0; k < B * T; ++k)
-    mask.push_back(m.buf[k] = (float)(k % 5) / 4); // 0, 0.25, ..., 1
-  _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                   &wh.ref, &m.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM,
-                                   reverse, /*training=*/0, /*peephole=*/0, /*masked=*/1);
-  std::vector<float> eHs, eHn, eCn;
-  naiveLstm(x.values(), h0.values(), c0.values(), wi.values(), wh.values(), b.values(), reverse,
-            eHs, eHn, eCn, &mask);
-  EXPECT_LT(maxDiff(hs.values(), eHs), 1e-5);
-  EXPECT_LT(maxDiff(hn.values(), eHn), 1e-5);
-  EXPECT_LT(maxDiff(cn.values(), eCn), 1e-5);
+  expectMaskedMatchesNaive(GetParam(), 6, // 0, 0.25, ..., 1
+                           [](int64_t n, int64_t t) { return (float)((n * T + t) % 5) / 4; });
 }
 
 INSTANTIATE_TEST_SUITE_P(Directions, LstmKernel, ::testing::Values(false, true),
