@@ -19,8 +19,6 @@
 
 #include "attn/kernels.h"
 
-#include "llvm/ADT/TypeSwitch.h"
-
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::onednn;
@@ -49,14 +47,6 @@ SmallVector<Value> stateTriple(ValueRange v, int64_t kind) {
   if (kind == ATTN_RNN_LSTM)
     return {v[0], v[1], v[2]};
   return {v[0], v[1], v[1]};
-}
-
-// The mask of a sequence op or its backward, or null.
-Value maskOf(Operation *op) {
-  return llvm::TypeSwitch<Operation *, Value>(op)
-      .Case<RnnOp, GruOp, LstmOp, RnnGradOp, GruGradOp, LstmGradOp>(
-          [](auto seq) { return seq.getMask(); })
-      .Default([](Operation *) { return Value(); });
 }
 
 // An LSTM's peephole weights, or null.
@@ -101,7 +91,7 @@ template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
         declareKernel(rewriter, op, "attn_rt_rnn_forward", {3, 2, 2, 2, 2, 1, 1, 2, 3, 3, 2, 2}, 5);
     SmallVector<Value> args;
     SmallVector<Value> operands = forwardOperands(op->getOperands(), kind);
-    Value peephole = peepholeOf(op), mask = maskOf(op);
+    Value peephole = peepholeOf(op), mask = op.getMask();
     operands.push_back(peephole ? peephole : operands[4]);
     operands.push_back(mask ? mask : operands[0]);
     for (Value v : operands)
@@ -128,7 +118,7 @@ template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
     auto kernel =
         declareKernel(rewriter, op, "attn_rt_rnn_backward",
                       {3, 2, 2, 2, 2, 1, 1, 2, 3, 3, 2, 2, 3, 2, 2, 3, 2, 2, 2, 2, 1, 1, 2}, 4);
-    Value peephole = peepholeOf(op), mask = maskOf(op);
+    Value peephole = peepholeOf(op), mask = op.getMask();
     unsigned numForward = op->getNumResults() - (peephole ? 1 : 0);
     unsigned numStates = kind == ATTN_RNN_LSTM ? 3 : 2;
     ValueRange operands = op->getOperands();
