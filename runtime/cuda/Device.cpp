@@ -1,0 +1,93 @@
+// The CUDA device through the CUDA runtime (linked statically; it loads libcuda.so.1 itself).
+#include "attn/cuda/Device.h"
+
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+namespace attn::cuda {
+
+std::string deviceUnavailable() {
+  // The runtime would say "driver version is insufficient" where there is no driver at all.
+  if (void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL))
+    dlclose(driver);
+  else
+    return std::string("no CUDA driver (") + dlerror() + ")";
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice ||
+      err == cudaErrorInitializationError)
+    return std::string("no usable CUDA driver or device (") + cudaGetErrorString(err) + ")";
+  if (err != cudaSuccess)
+    return std::string("CUDA is not usable: ") + cudaGetErrorString(err);
+  if (count == 0)
+    return "no CUDA device";
+  return {};
+}
+
+std::string deviceDescription() {
+  int device = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+    return "no CUDA device";
+  return std::string(prop.name) + ", sm_" + std::to_string(prop.major) +
+         std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) + " SMs";
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  if (bytes == 0)
+    return;
+  cudaError_t err = cudaMalloc(&data_, bytes);
+  if (err != cudaSuccess) {
+    data_ = nullptr;
+    bytes_ = 0;
+    status_ = Status::error("attn::cuda: allocating " + std::to_string(bytes) +
+                            " bytes of device memory: " + cudaGetErrorString(err));
+  }
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (data_)
+    cudaFree(data_);
+}
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
+  if (this != &other) {
+    if (data_)
+      cudaFree(data_);
+    data_ = other.data_;
+    bytes_ = other.bytes_;
+    status_ = std::move(other.status_);
+    other.data_ = nullptr;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+static Status copy(void *dst, const void *src, size_t bytes, size_t capacity, cudaMemcpyKind kind,
+                   const char *what) {
+  if (bytes > capacity)
+    return Status::error(std::string("attn::cuda: ") + what + " of " + std::to_string(bytes) +
+                         " bytes into/out of a buffer of " + std::to_string(capacity));
+  cudaError_t err = cudaMemcpy(dst, src, bytes, kind);
+  if (err != cudaSuccess)
+    return Status::error(std::string("attn::cuda: ") + what + ": " + cudaGetErrorString(err));
+  return {};
+}
+
+Status DeviceBuffer::upload(const void *host, size_t bytes) {
+  return copy(data_, host, bytes, bytes_, cudaMemcpyHostToDevice, "upload");
+}
+
+Status DeviceBuffer::download(void *host, size_t bytes) const {
+  return copy(host, data_, bytes, bytes_, cudaMemcpyDeviceToHost, "download");
+}
+
+Status synchronize() {
+  cudaError_t err = cudaDeviceSynchronize();
+  if (err != cudaSuccess)
+    return Status::error(std::string("attn::cuda: a kernel failed: ") + cudaGetErrorString(err));
+  return {};
+}
+
+} // namespace attn::cuda

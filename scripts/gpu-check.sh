@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The GPU checks of the CUDA backend, in one call on a machine with an NVIDIA GPU (the device
+# machine: CUDA, CMake, ninja and PyTorch, but no MLIR, oneDNN or GoogleTest; docs/cuda.md).
+# Builds tests/cuda as its own project from this tree, then runs, each under a timeout:
+#   1. the ptxas budget (compile-only: every kernel for sm_90, no spills, no stack);
+#   2. conformance: the fused attention forward and backward against the definition in double;
+#   3. the benchmark: attn-bench-cuda-attention (TFLOP/s, fraction of cuBLAS's bf16 GEMM) and
+#      PyTorch's FlashAttention-2 at the same sizes, with the ratios.
+# Prints one summary last; the log (gpu-check.log) and the benchmarks' JSON go to $OUT (the
+# device tool's folder, which returns at most 8 files) or /tmp/attn-gpu-check.
+#
+#   scripts/gpu-check.sh            # everything (about 3 minutes on an H200)
+#   scripts/gpu-check.sh --no-bench # build and conformance only
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/attn-gpu-check}
+mkdir -p "$out"
+: >"$out/gpu-check.log"
+build=${ATTN_GPU_BUILD:-/tmp/attn-gpu-build}
+bench=1
+[ "${1:-}" = --no-bench ] && bench=0
+export PATH=/usr/local/cuda/bin:$PATH
+summary=()
+status=0
+step() { # name timeout command...
+  local name=$1 limit=$2
+  shift 2
+  local start=$SECONDS
+  local log="$out/step.log"
+  timeout "$limit" "$@" >"$log" 2>&1
+  local rc=$?
+  { echo "== $name: $*"; cat "$log"; } >>"$out/gpu-check.log"
+  local result=ok
+  case $rc in 0) ;; 77) result=skipped ;; 124) result="TIMED OUT after ${limit}s"; status=1 ;;
+    *) result="FAILED (exit $rc)"; status=1 ;; esac
+  summary+=("$(printf '%-12s %-22s %4ds' "$name" "$result" $((SECONDS - start)))")
+  echo "== $name: $result"
+  tail -n 25 "$log"
+  rm -f "$log"
+  return $rc
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$out/gpu.txt" 2>&1
+cat "$out/gpu.txt"
+if step configure 120 cmake -S tests/cuda -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+  step build 300 cmake --build "$build" -j "$(nproc)"; then
+  step ptxas 120 ctest --test-dir "$build" -R attn-cuda-ptxas-budget --output-on-failure
+  step conformance 180 "$build/bin/attn-cuda-attention-test"
+  if [ $bench = 1 ]; then
+    step bench 240 "$build/bin/attn-bench-cuda-attention" --json "$out/attnc.json"
+    step torch 240 python3 tests/bench/cuda-attention.py --json "$out/torch.json"
+    if [ -s "$out/attnc.json" ] && [ -s "$out/torch.json" ]; then
+      python3 - "$out/attnc.json" "$out/torch.json" <<'PY' | tee "$out/ratios.txt"
+import json, sys
+ours = [json.loads(l) for l in open(sys.argv[1])]
+theirs = {(r["S"], r["causal"]): r for r in map(json.loads, open(sys.argv[2]))}
+print(f"{'S':>6} {'causal':>6} {'fwd TF/s':>9} {'torch':>7} {'ratio':>6} {'f+b TF/s':>9} {'torch':>7} {'ratio':>6} {'of GEMM':>8}")
+for r in ours:
+    t = theirs.get((r["S"], r["causal"]))
+    if not t:
+        continue
+    print(f"{r['S']:>6} {str(r['causal']):>6} {r['fwd_tflops']:9.1f} {t['fwd_tflops']:7.1f} "
+          f"{r['fwd_tflops'] / t['fwd_tflops']:6.2f} {r['fwd_bwd_tflops']:9.1f} {t['fwd_bwd_tflops']:7.1f} "
+          f"{r['fwd_bwd_tflops'] / t['fwd_bwd_tflops']:6.2f} {100 * r['fwd_tflops'] / r['gemm_tflops']:7.0f}%")
+PY
+    fi
+  fi
+fi
+echo
+echo "gpu-check summary ($(head -n 2 "$out/gpu.txt" | tail -n 1); log: $out/gpu-check.log)"
+printf '  %s\n' "${summary[@]}"
+[ -f "$out/ratios.txt" ] && sed 's/^/  /' "$out/ratios.txt"
+exit $status

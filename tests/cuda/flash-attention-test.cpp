@@ -1,0 +1,126 @@
+// Conformance of the GPU fused attention (attn/cuda/FlashAttention.h) on a GPU, against the
+// op's definition in double from the same rounded inputs (AttentionReference.h): forward (out,
+// lse) and backward (dq, dk, dv) for every case of conformanceCases(). Every output is poisoned
+// with NaN before the call, so an element the kernels forget to write fails; the backward runs
+// twice and must give the same bits (it has no atomics).
+//
+// A plain program rather than a GoogleTest one: scripts/gpu-check.sh builds it on the GPU
+// machine, which has CUDA and CMake but no GoogleTest. Exit 0 pass, 1 fail, 77 no GPU (ctest's
+// SKIP_RETURN_CODE).
+#include "AttentionReference.h"
+
+#include <cuda_runtime_api.h>
+
+using namespace attn::cuda;
+using namespace attn::cuda::testing;
+
+namespace {
+
+int failures = 0;
+
+void fail(const std::string &what) {
+  std::printf("    FAIL %s\n", what.c_str());
+  ++failures;
+}
+
+bool check(const Status &st, const char *what) {
+  if (!st.ok())
+    fail(std::string(what) + ": " + st.message());
+  return st.ok();
+}
+
+DeviceBuffer upload(const void *host, size_t bytes) {
+  DeviceBuffer buf(bytes);
+  check(buf.status(), "allocate");
+  check(buf.upload(host, bytes), "upload");
+  return buf;
+}
+
+DeviceBuffer poisoned(size_t bytes) {
+  DeviceBuffer buf(bytes);
+  check(buf.status(), "allocate");
+  cudaMemset(buf.data(), 0xff, bytes); // NaN in bf16, f16 and f32
+  return buf;
+}
+
+std::vector<double> download16(const DeviceBuffer &buf, size_t n, DType dtype) {
+  std::vector<uint16_t> bits(n);
+  check(buf.download(bits.data(), n * 2), "download");
+  std::vector<double> out(n);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = fromBits(bits[i], dtype);
+  return out;
+}
+
+std::vector<double> download32(const DeviceBuffer &buf, size_t n) {
+  std::vector<float> f(n);
+  check(buf.download(f.data(), n * 4), "download");
+  return std::vector<double>(f.begin(), f.end());
+}
+
+void runCase(const Case &c, std::mt19937 &rng) {
+  const AttentionShape &s = c.shape;
+  std::printf("  %s: %s B%lld H%lld T%lld S%lld D%lld%s%s\n", c.name,
+              c.dtype == DType::BF16 ? "bf16" : "f16", (long long)s.batch, (long long)s.heads,
+              (long long)s.queries, (long long)s.keys, (long long)s.headDim,
+              s.causal ? " causal" : "", c.validKeys.empty() ? "" : " key-mask");
+  const Problem p = makeProblem(c, rng);
+  const size_t nq = p.q.bits.size(), nk = p.k.bits.size(), rows = p.dLse.size();
+  DeviceBuffer q = upload(p.q.bits.data(), nq * 2), k = upload(p.k.bits.data(), nk * 2),
+               v = upload(p.v.bits.data(), nk * 2), dOut = upload(p.dOut.bits.data(), nq * 2),
+               mask = upload(p.mask.data(), p.mask.size() * 4),
+               dLse = upload(p.dLse.data(), rows * 4);
+  const float *maskPtr = p.hasMask() ? mask.as<float>() : nullptr;
+  const float *dLsePtr = c.withDLse ? dLse.as<float>() : nullptr;
+
+  DeviceBuffer out = poisoned(nq * 2), lse = poisoned(rows * 4);
+  if (!check(flashAttentionForward(s, c.dtype, q.data(), k.data(), v.data(), maskPtr, out.data(),
+                                   lse.as<float>()),
+             "forward") ||
+      !check(synchronize(), "forward"))
+    return;
+  Outputs got{download16(out, nq, c.dtype), download32(lse, rows), {}, {}, {}};
+
+  DeviceBuffer workspace(flashAttentionBackwardWorkspace(s));
+  std::vector<double> previous[3];
+  for (int run = 0; run < 2; ++run) {
+    DeviceBuffer dq = poisoned(nq * 2), dk = poisoned(nk * 2), dv = poisoned(nk * 2);
+    if (!check(flashAttentionBackward(s, c.dtype, q.data(), k.data(), v.data(), maskPtr, out.data(),
+                                      lse.as<float>(), dOut.data(), dLsePtr, dq.data(), dk.data(),
+                                      dv.data(), workspace.data()),
+               "backward") ||
+        !check(synchronize(), "backward"))
+      return;
+    got.dq = download16(dq, nq, c.dtype);
+    got.dk = download16(dk, nk, c.dtype);
+    got.dv = download16(dv, nk, c.dtype);
+    if (run == 1 && !(previous[0] == got.dq && previous[1] == got.dk && previous[2] == got.dv))
+      fail("the backward gave different bits on the same inputs");
+    previous[0] = got.dq;
+    previous[1] = got.dk;
+    previous[2] = got.dv;
+  }
+  for (const std::string &f : compare(p, got))
+    fail(f);
+}
+
+} // namespace
+
+int main() {
+  if (std::string why = deviceUnavailable(); !why.empty()) {
+    std::printf("skipped: %s\n", why.c_str());
+    return 77;
+  }
+  std::printf("device: %s\n", deviceDescription().c_str());
+  std::mt19937 rng(20261203);
+  for (const Case &c : conformanceCases())
+    runCase(c, rng);
+
+  // Shapes the kernels are not built for are refused with the shape in the message.
+  Status bad = checkAttentionShape(attentionShape(1, 1, 8, 8, 96, false));
+  if (bad.ok() || bad.message().find("head dim 96") == std::string::npos)
+    fail("head dim 96 must be refused by name: " + bad.message());
+
+  std::printf("%s (%d failures)\n", failures ? "FAILED" : "passed", failures);
+  return failures ? 1 : 0;
+}
