@@ -3,7 +3,8 @@
 # machine: CUDA, CMake, ninja and PyTorch, but no MLIR, oneDNN or GoogleTest; docs/cuda.md).
 # Builds tests/cuda as its own project from this tree, then runs, each under a timeout:
 #   1. the ptxas budget (compile-only: every kernel for sm_90, no spills, no stack);
-#   2. conformance: the fused attention forward and backward against the definition in double;
+#   2. conformance against the definitions in double: the fused attention forward and backward,
+#      then layer norm, cross-entropy and Adam;
 #   3. the benchmark: attn-bench-cuda-attention (TFLOP/s, fraction of cuBLAS's bf16 GEMM) and
 #      PyTorch's FlashAttention-2 at the same sizes, with the ratios.
 # Prints one summary last; the log (gpu-check.log) and the benchmarks' JSON go to $OUT (the
@@ -45,7 +46,8 @@ cat "$out/gpu.txt"
 if step configure 120 cmake -S tests/cuda -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
   step build 300 cmake --build "$build" -j "$(nproc)"; then
   step ptxas 120 ctest --test-dir "$build" -R attn-cuda-ptxas-budget --output-on-failure
-  step conformance 180 "$build/bin/attn-cuda-attention-test"
+  step attention 180 "$build/bin/attn-cuda-attention-test"
+  step train-kernels 120 "$build/bin/attn-cuda-train-kernels-test"
   if [ $bench = 1 ]; then
     step bench 240 "$build/bin/attn-bench-cuda-attention" --json "$out/attnc.json"
     step torch 240 python3 tests/bench/cuda-attention.py --json "$out/torch.json"
