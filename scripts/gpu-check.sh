@@ -4,7 +4,7 @@
 # Builds tests/cuda as its own project from this tree, then runs, each under a timeout:
 #   1. the ptxas budget (compile-only: every kernel for sm_90, no spills, no stack);
 #   2. conformance against the definitions in double: the fused attention forward and backward,
-#      then layer norm, cross-entropy and Adam;
+#      then layer norm, cross-entropy and Adam, then the cuBLASLt matmuls;
 #   3. the benchmark: attn-bench-cuda-attention (TFLOP/s, fraction of cuBLAS's bf16 GEMM) and
 #      PyTorch's FlashAttention-2 at the same sizes, with the ratios.
 # Prints one summary last; the log (gpu-check.log) and the benchmarks' JSON go to $OUT (the
@@ -48,6 +48,7 @@ if step configure 120 cmake -S tests/cuda -B "$build" -G Ninja -DCMAKE_BUILD_TYP
   step ptxas 120 ctest --test-dir "$build" -R attn-cuda-ptxas-budget --output-on-failure
   step attention 180 "$build/bin/attn-cuda-attention-test"
   step train-kernels 120 "$build/bin/attn-cuda-train-kernels-test"
+  step matmul 120 "$build/bin/attn-cuda-matmul-test"
   if [ $bench = 1 ]; then
     step bench 240 "$build/bin/attn-bench-cuda-attention" --json "$out/attnc.json"
     step torch 240 python3 tests/bench/cuda-attention.py --json "$out/torch.json"

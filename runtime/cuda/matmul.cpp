@@ -1,0 +1,159 @@
+// attn/cuda/Matmul.h over cuBLASLt. cuBLASLt is column-major: a row-major C = op(A) op(B) is
+// computed as the column-major C^T = op(B)^T op(A)^T, which reads the same memory: B is passed
+// as cuBLASLt's A and A as its B, M and N trade places, and the bias (one per column of C) is
+// one per row of C^T, which is what cuBLASLt's bias epilogue adds.
+#include "attn/cuda/Matmul.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+namespace attn::cuda {
+namespace {
+
+// Enough for the heuristics' best algorithms on Hopper (cuBLAS's own default is 32 MiB there).
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+
+struct Context {
+  cublasLtHandle_t handle = nullptr;
+  void *workspace = nullptr;
+  Status status;
+  Context() {
+    if (cublasLtCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+      status = Status::error("attn::cuda matmul: cublasLtCreate failed");
+      handle = nullptr;
+      return;
+    }
+    if (cudaMalloc(&workspace, kWorkspaceBytes) != cudaSuccess) {
+      status = Status::error("attn::cuda matmul: no device memory for the 32 MiB workspace");
+      workspace = nullptr;
+    }
+  }
+  ~Context() {
+    if (workspace)
+      cudaFree(workspace);
+    if (handle)
+      cublasLtDestroy(handle);
+  }
+};
+
+Context &context() {
+  thread_local Context c;
+  return c;
+}
+
+// cuBLASLt descriptors, destroyed with the call.
+struct Descriptors {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+  ~Descriptors() {
+    if (preference)
+      cublasLtMatmulPreferenceDestroy(preference);
+    for (cublasLtMatrixLayout_t l : {a, b, c})
+      if (l)
+        cublasLtMatrixLayoutDestroy(l);
+    if (op)
+      cublasLtMatmulDescDestroy(op);
+  }
+};
+
+std::string describe(const MatmulShape &s) {
+  auto dim = [](int64_t x) { return std::to_string(x); };
+  return "a [" + dim(s.broadcastA ? 1 : s.batch) + ", " + dim(s.transA ? s.k : s.m) + ", " +
+         dim(s.transA ? s.m : s.k) + "], b [" + dim(s.broadcastB ? 1 : s.batch) + ", " +
+         dim(s.transB ? s.n : s.k) + ", " + dim(s.transB ? s.k : s.n) + "], c [" + dim(s.batch) +
+         ", " + dim(s.m) + ", " + dim(s.n) + "]";
+}
+
+// A column-major layout of rows x cols (leading dimension rows), `count` of them `stride`
+// elements apart (stride 0: one matrix broadcast).
+cublasStatus_t layout(cublasLtMatrixLayout_t *l, cudaDataType_t type, int64_t rows, int64_t cols,
+                      int64_t count, int64_t stride) {
+  cublasStatus_t st = cublasLtMatrixLayoutCreate(l, type, uint64_t(rows), uint64_t(cols), rows);
+  if (st != CUBLAS_STATUS_SUCCESS || count == 1)
+    return st;
+  int32_t batch = int32_t(count);
+  st = cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                        sizeof batch);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return st;
+  return cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                          sizeof stride);
+}
+
+} // namespace
+
+Status matmul(const MatmulShape &s, MatmulType type, const void *a, const void *b, void *c,
+              const void *bias, Epilogue epilogue, void *stream) {
+  auto fail = [&](const std::string &why) {
+    return Status::error("attn::cuda matmul " + describe(s) + ": " + why);
+  };
+  if (s.batch < 1 || s.m < 1 || s.n < 1 || s.k < 1 || s.batch > 0x7fffffff)
+    return fail("every dimension must be >= 1");
+  if (epilogue != Epilogue::None && !bias)
+    return fail("a bias epilogue without a bias");
+  Context &ctx = context();
+  if (!ctx.status.ok())
+    return ctx.status;
+
+  const cudaDataType_t data = type == MatmulType::F32    ? CUDA_R_32F
+                              : type == MatmulType::BF16 ? CUDA_R_16BF
+                                                         : CUDA_R_16F;
+  const cublasComputeType_t compute =
+      type == MatmulType::F32 && s.allowTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  Descriptors d;
+  auto check = [&](cublasStatus_t st, const char *what) {
+    return st == CUBLAS_STATUS_SUCCESS ? Status()
+                                       : fail(std::string(what) + " failed (cuBLAS status " +
+                                              std::to_string(int(st)) + ")");
+  };
+  if (Status st = check(cublasLtMatmulDescCreate(&d.op, compute, CUDA_R_32F), "the descriptor");
+      !st)
+    return st;
+  // cuBLASLt's A is our B, its B our A (see the top of the file).
+  const cublasOperation_t opA = s.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t opB = s.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA);
+  cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB);
+  if (epilogue != Epilogue::None) {
+    const cublasLtEpilogue_t e =
+        epilogue == Epilogue::Bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
+    cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e);
+    cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+  }
+  // Column-major views: our B [K, N] row-major is N x K (ld N), or K x N (ld K) when transB.
+  const int64_t m = s.n, n = s.m;
+  if (Status st = check(layout(&d.a, data, s.transB ? s.k : m, s.transB ? m : s.k, s.batch,
+                               s.broadcastB ? 0 : s.k * m),
+                        "the layout of b");
+      !st)
+    return st;
+  if (Status st = check(layout(&d.b, data, s.transA ? n : s.k, s.transA ? s.k : n, s.batch,
+                               s.broadcastA ? 0 : s.k * n),
+                        "the layout of a");
+      !st)
+    return st;
+  if (Status st = check(layout(&d.c, data, m, n, s.batch, m * n), "the layout of c"); !st)
+    return st;
+
+  if (Status st = check(cublasLtMatmulPreferenceCreate(&d.preference), "the preference"); !st)
+    return st;
+  cublasLtMatmulPreferenceSetAttribute(d.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                       &kWorkspaceBytes, sizeof kWorkspaceBytes);
+  cublasLtMatmulHeuristicResult_t best{};
+  int found = 0;
+  if (cublasLtMatmulAlgoGetHeuristic(ctx.handle, d.op, d.a, d.b, d.c, d.c, d.preference, 1, &best,
+                                     &found) != CUBLAS_STATUS_SUCCESS ||
+      found == 0)
+    return fail("cuBLASLt has no algorithm for it");
+  const float one = 1.0f, zero = 0.0f;
+  return check(cublasLtMatmul(ctx.handle, d.op, &one, b, d.a, a, d.b, &zero, c, d.c, c, d.c,
+                              &best.algo, ctx.workspace, kWorkspaceBytes,
+                              static_cast<cudaStream_t>(stream)),
+               "cublasLtMatmul");
+}
+
+} // namespace attn::cuda
