@@ -206,14 +206,27 @@ struct Dims {
   bool hasMask;
   float scaleLog2; // scale * log2 e
   float scale;
+  // A local window (Luong's local attention): key j is seen by query i only if
+  // |j - center[b, h, i]| <= window. window < 0: none (center is null).
+  int64_t window;
+  const float *center; // [B, H, T]
 };
 
-// Whether query i may see key j of batch row `mask` (null: every key).
+// Query `row`'s window center (0 without a window or past T).
+__device__ __forceinline__ float centerOf(const Dims &d, int64_t bh, int64_t row) {
+  return d.center && row < d.T ? d.center[bh * d.T + row] : 0.0f;
+}
+
+// Whether query i (its window centred at `center`) may see key j of batch row `mask` (null:
+// every key).
 template <bool Causal>
-__device__ __forceinline__ bool allowed(const Dims &d, const float *mask, int64_t i, int64_t j) {
+__device__ __forceinline__ bool allowed(const Dims &d, const float *mask, int64_t i, int64_t j,
+                                        float center) {
   if (j >= d.S || i >= d.T)
     return false;
   if (Causal && j > i + d.S - d.T)
+    return false;
+  if (d.window >= 0 && fabsf(float(j) - center) > float(d.window))
     return false;
   return !mask || mask[j] != 0.0f;
 }
@@ -249,6 +262,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int row0 = q0 + warp * 16 + g; // this lane's rows: row0 and row0 + 8
   const T *kBase = k + bh * d.S * D, *vBase = v + bh * d.S * D;
   const float *mask = d.hasMask ? keyMask + b * d.S : nullptr;
+  const float center[2] = {centerOf(d, bh, row0), centerOf(d, bh, row0 + 8)};
 
   // The warp's 16 query rows as A fragments, for the whole loop.
   stageTile<T, D, kBlockRows>(sK, q + (bh * d.T + q0) * D, int(d.T - q0));
@@ -284,13 +298,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     commitCopies();
 
     // Masks are checked only on tiles that need them: padding, the diagonal, a key mask.
-    const bool edge = mask || kv0 + kKeys > d.S || (Causal && kv0 + kKeys - 1 > q0 + d.S - d.T);
+    const bool edge =
+        mask || d.window >= 0 || kv0 + kKeys > d.S || (Causal && kv0 + kKeys - 1 > q0 + d.S - d.T);
 #pragma unroll
     for (int n = 0; n < kKeys / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         float x = s[n][e] * d.scaleLog2;
-        if (edge && !allowed<Causal>(d, mask, row0 + (e >> 1) * 8, kv0 + n * 8 + 2 * t + (e & 1)))
+        if (edge && !allowed<Causal>(d, mask, row0 + (e >> 1) * 8, kv0 + n * 8 + 2 * t + (e & 1),
+                                     center[e >> 1]))
           x = -INFINITY;
         s[n][e] = x;
       }
@@ -389,6 +405,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int row0 = q0 + warp * 16 + g;
   const T *kBase = k + bh * d.S * D, *vBase = v + bh * d.S * D;
   const float *mask = d.hasMask ? keyMask + b * d.S : nullptr;
+  const float center[2] = {centerOf(d, bh, row0), centerOf(d, bh, row0 + 8)};
 
   stageTile<T, D, kBlockRows>(sK, q + (bh * d.T + q0) * D, int(d.T - q0));
   stageTile<T, D, kBlockRows>(sV, dOut + (bh * d.T + q0) * D, int(d.T - q0));
@@ -428,9 +445,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int r = e >> 1;
-        const float p = allowed<Causal>(d, mask, row0 + r * 8, kv0 + n * 8 + 2 * t + (e & 1))
-                            ? exp2Approx(s[n][e] * d.scaleLog2 - lse2[r])
-                            : 0.0f;
+        const float p =
+            allowed<Causal>(d, mask, row0 + r * 8, kv0 + n * 8 + 2 * t + (e & 1), center[r])
+                ? exp2Approx(s[n][e] * d.scaleLog2 - lse2[r])
+                : 0.0f;
         s[n][e] = p * (dp[n][e] - dl[r]); // dS
       }
     accumulateKN<T, kKeys / 8, D / 8>(acc, s, sK, kLd);
@@ -441,7 +459,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 // dK, dV for a block of 64 keys: over query tiles of kQueries, with the warp's 16 keys as
 // rows (S^T = K Q^T, dP^T = V dO^T),
 //   P^T = exp(S^T - lse), dV += P^T dO, dS^T = P^T (dP^T - delta), dK += dS^T Q;  dk = scale dK.
-// Shared: K, V [64][D + 8]; Q, dO [kQueries][D + 8]; lse (log2 domain) and delta [kQueries].
+// Shared: K, V [64][D + 8]; Q, dO [kQueries][D + 8]; lse (log2 domain), delta and the window
+// centers [kQueries].
 template <typename T, int D, bool Causal, int kQueries>
 __global__ void __launch_bounds__(kThreads, 1)
     flashBackwardDkDv(Dims d, const T *__restrict__ q, const T *__restrict__ k,
@@ -456,6 +475,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   T *sDo = sQ + kQueries * kLd;
   float *sLse = reinterpret_cast<float *>(sDo + kQueries * kLd);
   float *sDelta = sLse + kQueries;
+  float *sCenter = sDelta + kQueries;
 
   const int kv0 = blockIdx.x * kBlockRows;
   const int64_t bh = blockIdx.y, b = bh / d.heads;
@@ -479,6 +499,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const bool in = i0 + x < d.T;
       sLse[x] = in ? lse[bh * d.T + i0 + x] * kLog2e : 0.0f;
       sDelta[x] = in ? delta[bh * d.T + i0 + x] : 0.0f;
+      sCenter[x] = centerOf(d, bh, i0 + x);
     }
     commitCopies();
     waitCopies<0>();
@@ -492,7 +513,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int col = n * 8 + 2 * t + (e & 1);
-        const float p = allowed<Causal>(d, mask, i0 + col, key0 + (e >> 1) * 8)
+        const float p = allowed<Causal>(d, mask, i0 + col, key0 + (e >> 1) * 8, sCenter[col])
                             ? exp2Approx(s[n][e] * d.scaleLog2 - sLse[col])
                             : 0.0f;
         s[n][e] = p;                             // P^T
@@ -518,7 +539,7 @@ template <typename T, int D> struct Plan {
   static constexpr size_t dqShared =
       2 * (dqKeys > kBlockRows ? dqKeys : kBlockRows) * (D + 8) * sizeof(T);
   static constexpr size_t dkdvShared =
-      (2 * kBlockRows + 2 * dkdvQueries) * (D + 8) * sizeof(T) + 2 * dkdvQueries * sizeof(float);
+      (2 * kBlockRows + 2 * dkdvQueries) * (D + 8) * sizeof(T) + 3 * dkdvQueries * sizeof(float);
 };
 
 } // namespace attn::cuda::flash

@@ -40,21 +40,23 @@ template <typename Kernel> Status allowShared(Kernel kernel, size_t bytes) {
   return {};
 }
 
-Dims dimsOf(const AttentionShape &s, const float *keyMask) {
-  return {s.heads, s.queries, s.keys, keyMask != nullptr, s.scale * kLog2e, s.scale};
+Dims dimsOf(const AttentionShape &s, const AttentionMasks &masks) {
+  return {s.heads,          s.queries, s.keys,   masks.keyMask != nullptr,
+          s.scale * kLog2e, s.scale,   s.window, s.window >= 0 ? masks.center : nullptr};
 }
 
 int tilesOf(int64_t n, int tile) { return int((n + tile - 1) / tile); }
 
 template <typename T, int D, bool Causal>
 Status forward(const AttentionShape &s, const void *q, const void *k, const void *v,
-               const float *keyMask, void *out, float *lse, cudaStream_t stream) {
+               const AttentionMasks &masks, void *out, float *lse, cudaStream_t stream) {
+  const float *keyMask = masks.keyMask;
   auto kernel = flashForward<T, D, Causal>;
   const size_t shared = Plan<T, D>::forwardShared;
   if (Status st = allowShared(kernel, shared); !st)
     return st;
   dim3 grid(tilesOf(s.queries, kBlockRows), unsigned(s.batch * s.heads));
-  kernel<<<grid, kThreads, shared, stream>>>(dimsOf(s, keyMask), static_cast<const T *>(q),
+  kernel<<<grid, kThreads, shared, stream>>>(dimsOf(s, masks), static_cast<const T *>(q),
                                              static_cast<const T *>(k), static_cast<const T *>(v),
                                              keyMask, static_cast<T *>(out), lse);
   return launchStatus("the fused attention forward");
@@ -62,10 +64,11 @@ Status forward(const AttentionShape &s, const void *q, const void *k, const void
 
 template <typename T, int D, bool Causal>
 Status backward(const AttentionShape &s, const void *q, const void *k, const void *v,
-                const float *keyMask, const void *out, const float *lse, const void *dOut,
+                const AttentionMasks &masks, const void *out, const float *lse, const void *dOut,
                 const float *dLse, void *dq, void *dk, void *dv, float *delta,
                 cudaStream_t stream) {
-  const Dims d = dimsOf(s, keyMask);
+  const Dims d = dimsOf(s, masks);
+  const float *keyMask = masks.keyMask;
   const int64_t rows = s.batch * s.heads * s.queries;
   backwardDelta<T, D><<<unsigned((rows + kWarps - 1) / kWarps), kThreads, 0, stream>>>(
       rows, static_cast<const T *>(out), static_cast<const T *>(dOut), dLse, delta);
@@ -109,19 +112,19 @@ template <typename F> Status dispatch(const AttentionShape &s, DType dtype, cons
 struct Forward {
   const AttentionShape &s;
   const void *q, *k, *v;
-  const float *keyMask;
+  const AttentionMasks &masks;
   void *out;
   float *lse;
   cudaStream_t stream;
   template <typename T, int D, bool Causal> Status run() const {
-    return forward<T, D, Causal>(s, q, k, v, keyMask, out, lse, stream);
+    return forward<T, D, Causal>(s, q, k, v, masks, out, lse, stream);
   }
 };
 
 struct Backward {
   const AttentionShape &s;
   const void *q, *k, *v;
-  const float *keyMask;
+  const AttentionMasks &masks;
   const void *out;
   const float *lse;
   const void *dOut;
@@ -130,14 +133,14 @@ struct Backward {
   float *delta;
   cudaStream_t stream;
   template <typename T, int D, bool Causal> Status run() const {
-    return backward<T, D, Causal>(s, q, k, v, keyMask, out, lse, dOut, dLse, dq, dk, dv, delta,
+    return backward<T, D, Causal>(s, q, k, v, masks, out, lse, dOut, dLse, dq, dk, dv, delta,
                                   stream);
   }
 };
 
 } // namespace
 
-Status checkAttentionShape(const AttentionShape &s) {
+Status checkAttentionShape(const AttentionShape &s, const AttentionMasks &masks) {
   auto shape = [&] {
     return "q [" + std::to_string(s.batch) + ", " + std::to_string(s.heads) + ", " +
            std::to_string(s.queries) + ", " + std::to_string(s.headDim) + "], k [" +
@@ -153,6 +156,9 @@ Status checkAttentionShape(const AttentionShape &s) {
     return Status::error(
         "attn::cuda fused attention: batch x heads = " + std::to_string(s.batch * s.heads) + " (" +
         shape() + ") exceeds the grid's 65535");
+  if (s.window >= 0 && !masks.center)
+    return Status::error("attn::cuda fused attention: a window of " + std::to_string(s.window) +
+                         " without the centers it is around (" + shape() + ")");
   if (s.queries > (int64_t(1) << 30) || s.keys > (int64_t(1) << 30))
     return Status::error("attn::cuda fused attention: sequence too long (" + shape() + ")");
   return {};
@@ -170,14 +176,14 @@ static Status checkAligned(std::initializer_list<const void *> pointers) {
 }
 
 Status flashAttentionForward(const AttentionShape &shape, DType dtype, const void *q, const void *k,
-                             const void *v, const float *keyMask, void *out, float *lse,
+                             const void *v, const AttentionMasks &masks, void *out, float *lse,
                              void *stream) {
-  if (Status st = checkAttentionShape(shape); !st)
+  if (Status st = checkAttentionShape(shape, masks); !st)
     return st;
   if (Status st = checkAligned({q, k, v}); !st)
     return st;
   return dispatch(shape, dtype,
-                  Forward{shape, q, k, v, keyMask, out, lse, static_cast<cudaStream_t>(stream)});
+                  Forward{shape, q, k, v, masks, out, lse, static_cast<cudaStream_t>(stream)});
 }
 
 size_t flashAttentionBackwardWorkspace(const AttentionShape &shape) {
@@ -185,15 +191,16 @@ size_t flashAttentionBackwardWorkspace(const AttentionShape &shape) {
 }
 
 Status flashAttentionBackward(const AttentionShape &shape, DType dtype, const void *q,
-                              const void *k, const void *v, const float *keyMask, const void *out,
-                              const float *lse, const void *dOut, const float *dLse, void *dq,
-                              void *dk, void *dv, void *workspace, void *stream) {
-  if (Status st = checkAttentionShape(shape); !st)
+                              const void *k, const void *v, const AttentionMasks &masks,
+                              const void *out, const float *lse, const void *dOut,
+                              const float *dLse, void *dq, void *dk, void *dv, void *workspace,
+                              void *stream) {
+  if (Status st = checkAttentionShape(shape, masks); !st)
     return st;
   if (Status st = checkAligned({q, k, v, dOut}); !st)
     return st;
   return dispatch(shape, dtype,
-                  Backward{shape, q, k, v, keyMask, out, lse, dOut, dLse, dq, dk, dv,
+                  Backward{shape, q, k, v, masks, out, lse, dOut, dLse, dq, dk, dv,
                            static_cast<float *>(workspace), static_cast<cudaStream_t>(stream)});
 }
 

@@ -149,14 +149,14 @@ int main(int argc, char **argv) {
       for (const DeviceBuffer *b : {&out, &lse, &dq, &dk, &dv, &workspace})
         check(b->status());
       auto fwd = [&] {
-        check(flashAttentionForward(s, DType::BF16, q.data(), k.data(), v.data(), nullptr,
-                                    out.data(), lse.as<float>()));
+        check(flashAttentionForward(s, DType::BF16, q.data(), k.data(), v.data(), {}, out.data(),
+                                    lse.as<float>()));
       };
       auto fwdBwd = [&] {
         fwd();
-        check(flashAttentionBackward(s, DType::BF16, q.data(), k.data(), v.data(), nullptr,
-                                     out.data(), lse.as<float>(), dOut.data(), nullptr, dq.data(),
-                                     dk.data(), dv.data(), workspace.data()));
+        check(flashAttentionBackward(s, DType::BF16, q.data(), k.data(), v.data(), {}, out.data(),
+                                     lse.as<float>(), dOut.data(), nullptr, dq.data(), dk.data(),
+                                     dv.data(), workspace.data()));
       };
       const double fwdFlops = 4.0 * s.batch * H * double(S) * S * D / (causal ? 2 : 1);
       const double msF = medianMs(repeat, fwd), msFB = medianMs(repeat, fwdBwd);

@@ -34,7 +34,7 @@ struct Case {
 };
 
 inline AttentionShape attentionShape(int64_t B, int64_t H, int64_t T, int64_t S, int64_t D,
-                                     bool causal) {
+                                     bool causal, int64_t window = -1) {
   AttentionShape s;
   s.batch = B;
   s.heads = H;
@@ -43,14 +43,16 @@ inline AttentionShape attentionShape(int64_t B, int64_t H, int64_t T, int64_t S,
   s.headDim = D;
   s.causal = causal;
   s.scale = 1.0f / std::sqrt(float(D));
+  s.window = window;
   return s;
 }
 
 // For GoogleTest's messages.
 inline void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 
-// Both storage types, both head dims, causal and not, key masks, rows and a whole batch row
-// with no allowed key, T != S both ways, lengths off the 64-row tiles, and several tiles.
+// Both storage types, both head dims, causal and not, key masks, local windows, rows and a
+// whole batch row with no allowed key, T != S both ways, lengths off the 64-row tiles, and
+// several tiles.
 inline std::vector<Case> conformanceCases() {
   return {
       {"self, one partial tile", DType::BF16, attentionShape(2, 3, 77, 77, 64, false), {}, false},
@@ -80,6 +82,17 @@ inline std::vector<Case> conformanceCases() {
        {},
        false},
       {"causal, padded keys", DType::F16, attentionShape(2, 2, 96, 96, 64, true), {96, 50}, true},
+      {"local window, padded keys",
+       DType::BF16,
+       attentionShape(2, 2, 30, 45, 64, false, 4),
+       {45, 20},
+       true},
+      {"local window, whole tiles",
+       DType::BF16,
+       attentionShape(1, 1, 128, 128, 64, false, 8),
+       {},
+       false},
+      {"local window, causal", DType::F16, attentionShape(1, 2, 70, 70, 128, true, 6), {}, false},
       {"long causal", DType::BF16, attentionShape(1, 2, 520, 520, 128, true), {}, false, true},
       {"long", DType::BF16, attentionShape(1, 1, 300, 700, 64, false), {}, false, true},
   };
@@ -132,8 +145,9 @@ struct Reference {
 };
 
 // The op's definition (attn/kernels.h), row by row, in double.
-inline Reference reference(const AttentionShape &s, const std::vector<float> &mask, bool hasMask,
-                           const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &dOut,
+inline Reference reference(const AttentionShape &s, const std::vector<float> &mask,
+                           const std::vector<float> &center, bool hasMask, const Tensor &q,
+                           const Tensor &k, const Tensor &v, const Tensor &dOut,
                            const std::vector<double> &dLse) {
   const int64_t B = s.batch, H = s.heads, T = s.queries, S = s.keys, D = s.headDim;
   Reference r;
@@ -152,7 +166,8 @@ inline Reference reference(const AttentionShape &s, const std::vector<float> &ma
         double mx = -std::numeric_limits<double>::infinity();
         std::vector<bool> ok(S);
         for (int64_t j = 0; j < S; ++j) {
-          ok[j] = (!hasMask || mask[b * S + j] != 0.0f) && (!s.causal || j <= i + S - T);
+          ok[j] = (!hasMask || mask[b * S + j] != 0.0f) && (!s.causal || j <= i + S - T) &&
+                  (s.window < 0 || std::fabs(double(j) - center[bh * T + i]) <= s.window);
           if (!ok[j])
             continue;
           double dot = 0;
@@ -202,10 +217,12 @@ inline Reference reference(const AttentionShape &s, const std::vector<float> &ma
 struct Problem {
   Case c;
   Tensor q, k, v, dOut;
-  std::vector<float> mask; // [B, S], 1 where allowed
-  std::vector<float> dLse; // [B, H, T]; zeros without withDLse
+  std::vector<float> mask;   // [B, S], 1 where allowed
+  std::vector<float> dLse;   // [B, H, T]; zeros without withDLse
+  std::vector<float> center; // [B, H, T]: a monotonic alignment i S / T, jittered (windows)
   Reference ref;
   bool hasMask() const { return !c.validKeys.empty(); }
+  bool hasWindow() const { return c.shape.window >= 0; }
 };
 
 inline Problem makeProblem(const Case &c, std::mt19937 &rng) {
@@ -220,6 +237,7 @@ inline Problem makeProblem(const Case &c, std::mt19937 &rng) {
             randomTensor(nq, c.dtype, rng, 1.0f),
             std::vector<float>(s.batch * s.keys, 1.0f),
             std::vector<float>(rows, 0.0f),
+            std::vector<float>(rows, 0.0f),
             {}};
   for (int64_t b = 0; p.hasMask() && b < s.batch; ++b)
     for (int64_t j = c.validKeys[b]; j < s.keys; ++j)
@@ -227,8 +245,11 @@ inline Problem makeProblem(const Case &c, std::mt19937 &rng) {
   std::normal_distribution<float> unit;
   for (size_t i = 0; c.withDLse && i < rows; ++i)
     p.dLse[i] = unit(rng);
+  std::uniform_real_distribution<float> jitter(-1.5f, 1.5f);
+  for (size_t row = 0; row < rows; ++row)
+    p.center[row] = float(row % s.queries) * float(s.keys) / float(s.queries) + jitter(rng);
   std::vector<double> dLse(p.dLse.begin(), p.dLse.end());
-  p.ref = reference(s, p.mask, p.hasMask(), p.q, p.k, p.v, p.dOut, dLse);
+  p.ref = reference(s, p.mask, p.center, p.hasMask(), p.q, p.k, p.v, p.dOut, dLse);
   return p;
 }
 

@@ -38,7 +38,8 @@ template <typename T> std::vector<double> asDoubles(const std::vector<T> &v, DTy
 
 template <typename T, int D, bool Causal> Outputs run(const Problem &p) {
   const AttentionShape &s = p.c.shape;
-  const Dims d{s.heads, s.queries, s.keys, p.hasMask(), s.scale * kLog2e, s.scale};
+  const Dims d{s.heads,          s.queries, s.keys,   p.hasMask(),
+               s.scale * kLog2e, s.scale,   s.window, p.hasWindow() ? p.center.data() : nullptr};
   const size_t nq = p.q.bits.size(), nk = p.k.bits.size(), rows = p.dLse.size();
   auto input = [](const Tensor &t) {
     std::vector<T> v(t.bits.size());

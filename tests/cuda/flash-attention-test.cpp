@@ -64,17 +64,22 @@ void runCase(const Case &c, std::mt19937 &rng) {
               c.dtype == DType::BF16 ? "bf16" : "f16", (long long)s.batch, (long long)s.heads,
               (long long)s.queries, (long long)s.keys, (long long)s.headDim,
               s.causal ? " causal" : "", c.validKeys.empty() ? "" : " key-mask");
+  if (s.window >= 0)
+    std::printf("    window %lld around a monotonic alignment\n", (long long)s.window);
   const Problem p = makeProblem(c, rng);
   const size_t nq = p.q.bits.size(), nk = p.k.bits.size(), rows = p.dLse.size();
   DeviceBuffer q = upload(p.q.bits.data(), nq * 2), k = upload(p.k.bits.data(), nk * 2),
                v = upload(p.v.bits.data(), nk * 2), dOut = upload(p.dOut.bits.data(), nq * 2),
                mask = upload(p.mask.data(), p.mask.size() * 4),
                dLse = upload(p.dLse.data(), rows * 4);
-  const float *maskPtr = p.hasMask() ? mask.as<float>() : nullptr;
+  DeviceBuffer center = upload(p.center.data(), rows * 4);
+  AttentionMasks masks;
+  masks.keyMask = p.hasMask() ? mask.as<float>() : nullptr;
+  masks.center = p.hasWindow() ? center.as<float>() : nullptr;
   const float *dLsePtr = c.withDLse ? dLse.as<float>() : nullptr;
 
   DeviceBuffer out = poisoned(nq * 2), lse = poisoned(rows * 4);
-  if (!check(flashAttentionForward(s, c.dtype, q.data(), k.data(), v.data(), maskPtr, out.data(),
+  if (!check(flashAttentionForward(s, c.dtype, q.data(), k.data(), v.data(), masks, out.data(),
                                    lse.as<float>()),
              "forward") ||
       !check(synchronize(), "forward"))
@@ -85,7 +90,7 @@ void runCase(const Case &c, std::mt19937 &rng) {
   std::vector<double> previous[3];
   for (int run = 0; run < 2; ++run) {
     DeviceBuffer dq = poisoned(nq * 2), dk = poisoned(nk * 2), dv = poisoned(nk * 2);
-    if (!check(flashAttentionBackward(s, c.dtype, q.data(), k.data(), v.data(), maskPtr, out.data(),
+    if (!check(flashAttentionBackward(s, c.dtype, q.data(), k.data(), v.data(), masks, out.data(),
                                       lse.as<float>(), dOut.data(), dLsePtr, dq.data(), dk.data(),
                                       dv.data(), workspace.data()),
                "backward") ||
