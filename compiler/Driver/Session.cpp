@@ -8,6 +8,9 @@
 
 #include "attn/Init.h"
 #include "attn/train/Trainer.h"
+#ifdef ATTN_HAVE_CUDA
+#include "attn/cuda/Device.h"
+#endif
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -227,7 +230,7 @@ bool Session::runPasses(Stage stage) {
     break;
   }
   case Stage::Lowered:
-    pipelines::buildAttnToLowered(pm, fusion);
+    pipelines::buildAttnToLowered(pm, fusion, options_.device);
     break;
   case Stage::LLVM:
     pipelines::buildLoweredToLLVM(pm, target::entryPrefix(manifest_->cname));
@@ -321,7 +324,8 @@ std::string Session::compileKey() {
   llvm::raw_string_ostream os(text);
   os << CompileCache::identity() << "\nprogram " << name_ << ", at stage " << stageName(*stage_)
      << "\nfuse recurrence " << fusionOptions().recurrence << " attention "
-     << fusionOptions().attention << " hoist " << fusionOptions().hoist << "\n";
+     << fusionOptions().attention << " hoist " << fusionOptions().hoist << "\ndevice "
+     << (options_.device == pipelines::Device::CUDA ? "cuda" : "cpu") << "\n";
   // LLVM's own options change its code (configureLLVM).
   if (const char *llvmArgs = std::getenv("ATTN_LLVM_ARGS"))
     os << "llvm " << llvmArgs << "\n";
@@ -364,7 +368,27 @@ bool Session::compiledObjects(std::vector<std::string> &objects) {
   return true;
 }
 
+// Ahead-of-time programs link the CPU runtime only so far (docs/cuda.md).
+constexpr const char *kNoAotForDevice =
+    "ahead-of-time programs for --device cuda are not supported yet: compile for the CPU, or "
+    "run the model with an attnc verb (attnc train/run/translate --device cuda)";
+
+std::string deviceUnavailable(pipelines::Device device) {
+  if (device == pipelines::Device::CPU)
+    return "";
+#ifdef ATTN_HAVE_CUDA
+  return attn::cuda::deviceUnavailable();
+#else
+  return "this attnc was built without the CUDA backend (CMake found no nvcc; docs/cuda.md)";
+#endif
+}
+
 std::unique_ptr<Model> Session::loadModel(std::optional<uint64_t> seed) {
+  // Before compiling: a program for a GPU this machine lacks would abort at its first call.
+  if (std::string why = deviceUnavailable(options_.device); !why.empty()) {
+    diagnostics() << "attnc: error: --device cuda: " << why << "\n";
+    return nullptr;
+  }
   std::vector<std::string> objects;
   if (!compiledObjects(objects))
     return nullptr;
@@ -457,6 +481,8 @@ std::optional<std::vector<std::unique_ptr<Model>>> Session::loadBuckets() {
 
 std::string Session::writeObject(const std::string &objectPath, const std::string &headerPath,
                                  const std::string &cpu) {
+  if (options_.device != pipelines::Device::CPU)
+    return kNoAotForDevice;
   if (!runTo(Stage::LLVM))
     return "the model does not compile";
   std::string error = target::writeObject(*module_, objectPath, cpu);
@@ -467,6 +493,8 @@ std::string Session::writeObject(const std::string &objectPath, const std::strin
 
 std::string Session::writeObjects(const std::string &stem, const std::string &headerPath,
                                   const std::string &cpu, std::vector<std::string> &paths) {
+  if (options_.device != pipelines::Device::CPU)
+    return kNoAotForDevice;
   if (!runTo(Stage::LLVM))
     return "the model does not compile";
   std::vector<std::string> objects;

@@ -54,9 +54,16 @@ struct SessionOptions {
   /// The compile cache's directory (CompileCache): loadModel loads a program compiled
   /// before from it instead of compiling it again. "": no cache.
   std::string compileCache;
+  /// Where the runtime kernels run (`--device`): with CUDA, the fused attentions the GPU
+  /// kernels compute run on the GPU (attn-to-cuda), everything else on the CPU.
+  pipelines::Device device = pipelines::Device::CPU;
   /// Where diagnostics go ("file:line:col: error: ..."); stderr by default.
   std::ostream *diagnostics = nullptr;
 };
+
+/// Why programs compiled for `device` cannot run in this process ("" when they can): a build
+/// without the CUDA backend, no driver, no GPU.
+std::string deviceUnavailable(pipelines::Device device);
 
 /// A compiled program, JIT-loaded, with its parameters.
 struct Model {

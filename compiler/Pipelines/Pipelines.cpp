@@ -111,7 +111,15 @@ struct TrainingPipelineOptions : public PassPipelineOptions<TrainingPipelineOpti
 
 } // namespace
 
-void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion) {
+std::optional<Device> parseDevice(const std::string &name) {
+  if (name == "cpu")
+    return Device::CPU;
+  if (name == "cuda")
+    return Device::CUDA;
+  return std::nullopt;
+}
+
+void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion, Device device) {
   buildFusion(pm, fusion);
   // After autodiff (which ran before, for training) and after hoisting, which made the backward
   // scans' saved states sequences.
@@ -127,8 +135,11 @@ void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion) {
   // update) become one loop nest each: fewer passes over memory, and far fewer loops for
   // LLVM, whose compile time grows faster than linearly in a function's loops.
   pm.addPass(mlir::attn::createAttnFuseElementwise());
-  // Last, and with nothing after it: one-shot bufferization must see each kernel call's
-  // to_memref / to_tensor exactly as emitted (see AttnToOneDNN.cpp).
+  // Last, and with nothing after them: one-shot bufferization must see each kernel call's
+  // to_memref / to_tensor exactly as emitted (see AttnToOneDNN.cpp). The GPU takes its ops
+  // first; the CPU the rest.
+  if (device == Device::CUDA)
+    pm.addPass(mlir::attn::createAttnToCUDA({fusion.remarks}));
   pm.addPass(mlir::attn::createAttnToOneDNN());
 }
 

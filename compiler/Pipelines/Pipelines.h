@@ -4,12 +4,14 @@
 //     --buildTraining--------->  + @loss_grad, @train_step (@apply_update, @loss_weight) ("grad")
 //     --buildFusion----------->  scans over oneDNN cells -> rnn/gru/lstm (before autodiff)
 //     --buildAttnToLowered-->  linalg/tensor/scf on tensors + oneDNN kernel calls  ("lowered")
+//                              (+ CUDA kernel calls for the fused attention, Device::CUDA)
 //     --buildLoweredToLLVM-->  LLVM dialect with packed entry points               ("llvm")
 #pragma once
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <optional>
 #include <string>
 
 namespace attn::pipelines {
@@ -54,9 +56,17 @@ struct TrainingOptions {
 /// also @apply_update, and attn-loss-weight's @loss_weight).
 void buildTraining(mlir::OpPassManager &pm, const TrainingOptions &options);
 
+/// Where the runtime kernels run: the CPU (oneDNN and attnc's kernels), or, for what the GPU
+/// kernels compute, an NVIDIA GPU (attn-to-cuda; docs/cuda.md).
+enum class Device { CPU, CUDA };
+
+/// "cpu" | "cuda"; nullopt for anything else.
+std::optional<Device> parseDevice(const std::string &name);
+
 /// attn -> tensors of linalg/tensor/scf/arith/math plus func.calls of runtime kernels. Starts
-/// with buildFusion.
-void buildAttnToLowered(mlir::OpPassManager &pm, const FusionOptions &fusion = {});
+/// with buildFusion; with Device::CUDA, attn-to-cuda runs before attn-to-onednn.
+void buildAttnToLowered(mlir::OpPassManager &pm, const FusionOptions &fusion = {},
+                        Device device = Device::CPU);
 
 /// Lowered tensors -> LLVM dialect. Entry points become `<entryPrefix><name>(void **args)`.
 void buildLoweredToLLVM(mlir::OpPassManager &pm, const std::string &entryPrefix);

@@ -2,6 +2,9 @@
 
 #include "attn/Alloc.h"
 #include "attn/kernels.h"
+#ifdef ATTN_HAVE_CUDA
+#include "attn/cuda/Offload.h"
+#endif
 
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -43,6 +46,13 @@ JitProgram::load(const std::vector<std::string> &objects, const Manifest &manife
   add("_mlir_ciface_attn_rt_flash_attention", (void *)&_mlir_ciface_attn_rt_flash_attention);
   add("_mlir_ciface_attn_rt_flash_attention_backward",
       (void *)&_mlir_ciface_attn_rt_flash_attention_backward);
+#ifdef ATTN_HAVE_CUDA
+  // --device cuda (attn-to-cuda): the fused attention on the GPU.
+  add("_mlir_ciface_attn_rt_cuda_flash_attention",
+      (void *)&_mlir_ciface_attn_rt_cuda_flash_attention);
+  add("_mlir_ciface_attn_rt_cuda_flash_attention_backward",
+      (void *)&_mlir_ciface_attn_rt_cuda_flash_attention_backward);
+#endif
   if (llvm::Error e = lib.define(llvm::orc::absoluteSymbols(std::move(symbols))))
     return std::move(e);
   for (size_t i = 0; i < objects.size(); ++i)

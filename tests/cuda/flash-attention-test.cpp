@@ -9,7 +9,11 @@
 // SKIP_RETURN_CODE).
 #include "AttentionReference.h"
 
+#include "attn/cuda/Offload.h"
+
 #include <cuda_runtime_api.h>
+
+#include <array>
 
 using namespace attn::cuda;
 using namespace attn::cuda::testing;
@@ -109,6 +113,51 @@ void runCase(const Case &c, std::mt19937 &rng) {
     fail(f);
 }
 
+// --device cuda's entry points (attn/cuda/Offload.h), as compiled code calls them: f32 host
+// memrefs in and out, q a strided view (stored [B, T, H, D]), the rest contiguous.
+void runOffload(std::mt19937 &rng) {
+  const Case c{"offload", DType::BF16, attentionShape(2, 2, 40, 70, 64, true), {70, 33}, true};
+  std::printf("  --device cuda entry points: B2 H2 T40 S70 D64 causal key-mask, q strided\n");
+  const Problem p = makeProblem(c, rng);
+  const int64_t B = 2, H = 2, T = 40, S = 70, D = 64;
+  auto f32 = [](const std::vector<double> &v) { return std::vector<float>(v.begin(), v.end()); };
+  std::vector<float> qStored(B * T * H * D), k = f32(p.k.values), v = f32(p.v.values),
+                                             dOut = f32(p.dOut.values), mask = p.mask,
+                                             dLse = p.dLse;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t d = 0; d < D; ++d)
+          qStored[((b * T + t) * H + h) * D + d] = float(p.q.values[((b * H + h) * T + t) * D + d]);
+  auto m4 = [](float *data, std::array<int64_t, 4> sizes, std::array<int64_t, 4> strides) {
+    attn_memref4 m{data, data, 0, {}, {}};
+    for (int i = 0; i < 4; ++i) {
+      m.sizes[i] = sizes[i];
+      m.strides[i] = strides[i];
+    }
+    return m;
+  };
+  auto dense4 = [&](float *data, int64_t rows) {
+    return m4(data, {B, H, rows, D}, {H * rows * D, rows * D, D, 1});
+  };
+  attn_memref4 q = m4(qStored.data(), {B, H, T, D}, {T * H * D, D, H * D, 1});
+  attn_memref4 km = dense4(k.data(), S), vm = dense4(v.data(), S), dom = dense4(dOut.data(), T);
+  attn_memref2 maskm{mask.data(), mask.data(), 0, {B, S}, {S, 1}};
+  std::vector<float> out(B * H * T * D, NAN), lse(B * H * T, NAN), dq(B * H * T * D, NAN),
+      dk(B * H * S * D, NAN), dv(B * H * S * D, NAN);
+  attn_memref4 outm = dense4(out.data(), T), dqm = dense4(dq.data(), T), dkm = dense4(dk.data(), S),
+               dvm = dense4(dv.data(), S);
+  attn_memref3 lsem{lse.data(), lse.data(), 0, {B, H, T}, {H * T, T, 1}};
+  attn_memref3 dlsem{dLse.data(), dLse.data(), 0, {B, H, T}, {H * T, T, 1}};
+  _mlir_ciface_attn_rt_cuda_flash_attention(&q, &km, &vm, &maskm, &outm, &lsem, 1, c.shape.scale);
+  _mlir_ciface_attn_rt_cuda_flash_attention_backward(&q, &km, &vm, &maskm, &outm, &lsem, &dom,
+                                                     &dlsem, &dqm, &dkm, &dvm, 1, c.shape.scale);
+  auto f64 = [](const std::vector<float> &v) { return std::vector<double>(v.begin(), v.end()); };
+  const Outputs got{f64(out), f64(lse), f64(dq), f64(dk), f64(dv)};
+  for (const std::string &f : compare(p, got))
+    fail("offload: " + f);
+}
+
 } // namespace
 
 int main() {
@@ -120,6 +169,7 @@ int main() {
   std::mt19937 rng(20261203);
   for (const Case &c : conformanceCases())
     runCase(c, rng);
+  runOffload(rng);
 
   // Shapes the kernels are not built for are refused with the shape in the message.
   Status bad = checkAttentionShape(attentionShape(1, 1, 8, 8, 96, false));

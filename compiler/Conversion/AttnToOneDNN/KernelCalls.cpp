@@ -1,6 +1,7 @@
 // Building calls of the runtime's kernels at the tensor level (see KernelCalls.h).
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -59,6 +60,37 @@ std::pair<Value, Value> allocKernelResult(PatternRewriter &rewriter, Location lo
 Value asTensor(PatternRewriter &rewriter, Location loc, Value buffer) {
   return rewriter.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
                                                     /*writable=*/true);
+}
+
+LogicalResult replaceWithKernelCall(Operation *op, PatternRewriter &rewriter, StringRef kernel,
+                                    ArrayRef<int64_t> flags, ArrayRef<float> scalars) {
+  Location loc = op->getLoc();
+  SmallVector<int64_t> ranks;
+  SmallVector<Value> args;
+  for (Value v : op->getOperands()) {
+    ranks.push_back(cast<RankedTensorType>(v.getType()).getRank());
+    args.push_back(asKernelOperand(rewriter, loc, v));
+  }
+  SmallVector<Value> buffers;
+  for (Value r : op->getResults()) {
+    auto shape = cast<RankedTensorType>(r.getType()).getShape();
+    ranks.push_back(shape.size());
+    auto [buffer, view] = allocKernelResult(rewriter, loc, shape);
+    buffers.push_back(buffer);
+    args.push_back(view);
+  }
+  for (int64_t flag : flags)
+    args.push_back(rewriter.create<arith::ConstantIntOp>(loc, flag, 64));
+  for (float scalar : scalars)
+    args.push_back(
+        rewriter.create<arith::ConstantFloatOp>(loc, APFloat(scalar), rewriter.getF32Type()));
+  auto decl = declareKernel(rewriter, op, kernel, ranks, flags.size(), scalars.size());
+  rewriter.create<func::CallOp>(loc, decl, args);
+  SmallVector<Value> tensors;
+  for (Value buffer : buffers)
+    tensors.push_back(asTensor(rewriter, loc, buffer));
+  rewriter.replaceOp(op, tensors);
+  return success();
 }
 
 } // namespace mlir::attn::onednn

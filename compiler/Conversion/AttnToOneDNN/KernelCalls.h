@@ -30,4 +30,10 @@ std::pair<Value, Value> allocKernelResult(PatternRewriter &rewriter, Location lo
 /// The tensor of a buffer a kernel has written (`to_tensor restrict writable`).
 Value asTensor(PatternRewriter &rewriter, Location loc, Value buffer);
 
+/// Replaces `op` with a call of `kernel` on its operands, fresh buffers for its results (which
+/// replace it), the integers `flags` and the floats `scalars` (attn-to-onednn's attention and
+/// attn-to-cuda's calls).
+LogicalResult replaceWithKernelCall(Operation *op, PatternRewriter &rewriter, StringRef kernel,
+                                    ArrayRef<int64_t> flags = {}, ArrayRef<float> scalars = {});
+
 } // namespace mlir::attn::onednn

@@ -23,6 +23,7 @@ struct Common {
   bool stdinClosed = false; // attnc was started with fd 0 closed
   std::string cacheDir;     // the compile cache (--cache-dir; default CompileCache::defaultDir)
   bool noCompileCache = false;
+  std::string device = "cpu"; // --device: cpu | cuda
 };
 
 /// `run` and `translate`: decoding and sampling (each also sets its decode.* key).

@@ -153,6 +153,11 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
       ->type_name("DIR");
   verb->add_flag("--no-compile-cache", c.noCompileCache,
                  "compile the program even if the compile cache holds it, and do not store it");
+  verb->add_option("--device", c.device,
+                   "cpu (default), or cuda: the fused attentions the GPU kernels compute run on "
+                   "an NVIDIA GPU, the rest on the CPU (docs/cuda.md)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->type_name("cpu|cuda");
 }
 
 void addDecode(CLI::App *verb, Raw &raw, attnc::DecodeFlags &d, attnc::Common &c) {
@@ -387,6 +392,7 @@ int main(int argc, char **argv) {
   sessionOptions.hoist = common.hoist;
   sessionOptions.remarks = common.remarks;
   sessionOptions.uncachedDecoding = common.noCache;
+  sessionOptions.device = *attn::pipelines::parseDevice(common.device); // checked by CLI11
   if (!common.noCompileCache)
     sessionOptions.compileCache =
         common.cacheDir.empty() ? attn::driver::CompileCache::defaultDir() : common.cacheDir;

@@ -1,0 +1,81 @@
+// attn-to-cuda: the fused attentions the GPU kernels compute become calls of the runtime's
+// CUDA entry points (runtime/cuda/offload.cpp, attn/cuda/Offload.h):
+//
+//   attn_rt_cuda_flash_attention(q, k, v, mask, out, lse, causal, scale)
+//   attn_rt_cuda_flash_attention_backward(q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv,
+//                                         causal, scale)
+//
+// the CPU flash kernels' signatures, so the op's operands and results are the same memrefs;
+// the runtime moves them to the device and back. Everything else is left for attn-to-onednn.
+#include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
+#include "compiler/Conversion/FlashAttention.h"
+#include "compiler/Conversion/Passes.h"
+#include "dialect/AttnOps.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNTOCUDA
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+// Why the GPU kernels cannot compute `op`, or "" (they are built for head dims 64 and 128,
+// with values as wide as the keys).
+template <typename Op> std::string whyNotOnGpu(Op op, bool readsWeights) {
+  if (readsWeights)
+    return "its weights are read (the flash kernels never form them)";
+  if (!flashScale(op))
+    return "its score is not c * sum(q * k) alone (a capture, window, Gaussian or mask region)";
+  auto q = cast<RankedTensorType>(op.getQuery().getType());
+  auto v = cast<RankedTensorType>(op.getValues().getType());
+  int64_t d = q.getShape()[3], dv = v.getShape()[3];
+  if ((d != 64 && d != 128) || dv != d)
+    return "its head dims are " + std::to_string(d) + " (keys) and " + std::to_string(dv) +
+           " (values); the GPU kernels take 64 or 128, the same for both";
+  return "";
+}
+
+template <typename Op> struct ToCudaCall : OpRewritePattern<Op> {
+  ToCudaCall(MLIRContext *ctx, StringRef kernel, bool remarks)
+      : OpRewritePattern<Op>(ctx), kernel(kernel), remarks(remarks) {}
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
+    bool readsWeights;
+    if constexpr (std::is_same_v<Op, FusedAttentionOp>)
+      readsWeights = op.getWithWeights();
+    else
+      readsWeights = static_cast<bool>(op.getWeights());
+    if (std::string why = whyNotOnGpu(op, readsWeights); !why.empty()) {
+      if (remarks)
+        op.emitRemark("stays on the CPU: ") << why;
+      return failure();
+    }
+    return onednn::replaceWithKernelCall(op, rewriter, kernel, {op.getCausal()}, {*flashScale(op)});
+  }
+  std::string kernel;
+  bool remarks;
+};
+
+struct AttnToCUDA : mlir::attn::impl::AttnToCUDABase<AttnToCUDA> {
+  using AttnToCUDABase::AttnToCUDABase;
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ToCudaCall<FusedAttentionOp>>(&getContext(), "attn_rt_cuda_flash_attention",
+                                               remarks);
+    patterns.add<ToCudaCall<FusedAttentionGradOp>>(
+        &getContext(), "attn_rt_cuda_flash_attention_backward", remarks);
+    // As attn-to-onednn: only the attn ops are rewritten, so that the to_memref / to_tensor
+    // pairs around each call reach one-shot bufferization exactly as created.
+    GreedyRewriteConfig config;
+    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+    config.strictMode = GreedyRewriteStrictness::ExistingOps;
+    // No match is not a failure: what stays is attn-to-onednn's.
+    (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config);
+  }
+};
+
+} // namespace

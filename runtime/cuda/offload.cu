@@ -1,0 +1,216 @@
+// The `--device cuda` entry points of attn/cuda/Offload.h: host memrefs in and out, the GPU's
+// fused attention in between. Per call: gather each operand into a contiguous f32 staging
+// buffer (honouring the memref's strides), copy it to the device, round it to bf16 there, run
+// the kernels, widen the results to f32 on the device, copy them back and scatter them into
+// the result memrefs. Device buffers grow and are kept per thread.
+#include "attn/cuda/FlashAttention.h"
+#include "attn/cuda/Offload.h"
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace attn::cuda;
+
+[[noreturn]] void fail(const char *kernel, const std::string &why) {
+  std::fprintf(stderr, "attn runtime: %s: %s\n", kernel, why.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+void check(const char *kernel, const Status &st) {
+  if (!st.ok())
+    fail(kernel, st.message());
+}
+
+void check(const char *kernel, cudaError_t err) {
+  if (err != cudaSuccess)
+    fail(kernel, cudaGetErrorString(err));
+}
+
+__global__ void toBf16(const float *__restrict__ in, __nv_bfloat16 *__restrict__ out, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16(in[i]);
+}
+
+__global__ void toF32(const __nv_bfloat16 *__restrict__ in, float *__restrict__ out, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    out[i] = __bfloat162float(in[i]);
+}
+
+unsigned blocksFor(size_t n) { return unsigned(std::min<size_t>((n + 255) / 256, 4096)); }
+
+template <int N> size_t count(const int64_t (&sizes)[N]) {
+  size_t n = 1;
+  for (int64_t s : sizes)
+    n *= size_t(s);
+  return n;
+}
+
+// Row-major element `linear` of a memref -> its offset in the memref's storage.
+template <typename M, int N> int64_t offsetOf(const M &m, size_t linear) {
+  int64_t offset = m.offset;
+  for (int d = N - 1; d >= 0; --d) {
+    offset += int64_t(linear % size_t(m.sizes[d])) * m.strides[d];
+    linear /= size_t(m.sizes[d]);
+  }
+  return offset;
+}
+
+template <typename M, int N> void gather(const M &m, std::vector<float> &out) {
+  out.resize(count(m.sizes));
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = m.aligned[offsetOf<M, N>(m, i)];
+}
+
+template <typename M, int N> void scatter(const std::vector<float> &in, M &m) {
+  for (size_t i = 0; i < in.size(); ++i)
+    m.aligned[offsetOf<M, N>(m, i)] = in[i];
+}
+
+// A device buffer that grows to the largest size asked of it.
+struct Slot {
+  DeviceBuffer buffer;
+  void *get(const char *kernel, size_t bytes) {
+    if (buffer.bytes() < bytes) {
+      buffer = DeviceBuffer(bytes);
+      check(kernel, buffer.status());
+    }
+    return buffer.data();
+  }
+};
+
+struct Staging {
+  Slot f32, bf16[8], f32Out[4];
+  std::vector<float> host;
+};
+
+Staging &staging() {
+  thread_local Staging s;
+  return s;
+}
+
+void requireDevice(const char *kernel) {
+  static const std::string why = deviceUnavailable();
+  if (!why.empty())
+    fail(kernel, why);
+}
+
+// Host memref -> device bf16 in slot `slot`.
+template <typename M, int N> void *uploadBf16(const char *kernel, const M &m, int slot) {
+  Staging &s = staging();
+  gather<M, N>(m, s.host);
+  const size_t n = s.host.size();
+  float *f32 = static_cast<float *>(s.f32.get(kernel, n * sizeof(float)));
+  check(kernel, cudaMemcpy(f32, s.host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  auto *bf = static_cast<__nv_bfloat16 *>(s.bf16[slot].get(kernel, n * sizeof(__nv_bfloat16)));
+  toBf16<<<blocksFor(n), 256>>>(f32, bf, n);
+  check(kernel, cudaGetLastError());
+  return bf;
+}
+
+// Host memref -> device f32 in slot `slot` (masks, lse).
+template <typename M, int N> float *uploadF32(const char *kernel, const M &m, int slot) {
+  Staging &s = staging();
+  gather<M, N>(m, s.host);
+  const size_t n = s.host.size();
+  float *f32 = static_cast<float *>(s.f32Out[slot].get(kernel, n * sizeof(float)));
+  check(kernel, cudaMemcpy(f32, s.host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  return f32;
+}
+
+// Device bf16 -> host memref.
+template <typename M, int N> void downloadBf16(const char *kernel, const void *bf, M &m) {
+  Staging &s = staging();
+  const size_t n = count(m.sizes);
+  float *f32 = static_cast<float *>(s.f32.get(kernel, n * sizeof(float)));
+  toF32<<<blocksFor(n), 256>>>(static_cast<const __nv_bfloat16 *>(bf), f32, n);
+  check(kernel, cudaGetLastError());
+  s.host.resize(n);
+  check(kernel, cudaMemcpy(s.host.data(), f32, n * sizeof(float), cudaMemcpyDeviceToHost));
+  scatter<M, N>(s.host, m);
+}
+
+template <typename M, int N> void downloadF32(const char *kernel, const float *f32, M &m) {
+  Staging &s = staging();
+  s.host.resize(count(m.sizes));
+  check(kernel,
+        cudaMemcpy(s.host.data(), f32, s.host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  scatter<M, N>(s.host, m);
+}
+
+AttentionShape shapeOf(const char *kernel, const attn_memref4 &q, const attn_memref4 &k,
+                       const attn_memref4 &v, int64_t causal, float scale) {
+  AttentionShape s;
+  s.batch = q.sizes[0];
+  s.heads = q.sizes[1];
+  s.queries = q.sizes[2];
+  s.keys = k.sizes[2];
+  s.headDim = q.sizes[3];
+  s.causal = causal != 0;
+  s.scale = scale;
+  if (v.sizes[3] != s.headDim)
+    fail(kernel, "values of width " + std::to_string(v.sizes[3]) + " for keys of width " +
+                     std::to_string(s.headDim) + ": the GPU kernels take one head dim");
+  check(kernel, checkAttentionShape(s));
+  return s;
+}
+
+} // namespace
+
+extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention(attn_memref4 *q, attn_memref4 *k,
+                                                          attn_memref4 *v, attn_memref2 *mask,
+                                                          attn_memref4 *out, attn_memref3 *lse,
+                                                          int64_t causal, float scale) {
+  const char *kernel = "attn_rt_cuda_flash_attention";
+  requireDevice(kernel);
+  const AttentionShape s = shapeOf(kernel, *q, *k, *v, causal, scale);
+  void *dq = uploadBf16<attn_memref4, 4>(kernel, *q, 0);
+  void *dk = uploadBf16<attn_memref4, 4>(kernel, *k, 1);
+  void *dv = uploadBf16<attn_memref4, 4>(kernel, *v, 2);
+  AttentionMasks masks;
+  masks.keyMask = uploadF32<attn_memref2, 2>(kernel, *mask, 0);
+  void *dOut = staging().bf16[3].get(kernel, count(out->sizes) * sizeof(__nv_bfloat16));
+  float *dLse = static_cast<float *>(staging().f32Out[1].get(kernel, count(lse->sizes) * 4));
+  check(kernel, flashAttentionForward(s, DType::BF16, dq, dk, dv, masks, dOut, dLse));
+  downloadBf16<attn_memref4, 4>(kernel, dOut, *out);
+  downloadF32<attn_memref3, 3>(kernel, dLse, *lse);
+  check(kernel, synchronize());
+}
+
+extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention_backward(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref4 *out,
+    attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq, attn_memref4 *dk,
+    attn_memref4 *dv, int64_t causal, float scale) {
+  const char *kernel = "attn_rt_cuda_flash_attention_backward";
+  requireDevice(kernel);
+  const AttentionShape s = shapeOf(kernel, *q, *k, *v, causal, scale);
+  void *devQ = uploadBf16<attn_memref4, 4>(kernel, *q, 0);
+  void *devK = uploadBf16<attn_memref4, 4>(kernel, *k, 1);
+  void *devV = uploadBf16<attn_memref4, 4>(kernel, *v, 2);
+  void *devOut = uploadBf16<attn_memref4, 4>(kernel, *out, 3);
+  void *devDOut = uploadBf16<attn_memref4, 4>(kernel, *d_out, 4);
+  AttentionMasks masks;
+  masks.keyMask = uploadF32<attn_memref2, 2>(kernel, *mask, 0);
+  const float *devLse = uploadF32<attn_memref3, 3>(kernel, *lse, 1);
+  const float *devDLse = uploadF32<attn_memref3, 3>(kernel, *d_lse, 2);
+  Staging &st = staging();
+  void *gq = st.bf16[5].get(kernel, count(dq->sizes) * sizeof(__nv_bfloat16));
+  void *gk = st.bf16[6].get(kernel, count(dk->sizes) * sizeof(__nv_bfloat16));
+  void *gv = st.bf16[7].get(kernel, count(dv->sizes) * sizeof(__nv_bfloat16));
+  void *workspace = st.f32Out[3].get(kernel, flashAttentionBackwardWorkspace(s));
+  check(kernel, flashAttentionBackward(s, DType::BF16, devQ, devK, devV, masks, devOut, devLse,
+                                       devDOut, devDLse, gq, gk, gv, workspace));
+  downloadBf16<attn_memref4, 4>(kernel, gq, *dq);
+  downloadBf16<attn_memref4, 4>(kernel, gk, *dk);
+  downloadBf16<attn_memref4, 4>(kernel, gv, *dv);
+  check(kernel, synchronize());
+}

@@ -1,0 +1,32 @@
+/* The CUDA runtime kernels compiled code calls under `--device cuda` (attn-to-cuda emits the
+ * calls; docs/cuda.md). Their signatures are the CPU flash kernels' (attn/kernels.h): the
+ * operands are host memrefs (strided views allowed). Each call copies its operands to the
+ * device as bf16, runs the GPU's FlashAttention-2 kernels and copies the results back as f32
+ * into the result memrefs. Head dim 64 or 128, the same for keys and values.
+ *
+ * There is no error return across the MLIR ABI: a call with no usable GPU, or whose kernels
+ * fail, prints "attn runtime: <kernel>: <why>" and aborts, as the CPU kernels do. attnc checks
+ * for a device before it runs a program compiled for one. */
+#ifndef ATTN_CUDA_OFFLOAD_H
+#define ATTN_CUDA_OFFLOAD_H
+
+#include "attn/kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void _mlir_ciface_attn_rt_cuda_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
+                                               attn_memref2 *mask, attn_memref4 *out,
+                                               attn_memref3 *lse, int64_t causal, float scale);
+
+void _mlir_ciface_attn_rt_cuda_flash_attention_backward(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref4 *out,
+    attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq, attn_memref4 *dk,
+    attn_memref4 *dv, int64_t causal, float scale);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTN_CUDA_OFFLOAD_H */

@@ -1,0 +1,98 @@
+// `--device cuda` as a user meets it (docs/cuda.md): what it lowers to the GPU and what it
+// leaves on the CPU, what it says on a machine with no usable GPU (before any work), and, on a
+// machine with one, training to the CPU's losses.
+#include "AttncProcess.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace {
+
+const std::string kModel = std::string(ATTN_SOURCE_DIR) + "/models/char-transformer.yaml";
+// One head of 64: the GPU kernels' head dim (the spec's four heads have 16).
+const std::string kOneHead = " --set model.transformer.heads=1";
+
+// Why this machine cannot run --device cuda programs ("" when it can), as attnc says it.
+const std::string &cudaUnavailable() {
+  static const std::string why = [] {
+    std::string dir = e2e::scratch("device", "probe"), out;
+    int rc = e2e::attnc("train " + kModel + kOneHead +
+                            " --device cuda --steps 1 --no-compile-cache"
+                            " --out " +
+                            dir + "/run",
+                        &out);
+    auto at = out.find("attnc: error: --device cuda: ");
+    return rc != 0 && at != std::string::npos ? out.substr(at) : std::string();
+  }();
+  return why;
+}
+
+std::vector<double> losses(const std::string &metrics) {
+  std::ifstream in(metrics);
+  std::vector<double> l;
+  for (std::string line; std::getline(in, line);) {
+    auto at = line.find("\"loss\": ");
+    if (at != std::string::npos)
+      l.push_back(std::stod(line.substr(at + 8)));
+  }
+  return l;
+}
+
+TEST(DeviceCuda, TheFusedAttentionOfHeadDim64RunsOnTheGpu) {
+  std::string out;
+  ASSERT_EQ(e2e::attnc("emit --stage=lowered " + kModel + kOneHead + " --device cuda", &out), 0)
+      << out;
+  // (emit's lowered stage is the inference program: the backward's call is lit-tested,
+  // tests/lit/conversion/attn-to-cuda.mlir.)
+  EXPECT_NE(out.find("call @attn_rt_cuda_flash_attention("), std::string::npos);
+  // None is left to the CPU's flash kernels; the matmuls stay on the CPU.
+  EXPECT_EQ(out.find("call @attn_rt_flash_attention"), std::string::npos);
+  EXPECT_NE(out.find("call @attn_rt_matmul("), std::string::npos);
+}
+
+TEST(DeviceCuda, AttentionTheGpuKernelsLackStaysOnTheCpuAndSaysWhy) {
+  std::string out;
+  ASSERT_EQ(e2e::attnc("emit --stage=lowered " + kModel + " --device cuda --remarks", &out), 0)
+      << out;
+  EXPECT_NE(out.find("stays on the CPU: its head dims are 16 (keys) and 16 (values)"),
+            std::string::npos)
+      << out.substr(0, 2000);
+  EXPECT_EQ(out.find("call @attn_rt_cuda_flash_attention"), std::string::npos);
+  EXPECT_NE(out.find("call @attn_rt_flash_attention("), std::string::npos);
+}
+
+TEST(DeviceCuda, WithoutAUsableGpuNothingStartsAndAttncSaysWhy) {
+  if (cudaUnavailable().empty())
+    GTEST_SKIP() << "this machine has a usable GPU";
+  std::string dir = e2e::scratch("device", "no-gpu"), out;
+  EXPECT_EQ(e2e::attnc("train " + kModel + " --device cuda --steps 2 --out " + dir + "/run", &out),
+            1);
+  EXPECT_NE(out.find("attnc: error: --device cuda: "), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/run")) << "a run directory for a run that never ran";
+  // Ahead of time, --device cuda is refused on any machine.
+  out.clear();
+  EXPECT_EQ(e2e::attnc("compile " + kModel + kOneHead + " --device cuda -o " + dir + "/m.o", &out),
+            1);
+  EXPECT_NE(out.find("ahead-of-time programs for --device cuda are not supported yet"),
+            std::string::npos)
+      << out;
+}
+
+TEST(DeviceCuda, TrainsToTheCpuLossesOnAGpu) {
+  if (!cudaUnavailable().empty())
+    GTEST_SKIP() << cudaUnavailable();
+  std::string dir = e2e::scratch("device", "gpu"), out;
+  const std::string common = "train " + kModel + kOneHead + " --steps 40 --no-compile-cache";
+  ASSERT_EQ(e2e::attnc(common + " --out " + dir + "/cpu", &out), 0) << out;
+  ASSERT_EQ(e2e::attnc(common + " --device cuda --out " + dir + "/cuda", &out), 0) << out;
+  std::vector<double> cpu = losses(dir + "/cpu/metrics.jsonl"),
+                      gpu = losses(dir + "/cuda/metrics.jsonl");
+  ASSERT_EQ(cpu.size(), gpu.size());
+  ASSERT_GE(cpu.size(), 40u);
+  // The attention runs in bf16 on the GPU: close to the f32 CPU run, not equal.
+  for (size_t i = 0; i < cpu.size(); ++i)
+    EXPECT_NEAR(gpu[i], cpu[i], 2e-2 * std::fabs(cpu[i])) << "step " << i + 1;
+}
+
+} // namespace

@@ -1,0 +1,80 @@
+// RUN: attn-opt %s -attn-to-cuda | FileCheck %s
+// RUN: attn-opt %s -attn-to-cuda=remarks=true 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+
+// Head dim 64, a scaled dot product: forward and backward become the CUDA kernels' calls, with
+// the CPU flash kernels' operands, causality and scale.
+// CHECK-DAG: func.func private @attn_rt_cuda_flash_attention(memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, i64, f32) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func @on_the_gpu
+// CHECK-DAG: %[[CAUSAL:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
+// CHECK: call @attn_rt_cuda_flash_attention(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[CAUSAL]], %[[SCALE]])
+// CHECK: call @attn_rt_cuda_flash_attention_backward({{.*}}) : ({{.*}}, i64, f32) -> ()
+// CHECK-NOT: attn.fused_attention
+func.func @on_the_gpu(%q: tensor<2x2x3x64xf32>, %k: tensor<2x2x5x64xf32>, %v: tensor<2x2x5x64xf32>,
+                      %m: tensor<2x5xf32>, %do: tensor<2x2x3x64xf32>, %dl: tensor<2x2x3xf32>)
+    -> (tensor<2x2x3x64xf32>, tensor<2x2x5x64xf32>, tensor<2x2x5x64xf32>) {
+  %o, %lse = attn.fused_attention %q, %k, %v, %m {causal = true}
+      : tensor<2x2x3x64xf32>, tensor<2x2x5x64xf32>, tensor<2x2x5x64xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x64xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<64xf32>, %kj: tensor<64xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<64xf32>, tensor<64xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<64xf32>
+    %c = attn.constant dense<0.125> : tensor<f32>
+    %s = attn.mul %dot, %c : tensor<f32>, tensor<f32>
+    attn.yield %s : tensor<f32>
+  }
+  %dq, %dk, %dv = attn.fused_attention_grad %q, %k, %v, %m, %o, %lse, %do, %dl {causal = true}
+      : tensor<2x2x3x64xf32>, tensor<2x2x5x64xf32>, tensor<2x2x5x64xf32>, tensor<2x5xf32>, tensor<2x2x3x64xf32>,
+        tensor<2x2x3xf32>, tensor<2x2x3x64xf32>, tensor<2x2x3xf32>
+      -> tensor<2x2x3x64xf32>, tensor<2x2x5x64xf32>, tensor<2x2x5x64xf32> {
+  ^bb0(%qi: tensor<64xf32>, %kj: tensor<64xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<64xf32>, tensor<64xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<64xf32>
+    %c = attn.constant dense<0.125> : tensor<f32>
+    %s = attn.mul %dot, %c : tensor<f32>, tensor<f32>
+    attn.yield %s : tensor<f32>
+  } {
+  ^bb0(%qi: tensor<64xf32>, %kj: tensor<64xf32>, %i: tensor<f32>, %j: tensor<f32>, %ds: tensor<f32>):
+    %c = attn.constant dense<0.125> : tensor<f32>
+    %dd = attn.mul %ds, %c : tensor<f32>, tensor<f32>
+    %dqi = attn.mul %dd, %kj : tensor<f32>, tensor<64xf32>
+    %dkj = attn.mul %dd, %qi : tensor<f32>, tensor<64xf32>
+    attn.yield %dqi, %dkj : tensor<64xf32>, tensor<64xf32>
+  }
+  return %dq, %dk, %dv : tensor<2x2x3x64xf32>, tensor<2x2x5x64xf32>, tensor<2x2x5x64xf32>
+}
+
+// Head dim 4: the GPU kernels are not built for it, so the op stays for attn-to-onednn.
+// CHECK-LABEL: func @stays_on_the_cpu
+// CHECK: attn.fused_attention
+// CHECK-NOT: attn_rt_cuda
+// REMARK: remark: stays on the CPU: its head dims are 4 (keys) and 4 (values); the GPU kernels take 64 or 128, the same for both
+func.func @stays_on_the_cpu(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x4xf32>,
+                            %m: tensor<2x5xf32>) -> tensor<2x2x3x4xf32> {
+  %o, %lse = attn.fused_attention %q, %k, %v, %m
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x4xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x4xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    attn.yield %dot : tensor<f32>
+  }
+  return %o : tensor<2x2x3x4xf32>
+}
+
+// A score with a capture (Bahdanau's v_a): no GPU kernel computes it yet.
+// REMARK: remark: stays on the CPU: its score is not c * sum(q * k) alone
+func.func @additive_stays(%q: tensor<2x1x1x64xf32>, %k: tensor<2x1x5x64xf32>, %v: tensor<2x1x5x64xf32>,
+                          %m: tensor<2x5xf32>, %va: tensor<64xf32>) -> tensor<2x1x1x64xf32> {
+  %o, %lse = attn.fused_attention %q, %k, %v, %m captures(%va : tensor<64xf32>)
+      : tensor<2x1x1x64xf32>, tensor<2x1x5x64xf32>, tensor<2x1x5x64xf32>, tensor<2x5xf32>
+      -> tensor<2x1x1x64xf32>, tensor<2x1x1xf32> {
+  ^bb0(%qi: tensor<64xf32>, %kj: tensor<64xf32>, %i: tensor<f32>, %j: tensor<f32>, %a: tensor<64xf32>):
+    %sum = attn.add %qi, %kj : tensor<64xf32>, tensor<64xf32>
+    %t = attn.tanh %sum : tensor<64xf32>
+    %p = attn.mul %t, %a : tensor<64xf32>, tensor<64xf32>
+    %s = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<64xf32>
+    attn.yield %s : tensor<f32>
+  }
+  return %o : tensor<2x1x1x64xf32>
+}
