@@ -3,6 +3,7 @@
 // attn/cuda/FlashAttention.h.
 #include "attn/cuda/FlashAttention.h"
 
+#include "Launch.cuh"
 #include "Warp.cuh"
 // After Warp.cuh: the kernels are written over its primitives.
 #include "FlashKernels.cuh"
@@ -20,26 +21,6 @@ using namespace flash;
 
 //===- launch ------------------------------------------------------------------------------===//
 
-Status launchStatus(const char *kernel) {
-  cudaError_t err = cudaGetLastError();
-  if (err == cudaSuccess)
-    return {};
-  return Status::error(std::string("attn::cuda: launching ") + kernel + ": " +
-                       cudaGetErrorString(err));
-}
-
-// Dynamic shared memory past 48 KB must be allowed per kernel, once.
-template <typename Kernel> Status allowShared(Kernel kernel, size_t bytes) {
-  if (bytes <= 48 * 1024)
-    return {};
-  cudaError_t err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-  if (err != cudaSuccess)
-    return Status::error(std::string("attn::cuda: ") + std::to_string(bytes) +
-                         " bytes of shared memory per block: " + cudaGetErrorString(err));
-  return {};
-}
-
 Dims dimsOf(const AttentionShape &s, const AttentionMasks &masks) {
   return {s.heads,          s.queries, s.keys,   masks.keyMask != nullptr,
           s.scale * kLog2e, s.scale,   s.window, s.window >= 0 ? masks.center : nullptr};
@@ -50,16 +31,11 @@ int tilesOf(int64_t n, int tile) { return int((n + tile - 1) / tile); }
 template <typename T, int D, bool Causal>
 Status forward(const AttentionShape &s, const void *q, const void *k, const void *v,
                const AttentionMasks &masks, void *out, float *lse, cudaStream_t stream) {
-  const float *keyMask = masks.keyMask;
-  auto kernel = flashForward<T, D, Causal>;
-  const size_t shared = Plan<T, D>::forwardShared;
-  if (Status st = allowShared(kernel, shared); !st)
-    return st;
-  dim3 grid(tilesOf(s.queries, kBlockRows), unsigned(s.batch * s.heads));
-  kernel<<<grid, kThreads, shared, stream>>>(dimsOf(s, masks), static_cast<const T *>(q),
-                                             static_cast<const T *>(k), static_cast<const T *>(v),
-                                             keyMask, static_cast<T *>(out), lse);
-  return launchStatus("the fused attention forward");
+  return launch("the fused attention forward", flashForward<T, D, Causal>,
+                dim3(tilesOf(s.queries, kBlockRows), unsigned(s.batch * s.heads)), kThreads,
+                Plan<T, D>::forwardShared, stream, dimsOf(s, masks), static_cast<const T *>(q),
+                static_cast<const T *>(k), static_cast<const T *>(v), masks.keyMask,
+                static_cast<T *>(out), lse);
 }
 
 template <typename T, int D, bool Causal>
@@ -68,33 +44,27 @@ Status backward(const AttentionShape &s, const void *q, const void *k, const voi
                 const float *dLse, void *dq, void *dk, void *dv, float *delta,
                 cudaStream_t stream) {
   const Dims d = dimsOf(s, masks);
-  const float *keyMask = masks.keyMask;
   const int64_t rows = s.batch * s.heads * s.queries;
-  backwardDelta<T, D><<<unsigned((rows + kWarps - 1) / kWarps), kThreads, 0, stream>>>(
-      rows, static_cast<const T *>(out), static_cast<const T *>(dOut), dLse, delta);
-  if (Status st = launchStatus("the fused attention backward's delta"); !st)
+  const unsigned bh = unsigned(s.batch * s.heads);
+  const T *tq = static_cast<const T *>(q), *tk = static_cast<const T *>(k),
+          *tv = static_cast<const T *>(v), *tdOut = static_cast<const T *>(dOut);
+  if (Status st = launch("the fused attention backward's delta", backwardDelta<T, D>,
+                         unsigned((rows + kWarps - 1) / kWarps), kThreads, 0, stream, rows,
+                         static_cast<const T *>(out), tdOut, dLse, delta);
+      !st)
     return st;
-
-  auto dqKernel = flashBackwardDq<T, D, Causal, Plan<T, D>::dqKeys>;
-  const size_t dqShared = Plan<T, D>::dqShared;
-  if (Status st = allowShared(dqKernel, dqShared); !st)
+  if (Status st = launch("the fused attention backward's dq",
+                         flashBackwardDq<T, D, Causal, Plan<T, D>::dqKeys>,
+                         dim3(tilesOf(s.queries, kBlockRows), bh), kThreads, Plan<T, D>::dqShared,
+                         stream, d, tq, tk, tv, masks.keyMask, lse, tdOut,
+                         static_cast<const float *>(delta), static_cast<T *>(dq));
+      !st)
     return st;
-  dim3 dqGrid(tilesOf(s.queries, kBlockRows), unsigned(s.batch * s.heads));
-  dqKernel<<<dqGrid, kThreads, dqShared, stream>>>(
-      d, static_cast<const T *>(q), static_cast<const T *>(k), static_cast<const T *>(v), keyMask,
-      lse, static_cast<const T *>(dOut), delta, static_cast<T *>(dq));
-  if (Status st = launchStatus("the fused attention backward's dq"); !st)
-    return st;
-
-  auto dkdvKernel = flashBackwardDkDv<T, D, Causal, Plan<T, D>::dkdvQueries>;
-  const size_t dkdvShared = Plan<T, D>::dkdvShared;
-  if (Status st = allowShared(dkdvKernel, dkdvShared); !st)
-    return st;
-  dim3 dkdvGrid(tilesOf(s.keys, kBlockRows), unsigned(s.batch * s.heads));
-  dkdvKernel<<<dkdvGrid, kThreads, dkdvShared, stream>>>(
-      d, static_cast<const T *>(q), static_cast<const T *>(k), static_cast<const T *>(v), keyMask,
-      lse, static_cast<const T *>(dOut), delta, static_cast<T *>(dk), static_cast<T *>(dv));
-  return launchStatus("the fused attention backward's dk, dv");
+  return launch("the fused attention backward's dk, dv",
+                flashBackwardDkDv<T, D, Causal, Plan<T, D>::dkdvQueries>,
+                dim3(tilesOf(s.keys, kBlockRows), bh), kThreads, Plan<T, D>::dkdvShared, stream, d,
+                tq, tk, tv, masks.keyMask, lse, tdOut, static_cast<const float *>(delta),
+                static_cast<T *>(dk), static_cast<T *>(dv));
 }
 
 // Calls f.template run<T, D, Causal>() for the shape's instantiation.

@@ -2,6 +2,7 @@
 // errors returned.
 #include "attn/cuda/Kernels.h"
 
+#include "Launch.cuh"
 #include "Warp.cuh"
 // After Warp.cuh: the kernels are written over its primitives.
 #include "TrainKernels.cuh"
@@ -15,14 +16,6 @@ namespace attn::cuda {
 namespace {
 
 using namespace train;
-
-Status launched(const char *kernel) {
-  cudaError_t err = cudaGetLastError();
-  if (err == cudaSuccess)
-    return {};
-  return Status::error(std::string("attn::cuda: launching ") + kernel + ": " +
-                       cudaGetErrorString(err));
-}
 
 // One block per row: the grid's x dimension holds 2^31 - 1.
 Status checkRows(const char *op, int64_t rows, int64_t dim) {

@@ -8,6 +8,7 @@
 // machine, which has CUDA and CMake but no GoogleTest. Exit 0 pass, 1 fail, 77 no GPU (ctest's
 // SKIP_RETURN_CODE).
 #include "AttentionReference.h"
+#include "GpuTest.h"
 
 #include "attn/cuda/Offload.h"
 
@@ -20,36 +21,8 @@ using namespace attn::cuda::testing;
 
 namespace {
 
-int failures = 0;
-
-void fail(const std::string &what) {
-  std::printf("    FAIL %s\n", what.c_str());
-  ++failures;
-}
-
-bool check(const Status &st, const char *what) {
-  if (!st.ok())
-    fail(std::string(what) + ": " + st.message());
-  return st.ok();
-}
-
-DeviceBuffer upload(const void *host, size_t bytes) {
-  DeviceBuffer buf(bytes);
-  check(buf.status(), "allocate");
-  check(buf.upload(host, bytes), "upload");
-  return buf;
-}
-
-DeviceBuffer poisoned(size_t bytes) {
-  DeviceBuffer buf(bytes);
-  check(buf.status(), "allocate");
-  cudaMemset(buf.data(), 0xff, bytes); // NaN in bf16, f16 and f32
-  return buf;
-}
-
 std::vector<double> download16(const DeviceBuffer &buf, size_t n, DType dtype) {
-  std::vector<uint16_t> bits(n);
-  check(buf.download(bits.data(), n * 2), "download");
+  std::vector<uint16_t> bits = downloaded<uint16_t>(buf, n);
   std::vector<double> out(n);
   for (size_t i = 0; i < n; ++i)
     out[i] = fromBits(bits[i], dtype);
@@ -57,8 +30,7 @@ std::vector<double> download16(const DeviceBuffer &buf, size_t n, DType dtype) {
 }
 
 std::vector<double> download32(const DeviceBuffer &buf, size_t n) {
-  std::vector<float> f(n);
-  check(buf.download(f.data(), n * 4), "download");
+  std::vector<float> f = downloaded<float>(buf, n);
   return std::vector<double>(f.begin(), f.end());
 }
 
@@ -72,11 +44,11 @@ void runCase(const Case &c, std::mt19937 &rng) {
     std::printf("    window %lld around a monotonic alignment\n", (long long)s.window);
   const Problem p = makeProblem(c, rng);
   const size_t nq = p.q.bits.size(), nk = p.k.bits.size(), rows = p.dLse.size();
-  DeviceBuffer q = upload(p.q.bits.data(), nq * 2), k = upload(p.k.bits.data(), nk * 2),
-               v = upload(p.v.bits.data(), nk * 2), dOut = upload(p.dOut.bits.data(), nq * 2),
-               mask = upload(p.mask.data(), p.mask.size() * 4),
-               dLse = upload(p.dLse.data(), rows * 4);
-  DeviceBuffer center = upload(p.center.data(), rows * 4);
+  DeviceBuffer q = uploaded(p.q.bits.data(), nq * 2), k = uploaded(p.k.bits.data(), nk * 2),
+               v = uploaded(p.v.bits.data(), nk * 2), dOut = uploaded(p.dOut.bits.data(), nq * 2),
+               mask = uploaded(p.mask.data(), p.mask.size() * 4),
+               dLse = uploaded(p.dLse.data(), rows * 4);
+  DeviceBuffer center = uploaded(p.center.data(), rows * 4);
   AttentionMasks masks;
   masks.keyMask = p.hasMask() ? mask.as<float>() : nullptr;
   masks.center = p.hasWindow() ? center.as<float>() : nullptr;
@@ -161,11 +133,8 @@ void runOffload(std::mt19937 &rng) {
 } // namespace
 
 int main() {
-  if (std::string why = deviceUnavailable(); !why.empty()) {
-    std::printf("skipped: %s\n", why.c_str());
+  if (skipWithoutDevice())
     return 77;
-  }
-  std::printf("device: %s\n", deviceDescription().c_str());
   std::mt19937 rng(20261203);
   for (const Case &c : conformanceCases())
     runCase(c, rng);
@@ -176,6 +145,5 @@ int main() {
   if (bad.ok() || bad.message().find("head dim 96") == std::string::npos)
     fail("head dim 96 must be refused by name: " + bad.message());
 
-  std::printf("%s (%d failures)\n", failures ? "FAILED" : "passed", failures);
-  return failures ? 1 : 0;
+  return finish();
 }

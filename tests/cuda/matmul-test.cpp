@@ -5,6 +5,7 @@
 #include "attn/cuda/Matmul.h"
 
 #include "AttentionReference.h" // toBits, fromBits
+#include "GpuTest.h"
 
 #include <cuda_runtime_api.h>
 
@@ -14,13 +15,6 @@ using namespace attn::cuda;
 using namespace attn::cuda::testing;
 
 namespace {
-
-int failures = 0;
-
-void fail(const std::string &what) {
-  std::printf("    FAIL %s\n", what.c_str());
-  ++failures;
-}
 
 struct MatmulCase {
   const char *name;
@@ -133,11 +127,8 @@ MatmulShape shape(int64_t batch, int64_t m, int64_t n, int64_t k, bool ta, bool 
 } // namespace
 
 int main() {
-  if (std::string why = deviceUnavailable(); !why.empty()) {
-    std::printf("skipped: %s\n", why.c_str());
+  if (skipWithoutDevice())
     return 77;
-  }
-  std::printf("device: %s\n", deviceDescription().c_str());
   const std::vector<MatmulCase> cases = {
       {"f32 a b", MatmulType::F32, shape(1, 33, 65, 47, false, false), Epilogue::None},
       {"f32 a^T b, batch 3, b broadcast", MatmulType::F32,
@@ -156,6 +147,5 @@ int main() {
   Status bad = matmul(shape(1, 0, 4, 4, false, false), MatmulType::F32, nullptr, nullptr, nullptr);
   if (bad.ok() || bad.message().find("c [1, 0, 4]") == std::string::npos)
     fail("a zero dimension must be refused by shape: " + bad.message());
-  std::printf("%s (%d failures)\n", failures ? "FAILED" : "passed", failures);
-  return failures ? 1 : 0;
+  return finish();
 }
