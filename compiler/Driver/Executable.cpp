@@ -31,7 +31,21 @@ struct RuntimeFiles {
   std::string includeDir;
   std::vector<std::string> libraries; // static archives, any order (linked as a group)
   std::string capiLibrary, capiHeader; // a library's C API in place of the executable's main
+  // What a program compiled with --device cuda links besides: attnc's CUDA runtime, then the
+  // toolkit's (kCudaLinkFlags: the static CUDA runtime's archive first, then cuBLASLt and
+  // the system libraries the CUDA runtime needs); empty where attnc was built without CUDA.
+  std::vector<std::string> cuda;
 };
+
+// The CUDA part of `r`, with attnc's CUDA runtime at `library` (absent: none).
+void addCuda(RuntimeFiles &r, const std::string &library) {
+  std::error_code ec;
+  if (library.empty() || !fs::exists(library, ec))
+    return;
+  r.cuda.push_back(library);
+  for (const char *const *flag = kCudaLinkFlags; *flag; ++flag)
+    r.cuda.push_back(*flag);
+}
 
 RuntimeFiles runtimeFiles() {
   std::string self = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
@@ -48,12 +62,14 @@ RuntimeFiles runtimeFiles() {
           (prefix / ATTN_INSTALL_LIBDIR / ("libAttnRuntime" + std::string(part) + ".a")).string());
     r.capiLibrary = (prefix / ATTN_INSTALL_LIBDIR / "libAttnRuntimeCApi.a").string();
     r.capiHeader = r.includeDir + "/attn/capi.h";
+    addCuda(r, (prefix / ATTN_INSTALL_LIBDIR / "libAttnRuntimeCuda.a").string());
     return r;
   }
   r.includeDir = ATTN_BUILD_RUNTIME_INCLUDE;
   r.libraries.assign(std::begin(kBuildRuntimeLibraries), std::end(kBuildRuntimeLibraries));
   r.capiLibrary = kBuildCApiLibrary;
   r.capiHeader = r.includeDir + "/attn/capi.h";
+  addCuda(r, kBuildCudaLibrary);
   return r;
 }
 
@@ -157,6 +173,7 @@ struct Programs {
   std::vector<std::string> objects; // every program's
   std::vector<std::string> headers; // names in `dir`: the full program's, then each bucket's
   std::string bucketList;           // "&attn_<bucket>_program, " for each bucket
+  bool cuda = false;                // some program calls the GPU's kernels (--device cuda)
 };
 
 std::string writePrograms(Session &session, const fs::path &dir, const std::string &cpu,
@@ -169,6 +186,8 @@ std::string writePrograms(Session &session, const fs::path &dir, const std::stri
               : program.writeObject(object, (dir / header).string(), cpu);
     out.objects.insert(out.objects.end(), objects.begin(), objects.end());
     out.headers.push_back(header);
+    if (error.empty() && program.manifest().device == "cuda")
+      out.cuda = true;
     return error;
   };
   if (std::string error = write(session, "model"); !error.empty() || !session.hasSpec())
@@ -196,6 +215,7 @@ struct Bundle {
   TempDir tmp;
   std::vector<std::string> objects;
   fs::path program, payload, weightsImage;
+  bool cuda = false; // it links the CUDA runtime (Programs::cuda)
 };
 
 std::string makeBundle(Session &session, const std::string &cpu, const std::string &weightsFile,
@@ -211,6 +231,10 @@ std::string makeBundle(Session &session, const std::string &cpu, const std::stri
       !error.empty())
     return error;
   b.objects = programs.objects;
+  b.cuda = programs.cuda;
+  if (b.cuda && runtimeFiles().cuda.empty())
+    return "this attnc has no CUDA runtime to link a --device cuda program with (it was built "
+           "without the CUDA backend, or installed without libAttnRuntimeCuda.a; docs/cuda.md)";
   std::string programC;
   for (const std::string &header : programs.headers)
     programC += "#include \"" + header + "\"\n";
@@ -299,20 +323,25 @@ std::string placeAll(const std::vector<std::pair<fs::path, fs::path>> &files) {
 
 // The compiler's command that links the bundle `b`: `head` (the output and its kind), its
 // program.c, payload.s and objects, then `whole` (archives taken whole), `libraries` (as a
-// group: any order), oneDNN, OpenMP and libm.
-std::vector<std::string> linkCommand(const Bundle &b, const std::string &includeDir,
+// group: any order), for a --device cuda bundle the CUDA runtime and its libraries, then
+// oneDNN, OpenMP and libm.
+std::vector<std::string> linkCommand(const Bundle &b, const RuntimeFiles &runtime,
                                      const std::vector<std::string> &head,
                                      const std::vector<std::string> &whole,
                                      const std::vector<std::string> &libraries) {
   std::vector<std::string> args = compilerCommand();
   args.insert(args.end(), head.begin(), head.end());
-  args.insert(args.end(), {"-I" + includeDir, "-x", "c", b.program.string(), "-x", "assembler",
-                           b.payload.string(), "-x", "none"});
+  args.insert(args.end(), {"-I" + runtime.includeDir, "-x", "c", b.program.string(), "-x",
+                           "assembler", b.payload.string(), "-x", "none"});
   args.insert(args.end(), b.objects.begin(), b.objects.end());
   args.insert(args.end(), whole.begin(), whole.end());
   args.push_back("-Wl,--start-group");
   args.insert(args.end(), libraries.begin(), libraries.end());
+  if (b.cuda)
+    args.push_back(runtime.cuda.front());
   args.push_back("-Wl,--end-group");
+  if (b.cuda)
+    args.insert(args.end(), runtime.cuda.begin() + 1, runtime.cuda.end());
   for (const std::string &f : onednnFlags())
     args.push_back(f);
   args.insert(args.end(), {"-fopenmp", "-lm"});
@@ -328,7 +357,7 @@ std::string writeExecutable(Session &session, const ExecutableOptions &o) {
   RuntimeFiles runtime = runtimeFiles();
   fs::path linked = b.tmp.path / "exe";
   std::vector<std::string> args =
-      linkCommand(b, runtime.includeDir, {"-o", linked.string()}, {}, runtime.libraries);
+      linkCommand(b, runtime, {"-o", linked.string()}, {}, runtime.libraries);
   if (std::string error = runTool(args, b.tmp.path / "link.log"); !error.empty())
     return error;
   std::error_code ec;
@@ -412,7 +441,7 @@ std::string writeLibrary(Session &session, const LibraryOptions &o) {
     if (std::string error = writeFile(exports, "{ global: attnc_*; local: *; };\n"); !error.empty())
       return error;
     std::vector<std::string> args =
-        linkCommand(b, runtime.includeDir,
+        linkCommand(b, runtime,
                     {"-shared", "-Wl,--version-script=" + exports.string(), "-o", built.string()},
                     {"-Wl,--whole-archive", libraries[0], "-Wl,--no-whole-archive"},
                     std::vector<std::string>(libraries.begin() + 1, libraries.end()));
@@ -428,9 +457,12 @@ std::string writeLibrary(Session &session, const LibraryOptions &o) {
       if (std::string error = runTool(args, b.tmp.path / "compile.log"); !error.empty())
         return error;
     }
-    // One archive with everything: the model's parts and the runtime's objects (ar's MRI
-    // script merges archives; it cannot quote, so a path with a space or one of +,;* would
-    // be misread).
+    // One archive with everything: the model's parts and the runtime's objects, for --device
+    // cuda attnc's CUDA runtime and the static CUDA runtime too (cuBLASLt, a shared library,
+    // stays a link flag: docs/cuda.md). ar's MRI script merges archives; it cannot quote, so a
+    // path with a space or one of +,;* would be misread.
+    if (b.cuda)
+      libraries.insert(libraries.end(), runtime.cuda.begin(), runtime.cuda.begin() + 2);
     for (const std::string &path : libraries)
       if (path.find_first_of(" \t+,;*") != std::string::npos)
         return "--lib cannot merge the runtime library '" + path +

@@ -368,11 +368,6 @@ bool Session::compiledObjects(std::vector<std::string> &objects) {
   return true;
 }
 
-// Ahead-of-time programs link the CPU runtime only so far (docs/cuda.md).
-constexpr const char *kNoAotForDevice =
-    "ahead-of-time programs for --device cuda are not supported yet: compile for the CPU, or "
-    "run the model with an attnc verb (attnc train/run/translate --device cuda)";
-
 std::string deviceUnavailable(pipelines::Device device) {
   if (device == pipelines::Device::CPU)
     return "";
@@ -481,8 +476,6 @@ std::optional<std::vector<std::unique_ptr<Model>>> Session::loadBuckets() {
 
 std::string Session::writeObject(const std::string &objectPath, const std::string &headerPath,
                                  const std::string &cpu) {
-  if (options_.device != pipelines::Device::CPU)
-    return kNoAotForDevice;
   if (!runTo(Stage::LLVM))
     return "the model does not compile";
   std::string error = target::writeObject(*module_, objectPath, cpu);
@@ -493,8 +486,6 @@ std::string Session::writeObject(const std::string &objectPath, const std::strin
 
 std::string Session::writeObjects(const std::string &stem, const std::string &headerPath,
                                   const std::string &cpu, std::vector<std::string> &paths) {
-  if (options_.device != pipelines::Device::CPU)
-    return kNoAotForDevice;
   if (!runTo(Stage::LLVM))
     return "the model does not compile";
   std::vector<std::string> objects;

@@ -69,6 +69,7 @@ std::string manifestToJson(const Manifest &m) {
               {"cname", m.cname},
               {"cpu", m.cpu},
               {"cpu_features", m.cpuFeatures},
+              {"device", m.device},
               {"params", toJson(m.params)},
               {"entries", entries}}
       .dump();
@@ -82,6 +83,7 @@ std::optional<Manifest> manifestFromJson(const std::string &text) {
     m.cname = j.at("cname").get<std::string>();
     m.cpu = j.at("cpu").get<std::string>();
     m.cpuFeatures = j.at("cpu_features").get<std::string>();
+    m.device = j.at("device").get<std::string>();
     m.params = tensorsFrom(j.at("params"));
     for (const json &e : j.at("entries")) {
       EntryDesc d;
@@ -130,6 +132,9 @@ FailureOr<Manifest> readManifest(ModuleOp module, const std::string &model,
     m.params.push_back(*desc);
   }
   for (auto func : module.getOps<func::FuncOp>()) {
+    // attn-to-cuda's kernel calls: the program needs a GPU where it runs.
+    if (func.isExternal() && func.getSymName().starts_with(::attn::names::kCudaKernelPrefix))
+      m.device = "cuda";
     if (func.isPrivate() || func.isExternal())
       continue;
     EntryDesc e;
@@ -220,7 +225,8 @@ std::string renderHeader(const Manifest &m, const std::string &source) {
      << "static const attn_program_info " << p << "_program = {" << cString(m.model) << ", "
      << m.params.size() << ", " << p << "_params, " << m.entries.size() << ", " << p << "_entries, "
      << (m.cpu.empty() ? "0" : cString(m.cpu)) << ", "
-     << (m.cpuFeatures.empty() ? "0" : cString(m.cpuFeatures))
+     << (m.cpuFeatures.empty() ? "0" : cString(m.cpuFeatures)) << ", "
+     << (m.device.empty() ? "0" : cString(m.device))
      << "};\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return os.str();
 }
@@ -255,6 +261,10 @@ ProgramInfo::ProgramInfo(const Manifest &m,
   info.num_entries = entries.size();
   info.entries = entries.data();
   // In-process code is compiled for this host: nothing to check (cpu, cpu_features null).
+  if (!m.device.empty()) {
+    strings.push_back(std::make_unique<std::string>(m.device));
+    info.device = strings.back()->c_str();
+  }
 }
 
 attn_tensor_info ProgramInfo::convert(const TensorDesc &t) {

@@ -1,7 +1,13 @@
 #include "attn/Program.h"
 #include "attn/Cpu.h"
 
+#include <cstring>
 #include <stdexcept>
+
+// attn/cuda/Offload.h's probe, defined where attnc's CUDA runtime is linked (a program
+// compiled with --device cuda calls its kernels, which pull it in); null elsewhere. Weak, so
+// that the CPU runtime never needs the CUDA one.
+extern "C" const char *attn_cuda_device_unavailable(void) __attribute__((weak));
 
 namespace attn {
 
@@ -63,6 +69,19 @@ Program::Program(const attn_program_info *info) : info_(info) {
           "; compile it again for this machine (attnc compile --cpu native) or for an older "
           "CPU (--cpu x86-64-v3)");
     }
+  }
+  if (info->device) {
+    std::string why;
+    if (std::strcmp(info->device, "cuda") != 0)
+      why = "this runtime knows no device '" + std::string(info->device) + "'";
+    else if (!attn_cuda_device_unavailable)
+      why = "it was linked without attnc's CUDA runtime (libAttnRuntimeCuda)";
+    else
+      why = attn_cuda_device_unavailable();
+    if (!why.empty())
+      throw std::runtime_error("attn: model '" + safeName(info->name) +
+                               "' was compiled with --device " + info->device +
+                               " and cannot run here: " + why);
   }
 }
 

@@ -21,6 +21,15 @@ std::string deviceUnavailable() {
     return std::string("CUDA is not usable: ") + cudaGetErrorString(err);
   if (count == 0)
     return "no CUDA device";
+  // The kernels are sm_90 machine code with no PTX (runtime/cuda/CMakeLists.txt): another
+  // architecture would fail at the first launch with "no kernel image".
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
+      major != 9)
+    return "attnc's GPU kernels are built for sm_90 (Hopper), and this GPU is sm_" +
+           std::to_string(major) + std::to_string(minor);
   return {};
 }
 

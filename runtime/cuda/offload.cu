@@ -3,6 +3,7 @@
 // buffer (honouring the memref's strides), copy it to the device, round it to bf16 there, run
 // the kernels, widen the results to f32 on the device, copy them back and scatter them into
 // the result memrefs. Device buffers grow and are kept per thread.
+#include "attn/cuda/Device.h"
 #include "attn/cuda/FlashAttention.h"
 #include "attn/cuda/Offload.h"
 
@@ -213,4 +214,10 @@ extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention_backward(
   downloadBf16<attn_memref4, 4>(kernel, gk, *dk);
   downloadBf16<attn_memref4, 4>(kernel, gv, *dv);
   check(kernel, synchronize());
+}
+
+extern "C" const char *attn_cuda_device_unavailable(void) {
+  static thread_local std::string why;
+  why = deviceUnavailable();
+  return why.c_str();
 }

@@ -200,12 +200,15 @@ int eval(const ModelConfig &c, const Raw &r) {
 }
 
 int info(const ModelConfig &c) {
-  attn::Program program(attn::app::bundledProgram());
-  const attn_program_info &p = program.info();
+  // The program info as it is, not through attn::Program, which refuses a program this
+  // machine cannot run: info says what the executable holds anywhere.
+  const attn_program_info &p = *attn::app::bundledProgram();
   std::cout << c.name << ": " << attn::task::taskName(c.data.task) << " model compiled by attnc"
-            << " for the CPU " << (p.cpu ? p.cpu : "?") << "\nentries:";
-  for (const std::string &e : program.entryNames())
-    std::cout << " " << e;
+            << " for the CPU " << (p.cpu ? p.cpu : "?")
+            << (p.device ? std::string(", its fused attention on ") + p.device : std::string())
+            << "\nentries:";
+  for (int32_t i = 0; i < p.num_entries; ++i)
+    std::cout << " " << p.entries[i].name;
   std::cout << "\nweights: "
             << (attn::app::bundledWeightsFile().empty()
                     ? std::string("embedded")

@@ -29,10 +29,10 @@ inline std::string scratch(const std::string &group, const std::string &name) {
   return dir;
 }
 
-// Runs `attnc args` through the shell (so args may redirect stdin); returns its exit status
-// and appends its output (stdout and stderr) to `out`.
-inline int attnc(const std::string &args, std::string *out = nullptr) {
-  std::string cmd = std::string(ATTNC) + " " + args + " 2>&1";
+// Runs `command` through the shell; returns its exit status and appends its output (stdout
+// and stderr) to `out`.
+inline int shell(const std::string &command, std::string *out = nullptr) {
+  std::string cmd = command + " 2>&1";
   FILE *pipe = popen(cmd.c_str(), "r");
   std::string text;
   char buf[4096];
@@ -42,6 +42,11 @@ inline int attnc(const std::string &args, std::string *out = nullptr) {
   if (out)
     *out += text;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs `attnc args` through the shell (so args may redirect stdin), as shell() does.
+inline int attnc(const std::string &args, std::string *out = nullptr) {
+  return shell(std::string(ATTNC) + " " + args, out);
 }
 
 // The same with `input` on stdin (through a file in `dir`, named after this process: tests

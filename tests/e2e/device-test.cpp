@@ -70,13 +70,48 @@ TEST(DeviceCuda, WithoutAUsableGpuNothingStartsAndAttncSaysWhy) {
             1);
   EXPECT_NE(out.find("attnc: error: --device cuda: "), std::string::npos) << out;
   EXPECT_FALSE(std::filesystem::exists(dir + "/run")) << "a run directory for a run that never ran";
-  // Ahead of time, --device cuda is refused on any machine.
-  out.clear();
-  EXPECT_EQ(e2e::attnc("compile " + kModel + kOneHead + " --device cuda -o " + dir + "/m.o", &out),
-            1);
-  EXPECT_NE(out.find("ahead-of-time programs for --device cuda are not supported yet"),
-            std::string::npos)
+}
+
+// Ahead of time: the object's program info says it needs a GPU, and an executable links the
+// CUDA runtime (never the driver, so it starts anywhere) and refuses, with the reason, to run
+// where there is no usable GPU.
+TEST(DeviceCuda, AheadOfTimeProgramsSayTheyNeedAGpu) {
+  std::string dir = e2e::scratch("device", "aot"), out;
+  ASSERT_EQ(e2e::attnc("compile " + kModel + kOneHead + " --device cuda -o " + dir +
+                           "/m.o --header " + dir + "/m.h",
+                       &out),
+            0)
       << out;
+  std::ifstream header(dir + "/m.h");
+  std::string text((std::istreambuf_iterator<char>(header)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(", \"cuda\"};"), std::string::npos) << "the program info names no device";
+
+  out.clear();
+  int rc = e2e::attnc(
+      "compile " + kModel + kOneHead + " --device cuda --exe -o " + dir + "/generate", &out);
+  if (!ATTN_HAVE_CUDA) {
+    EXPECT_EQ(rc, 1);
+    EXPECT_NE(out.find("has no CUDA runtime to link a --device cuda program with"),
+              std::string::npos)
+        << out;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/generate"));
+    return;
+  }
+  ASSERT_EQ(rc, 0) << out;
+  out.clear();
+  ASSERT_EQ(e2e::shell("ldd " + dir + "/generate", &out), 0) << out;
+  for (const char *library : {"libcuda.so", "libLLVM", "libMLIR"})
+    EXPECT_EQ(out.find(library), std::string::npos) << library << " is linked:\n" << out;
+  out.clear();
+  ASSERT_EQ(e2e::shell(dir + "/generate info", &out), 0) << out;
+  EXPECT_NE(out.find("its fused attention on cuda"), std::string::npos) << out;
+  if (!cudaUnavailable().empty()) {
+    out.clear();
+    EXPECT_EQ(e2e::shell(dir + "/generate run --count 4", &out), 1) << out;
+    EXPECT_NE(out.find("was compiled with --device cuda and cannot run here: "),
+              std::string::npos)
+        << out;
+  }
 }
 
 TEST(DeviceCuda, TrainsToTheCpuLossesOnAGpu) {

@@ -7,6 +7,7 @@
 //
 // the CPU flash kernels' signatures, so the op's operands and results are the same memrefs;
 // the runtime moves them to the device and back. Everything else is left for attn-to-onednn.
+#include "attn/Names.h"
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 #include "compiler/Conversion/FlashAttention.h"
 #include "compiler/Conversion/Passes.h"
@@ -64,10 +65,11 @@ struct AttnToCUDA : mlir::attn::impl::AttnToCUDABase<AttnToCUDA> {
   using AttnToCUDABase::AttnToCUDABase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ToCudaCall<FusedAttentionOp>>(&getContext(), "attn_rt_cuda_flash_attention",
+    const std::string prefix = ::attn::names::kCudaKernelPrefix;
+    patterns.add<ToCudaCall<FusedAttentionOp>>(&getContext(), prefix + "flash_attention",
                                                remarks);
     patterns.add<ToCudaCall<FusedAttentionGradOp>>(
-        &getContext(), "attn_rt_cuda_flash_attention_backward", remarks);
+        &getContext(), prefix + "flash_attention_backward", remarks);
     // As attn-to-onednn: only the attn ops are rewritten, so that the to_memref / to_tensor
     // pairs around each call reach one-shot bufferization exactly as created.
     GreedyRewriteConfig config;

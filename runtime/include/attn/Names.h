@@ -6,6 +6,10 @@
 
 namespace attn::names {
 
+// The runtime kernels attn-to-cuda calls (attn/cuda/Offload.h: attn_rt_cuda_flash_attention,
+// ..._backward): a program calling one needs a GPU (attn_program_info::device).
+inline constexpr const char *kCudaKernelPrefix = "attn_rt_cuda_";
+
 // @loss_grad: the loss, then "grad:<param>" per trainable parameter (attn-autodiff).
 inline constexpr const char *kGradPrefix = "grad:";
 // @train_step(inputs..., lr, step) -> (loss, grad_norm, "update:<param or state>"...)

@@ -71,6 +71,28 @@ TEST(Program, DtypeAndCountMismatch) {
   EXPECT_THROW(p.call("forward", {}, {x}), std::runtime_error);
 }
 
+// A program compiled for a device is refused, with the reason, where it cannot run: this test
+// links no CUDA runtime (the weak probe is null), and no runtime knows a made-up device.
+TEST(Program, RefusesADeviceItCannotRun) {
+  auto message = [](const char *device) {
+    attn_program_info info = kProgram;
+    info.device = device;
+    try {
+      attn::Program p(&info);
+    } catch (const std::runtime_error &e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(message(nullptr), "");
+  EXPECT_NE(message("cuda").find("'tiny' was compiled with --device cuda and cannot run here: it "
+                                 "was linked without attnc's CUDA runtime"),
+            std::string::npos)
+      << message("cuda");
+  EXPECT_NE(message("tpu").find("this runtime knows no device 'tpu'"), std::string::npos)
+      << message("tpu");
+}
+
 TEST(Tensor, ValueSemanticsAndAlignment) {
   attn::Tensor a = attn::Tensor::f32({2, 2}, {1, 2, 3, 4});
   EXPECT_EQ(reinterpret_cast<uintptr_t>(a.raw()) % 64, 0u);

@@ -25,6 +25,12 @@ void _mlir_ciface_attn_rt_cuda_flash_attention_backward(
     attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq, attn_memref4 *dk,
     attn_memref4 *dv, int64_t causal, float scale);
 
+/* Why this process cannot run these kernels ("" when it can: a driver and a GPU). attn::Program
+ * asks it before running a program whose attn_program_info::device is "cuda", through a weak
+ * reference: a program linked without this library is refused with a message too. The string
+ * lives until the thread's next call. */
+const char *attn_cuda_device_unavailable(void);
+
 #ifdef __cplusplus
 }
 #endif
