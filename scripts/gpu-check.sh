@@ -49,6 +49,7 @@ if step configure 120 cmake -S tests/cuda -B "$build" -G Ninja -DCMAKE_BUILD_TYP
   step attention 180 "$build/bin/attn-cuda-attention-test"
   step train-kernels 120 "$build/bin/attn-cuda-train-kernels-test"
   step matmul 120 "$build/bin/attn-cuda-matmul-test"
+  step recurrent 120 "$build/bin/attn-cuda-recurrent-kernels-test"
   if [ $bench = 1 ]; then
     step bench 240 "$build/bin/attn-bench-cuda-attention" --json "$out/attnc.json"
     step torch 240 python3 tests/bench/cuda-attention.py --json "$out/torch.json"
