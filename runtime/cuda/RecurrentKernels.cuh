@@ -64,8 +64,8 @@ __global__ void __launch_bounds__(kThreads)
 // dh [B, H]: the gradient reaching h<t> (its output's and, through W_hh, step t+1's: the
 // caller's GEMM). dcNext [B, H]: reaching c<t> from step t+1, null at the last step. Writes
 // dz [B, 4H] (the caller's weight GEMMs and dh<t-1> = dz W_hh^T), dcPrev [B, H] and, with
-// peepholes, dpeepRows [B, 3H]: each row's share of dpeep, summed over rows and steps by
-// sumRows in a fixed order.
+// peepholes, dpeepRows [B, 3H]: each row's share of dpeep, summed over rows and steps in a
+// fixed order by TrainKernels.cuh's sumChunks (attn::cuda::sumRows).
 __global__ void __launch_bounds__(kThreads)
     lstmBackward(int64_t B, int64_t H, const float *__restrict__ gates,
                  const float *__restrict__ cPrev, const float *__restrict__ c,
@@ -245,21 +245,6 @@ __global__ void __launch_bounds__(kThreads)
     da[b * 3 * H + H + u] = drh[e] * hPrev[e] * r * (1.0f - r);
     dhPrev[e] += drh[e] * r;
   }
-}
-
-//===- sums over rows ------------------------------------------------------------------------===//
-
-// grid: column blocks of 128. out[c] = sum over rows, in order, of in[row][c] ([rows, cols]):
-// a peephole gradient from the per-row shares of every step.
-__global__ void __launch_bounds__(kThreads)
-    sumRows(int64_t rows, int64_t cols, const float *__restrict__ in, float *__restrict__ out) {
-  const int64_t c = int64_t(blockIdx.x) * kThreads + threadIdx.x;
-  if (c >= cols)
-    return;
-  float s = 0.0f;
-  for (int64_t r = 0; r < rows; ++r)
-    s += in[r * cols + c];
-  out[c] = s;
 }
 
 } // namespace attn::cuda::recurrent

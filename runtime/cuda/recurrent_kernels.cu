@@ -99,12 +99,4 @@ Status gruSeedCellGatesBackward(int64_t batch, int64_t hidden, const float *gate
               hPrev, drh, da, dhPrev);
 }
 
-Status sumRows(int64_t rows, int64_t cols, const float *in, float *out, void *stream) {
-  if (rows < 1 || cols < 1 || cols > int64_t(kThreads) * 0x7fffffff)
-    return Status::error("attn::cuda sumRows: shape [" + std::to_string(rows) + ", " +
-                         std::to_string(cols) + "]");
-  return launch("sum_rows", recurrent::sumRows, dim3(unsigned((cols + kThreads - 1) / kThreads)),
-                dim3(kThreads), 0, static_cast<cudaStream_t>(stream), rows, cols, in, out);
-}
-
 } // namespace attn::cuda

@@ -70,6 +70,16 @@ Status layerNormBackward(int64_t rows, int64_t dim, const float *x, const float 
   return launched("layer_norm backward (dgamma, dbeta)");
 }
 
+Status sumRows(int64_t rows, int64_t cols, const float *in, float *out, void *stream) {
+  if (rows < 1 || cols < 1 || columnBlocks(cols) > 0x7fffffffu)
+    return Status::error("attn::cuda sumRows: shape [" + std::to_string(rows) + ", " +
+                         std::to_string(cols) + "]");
+  // layer norm's sum of chunk partials: the same fixed-order column sum.
+  sumChunks<<<columnBlocks(cols), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(rows, cols,
+                                                                                   in, out);
+  return launched("sum_rows");
+}
+
 size_t crossEntropyWorkspace(int64_t rows) { return size_t(3 * rows + 1) * sizeof(float); }
 
 Status crossEntropyForward(int64_t rows, int64_t classes, const CrossEntropyOptions &options,

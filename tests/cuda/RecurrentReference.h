@@ -212,16 +212,9 @@ inline std::vector<float> hostGemm(const std::vector<float> &a, bool transA,
 }
 
 // Columns [c0, c1) of a row-major [rows, cols] matrix.
-inline std::vector<double> columns(const std::vector<float> &m, int64_t rows, int64_t cols,
-                                   int64_t c0, int64_t c1) {
-  std::vector<double> out;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = c0; c < c1; ++c)
-      out.push_back(m[r * cols + c]);
-  return out;
-}
-inline std::vector<double> columns(const std::vector<double> &m, int64_t rows, int64_t cols,
-                                   int64_t c0, int64_t c1) {
+template <typename T>
+std::vector<double> columns(const std::vector<T> &m, int64_t rows, int64_t cols, int64_t c0,
+                            int64_t c1) {
   std::vector<double> out;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = c0; c < c1; ++c)

@@ -3,8 +3,10 @@
 // cells' definitions in double and their central differences (RecurrentReference.h). Runs in
 // CI, where there is no GPU; recurrent-kernels-test.cpp runs the same cases on one.
 #include "WarpEmulator.h"
-// After the emulator: the kernels use its blockIdx, threadIdx and gridDim.
+// After the emulator: the kernels use its blockIdx, threadIdx and gridDim (and the train
+// kernels' sumChunks, behind attn::cuda::sumRows, its primitives).
 #include "../../runtime/cuda/RecurrentKernels.cuh"
+#include "../../runtime/cuda/TrainKernels.cuh"
 
 #include "RecurrentReference.h"
 
@@ -51,8 +53,8 @@ CellOutputs run(const CellProblem &p) {
          dcPrev.data(), peep ? rows.data() : nullptr);
     if (peep) {
       std::vector<float> &dpeep = out["dpeephole"] = poisoned(3 * H);
-      launch(Dim3{unsigned((3 * H + k::kThreads - 1) / k::kThreads), 1, 1}, 0, k::sumRows, B,
-             3 * H, static_cast<const float *>(rows.data()), dpeep.data());
+      launch(Dim3{attn::cuda::train::columnBlocks(3 * H), 1, 1}, 0, attn::cuda::train::sumChunks,
+             B, 3 * H, static_cast<const float *>(rows.data()), dpeep.data());
     }
     break;
   }
