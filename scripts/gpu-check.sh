@@ -5,8 +5,8 @@
 #   1. the ptxas budget (compile-only: every kernel for sm_90, no spills, no stack);
 #   2. conformance against the definitions in double: the fused attention forward and backward,
 #      then layer norm, cross-entropy and Adam, then the cuBLASLt matmuls, then the recurrent
-#      cells; and, where scripts/gpu-e2e-prepare.sh's build/gpu-e2e travelled (carry), a model
-#      compiled with --device cuda trained on the GPU against the CPU's losses;
+#      cells; and, where scripts/gpu-e2e-prepare.sh's build/gpu-e2e.tar.gz travelled (carry),
+#      models compiled with --device cuda trained on the GPU against the CPU's losses;
 #   3. the benchmark: attn-bench-cuda-attention (TFLOP/s, fraction of cuBLAS's bf16 GEMM) and
 #      PyTorch's FlashAttention-2 at the same sizes, with the ratios.
 # Prints one summary last; the log (gpu-check.log) and the benchmarks' JSON go to $OUT (the
@@ -36,7 +36,7 @@ step() { # name timeout command...
   local result=ok
   case $rc in 0) ;; 77) result=skipped ;; 124) result="TIMED OUT after ${limit}s"; status=1 ;;
     *) result="FAILED (exit $rc)"; status=1 ;; esac
-  summary+=("$(printf '%-12s %-22s %4ds' "$name" "$result" $((SECONDS - start)))")
+  summary+=("$(printf '%-18s %-22s %4ds' "$name" "$result" $((SECONDS - start)))")
   echo "== $name: $result"
   tail -n 25 "$log"
   rm -f "$log"
@@ -52,14 +52,18 @@ if step configure 120 cmake -S tests/cuda -B "$build" -G Ninja -DCMAKE_BUILD_TYP
   step train-kernels 120 "$build/bin/attn-cuda-train-kernels-test"
   step matmul 120 "$build/bin/attn-cuda-matmul-test"
   step recurrent 120 "$build/bin/attn-cuda-recurrent-kernels-test"
-  # --device cuda end to end, when scripts/gpu-e2e-prepare.sh's folder travelled with the tree:
-  # the executable trains on this GPU, to the CPU's losses within 2% (its attention is bf16).
-  e2e=build/gpu-e2e
-  if [ -x $e2e/generate ]; then
-    rm -rf "$build/gpu-run"
-    step e2e-train 240 env LD_LIBRARY_PATH="$PWD/$e2e/lib" $e2e/generate train \
-      --steps "$(cat $e2e/steps)" --out "$build/gpu-run" &&
-      step e2e-losses 30 python3 - $e2e/cpu-metrics.jsonl "$build/gpu-run/metrics.jsonl" <<'PY'
+  # --device cuda end to end, when scripts/gpu-e2e-prepare.sh's bundle travelled with the tree:
+  # each executable trains on this GPU, to the CPU's losses within 2% per step (its attention
+  # is bf16, its recurrent layers f32).
+  if [ -f build/gpu-e2e.tar.gz ]; then
+    e2e=$build/gpu-e2e
+    rm -rf "$e2e" && mkdir -p "$e2e" && tar xzf build/gpu-e2e.tar.gz -C "$e2e"
+    for dir in "$e2e"/*/; do
+      [ -x "$dir/model" ] || continue
+      name=$(basename "$dir")
+      step "$name" 240 env LD_LIBRARY_PATH="$e2e/lib" "$dir/model" train \
+        --steps "$(cat "$e2e/steps")" --out "$dir/gpu-run" &&
+        step "$name-losses" 30 python3 - "$dir/cpu-metrics.jsonl" "$dir/gpu-run/metrics.jsonl" <<'PY'
 import json, sys
 cpu, gpu = ([json.loads(l)["loss"] for l in open(f) if '"loss"' in l] for f in sys.argv[1:3])
 bad = [(i + 1, c, g) for i, (c, g) in enumerate(zip(cpu, gpu)) if abs(g - c) > 0.02 * abs(c)]
@@ -68,6 +72,7 @@ for step, c, g in bad[:10]:
     print(f"  step {step}: GPU {g:.5f}, CPU {c:.5f}")
 sys.exit(1 if bad or len(cpu) != len(gpu) or not cpu else 0)
 PY
+    done
   fi
   if [ $bench = 1 ]; then
     step bench 240 "$build/bin/attn-bench-cuda-attention" --json "$out/attnc.json"

@@ -47,11 +47,14 @@ JitProgram::load(const std::vector<std::string> &objects, const Manifest &manife
   add("_mlir_ciface_attn_rt_flash_attention_backward",
       (void *)&_mlir_ciface_attn_rt_flash_attention_backward);
 #ifdef ATTN_HAVE_CUDA
-  // --device cuda (attn-to-cuda): the fused attention on the GPU.
+  // --device cuda (attn-to-cuda): the fused attention on the GPU ...
   add("_mlir_ciface_attn_rt_cuda_flash_attention",
       (void *)&_mlir_ciface_attn_rt_cuda_flash_attention);
   add("_mlir_ciface_attn_rt_cuda_flash_attention_backward",
       (void *)&_mlir_ciface_attn_rt_cuda_flash_attention_backward);
+  // ... and the unmasked LSTM and GRU layers.
+  add("_mlir_ciface_attn_rt_cuda_rnn_forward", (void *)&_mlir_ciface_attn_rt_cuda_rnn_forward);
+  add("_mlir_ciface_attn_rt_cuda_rnn_backward", (void *)&_mlir_ciface_attn_rt_cuda_rnn_backward);
 #endif
   if (llvm::Error e = lib.define(llvm::orc::absoluteSymbols(std::move(symbols))))
     return std::move(e);

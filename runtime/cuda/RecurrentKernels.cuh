@@ -247,6 +247,33 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+//===- the sequence loop's data movement (RecurrentSequence.h) --------------------------------===//
+
+// [B, T, C] (attnc's layout, batch-major) <-> [T, B, C] in processing order (step k is time
+// T-1-k when `reverse`), so that each step's rows are contiguous for its GEMM and kernel.
+// toSteps: out [T, B, C] from in [B, T, C]; else out [B, T, C] from in [T, B, C].
+__global__ void __launch_bounds__(kThreads)
+    reorderSteps(int64_t B, int64_t T, int64_t C, int reverse, int toSteps,
+                 const float *__restrict__ in, float *__restrict__ out) {
+  for (int64_t e = firstElement(); e < B * T * C; e += elementStride()) {
+    const int64_t c = e % C;
+    if (toSteps) {
+      const int64_t k = e / (B * C), b = (e / C) % B, t = reverse ? T - 1 - k : k;
+      out[e] = in[(b * T + t) * C + c];
+    } else {
+      const int64_t b = e / (T * C), t = (e / C) % T, k = reverse ? T - 1 - t : t;
+      out[e] = in[(k * B + b) * C + c];
+    }
+  }
+}
+
+// out = a + b, elementwise over n; out may be a or b (no __restrict__).
+__global__ void __launch_bounds__(kThreads)
+    addElements(int64_t n, const float *a, const float *b, float *out) {
+  for (int64_t e = firstElement(); e < n; e += elementStride())
+    out[e] = a[e] + b[e];
+}
+
 } // namespace attn::cuda::recurrent
 
 #endif // ATTN_RUNTIME_CUDA_RECURRENTKERNELS_CUH

@@ -6,6 +6,7 @@
 #include "attn/cuda/Device.h"
 #include "attn/cuda/FlashAttention.h"
 #include "attn/cuda/Offload.h"
+#include "attn/cuda/Recurrent.h"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -165,7 +166,134 @@ AttentionShape shapeOf(const char *kernel, const attn_memref4 &q, const attn_mem
   return s;
 }
 
+// A host memref's elements in a device buffer of its own, f32 (the recurrent entries: they
+// run in f32 throughout, so a call owns its few buffers).
+template <typename M, int N> DeviceBuffer onDevice(const char *kernel, const M &m) {
+  std::vector<float> host;
+  gather<M, N>(m, host);
+  DeviceBuffer buf(host.size() * sizeof(float));
+  check(kernel, buf.status());
+  check(kernel, buf.upload(host.data(), host.size() * sizeof(float)));
+  return buf;
+}
+
+// A device buffer for a result memref's elements.
+template <typename M> DeviceBuffer resultFor(const char *kernel, const M &m) {
+  DeviceBuffer buf(count(m.sizes) * sizeof(float));
+  check(kernel, buf.status());
+  return buf;
+}
+
+template <typename M, int N> void toHost(const char *kernel, const DeviceBuffer &buf, M &m) {
+  std::vector<float> host(count(m.sizes));
+  check(kernel, buf.download(host.data(), host.size() * sizeof(float)));
+  scatter<M, N>(host, m);
+}
+
+// The CPU kernels' kinds (attn/kernels.h) the GPU sequence loop has; the shape from x [B, T,
+// I] and h0 [B, H].
+RecurrentCell cellOf(const char *kernel, int64_t kind, int64_t masked) {
+  if (masked)
+    fail(kernel, "masked sequences stay on the CPU (attn-to-cuda does not move them)");
+  if (kind == ATTN_RNN_LSTM)
+    return RecurrentCell::Lstm;
+  if (kind == ATTN_RNN_GRU)
+    return RecurrentCell::Gru;
+  fail(kernel, "the GPU's sequence loop has the LSTM and the GRU, not kind " +
+                   std::to_string(kind));
+}
+
+RecurrentShape sequenceShape(const attn_memref3 &x, const attn_memref2 &h0, int64_t reverse) {
+  RecurrentShape s;
+  s.batch = x.sizes[0];
+  s.steps = x.sizes[1];
+  s.input = x.sizes[2];
+  s.hidden = h0.sizes[1];
+  s.reverse = reverse != 0;
+  return s;
+}
+
 } // namespace
+
+extern "C" void _mlir_ciface_attn_rt_cuda_rnn_forward(
+    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 * /*mask*/,
+    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind, int64_t reverse,
+    int64_t /*training*/, int64_t peephole, int64_t masked) {
+  const char *kernel = "attn_rt_cuda_rnn_forward";
+  requireDevice(kernel);
+  const RecurrentCell cell = cellOf(kernel, kind, masked);
+  const bool lstm = cell == RecurrentCell::Lstm;
+  DeviceBuffer dx = onDevice<attn_memref3, 3>(kernel, *x), dh0 = onDevice<attn_memref2, 2>(kernel, *h0),
+               dc0 = lstm ? onDevice<attn_memref2, 2>(kernel, *c0) : DeviceBuffer(),
+               wih = onDevice<attn_memref2, 2>(kernel, *w_ih),
+               whh = onDevice<attn_memref2, 2>(kernel, *w_hh),
+               bih = onDevice<attn_memref1, 1>(kernel, *b_ih),
+               bhh = lstm ? DeviceBuffer() : onDevice<attn_memref1, 1>(kernel, *b_hh),
+               wp = peephole ? onDevice<attn_memref2, 2>(kernel, *w_peephole) : DeviceBuffer();
+  DeviceBuffer out = resultFor(kernel, *outputs), hn = resultFor(kernel, *h_n),
+               cn = lstm ? resultFor(kernel, *c_n) : DeviceBuffer();
+  const RecurrentWeights w{wih.as<float>(), whh.as<float>(), bih.as<float>(), bhh.as<float>(),
+                           wp.as<float>()};
+  check(kernel, recurrentForward(sequenceShape(*x, *h0, reverse), cell, w, dx.as<float>(),
+                                 dh0.as<float>(), dc0.as<float>(), out.as<float>(),
+                                 hn.as<float>(), cn.as<float>()));
+  toHost<attn_memref3, 3>(kernel, out, *outputs);
+  toHost<attn_memref2, 2>(kernel, hn, *h_n);
+  if (lstm)
+    toHost<attn_memref2, 2>(kernel, cn, *c_n);
+}
+
+extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
+    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 * /*mask*/,
+    attn_memref3 * /*outputs*/, attn_memref2 * /*h_n*/, attn_memref2 * /*c_n*/,
+    attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
+    attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
+    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind,
+    int64_t reverse, int64_t peephole, int64_t masked) {
+  const char *kernel = "attn_rt_cuda_rnn_backward";
+  requireDevice(kernel);
+  const RecurrentCell cell = cellOf(kernel, kind, masked);
+  const bool lstm = cell == RecurrentCell::Lstm;
+  DeviceBuffer dx = onDevice<attn_memref3, 3>(kernel, *x), dh0 = onDevice<attn_memref2, 2>(kernel, *h0),
+               dc0 = lstm ? onDevice<attn_memref2, 2>(kernel, *c0) : DeviceBuffer(),
+               wih = onDevice<attn_memref2, 2>(kernel, *w_ih),
+               whh = onDevice<attn_memref2, 2>(kernel, *w_hh),
+               bih = onDevice<attn_memref1, 1>(kernel, *b_ih),
+               bhh = lstm ? DeviceBuffer() : onDevice<attn_memref1, 1>(kernel, *b_hh),
+               wp = peephole ? onDevice<attn_memref2, 2>(kernel, *w_peephole) : DeviceBuffer(),
+               gOut = onDevice<attn_memref3, 3>(kernel, *d_outputs),
+               ghn = onDevice<attn_memref2, 2>(kernel, *d_h_n),
+               gcn = lstm ? onDevice<attn_memref2, 2>(kernel, *d_c_n) : DeviceBuffer();
+  DeviceBuffer rx = resultFor(kernel, *d_x), rh0 = resultFor(kernel, *d_h0),
+               rc0 = lstm ? resultFor(kernel, *d_c0) : DeviceBuffer(),
+               rwih = resultFor(kernel, *d_w_ih), rwhh = resultFor(kernel, *d_w_hh),
+               rbih = resultFor(kernel, *d_b_ih),
+               rbhh = lstm ? DeviceBuffer() : resultFor(kernel, *d_b_hh),
+               rwp = peephole ? resultFor(kernel, *d_w_peephole) : DeviceBuffer();
+  const RecurrentWeights w{wih.as<float>(), whh.as<float>(), bih.as<float>(), bhh.as<float>(),
+                           wp.as<float>()};
+  const RecurrentGradients g{rx.as<float>(),   rh0.as<float>(),  rc0.as<float>(),
+                             rwih.as<float>(), rwhh.as<float>(), rbih.as<float>(),
+                             rbhh.as<float>(), rwp.as<float>()};
+  check(kernel, recurrentBackward(sequenceShape(*x, *h0, reverse), cell, w, dx.as<float>(),
+                                  dh0.as<float>(), dc0.as<float>(), gOut.as<float>(),
+                                  ghn.as<float>(), gcn.as<float>(), g));
+  // An LSTM's d_b_hh is its d_b_ih (one bias), a GRU's d_c0 its d_h0: the lowering passes the
+  // same buffer, which the kernel writes once.
+  toHost<attn_memref3, 3>(kernel, rx, *d_x);
+  toHost<attn_memref2, 2>(kernel, rh0, *d_h0);
+  toHost<attn_memref2, 2>(kernel, rwih, *d_w_ih);
+  toHost<attn_memref2, 2>(kernel, rwhh, *d_w_hh);
+  toHost<attn_memref1, 1>(kernel, rbih, *d_b_ih);
+  if (lstm)
+    toHost<attn_memref2, 2>(kernel, rc0, *d_c0);
+  else
+    toHost<attn_memref1, 1>(kernel, rbhh, *d_b_hh);
+  if (peephole)
+    toHost<attn_memref2, 2>(kernel, rwp, *d_w_peephole);
+}
 
 extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention(attn_memref4 *q, attn_memref4 *k,
                                                           attn_memref4 *v, attn_memref2 *mask,

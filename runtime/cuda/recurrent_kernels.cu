@@ -1,14 +1,19 @@
-// Launches of RecurrentKernels.cuh behind attn/cuda/Kernels.h: shapes checked, grids sized,
-// launch errors returned.
+// Launches of RecurrentKernels.cuh behind attn/cuda/Kernels.h (shapes checked, grids sized,
+// launch errors returned), and the sequence loop of attn/cuda/Recurrent.h over them: the
+// GPU's Backend for RecurrentSequence.h.
 #include "attn/cuda/Kernels.h"
+#include "attn/cuda/Matmul.h"
+#include "attn/cuda/Recurrent.h"
 
 #include "Launch.cuh"
 // The kernels use blockIdx, threadIdx and gridDim only: no Warp.cuh primitives.
 #include "RecurrentKernels.cuh"
+#include "RecurrentSequence.h"
 
 #include <cuda_runtime.h>
 
 #include <string>
+#include <vector>
 
 namespace attn::cuda {
 namespace {
@@ -97,6 +102,112 @@ Status gruSeedCellGatesBackward(int64_t batch, int64_t hidden, const float *gate
                                 void *stream) {
   return cell("gru_cell (seed) gates backward", batch, hidden, stream, gruSeedGatesBackward, gates,
               hPrev, drh, da, dhPrev);
+}
+
+namespace {
+
+// RecurrentSequence.h's Backend on the GPU. Scratch memory is allocated per call and freed
+// with the backend; an allocation failure is kept and returned by the next operation.
+struct GpuBackend {
+  std::vector<DeviceBuffer> buffers;
+  Status failure;
+
+  float *scratch(size_t n) {
+    buffers.emplace_back(n * sizeof(float));
+    if (!buffers.back().status() && failure.ok())
+      failure = buffers.back().status();
+    return buffers.back().as<float>();
+  }
+  Status gemm(int64_t m, int64_t n, int64_t k, bool transA, bool transB, const float *a,
+              const float *b, float *c, const float *bias) {
+    if (!failure)
+      return failure;
+    MatmulShape shape;
+    shape.m = m;
+    shape.n = n;
+    shape.k = k;
+    shape.transA = transA;
+    shape.transB = transB;
+    return matmul(shape, MatmulType::F32, a, b, c, bias, bias ? Epilogue::Bias : Epilogue::None);
+  }
+  Status add(int64_t n, const float *a, const float *b, float *out) {
+    if (!failure)
+      return failure;
+    return launch("recurrent add", addElements, dim3(elementBlocks(n)), dim3(kThreads), 0,
+                  cudaStream_t(nullptr), n, a, b, out);
+  }
+  Status copy(int64_t n, const float *from, float *to) {
+    if (!failure)
+      return failure;
+    cudaError_t err = cudaMemcpyAsync(to, from, size_t(n) * sizeof(float),
+                                      cudaMemcpyDeviceToDevice, cudaStream_t(nullptr));
+    return err == cudaSuccess ? Status()
+                              : Status::error(std::string("attn::cuda recurrent copy: ") +
+                                              cudaGetErrorString(err));
+  }
+  Status reorder(int64_t B, int64_t T, int64_t C, bool reverse, bool toSteps, const float *in,
+                 float *out) {
+    if (!failure)
+      return failure;
+    return launch("recurrent reorder", reorderSteps, dim3(elementBlocks(B * T * C)),
+                  dim3(kThreads), 0, cudaStream_t(nullptr), B, T, C, int(reverse), int(toSteps),
+                  in, out);
+  }
+  Status sumRows(int64_t rows, int64_t cols, const float *in, float *out) {
+    return failure ? attn::cuda::sumRows(rows, cols, in, out) : failure;
+  }
+  template <typename... Args> Status lstmForward(Args... args) {
+    return failure ? lstmCellForward(args...) : failure;
+  }
+  template <typename... Args> Status lstmBackward(Args... args) {
+    return failure ? lstmCellBackward(args...) : failure;
+  }
+  template <typename... Args> Status gruForward(Args... args) {
+    return failure ? gruCellForward(args...) : failure;
+  }
+  template <typename... Args> Status gruBackward(Args... args) {
+    return failure ? gruCellBackward(args...) : failure;
+  }
+};
+
+Status checkSequence(const char *op, const RecurrentShape &s, const RecurrentWeights &w,
+                     RecurrentCell cell) {
+  if (s.batch < 1 || s.steps < 1 || s.input < 1 || s.hidden < 1)
+    return Status::error(std::string("attn::cuda ") + op + ": batch " + std::to_string(s.batch) +
+                         ", steps " + std::to_string(s.steps) + ", input " +
+                         std::to_string(s.input) + ", hidden " + std::to_string(s.hidden) +
+                         " (all must be >= 1)");
+  if (cell == RecurrentCell::Gru && (w.peephole || !w.bHh))
+    return Status::error(std::string("attn::cuda ") + op +
+                         ": a GRU has b_hh and no peepholes");
+  return {};
+}
+
+} // namespace
+
+Status recurrentForward(const RecurrentShape &shape, RecurrentCell cell,
+                        const RecurrentWeights &weights, const float *x, const float *h0,
+                        const float *c0, float *outputs, float *hn, float *cn) {
+  if (Status st = checkSequence("recurrent forward", shape, weights, cell); !st)
+    return st;
+  GpuBackend be;
+  sequence::Trace trace;
+  Status st = sequence::forward(be, shape, cell, weights, x, h0, c0, outputs, hn, cn, trace);
+  // The scratch buffers are freed with the backend: wait for the kernels that read them.
+  return st ? synchronize() : st;
+}
+
+Status recurrentBackward(const RecurrentShape &shape, RecurrentCell cell,
+                         const RecurrentWeights &weights, const float *x, const float *h0,
+                         const float *c0, const float *dOutputs, const float *dhn,
+                         const float *dcn, const RecurrentGradients &gradients) {
+  if (Status st = checkSequence("recurrent backward", shape, weights, cell); !st)
+    return st;
+  GpuBackend be;
+  Status st = sequence::backward(be, shape, cell, weights, x, h0, c0, dOutputs, dhn, dcn,
+                                 gradients);
+  // The scratch buffers are freed with the backend: wait for the kernels that read them.
+  return st ? synchronize() : st;
 }
 
 } // namespace attn::cuda

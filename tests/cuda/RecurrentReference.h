@@ -12,6 +12,8 @@
 
 #include "TrainReference.h"
 
+#include "attn/cuda/Recurrent.h"
+
 #include <functional>
 #include <map>
 
@@ -251,6 +253,159 @@ inline std::vector<std::string> compare(const CellProblem &p, const CellOutputs 
     errors.push_back(
         {"da[u r] (as dbur)", relativeL2(columns(got.at("da"), B, 3 * H, 0, 2 * H),
                                          p.want.at("dbur"))});
+  return failuresOf(p.c.name, errors);
+}
+
+//===- whole sequences (attn/cuda/Recurrent.h) -------------------------------------------===//
+
+struct SequenceCase {
+  const char *name;
+  RecurrentCell cell;
+  int64_t batch, steps, input, hidden;
+  bool reverse, peephole;
+};
+
+inline std::vector<SequenceCase> sequenceCases() {
+  return {{"lstm", RecurrentCell::Lstm, 2, 4, 3, 5, false, false},
+          {"lstm reverse peephole", RecurrentCell::Lstm, 3, 3, 2, 4, true, true},
+          {"gru", RecurrentCell::Gru, 2, 4, 3, 5, false, false},
+          {"gru reverse", RecurrentCell::Gru, 3, 3, 4, 3, true, false}};
+}
+
+struct SequenceProblem {
+  SequenceCase c;
+  // x, h0, c0 (LSTM), wIh, wHh, bIh, bHh (GRU), peephole; dOutputs, dhn, dcn (LSTM).
+  Tensors in;
+  // outputs, hn, cn (LSTM) and "d" + each differentiable input's name.
+  std::map<std::string, std::vector<double>> want;
+};
+
+namespace detail {
+
+// The layer's forward over time (processing order reversed with `reverse`), from the step
+// equations above: outputs [B, T, H], hn (and cn).
+inline Vars sequenceForward(const SequenceCase &c, const Vars &in) {
+  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden;
+  const bool lstm = c.cell == RecurrentCell::Lstm;
+  const int64_t G = (lstm ? 4 : 3) * H;
+  std::vector<double> h = in.at("h0"), cs = lstm ? in.at("c0") : std::vector<double>();
+  Vars out;
+  out["outputs"].assign(B * T * H, 0.0);
+  for (int64_t k = 0; k < T; ++k) {
+    const int64_t t = c.reverse ? T - 1 - k : k;
+    // xw = x_t W_ih + b_ih, hw = h W_hh (+ b_hh for the GRU), [B, G] each.
+    std::vector<double> xw(B * G), hw(B * G);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t g = 0; g < G; ++g) {
+        double sx = in.at("bIh")[g], sh = lstm ? 0.0 : in.at("bHh")[g];
+        for (int64_t i = 0; i < I; ++i)
+          sx += in.at("x")[(b * T + t) * I + i] * in.at("wIh")[i * G + g];
+        for (int64_t j = 0; j < H; ++j)
+          sh += h[b * H + j] * in.at("wHh")[j * G + g];
+        xw[b * G + g] = sx;
+        hw[b * G + g] = sh;
+      }
+    Vars step;
+    if (lstm) {
+      std::vector<double> z(B * G);
+      for (int64_t e = 0; e < B * G; ++e)
+        z[e] = xw[e] + hw[e];
+      step = {{"z", z}, {"cPrev", cs}};
+      if (c.peephole)
+        step["peephole"] = in.at("peephole");
+    } else {
+      step = {{"a", xw}, {"bh", hw}, {"hPrev", h}};
+    }
+    Vars next = forward(lstm ? (c.peephole ? Cell::LstmPeephole : Cell::Lstm) : Cell::Gru, B, H,
+                        step);
+    h = next.at("h");
+    if (lstm)
+      cs = next.at("c");
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t j = 0; j < H; ++j)
+        out["outputs"][(b * T + t) * H + j] = h[b * H + j];
+  }
+  out["hn"] = h;
+  if (lstm)
+    out["cn"] = cs;
+  return out;
+}
+
+// L = sum(dOutputs * outputs) + sum(dhn * hn) [+ sum(dcn * cn)].
+inline double sequenceObjective(const SequenceCase &c, const Vars &in) {
+  Vars out = sequenceForward(c, in);
+  double l = 0;
+  for (auto [name, grad] : {std::pair{"outputs", "dOutputs"}, {"hn", "dhn"}, {"cn", "dcn"}}) {
+    if (!out.count(name))
+      continue;
+    const std::vector<double> &o = out.at(name), &d = in.at(grad);
+    for (size_t i = 0; i < o.size(); ++i)
+      l += d[i] * o[i];
+  }
+  return l;
+}
+
+} // namespace detail
+
+inline SequenceProblem makeSequenceProblem(const SequenceCase &c, std::mt19937 &rng) {
+  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden;
+  const bool lstm = c.cell == RecurrentCell::Lstm;
+  const int64_t G = (lstm ? 4 : 3) * H;
+  const float w = float(1.0 / std::sqrt(double(H)));
+  SequenceProblem p{c, {}, {}};
+  std::vector<std::string> differentiable;
+  auto draw = [&](const char *name, size_t n, float sigma, bool diff) {
+    p.in[name] = randomFloats(n, rng, 0.0f, sigma);
+    if (diff)
+      differentiable.push_back(name);
+  };
+  draw("x", B * T * I, 1.0f, true);
+  draw("h0", B * H, 0.5f, true);
+  draw("wIh", I * G, w, true);
+  draw("wHh", H * G, w, true);
+  draw("bIh", G, w, true);
+  if (lstm) {
+    draw("c0", B * H, 0.5f, true);
+    if (c.peephole)
+      draw("peephole", 3 * H, 0.5f, true);
+    draw("dcn", B * H, 1.0f, false);
+  } else {
+    draw("bHh", G, w, true);
+  }
+  draw("dOutputs", B * T * H, 1.0f, false);
+  draw("dhn", B * H, 1.0f, false);
+
+  detail::Vars vars;
+  for (const auto &[name, v] : p.in)
+    vars[name].assign(v.begin(), v.end());
+  for (auto &[name, v] : detail::sequenceForward(c, vars))
+    p.want[name] = v;
+  const double step = 1e-5; // as makeCellProblem's
+  for (const std::string &name : differentiable) {
+    std::vector<double> &x = vars[name], &g = p.want["d" + name];
+    g.assign(x.size(), 0.0);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double x0 = x[i];
+      x[i] = x0 + step;
+      const double up = detail::sequenceObjective(c, vars);
+      x[i] = x0 - step;
+      const double down = detail::sequenceObjective(c, vars);
+      x[i] = x0;
+      g[i] = (up - down) / (2 * step);
+    }
+  }
+  return p;
+}
+
+// Every output and gradient of a run (named as SequenceProblem::want) against the reference.
+inline std::vector<std::string> compare(const SequenceProblem &p, const Tensors &got) {
+  std::vector<Checked> errors;
+  for (const auto &[name, want] : p.want) {
+    auto it = got.find(name);
+    errors.push_back({name, it == got.end() || it->second.size() != want.size()
+                                ? INFINITY
+                                : relativeL2(it->second, want)});
+  }
   return failuresOf(p.c.name, errors);
 }
 

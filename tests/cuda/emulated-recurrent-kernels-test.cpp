@@ -1,12 +1,16 @@
 // The GPU kernels of one recurrent step's gates (runtime/cuda/RecurrentKernels.cuh) compiled as
 // C++ over WarpEmulator.h, launched with the grids recurrent_kernels.cu uses, against the
-// cells' definitions in double and their central differences (RecurrentReference.h). Runs in
-// CI, where there is no GPU; recurrent-kernels-test.cpp runs the same cases on one.
+// cells' definitions in double and their central differences (RecurrentReference.h); then the
+// sequence loop (RecurrentSequence.h) over the same emulated kernels and host GEMMs, against
+// the layers' forward over time and its central differences. Runs in CI, where there is no
+// GPU; recurrent-kernels-test.cpp runs the same cases on one.
 #include "WarpEmulator.h"
 // After the emulator: the kernels use its blockIdx, threadIdx and gridDim (and the train
 // kernels' sumChunks, behind attn::cuda::sumRows, its primitives).
 #include "../../runtime/cuda/RecurrentKernels.cuh"
 #include "../../runtime/cuda/TrainKernels.cuh"
+// The sequence loop, over HostBackend below instead of the GPU's.
+#include "../../runtime/cuda/RecurrentSequence.h"
 
 #include "RecurrentReference.h"
 
@@ -99,6 +103,114 @@ CellOutputs run(const CellProblem &p) {
   }
   return out;
 }
+
+// RecurrentSequence.h's Backend on the CPU: the step kernels on the emulator, GEMMs as loops.
+struct HostBackend {
+  std::vector<std::vector<float>> buffers;
+  using Status = attn::cuda::Status;
+
+  float *scratch(size_t n) {
+    buffers.push_back(poisoned(n));
+    return buffers.back().data();
+  }
+  Status gemm(int64_t m, int64_t n, int64_t k, bool transA, bool transB, const float *a,
+              const float *b, float *c, const float *bias) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float sum = bias ? bias[j] : 0.0f;
+        for (int64_t l = 0; l < k; ++l)
+          sum += (transA ? a[l * m + i] : a[i * k + l]) * (transB ? b[j * k + l] : b[l * n + j]);
+        c[i * n + j] = sum;
+      }
+    return {};
+  }
+  Status add(int64_t n, const float *a, const float *b, float *out) {
+    launch(Dim3{k::elementBlocks(n), 1, 1}, 0, k::addElements, n, a, b, out);
+    return {};
+  }
+  Status copy(int64_t n, const float *from, float *to) {
+    std::memcpy(to, from, size_t(n) * sizeof(float));
+    return {};
+  }
+  Status reorder(int64_t B, int64_t T, int64_t C, bool reverse, bool toSteps, const float *in,
+                 float *out) {
+    launch(Dim3{k::elementBlocks(B * T * C), 1, 1}, 0, k::reorderSteps, B, T, C, int(reverse),
+           int(toSteps), in, out);
+    return {};
+  }
+  Status sumRows(int64_t rows, int64_t cols, const float *in, float *out) {
+    launch(Dim3{attn::cuda::train::columnBlocks(cols), 1, 1}, 0, attn::cuda::train::sumChunks,
+           rows, cols, in, out);
+    return {};
+  }
+  template <typename... Args> Status lstmForward(int64_t B, int64_t H, Args... args) {
+    step(B, H, k::lstmForward, args...);
+    return {};
+  }
+  template <typename... Args> Status lstmBackward(int64_t B, int64_t H, Args... args) {
+    step(B, H, k::lstmBackward, args...);
+    return {};
+  }
+  template <typename... Args> Status gruForward(int64_t B, int64_t H, Args... args) {
+    step(B, H, k::gruForward, args...);
+    return {};
+  }
+  template <typename... Args> Status gruBackward(int64_t B, int64_t H, Args... args) {
+    step(B, H, k::gruBackward, args...);
+    return {};
+  }
+};
+
+class EmulatedRecurrentSequence : public ::testing::TestWithParam<SequenceCase> {};
+
+TEST_P(EmulatedRecurrentSequence, MatchesTheLayer) {
+  using namespace attn::cuda;
+  std::mt19937 rng(11);
+  const SequenceProblem p = makeSequenceProblem(GetParam(), rng);
+  const SequenceCase &c = p.c;
+  const bool lstm = c.cell == RecurrentCell::Lstm;
+  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden, G = (lstm ? 4 : 3) * H;
+  const RecurrentShape shape{B, T, I, H, c.reverse};
+  auto in = [&](const char *name) { return p.in.count(name) ? p.in.at(name).data() : nullptr; };
+  const RecurrentWeights w{in("wIh"), in("wHh"), in("bIh"), in("bHh"), in("peephole")};
+  Tensors got;
+  got["outputs"] = poisoned(B * T * H);
+  got["hn"] = poisoned(B * H);
+  std::vector<float> cn = poisoned(B * H);
+  HostBackend be;
+  sequence::Trace trace;
+  ASSERT_TRUE(sequence::forward(be, shape, c.cell, w, in("x"), in("h0"), in("c0"),
+                                got["outputs"].data(), got["hn"].data(), cn.data(), trace)
+                  .ok());
+  if (lstm)
+    got["cn"] = cn;
+  for (auto [name, n] : std::initializer_list<std::pair<const char *, int64_t>>{
+           {"dx", B * T * I}, {"dh0", B * H}, {"dwIh", I * G}, {"dwHh", H * G}, {"dbIh", G}})
+    got[name] = poisoned(n);
+  if (lstm)
+    got["dc0"] = poisoned(B * H);
+  else
+    got["dbHh"] = poisoned(G);
+  if (c.peephole)
+    got["dpeephole"] = poisoned(3 * H);
+  auto out = [&](const char *name) { return got.count(name) ? got[name].data() : nullptr; };
+  const RecurrentGradients d{out("dx"),   out("dh0"),  out("dc0"),  out("dwIh"),
+                             out("dwHh"), out("dbIh"), out("dbHh"), out("dpeephole")};
+  ASSERT_TRUE(sequence::backward(be, shape, c.cell, w, in("x"), in("h0"), in("c0"),
+                                 in("dOutputs"), in("dhn"), in("dcn"), d)
+                  .ok());
+  for (const std::string &f : compare(p, got))
+    ADD_FAILURE() << f;
+}
+
+INSTANTIATE_TEST_SUITE_P(Conformance, EmulatedRecurrentSequence,
+                         ::testing::ValuesIn(sequenceCases()),
+                         [](const ::testing::TestParamInfo<SequenceCase> &info) {
+                           std::string name;
+                           for (const char *ch = info.param.name; *ch; ++ch)
+                             name += std::isalnum(static_cast<unsigned char>(*ch)) ? *ch : '_';
+                           return name;
+                         });
 
 class EmulatedRecurrentCell : public ::testing::TestWithParam<CellCase> {};
 

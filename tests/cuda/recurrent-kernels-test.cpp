@@ -1,6 +1,7 @@
-// The GPU kernels of one recurrent step's gates (attn/cuda/Kernels.h) on a GPU, against the
-// cells' definitions in double and their central differences (RecurrentReference.h), every
-// output poisoned with NaN first. The seed GRU's GEMMs between its kernels run on the host
+// The GPU kernels of one recurrent step's gates (attn/cuda/Kernels.h) and the sequence loop
+// over them (attn/cuda/Recurrent.h) on a GPU, against the cells' and layers' definitions in
+// double and their central differences (RecurrentReference.h), every output poisoned with NaN
+// first. The seed GRU's GEMMs between its kernels run on the host
 // here (hostGemm), as in the emulated test. A plain program (the GPU machine has no
 // GoogleTest): exit 0 pass, 1 fail, 77 no GPU.
 #include "GpuTest.h"
@@ -109,6 +110,41 @@ CellOutputs run(const CellProblem &p) {
   return out;
 }
 
+// The sequence loop of attn/cuda/Recurrent.h on the device (cuBLASLt GEMMs and the kernels).
+Tensors runSequence(const SequenceProblem &p) {
+  const SequenceCase &c = p.c;
+  const bool lstm = c.cell == RecurrentCell::Lstm;
+  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden, G = (lstm ? 4 : 3) * H;
+  std::map<std::string, DeviceBuffer> in;
+  for (const auto &[name, v] : p.in)
+    in.emplace(name, uploaded(v));
+  auto x = [&](const char *name) { return in.count(name) ? in.at(name).as<float>() : nullptr; };
+  const RecurrentShape shape{B, T, I, H, c.reverse};
+  const RecurrentWeights w{x("wIh"), x("wHh"), x("bIh"), x("bHh"), x("peephole")};
+  std::map<std::string, std::pair<DeviceBuffer, int64_t>> out;
+  auto result = [&](const char *name, int64_t n, bool wanted) -> float * {
+    if (!wanted)
+      return nullptr;
+    out.emplace(name, std::pair{poisonedFloats(n), n});
+    return out.at(name).first.as<float>();
+  };
+  float *outputs = result("outputs", B * T * H, true), *hn = result("hn", B * H, true),
+        *cn = result("cn", B * H, lstm);
+  check(recurrentForward(shape, c.cell, w, x("x"), x("h0"), x("c0"), outputs, hn, cn),
+        "recurrent forward");
+  const RecurrentGradients d{result("dx", B * T * I, true),   result("dh0", B * H, true),
+                             result("dc0", B * H, lstm),       result("dwIh", I * G, true),
+                             result("dwHh", H * G, true),      result("dbIh", G, true),
+                             result("dbHh", G, !lstm),         result("dpeephole", 3 * H, c.peephole)};
+  check(recurrentBackward(shape, c.cell, w, x("x"), x("h0"), x("c0"), x("dOutputs"), x("dhn"),
+                          x("dcn"), d),
+        "recurrent backward");
+  Tensors got;
+  for (const auto &[name, buffer] : out)
+    got[name] = downloaded<float>(buffer.first, buffer.second);
+  return got;
+}
+
 } // namespace
 
 int main() {
@@ -119,6 +155,12 @@ int main() {
     std::printf("  %s\n", c.name);
     const CellProblem p = makeCellProblem(c, rng);
     for (const std::string &f : compare(p, run(p)))
+      fail(f);
+  }
+  for (const SequenceCase &c : sequenceCases()) {
+    std::printf("  sequence %s\n", c.name);
+    const SequenceProblem p = makeSequenceProblem(c, rng);
+    for (const std::string &f : compare(p, runSequence(p)))
       fail(f);
   }
   // Bad shapes are refused with the shape in the message, before any launch.

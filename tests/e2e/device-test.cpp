@@ -51,6 +51,29 @@ TEST(DeviceCuda, TheFusedAttentionOfHeadDim64RunsOnTheGpu) {
   EXPECT_NE(out.find("call @attn_rt_matmul("), std::string::npos);
 }
 
+// The LSTM and GRU layers without a mask run the GPU's sequence loop; masked ones (packed
+// rows) stay on the CPU with a remark.
+TEST(DeviceCuda, UnmaskedRecurrentLayersRunOnTheGpu) {
+  std::string out;
+  ASSERT_EQ(e2e::attnc("emit --stage=lowered " + std::string(ATTN_SOURCE_DIR) +
+                           "/models/sines-forecast.yaml --device cuda",
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("call @attn_rt_cuda_rnn_forward("), std::string::npos);
+  EXPECT_EQ(out.find("call @attn_rt_rnn_forward("), std::string::npos);
+  out.clear();
+  ASSERT_EQ(e2e::attnc("emit --stage=lowered " + std::string(ATTN_SOURCE_DIR) +
+                           "/models/pos-tagger.yaml --device cuda --remarks",
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("remark: stays on the CPU: a masked sequence"), std::string::npos)
+      << out.substr(0, 2000);
+  EXPECT_NE(out.find("call @attn_rt_rnn_forward("), std::string::npos);
+  EXPECT_EQ(out.find("call @attn_rt_cuda_rnn_forward("), std::string::npos);
+}
+
 TEST(DeviceCuda, AttentionTheGpuKernelsLackStaysOnTheCpuAndSaysWhy) {
   std::string out;
   ASSERT_EQ(e2e::attnc("emit --stage=lowered " + kModel + " --device cuda --remarks", &out), 0)

@@ -9,6 +9,7 @@
 // the runtime moves them to the device and back. Everything else is left for attn-to-onednn.
 #include "attn/Names.h"
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
+#include "compiler/Conversion/AttnToOneDNN/Patterns.h"
 #include "compiler/Conversion/FlashAttention.h"
 #include "compiler/Conversion/Passes.h"
 #include "dialect/AttnOps.h"
@@ -27,7 +28,12 @@ namespace {
 
 // Why the GPU kernels cannot compute `op`, or "" (they are built for head dims 64 and 128,
 // with values as wide as the keys).
-template <typename Op> std::string whyNotOnGpu(Op op, bool readsWeights) {
+template <typename Op> std::string whyNotOnGpu(Op op) {
+  bool readsWeights;
+  if constexpr (std::is_same_v<Op, FusedAttentionOp>)
+    readsWeights = op.getWithWeights();
+  else
+    readsWeights = static_cast<bool>(op.getWeights());
   if (readsWeights)
     return "its weights are read (the flash kernels never form them)";
   if (!flashScale(op))
@@ -42,34 +48,51 @@ template <typename Op> std::string whyNotOnGpu(Op op, bool readsWeights) {
 }
 
 template <typename Op> struct ToCudaCall : OpRewritePattern<Op> {
-  ToCudaCall(MLIRContext *ctx, StringRef kernel, bool remarks)
-      : OpRewritePattern<Op>(ctx), kernel(kernel), remarks(remarks) {}
+  ToCudaCall(MLIRContext *ctx, StringRef kernel) : OpRewritePattern<Op>(ctx), kernel(kernel) {}
   LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
-    bool readsWeights;
-    if constexpr (std::is_same_v<Op, FusedAttentionOp>)
-      readsWeights = op.getWithWeights();
-    else
-      readsWeights = static_cast<bool>(op.getWeights());
-    if (std::string why = whyNotOnGpu(op, readsWeights); !why.empty()) {
-      if (remarks)
-        op.emitRemark("stays on the CPU: ") << why;
+    if (!whyNotOnGpu(op).empty())
       return failure();
-    }
     return onednn::replaceWithKernelCall(op, rewriter, kernel, {op.getCausal()}, {*flashScale(op)});
   }
   std::string kernel;
-  bool remarks;
 };
+
+// Why the GPU's sequence loop (attn/cuda/Recurrent.h) cannot run a recurrent op, or "".
+std::string sequenceWhyNotOnGpu(Operation *op) {
+  if (isa<RnnOp, RnnGradOp>(op))
+    return "the GPU's sequence loop has the LSTM and the GRU, not the vanilla RNN";
+  Value mask = isa<GruOp>(op)        ? cast<GruOp>(op).getMask()
+               : isa<LstmOp>(op)     ? cast<LstmOp>(op).getMask()
+               : isa<GruGradOp>(op)  ? cast<GruGradOp>(op).getMask()
+                                     : cast<LstmGradOp>(op).getMask();
+  if (mask)
+    return "a masked sequence (packed rows of different lengths) has no GPU form yet";
+  return "";
+}
 
 struct AttnToCUDA : mlir::attn::impl::AttnToCUDABase<AttnToCUDA> {
   using AttnToCUDABase::AttnToCUDABase;
   void runOnOperation() override {
+    // The remarks first, once per op (the rewrite driver may try an op more than once).
+    if (remarks)
+      getOperation()->walk([](Operation *op) {
+        std::string why;
+        if (auto attention = dyn_cast<FusedAttentionOp>(op))
+          why = whyNotOnGpu(attention);
+        else if (auto grad = dyn_cast<FusedAttentionGradOp>(op))
+          why = whyNotOnGpu(grad);
+        else if (isa<RnnOp, GruOp, LstmOp, RnnGradOp, GruGradOp, LstmGradOp>(op))
+          why = sequenceWhyNotOnGpu(op);
+        if (!why.empty())
+          op->emitRemark("stays on the CPU: ") << why;
+      });
     RewritePatternSet patterns(&getContext());
     const std::string prefix = ::attn::names::kCudaKernelPrefix;
-    patterns.add<ToCudaCall<FusedAttentionOp>>(&getContext(), prefix + "flash_attention",
-                                               remarks);
-    patterns.add<ToCudaCall<FusedAttentionGradOp>>(
-        &getContext(), prefix + "flash_attention_backward", remarks);
+    patterns.add<ToCudaCall<FusedAttentionOp>>(&getContext(), prefix + "flash_attention");
+    patterns.add<ToCudaCall<FusedAttentionGradOp>>(&getContext(),
+                                                   prefix + "flash_attention_backward");
+    onednn::populateRecurrentPatterns(patterns, prefix + "rnn_forward", prefix + "rnn_backward",
+                                      sequenceWhyNotOnGpu);
     // As attn-to-onednn: only the attn ops are rewritten, so that the to_memref / to_tensor
     // pairs around each call reach one-shot bufferization exactly as created.
     GreedyRewriteConfig config;

@@ -3,12 +3,21 @@
 
 #include "mlir/IR/PatternMatch.h"
 
+#include <functional>
+#include <string>
+
 namespace mlir::attn::onednn {
 /// matmul and dense -> calls of the runtime's oneDNN kernels (runtime/cpu/matmul.cpp).
 void populateCorePatterns(RewritePatternSet &patterns);
 /// rnn, gru, lstm and their *_grad ops -> calls of the runtime's oneDNN RNN kernels
 /// (runtime/cpu/recurrent.cpp).
 void populateRecurrentPatterns(RewritePatternSet &patterns);
+/// Why a recurrent op stays where it is ("" when the patterns below take it).
+using RecurrentRefusal = std::function<std::string(Operation *)>;
+/// rnn, gru, lstm and their *_grad ops that `refusal` lets through -> calls of `forward` and
+/// `backward`, which have the signatures of the CPU's RNN kernels (attn-to-cuda).
+void populateRecurrentPatterns(RewritePatternSet &patterns, StringRef forward,
+                               StringRef backward, RecurrentRefusal refusal);
 /// fused_attention and fused_attention_grad -> calls of the runtime's fused attention kernels
 /// (runtime/cpu/attention.cpp).
 void populateAttentionPatterns(RewritePatternSet &patterns);

@@ -82,13 +82,27 @@ struct KernelResults {
   }
 };
 
+// What a pattern calls, and which ops it leaves (attn-to-cuda's subset).
+struct Target {
+  std::string forward, backward;
+  RecurrentRefusal refusal;
+};
+
+bool takes(const Target &target, Operation *op) {
+  return !target.refusal || target.refusal(op).empty();
+}
+
 template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
-  using OpRewritePattern<Op>::OpRewritePattern;
+  SequenceToKernel(MLIRContext *ctx, Target target)
+      : OpRewritePattern<Op>(ctx), target(std::move(target)) {}
+  Target target;
   LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
     constexpr int64_t kind = kindOf<Op>();
+    if (!takes(target, op))
+      return failure();
     Location loc = op.getLoc();
     auto kernel =
-        declareKernel(rewriter, op, "attn_rt_rnn_forward", {3, 2, 2, 2, 2, 1, 1, 2, 3, 3, 2, 2}, 5);
+        declareKernel(rewriter, op, target.forward, {3, 2, 2, 2, 2, 1, 1, 2, 3, 3, 2, 2}, 5);
     SmallVector<Value> args;
     SmallVector<Value> operands = forwardOperands(op->getOperands(), kind);
     Value peephole = peepholeOf(op), mask = op.getMask();
@@ -111,12 +125,16 @@ template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
 };
 
 template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
-  using OpRewritePattern<Op>::OpRewritePattern;
+  SequenceGradToKernel(MLIRContext *ctx, Target target)
+      : OpRewritePattern<Op>(ctx), target(std::move(target)) {}
+  Target target;
   LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
     constexpr int64_t kind = kindOf<Op>();
+    if (!takes(target, op))
+      return failure();
     Location loc = op.getLoc();
     auto kernel =
-        declareKernel(rewriter, op, "attn_rt_rnn_backward",
+        declareKernel(rewriter, op, target.backward,
                       {3, 2, 2, 2, 2, 1, 1, 2, 3, 3, 2, 2, 3, 2, 2, 3, 2, 2, 2, 2, 1, 1, 2}, 4);
     Value peephole = peepholeOf(op), mask = op.getMask();
     unsigned numForward = op->getNumResults() - (peephole ? 1 : 0);
@@ -149,7 +167,17 @@ template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
 } // namespace
 
 void mlir::attn::onednn::populateRecurrentPatterns(RewritePatternSet &patterns) {
+  Target cpu{"attn_rt_rnn_forward", "attn_rt_rnn_backward", {}};
   patterns.add<SequenceToKernel<RnnOp>, SequenceToKernel<GruOp>, SequenceToKernel<LstmOp>,
                SequenceGradToKernel<RnnGradOp>, SequenceGradToKernel<GruGradOp>,
-               SequenceGradToKernel<LstmGradOp>>(patterns.getContext());
+               SequenceGradToKernel<LstmGradOp>>(patterns.getContext(), cpu);
+}
+
+void mlir::attn::onednn::populateRecurrentPatterns(RewritePatternSet &patterns,
+                                                   StringRef forward, StringRef backward,
+                                                   RecurrentRefusal refusal) {
+  Target target{forward.str(), backward.str(), std::move(refusal)};
+  patterns.add<SequenceToKernel<RnnOp>, SequenceToKernel<GruOp>, SequenceToKernel<LstmOp>,
+               SequenceGradToKernel<RnnGradOp>, SequenceGradToKernel<GruGradOp>,
+               SequenceGradToKernel<LstmGradOp>>(patterns.getContext(), target);
 }

@@ -154,8 +154,9 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
   verb->add_flag("--no-compile-cache", c.noCompileCache,
                  "compile the program even if the compile cache holds it, and do not store it");
   verb->add_option("--device", c.device,
-                   "cpu (default), or cuda: the fused attentions the GPU kernels compute run on "
-                   "an NVIDIA GPU, the rest on the CPU (docs/cuda.md)")
+                   "cpu (default), or cuda: the fused attentions the GPU kernels compute and the "
+                   "unmasked LSTM/GRU layers run on an NVIDIA GPU, the rest on the CPU "
+                   "(docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->type_name("cpu|cuda");
 }

@@ -25,6 +25,25 @@ void _mlir_ciface_attn_rt_cuda_flash_attention_backward(
     attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq, attn_memref4 *dk,
     attn_memref4 *dv, int64_t causal, float scale);
 
+/* attn.lstm and attn.gru (PyTorch's form) without a mask, forward and backward, with the CPU
+ * kernels' signatures (attn_rt_rnn_forward, attn_rt_rnn_backward of attn/kernels.h) and kinds:
+ * the operands go to the device in f32, the sequence loop of attn/cuda/Recurrent.h runs there,
+ * the results come back. The backward recomputes the forward on the device. */
+void _mlir_ciface_attn_rt_cuda_rnn_forward(
+    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
+    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind, int64_t reverse,
+    int64_t training, int64_t peephole, int64_t masked);
+
+void _mlir_ciface_attn_rt_cuda_rnn_backward(
+    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
+    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, attn_memref3 *d_outputs,
+    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
+    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
+    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
+    int64_t peephole, int64_t masked);
+
 /* Why this process cannot run these kernels ("" when it can: a driver and a GPU). attn::Program
  * asks it before running a program whose attn_program_info::device is "cuda", through a weak
  * reference: a program linked without this library is refused with a message too. The string

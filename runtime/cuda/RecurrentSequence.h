@@ -1,0 +1,151 @@
+// The recurrent sequence loop of attn.lstm and attn.gru (PyTorch's form) over the step
+// kernels of RecurrentKernels.cuh, forward and backward, written once over a `Backend` that
+// supplies memory, GEMMs and the kernels' launches: recurrent_kernels.cu's runs on the GPU
+// (cuBLASLt and real launches), tests/cuda's on the CPU (loops and the emulator), so the
+// loop's indexing and accumulation are checked in CI where there is no GPU.
+//
+// A Backend has (all pointers in its memory, f32, row-major):
+//   float *scratch(size_t n);                    // n floats, alive until the backend goes
+//   Status gemm(m, n, k, transA, transB, a, b, c, bias);   // c [m, n] = op(a) op(b) (+ bias [n])
+//   Status add(n, a, b, out);                    // out = a + b; out may be a or b
+//   Status copy(n, from, to);
+//   Status reorder(B, T, C, reverse, toSteps, in, out);    // RecurrentKernels.cuh's reorderSteps
+//   Status sumRows(rows, cols, in, out);
+//   and the step kernels of attn/cuda/Kernels.h: lstmForward, lstmBackward, gruForward,
+//   gruBackward, with those functions' arguments.
+//
+// Shapes: x [B, T, I], h0, c0, h_n, c_n [B, H], outputs [B, T, H] (time order, as attnc's
+// sequence ops), w_ih [I, G], w_hh [H, G] with G = 4H (LSTM: i, f, g, o) or 3H (GRU: r, z, n);
+// the LSTM's one bias b_ih [4H] (b_hh unused), the GRU's b_ih and b_hh [3H]; the LSTM's
+// diagonal peephole [3, H] or null. Inside, everything runs in processing order: step k is
+// time T-1-k when `reverse`.
+#ifndef ATTN_RUNTIME_CUDA_RECURRENTSEQUENCE_H
+#define ATTN_RUNTIME_CUDA_RECURRENTSEQUENCE_H
+
+#include "attn/cuda/Recurrent.h"
+
+#include <cstdint>
+#include <utility>
+
+namespace attn::cuda::sequence {
+
+#define ATTN_TRY(expr)                                                                             \
+  do {                                                                                             \
+    if (Status st_ = (expr); !st_)                                                                 \
+      return st_;                                                                                  \
+  } while (0)
+
+inline int64_t gatesOf(RecurrentCell cell, int64_t H) {
+  return (cell == RecurrentCell::Lstm ? 4 : 3) * H;
+}
+
+// What the forward keeps for the backward, in processing order: the states before and after
+// every step ([T + 1, B, H]: state k is step k's input) and every step's gates ([T, B, 4H]).
+struct Trace {
+  float *h = nullptr, *c = nullptr, *gates = nullptr;
+};
+
+template <typename Backend>
+Status forward(Backend &be, const RecurrentShape &s, RecurrentCell cell, const RecurrentWeights &w,
+               const float *x, const float *h0, const float *c0, float *outputs, float *hn,
+               float *cn, Trace &trace) {
+  const int64_t B = s.batch, T = s.steps, I = s.input, H = s.hidden, G = gatesOf(cell, H);
+  const bool lstm = cell == RecurrentCell::Lstm;
+  // Every step's input projection in one GEMM ([B T, I] x [I, G] + b_ih), then in steps.
+  float *xwBatch = be.scratch(B * T * G), *xw = be.scratch(T * B * G);
+  ATTN_TRY(be.gemm(B * T, G, I, false, false, x, w.wIh, xwBatch, w.bIh));
+  ATTN_TRY(be.reorder(B, T, G, s.reverse, true, xwBatch, xw));
+  trace.h = be.scratch((T + 1) * B * H);
+  trace.c = lstm ? be.scratch((T + 1) * B * H) : nullptr;
+  trace.gates = be.scratch(T * B * 4 * H);
+  ATTN_TRY(be.copy(B * H, h0, trace.h));
+  if (lstm)
+    ATTN_TRY(be.copy(B * H, c0, trace.c));
+  float *rec = be.scratch(B * G); // h<t-1> W_hh (+ b_hh), then (LSTM) the whole z
+  for (int64_t k = 0; k < T; ++k) {
+    const float *hPrev = trace.h + k * B * H, *xwk = xw + k * B * G;
+    float *hNext = trace.h + (k + 1) * B * H, *gates = trace.gates + k * B * 4 * H;
+    if (lstm) {
+      ATTN_TRY(be.gemm(B, G, H, false, false, hPrev, w.wHh, rec, nullptr));
+      ATTN_TRY(be.add(B * G, xwk, rec, rec));
+      ATTN_TRY(be.lstmForward(B, H, rec, trace.c + k * B * H, w.peephole, gates,
+                              trace.c + (k + 1) * B * H, hNext));
+    } else {
+      ATTN_TRY(be.gemm(B, G, H, false, false, hPrev, w.wHh, rec, w.bHh));
+      ATTN_TRY(be.gruForward(B, H, xwk, rec, hPrev, gates, hNext));
+    }
+  }
+  ATTN_TRY(be.reorder(B, T, H, s.reverse, false, trace.h + B * H, outputs));
+  ATTN_TRY(be.copy(B * H, trace.h + T * B * H, hn));
+  if (lstm)
+    ATTN_TRY(be.copy(B * H, trace.c + T * B * H, cn));
+  return {};
+}
+
+// The gradients of every operand from those of outputs, h_n and c_n: the forward runs again
+// (nothing is kept between calls), then the steps in reverse processing order; the weight
+// gradients are one GEMM each over all steps afterwards, the bias gradients fixed-order sums.
+template <typename Backend>
+Status backward(Backend &be, const RecurrentShape &s, RecurrentCell cell,
+                const RecurrentWeights &w, const float *x, const float *h0, const float *c0,
+                const float *dOutputs, const float *dhn, const float *dcn,
+                const RecurrentGradients &d) {
+  const int64_t B = s.batch, T = s.steps, I = s.input, H = s.hidden, G = gatesOf(cell, H);
+  const bool lstm = cell == RecurrentCell::Lstm;
+  Trace trace;
+  float *outputs = be.scratch(B * T * H), *hn = be.scratch(B * H),
+        *cn = lstm ? be.scratch(B * H) : nullptr;
+  ATTN_TRY(forward(be, s, cell, w, x, h0, c0, outputs, hn, cn, trace));
+
+  float *dOut = be.scratch(T * B * H);
+  ATTN_TRY(be.reorder(B, T, H, s.reverse, true, dOutputs, dOut));
+  // dz (LSTM) or da (GRU) of every step, and the GRU's dbh; the peepholes' per-row shares.
+  float *dz = be.scratch(T * B * G), *dbh = lstm ? nullptr : be.scratch(T * B * G);
+  float *peepRows = w.peephole ? be.scratch(T * B * 3 * H) : nullptr;
+  float *dh = be.scratch(B * H), *dhCarry = be.scratch(B * H), *direct = be.scratch(B * H);
+  float *dc[2] = {lstm ? be.scratch(B * H) : nullptr, lstm ? be.scratch(B * H) : nullptr};
+  ATTN_TRY(be.copy(B * H, dhn, dhCarry));
+  if (lstm)
+    ATTN_TRY(be.copy(B * H, dcn, dc[0]));
+  for (int64_t k = T - 1; k >= 0; --k) {
+    const float *gates = trace.gates + k * B * 4 * H, *hPrev = trace.h + k * B * H;
+    float *dzk = dz + k * B * G;
+    ATTN_TRY(be.add(B * H, dOut + k * B * H, dhCarry, dh));
+    if (lstm) {
+      ATTN_TRY(be.lstmBackward(B, H, gates, trace.c + k * B * H, trace.c + (k + 1) * B * H,
+                               w.peephole, dh, dc[0], dzk, dc[1],
+                               peepRows ? peepRows + k * B * 3 * H : nullptr));
+      std::swap(dc[0], dc[1]);
+      ATTN_TRY(be.gemm(B, H, G, false, true, dzk, w.wHh, dhCarry, nullptr));
+    } else {
+      float *dbhk = dbh + k * B * G;
+      ATTN_TRY(be.gruBackward(B, H, gates, hPrev, dh, dzk, dbhk, direct));
+      ATTN_TRY(be.gemm(B, H, G, false, true, dbhk, w.wHh, dhCarry, nullptr));
+      ATTN_TRY(be.add(B * H, direct, dhCarry, dhCarry));
+    }
+  }
+  ATTN_TRY(be.copy(B * H, dhCarry, d.h0));
+  if (lstm)
+    ATTN_TRY(be.copy(B * H, dc[0], d.c0));
+
+  // W_hh: the states each step read, [T B, H]^T, times what reached h<t-1> W_hh, [T B, G].
+  const float *dRec = lstm ? dz : dbh;
+  ATTN_TRY(be.gemm(H, G, T * B, true, false, trace.h, dRec, d.wHh, nullptr));
+  ATTN_TRY(be.sumRows(T * B, G, dz, d.bIh));
+  if (!lstm)
+    ATTN_TRY(be.sumRows(T * B, G, dbh, d.bHh));
+  if (peepRows)
+    ATTN_TRY(be.sumRows(T * B, 3 * H, peepRows, d.peephole));
+  // x and W_ih in attnc's batch-major order.
+  float *dzBatch = be.scratch(B * T * G);
+  ATTN_TRY(be.reorder(B, T, G, s.reverse, false, dz, dzBatch));
+  ATTN_TRY(be.gemm(B * T, I, G, false, true, dzBatch, w.wIh, d.x, nullptr));
+  ATTN_TRY(be.gemm(I, G, B * T, true, false, x, dzBatch, d.wIh, nullptr));
+  return {};
+}
+
+#undef ATTN_TRY
+
+} // namespace attn::cuda::sequence
+
+#endif // ATTN_RUNTIME_CUDA_RECURRENTSEQUENCE_H

@@ -1,0 +1,54 @@
+// attn.lstm and attn.gru (PyTorch's form) over a whole sequence on the GPU, forward and
+// backward, in f32 device memory: per step a cuBLASLt GEMM (h<t-1> W_hh) and one kernel for
+// all of the gates (attn/cuda/Kernels.h), with the input projection of every step one GEMM
+// before the loop and the weight gradients one GEMM each after it. The layouts are attnc's
+// sequence ops' (docs/dialect.md: attn.lstm, attn.gru), row-major:
+//
+//   x [B, T, I], h0, c0, h_n, c_n [B, H], outputs [B, T, H] (the hidden state of every step,
+//   in time order; `reverse` runs the steps from the last to the first),
+//   w_ih [I, G], w_hh [H, G]: G = 4H for the LSTM (gates i, f, g, o), 3H for the GRU (r, z, n);
+//   biases: the LSTM's one [4H] in bIh; the GRU's b_ih and b_hh [3H];
+//   the LSTM's diagonal peephole [3, H] (i and f read c<t-1>, o reads c<t>) or null.
+//
+// The backward runs the forward again (nothing is kept between calls) and returns every
+// gradient, overwritten, not accumulated. Calls are asynchronous on the default stream;
+// errors (a launch, a shape cuBLASLt has no algorithm for) come back as a Status.
+#ifndef ATTN_CUDA_RECURRENT_H
+#define ATTN_CUDA_RECURRENT_H
+
+#include "attn/cuda/Device.h"
+
+#include <cstdint>
+
+namespace attn::cuda {
+
+enum class RecurrentCell { Lstm, Gru };
+
+struct RecurrentShape {
+  int64_t batch = 0, steps = 0, input = 0, hidden = 0;
+  bool reverse = false;
+};
+
+struct RecurrentWeights {
+  const float *wIh = nullptr, *wHh = nullptr, *bIh = nullptr, *bHh = nullptr,
+              *peephole = nullptr;
+};
+
+// Where the backward writes each gradient (c0 and peephole: LSTM only; bHh: GRU only).
+struct RecurrentGradients {
+  float *x = nullptr, *h0 = nullptr, *c0 = nullptr, *wIh = nullptr, *wHh = nullptr,
+        *bIh = nullptr, *bHh = nullptr, *peephole = nullptr;
+};
+
+Status recurrentForward(const RecurrentShape &shape, RecurrentCell cell,
+                        const RecurrentWeights &weights, const float *x, const float *h0,
+                        const float *c0, float *outputs, float *hn, float *cn);
+
+Status recurrentBackward(const RecurrentShape &shape, RecurrentCell cell,
+                         const RecurrentWeights &weights, const float *x, const float *h0,
+                         const float *c0, const float *dOutputs, const float *dhn,
+                         const float *dcn, const RecurrentGradients &gradients);
+
+} // namespace attn::cuda
+
+#endif // ATTN_CUDA_RECURRENT_H
