@@ -55,7 +55,7 @@ struct SessionOptions {
   /// before from it instead of compiling it again. "": no cache.
   std::string compileCache;
   /// Where the runtime kernels run (`--device`): with CUDA, the fused attentions the GPU
-  /// kernels compute and the unmasked LSTM/GRU layers run on the GPU (attn-to-cuda),
+  /// kernels compute and the LSTM/GRU layers run on the GPU (attn-to-cuda),
   /// everything else on the CPU.
   pipelines::Device device = pipelines::Device::CPU;
   /// Where diagnostics go ("file:line:col: error: ..."); stderr by default.

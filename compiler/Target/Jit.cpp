@@ -52,7 +52,7 @@ JitProgram::load(const std::vector<std::string> &objects, const Manifest &manife
       (void *)&_mlir_ciface_attn_rt_cuda_flash_attention);
   add("_mlir_ciface_attn_rt_cuda_flash_attention_backward",
       (void *)&_mlir_ciface_attn_rt_cuda_flash_attention_backward);
-  // ... and the unmasked LSTM and GRU layers.
+  // ... and the LSTM and GRU layers.
   add("_mlir_ciface_attn_rt_cuda_rnn_forward", (void *)&_mlir_ciface_attn_rt_cuda_rnn_forward);
   add("_mlir_ciface_attn_rt_cuda_rnn_backward", (void *)&_mlir_ciface_attn_rt_cuda_rnn_backward);
 #endif

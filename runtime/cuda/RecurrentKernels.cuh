@@ -267,6 +267,26 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// A masked step (attnc's masked sequence ops: s' = s + m (cell(x, s) - s), m the step's mask
+// per row [B]): out = prev + m (next - prev) over [B, H]; out may be next.
+__global__ void __launch_bounds__(kThreads)
+    blendMasked(int64_t B, int64_t H, const float *__restrict__ m, const float *prev,
+                const float *next, float *out) {
+  for (int64_t e = firstElement(); e < B * H; e += elementStride())
+    out[e] = prev[e] + m[e / H] * (next[e] - prev[e]);
+}
+
+// Its backward: of the gradient d reaching s', m d reaches the cell's output and (1 - m) d
+// the state before.
+__global__ void __launch_bounds__(kThreads)
+    splitMasked(int64_t B, int64_t H, const float *__restrict__ m, const float *__restrict__ d,
+                float *__restrict__ dCell, float *__restrict__ dPrev) {
+  for (int64_t e = firstElement(); e < B * H; e += elementStride()) {
+    dCell[e] = m[e / H] * d[e];
+    dPrev[e] = (1.0f - m[e / H]) * d[e];
+  }
+}
+
 // out = a + b, elementwise over n; out may be a or b (no __restrict__).
 __global__ void __launch_bounds__(kThreads)
     addElements(int64_t n, const float *a, const float *b, float *out) {

@@ -11,14 +11,17 @@
 //   Status copy(n, from, to);
 //   Status reorder(B, T, C, reverse, toSteps, in, out);    // RecurrentKernels.cuh's reorderSteps
 //   Status sumRows(rows, cols, in, out);
+//   Status blend(B, H, m, prev, next, out), split(B, H, m, d, dCell, dPrev);   // masked steps
 //   and the step kernels of attn/cuda/Kernels.h: lstmForward, lstmBackward, gruForward,
 //   gruBackward, with those functions' arguments.
 //
 // Shapes: x [B, T, I], h0, c0, h_n, c_n [B, H], outputs [B, T, H] (time order, as attnc's
 // sequence ops), w_ih [I, G], w_hh [H, G] with G = 4H (LSTM: i, f, g, o) or 3H (GRU: r, z, n);
 // the LSTM's one bias b_ih [4H] (b_hh unused), the GRU's b_ih and b_hh [3H]; the LSTM's
-// diagonal peephole [3, H] or null. Inside, everything runs in processing order: step k is
-// time T-1-k when `reverse`.
+// diagonal peephole [3, H] or null; mask [B, T, 1] or null: a step of a row with mask m updates
+// each state as s + m (cell(x, s) - s), so a 0 holds the state (padding) and the output
+// repeats it. Inside, everything runs in processing order: step k is time T-1-k when
+// `reverse`.
 #ifndef ATTN_RUNTIME_CUDA_RECURRENTSEQUENCE_H
 #define ATTN_RUNTIME_CUDA_RECURRENTSEQUENCE_H
 
@@ -40,15 +43,20 @@ inline int64_t gatesOf(RecurrentCell cell, int64_t H) {
 }
 
 // What the forward keeps for the backward, in processing order: the states before and after
-// every step ([T + 1, B, H]: state k is step k's input) and every step's gates ([T, B, 4H]).
+// every step ([T + 1, B, H]: state k is step k's input), every step's gates ([T, B, 4H]), the
+// LSTM cell's own c<t> before a mask's blend ([T, B, H]; with no mask, c's states), and the
+// mask per step ([T, B]).
 struct Trace {
-  float *h = nullptr, *c = nullptr, *gates = nullptr;
+  float *h = nullptr, *c = nullptr, *gates = nullptr, *cellC = nullptr, *mask = nullptr;
+  const float *cellCOf(int64_t k, int64_t BH) const {
+    return mask ? cellC + k * BH : c + (k + 1) * BH;
+  }
 };
 
 template <typename Backend>
 Status forward(Backend &be, const RecurrentShape &s, RecurrentCell cell, const RecurrentWeights &w,
-               const float *x, const float *h0, const float *c0, float *outputs, float *hn,
-               float *cn, Trace &trace) {
+               const float *x, const float *h0, const float *c0, const float *mask,
+               float *outputs, float *hn, float *cn, Trace &trace) {
   const int64_t B = s.batch, T = s.steps, I = s.input, H = s.hidden, G = gatesOf(cell, H);
   const bool lstm = cell == RecurrentCell::Lstm;
   // Every step's input projection in one GEMM ([B T, I] x [I, G] + b_ih), then in steps.
@@ -61,18 +69,32 @@ Status forward(Backend &be, const RecurrentShape &s, RecurrentCell cell, const R
   ATTN_TRY(be.copy(B * H, h0, trace.h));
   if (lstm)
     ATTN_TRY(be.copy(B * H, c0, trace.c));
+  if (mask) {
+    trace.mask = be.scratch(T * B);
+    ATTN_TRY(be.reorder(B, T, 1, s.reverse, true, mask, trace.mask));
+    trace.cellC = lstm ? be.scratch(T * B * H) : nullptr;
+  }
   float *rec = be.scratch(B * G); // h<t-1> W_hh (+ b_hh), then (LSTM) the whole z
+  float *hCell = mask ? be.scratch(B * H) : nullptr;
   for (int64_t k = 0; k < T; ++k) {
     const float *hPrev = trace.h + k * B * H, *xwk = xw + k * B * G;
     float *hNext = trace.h + (k + 1) * B * H, *gates = trace.gates + k * B * 4 * H;
+    // With a mask, the cell writes beside the states, and the blend writes the states.
+    float *hOut = mask ? hCell : hNext;
+    float *cOut = lstm ? (mask ? trace.cellC + k * B * H : trace.c + (k + 1) * B * H) : nullptr;
     if (lstm) {
       ATTN_TRY(be.gemm(B, G, H, false, false, hPrev, w.wHh, rec, nullptr));
       ATTN_TRY(be.add(B * G, xwk, rec, rec));
-      ATTN_TRY(be.lstmForward(B, H, rec, trace.c + k * B * H, w.peephole, gates,
-                              trace.c + (k + 1) * B * H, hNext));
+      ATTN_TRY(be.lstmForward(B, H, rec, trace.c + k * B * H, w.peephole, gates, cOut, hOut));
     } else {
       ATTN_TRY(be.gemm(B, G, H, false, false, hPrev, w.wHh, rec, w.bHh));
-      ATTN_TRY(be.gruForward(B, H, xwk, rec, hPrev, gates, hNext));
+      ATTN_TRY(be.gruForward(B, H, xwk, rec, hPrev, gates, hOut));
+    }
+    if (mask) {
+      const float *m = trace.mask + k * B;
+      ATTN_TRY(be.blend(B, H, m, hPrev, hCell, hNext));
+      if (lstm)
+        ATTN_TRY(be.blend(B, H, m, trace.c + k * B * H, cOut, trace.c + (k + 1) * B * H));
     }
   }
   ATTN_TRY(be.reorder(B, T, H, s.reverse, false, trace.h + B * H, outputs));
@@ -88,14 +110,14 @@ Status forward(Backend &be, const RecurrentShape &s, RecurrentCell cell, const R
 template <typename Backend>
 Status backward(Backend &be, const RecurrentShape &s, RecurrentCell cell,
                 const RecurrentWeights &w, const float *x, const float *h0, const float *c0,
-                const float *dOutputs, const float *dhn, const float *dcn,
+                const float *mask, const float *dOutputs, const float *dhn, const float *dcn,
                 const RecurrentGradients &d) {
   const int64_t B = s.batch, T = s.steps, I = s.input, H = s.hidden, G = gatesOf(cell, H);
   const bool lstm = cell == RecurrentCell::Lstm;
   Trace trace;
   float *outputs = be.scratch(B * T * H), *hn = be.scratch(B * H),
         *cn = lstm ? be.scratch(B * H) : nullptr;
-  ATTN_TRY(forward(be, s, cell, w, x, h0, c0, outputs, hn, cn, trace));
+  ATTN_TRY(forward(be, s, cell, w, x, h0, c0, mask, outputs, hn, cn, trace));
 
   float *dOut = be.scratch(T * B * H);
   ATTN_TRY(be.reorder(B, T, H, s.reverse, true, dOutputs, dOut));
@@ -104,6 +126,10 @@ Status backward(Backend &be, const RecurrentShape &s, RecurrentCell cell,
   float *peepRows = w.peephole ? be.scratch(T * B * 3 * H) : nullptr;
   float *dh = be.scratch(B * H), *dhCarry = be.scratch(B * H), *direct = be.scratch(B * H);
   float *dc[2] = {lstm ? be.scratch(B * H) : nullptr, lstm ? be.scratch(B * H) : nullptr};
+  // Masked: what of each state's gradient reaches the cell, and what the state before.
+  float *dhCell = mask ? be.scratch(B * H) : dh, *dhHeld = mask ? be.scratch(B * H) : nullptr;
+  float *dcCell = mask && lstm ? be.scratch(B * H) : nullptr,
+        *dcHeld = mask && lstm ? be.scratch(B * H) : nullptr;
   ATTN_TRY(be.copy(B * H, dhn, dhCarry));
   if (lstm)
     ATTN_TRY(be.copy(B * H, dcn, dc[0]));
@@ -111,18 +137,28 @@ Status backward(Backend &be, const RecurrentShape &s, RecurrentCell cell,
     const float *gates = trace.gates + k * B * 4 * H, *hPrev = trace.h + k * B * H;
     float *dzk = dz + k * B * G;
     ATTN_TRY(be.add(B * H, dOut + k * B * H, dhCarry, dh));
+    if (mask) {
+      const float *m = trace.mask + k * B;
+      ATTN_TRY(be.split(B, H, m, dh, dhCell, dhHeld));
+      if (lstm)
+        ATTN_TRY(be.split(B, H, m, dc[0], dcCell, dcHeld));
+    }
     if (lstm) {
-      ATTN_TRY(be.lstmBackward(B, H, gates, trace.c + k * B * H, trace.c + (k + 1) * B * H,
-                               w.peephole, dh, dc[0], dzk, dc[1],
+      ATTN_TRY(be.lstmBackward(B, H, gates, trace.c + k * B * H, trace.cellCOf(k, B * H),
+                               w.peephole, dhCell, mask ? dcCell : dc[0], dzk, dc[1],
                                peepRows ? peepRows + k * B * 3 * H : nullptr));
+      if (mask)
+        ATTN_TRY(be.add(B * H, dc[1], dcHeld, dc[1]));
       std::swap(dc[0], dc[1]);
       ATTN_TRY(be.gemm(B, H, G, false, true, dzk, w.wHh, dhCarry, nullptr));
     } else {
       float *dbhk = dbh + k * B * G;
-      ATTN_TRY(be.gruBackward(B, H, gates, hPrev, dh, dzk, dbhk, direct));
+      ATTN_TRY(be.gruBackward(B, H, gates, hPrev, dhCell, dzk, dbhk, direct));
       ATTN_TRY(be.gemm(B, H, G, false, true, dbhk, w.wHh, dhCarry, nullptr));
       ATTN_TRY(be.add(B * H, direct, dhCarry, dhCarry));
     }
+    if (mask)
+      ATTN_TRY(be.add(B * H, dhHeld, dhCarry, dhCarry));
   }
   ATTN_TRY(be.copy(B * H, dhCarry, d.h0));
   if (lstm)

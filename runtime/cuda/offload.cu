@@ -192,9 +192,7 @@ template <typename M, int N> void toHost(const char *kernel, const DeviceBuffer 
 
 // The CPU kernels' kinds (attn/kernels.h) the GPU sequence loop has; the shape from x [B, T,
 // I] and h0 [B, H].
-RecurrentCell cellOf(const char *kernel, int64_t kind, int64_t masked) {
-  if (masked)
-    fail(kernel, "masked sequences stay on the CPU (attn-to-cuda does not move them)");
+RecurrentCell cellOf(const char *kernel, int64_t kind) {
   if (kind == ATTN_RNN_LSTM)
     return RecurrentCell::Lstm;
   if (kind == ATTN_RNN_GRU)
@@ -217,12 +215,13 @@ RecurrentShape sequenceShape(const attn_memref3 &x, const attn_memref2 &h0, int6
 
 extern "C" void _mlir_ciface_attn_rt_cuda_rnn_forward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 * /*mask*/,
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
     attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind, int64_t reverse,
     int64_t /*training*/, int64_t peephole, int64_t masked) {
   const char *kernel = "attn_rt_cuda_rnn_forward";
   requireDevice(kernel);
-  const RecurrentCell cell = cellOf(kernel, kind, masked);
+  const RecurrentCell cell = cellOf(kernel, kind);
+  DeviceBuffer dm = masked ? onDevice<attn_memref3, 3>(kernel, *mask) : DeviceBuffer();
   const bool lstm = cell == RecurrentCell::Lstm;
   DeviceBuffer dx = onDevice<attn_memref3, 3>(kernel, *x), dh0 = onDevice<attn_memref2, 2>(kernel, *h0),
                dc0 = lstm ? onDevice<attn_memref2, 2>(kernel, *c0) : DeviceBuffer(),
@@ -236,8 +235,8 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_forward(
   const RecurrentWeights w{wih.as<float>(), whh.as<float>(), bih.as<float>(), bhh.as<float>(),
                            wp.as<float>()};
   check(kernel, recurrentForward(sequenceShape(*x, *h0, reverse), cell, w, dx.as<float>(),
-                                 dh0.as<float>(), dc0.as<float>(), out.as<float>(),
-                                 hn.as<float>(), cn.as<float>()));
+                                 dh0.as<float>(), dc0.as<float>(), dm.as<float>(),
+                                 out.as<float>(), hn.as<float>(), cn.as<float>()));
   toHost<attn_memref3, 3>(kernel, out, *outputs);
   toHost<attn_memref2, 2>(kernel, hn, *h_n);
   if (lstm)
@@ -246,7 +245,7 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_forward(
 
 extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 * /*mask*/,
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
     attn_memref3 * /*outputs*/, attn_memref2 * /*h_n*/, attn_memref2 * /*c_n*/,
     attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
     attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
@@ -254,7 +253,8 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
     int64_t reverse, int64_t peephole, int64_t masked) {
   const char *kernel = "attn_rt_cuda_rnn_backward";
   requireDevice(kernel);
-  const RecurrentCell cell = cellOf(kernel, kind, masked);
+  const RecurrentCell cell = cellOf(kernel, kind);
+  DeviceBuffer dm = masked ? onDevice<attn_memref3, 3>(kernel, *mask) : DeviceBuffer();
   const bool lstm = cell == RecurrentCell::Lstm;
   DeviceBuffer dx = onDevice<attn_memref3, 3>(kernel, *x), dh0 = onDevice<attn_memref2, 2>(kernel, *h0),
                dc0 = lstm ? onDevice<attn_memref2, 2>(kernel, *c0) : DeviceBuffer(),
@@ -278,7 +278,7 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
                              rwih.as<float>(), rwhh.as<float>(), rbih.as<float>(),
                              rbhh.as<float>(), rwp.as<float>()};
   check(kernel, recurrentBackward(sequenceShape(*x, *h0, reverse), cell, w, dx.as<float>(),
-                                  dh0.as<float>(), dc0.as<float>(), gOut.as<float>(),
+                                  dh0.as<float>(), dc0.as<float>(), dm.as<float>(), gOut.as<float>(),
                                   ghn.as<float>(), gcn.as<float>(), g));
   // An LSTM's d_b_hh is its d_b_ih (one bias), a GRU's d_c0 its d_h0: the lowering passes the
   // same buffer, which the kernel writes once.

@@ -156,6 +156,20 @@ struct GpuBackend {
   Status sumRows(int64_t rows, int64_t cols, const float *in, float *out) {
     return failure ? attn::cuda::sumRows(rows, cols, in, out) : failure;
   }
+  Status blend(int64_t B, int64_t H, const float *m, const float *prev, const float *next,
+               float *out) {
+    if (!failure)
+      return failure;
+    return launch("recurrent mask blend", blendMasked, dim3(elementBlocks(B * H)),
+                  dim3(kThreads), 0, cudaStream_t(nullptr), B, H, m, prev, next, out);
+  }
+  Status split(int64_t B, int64_t H, const float *m, const float *d, float *dCell,
+               float *dPrev) {
+    if (!failure)
+      return failure;
+    return launch("recurrent mask split", splitMasked, dim3(elementBlocks(B * H)),
+                  dim3(kThreads), 0, cudaStream_t(nullptr), B, H, m, d, dCell, dPrev);
+  }
   template <typename... Args> Status lstmForward(Args... args) {
     return failure ? lstmCellForward(args...) : failure;
   }
@@ -187,24 +201,26 @@ Status checkSequence(const char *op, const RecurrentShape &s, const RecurrentWei
 
 Status recurrentForward(const RecurrentShape &shape, RecurrentCell cell,
                         const RecurrentWeights &weights, const float *x, const float *h0,
-                        const float *c0, float *outputs, float *hn, float *cn) {
+                        const float *c0, const float *mask, float *outputs, float *hn,
+                        float *cn) {
   if (Status st = checkSequence("recurrent forward", shape, weights, cell); !st)
     return st;
   GpuBackend be;
   sequence::Trace trace;
-  Status st = sequence::forward(be, shape, cell, weights, x, h0, c0, outputs, hn, cn, trace);
+  Status st =
+      sequence::forward(be, shape, cell, weights, x, h0, c0, mask, outputs, hn, cn, trace);
   // The scratch buffers are freed with the backend: wait for the kernels that read them.
   return st ? synchronize() : st;
 }
 
 Status recurrentBackward(const RecurrentShape &shape, RecurrentCell cell,
                          const RecurrentWeights &weights, const float *x, const float *h0,
-                         const float *c0, const float *dOutputs, const float *dhn,
-                         const float *dcn, const RecurrentGradients &gradients) {
+                         const float *c0, const float *mask, const float *dOutputs,
+                         const float *dhn, const float *dcn, const RecurrentGradients &gradients) {
   if (Status st = checkSequence("recurrent backward", shape, weights, cell); !st)
     return st;
   GpuBackend be;
-  Status st = sequence::backward(be, shape, cell, weights, x, h0, c0, dOutputs, dhn, dcn,
+  Status st = sequence::backward(be, shape, cell, weights, x, h0, c0, mask, dOutputs, dhn, dcn,
                                  gradients);
   // The scratch buffers are freed with the backend: wait for the kernels that read them.
   return st ? synchronize() : st;

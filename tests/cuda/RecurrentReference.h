@@ -258,23 +258,45 @@ inline std::vector<std::string> compare(const CellProblem &p, const CellOutputs 
 
 //===- whole sequences (attn/cuda/Recurrent.h) -------------------------------------------===//
 
+// A case's mask: none, padded rows (0/1: a full row, a shorter one, one with a gap, one with no
+// step), or the same with some steps at 0.5 (the ops' blend takes any value).
+enum class Mask { None, Padding, Fractional };
+
 struct SequenceCase {
   const char *name;
   RecurrentCell cell;
   int64_t batch, steps, input, hidden;
   bool reverse, peephole;
+  Mask mask = Mask::None;
 };
 
 inline std::vector<SequenceCase> sequenceCases() {
   return {{"lstm", RecurrentCell::Lstm, 2, 4, 3, 5, false, false},
           {"lstm reverse peephole", RecurrentCell::Lstm, 3, 3, 2, 4, true, true},
           {"gru", RecurrentCell::Gru, 2, 4, 3, 5, false, false},
-          {"gru reverse", RecurrentCell::Gru, 3, 3, 4, 3, true, false}};
+          {"gru reverse", RecurrentCell::Gru, 3, 3, 4, 3, true, false},
+          {"lstm masked peephole", RecurrentCell::Lstm, 4, 4, 2, 3, false, true, Mask::Padding},
+          {"gru masked reverse", RecurrentCell::Gru, 4, 4, 3, 3, true, false, Mask::Padding},
+          {"lstm mask 0.5", RecurrentCell::Lstm, 4, 3, 2, 3, true, false, Mask::Fractional}};
+}
+
+// Row b of a case's mask [B, T, 1]: 0: every step; 1: the first half; 2: a gap at step 1;
+// 3 and on: no step. Fractional: the held steps of rows 1 and 2 are 0.5 instead of 0.
+inline std::vector<float> sequenceMask(const SequenceCase &c) {
+  std::vector<float> m(c.batch * c.steps, 1.0f);
+  const float held = c.mask == Mask::Fractional ? 0.5f : 0.0f;
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t t = 0; t < c.steps; ++t)
+      if ((b == 1 && t >= (c.steps + 1) / 2) || (b == 2 && t == 1))
+        m[b * c.steps + t] = held;
+      else if (b >= 3)
+        m[b * c.steps + t] = 0.0f;
+  return m;
 }
 
 struct SequenceProblem {
   SequenceCase c;
-  // x, h0, c0 (LSTM), wIh, wHh, bIh, bHh (GRU), peephole; dOutputs, dhn, dcn (LSTM).
+  // x, h0, c0 (LSTM), wIh, wHh, bIh, bHh (GRU), peephole, mask; dOutputs, dhn, dcn (LSTM).
   Tensors in;
   // outputs, hn, cn (LSTM) and "d" + each differentiable input's name.
   std::map<std::string, std::vector<double>> want;
@@ -318,9 +340,15 @@ inline Vars sequenceForward(const SequenceCase &c, const Vars &in) {
     }
     Vars next = forward(lstm ? (c.peephole ? Cell::LstmPeephole : Cell::Lstm) : Cell::Gru, B, H,
                         step);
-    h = next.at("h");
-    if (lstm)
-      cs = next.at("c");
+    // s' = s + m (cell(x, s) - s) with the row's mask at time t.
+    for (int64_t b = 0; b < B; ++b) {
+      const double m = c.mask == Mask::None ? 1.0 : in.at("mask")[b * T + t];
+      for (int64_t j = 0; j < H; ++j) {
+        h[b * H + j] += m * (next.at("h")[b * H + j] - h[b * H + j]);
+        if (lstm)
+          cs[b * H + j] += m * (next.at("c")[b * H + j] - cs[b * H + j]);
+      }
+    }
     for (int64_t b = 0; b < B; ++b)
       for (int64_t j = 0; j < H; ++j)
         out["outputs"][(b * T + t) * H + j] = h[b * H + j];
@@ -374,6 +402,8 @@ inline SequenceProblem makeSequenceProblem(const SequenceCase &c, std::mt19937 &
   }
   draw("dOutputs", B * T * H, 1.0f, false);
   draw("dhn", B * H, 1.0f, false);
+  if (c.mask != Mask::None)
+    p.in["mask"] = sequenceMask(c);
 
   detail::Vars vars;
   for (const auto &[name, v] : p.in)

@@ -138,6 +138,16 @@ struct HostBackend {
            int(toSteps), in, out);
     return {};
   }
+  Status blend(int64_t B, int64_t H, const float *m, const float *prev, const float *next,
+               float *out) {
+    step(B, H, k::blendMasked, m, prev, next, out);
+    return {};
+  }
+  Status split(int64_t B, int64_t H, const float *m, const float *d, float *dCell,
+               float *dPrev) {
+    step(B, H, k::splitMasked, m, d, dCell, dPrev);
+    return {};
+  }
   Status sumRows(int64_t rows, int64_t cols, const float *in, float *out) {
     launch(Dim3{attn::cuda::train::columnBlocks(cols), 1, 1}, 0, attn::cuda::train::sumChunks,
            rows, cols, in, out);
@@ -179,7 +189,7 @@ TEST_P(EmulatedRecurrentSequence, MatchesTheLayer) {
   std::vector<float> cn = poisoned(B * H);
   HostBackend be;
   sequence::Trace trace;
-  ASSERT_TRUE(sequence::forward(be, shape, c.cell, w, in("x"), in("h0"), in("c0"),
+  ASSERT_TRUE(sequence::forward(be, shape, c.cell, w, in("x"), in("h0"), in("c0"), in("mask"),
                                 got["outputs"].data(), got["hn"].data(), cn.data(), trace)
                   .ok());
   if (lstm)
@@ -196,7 +206,7 @@ TEST_P(EmulatedRecurrentSequence, MatchesTheLayer) {
   auto out = [&](const char *name) { return got.count(name) ? got[name].data() : nullptr; };
   const RecurrentGradients d{out("dx"),   out("dh0"),  out("dc0"),  out("dwIh"),
                              out("dwHh"), out("dbIh"), out("dbHh"), out("dpeephole")};
-  ASSERT_TRUE(sequence::backward(be, shape, c.cell, w, in("x"), in("h0"), in("c0"),
+  ASSERT_TRUE(sequence::backward(be, shape, c.cell, w, in("x"), in("h0"), in("c0"), in("mask"),
                                  in("dOutputs"), in("dhn"), in("dcn"), d)
                   .ok());
   for (const std::string &f : compare(p, got))

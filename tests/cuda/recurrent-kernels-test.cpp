@@ -130,14 +130,14 @@ Tensors runSequence(const SequenceProblem &p) {
   };
   float *outputs = result("outputs", B * T * H, true), *hn = result("hn", B * H, true),
         *cn = result("cn", B * H, lstm);
-  check(recurrentForward(shape, c.cell, w, x("x"), x("h0"), x("c0"), outputs, hn, cn),
+  check(recurrentForward(shape, c.cell, w, x("x"), x("h0"), x("c0"), x("mask"), outputs, hn, cn),
         "recurrent forward");
   const RecurrentGradients d{result("dx", B * T * I, true),   result("dh0", B * H, true),
                              result("dc0", B * H, lstm),       result("dwIh", I * G, true),
                              result("dwHh", H * G, true),      result("dbIh", G, true),
                              result("dbHh", G, !lstm),         result("dpeephole", 3 * H, c.peephole)};
-  check(recurrentBackward(shape, c.cell, w, x("x"), x("h0"), x("c0"), x("dOutputs"), x("dhn"),
-                          x("dcn"), d),
+  check(recurrentBackward(shape, c.cell, w, x("x"), x("h0"), x("c0"), x("mask"), x("dOutputs"),
+                          x("dhn"), x("dcn"), d),
         "recurrent backward");
   Tensors got;
   for (const auto &[name, buffer] : out)

@@ -61,12 +61,6 @@ template <typename Op> struct ToCudaCall : OpRewritePattern<Op> {
 std::string sequenceWhyNotOnGpu(Operation *op) {
   if (isa<RnnOp, RnnGradOp>(op))
     return "the GPU's sequence loop has the LSTM and the GRU, not the vanilla RNN";
-  Value mask = isa<GruOp>(op)        ? cast<GruOp>(op).getMask()
-               : isa<LstmOp>(op)     ? cast<LstmOp>(op).getMask()
-               : isa<GruGradOp>(op)  ? cast<GruGradOp>(op).getMask()
-                                     : cast<LstmGradOp>(op).getMask();
-  if (mask)
-    return "a masked sequence (packed rows of different lengths) has no GPU form yet";
   return "";
 }
 

@@ -155,7 +155,7 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
                  "compile the program even if the compile cache holds it, and do not store it");
   verb->add_option("--device", c.device,
                    "cpu (default), or cuda: the fused attentions the GPU kernels compute and the "
-                   "unmasked LSTM/GRU layers run on an NVIDIA GPU, the rest on the CPU "
+                   "LSTM/GRU layers run on an NVIDIA GPU, the rest on the CPU "
                    "(docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->type_name("cpu|cuda");

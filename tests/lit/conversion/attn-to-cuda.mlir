@@ -92,14 +92,15 @@ func.func @lstm_on_the_gpu(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %c0: ten
   return %g#3 : tensor<2x32xf32>
 }
 
-// A masked GRU (packed rows) and a vanilla RNN stay for attn-to-onednn, each with a remark.
-// CHECK-LABEL: func @masked_and_vanilla_stay
-// CHECK: attn.gru
+// A masked GRU goes too, with its mask and the masked flag (the last operand); a vanilla RNN
+// stays for attn-to-onednn, with a remark.
+// CHECK-LABEL: func @masked_gru_goes_vanilla_stays
+// CHECK-DAG: %[[GRU:.*]] = arith.constant 1 : i64
+// CHECK: call @attn_rt_cuda_rnn_forward({{.*}}, %[[GRU]], %{{.*}}, %{{.*}}, %{{.*}}, %[[GRU]])
 // CHECK: attn.rnn
 // CHECK-NOT: call @attn_rt_cuda
-// REMARK-DAG: remark: stays on the CPU: a masked sequence (packed rows of different lengths) has no GPU form yet
-// REMARK-DAG: remark: stays on the CPU: the GPU's sequence loop has the LSTM and the GRU, not the vanilla RNN
-func.func @masked_and_vanilla_stay(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %bi: tensor<24xf32>, %bh: tensor<24xf32>, %m: tensor<4x6x1xf32>, %wax: tensor<2x8xf32>, %waa: tensor<8x8xf32>, %ba: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+// REMARK: remark: stays on the CPU: the GPU's sequence loop has the LSTM and the GRU, not the vanilla RNN
+func.func @masked_gru_goes_vanilla_stays(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %bi: tensor<24xf32>, %bh: tensor<24xf32>, %m: tensor<4x6x1xf32>, %wax: tensor<2x8xf32>, %waa: tensor<8x8xf32>, %ba: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %hs, %h = attn.gru %x, %h0, %wi, %wh, %bi, %bh mask(%m : tensor<4x6x1xf32>) : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   %rs, %r = attn.rnn %x, %h0, %wax, %waa, %ba : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>
   return %h, %r : tensor<4x8xf32>, tensor<4x8xf32>

@@ -25,7 +25,7 @@ void _mlir_ciface_attn_rt_cuda_flash_attention_backward(
     attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq, attn_memref4 *dk,
     attn_memref4 *dv, int64_t causal, float scale);
 
-/* attn.lstm and attn.gru (PyTorch's form) without a mask, forward and backward, with the CPU
+/* attn.lstm and attn.gru (PyTorch's form), masked or not, forward and backward, with the CPU
  * kernels' signatures (attn_rt_rnn_forward, attn_rt_rnn_backward of attn/kernels.h) and kinds:
  * the operands go to the device in f32, the sequence loop of attn/cuda/Recurrent.h runs there,
  * the results come back. The backward recomputes the forward on the device. */

@@ -8,7 +8,10 @@
 //   in time order; `reverse` runs the steps from the last to the first),
 //   w_ih [I, G], w_hh [H, G]: G = 4H for the LSTM (gates i, f, g, o), 3H for the GRU (r, z, n);
 //   biases: the LSTM's one [4H] in bIh; the GRU's b_ih and b_hh [3H];
-//   the LSTM's diagonal peephole [3, H] (i and f read c<t-1>, o reads c<t>) or null.
+//   the LSTM's diagonal peephole [3, H] (i and f read c<t-1>, o reads c<t>) or null;
+//   mask [B, T, 1] or null: each step of a row updates each state as s + m (cell(x, s) - s),
+//   so a 0 holds the state (padding, anywhere in the row) and the output repeats it, as the
+//   CPU's masked sequence ops define it (any values, not only 0 and 1).
 //
 // The backward runs the forward again (nothing is kept between calls) and returns every
 // gradient, overwritten, not accumulated. Calls are asynchronous on the default stream;
@@ -42,12 +45,13 @@ struct RecurrentGradients {
 
 Status recurrentForward(const RecurrentShape &shape, RecurrentCell cell,
                         const RecurrentWeights &weights, const float *x, const float *h0,
-                        const float *c0, float *outputs, float *hn, float *cn);
+                        const float *c0, const float *mask, float *outputs, float *hn,
+                        float *cn);
 
 Status recurrentBackward(const RecurrentShape &shape, RecurrentCell cell,
                          const RecurrentWeights &weights, const float *x, const float *h0,
-                         const float *c0, const float *dOutputs, const float *dhn,
-                         const float *dcn, const RecurrentGradients &gradients);
+                         const float *c0, const float *mask, const float *dOutputs,
+                         const float *dhn, const float *dcn, const RecurrentGradients &gradients);
 
 } // namespace attn::cuda
 
