@@ -211,6 +211,41 @@ RecurrentShape sequenceShape(const attn_memref3 &x, const attn_memref2 &h0, int6
   return s;
 }
 
+// A layer's operands on the device, from the RNN kernels' memrefs (attn/kernels.h): those
+// the cell reads (c0 and the peepholes for the LSTM, b_hh for the GRU, the mask if any).
+struct LayerOnDevice {
+  RecurrentCell cell;
+  RecurrentShape shape;
+  DeviceBuffer x, h0, c0, wIh, wHh, bIh, bHh, peephole, mask;
+
+  LayerOnDevice(const char *kernel, attn_memref3 *x_, attn_memref2 *h0_, attn_memref2 *c0_,
+                attn_memref2 *w_ih, attn_memref2 *w_hh, attn_memref1 *b_ih, attn_memref1 *b_hh,
+                attn_memref2 *w_peephole, attn_memref3 *mask_, int64_t kind, int64_t reverse,
+                int64_t withPeephole, int64_t masked)
+      : cell(cellOf(kernel, kind)), shape(sequenceShape(*x_, *h0_, reverse)) {
+    const bool lstm = cell == RecurrentCell::Lstm;
+    x = onDevice<attn_memref3, 3>(kernel, *x_);
+    h0 = onDevice<attn_memref2, 2>(kernel, *h0_);
+    if (lstm)
+      c0 = onDevice<attn_memref2, 2>(kernel, *c0_);
+    wIh = onDevice<attn_memref2, 2>(kernel, *w_ih);
+    wHh = onDevice<attn_memref2, 2>(kernel, *w_hh);
+    bIh = onDevice<attn_memref1, 1>(kernel, *b_ih);
+    if (!lstm)
+      bHh = onDevice<attn_memref1, 1>(kernel, *b_hh);
+    if (withPeephole)
+      peephole = onDevice<attn_memref2, 2>(kernel, *w_peephole);
+    if (masked)
+      mask = onDevice<attn_memref3, 3>(kernel, *mask_);
+  }
+  bool lstm() const { return cell == RecurrentCell::Lstm; }
+  RecurrentWeights weights() const {
+    return {wIh.as<float>(), wHh.as<float>(), bIh.as<float>(), bHh.as<float>(),
+            peephole.as<float>()};
+  }
+};
+
+
 } // namespace
 
 extern "C" void _mlir_ciface_attn_rt_cuda_rnn_forward(
@@ -220,26 +255,16 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_forward(
     int64_t /*training*/, int64_t peephole, int64_t masked) {
   const char *kernel = "attn_rt_cuda_rnn_forward";
   requireDevice(kernel);
-  const RecurrentCell cell = cellOf(kernel, kind);
-  DeviceBuffer dm = masked ? onDevice<attn_memref3, 3>(kernel, *mask) : DeviceBuffer();
-  const bool lstm = cell == RecurrentCell::Lstm;
-  DeviceBuffer dx = onDevice<attn_memref3, 3>(kernel, *x), dh0 = onDevice<attn_memref2, 2>(kernel, *h0),
-               dc0 = lstm ? onDevice<attn_memref2, 2>(kernel, *c0) : DeviceBuffer(),
-               wih = onDevice<attn_memref2, 2>(kernel, *w_ih),
-               whh = onDevice<attn_memref2, 2>(kernel, *w_hh),
-               bih = onDevice<attn_memref1, 1>(kernel, *b_ih),
-               bhh = lstm ? DeviceBuffer() : onDevice<attn_memref1, 1>(kernel, *b_hh),
-               wp = peephole ? onDevice<attn_memref2, 2>(kernel, *w_peephole) : DeviceBuffer();
+  const LayerOnDevice l(kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, mask, kind, reverse,
+                        peephole, masked);
   DeviceBuffer out = resultFor(kernel, *outputs), hn = resultFor(kernel, *h_n),
-               cn = lstm ? resultFor(kernel, *c_n) : DeviceBuffer();
-  const RecurrentWeights w{wih.as<float>(), whh.as<float>(), bih.as<float>(), bhh.as<float>(),
-                           wp.as<float>()};
-  check(kernel, recurrentForward(sequenceShape(*x, *h0, reverse), cell, w, dx.as<float>(),
-                                 dh0.as<float>(), dc0.as<float>(), dm.as<float>(),
+               cn = l.lstm() ? resultFor(kernel, *c_n) : DeviceBuffer();
+  check(kernel, recurrentForward(l.shape, l.cell, l.weights(), l.x.as<float>(),
+                                 l.h0.as<float>(), l.c0.as<float>(), l.mask.as<float>(),
                                  out.as<float>(), hn.as<float>(), cn.as<float>()));
   toHost<attn_memref3, 3>(kernel, out, *outputs);
   toHost<attn_memref2, 2>(kernel, hn, *h_n);
-  if (lstm)
+  if (l.lstm())
     toHost<attn_memref2, 2>(kernel, cn, *c_n);
 }
 
@@ -253,17 +278,10 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
     int64_t reverse, int64_t peephole, int64_t masked) {
   const char *kernel = "attn_rt_cuda_rnn_backward";
   requireDevice(kernel);
-  const RecurrentCell cell = cellOf(kernel, kind);
-  DeviceBuffer dm = masked ? onDevice<attn_memref3, 3>(kernel, *mask) : DeviceBuffer();
-  const bool lstm = cell == RecurrentCell::Lstm;
-  DeviceBuffer dx = onDevice<attn_memref3, 3>(kernel, *x), dh0 = onDevice<attn_memref2, 2>(kernel, *h0),
-               dc0 = lstm ? onDevice<attn_memref2, 2>(kernel, *c0) : DeviceBuffer(),
-               wih = onDevice<attn_memref2, 2>(kernel, *w_ih),
-               whh = onDevice<attn_memref2, 2>(kernel, *w_hh),
-               bih = onDevice<attn_memref1, 1>(kernel, *b_ih),
-               bhh = lstm ? DeviceBuffer() : onDevice<attn_memref1, 1>(kernel, *b_hh),
-               wp = peephole ? onDevice<attn_memref2, 2>(kernel, *w_peephole) : DeviceBuffer(),
-               gOut = onDevice<attn_memref3, 3>(kernel, *d_outputs),
+  const LayerOnDevice l(kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, mask, kind, reverse,
+                        peephole, masked);
+  const bool lstm = l.lstm();
+  DeviceBuffer gOut = onDevice<attn_memref3, 3>(kernel, *d_outputs),
                ghn = onDevice<attn_memref2, 2>(kernel, *d_h_n),
                gcn = lstm ? onDevice<attn_memref2, 2>(kernel, *d_c_n) : DeviceBuffer();
   DeviceBuffer rx = resultFor(kernel, *d_x), rh0 = resultFor(kernel, *d_h0),
@@ -272,14 +290,12 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
                rbih = resultFor(kernel, *d_b_ih),
                rbhh = lstm ? DeviceBuffer() : resultFor(kernel, *d_b_hh),
                rwp = peephole ? resultFor(kernel, *d_w_peephole) : DeviceBuffer();
-  const RecurrentWeights w{wih.as<float>(), whh.as<float>(), bih.as<float>(), bhh.as<float>(),
-                           wp.as<float>()};
   const RecurrentGradients g{rx.as<float>(),   rh0.as<float>(),  rc0.as<float>(),
                              rwih.as<float>(), rwhh.as<float>(), rbih.as<float>(),
                              rbhh.as<float>(), rwp.as<float>()};
-  check(kernel, recurrentBackward(sequenceShape(*x, *h0, reverse), cell, w, dx.as<float>(),
-                                  dh0.as<float>(), dc0.as<float>(), dm.as<float>(), gOut.as<float>(),
-                                  ghn.as<float>(), gcn.as<float>(), g));
+  check(kernel, recurrentBackward(l.shape, l.cell, l.weights(), l.x.as<float>(),
+                                  l.h0.as<float>(), l.c0.as<float>(), l.mask.as<float>(),
+                                  gOut.as<float>(), ghn.as<float>(), gcn.as<float>(), g));
   // An LSTM's d_b_hh is its d_b_ih (one bias), a GRU's d_c0 its d_h0: the lowering passes the
   // same buffer, which the kernel writes once.
   toHost<attn_memref3, 3>(kernel, rx, *d_x);

@@ -51,31 +51,26 @@ TEST(DeviceCuda, TheFusedAttentionOfHeadDim64RunsOnTheGpu) {
   EXPECT_NE(out.find("call @attn_rt_matmul("), std::string::npos);
 }
 
+// `attnc emit --stage=lowered` of models/NAME.yaml for the GPU (with remarks on stderr).
+std::string loweredForGpu(const std::string &name) {
+  std::string out;
+  EXPECT_EQ(e2e::attnc("emit --stage=lowered " + std::string(ATTN_SOURCE_DIR) + "/models/" +
+                           name + ".yaml --device cuda --remarks",
+                       &out),
+            0)
+      << out;
+  return out;
+}
+
 // The LSTM and GRU layers, masked (a tagger's padded rows) or not, run the GPU's sequence
 // loop; a vanilla RNN stays on the CPU with a remark.
 TEST(DeviceCuda, LstmAndGruLayersRunOnTheGpu) {
-  std::string out;
-  ASSERT_EQ(e2e::attnc("emit --stage=lowered " + std::string(ATTN_SOURCE_DIR) +
-                           "/models/sines-forecast.yaml --device cuda",
-                       &out),
-            0)
-      << out;
-  EXPECT_NE(out.find("call @attn_rt_cuda_rnn_forward("), std::string::npos);
-  EXPECT_EQ(out.find("call @attn_rt_rnn_forward("), std::string::npos);
-  out.clear();
-  ASSERT_EQ(e2e::attnc("emit --stage=lowered " + std::string(ATTN_SOURCE_DIR) +
-                           "/models/pos-tagger.yaml --device cuda",
-                       &out),
-            0)
-      << out;
-  EXPECT_NE(out.find("call @attn_rt_cuda_rnn_forward("), std::string::npos);
-  EXPECT_EQ(out.find("call @attn_rt_rnn_forward("), std::string::npos);
-  out.clear();
-  ASSERT_EQ(e2e::attnc("emit --stage=lowered " + std::string(ATTN_SOURCE_DIR) +
-                           "/models/rnn-sine.yaml --device cuda --remarks",
-                       &out),
-            0)
-      << out;
+  for (const char *model : {"sines-forecast", "pos-tagger"}) {
+    std::string out = loweredForGpu(model);
+    EXPECT_NE(out.find("call @attn_rt_cuda_rnn_forward("), std::string::npos) << model;
+    EXPECT_EQ(out.find("call @attn_rt_rnn_forward("), std::string::npos) << model;
+  }
+  std::string out = loweredForGpu("rnn-sine");
   EXPECT_NE(out.find("remark: stays on the CPU: the GPU's sequence loop has the LSTM and the "
                      "GRU, not the vanilla RNN"),
             std::string::npos)
