@@ -7,11 +7,11 @@
 # loader, OpenMP). All in build/gpu-e2e.tar.gz (about 18 MB), which scripts/gpu-check.sh
 # unpacks and runs when it travels with the tree:
 #
-#   scripts/gpu-e2e-prepare.sh [STEPS]     # here (default 100 steps per model)
+#   scripts/gpu-e2e-prepare.sh [STEPS]     # here (default 40 steps per model, as the e2e test on a GPU)
 #   (device tool) run: scripts/gpu-check.sh, carry: ["build/gpu-e2e.tar.gz"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-steps=${1:-100}
+steps=${1:-40}
 attnc=$PWD/build/bin/attnc
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
