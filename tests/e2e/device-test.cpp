@@ -41,21 +41,23 @@ std::vector<double> losses(const std::string &metrics) {
 
 TEST(DeviceCuda, TheFusedAttentionOfHeadDim64RunsOnTheGpu) {
   std::string out;
-  ASSERT_EQ(e2e::attnc("emit --stage=lowered " + kModel + kOneHead + " --device cuda", &out), 0)
+  // --train: the training program, whose backward calls the GPU too.
+  ASSERT_EQ(e2e::attnc("emit --stage=lowered --train " + kModel + kOneHead + " --device cuda",
+                       &out),
+            0)
       << out;
-  // (emit's lowered stage is the inference program: the backward's call is lit-tested,
-  // tests/lit/conversion/attn-to-cuda.mlir.)
   EXPECT_NE(out.find("call @attn_rt_cuda_flash_attention("), std::string::npos);
+  EXPECT_NE(out.find("call @attn_rt_cuda_flash_attention_backward("), std::string::npos);
   // None is left to the CPU's flash kernels; the matmuls stay on the CPU.
   EXPECT_EQ(out.find("call @attn_rt_flash_attention"), std::string::npos);
   EXPECT_NE(out.find("call @attn_rt_matmul("), std::string::npos);
 }
 
 // `attnc emit --stage=lowered` of models/NAME.yaml for the GPU (with remarks on stderr).
-std::string loweredForGpu(const std::string &name) {
+std::string loweredForGpu(const std::string &name, const std::string &flags = "") {
   std::string out;
   EXPECT_EQ(e2e::attnc("emit --stage=lowered " + std::string(ATTN_SOURCE_DIR) + "/models/" +
-                           name + ".yaml --device cuda --remarks",
+                           name + ".yaml --device cuda --remarks" + flags,
                        &out),
             0)
       << out;
@@ -66,9 +68,10 @@ std::string loweredForGpu(const std::string &name) {
 // loop; a vanilla RNN stays on the CPU with a remark.
 TEST(DeviceCuda, LstmAndGruLayersRunOnTheGpu) {
   for (const char *model : {"sines-forecast", "pos-tagger"}) {
-    std::string out = loweredForGpu(model);
+    std::string out = loweredForGpu(model, " --train");
     EXPECT_NE(out.find("call @attn_rt_cuda_rnn_forward("), std::string::npos) << model;
-    EXPECT_EQ(out.find("call @attn_rt_rnn_forward("), std::string::npos) << model;
+    EXPECT_NE(out.find("call @attn_rt_cuda_rnn_backward("), std::string::npos) << model;
+    EXPECT_EQ(out.find("call @attn_rt_rnn_"), std::string::npos) << model;
   }
   std::string out = loweredForGpu("rnn-sine");
   EXPECT_NE(out.find("remark: stays on the CPU: the GPU's sequence loop has the LSTM and the "

@@ -54,7 +54,8 @@ struct TranslateOptions : DecodeFlags {
 
 struct EmitOptions {
   std::string stage, output;
-  int ranks = 1; // the program one of this many data-parallel ranks compiles
+  int ranks = 1;      // the program one of this many data-parallel ranks compiles
+  bool train = false; // lowered, llvm: the training program (through the grad stage)
 };
 
 struct CompileOptions {

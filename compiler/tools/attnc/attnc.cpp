@@ -32,7 +32,9 @@ constexpr const char *kEmitHelp = R"(Prints one stage of the compilation:
   grad      attn after fusion, attn-autodiff, attn-store-scan-residuals and attn-train-step
             (@loss_grad, @train_step)
   lowered   after attn-lower: linalg/tensor/scf on tensors plus oneDNN kernel calls
-  llvm      the optimised LLVM IR that is JIT-compiled or written as an object)";
+  llvm      the optimised LLVM IR that is JIT-compiled or written as an object
+lowered and llvm show the inference program (@forward, @loss, decoding steps); with --train,
+the training program that attnc train compiles (through the grad stage).)";
 
 constexpr const char *kRunHelp = R"(Compiles the model in-process and runs its forward pass with the parameters of a trained
 checkpoint (--ckpt; DIR means DIR/best.safetensors, else DIR/last.safetensors), or freshly
@@ -265,6 +267,9 @@ int main(int argc, char **argv) {
   emit->add_option("--stage", emitOptions.stage, "spec | attn | fused | grad | lowered | llvm")
       ->required();
   emit->add_option("-o,--output", emitOptions.output, "write to FILE instead of stdout");
+  emit->add_flag("--train", emitOptions.train,
+                 "lowered and llvm: the training program (@loss_grad, @train_step, with the "
+                 "backward's kernel calls), as attnc train compiles it, instead of inference");
   emit->add_option("--ranks", emitOptions.ranks,
                    "the program of one of N data-parallel ranks (mpirun -np N attnc train)")
       ->check(CLI::Range(1, 1 << 20))
