@@ -7,8 +7,9 @@
 #      then layer norm, cross-entropy and Adam, then the cuBLASLt matmuls, then the recurrent
 #      cells; and, where scripts/gpu-e2e-prepare.sh's build/gpu-e2e.tar.gz travelled (carry),
 #      models compiled with --device cuda trained on the GPU against the CPU's losses;
-#   3. the benchmark: attn-bench-cuda-attention (TFLOP/s, fraction of cuBLAS's bf16 GEMM) and
-#      PyTorch's FlashAttention-2 at the same sizes, with the ratios.
+#   3. the benchmarks: attn-bench-cuda-attention (TFLOP/s, fraction of cuBLAS's bf16 GEMM) and
+#      PyTorch's FlashAttention-2 at the same sizes, then attn-bench-cuda-recurrent (the LSTM and
+#      GRU layers in f32) and PyTorch's cuDNN RNN, with the ratios.
 # Prints one summary last; the log (gpu-check.log) and the benchmarks' JSON go to $OUT (the
 # device tool's folder, which returns at most 8 files) or /tmp/attn-gpu-check.
 #
@@ -90,6 +91,23 @@ for r in ours:
     print(f"{r['S']:>6} {str(r['causal']):>6} {r['fwd_tflops']:9.1f} {t['fwd_tflops']:7.1f} "
           f"{r['fwd_tflops'] / t['fwd_tflops']:6.2f} {r['fwd_bwd_tflops']:9.1f} {t['fwd_bwd_tflops']:7.1f} "
           f"{r['fwd_bwd_tflops'] / t['fwd_bwd_tflops']:6.2f} {100 * r['fwd_tflops'] / r['gemm_tflops']:7.0f}%")
+PY
+    fi
+    # The LSTM and GRU layers (f32) against PyTorch's cuDNN RNN at the same sizes.
+    step bench-rnn 240 "$build/bin/attn-bench-cuda-recurrent" --json "$out/attnc-rnn.json"
+    step torch-rnn 240 python3 tests/bench/cuda-recurrent.py --json "$out/torch-rnn.json"
+    if [ -s "$out/attnc-rnn.json" ] && [ -s "$out/torch-rnn.json" ]; then
+      python3 - "$out/attnc-rnn.json" "$out/torch-rnn.json" <<'PY' | tee -a "$out/ratios.txt"
+import json, sys
+ours = [json.loads(l) for l in open(sys.argv[1])]
+theirs = {(r["cell"], r["H"]): r for r in map(json.loads, open(sys.argv[2]))}
+print(f"{'cell':>5} {'H':>5} {'f+b ms':>8} {'cuDNN':>8} {'cuDNN/attnc':>11} {'TF/s':>6} {'of f32 GEMM':>11}")
+for r in ours:
+    t = theirs.get((r["cell"], r["H"]))
+    if t:
+        print(f"{r['cell']:>5} {r['H']:>5} {r['fwd_bwd_ms']:8.3f} {t['fwd_bwd_ms']:8.3f} "
+              f"{t['fwd_bwd_ms'] / r['fwd_bwd_ms']:11.2f} {r['tflops']:6.2f} "
+              f"{100 * r['tflops'] / r['gemm_tflops']:10.0f}%")
 PY
     fi
   fi
