@@ -27,6 +27,9 @@ struct CellCase {
   int64_t batch, hidden;
 };
 
+// gtest's name for a case in failure messages.
+inline void PrintTo(const CellCase &c, std::ostream *os) { *os << c.name; }
+
 // Hidden sizes below, at and past one block of 128 threads, and not multiples of 32.
 inline std::vector<CellCase> cellCases() {
   return {{"lstm 3x20", Cell::Lstm, 3, 20},
@@ -269,6 +272,8 @@ struct SequenceCase {
   bool reverse, peephole;
   Mask mask = Mask::None;
 };
+
+inline void PrintTo(const SequenceCase &c, std::ostream *os) { *os << c.name; }
 
 inline std::vector<SequenceCase> sequenceCases() {
   return {{"lstm", RecurrentCell::Lstm, 2, 4, 3, 5, false, false},
