@@ -106,17 +106,32 @@ Status gruSeedCellGatesBackward(int64_t batch, int64_t hidden, const float *gate
 
 namespace {
 
-// RecurrentSequence.h's Backend on the GPU. Scratch memory is allocated per call and freed
-// with the backend; an allocation failure is kept and returned by the next operation.
+// RecurrentSequence.h's Backend on the GPU. Scratch memory comes from buffers kept per thread
+// across calls, the i-th request of a call from the i-th buffer, grown when too small: a
+// training loop's layers ask the same sizes every step, so cudaMalloc (which synchronizes)
+// runs in the first steps only. The calls synchronize before they return, so a buffer is
+// never in use when the next call takes it. An allocation failure is kept and returned by the
+// next operation.
 struct GpuBackend {
-  std::vector<DeviceBuffer> buffers;
+  std::vector<DeviceBuffer> &buffers = pool();
+  size_t used = 0;
   Status failure;
 
+  static std::vector<DeviceBuffer> &pool() {
+    thread_local std::vector<DeviceBuffer> buffers;
+    return buffers;
+  }
   float *scratch(size_t n) {
-    buffers.emplace_back(n * sizeof(float));
-    if (!buffers.back().status() && failure.ok())
-      failure = buffers.back().status();
-    return buffers.back().as<float>();
+    if (used == buffers.size())
+      buffers.emplace_back();
+    DeviceBuffer &b = buffers[used++];
+    if (b.bytes() < n * sizeof(float)) {
+      b = DeviceBuffer();
+      b = DeviceBuffer(n * sizeof(float));
+      if (!b.status() && failure.ok())
+        failure = b.status();
+    }
+    return b.as<float>();
   }
   Status gemm(int64_t m, int64_t n, int64_t k, bool transA, bool transB, const float *a,
               const float *b, float *c, const float *bias) {
@@ -209,8 +224,10 @@ Status recurrentForward(const RecurrentShape &shape, RecurrentCell cell,
   sequence::Trace trace;
   Status st =
       sequence::forward(be, shape, cell, weights, x, h0, c0, mask, outputs, hn, cn, trace);
-  // The scratch buffers are freed with the backend: wait for the kernels that read them.
-  return st ? synchronize() : st;
+  // The next call reuses the scratch buffers: wait for the kernels that read them, failed
+  // or not.
+  Status done = synchronize();
+  return st ? done : st;
 }
 
 Status recurrentBackward(const RecurrentShape &shape, RecurrentCell cell,
@@ -222,8 +239,10 @@ Status recurrentBackward(const RecurrentShape &shape, RecurrentCell cell,
   GpuBackend be;
   Status st = sequence::backward(be, shape, cell, weights, x, h0, c0, mask, dOutputs, dhn, dcn,
                                  gradients);
-  // The scratch buffers are freed with the backend: wait for the kernels that read them.
-  return st ? synchronize() : st;
+  // The next call reuses the scratch buffers: wait for the kernels that read them, failed
+  // or not.
+  Status done = synchronize();
+  return st ? done : st;
 }
 
 } // namespace attn::cuda

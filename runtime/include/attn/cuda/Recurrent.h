@@ -13,9 +13,10 @@
 //   so a 0 holds the state (padding, anywhere in the row) and the output repeats it, as the
 //   CPU's masked sequence ops define it (any values, not only 0 and 1).
 //
-// The backward runs the forward again (nothing is kept between calls) and returns every
-// gradient, overwritten, not accumulated. Calls are asynchronous on the default stream;
-// errors (a launch, a shape cuBLASLt has no algorithm for) come back as a Status.
+// The backward runs the forward again (no activations are kept between calls) and returns
+// every gradient, overwritten, not accumulated. Calls run on the default stream and wait for
+// it before they return; their scratch memory is kept per thread for the next call. Errors (a
+// launch, an allocation, a shape cuBLASLt has no algorithm for) come back as a Status.
 #ifndef ATTN_CUDA_RECURRENT_H
 #define ATTN_CUDA_RECURRENT_H
 
