@@ -77,7 +77,7 @@ PY
   fi
   if [ $bench = 1 ]; then
     step bench 240 "$build/bin/attn-bench-cuda-attention" --json "$out/attnc.json"
-    step torch 240 python3 tests/bench/cuda-attention.py --json "$out/torch.json"
+    step torch 240 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 tests/bench/cuda-attention.py --json "$out/torch.json"
     if [ -s "$out/attnc.json" ] && [ -s "$out/torch.json" ]; then
       python3 - "$out/attnc.json" "$out/torch.json" <<'PY' | tee "$out/ratios.txt"
 import json, sys
@@ -95,7 +95,7 @@ PY
     fi
     # The LSTM and GRU layers (f32) against PyTorch's cuDNN RNN at the same sizes.
     step bench-rnn 240 "$build/bin/attn-bench-cuda-recurrent" --json "$out/attnc-rnn.json"
-    step torch-rnn 240 python3 tests/bench/cuda-recurrent.py --json "$out/torch-rnn.json"
+    step torch-rnn 240 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 tests/bench/cuda-recurrent.py --json "$out/torch-rnn.json"
     if [ -s "$out/attnc-rnn.json" ] && [ -s "$out/torch-rnn.json" ]; then
       python3 - "$out/attnc-rnn.json" "$out/torch-rnn.json" <<'PY' | tee -a "$out/ratios.txt"
 import json, sys

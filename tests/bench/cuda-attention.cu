@@ -10,86 +10,28 @@
 // are this implementation's cost, not the problem's). Times are the median of --repeat runs
 // after warm-up, by CUDA events. scripts/gpu-check.sh runs it with PyTorch's
 // scaled_dot_product_attention (FlashAttention-2 inside) at the same sizes (cuda-attention.py).
+#include "CudaBench.cuh"
+
 #include "attn/cuda/FlashAttention.h"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
-#include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <string>
-#include <vector>
 
 using namespace attn::cuda;
 
 namespace {
 
+using namespace attn::cuda::bench;
+
 constexpr double kDatasheetBf16 = 989.4e12; // H100 / H200 SXM dense bf16
-
-void die(const std::string &what) {
-  std::fprintf(stderr, "attn-bench-cuda-attention: %s\n", what.c_str());
-  std::exit(1);
-}
-
-void check(const Status &st) {
-  if (!st.ok())
-    die(st.message());
-}
-
-void check(cudaError_t err, const char *what) {
-  if (err != cudaSuccess)
-    die(std::string(what) + ": " + cudaGetErrorString(err));
-}
-
-// Uniform values in [-1, 1) from a hash of the index: random-looking, never zeros.
-__global__ void fillRandom(__nv_bfloat16 *x, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x) {
-    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    x[i] = __float2bfloat16(float(h & 0xffffff) / float(1 << 23) - 1.0f);
-  }
-}
-
-DeviceBuffer randomBuffer(size_t n, uint32_t seed) {
-  DeviceBuffer b(n * sizeof(__nv_bfloat16));
-  check(b.status());
-  fillRandom<<<1024, 256>>>(b.as<__nv_bfloat16>(), n, seed);
-  check(cudaGetLastError(), "fill");
-  return b;
-}
-
-template <typename F> double medianMs(int repeat, F &&f) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  for (int i = 0; i < 3; ++i)
-    f();
-  check(cudaDeviceSynchronize(), "warm-up");
-  std::vector<float> ms(repeat);
-  for (int i = 0; i < repeat; ++i) {
-    cudaEventRecord(start);
-    f();
-    cudaEventRecord(stop);
-    check(cudaEventSynchronize(stop), "timed run");
-    cudaEventElapsedTime(&ms[i], start, stop);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms[repeat / 2];
-}
 
 // cuBLAS bf16 GEMM (f32 accumulation) at 8192^3: the ceiling for tensor-core work here.
 double gemmPeak(int repeat) {
   const int n = 8192;
-  DeviceBuffer a = randomBuffer(size_t(n) * n, 1), b = randomBuffer(size_t(n) * n, 2),
+  DeviceBuffer a = randomBuffer<__nv_bfloat16>(size_t(n) * n, 1),
+               b = randomBuffer<__nv_bfloat16>(size_t(n) * n, 2),
                c(size_t(n) * n * sizeof(__nv_bfloat16));
   cublasHandle_t handle;
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
@@ -108,29 +50,17 @@ double gemmPeak(int repeat) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const char *jsonPath = nullptr;
-  int repeat = 20;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
-      jsonPath = argv[++i];
-    else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
-      repeat = std::max(1, std::atoi(argv[++i]));
-    else
-      die(std::string("unknown argument ") + argv[i] + " (--json FILE, --repeat N)");
-  }
-  if (std::string why = deviceUnavailable(); !why.empty()) {
-    std::printf("attn-bench-cuda-attention: skipped: %s\n", why.c_str());
+  Args args;
+  if (!parseArgs(argc, argv, "attn-bench-cuda-attention", 20, args))
     return 77;
-  }
+  const int repeat = args.repeat;
+  FILE *json = args.json;
   const double peak = gemmPeak(repeat);
   std::printf("device: %s\n", deviceDescription().c_str());
   std::printf("cuBLAS bf16 GEMM 8192^3: %.0f TFLOP/s (%.0f%% of the datasheet's %.0f)\n",
               peak / 1e12, 100 * peak / kDatasheetBf16, kDatasheetBf16 / 1e12);
   std::printf("%-6s %-7s %10s %8s %8s %10s %8s %8s\n", "S", "causal", "fwd ms", "TFLOP/s",
               "of GEMM", "f+b ms", "TFLOP/s", "of GEMM");
-  FILE *json = jsonPath ? std::fopen(jsonPath, "w") : nullptr;
-  if (jsonPath && !json)
-    die(std::string("cannot write ") + jsonPath);
 
   const int64_t H = 16, D = 128, tokens = 16384;
   for (int64_t S : {2048, 4096, 8192, 16384})
@@ -143,9 +73,10 @@ int main(int argc, char **argv) {
       s.causal = causal;
       s.scale = 1.0f / std::sqrt(float(D));
       const size_t n = size_t(s.batch * H * S * D), rows = size_t(s.batch * H * S);
-      DeviceBuffer q = randomBuffer(n, 3), k = randomBuffer(n, 4), v = randomBuffer(n, 5),
-                   dOut = randomBuffer(n, 6), out(n * 2), lse(rows * 4), dq(n * 2), dk(n * 2),
-                   dv(n * 2), workspace(flashAttentionBackwardWorkspace(s));
+      DeviceBuffer q = randomBuffer<__nv_bfloat16>(n, 3), k = randomBuffer<__nv_bfloat16>(n, 4),
+                   v = randomBuffer<__nv_bfloat16>(n, 5), dOut = randomBuffer<__nv_bfloat16>(n, 6),
+                   out(n * 2), lse(rows * 4), dq(n * 2), dk(n * 2), dv(n * 2),
+                   workspace(flashAttentionBackwardWorkspace(s));
       for (const DeviceBuffer *b : {&out, &lse, &dq, &dk, &dv, &workspace})
         check(b->status());
       auto fwd = [&] {

@@ -6,39 +6,24 @@ scripts/gpu-check.sh runs both and prints the ratios.
 
     python3 tests/bench/cuda-attention.py [--json FILE] [--repeat N]
 """
-import argparse
 import json
 import sys
 
+import cuda_bench
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--json")
-    ap.add_argument("--repeat", type=int, default=20)
-    a = ap.parse_args()
-    try:
-        import torch
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-    except ImportError as e:
-        print(f"cuda-attention.py: skipped: {e}")
+    a, torch = cuda_bench.setup(__doc__, repeat=20)
+    if torch is None:
         return 77
-    if not torch.cuda.is_available():
-        print("cuda-attention.py: skipped: no CUDA device")
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError as e:  # a PyTorch before 2.3
+        print(f"skipped: {e}")
         return 77
 
     def median_ms(f):
-        for _ in range(3):
-            f()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(a.repeat):
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            f()
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop))
-        return sorted(times)[len(times) // 2]
+        return cuda_bench.median_ms(torch, f, a.repeat)
 
     H, D, tokens = 16, 128, 16384
     out = open(a.json, "w") if a.json else None

@@ -10,78 +10,22 @@
 // twice that (dx and dW_ih, dh and dW_hh); our backward also replays the forward, which is
 // this implementation's cost and not counted. Times: the median of --repeat runs by CUDA
 // events after warm-up.
+#include "CudaBench.cuh"
+
 #include "attn/cuda/Recurrent.h"
 
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <string>
-#include <vector>
 
 using namespace attn::cuda;
 
 namespace {
 
-void die(const std::string &what) {
-  std::fprintf(stderr, "attn-bench-cuda-recurrent: %s\n", what.c_str());
-  std::exit(1);
-}
-
-void check(const Status &st) {
-  if (!st.ok())
-    die(st.message());
-}
-
-// Uniform values in [-scale, scale) from a hash of the index.
-__global__ void fillRandom(float *x, size_t n, uint32_t seed, float scale) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x) {
-    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    x[i] = scale * (float(h & 0xffffff) / float(1 << 23) - 1.0f);
-  }
-}
-
-DeviceBuffer randomBuffer(size_t n, uint32_t seed, float scale = 1.0f) {
-  DeviceBuffer b(n * sizeof(float));
-  check(b.status());
-  fillRandom<<<1024, 256>>>(b.as<float>(), n, seed, scale);
-  if (cudaGetLastError() != cudaSuccess)
-    die("fill failed");
-  return b;
-}
-
-template <typename F> double medianMs(int repeat, F &&f) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  for (int i = 0; i < 2; ++i)
-    f();
-  cudaDeviceSynchronize();
-  std::vector<float> ms(repeat);
-  for (int i = 0; i < repeat; ++i) {
-    cudaEventRecord(start);
-    f();
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    cudaEventElapsedTime(&ms[i], start, stop);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms[repeat / 2];
-}
+using namespace attn::cuda::bench;
 
 // cuBLAS f32 SGEMM at 8192^3 with TF32 off: the ceiling for exact f32 GEMMs here.
 double gemmPeak(int repeat) {
   const int n = 8192;
-  DeviceBuffer a = randomBuffer(size_t(n) * n, 1), b = randomBuffer(size_t(n) * n, 2),
+  DeviceBuffer a = randomBuffer<float>(size_t(n) * n, 1), b = randomBuffer<float>(size_t(n) * n, 2),
                c(size_t(n) * n * sizeof(float));
   cublasHandle_t handle;
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
@@ -100,28 +44,16 @@ double gemmPeak(int repeat) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const char *jsonPath = nullptr;
-  int repeat = 10;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
-      jsonPath = argv[++i];
-    else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
-      repeat = std::max(1, std::atoi(argv[++i]));
-    else
-      die(std::string("unknown argument ") + argv[i] + " (--json FILE, --repeat N)");
-  }
-  if (std::string why = deviceUnavailable(); !why.empty()) {
-    std::printf("attn-bench-cuda-recurrent: skipped: %s\n", why.c_str());
+  Args args;
+  if (!parseArgs(argc, argv, "attn-bench-cuda-recurrent", 10, args))
     return 77;
-  }
+  const int repeat = args.repeat;
+  FILE *json = args.json;
   const double peak = gemmPeak(repeat);
   std::printf("device: %s\ncuBLAS f32 GEMM 8192^3 (no TF32): %.1f TFLOP/s\n",
               deviceDescription().c_str(), peak / 1e12);
   std::printf("%-5s %5s %10s %10s %8s %8s\n", "cell", "H", "fwd ms", "f+b ms", "TFLOP/s",
               "of GEMM");
-  FILE *json = jsonPath ? std::fopen(jsonPath, "w") : nullptr;
-  if (jsonPath && !json)
-    die(std::string("cannot write ") + jsonPath);
 
   const int64_t B = 64, T = 128;
   for (RecurrentCell cell : {RecurrentCell::Lstm, RecurrentCell::Gru})
@@ -130,11 +62,11 @@ int main(int argc, char **argv) {
       const int64_t I = H, G = (lstm ? 4 : 3) * H;
       const RecurrentShape shape{B, T, I, H, false};
       const float w = 1.0f / float(H);
-      DeviceBuffer x = randomBuffer(B * T * I, 3), h0 = randomBuffer(B * H, 4),
-                   c0 = randomBuffer(B * H, 5), wih = randomBuffer(I * G, 6, w),
-                   whh = randomBuffer(H * G, 7, w), bih = randomBuffer(G, 8, w),
-                   bhh = randomBuffer(G, 9, w), dOut = randomBuffer(B * T * H, 10),
-                   dhn = randomBuffer(B * H, 11), dcn = randomBuffer(B * H, 12);
+      DeviceBuffer x = randomBuffer<float>(B * T * I, 3), h0 = randomBuffer<float>(B * H, 4),
+                   c0 = randomBuffer<float>(B * H, 5), wih = randomBuffer<float>(I * G, 6, w),
+                   whh = randomBuffer<float>(H * G, 7, w), bih = randomBuffer<float>(G, 8, w),
+                   bhh = randomBuffer<float>(G, 9, w), dOut = randomBuffer<float>(B * T * H, 10),
+                   dhn = randomBuffer<float>(B * H, 11), dcn = randomBuffer<float>(B * H, 12);
       DeviceBuffer out(B * T * H * 4), hn(B * H * 4), cn(B * H * 4), dx(B * T * I * 4),
           dh0(B * H * 4), dc0(B * H * 4), dwih(I * G * 4), dwhh(H * G * 4), dbih(G * 4),
           dbhh(G * 4);
@@ -144,15 +76,14 @@ int main(int argc, char **argv) {
                                      dwih.as<float>(), dwhh.as<float>(), dbih.as<float>(),
                                      dbhh.as<float>(), nullptr};
       auto fwd = [&] {
-        check(recurrentForward(shape, cell, weights, x.as<float>(), h0.as<float>(),
-                               c0.as<float>(), nullptr, out.as<float>(), hn.as<float>(),
-                               cn.as<float>()));
+        check(recurrentForward(shape, cell, weights, x.as<float>(), h0.as<float>(), c0.as<float>(),
+                               nullptr, out.as<float>(), hn.as<float>(), cn.as<float>()));
       };
       auto fwdBwd = [&] {
         fwd();
-        check(recurrentBackward(shape, cell, weights, x.as<float>(), h0.as<float>(),
-                                c0.as<float>(), nullptr, dOut.as<float>(), dhn.as<float>(),
-                                dcn.as<float>(), grads));
+        check(recurrentBackward(shape, cell, weights, x.as<float>(), h0.as<float>(), c0.as<float>(),
+                                nullptr, dOut.as<float>(), dhn.as<float>(), dcn.as<float>(),
+                                grads));
       };
       const double fwdFlops = 2.0 * B * T * double(I + H) * G;
       const double msF = medianMs(repeat, fwd), msFB = medianMs(repeat, fwdBwd);

@@ -6,40 +6,21 @@ JSON line per size. scripts/gpu-check.sh runs both and prints the ratios.
 
     python3 tests/bench/cuda-recurrent.py [--json FILE] [--repeat N]
 """
-import argparse
 import json
 import sys
 
+import cuda_bench
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--json")
-    ap.add_argument("--repeat", type=int, default=10)
-    a = ap.parse_args()
-    try:
-        import torch
-    except ImportError as e:
-        print(f"cuda-recurrent.py: skipped: {e}")
-        return 77
-    if not torch.cuda.is_available():
-        print("cuda-recurrent.py: skipped: no CUDA device")
+    a, torch = cuda_bench.setup(__doc__, repeat=10)
+    if torch is None:
         return 77
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
 
     def median_ms(f):
-        for _ in range(2):
-            f()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(a.repeat):
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            f()
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop))
-        return sorted(times)[len(times) // 2]
+        return cuda_bench.median_ms(torch, f, a.repeat)
 
     B, T = 64, 128
     out = open(a.json, "w") if a.json else None
