@@ -1,6 +1,7 @@
 // attn-fuse-recurrence: an attn.scan whose body is exactly one cell that oneDNN implements,
 // feeding its new state back (or, under a scanned mask, its blend with the old state), becomes
-// the sequence op (attn.rnn / gru / lstm, with the mask). Everything else stays a scan.
+// the sequence op (attn.rnn / gru / lstm, with the mask). Everything else stays a scan. An
+// LSTM projection's bias, which oneDNN lacks, becomes a shift of the state around the op.
 #include "compiler/Transforms/Passes.h"
 #include "dialect/AttnOps.h"
 
@@ -75,8 +76,6 @@ LogicalResult match(ScanOp scan, Match &m, std::string &why) {
     m.stateOperands = {gru.getHidden()};
     m.newStates = {gru.getResult()};
   } else if (auto lstm = dyn_cast<LstmCellOp>(cell)) {
-    if (lstm.getWProj())
-      return refuse("an LSTM projection with a bias has no oneDNN form");
     if (lstm.getWPeephole() && lstm.getPeepholeForm() == PeepholeForm::full)
       return refuse("oneDNN's LSTM has diagonal peepholes, not full matrices");
     input = lstm.getInput();
@@ -139,22 +138,44 @@ void fuse(ScanOp scan, const Match &m) {
   for (Value w : m.cell->getOperands().drop_front(numStateOperands))
     weights.push_back(scan.getInvariant(w));
   bool reverse = scan.getReverse();
-  Operation *seq;
+  Operation *seq = nullptr;
   if (isa<RnnCellOp>(m.cell)) {
     seq = b.create<RnnOp>(loc, x, inits[0], weights[0], weights[1], weights[2], m.mask, reverse);
   } else if (isa<GruCellOp>(m.cell)) {
     seq = b.create<GruOp>(loc, x, inits[0], weights[0], weights[1], weights[2], weights[3], m.mask,
                           reverse);
+  }
+  SmallVector<Value> results;
+  if (!seq) {
+    auto cell = cast<LstmCellOp>(m.cell);
+    auto invariant = [&](Value v) { return v ? scan.getInvariant(v) : Value(); };
+    Value h0 = inits[0], bias = weights[2], bProj = invariant(cell.getBProj());
+    // oneDNN's projection has no bias. The layer runs on h' = h - b_proj instead, which its
+    // projection computes without one; the recurrent product h w_hh = h' w_hh + b_proj w_hh
+    // moves its constant part into the gate bias, and the results shift back.
+    if (bProj) {
+      auto t = cast<RankedTensorType>(bProj.getType()); // [P]
+      Value row = b.create<ReshapeOp>(
+          loc, RankedTensorType::get({1, t.getShape()[0]}, t.getElementType()), bProj);
+      Value shift = b.create<MatmulOp>(loc, row, weights[1]); // [1, 4H]
+      bias = b.create<AddOp>(loc, bias, b.create<ReshapeOp>(loc, bias.getType(), shift));
+      h0 = b.create<SubOp>(loc, h0, bProj);
+    }
+    seq = b.create<LstmOp>(loc, x, h0, inits[1], weights[0], weights[1], bias,
+                           invariant(cell.getWPeephole()), invariant(cell.getWProj()), m.mask,
+                           reverse);
+    results.assign(seq->getResults().begin(), seq->getResults().end());
+    if (bProj)
+      for (unsigned k : {0, 1}) // outputs, h_n
+        results[k] = b.create<AddOp>(loc, results[k], bProj);
   } else {
-    Value peephole = weights.size() > 3 ? weights[3] : Value();
-    seq = b.create<LstmOp>(loc, x, inits[0], inits[1], weights[0], weights[1], weights[2], peephole,
-                           m.mask, reverse);
+    results.assign(seq->getResults().begin(), seq->getResults().end());
   }
   // Final carries: the sequence op's final states in carry order; stacked outputs: outputs.
   for (auto [k, s] : llvm::enumerate(m.stateOperands))
-    scan.getResult(cast<BlockArgument>(s).getArgNumber()).replaceAllUsesWith(seq->getResult(1 + k));
+    scan.getResult(cast<BlockArgument>(s).getArgNumber()).replaceAllUsesWith(results[1 + k]);
   for (Value stacked : scan.getStackedOutputs())
-    stacked.replaceAllUsesWith(seq->getResult(0));
+    stacked.replaceAllUsesWith(results[0]);
   scan.erase();
 }
 

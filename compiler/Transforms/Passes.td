@@ -21,8 +21,8 @@ def AttnFuseRecurrence : Pass<"attn-fuse-recurrence"> {
   let summary = "turns a scan over one oneDNN cell into a sequence op (rnn, gru, lstm)";
   let description = [{
     Matches an `attn.scan` along axis 1 of one sequence `[B, T, I]` whose body is exactly one
-    `rnn_cell`, `gru_cell` (form `pytorch`) or `lstm_cell` (diagonal peepholes allowed, no projection)
-    reading the step input, whose carried values are exactly the cell's state fed back from
+    `rnn_cell`, `gru_cell` (form `pytorch`) or `lstm_cell` (diagonal peepholes and a projection
+    allowed) reading the step input, whose carried values are exactly the cell's state fed back from
     its new state, whose per-step outputs (if any) are the new hidden state, and whose
     weights are loop-invariant. Such a scan becomes `attn.rnn`, `attn.gru` or `attn.lstm`
     (with `reverse` for a reversed scan), which lower to oneDNN's RNN primitives and
@@ -34,6 +34,12 @@ def AttnFuseRecurrence : Pass<"attn-fuse-recurrence"> {
     which the runtime runs over packed rows when the mask holds 0s and 1s (the data loaders'
     masks), so padding costs no work, and step by step with the blend otherwise: the same
     results as the scan for any mask.
+
+    An LSTM projection `h = m w_proj + b_proj` becomes oneDNN's (LSTMP), which has no bias:
+    the layer runs on `h' = h - b_proj`, its `h0` shifted by `-b_proj`, the constant part of
+    the recurrent product, `b_proj w_hh`, added to the gate bias, and its outputs and final
+    `h` shifted back by `+b_proj`. This is exact in real arithmetic (also masked: a held
+    state shifts with the rest); autodiff differentiates the shifts like any other ops.
 
     Anything else stays a scan: other cells and GRU forms, extra ops in the body
     (attention), other carried values, scans without a sequence, and scans autodiff has

@@ -421,89 +421,82 @@ SmallVector<Value> GruCellOp::decompose(OpBuilder &b) {
 //===----------------------------------------------------------------------------------===//
 
 namespace {
-// The shape rule shared by the sequence ops. `operands` are input [B, T, I], h0 [B, H],
-// (c0 [B, H] with `cell`), w_ih [I, G*H], w_hh [H, G*H], then `numBiases` biases [G*H], and
-// with `cell` optionally peephole weights [3, H].
-LogicalResult inferSequence(StringRef name, std::optional<Location> loc, ValueRange operands,
-                            int64_t gates, bool cell, unsigned numBiases,
+// A sequence op's operands by role (an op's adaptor fills them): input [B, T, I], h0 [B, P],
+// c0 [B, H] (LSTM), w_ih [I, G*H], w_hh [P, G*H], the biases [G*H], and the optional
+// peepholes [3, H], projection [H, P] (LSTM) and mask [B, T, 1]. P = H without a projection.
+struct SequenceOperands {
+  Value input, h0, c0, wIh, wHh;
+  SmallVector<Value, 2> biases;
+  Value peephole, proj, mask;
+  // The operands of which the backward op returns gradients, in the forward's order.
+  SmallVector<Value> differentiable() const {
+    SmallVector<Value> v{input, h0};
+    if (c0)
+      v.push_back(c0);
+    v.append({wIh, wHh});
+    v.append(biases.begin(), biases.end());
+    for (Value o : {peephole, proj})
+      if (o)
+        v.push_back(o);
+    return v;
+  }
+};
+
+// The shape rule shared by the sequence ops: `name`'s results (outputs [B, T, P], h_n [B, P]
+// and with `cell` c_n [B, H]) from its operands `o`.
+LogicalResult inferSequence(StringRef name, std::optional<Location> loc,
+                            const SequenceOperands &o, int64_t gates, bool cell,
                             SmallVectorImpl<Type> &results) {
-  // A mask [B, T, 1] comes last; nothing else of rank 3 does.
-  Value mask;
-  if (operands.size() > 1 && typeOf(operands.back()).getRank() == 3) {
-    mask = operands.back();
-    operands = operands.drop_back();
-  }
-  unsigned expected = (cell ? 5 : 4) + numBiases;
-  bool peephole = cell && operands.size() == expected + 1;
-  bool ok = operands.size() == expected || peephole;
-  int64_t batch = 0, steps = 0, in = 0, hid = 0;
-  if (ok) {
-    auto x = typeOf(operands[0]), h = typeOf(operands[1]);
-    ok = x.getRank() == 3 && h.getRank() == 2;
-    if (ok) {
-      batch = x.getShape()[0], steps = x.getShape()[1], in = x.getShape()[2];
-      hid = h.getShape()[1];
-      ok = h.getShape()[0] == batch;
-    }
-  }
-  unsigned w = cell ? 3 : 2;
-  if (ok && cell)
-    ok = hasShape(operands[2], {batch, hid});
-  ok = ok && hasShape(operands[w], {in, gates * hid}) &&
-       hasShape(operands[w + 1], {hid, gates * hid});
-  for (unsigned i = 0; ok && i < numBiases; ++i)
-    ok = hasShape(operands[w + 2 + i], {gates * hid});
-  if (ok && peephole)
-    ok = hasShape(operands[expected], {3, hid});
-  if (ok && mask)
-    ok = hasShape(mask, {batch, steps, 1});
+  auto x = typeOf(o.input), h = typeOf(o.h0);
+  bool ok = x.getRank() == 3 && h.getRank() == 2 && h.getShape()[0] == x.getShape()[0];
+  int64_t batch = ok ? x.getShape()[0] : 0, steps = ok ? x.getShape()[1] : 0;
+  int64_t in = ok ? x.getShape()[2] : 0, out = ok ? h.getShape()[1] : 0;
+  // The cell's width: the projection's rows, else the state's.
+  int64_t hid = o.proj && typeOf(o.proj).getRank() == 2 ? typeOf(o.proj).getShape()[0] : out;
+  ok = ok && (!cell || hasShape(o.c0, {batch, hid})) && hasShape(o.wIh, {in, gates * hid}) &&
+       hasShape(o.wHh, {out, gates * hid});
+  for (Value bias : o.biases)
+    ok = ok && hasShape(bias, {gates * hid});
+  ok = ok && (!o.peephole || hasShape(o.peephole, {3, hid})) &&
+       (!o.proj || hasShape(o.proj, {hid, out})) && (!o.mask || hasShape(o.mask, {batch, steps, 1}));
   if (!ok) {
     std::string shapes;
-    for (Value v : operands)
-      shapes += (shapes.empty() ? "" : ", ") + typeStr(v.getType());
-    if (mask)
-      shapes += ", mask " + typeStr(mask.getType());
+    auto show = [&](StringRef role, Value v) {
+      if (v)
+        shapes += (shapes.empty() ? "" : ", ") + role.str() + " " + typeStr(v.getType());
+    };
+    show("input", o.input), show("h0", o.h0), show("c0", o.c0), show("w_ih", o.wIh);
+    show("w_hh", o.wHh);
+    for (Value bias : o.biases)
+      show("bias", bias);
+    show("peepholes", o.peephole), show("projection", o.proj), show("mask", o.mask);
     std::string g = gates == 1 ? "" : std::to_string(gates);
     return emitOptionalError(
-        loc, "'attn.", name, "' needs input [B, T, I], h0 [B, H]", cell ? ", c0 [B, H]" : "",
-        ", w_ih [I, ", g, "H], w_hh [H, ", g, "H] and ", numBiases, " bias(es) [", g, "H]",
-        cell ? " (and peepholes [3, H])" : "", " (and a mask [B, T, 1]); got ", shapes);
+        loc, "'attn.", name, "' needs input [B, T, I], h0 [B, ", cell ? "P" : "H", "]",
+        cell ? ", c0 [B, H]" : "", ", w_ih [I, ", g, "H], w_hh [", cell ? "P" : "H", ", ", g,
+        "H] and ", o.biases.size(), " bias(es) [", g, "H]",
+        cell ? " (and peepholes [3, H], a projection [H, P]; P = H without one)" : "",
+        " (and a mask [B, T, 1]); got ", shapes);
   }
-  results.push_back(RankedTensorType::get({batch, steps, hid}, typeOf(operands[0]).getElementType()));
-  results.push_back(operands[1].getType());
+  results.push_back(RankedTensorType::get({batch, steps, out}, x.getElementType()));
+  results.push_back(o.h0.getType());
   if (cell)
-    results.push_back(operands[2].getType());
+    results.push_back(o.c0.getType());
   return success();
 }
 
-// The shape rule of a sequence op's backward: `numForward` forward operands, then the
-// forward's results and their gradients (checked against the forward's shape rule); the
-// results have the forward operands' types.
-LogicalResult inferSequenceGrad(StringRef name, std::optional<Location> loc, ValueRange operands,
-                                unsigned numForward, int64_t gates, bool cell,
-                                unsigned numBiases, SmallVectorImpl<Type> &results) {
-  // An LSTM's peephole weights come after the result gradients, then the mask [B, T, 1].
-  Value mask;
-  if (operands.size() > 1 && typeOf(operands.back()).getRank() == 3) {
-    mask = operands.back();
-    operands = operands.drop_back();
-  }
-  unsigned n = cell ? 3 : 2;
-  bool peephole = cell && operands.size() == numForward + 2 * n + 1;
-  SmallVector<Value> forwardOperands(operands.take_front(std::min<size_t>(numForward, operands.size())));
-  if (peephole)
-    forwardOperands.push_back(operands.back());
-  if (mask)
-    forwardOperands.push_back(mask);
+// The shape rule of a sequence op's backward: the forward's operands `o`, its results
+// `values` and their gradients `grads` (checked against the forward's shape rule); the
+// results are the gradients of the differentiable forward operands, of their types.
+LogicalResult inferSequenceGrad(StringRef name, std::optional<Location> loc,
+                                const SequenceOperands &o, ValueRange values, ValueRange grads,
+                                int64_t gates, bool cell, SmallVectorImpl<Type> &results) {
   SmallVector<Type> forward;
-  if (operands.size() < numForward ||
-      failed(inferSequence(name.drop_back(5) /* "_grad" */, loc, forwardOperands, gates, cell,
-                           numBiases, forward)))
+  if (failed(inferSequence(name.drop_back(5) /* "_grad" */, loc, o, gates, cell, forward)))
     return failure();
-  bool ok = operands.size() == numForward + 2 * n + (peephole ? 1 : 0);
-  for (unsigned i = 0; ok && i < n; ++i)
-    ok = operands[numForward + i].getType() == forward[i] &&
-         operands[numForward + n + i].getType() == forward[i];
+  bool ok = values.size() == forward.size() && grads.size() == forward.size();
+  for (unsigned i = 0; ok && i < forward.size(); ++i)
+    ok = values[i].getType() == forward[i] && grads[i].getType() == forward[i];
   if (!ok) {
     std::string want;
     for (Type t : forward)
@@ -513,37 +506,73 @@ LogicalResult inferSequenceGrad(StringRef name, std::optional<Location> loc, Val
                              "gradients, each of types (",
                              want, ")");
   }
-  for (Value v : ArrayRef<Value>(forwardOperands).drop_back(mask ? 1 : 0)) // not the mask: data
+  for (Value v : o.differentiable())
     results.push_back(v.getType());
   return success();
 }
 } // namespace
 
-#define ATTN_SEQUENCE_INFER(Op, name, rule, ...)                                                   \
+#define ATTN_INFER_SIGNATURE(Op)                                                                   \
   LogicalResult Op::inferReturnTypes(MLIRContext *, std::optional<Location> loc,                  \
-                                     ValueRange operands, DictionaryAttr, OpaqueProperties,       \
-                                     RegionRange, SmallVectorImpl<Type> &results) {               \
-    return rule(name, loc, operands, __VA_ARGS__, results);                                       \
-  }
-ATTN_SEQUENCE_INFER(RnnOp, "rnn", inferSequence, 1, false, 1)
-ATTN_SEQUENCE_INFER(GruOp, "gru", inferSequence, 3, false, 2)
-ATTN_SEQUENCE_INFER(LstmOp, "lstm", inferSequence, 4, true, 1)
-ATTN_SEQUENCE_INFER(RnnGradOp, "rnn_grad", inferSequenceGrad, 5, 1, false, 1)
-ATTN_SEQUENCE_INFER(GruGradOp, "gru_grad", inferSequenceGrad, 6, 3, false, 2)
-ATTN_SEQUENCE_INFER(LstmGradOp, "lstm_grad", inferSequenceGrad, 6, 4, true, 1)
-#undef ATTN_SEQUENCE_INFER
+                                     ValueRange operands, DictionaryAttr attributes,              \
+                                     OpaqueProperties properties, RegionRange regions,            \
+                                     SmallVectorImpl<Type> &results)
+ATTN_INFER_SIGNATURE(RnnOp) {
+  Adaptor a(operands, attributes, properties, regions);
+  SequenceOperands o{a.getInput(), a.getH0(), {}, a.getWAx(), a.getWAa(), {a.getBias()}};
+  o.mask = a.getMask();
+  return inferSequence("rnn", loc, o, 1, false, results);
+}
+ATTN_INFER_SIGNATURE(GruOp) {
+  Adaptor a(operands, attributes, properties, regions);
+  SequenceOperands o{a.getInput(), a.getH0(), {}, a.getWIh(), a.getWHh(), {a.getBIh(), a.getBHh()}};
+  o.mask = a.getMask();
+  return inferSequence("gru", loc, o, 3, false, results);
+}
+ATTN_INFER_SIGNATURE(LstmOp) {
+  Adaptor a(operands, attributes, properties, regions);
+  SequenceOperands o{a.getInput(), a.getH0(), a.getC0(), a.getWIh(), a.getWHh(), {a.getBias()},
+                     a.getWPeephole(), a.getWProj(), a.getMask()};
+  return inferSequence("lstm", loc, o, 4, true, results);
+}
+ATTN_INFER_SIGNATURE(RnnGradOp) {
+  Adaptor a(operands, attributes, properties, regions);
+  SequenceOperands o{a.getInput(), a.getH0(), {}, a.getWAx(), a.getWAa(), {a.getBias()}};
+  o.mask = a.getMask();
+  return inferSequenceGrad("rnn_grad", loc, o, {a.getOutputs(), a.getHN()},
+                           {a.getDOutputs(), a.getDHN()}, 1, false, results);
+}
+ATTN_INFER_SIGNATURE(GruGradOp) {
+  Adaptor a(operands, attributes, properties, regions);
+  SequenceOperands o{a.getInput(), a.getH0(), {}, a.getWIh(), a.getWHh(), {a.getBIh(), a.getBHh()}};
+  o.mask = a.getMask();
+  return inferSequenceGrad("gru_grad", loc, o, {a.getOutputs(), a.getHN()},
+                           {a.getDOutputs(), a.getDHN()}, 3, false, results);
+}
+ATTN_INFER_SIGNATURE(LstmGradOp) {
+  Adaptor a(operands, attributes, properties, regions);
+  SequenceOperands o{a.getInput(), a.getH0(), a.getC0(), a.getWIh(), a.getWHh(), {a.getBias()},
+                     a.getWPeephole(), a.getWProj(), a.getMask()};
+  return inferSequenceGrad("lstm_grad", loc, o, {a.getOutputs(), a.getHN(), a.getCN()},
+                           {a.getDOutputs(), a.getDHN(), a.getDCN()}, 4, true, results);
+}
+#undef ATTN_INFER_SIGNATURE
 
 // The gate products of a recurrent layer over input [B, T, I]: x_t w_ih [I, G H] and
 // h_{t-1} w_hh [H, G H] for every step and row. The backward does twice that (the gradients
 // of the inputs and of the weights: dG w^T and x^T dG for both products).
-static double sequenceFlops(Value input, Value wIh, Value wHh) {
+static double sequenceFlops(Value input, Value wIh, Value wHh, Value wProj = {}) {
   auto x = cast<RankedTensorType>(input.getType()).getShape();
-  auto numel = [](Value w) { return (double)cast<RankedTensorType>(w.getType()).getNumElements(); };
-  return multiplyAddFlops({x[0], x[1]}) * (numel(wIh) + numel(wHh));
+  auto numel = [](Value w) {
+    return w ? (double)cast<RankedTensorType>(w.getType()).getNumElements() : 0.0;
+  };
+  return multiplyAddFlops({x[0], x[1]}) * (numel(wIh) + numel(wHh) + numel(wProj));
 }
 double RnnOp::getFlops() { return sequenceFlops(getInput(), getWAx(), getWAa()); }
 double GruOp::getFlops() { return sequenceFlops(getInput(), getWIh(), getWHh()); }
-double LstmOp::getFlops() { return sequenceFlops(getInput(), getWIh(), getWHh()); }
+double LstmOp::getFlops() { return sequenceFlops(getInput(), getWIh(), getWHh(), getWProj()); }
 double RnnGradOp::getFlops() { return 2 * sequenceFlops(getInput(), getWAx(), getWAa()); }
 double GruGradOp::getFlops() { return 2 * sequenceFlops(getInput(), getWIh(), getWHh()); }
-double LstmGradOp::getFlops() { return 2 * sequenceFlops(getInput(), getWIh(), getWHh()); }
+double LstmGradOp::getFlops() {
+  return 2 * sequenceFlops(getInput(), getWIh(), getWHh(), getWProj());
+}

@@ -290,27 +290,37 @@ def Attn_GruOp : Attn_SequenceOp<"gru"> {
 def Attn_LstmOp : Attn_SequenceOp<"lstm", [AttrSizedOperandSegments]> {
   let summary = "an LSTM layer over a whole sequence";
   let description = [{
-    Runs `attn.lstm_cell` (gates i, f, g, o; optional peepholes, no projection) over the time
-    axis 1 of `input` `[B, T, I]` from `h0`, `c0` `[B, H]` (backwards in time with `reverse`),
-    with `w_ih [I, 4H]`, `w_hh [H, 4H]`, `bias [4H]` and optionally `w_peephole [3, H]` (gates
-    i, f, o, as the cell's). Results: `outputs` `[B, T, H]` (the hidden state of every step,
-    in time order), and the final `h_n`, `c_n`. Lowered to oneDNN's LSTM primitive (same gate
-    order, weight layout and peephole formula). Gradient: `attn.lstm_grad`. An optional
-    `mask` `[B, T, 1]` skips steps as in `attn.rnn` (h and c both stay).
+    Runs `attn.lstm_cell` (gates i, f, g, o; optional diagonal peepholes and projection) over
+    the time axis 1 of `input` `[B, T, I]` from `h0` `[B, P]`, `c0` `[B, H]` (backwards in
+    time with `reverse`), with `w_ih [I, 4H]`, `w_hh [P, 4H]`, `bias [4H]`, optionally
+    `w_peephole [3, H]` (gates i, f, o, as the cell's) and optionally a projection
+    `w_proj [H, P]` *without a bias*: `h_t = (o * tanh(c_t)) x w_proj` (oneDNN's LSTMP);
+    `P = H` without one. Results: `outputs` `[B, T, P]` (the hidden state of every step, in
+    time order), and the final `h_n` `[B, P]`, `c_n` `[B, H]`. Lowered to oneDNN's LSTM
+    primitive (same gate order, weight layout, peephole and projection formulas). Gradient:
+    `attn.lstm_grad`. An optional `mask` `[B, T, 1]` skips steps as in `attn.rnn` (h and c
+    both stay).
+
+    attn-fuse-recurrence makes a cell's projection bias `b_proj` (which oneDNN lacks) a
+    shift of the state around this op: the layer runs on `h' = h - b_proj`, whose recurrent
+    product `h x w_hh = h' x w_hh + b_proj x w_hh` moves into `bias`.
 
     ```mlir
     %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b
         : tensor<4x16x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+    %ps, %p, %pc = attn.lstm %x, %p0, %c0, %wi, %wp4, %b projection(%wproj : tensor<8x3xf32>)
+        : tensor<4x16x2xf32>, tensor<4x3xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<3x32xf32>, tensor<32xf32>
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$c0,
                        Attn_FloatTensor:$w_ih, Attn_FloatTensor:$w_hh, Attn_FloatTensor:$bias,
-                       Optional<Attn_FloatTensor>:$w_peephole, Optional<Attn_FloatTensor>:$mask,
-                       UnitAttr:$reverse, UnitAttr:$training);
+                       Optional<Attn_FloatTensor>:$w_peephole, Optional<Attn_FloatTensor>:$w_proj,
+                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse, UnitAttr:$training);
   let results = (outs Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n, Attn_FloatTensor:$c_n);
   let assemblyFormat = [{
     $input `,` $h0 `,` $c0 `,` $w_ih `,` $w_hh `,` $bias
     (`peephole` `(` $w_peephole^ `:` type($w_peephole) `)`)?
+    (`projection` `(` $w_proj^ `:` type($w_proj) `)`)?
     (`mask` `(` $mask^ `:` type($mask) `)`)? attr-dict `:` type($input) `,`
     type($h0) `,` type($c0) `,` type($w_ih) `,` type($w_hh) `,` type($bias)
   }];
@@ -381,9 +391,9 @@ def Attn_LstmGradOp : Attn_SequenceGradOp<"lstm_grad", [AttrSizedOperandSegments
   let summary = "the backward of attn.lstm (oneDNN's LSTM backward)";
   let description = [{
     Operands: the forward's operands (`input, h0, c0, w_ih, w_hh, bias`), its results
-    (`outputs, h_n, c_n`) and their gradients, then the forward's `w_peephole` and `mask` if it
-    has them; results: the gradients of the forward's operands but the mask (`d_w_peephole`
-    last, with peepholes).
+    (`outputs, h_n, c_n`) and their gradients, then the forward's `w_peephole`, `w_proj` and
+    `mask` if it has them; results: the gradients of the forward's operands but the mask
+    (`d_w_peephole` then `d_w_proj` last, those the forward has, as `d_extra`).
 
     ```mlir
     %dx, %dh0, %dc0, %dwi, %dwh, %db = attn.lstm_grad %x, %h0, %c0, %wi, %wh, %b, %hs, %h, %c, %dhs, %dh, %dc
@@ -397,14 +407,16 @@ def Attn_LstmGradOp : Attn_SequenceGradOp<"lstm_grad", [AttrSizedOperandSegments
                        Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n, Attn_FloatTensor:$c_n,
                        Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n,
                        Attn_FloatTensor:$d_c_n, Optional<Attn_FloatTensor>:$w_peephole,
-                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse);
+                       Optional<Attn_FloatTensor>:$w_proj, Optional<Attn_FloatTensor>:$mask,
+                       UnitAttr:$reverse);
   let results = (outs Attn_FloatTensor:$d_input, Attn_FloatTensor:$d_h0, Attn_FloatTensor:$d_c0,
                       Attn_FloatTensor:$d_w_ih, Attn_FloatTensor:$d_w_hh,
-                      Attn_FloatTensor:$d_bias, Optional<Attn_FloatTensor>:$d_w_peephole);
+                      Attn_FloatTensor:$d_bias, Variadic<Attn_FloatTensor>:$d_extra);
   let assemblyFormat = [{
     $input `,` $h0 `,` $c0 `,` $w_ih `,` $w_hh `,` $bias `,` $outputs `,` $h_n `,` $c_n `,`
     $d_outputs `,` $d_h_n `,` $d_c_n
     (`peephole` `(` $w_peephole^ `:` type($w_peephole) `)`)?
+    (`projection` `(` $w_proj^ `:` type($w_proj) `)`)?
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     attr-dict `:` type($input) `,` type($h0) `,` type($c0) `,` type($w_ih) `,` type($w_hh) `,`
     type($bias) `,` type($outputs) `,` type($h_n) `,` type($c_n) `,` type($d_outputs) `,`

@@ -195,34 +195,30 @@ namespace {
 template <typename GradOp, typename Op>
 LogicalResult buildSequenceGradient(Op op, OpBuilder &b, ValueRange grads,
                                     SmallVectorImpl<Value> &out) {
-  // The forward's operands but its trailing optional ones, which go last: an LSTM's
-  // peephole weights, then the mask.
-  SmallVector<Value> operands(op->getOperands());
-  Value peephole, mask = op.getMask();
-  if (mask)
-    operands.pop_back();
+  Operation *grad;
   if constexpr (std::is_same_v<Op, LstmOp>) {
-    if ((peephole = op.getWPeephole()))
+    // The builder with named operands: it sets the operand segments the shape rule reads.
+    ValueRange r = op->getResults();
+    grad = b.create<LstmGradOp>(op.getLoc(), op.getInput(), op.getH0(), op.getC0(), op.getWIh(),
+                                op.getWHh(), op.getBias(), r[0], r[1], r[2], grads[0], grads[1],
+                                grads[2], op.getWPeephole(), op.getWProj(), op.getMask(),
+                                op.getReverse());
+  } else {
+    // The forward's operands but the mask, its results and their gradients, then the mask.
+    SmallVector<Value> operands(op->getOperands());
+    if (op.getMask())
       operands.pop_back();
+    operands.append(op->getResults().begin(), op->getResults().end());
+    operands.append(grads.begin(), grads.end());
+    if (op.getMask())
+      operands.push_back(op.getMask());
+    grad = b.create<GradOp>(op.getLoc(), operands);
+    if (op.getReverse())
+      grad->setAttr("reverse", b.getUnitAttr());
   }
-  operands.append(op->getResults().begin(), op->getResults().end());
-  operands.append(grads.begin(), grads.end());
-  if (peephole)
-    operands.push_back(peephole);
-  if (mask)
-    operands.push_back(mask);
-  SmallVector<NamedAttribute> attrs;
-  if constexpr (std::is_same_v<GradOp, LstmGradOp>) // twelve operands, then the two optional
-    attrs.push_back(b.getNamedAttr(GradOp::getOperandSegmentSizesAttrName(
-                                       OperationName(GradOp::getOperationName(), b.getContext())),
-                                   b.getDenseI32ArrayAttr({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                                                           peephole ? 1 : 0, mask ? 1 : 0})));
-  auto grad = b.create<GradOp>(op.getLoc(), operands, attrs);
-  if (op.getReverse())
-    grad->setAttr("reverse", b.getUnitAttr());
   // The operands' gradients in the forward's order; the mask (data) has none.
   out.append(grad->getResults().begin(), grad->getResults().end());
-  if (mask)
+  if (op.getMask())
     out.push_back(Value());
   return success();
 }

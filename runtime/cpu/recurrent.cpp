@@ -1,13 +1,15 @@
 // oneDNN implementations of the recurrent kernels declared in attn/kernels.h: a whole layer of
-// a vanilla (tanh) RNN, a linear-before-reset GRU (PyTorch's GRU) or an LSTM, forward and
-// backward.
+// a vanilla (tanh) RNN, a linear-before-reset GRU (PyTorch's GRU) or an LSTM (with diagonal
+// peepholes, with a projection without bias: oneDNN's LSTMP), forward and backward.
 //
 // Layouts. attn's sequences are batch-major [B, T, C]: oneDNN's `ntc` format, so they are
 // passed through without copies when dense. attn's weights [I, G*H] are oneDNN's `ldigo` with
 // one layer and one direction; the primitives pick their own weight formats (`any`) and the
 // kernels reorder. PyTorch's GRU gates (r, z, n) are oneDNN's (u, r, o) = (z, r, n), and its
 // two biases become oneDNN's four (u, r, o, u'): b_ih + b_hh for z and r, then b_ih[n] and
-// b_hh[n]; the kernels permute on the way in and back.
+// b_hh[n]; the kernels permute on the way in and back. A projection w_proj [H, P] is oneDNN's
+// `ldio`; with it the hidden state (h0, h_n, outputs, w_hh's rows) is P wide, the cell state
+// H wide.
 //
 // Workspace. oneDNN's backward needs the workspace of a training forward. A forward called with
 // `training` keeps its workspace in a small cache keyed by its `outputs` buffer (address and a
@@ -188,29 +190,37 @@ void writeBack(const Strided &m, const Floats &tmp) {
 
 //===- shapes, descriptors, primitives ---------------------------------------------------===//
 
+// H is the cell's width (gates, the LSTM's c), P the hidden state's (h, outputs): the
+// projection's size, else H.
 struct Shape {
-  int64_t kind, reverse, B, T, I, H, peephole, masked = 0;
+  int64_t kind, reverse, B, T, I, H, P, peephole, projection, masked = 0;
   int64_t gates() const { return kind == ATTN_RNN_LSTM ? 4 : kind == ATTN_RNN_GRU ? 3 : 1; }
   int64_t biasGates() const { return kind == ATTN_RNN_GRU ? 4 : gates(); }
-  std::vector<int64_t> key() const { return {kind, reverse, B, T, I, H, peephole, masked}; }
+  std::vector<int64_t> key() const {
+    return {kind, reverse, B, T, I, H, P, peephole, projection, masked};
+  }
   std::string str() const {
     return "B=" + std::to_string(B) + " T=" + std::to_string(T) + " I=" + std::to_string(I) +
-           " H=" + std::to_string(H);
+           " H=" + std::to_string(H) + (projection ? " P=" + std::to_string(P) : "");
   }
 };
 
 // The descriptors every primitive of one shape is built from (plain formats; weights `any`).
+// `iter` is the hidden state [B, P], `iterC` the LSTM's cell state [B, H].
 struct Descs {
-  md layerIn, layerOut, iter, wLayer, wIter, bias, wLayerPlain, wIterPlain, peephole;
+  md layerIn, layerOut, iter, iterC, wLayer, wIter, bias, wLayerPlain, wIterPlain, peephole,
+      wProj, wProjPlain;
   explicit Descs(const Shape &s)
-      : layerIn({s.T, s.B, s.I}, dt::f32, tag::ntc), layerOut({s.T, s.B, s.H}, dt::f32, tag::ntc),
-        iter({1, 1, s.B, s.H}, dt::f32, tag::ldnc),
+      : layerIn({s.T, s.B, s.I}, dt::f32, tag::ntc), layerOut({s.T, s.B, s.P}, dt::f32, tag::ntc),
+        iter({1, 1, s.B, s.P}, dt::f32, tag::ldnc), iterC({1, 1, s.B, s.H}, dt::f32, tag::ldnc),
         wLayer({1, 1, s.I, s.gates(), s.H}, dt::f32, tag::any),
-        wIter({1, 1, s.H, s.gates(), s.H}, dt::f32, tag::any),
+        wIter({1, 1, s.P, s.gates(), s.H}, dt::f32, tag::any),
         bias({1, 1, s.biasGates(), s.H}, dt::f32, tag::ldgo),
         wLayerPlain({1, 1, s.I, s.gates(), s.H}, dt::f32, tag::ldigo),
-        wIterPlain({1, 1, s.H, s.gates(), s.H}, dt::f32, tag::ldigo),
-        peephole({1, 1, 3, s.H}, dt::f32, tag::ldgo) {}
+        wIterPlain({1, 1, s.P, s.gates(), s.H}, dt::f32, tag::ldigo),
+        peephole({1, 1, 3, s.H}, dt::f32, tag::ldgo),
+        wProj({1, 1, s.H, s.P}, dt::f32, tag::any),
+        wProjPlain({1, 1, s.H, s.P}, dt::f32, tag::ldio) {}
 };
 
 dnnl::rnn_direction direction(const Shape &s) {
@@ -251,18 +261,18 @@ struct Lstm {
   static constexpr onednn::Kind kKind = onednn::kLstm;
   using Fwd = dnnl::lstm_forward;
   using Bwd = dnnl::lstm_backward;
-  // Without peepholes, a zero peephole descriptor.
+  // Without peepholes (a projection), a zero peephole (projection) descriptor.
   static Fwd::desc fwd(dnnl::prop_kind pk, const Shape &s, const Descs &d) {
-    md peep = s.peephole ? d.peephole : md();
-    return Fwd::desc(pk, direction(s), d.layerIn, d.iter, d.iter, d.wLayer, d.wIter, peep,
-                     d.bias, d.layerOut, d.iter, d.iter);
+    md peep = s.peephole ? d.peephole : md(), proj = s.projection ? d.wProj : md();
+    return Fwd::desc(pk, direction(s), d.layerIn, d.iter, d.iterC, d.wLayer, d.wIter, peep, proj,
+                     d.bias, d.layerOut, d.iter, d.iterC);
   }
   static Bwd::desc bwd(const Shape &s, const Descs &d) {
-    md peep = s.peephole ? d.peephole : md();
-    return Bwd::desc(dnnl::prop_kind::backward, direction(s), d.layerIn, d.iter, d.iter,
-                     d.wLayer, d.wIter, peep, d.bias, d.layerOut, d.iter, d.iter, d.layerIn,
-                     d.iter, d.iter, d.wLayer, d.wIter, peep, d.bias, d.layerOut, d.iter,
-                     d.iter);
+    md peep = s.peephole ? d.peephole : md(), proj = s.projection ? d.wProj : md();
+    return Bwd::desc(dnnl::prop_kind::backward, direction(s), d.layerIn, d.iter, d.iterC,
+                     d.wLayer, d.wIter, peep, proj, d.bias, d.layerOut, d.iter, d.iterC,
+                     d.layerIn, d.iter, d.iterC, d.wLayer, d.wIter, peep, proj, d.bias,
+                     d.layerOut, d.iter, d.iterC);
   }
 };
 
@@ -459,17 +469,20 @@ Saved takeSaved(const Shape &s, const float *outputs, uint64_t hash) {
 //===- the kernels ------------------------------------------------------------------------===//
 
 Shape shapeOf(const char *kernel, const Strided &x, const Strided &h0, const Strided &wih,
-              const Strided &whh, const Strided &wp, const Strided &mask, int64_t kind,
-              int64_t reverse, int64_t peephole, int64_t masked) {
+              const Strided &whh, const Strided &wp, const Strided &wproj, const Strided &mask,
+              int64_t kind, int64_t reverse, int64_t peephole, int64_t projection,
+              int64_t masked) {
   if (kind != ATTN_RNN_VANILLA && kind != ATTN_RNN_GRU && kind != ATTN_RNN_LSTM)
     fail(kernel, "unknown cell kind " + std::to_string(kind));
-  if (peephole && kind != ATTN_RNN_LSTM)
-    fail(kernel, "peepholes need an LSTM");
-  Shape s{kind,       reverse ? 1 : 0, x.sizes[0],       x.sizes[1],
-          x.sizes[2], h0.sizes[1],     peephole ? 1 : 0, masked ? 1 : 0};
+  if ((peephole || projection) && kind != ATTN_RNN_LSTM)
+    fail(kernel, "peepholes and projections need an LSTM");
+  int64_t P = h0.sizes[1], H = projection ? wproj.sizes[0] : P;
+  Shape s{kind, reverse ? 1 : 0, x.sizes[0], x.sizes[1], x.sizes[2], H, P, peephole ? 1 : 0,
+          projection ? 1 : 0, masked ? 1 : 0};
   bool ok = h0.sizes[0] == s.B && wih.sizes[0] == s.I && wih.sizes[1] == s.gates() * s.H &&
-            whh.sizes[0] == s.H && whh.sizes[1] == s.gates() * s.H &&
+            whh.sizes[0] == s.P && whh.sizes[1] == s.gates() * s.H &&
             (!peephole || (wp.sizes[0] == 3 && wp.sizes[1] == s.H)) &&
+            (!projection || wproj.sizes[1] == s.P) &&
             (!masked || (mask.sizes[0] == s.B && mask.sizes[1] == s.T && mask.sizes[2] == 1));
   if (!ok)
     fail(kernel, "inconsistent shapes: x [" + std::to_string(s.B) + ", " + std::to_string(s.T) +
@@ -485,21 +498,23 @@ dnnl::memory wrap(const md &d, const float *p) {
 
 // The forward's dense inputs in oneDNN terms.
 struct ForwardInputs {
-  Floats xTmp, h0Tmp, c0Tmp, peepTmp, wLayer, wIter, bias;
-  dnnl::memory x, h0, c0, wLayerPlain, wIterPlain, b, peep;
+  Floats xTmp, h0Tmp, c0Tmp, peepTmp, projTmp, wLayer, wIter, bias;
+  dnnl::memory x, h0, c0, wLayerPlain, wIterPlain, b, peep, wProjPlain;
   ForwardInputs(const Shape &s, const Descs &d, const Strided &x_, const Strided &h0_,
                 const Strided &c0_, const Strided &wih, const Strided &whh, const Strided &bih,
-                const Strided &bhh, const Strided &wp)
+                const Strided &bhh, const Strided &wp, const Strided &wproj)
       : wLayer(weightsIn(s, wih)), wIter(weightsIn(s, whh)), bias(biasIn(s, bih, bhh)) {
     x = wrap(d.layerIn, readDense(x_, xTmp));
     h0 = wrap(d.iter, readDense(h0_, h0Tmp));
     if (s.kind == ATTN_RNN_LSTM)
-      c0 = wrap(d.iter, readDense(c0_, c0Tmp));
+      c0 = wrap(d.iterC, readDense(c0_, c0Tmp));
     wLayerPlain = wrap(d.wLayerPlain, wLayer.data());
     wIterPlain = wrap(d.wIterPlain, wIter.data());
     b = wrap(d.bias, bias.data());
     if (s.peephole)
       peep = wrap(d.peephole, readDense(wp, peepTmp));
+    if (s.projection) // attn's [H, P] is ldio
+      wProjPlain = wrap(d.wProjPlain, readDense(wproj, projTmp));
   }
 };
 
@@ -524,6 +539,8 @@ void runForward(const Shape &s, const typename Cell::Fwd &prim,
   }
   if (s.peephole)
     args[DNNL_ARG_WEIGHTS_PEEPHOLE] = in.peep;
+  if (s.projection)
+    args[DNNL_ARG_WEIGHTS_PROJECTION] = inFormat(in.wProjPlain, pd.weights_projection_desc(), arena);
   if (ws)
     args[DNNL_ARG_WORKSPACE] = *ws;
   addScratchpad(args, pd.scratchpad_desc());
@@ -534,15 +551,15 @@ void runForward(const Shape &s, const typename Cell::Fwd &prim,
 template <typename Cell>
 void forward(const Shape &s, const Strided &x, const Strided &h0, const Strided &c0,
              const Strided &wih, const Strided &whh, const Strided &bih, const Strided &bhh,
-             const Strided &wp, const Strided &out, const Strided &hn, const Strided &cn,
-             bool training) {
+             const Strided &wp, const Strided &wproj, const Strided &out, const Strided &hn,
+             const Strided &cn, bool training) {
   Descs d(s);
-  ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh, wp);
+  ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh, wp, wproj);
   Floats outTmp, hnTmp, cnTmp;
   float *outP = writeDense(out, outTmp), *hnP = writeDense(hn, hnTmp);
   float *cnP = s.kind == ATTN_RNN_LSTM ? writeDense(cn, cnTmp) : nullptr;
   dnnl::memory outM = wrap(d.layerOut, outP), hnM = wrap(d.iter, hnP);
-  dnnl::memory cnM = cnP ? wrap(d.iter, cnP) : dnnl::memory();
+  dnnl::memory cnM = cnP ? wrap(d.iterC, cnP) : dnnl::memory();
   training = training && keepWorkspaces();
   std::shared_ptr<Prims<Cell>> entry = forwardPrims<Cell>(s, training);
   Prims<Cell> &p = *entry;
@@ -563,13 +580,14 @@ void forward(const Shape &s, const Strided &x, const Strided &h0, const Strided 
 template <typename Cell>
 void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided &c0,
               const Strided &wih, const Strided &whh, const Strided &bih, const Strided &bhh,
-              const Strided &wp, const Strided &out, const Strided &hn, const Strided &cn,
-              const Strided &dout, const Strided &dhn, const Strided &dcn, const Strided &dx,
-              const Strided &dh0, const Strided &dc0, const Strided &dwih, const Strided &dwhh,
-              Strided dbih, Strided dbhh, const Strided &dwp) {
+              const Strided &wp, const Strided &wproj, const Strided &out, const Strided &hn,
+              const Strided &cn, const Strided &dout, const Strided &dhn, const Strided &dcn,
+              const Strided &dx, const Strided &dh0, const Strided &dc0, const Strided &dwih,
+              const Strided &dwhh, Strided dbih, Strided dbhh, const Strided &dwp,
+              const Strided &dwproj) {
   Descs d(s);
   bool lstm = s.kind == ATTN_RNN_LSTM;
-  ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh, wp);
+  ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh, wp, wproj);
   std::shared_ptr<Prims<Cell>> entry = backwardPrims<Cell>(s);
   Prims<Cell> &p = *entry;
 
@@ -584,14 +602,14 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
     outM = wrap(d.layerOut, outP);
     hnM = wrap(d.iter, readDense(hn, hnTmp));
     if (lstm)
-      cnM = wrap(d.iter, readDense(cn, cnTmp));
+      cnM = wrap(d.iterC, readDense(cn, cnTmp));
   } else { // recompute the training forward for its workspace
     ++workspaceMisses;
     ws = arena.make(p.trainingPd.workspace_desc());
     outM = arena.make(d.layerOut);
     hnM = arena.make(d.iter);
     if (lstm)
-      cnM = arena.make(d.iter);
+      cnM = arena.make(d.iterC);
     runForward<Cell>(s, p.training, p.trainingPd, in, outM, hnM, cnM, &ws);
   }
 
@@ -609,6 +627,11 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
   std::memset(dwIter.get_data_handle(), 0, p.backwardPd.diff_weights_iter_desc().get_size());
   dnnl::memory dbM = wrap(d.bias, dbias.data());
   Floats dpeep(s.peephole ? 3 * s.H : 0, 0.0f);
+  dnnl::memory dwProj;
+  if (s.projection) {
+    dwProj = arena.make(p.backwardPd.diff_weights_projection_desc());
+    std::memset(dwProj.get_data_handle(), 0, p.backwardPd.diff_weights_projection_desc().get_size());
+  }
 
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC_LAYER, in.x},
@@ -629,12 +652,17 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
   if (lstm) {
     args[DNNL_ARG_SRC_ITER_C] = in.c0;
     args[DNNL_ARG_DST_ITER_C] = cnM;
-    args[DNNL_ARG_DIFF_DST_ITER_C] = wrap(d.iter, readDense(dcn, dcnTmp));
-    args[DNNL_ARG_DIFF_SRC_ITER_C] = wrap(d.iter, dc0P);
+    args[DNNL_ARG_DIFF_DST_ITER_C] = wrap(d.iterC, readDense(dcn, dcnTmp));
+    args[DNNL_ARG_DIFF_SRC_ITER_C] = wrap(d.iterC, dc0P);
   }
   if (s.peephole) {
     args[DNNL_ARG_WEIGHTS_PEEPHOLE] = in.peep;
     args[DNNL_ARG_DIFF_WEIGHTS_PEEPHOLE] = wrap(d.peephole, dpeep.data());
+  }
+  if (s.projection) {
+    args[DNNL_ARG_WEIGHTS_PROJECTION] =
+        inFormat(in.wProjPlain, p.backwardPd.weights_projection_desc(), arena);
+    args[DNNL_ARG_DIFF_WEIGHTS_PROJECTION] = dwProj;
   }
   addScratchpad(args, p.backwardPd.scratchpad_desc());
   p.backward.execute(stream(), args);
@@ -648,6 +676,12 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
   biasOut(s, dbias.data(), dbih, dbhh);
   if (s.peephole)
     dwp.forEach([&](float *p, int64_t k) { *p = dpeep[k]; });
+  if (s.projection) {
+    dnnl::memory plain = inFormat(dwProj, d.wProjPlain, arena);
+    stream().wait();
+    const float *q = static_cast<const float *>(plain.get_data_handle());
+    dwproj.forEach([&](float *p, int64_t k) { *p = q[k]; });
+  }
   writeBack(dx, dxTmp);
   writeBack(dh0, dh0Tmp);
   if (dc0P)
@@ -732,6 +766,16 @@ Packing pack(const Shape &s, const Strided &mask) {
   return p;
 }
 
+// A state [B, W] with its rows in the packing's sorted order, dense.
+Floats sortedRows(const Packing &p, const Strided &state) {
+  int64_t rows = state.sizes[0], width = state.sizes[1];
+  Floats out(rows * width);
+  for (int64_t r = 0; r < rows; ++r)
+    copyStrided(out.data() + r * width, 1, state.base + p.order[r] * state.strides[0],
+                state.strides[1], width);
+  return out;
+}
+
 // Plain weights in whatever formats one call's primitives want, each reordered once.
 struct Reordered {
   dnnl::memory plain;
@@ -749,27 +793,33 @@ struct Reordered {
 // One segment of a masked forward, as its backward needs it.
 struct SegmentRun {
   Shape shape;
-  Floats x, y, h0, hn, c0, cn; // dense [rows, T, I], [rows, T, H], [rows, H]
-  Floats kept, keptC;          // blended: the states after the step, [rows, H]
+  Floats x, y, h0, hn, c0, cn; // dense [rows, T, I], [rows, T, P], [rows, P], [rows, H]
+  Floats kept, keptC;          // blended: the states after the step, [rows, P], [rows, H]
   dnnl::memory workspace;
   Arena arena; // the workspace's buffer
 };
 // A layer's weights in oneDNN's plain layouts (its gate order, the GRU's four biases), and
 // in the formats its primitives want, each reordered once: the forward's serve its backward.
 struct LayerWeights {
-  Floats wLayer, wIter, bias, peep;
-  Reordered layer, iter;
+  Floats wLayer, wIter, bias, peep, proj;
+  Reordered layer, iter, projection;
   dnnl::memory peephole;
   LayerWeights(const Shape &s, const Strided &wih, const Strided &whh, const Strided &bih,
-               const Strided &bhh, const Strided &wp)
+               const Strided &bhh, const Strided &wp, const Strided &wproj)
       : wLayer(weightsIn(s, wih)), wIter(weightsIn(s, whh)), bias(biasIn(s, bih, bhh)) {
     Descs d(s);
     layer.plain = wrap(d.wLayerPlain, wLayer.data());
     iter.plain = wrap(d.wIterPlain, wIter.data());
-    if (s.peephole) { // a copy: the backward may outlive the caller's buffer
+    // Copies: the backward may outlive the caller's buffers.
+    if (s.peephole) {
       peep.resize(wp.numel());
       wp.forEach([&](const float *q, int64_t k) { peep[k] = *q; });
       peephole = wrap(d.peephole, peep.data());
+    }
+    if (s.projection) {
+      proj.resize(wproj.numel());
+      wproj.forEach([&](const float *q, int64_t k) { proj[k] = *q; });
+      projection.plain = wrap(d.wProjPlain, proj.data());
     }
   }
 };
@@ -805,18 +855,20 @@ std::unordered_map<int, dnnl::memory> segmentArgs(const Shape &s, SegmentRun &se
       {DNNL_ARG_DST_LAYER, wrap(d.layerOut, seg.y.data())},
       {DNNL_ARG_DST_ITER, wrap(d.iter, seg.hn.data())}};
   if (s.kind == ATTN_RNN_LSTM) {
-    args[DNNL_ARG_SRC_ITER_C] = wrap(d.iter, seg.c0.data());
-    args[DNNL_ARG_DST_ITER_C] = wrap(d.iter, seg.cn.data());
+    args[DNNL_ARG_SRC_ITER_C] = wrap(d.iterC, seg.c0.data());
+    args[DNNL_ARG_DST_ITER_C] = wrap(d.iterC, seg.cn.data());
   }
   if (s.peephole)
     args[DNNL_ARG_WEIGHTS_PEEPHOLE] = w.peephole;
+  if (s.projection)
+    args[DNNL_ARG_WEIGHTS_PROJECTION] = w.projection.in(pd.weights_projection_desc());
   return args;
 }
 
 // The segment's shape: a forward (packing already put the steps in processing order) layer
 // over `rows` rows and `k1 - k0` steps.
 Shape segmentShape(const Shape &s, const Packing::Segment &g) {
-  return Shape{s.kind, 0, g.rows, g.k1 - g.k0, s.I, s.H, s.peephole, 0};
+  return Shape{s.kind, 0, g.rows, g.k1 - g.k0, s.I, s.H, s.P, s.peephole, s.projection, 0};
 }
 
 // Runs a masked layer segment by segment, keeping what each segment's backward needs.
@@ -824,19 +876,14 @@ template <typename Cell>
 std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Strided &x,
                                      const Strided &h0, const Strided &c0, const Strided &wih,
                                      const Strided &whh, const Strided &bih, const Strided &bhh,
-                                     const Strided &wp, bool training) {
+                                     const Strided &wp, const Strided &wproj,
+                                     bool training) {
   bool lstm = s.kind == ATTN_RNN_LSTM;
   auto run = std::make_shared<MaskedRun>();
-  run->weights = std::make_unique<LayerWeights>(s, wih, whh, bih, bhh, wp);
+  run->weights = std::make_unique<LayerWeights>(s, wih, whh, bih, bhh, wp, wproj);
   LayerWeights &w = *run->weights;
-  // The running states, by sorted row.
-  Floats h(s.B * s.H), c(lstm ? s.B * s.H : 0);
-  for (int64_t r = 0; r < s.B; ++r)
-    for (int64_t j = 0; j < s.H; ++j) {
-      h[r * s.H + j] = h0.base[p.order[r] * h0.strides[0] + j * h0.strides[1]];
-      if (lstm)
-        c[r * s.H + j] = c0.base[p.order[r] * c0.strides[0] + j * c0.strides[1]];
-    }
+  // The running states, by sorted row: h [B, P], c [B, H].
+  Floats h = sortedRows(p, h0), c = lstm ? sortedRows(p, c0) : Floats();
   for (const Packing::Segment &g : p.segments) {
     SegmentRun seg{segmentShape(s, g)};
     const Shape &z = seg.shape;
@@ -847,9 +894,9 @@ std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Str
         const float *src = x.base + p.order[r] * x.strides[0] + p.time[r][g.k0 + j] * x.strides[1];
         copyStrided(seg.x.data() + (r * z.T + j) * z.I, 1, src, x.strides[2], z.I);
       }
-    seg.y.resize(z.B * z.T * z.H);
-    seg.h0.assign(h.begin(), h.begin() + z.B * z.H);
-    seg.hn.resize(z.B * z.H);
+    seg.y.resize(z.B * z.T * z.P);
+    seg.h0.assign(h.begin(), h.begin() + z.B * z.P);
+    seg.hn.resize(z.B * z.P);
     if (lstm) {
       seg.c0.assign(c.begin(), c.begin() + z.B * z.H);
       seg.cn.resize(z.B * z.H);
@@ -868,13 +915,13 @@ std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Str
     if (p.blend) { // s + m (cell - s), per row
       for (int64_t r = 0; r < z.B; ++r) {
         float m = p.weight[r * s.T + g.k0];
-        for (int64_t j = 0; j < s.H; ++j) {
-          float &hv = h[r * s.H + j];
-          hv += m * (seg.hn[r * s.H + j] - hv);
-          if (lstm) {
-            float &cv = c[r * s.H + j];
-            cv += m * (seg.cn[r * s.H + j] - cv);
-          }
+        for (int64_t j = 0; j < s.P; ++j) {
+          float &hv = h[r * s.P + j];
+          hv += m * (seg.hn[r * s.P + j] - hv);
+        }
+        for (int64_t j = 0; lstm && j < s.H; ++j) {
+          float &cv = c[r * s.H + j];
+          cv += m * (seg.cn[r * s.H + j] - cv);
         }
       }
       seg.kept.assign(h.begin(), h.end());
@@ -890,22 +937,22 @@ std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Str
   return run;
 }
 
-// Where sorted row r's packed step k lives: its segment, and the offset of its [H] vector in
-// that segment's [rows, T, H] outputs (and their gradients).
+// Where sorted row r's packed step k lives: its segment, and the offset of its [P] vector in
+// that segment's [rows, T, P] outputs (and their gradients).
 std::pair<int64_t, int64_t> packedAt(const Shape &s, const Packing &p, int64_t r, int64_t k) {
   int64_t g = p.segmentOf[k];
   const Packing::Segment &seg = p.segments[g];
-  return {g, (r * (seg.k1 - seg.k0) + k - seg.k0) * s.H};
+  return {g, (r * (seg.k1 - seg.k0) + k - seg.k0) * s.P};
 }
 
 template <typename Cell>
 void forwardMasked(const Shape &s, const Packing &p, const Strided &x, const Strided &h0,
                    const Strided &c0, const Strided &wih, const Strided &whh, const Strided &bih,
-                   const Strided &bhh, const Strided &wp, const Strided &out, const Strided &hn,
-                   const Strided &cn, bool training) {
+                   const Strided &bhh, const Strided &wp, const Strided &wproj,
+                   const Strided &out, const Strided &hn, const Strided &cn, bool training) {
   training = training && keepWorkspaces();
   std::shared_ptr<MaskedRun> run =
-      runMasked<Cell>(s, p, x, h0, c0, wih, whh, bih, bhh, wp, training);
+      runMasked<Cell>(s, p, x, h0, c0, wih, whh, bih, bhh, wp, wproj, training);
   bool lstm = s.kind == ATTN_RNN_LSTM;
   // Every time step's output is the state after the row's latest packed step (h0 before its
   // first); the final states are the last ones.
@@ -922,9 +969,9 @@ void forwardMasked(const Shape &s, const Packing &p, const Strided &x, const Str
         curStride = 1;
       }
       copyStrided(out.base + b * out.strides[0] + t * out.strides[1], out.strides[2], cur,
-                  curStride, s.H);
+                  curStride, s.P);
     }
-    for (int64_t j = 0; j < s.H; ++j)
+    for (int64_t j = 0; j < s.P; ++j)
       hn.base[b * hn.strides[0] + j * hn.strides[1]] = cur[j * curStride];
     if (lstm) {
       // c after the row's last segment: that segment's final c (or c0 without steps).
@@ -949,10 +996,11 @@ void forwardMasked(const Shape &s, const Packing &p, const Strided &x, const Str
 template <typename Cell>
 void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const Strided &h0,
                     const Strided &c0, const Strided &wih, const Strided &whh, const Strided &bih,
-                    const Strided &bhh, const Strided &wp, const Strided &out, const Strided &dout,
-                    const Strided &dhn, const Strided &dcn, const Strided &dx, const Strided &dh0,
-                    const Strided &dc0, const Strided &dwih, const Strided &dwhh, Strided dbih,
-                    Strided dbhh, const Strided &dwp) {
+                    const Strided &bhh, const Strided &wp, const Strided &wproj,
+                    const Strided &out, const Strided &dout, const Strided &dhn,
+                    const Strided &dcn, const Strided &dx, const Strided &dh0, const Strided &dc0,
+                    const Strided &dwih, const Strided &dwhh, Strided dbih, Strided dbhh,
+                    const Strided &dwp, const Strided &dwproj) {
   bool lstm = s.kind == ATTN_RNN_LSTM;
   Floats outTmp;
   std::shared_ptr<MaskedRun> run =
@@ -961,7 +1009,7 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
     ++workspaceHits;
   } else {
     ++workspaceMisses;
-    run = runMasked<Cell>(s, p, x, h0, c0, wih, whh, bih, bhh, wp, /*training=*/true);
+    run = runMasked<Cell>(s, p, x, h0, c0, wih, whh, bih, bhh, wp, wproj, /*training=*/true);
   }
   LayerWeights &w = *run->weights;
   Descs whole(s);
@@ -971,33 +1019,27 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
   std::vector<Floats> dy(p.segments.size());
   for (size_t g = 0; g < p.segments.size(); ++g)
     dy[g].assign(run->segments[g].y.size(), 0.0f);
-  Floats dhFirst(s.B * s.H, 0.0f); // by row b
+  Floats dhFirst(s.B * s.P, 0.0f); // by row b
   for (int64_t r = 0; r < s.B; ++r) {
     int64_t b = p.order[r], k = -1;
     for (int64_t i = 0; i < s.T; ++i) {
       int64_t t = timeAt(s, i);
       if (k + 1 < p.length(r) && p.time[r][k + 1] == t)
         ++k;
-      float *acc = dhFirst.data() + b * s.H;
+      float *acc = dhFirst.data() + b * s.P;
       if (k >= 0) {
         auto [g, at] = packedAt(s, p, r, k);
         acc = dy[g].data() + at;
       }
-      addStrided(acc, dout.base + b * dout.strides[0] + t * dout.strides[1], dout.strides[2], s.H);
+      addStrided(acc, dout.base + b * dout.strides[0] + t * dout.strides[1], dout.strides[2], s.P);
     }
   }
   // The state gradients carried between segments, by sorted row: d_h_n (d_c_n) to start.
-  Floats dh(s.B * s.H), dc(lstm ? s.B * s.H : 0);
-  for (int64_t r = 0; r < s.B; ++r)
-    for (int64_t j = 0; j < s.H; ++j) {
-      dh[r * s.H + j] = dhn.base[p.order[r] * dhn.strides[0] + j * dhn.strides[1]];
-      if (lstm)
-        dc[r * s.H + j] = dcn.base[p.order[r] * dcn.strides[0] + j * dcn.strides[1]];
-    }
+  Floats dh = sortedRows(p, dhn), dc = lstm ? sortedRows(p, dcn) : Floats();
   dx.forEach([](float *q, int64_t) { *q = 0.0f; });
   // Weight gradients accumulate in oneDNN, over every segment: one zeroed accumulator per
   // format the primitives want.
-  std::vector<std::pair<md, dnnl::memory>> dLayer, dIter;
+  std::vector<std::pair<md, dnnl::memory>> dLayer, dIter, dProj;
   Arena arena;
   auto accumulator = [&](std::vector<std::pair<md, dnnl::memory>> &all, const md &want) {
     for (auto &[d, m] : all)
@@ -1017,29 +1059,30 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
     std::shared_ptr<Prims<Cell>> entry = backwardPrims<Cell>(z);
     Prims<Cell> &prims = *entry;
     const auto &pd = prims.backwardPd;
-    Floats dxs(z.B * z.T * z.I), dhIn(z.B * z.H), dcIn(lstm ? z.B * z.H : 0);
-    Floats dhOut(dh.begin(), dh.begin() + z.B * z.H), dcOut;
+    Floats dxs(z.B * z.T * z.I), dhIn(z.B * z.P), dcIn(lstm ? z.B * z.H : 0);
+    Floats dhOut(dh.begin(), dh.begin() + z.B * z.P), dcOut;
     if (lstm)
       dcOut.assign(dc.begin(), dc.begin() + z.B * z.H);
     // Blended, s_t = s + m (cell - s): the cell's outputs get m times the gradient of s_t
     // (its output's and its carried one's, summed), and s directly the rest.
     Floats heldH, heldC;
     if (p.blend) {
-      heldH.resize(z.B * z.H);
+      heldH.resize(z.B * z.P);
       if (lstm)
         heldC.resize(z.B * z.H);
       for (int64_t r = 0; r < z.B; ++r) {
         float m = p.weight[r * s.T + range.k0];
-        for (int64_t j = 0; j < s.H; ++j) {
-          int64_t q = r * s.H + j;
+        for (int64_t j = 0; j < s.P; ++j) {
+          int64_t q = r * s.P + j;
           float gh = dhOut[q] + dy[g][q];
           dy[g][q] = m * gh;
           dhOut[q] = 0.0f;
           heldH[q] = (1.0f - m) * gh;
-          if (lstm) {
-            heldC[q] = (1.0f - m) * dcOut[q];
-            dcOut[q] *= m;
-          }
+        }
+        for (int64_t j = 0; lstm && j < s.H; ++j) {
+          int64_t q = r * s.H + j;
+          heldC[q] = (1.0f - m) * dcOut[q];
+          dcOut[q] *= m;
         }
       }
     }
@@ -1053,11 +1096,14 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
     args[DNNL_ARG_DIFF_WEIGHTS_ITER] = accumulator(dIter, pd.diff_weights_iter_desc());
     args[DNNL_ARG_DIFF_BIAS] = wrap(d.bias, dbias.data());
     if (lstm) {
-      args[DNNL_ARG_DIFF_DST_ITER_C] = wrap(d.iter, dcOut.data());
-      args[DNNL_ARG_DIFF_SRC_ITER_C] = wrap(d.iter, dcIn.data());
+      args[DNNL_ARG_DIFF_DST_ITER_C] = wrap(d.iterC, dcOut.data());
+      args[DNNL_ARG_DIFF_SRC_ITER_C] = wrap(d.iterC, dcIn.data());
     }
     if (s.peephole)
       args[DNNL_ARG_DIFF_WEIGHTS_PEEPHOLE] = wrap(d.peephole, dpeep.data());
+    if (s.projection)
+      args[DNNL_ARG_DIFF_WEIGHTS_PROJECTION] =
+          accumulator(dProj, pd.diff_weights_projection_desc());
     addScratchpad(args, pd.scratchpad_desc());
     prims.backward.execute(stream(), args);
     stream().wait();
@@ -1076,11 +1122,10 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
   }
   for (int64_t r = 0; r < s.B; ++r) {
     int64_t b = p.order[r];
-    for (int64_t j = 0; j < s.H; ++j) {
-      dh0.base[b * dh0.strides[0] + j * dh0.strides[1]] = dh[r * s.H + j] + dhFirst[b * s.H + j];
-      if (lstm)
-        dc0.base[b * dc0.strides[0] + j * dc0.strides[1]] = dc[r * s.H + j];
-    }
+    for (int64_t j = 0; j < s.P; ++j)
+      dh0.base[b * dh0.strides[0] + j * dh0.strides[1]] = dh[r * s.P + j] + dhFirst[b * s.P + j];
+    for (int64_t j = 0; lstm && j < s.H; ++j)
+      dc0.base[b * dc0.strides[0] + j * dc0.strides[1]] = dc[r * s.H + j];
   }
   // The accumulated weight gradients in the plain format, summed over formats.
   auto plainSum = [&](std::vector<std::pair<md, dnnl::memory>> &all, const md &plain) {
@@ -1099,6 +1144,10 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
   biasOut(s, dbias.data(), dbih, dbhh);
   if (s.peephole)
     dwp.forEach([&](float *q, int64_t k) { *q = dpeep[k]; });
+  if (s.projection) {
+    Floats sum = plainSum(dProj, whole.wProjPlain);
+    dwproj.forEach([&](float *q, int64_t k) { *q = sum[k]; });
+  }
 }
 
 } // namespace
@@ -1116,23 +1165,26 @@ using namespace attn::cpu;
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_forward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
-    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind, int64_t reverse,
-    int64_t training, int64_t peephole, int64_t masked) {
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref2 *w_proj,
+    attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind,
+    int64_t reverse, int64_t training, int64_t peephole, int64_t projection, int64_t masked) {
   static const char *kName = "attn_rt_rnn_forward";
   Strided sx = strided(x, 3), sh0 = strided(h0, 2), swih = strided(w_ih, 2),
-          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2), smask = strided(mask, 3);
-  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, smask, kind, reverse, peephole, masked);
+          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2), sproj = strided(w_proj, 2),
+          smask = strided(mask, 3);
+  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, sproj, smask, kind, reverse, peephole,
+                    projection, masked);
   try {
     auto run = [&](auto cell) {
       using Cell = decltype(cell);
       if (masked)
         forwardMasked<Cell>(s, pack(s, smask), sx, sh0, strided(c0, 2), swih, swhh,
-                            strided(b_ih, 1), strided(b_hh, 1), swp, strided(outputs, 3),
+                            strided(b_ih, 1), strided(b_hh, 1), swp, sproj, strided(outputs, 3),
                             strided(h_n, 2), strided(c_n, 2), training != 0);
       else
         forward<Cell>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1), strided(b_hh, 1),
-                      swp, strided(outputs, 3), strided(h_n, 2), strided(c_n, 2), training != 0);
+                      swp, sproj, strided(outputs, 3), strided(h_n, 2), strided(c_n, 2),
+                      training != 0);
     };
     if (kind == ATTN_RNN_LSTM)
       run(Lstm{});
@@ -1147,33 +1199,37 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_forward(
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_backward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
-    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, attn_memref3 *d_outputs,
-    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
-    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
-    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
-    int64_t peephole, int64_t masked) {
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref2 *w_proj,
+    attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n,
+    attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
+    attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
+    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole,
+    attn_memref2 *d_w_proj, int64_t kind, int64_t reverse, int64_t peephole, int64_t projection,
+    int64_t masked) {
   static const char *kName = "attn_rt_rnn_backward";
   Strided sx = strided(x, 3), sh0 = strided(h0, 2), swih = strided(w_ih, 2),
-          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2), smask = strided(mask, 3);
-  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, smask, kind, reverse, peephole, masked);
+          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2), sproj = strided(w_proj, 2),
+          smask = strided(mask, 3);
+  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, sproj, smask, kind, reverse, peephole,
+                    projection, masked);
   try {
     auto run = [&](auto cell) {
       using Cell = decltype(cell);
       if (masked) {
         backwardMasked<Cell>(s, pack(s, smask), sx, sh0, strided(c0, 2), swih, swhh,
-                             strided(b_ih, 1), strided(b_hh, 1), swp, strided(outputs, 3),
+                             strided(b_ih, 1), strided(b_hh, 1), swp, sproj, strided(outputs, 3),
                              strided(d_outputs, 3), strided(d_h_n, 2), strided(d_c_n, 2),
                              strided(d_x, 3), strided(d_h0, 2), strided(d_c0, 2),
                              strided(d_w_ih, 2), strided(d_w_hh, 2), strided(d_b_ih, 1),
-                             strided(d_b_hh, 1), strided(d_w_peephole, 2));
+                             strided(d_b_hh, 1), strided(d_w_peephole, 2), strided(d_w_proj, 2));
         return;
       }
       backward<Cell>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1), strided(b_hh, 1),
-                     swp, strided(outputs, 3), strided(h_n, 2), strided(c_n, 2),
+                     swp, sproj, strided(outputs, 3), strided(h_n, 2), strided(c_n, 2),
                      strided(d_outputs, 3), strided(d_h_n, 2), strided(d_c_n, 2), strided(d_x, 3),
                      strided(d_h0, 2), strided(d_c0, 2), strided(d_w_ih, 2), strided(d_w_hh, 2),
-                     strided(d_b_ih, 1), strided(d_b_hh, 1), strided(d_w_peephole, 2));
+                     strided(d_b_ih, 1), strided(d_b_hh, 1), strided(d_w_peephole, 2),
+                     strided(d_w_proj, 2));
     };
     if (kind == ATTN_RNN_LSTM)
       run(Lstm{});

@@ -250,10 +250,13 @@ struct LayerOnDevice {
 
 extern "C" void _mlir_ciface_attn_rt_cuda_rnn_forward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
-    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind, int64_t reverse,
-    int64_t /*training*/, int64_t peephole, int64_t masked) {
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole,
+    attn_memref2 * /*w_proj*/, attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n,
+    attn_memref2 *c_n, int64_t kind, int64_t reverse, int64_t /*training*/, int64_t peephole,
+    int64_t projection, int64_t masked) {
   const char *kernel = "attn_rt_cuda_rnn_forward";
+  if (projection) // attn-to-cuda leaves projected LSTMs on the CPU
+    fail(kernel, "the GPU's sequence loop has no LSTM projection");
   requireDevice(kernel);
   const LayerOnDevice l(kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, mask, kind, reverse,
                         peephole, masked);
@@ -270,13 +273,16 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_forward(
 
 extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
-    attn_memref3 * /*outputs*/, attn_memref2 * /*h_n*/, attn_memref2 * /*c_n*/,
-    attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
-    attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
-    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind,
-    int64_t reverse, int64_t peephole, int64_t masked) {
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole,
+    attn_memref2 * /*w_proj*/, attn_memref3 *mask, attn_memref3 * /*outputs*/,
+    attn_memref2 * /*h_n*/, attn_memref2 * /*c_n*/, attn_memref3 *d_outputs,
+    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
+    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
+    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, attn_memref2 * /*d_w_proj*/,
+    int64_t kind, int64_t reverse, int64_t peephole, int64_t projection, int64_t masked) {
   const char *kernel = "attn_rt_cuda_rnn_backward";
+  if (projection)
+    fail(kernel, "the GPU's sequence loop has no LSTM projection");
   requireDevice(kernel);
   const LayerOnDevice l(kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, mask, kind, reverse,
                         peephole, masked);

@@ -473,6 +473,34 @@ func.func @rnn_masked() -> (tensor<3x4x3xf32>, tensor<3x3xf32>) {
   return %hs, %h : tensor<3x4x3xf32>, tensor<3x3xf32>
 }
 
+// oneDNN's LSTMP: the hidden state is P = 2 wide, the cell H = 3 (w_hh [P, 4H], w_proj
+// [H, P]); reversed, with peepholes; and masked over packed rows.
+func.func @lstm_projection() -> (tensor<3x4x2xf32>, tensor<3x2xf32>, tensor<3x3xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x4x2xf32>
+  %h0 = attn.param "h0" {scale = 1.0 : f32} : tensor<3x2xf32>
+  %c0 = attn.param "c0" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x12xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<2x12xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<12xf32>
+  %wp = attn.param "w_peephole" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %wr = attn.param "w_proj" {scale = 1.0 : f32} : tensor<3x2xf32>
+  %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b peephole(%wp : tensor<3x3xf32>) projection(%wr : tensor<3x2xf32>) {reverse} : tensor<3x4x2xf32>, tensor<3x2xf32>, tensor<3x3xf32>, tensor<2x12xf32>, tensor<2x12xf32>, tensor<12xf32>
+  return %hs, %h, %c : tensor<3x4x2xf32>, tensor<3x2xf32>, tensor<3x3xf32>
+}
+
+func.func @lstm_projection_masked() -> (tensor<3x4x2xf32>, tensor<3x2xf32>, tensor<3x3xf32>) {
+  %x = attn.param "x" {scale = 1.0 : f32} : tensor<3x4x2xf32>
+  %h0 = attn.param "h0" {scale = 1.0 : f32} : tensor<3x2xf32>
+  %c0 = attn.param "c0" {scale = 1.0 : f32} : tensor<3x3xf32>
+  %wi = attn.param "w_ih" {scale = 1.0 : f32} : tensor<2x12xf32>
+  %wh = attn.param "w_hh" {scale = 1.0 : f32} : tensor<2x12xf32>
+  %b = attn.param "b" {scale = 1.0 : f32} : tensor<12xf32>
+  %wr = attn.param "w_proj" {scale = 1.0 : f32} : tensor<3x2xf32>
+  %m = attn.constant dense<[[[1.0], [1.0], [0.0], [0.0]], [[1.0], [0.0], [1.0], [1.0]], [[0.0], [0.0], [0.0], [0.0]]]> : tensor<3x4x1xf32>
+  %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b projection(%wr : tensor<3x2xf32>) mask(%m : tensor<3x4x1xf32>) : tensor<3x4x2xf32>, tensor<3x2xf32>, tensor<3x3xf32>, tensor<2x12xf32>, tensor<2x12xf32>, tensor<12xf32>
+  return %hs, %h, %c : tensor<3x4x2xf32>, tensor<3x2xf32>, tensor<3x3xf32>
+}
+
 // A mask with other values than 0 and 1 (no packed form): the state is blended step by step,
 // s + m (cell - s), like the scan.
 func.func @gru_masked_fractional() -> (tensor<3x4x3xf32>, tensor<3x3xf32>) {

@@ -4,8 +4,9 @@
 // back-propagation through time in attn ops), and @loss and every gradient of @loss_grad must
 // agree to 1e-4 relative on the same parameters and inputs. Cases cover each fused cell, a
 // 2-layer stack, reversed scans (bidirectional layers), per-step outputs (the char LM) and
-// masked layers over padded batches (taggers, a classifier, a seq2seq encoder).
-// Models whose cells oneDNN lacks (seed GRU, projection LSTM) must stay unfused.
+// masked layers over padded batches (taggers, a classifier, a seq2seq encoder), and LSTM
+// projections with a bias (oneDNN's LSTMP on the shifted state).
+// Models whose cells oneDNN lacks (seed GRU, full peepholes) must stay unfused.
 //
 // The scan rewrites against plain scans: models whose layers stay generic scans, compiled as
 // `attnc train` compiles them (attn-hoist-scan-projections, attn-autodiff,
@@ -103,14 +104,24 @@ const std::vector<Case> &cases() {
        "char-rnn",
        {{"model.rnn.cell", "gru"}, {"model.rnn.hidden", "16"}, {"model.embedding.dim", "6"}},
        1},
-      // Cells oneDNN has no primitive for stay generic scans (lstm-sine has a projection).
+      // lstm-sine: two layers with peepholes and a projection (with its bias), P = 5 < H = 8;
+      // and a bidirectional stack whose projection is wider than the cell.
+      {"lstm_peephole_projection",
+       "lstm-sine",
+       {{"model.rnn.hidden", "8"}, {"model.rnn.projection", "5"}},
+       2},
+      {"lstm_projection_bidirectional",
+       "rnn-sine",
+       {{"model.rnn.cell", "lstm"},
+        {"model.rnn.hidden", "4"},
+        {"model.rnn.projection", "6"},
+        {"model.rnn.layers", "2"},
+        {"model.rnn.bidirectional", "true"}},
+       4},
+      // Cells oneDNN has no primitive for stay generic scans.
       {"gru_seed_unfused",
        "rnn-sine",
        {{"model.rnn.cell", "gru"}, {"model.rnn.gru_form", "seed"}, {"model.rnn.hidden", "8"}},
-       0},
-      {"lstm_peephole_projection_unfused",
-       "lstm-sine",
-       {{"model.rnn.hidden", "8"}, {"model.rnn.projection", "5"}},
        0},
       {"lstm_full_peephole_unfused",
        "rnn-sine",
@@ -127,6 +138,9 @@ const std::vector<Case> &cases() {
           {{"model.rnn.cell", "lstm"}, {"model.rnn.hidden", "6"}, {"model.rnn.peephole", "true"}},
           2),
       masked("tagger_rnn", "pos-tagger", {{"model.rnn.cell", "rnn"}, {"model.rnn.hidden", "8"}}, 2),
+      masked("tagger_lstm_projection", "pos-tagger",
+             {{"model.rnn.cell", "lstm"}, {"model.rnn.hidden", "8"}, {"model.rnn.projection", "5"}},
+             2),
       masked("classifier_gru", "majority-classifier", {{"model.rnn.hidden", "8"}}, 1),
       // The encoder's final states (an LSTM's h and c) start the decoder.
       masked("seq2seq_lstm_encoder", "dates-seq2seq", {{"model.rnn.hidden", "8"}}, 1),
@@ -289,10 +303,6 @@ const std::vector<Case> &genericCases() {
         {"model.rnn.hidden", "8"},
         {"model.rnn.layers", "2"},
         {"model.rnn.bidirectional", "true"}},
-       0},
-      {"lstm_peephole_projection",
-       "lstm-sine",
-       {{"model.rnn.hidden", "8"}, {"model.rnn.projection", "5"}},
        0},
       {"lstm_full_peephole",
        "rnn-sine",

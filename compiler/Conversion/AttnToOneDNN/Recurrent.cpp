@@ -1,17 +1,17 @@
 // attn-to-onednn, recurrent family: the sequence ops (rnn, gru, lstm) and their backward ops
 // become calls of the runtime's oneDNN RNN kernels (runtime/cpu/recurrent.cpp):
 //
-//   attn_rt_rnn_forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, mask, outputs, h_n, c_n,
-//                       kind, reverse, training, peephole, masked)
-//   attn_rt_rnn_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, mask, outputs, h_n, c_n,
-//                        d_outputs, d_h_n, d_c_n,
-//                        d_x, d_h0, d_c0, d_w_ih, d_w_hh, d_b_ih, d_b_hh, d_w_peephole,
-//                        kind, reverse, peephole, masked)
+//   attn_rt_rnn_forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj, mask,
+//                       outputs, h_n, c_n, kind, reverse, training, peephole, projection, masked)
+//   attn_rt_rnn_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj, mask,
+//                        outputs, h_n, c_n, d_outputs, d_h_n, d_c_n,
+//                        d_x, d_h0, d_c0, d_w_ih, d_w_hh, d_b_ih, d_b_hh, d_w_peephole, d_w_proj,
+//                        kind, reverse, peephole, projection, masked)
 //
 // One signature serves the three cells, masked or not: where an op lacks an operand (c0 and
-// c_n outside an LSTM, b_hh outside a GRU, peepholes outside a peephole LSTM, the mask of an
-// unmasked layer) another operand of the same rank stands in, and the kernel neither reads
-// nor writes it.
+// c_n outside an LSTM, b_hh outside a GRU, peepholes or a projection outside an LSTM that
+// has them, the mask of an unmasked layer) another operand of the same rank stands in, and
+// the kernel neither reads nor writes it.
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 #include "compiler/Conversion/AttnToOneDNN/Patterns.h"
 #include "compiler/Conversion/Passes.h"
@@ -55,6 +55,15 @@ Value peepholeOf(Operation *op) {
     return lstm.getWPeephole();
   if (auto grad = dyn_cast<LstmGradOp>(op))
     return grad.getWPeephole();
+  return {};
+}
+
+// An LSTM's projection, or null.
+Value projectionOf(Operation *op) {
+  if (auto lstm = dyn_cast<LstmOp>(op))
+    return lstm.getWProj();
+  if (auto grad = dyn_cast<LstmGradOp>(op))
+    return grad.getWProj();
   return {};
 }
 
@@ -102,11 +111,12 @@ template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
       return failure();
     Location loc = op.getLoc();
     auto kernel =
-        declareKernel(rewriter, op, target.forward, {3, 2, 2, 2, 2, 1, 1, 2, 3, 3, 2, 2}, 5);
+        declareKernel(rewriter, op, target.forward, {3, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 2, 2}, 6);
     SmallVector<Value> args;
     SmallVector<Value> operands = forwardOperands(op->getOperands(), kind);
-    Value peephole = peepholeOf(op), mask = op.getMask();
+    Value peephole = peepholeOf(op), projection = projectionOf(op), mask = op.getMask();
     operands.push_back(peephole ? peephole : operands[4]);
+    operands.push_back(projection ? projection : operands[4]);
     operands.push_back(mask ? mask : operands[0]);
     for (Value v : operands)
       args.push_back(asKernelOperand(rewriter, loc, v));
@@ -117,6 +127,7 @@ template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
     args.push_back(i64(rewriter, loc, op.getReverse()));
     args.push_back(i64(rewriter, loc, op.getTraining()));
     args.push_back(i64(rewriter, loc, peephole != nullptr));
+    args.push_back(i64(rewriter, loc, projection != nullptr));
     args.push_back(i64(rewriter, loc, mask != nullptr));
     rewriter.create<func::CallOp>(loc, kernel, args);
     results.replace(rewriter, op);
@@ -133,16 +144,18 @@ template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
     if (!takes(target, op))
       return failure();
     Location loc = op.getLoc();
-    auto kernel =
-        declareKernel(rewriter, op, target.backward,
-                      {3, 2, 2, 2, 2, 1, 1, 2, 3, 3, 2, 2, 3, 2, 2, 3, 2, 2, 2, 2, 1, 1, 2}, 4);
-    Value peephole = peepholeOf(op), mask = op.getMask();
-    unsigned numForward = op->getNumResults() - (peephole ? 1 : 0);
+    auto kernel = declareKernel(
+        rewriter, op, target.backward,
+        {3, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 2, 2, 3, 2, 2, 3, 2, 2, 2, 2, 1, 1, 2, 2}, 5);
+    Value peephole = peepholeOf(op), projection = projectionOf(op), mask = op.getMask();
+    // The fixed forward operands; the results then add d_w_peephole and d_w_proj if present.
+    unsigned numForward = op->getNumResults() - (peephole ? 1 : 0) - (projection ? 1 : 0);
     unsigned numStates = kind == ATTN_RNN_LSTM ? 3 : 2;
     ValueRange operands = op->getOperands();
     SmallVector<Value> args;
     SmallVector<Value> inputs = forwardOperands(operands.take_front(numForward), kind);
     inputs.push_back(peephole ? peephole : inputs[4]);
+    inputs.push_back(projection ? projection : inputs[4]);
     inputs.push_back(mask ? mask : inputs[0]);
     for (Value v : inputs)
       args.push_back(asKernelOperand(rewriter, loc, v));
@@ -154,10 +167,14 @@ template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
     SmallVector<Value> views = results.views;
     SmallVector<Value> outs = forwardOperands(views, kind);
     args.append(outs);
-    args.push_back(peephole ? views.back() : outs[4]); // d_w_peephole, or d_w_hh unwritten
+    // d_w_peephole and d_w_proj, or d_w_hh standing in, unwritten.
+    unsigned extra = numForward;
+    args.push_back(peephole ? views[extra++] : outs[4]);
+    args.push_back(projection ? views[extra++] : outs[4]);
     args.push_back(i64(rewriter, loc, kind));
     args.push_back(i64(rewriter, loc, op.getReverse()));
     args.push_back(i64(rewriter, loc, peephole != nullptr));
+    args.push_back(i64(rewriter, loc, projection != nullptr));
     args.push_back(i64(rewriter, loc, mask != nullptr));
     rewriter.create<func::CallOp>(loc, kernel, args);
     results.replace(rewriter, op);

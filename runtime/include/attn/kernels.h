@@ -45,7 +45,10 @@ enum { ATTN_RNN_VANILLA = 0, ATTN_RNN_GRU = 1, ATTN_RNN_LSTM = 2 };
  * [G*H] in attn's layouts (GRU gates r, z, n as PyTorch); w_peephole: [3, H] (LSTM gates i, f,
  * o; read only when `peephole`); outputs: [B, T, H] (time order also when `reverse`), h_n,
  * c_n: [B, H]. c0 and c_n are used by the LSTM only and b_hh by the GRU only (the vanilla RNN
- * and LSTM have one bias); unused operands may alias others. With
+ * and LSTM have one bias); unused operands may alias others. With `projection` (LSTM only),
+ * w_proj: [H, P] projects each step's hidden state without a bias, h_t = (o * tanh(c_t)) w_proj
+ * (oneDNN's LSTMP): h0, h_n are then [B, P], w_hh [P, 4H] and outputs [B, T, P]; without it,
+ * w_proj is not read. With
  * `training` the kernel runs oneDNN's training forward and keeps the workspace for the
  * backward kernel, keyed by the `outputs` buffer.
  *
@@ -59,23 +62,26 @@ enum { ATTN_RNN_VANILLA = 0, ATTN_RNN_GRU = 1, ATTN_RNN_LSTM = 2 };
 void _mlir_ciface_attn_rt_rnn_forward(attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0,
                                       attn_memref2 *w_ih, attn_memref2 *w_hh, attn_memref1 *b_ih,
                                       attn_memref1 *b_hh, attn_memref2 *w_peephole,
-                                      attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n,
-                                      attn_memref2 *c_n, int64_t kind, int64_t reverse,
-                                      int64_t training, int64_t peephole, int64_t masked);
+                                      attn_memref2 *w_proj, attn_memref3 *mask,
+                                      attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n,
+                                      int64_t kind, int64_t reverse, int64_t training,
+                                      int64_t peephole, int64_t projection, int64_t masked);
 
 /* The backward of attn_rt_rnn_forward: the forward's operands and results, the gradients of
  * its results (d_outputs, d_h_n, d_c_n) in, the gradients of its operands out (overwritten;
- * d_w_peephole only when `peephole`; d_x is 0 at masked steps).
+ * d_w_peephole only when `peephole`, d_w_proj only with a `projection`; d_x is 0 at masked
+ * steps).
  * Uses the workspace of the training forward that wrote `outputs` when it is still cached
  * and `outputs` is unchanged, and recomputes it otherwise. */
 void _mlir_ciface_attn_rt_rnn_backward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
-    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, attn_memref3 *d_outputs,
-    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
-    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
-    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
-    int64_t peephole, int64_t masked);
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref2 *w_proj,
+    attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n,
+    attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
+    attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
+    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole,
+    attn_memref2 *d_w_proj, int64_t kind, int64_t reverse, int64_t peephole,
+    int64_t projection, int64_t masked);
 
 /* Flash attention: attn.fused_attention whose score is a plain dot product, per batch b and
  * head h,

@@ -96,7 +96,7 @@ func.func @lstm_on_the_gpu(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %c0: ten
 // stays for attn-to-onednn, with a remark.
 // CHECK-LABEL: func @masked_gru_goes_vanilla_stays
 // CHECK-DAG: %[[GRU:.*]] = arith.constant 1 : i64
-// CHECK: call @attn_rt_cuda_rnn_forward({{.*}}, %[[GRU]], %{{.*}}, %{{.*}}, %{{.*}}, %[[GRU]])
+// CHECK: call @attn_rt_cuda_rnn_forward({{.*}}, %[[GRU]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[GRU]])
 // CHECK: attn.rnn
 // CHECK-NOT: call @attn_rt_cuda
 // REMARK: remark: stays on the CPU: the GPU's sequence loop has the LSTM and the GRU, not the vanilla RNN
@@ -104,4 +104,14 @@ func.func @masked_gru_goes_vanilla_stays(%x: tensor<4x6x2xf32>, %h0: tensor<4x8x
   %hs, %h = attn.gru %x, %h0, %wi, %wh, %bi, %bh mask(%m : tensor<4x6x1xf32>) : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   %rs, %r = attn.rnn %x, %h0, %wax, %waa, %ba : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>
   return %h, %r : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// A projected LSTM (oneDNN's LSTMP) stays for attn-to-onednn: the GPU's loop has no projection.
+// CHECK-LABEL: func @projected_lstm_stays
+// CHECK-NOT: call @attn_rt_cuda
+// CHECK: attn.lstm {{.*}} projection(
+// REMARK: remark: stays on the CPU: the GPU's sequence loop has no LSTM projection
+func.func @projected_lstm_stays(%x: tensor<4x6x2xf32>, %h0: tensor<4x3xf32>, %c0: tensor<4x8xf32>, %wi: tensor<2x32xf32>, %wh: tensor<3x32xf32>, %b: tensor<32xf32>, %wp: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b projection(%wp : tensor<8x3xf32>) : tensor<4x6x2xf32>, tensor<4x3xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<3x32xf32>, tensor<32xf32>
+  return %h : tensor<4x3xf32>
 }

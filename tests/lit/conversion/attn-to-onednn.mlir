@@ -2,7 +2,7 @@
 
 // CHECK-DAG: func.func private @attn_rt_matmul(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, i64, i64) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @attn_rt_dense(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?xf32, strided<[?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface}
-// CHECK-DAG: func.func private @attn_rt_rnn_forward(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?xf32, strided<[?], offset: ?>>, memref<?xf32, strided<[?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @attn_rt_rnn_forward(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?xf32, strided<[?], offset: ?>>, memref<?xf32, strided<[?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @attn_rt_rnn_backward(
 
 // A rank-2 matmul goes through the rank-3 kernel as batch 1; transposes become flags.
@@ -39,9 +39,9 @@ func.func @dense_no_bias(%x: tensor<6x8xf32>, %w: tensor<8x4xf32>) -> tensor<6x4
 }
 
 // Sequence ops: one forward kernel for the three cells (kind 0 rnn, 1 gru, 2 lstm), taking
-// x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, mask, then outputs, h_n, c_n, then kind,
-// reverse, training, peephole, masked; operands an op lacks are stood in for by one of the
-// same rank.
+// x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj, mask, then outputs, h_n, c_n, then
+// kind, reverse, training, peephole, projection, masked; operands an op lacks are stood in for
+// by one of the same rank.
 // `training` forwards keep oneDNN's workspace for the backward.
 // CHECK-LABEL: func @lstm_sequence
 // CHECK-DAG: %[[KIND:.*]] = arith.constant 2 : i64
@@ -50,10 +50,10 @@ func.func @dense_no_bias(%x: tensor<6x8xf32>, %w: tensor<8x4xf32>) -> tensor<6x4
 // CHECK: %[[HS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x6x8xf32>
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
-// CHECK: call @attn_rt_rnn_forward({{.*}}, %[[KIND]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[ZERO]])
+// CHECK: call @attn_rt_rnn_forward({{.*}}, %[[KIND]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]])
 // CHECK: bufferization.to_tensor %[[HS]] restrict writable
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<4x6x2xf32>
-// CHECK: call @attn_rt_rnn_backward({{.*}}, %[[KIND]], %[[ZERO]], %[[ZERO]], %[[ZERO]])
+// CHECK: call @attn_rt_rnn_backward({{.*}}, %[[KIND]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]])
 func.func @lstm_sequence(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %c0: tensor<4x8xf32>, %wi: tensor<2x32xf32>, %wh: tensor<8x32xf32>, %b: tensor<32xf32>, %dhs: tensor<4x6x8xf32>) -> tensor<2x32xf32> {
   %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b {training} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
   %g:6 = attn.lstm_grad %x, %h0, %c0, %wi, %wh, %b, %hs, %h, %c, %dhs, %h0, %c0 : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
@@ -64,24 +64,41 @@ func.func @lstm_sequence(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %c0: tenso
 // CHECK-LABEL: func @gru_sequence
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i64
-// CHECK: call @attn_rt_rnn_forward({{.*}}, %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]])
+// CHECK: call @attn_rt_rnn_forward({{.*}}, %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]])
 func.func @gru_sequence(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %bi: tensor<24xf32>, %bh: tensor<24xf32>) -> tensor<4x6x8xf32> {
   %hs, %h = attn.gru %x, %h0, %wi, %wh, %bi, %bh {reverse} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   return %hs : tensor<4x6x8xf32>
 }
 
-// A masked GRU and its backward: the mask is the ninth memref, `masked` the last flag.
+// A masked GRU and its backward: the mask is the tenth memref, `masked` the last flag.
 // CHECK-LABEL: func @masked_gru
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i64
 // CHECK-DAG: %[[M:.*]] = bufferization.to_memref %arg6
 // CHECK: %[[MV:.*]] = memref.cast %[[M]]
-// CHECK: call @attn_rt_rnn_forward(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[MV]], {{.*}}, %[[ONE]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[ONE]])
-// CHECK: call @attn_rt_rnn_backward(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, {{.*}}, %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ONE]])
+// CHECK: call @attn_rt_rnn_forward(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[MV]], {{.*}}, %[[ONE]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ONE]])
+// CHECK: call @attn_rt_rnn_backward(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, {{.*}}, %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ONE]])
 func.func @masked_gru(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %bi: tensor<24xf32>, %bh: tensor<24xf32>, %m: tensor<4x6x1xf32>, %dhs: tensor<4x6x8xf32>) -> tensor<2x24xf32> {
   %hs, %h = attn.gru %x, %h0, %wi, %wh, %bi, %bh mask(%m : tensor<4x6x1xf32>) {training} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   %g:6 = attn.gru_grad %x, %h0, %wi, %wh, %bi, %bh, %hs, %h, %dhs, %h0 mask(%m : tensor<4x6x1xf32>) : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>
   return %g#2 : tensor<2x24xf32>
+}
+
+// A projected LSTM (LSTMP) and its backward: w_proj is the ninth memref, `projection` the
+// flag before `masked`; d_w_proj the backward's last result (after d_w_peephole's stand-in).
+// CHECK-LABEL: func @lstm_projection
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-DAG: %[[P:.*]] = bufferization.to_memref %arg6
+// CHECK: %[[PV:.*]] = memref.cast %[[P]]
+// CHECK: call @attn_rt_rnn_forward(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[PV]], {{.*}}, %[[ONE]], %[[ZERO]], %[[ONE]], %[[ZERO]])
+// CHECK: %[[DP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x3xf32>
+// CHECK: %[[DPV:.*]] = memref.cast %[[DP]]
+// CHECK: call @attn_rt_rnn_backward({{.*}}, %[[DPV]], %{{[^,]*}}, %{{[^,]*}}, %[[ZERO]], %[[ONE]], %[[ZERO]])
+func.func @lstm_projection(%x: tensor<4x6x2xf32>, %h0: tensor<4x3xf32>, %c0: tensor<4x8xf32>, %wi: tensor<2x32xf32>, %wh: tensor<3x32xf32>, %b: tensor<32xf32>, %wp: tensor<8x3xf32>, %dhs: tensor<4x6x3xf32>) -> tensor<8x3xf32> {
+  %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b projection(%wp : tensor<8x3xf32>) {training} : tensor<4x6x2xf32>, tensor<4x3xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<3x32xf32>, tensor<32xf32>
+  %g:7 = attn.lstm_grad %x, %h0, %c0, %wi, %wh, %b, %hs, %h, %c, %dhs, %h0, %c0 projection(%wp : tensor<8x3xf32>) : tensor<4x6x2xf32>, tensor<4x3xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<3x32xf32>, tensor<32xf32>, tensor<4x6x3xf32>, tensor<4x3xf32>, tensor<4x8xf32>, tensor<4x6x3xf32>, tensor<4x3xf32>, tensor<4x8xf32>
+  return %g#6 : tensor<8x3xf32>
 }
 
 // A plain dot-product score (scaled, the factors either way round) runs the FlashAttention-2

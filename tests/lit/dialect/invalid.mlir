@@ -345,15 +345,23 @@ func.func @gru_form(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x24xf
 // -----
 
 func.func @lstm_sequence(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %c: tensor<4x7xf32>, %wi: tensor<2x32xf32>, %wh: tensor<8x32xf32>, %b: tensor<32xf32>) {
-  // expected-error @+1 {{'attn.lstm' needs input [B, T, I], h0 [B, H], c0 [B, H], w_ih [I, 4H], w_hh [H, 4H] and 1 bias(es) [4H] (and peepholes [3, H]) (and a mask [B, T, 1]); got tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x7xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>}}
+  // expected-error @+1 {{'attn.lstm' needs input [B, T, I], h0 [B, P], c0 [B, H], w_ih [I, 4H], w_hh [P, 4H] and 1 bias(es) [4H] (and peepholes [3, H], a projection [H, P]; P = H without one) (and a mask [B, T, 1]); got input tensor<4x6x2xf32>, h0 tensor<4x8xf32>, c0 tensor<4x7xf32>, w_ih tensor<2x32xf32>, w_hh tensor<8x32xf32>, bias tensor<32xf32>}}
   %hs, %h1, %c1 = attn.lstm %x, %h, %c, %wi, %wh, %b : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<4x7xf32>, tensor<2x32xf32>, tensor<8x32xf32>, tensor<32xf32>
   return
 }
 
 // -----
 
+func.func @lstm_projection_sequence(%x: tensor<4x6x2xf32>, %h: tensor<4x3xf32>, %c: tensor<4x8xf32>, %wi: tensor<2x32xf32>, %wh: tensor<3x32xf32>, %b: tensor<32xf32>, %wp: tensor<8x4xf32>) {
+  // expected-error @+1 {{'attn.lstm' needs input [B, T, I], h0 [B, P], c0 [B, H], w_ih [I, 4H], w_hh [P, 4H] and 1 bias(es) [4H] (and peepholes [3, H], a projection [H, P]; P = H without one) (and a mask [B, T, 1]); got input tensor<4x6x2xf32>, h0 tensor<4x3xf32>, c0 tensor<4x8xf32>, w_ih tensor<2x32xf32>, w_hh tensor<3x32xf32>, bias tensor<32xf32>, projection tensor<8x4xf32>}}
+  %hs, %h1, %c1 = attn.lstm %x, %h, %c, %wi, %wh, %b projection(%wp : tensor<8x4xf32>) : tensor<4x6x2xf32>, tensor<4x3xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<3x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
 func.func @gru_sequence(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %b: tensor<24xf32>) {
-  // expected-error @+1 {{'attn.gru' needs input [B, T, I], h0 [B, H], w_ih [I, 3H], w_hh [H, 3H] and 2 bias(es) [3H] (and a mask [B, T, 1]); got tensor<4x2xf32>}}
+  // expected-error @+1 {{'attn.gru' needs input [B, T, I], h0 [B, H], w_ih [I, 3H], w_hh [H, 3H] and 2 bias(es) [3H] (and a mask [B, T, 1]); got input tensor<4x2xf32>, h0 tensor<4x8xf32>, w_ih tensor<2x24xf32>, w_hh tensor<8x24xf32>, bias tensor<24xf32>, bias tensor<24xf32>}}
   %hs, %h1 = attn.gru %x, %h, %wi, %wh, %b, %b : tensor<4x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   return
 }
@@ -361,7 +369,7 @@ func.func @gru_sequence(%x: tensor<4x2xf32>, %h: tensor<4x8xf32>, %wi: tensor<2x
 // -----
 
 func.func @rnn_sequence(%x: tensor<4x6x2xf32>, %h: tensor<4x8xf32>, %wax: tensor<3x8xf32>, %waa: tensor<8x8xf32>, %b: tensor<8xf32>) {
-  // expected-error @+1 {{'attn.rnn' needs input [B, T, I], h0 [B, H], w_ih [I, H], w_hh [H, H] and 1 bias(es) [H] (and a mask [B, T, 1]); got tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<3x8xf32>}}
+  // expected-error @+1 {{'attn.rnn' needs input [B, T, I], h0 [B, H], w_ih [I, H], w_hh [H, H] and 1 bias(es) [H] (and a mask [B, T, 1]); got input tensor<4x6x2xf32>, h0 tensor<4x8xf32>, w_ih tensor<3x8xf32>, w_hh tensor<8x8xf32>, bias tensor<8xf32>}}
   %hs, %h1 = attn.rnn %x, %h, %wax, %waa, %b : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<3x8xf32>, tensor<8x8xf32>, tensor<8xf32>
   return
 }

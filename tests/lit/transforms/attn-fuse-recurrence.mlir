@@ -160,11 +160,20 @@ func.func @lstm_peephole(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tenso
   return %h : tensor<4x8xf32>
 }
 
-// A projection (with its bias) has no oneDNN form.
+// A projection with a bias: oneDNN's LSTMP (no bias) on h' = h - b_proj. The gate bias
+// gains b_proj w_hh, h0 loses b_proj, and the outputs and final h get it back.
 // CHECK-LABEL: func @lstm_projection(
-// CHECK: attn.scan
+// CHECK-SAME: %[[H0:[^:]*]]: tensor<4x5xf32>, %[[C0:[^:]*]]: tensor<4x8xf32>, %{{[^:]*}}: tensor<2x32xf32>, %[[WH:[^:]*]]: tensor<5x32xf32>, %[[B:[^:]*]]: tensor<32xf32>, %[[PW:[^:]*]]: tensor<8x5xf32>, %[[PB:[^:]*]]: tensor<5xf32>
+// CHECK-NOT: attn.scan
+// CHECK: %[[ROW:.*]] = attn.reshape %[[PB]] : tensor<5xf32> -> tensor<1x5xf32>
+// CHECK: %[[SHIFT:.*]] = attn.matmul %[[ROW]], %[[WH]]
+// CHECK: %[[FLAT:.*]] = attn.reshape %[[SHIFT]] : tensor<1x32xf32> -> tensor<32xf32>
+// CHECK: %[[BIAS:.*]] = attn.add %[[B]], %[[FLAT]]
+// CHECK: %[[START:.*]] = attn.sub %[[H0]], %[[PB]]
+// CHECK: %{{.*}}, %[[HN:.*]], %{{.*}} = attn.lstm %{{.*}}, %[[START]], %[[C0]], %{{.*}}, %[[WH]], %[[BIAS]] projection(%[[PW]] : tensor<8x5xf32>)
+// CHECK: %[[H:.*]] = attn.add %[[HN]], %[[PB]]
+// CHECK: return %[[H]]
 func.func @lstm_projection(%x: tensor<4x6x2xf32>, %h0: tensor<4x5xf32>, %c0: tensor<4x8xf32>, %wi: tensor<2x32xf32>, %wh: tensor<5x32xf32>, %b: tensor<32xf32>, %pw: tensor<8x5xf32>, %pb: tensor<5xf32>) -> tensor<4x5xf32> {
-  // expected-remark @+1 {{not fused: an LSTM projection with a bias has no oneDNN form}}
   %h, %c = attn.scan inits(%h0, %c0) over(%x) : (tensor<4x5xf32>, tensor<4x8xf32>, tensor<4x6x2xf32>) -> (tensor<4x5xf32>, tensor<4x8xf32>) {
   ^bb0(%hp: tensor<4x5xf32>, %cp: tensor<4x8xf32>, %xt: tensor<4x2xf32>):
     %ht, %ct = attn.lstm_cell %xt, %hp, %cp, %wi, %wh, %b projection(%pw, %pb : tensor<8x5xf32>, tensor<5xf32>) : tensor<4x2xf32>, tensor<4x5xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<5x32xf32>, tensor<32xf32>

@@ -1,6 +1,7 @@
 // The recurrent kernels (runtime/cpu/recurrent.cpp) on their own: the LSTM forward against
 // naive loops over strided views (padded rows, offsets: the copy paths compiled code may hit),
-// both directions, also masked (packed rows); and the workspace cache: a backward reuses its
+// both directions, also masked (packed rows), also with a projection (oneDNN's LSTMP); and
+// the workspace cache: a backward reuses its
 // training forward's workspace, recomputes it when the outputs buffer no longer holds that
 // forward's result, and gives the same gradients either way.
 #include "attn/Random.h"
@@ -60,17 +61,19 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // The LSTM over x (values in [B][T][I] order), PyTorch's gates i, f, g, o.
 // With `mask` ([B][T]), each state is blended, s + m (cell - s): a step of mask 0 keeps the
-// row's states and repeats its h.
+// row's states and repeats its h. With `proj` ([H][P]), h = (o * tanh(c)) proj, P wide.
 void naiveLstm(const std::vector<float> &x, const std::vector<float> &h0,
                const std::vector<float> &c0, const std::vector<float> &wi,
                const std::vector<float> &wh, const std::vector<float> &b, bool reverse,
                std::vector<float> &hs, std::vector<float> &hn, std::vector<float> &cn,
-               const std::vector<float> *mask = nullptr) {
+               const std::vector<float> *mask = nullptr,
+               const std::vector<float> *proj = nullptr) {
+  const int64_t P = proj ? (int64_t)proj->size() / H : H;
   std::vector<float> h = h0, c = c0;
-  hs.assign(B * T * H, 0);
+  hs.assign(B * T * P, 0);
   for (int64_t step = 0; step < T; ++step) {
     int64_t t = reverse ? T - 1 - step : step;
-    std::vector<float> hNew(B * H), cNew(B * H);
+    std::vector<float> cell(B * H), out(B * H), hNew(B * P), cNew(B * H);
     for (int64_t n = 0; n < B; ++n)
       for (int64_t j = 0; j < H; ++j) {
         float z[4];
@@ -78,16 +81,28 @@ void naiveLstm(const std::vector<float> &x, const std::vector<float> &h0,
           float acc = b[g * H + j];
           for (int64_t k = 0; k < I; ++k)
             acc += x[(n * T + t) * I + k] * wi[k * 4 * H + g * H + j];
-          for (int64_t k = 0; k < H; ++k)
-            acc += h[n * H + k] * wh[k * 4 * H + g * H + j];
+          for (int64_t k = 0; k < P; ++k)
+            acc += h[n * P + k] * wh[k * 4 * H + g * H + j];
           z[g] = acc;
         }
-        float cc = sigmoid(z[1]) * c[n * H + j] + sigmoid(z[0]) * std::tanh(z[2]);
-        float m = mask ? (*mask)[n * T + t] : 1.0f; // s + m (cell - s)
-        cNew[n * H + j] = c[n * H + j] + m * (cc - c[n * H + j]);
-        hNew[n * H + j] = h[n * H + j] + m * (sigmoid(z[3]) * std::tanh(cc) - h[n * H + j]);
-        hs[(n * T + t) * H + j] = hNew[n * H + j];
+        cell[n * H + j] = sigmoid(z[1]) * c[n * H + j] + sigmoid(z[0]) * std::tanh(z[2]);
+        out[n * H + j] = sigmoid(z[3]) * std::tanh(cell[n * H + j]);
       }
+    for (int64_t n = 0; n < B; ++n) {
+      float m = mask ? (*mask)[n * T + t] : 1.0f; // s + m (cell - s)
+      for (int64_t j = 0; j < H; ++j)
+        cNew[n * H + j] = c[n * H + j] + m * (cell[n * H + j] - c[n * H + j]);
+      for (int64_t j = 0; j < P; ++j) {
+        float next = out[n * H + j];
+        if (proj) {
+          next = 0;
+          for (int64_t k = 0; k < H; ++k)
+            next += out[n * H + k] * (*proj)[k * P + j];
+        }
+        hNew[n * P + j] = h[n * P + j] + m * (next - h[n * P + j]);
+        hs[(n * T + t) * P + j] = hNew[n * P + j];
+      }
+    }
     h = hNew, c = cNew;
   }
   hn = h, cn = c;
@@ -110,8 +125,9 @@ TEST_P(LstmKernel, ForwardMatchesNaiveLoopsOnStridedViews) {
       wh({H, 4 * H}, rng, 0, 4), hn({B, H}, rng, 1, 0), cn({B, H}, rng, 0, 3);
   V1 b({4 * H}, rng, 0, 2);
   _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                   &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM,
-                                   reverse, /*training=*/0, /*peephole=*/0, /*masked=*/0);
+                                   &wh.ref, &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref,
+                                   ATTN_RNN_LSTM, reverse, /*training=*/0, /*peephole=*/0,
+                                   /*projection=*/0, /*masked=*/0);
   std::vector<float> eHs, eHn, eCn;
   naiveLstm(x.values(), h0.values(), c0.values(), wi.values(), wh.values(), b.values(), reverse,
             eHs, eHn, eCn);
@@ -123,23 +139,27 @@ TEST_P(LstmKernel, ForwardMatchesNaiveLoopsOnStridedViews) {
 }
 
 // The masked LSTM kernel on mask[n][t] = maskAt(n, t), against the naive loop that blends
-// its states under the same mask (x on a strided view).
-template <typename MaskAt> void expectMaskedMatchesNaive(bool reverse, uint64_t seed, MaskAt maskAt) {
+// its states under the same mask (x on a strided view). With P > 0, a projection [H, P]
+// (on a strided view).
+template <typename MaskAt>
+void expectMaskedMatchesNaive(bool reverse, uint64_t seed, MaskAt maskAt, int64_t P = 0) {
   attn::Rng rng(seed);
-  V3 x({B, T, I}, rng, 1, 2), hs({B, T, H}, rng), m({B, T, 1}, rng);
-  V2 h0({B, H}, rng), c0({B, H}, rng), wi({I, 4 * H}, rng), wh({H, 4 * H}, rng), hn({B, H}, rng),
-      cn({B, H}, rng);
+  const int64_t S = P ? P : H; // the hidden state's width
+  V3 x({B, T, I}, rng, 1, 2), hs({B, T, S}, rng), m({B, T, 1}, rng);
+  V2 h0({B, S}, rng), c0({B, H}, rng), wi({I, 4 * H}, rng), wh({S, 4 * H}, rng), hn({B, S}, rng),
+      cn({B, H}, rng), wp({H, S}, rng, 2, 1);
   V1 b({4 * H}, rng);
   std::vector<float> mask;
   for (int64_t n = 0; n < B; ++n)
     for (int64_t t = 0; t < T; ++t)
       mask.push_back(m.buf[n * T + t] = maskAt(n, t));
   _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                   &wh.ref, &m.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM,
-                                   reverse, /*training=*/0, /*peephole=*/0, /*masked=*/1);
-  std::vector<float> eHs, eHn, eCn;
+                                   &wh.ref, &wp.ref, &m.ref, &hs.ref, &hn.ref, &cn.ref,
+                                   ATTN_RNN_LSTM, reverse, /*training=*/0, /*peephole=*/0,
+                                   /*projection=*/P > 0, /*masked=*/1);
+  std::vector<float> eHs, eHn, eCn, proj = wp.values();
   naiveLstm(x.values(), h0.values(), c0.values(), wi.values(), wh.values(), b.values(), reverse,
-            eHs, eHn, eCn, &mask);
+            eHs, eHn, eCn, &mask, P ? &proj : nullptr);
   EXPECT_LT(maxDiff(hs.values(), eHs), 1e-5);
   EXPECT_LT(maxDiff(hn.values(), eHn), 1e-5);
   EXPECT_LT(maxDiff(cn.values(), eCn), 1e-5);
@@ -157,6 +177,19 @@ TEST_P(LstmKernel, MaskedForwardMatchesNaiveLoops) {
 TEST_P(LstmKernel, FractionalMaskBlendsLikeTheScan) {
   expectMaskedMatchesNaive(GetParam(), 6, // 0, 0.25, ..., 1
                            [](int64_t n, int64_t t) { return (float)((n * T + t) % 5) / 4; });
+}
+
+// oneDNN's LSTMP: the hidden state (h0, h_n, outputs, w_hh's rows) is P wide, the cell state
+// H wide. Unmasked (a mask of ones runs one segment), packed, and blended.
+TEST_P(LstmKernel, ProjectedLayerMatchesNaiveLoops) {
+  const float rows[B][T] = {{1, 1, 1, 1, 1}, {1, 0, 1, 1, 0}, {0, 0, 0, 0, 0}};
+  for (int64_t P : {2, 9}) {
+    SCOPED_TRACE("P=" + std::to_string(P));
+    expectMaskedMatchesNaive(GetParam(), 7, [](int64_t, int64_t) { return 1.0f; }, P);
+    expectMaskedMatchesNaive(GetParam(), 8, [&](int64_t n, int64_t t) { return rows[n][t]; }, P);
+    expectMaskedMatchesNaive(
+        GetParam(), 9, [](int64_t n, int64_t t) { return (float)((n * T + t) % 5) / 4; }, P);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Directions, LstmKernel, ::testing::Values(false, true),
@@ -178,20 +211,21 @@ Grads trainStep(bool clobberWithOtherContents) {
       dwi({I, 4 * H}, rng), dwh({H, 4 * H}, rng);
   V1 b({4 * H}, rng), db({4 * H}, rng);
   _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                   &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0, 1,
-                                   0, 0);
+                                   &wh.ref, &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref,
+                                   ATTN_RNN_LSTM, 0, 1, 0, 0, 0);
   if (clobberWithOtherContents) {
     std::vector<float> saved = hs.buf;
     V2 h0b({B, H}, rng);
     _mlir_ciface_attn_rt_rnn_forward(&x.ref, &h0b.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                     &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, ATTN_RNN_LSTM, 0,
-                                     1, 0, 0);
+                                     &wh.ref, &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref,
+                                     ATTN_RNN_LSTM, 0, 1, 0, 0, 0);
     std::copy(saved.begin(), saved.end(), hs.buf.begin()); // same address, first contents
   }
   _mlir_ciface_attn_rt_rnn_backward(&x.ref, &h0.ref, &c0.ref, &wi.ref, &wh.ref, &b.ref, &b.ref,
-                                    &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, &dhs.ref, &dhn.ref,
-                                    &dcn.ref, &dx.ref, &dh0.ref, &dc0.ref, &dwi.ref, &dwh.ref,
-                                    &db.ref, &db.ref, &dwh.ref, ATTN_RNN_LSTM, 0, 0, 0);
+                                    &wh.ref, &wh.ref, &x.ref, &hs.ref, &hn.ref, &cn.ref, &dhs.ref,
+                                    &dhn.ref, &dcn.ref, &dx.ref, &dh0.ref, &dc0.ref, &dwi.ref,
+                                    &dwh.ref, &db.ref, &db.ref, &dwh.ref, &dwh.ref, ATTN_RNN_LSTM,
+                                    0, 0, 0, 0);
   return {dx.values(), dh0.values(), dc0.values(), dwi.values(), dwh.values(), db.values()};
 }
 

@@ -31,18 +31,20 @@ void _mlir_ciface_attn_rt_cuda_flash_attention_backward(
  * the results come back. The backward recomputes the forward on the device. */
 void _mlir_ciface_attn_rt_cuda_rnn_forward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
-    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind, int64_t reverse,
-    int64_t training, int64_t peephole, int64_t masked);
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref2 *w_proj,
+    attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n,
+    int64_t kind, int64_t reverse, int64_t training, int64_t peephole, int64_t projection,
+    int64_t masked);
 
 void _mlir_ciface_attn_rt_cuda_rnn_backward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref3 *mask,
-    attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, attn_memref3 *d_outputs,
-    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
-    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
-    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, int64_t kind, int64_t reverse,
-    int64_t peephole, int64_t masked);
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref2 *w_proj,
+    attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n,
+    attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
+    attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
+    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole,
+    attn_memref2 *d_w_proj, int64_t kind, int64_t reverse, int64_t peephole, int64_t projection,
+    int64_t masked);
 
 /* Why this process cannot run these kernels ("" when it can: a driver and a GPU). attn::Program
  * asks it before running a program whose attn_program_info::device is "cuda", through a weak
