@@ -120,8 +120,9 @@ std::vector<Tensor> Program::call(const std::string &entryName, const std::vecto
 
   std::vector<Tensor> outputs;
   outputs.reserve(e.num_outputs);
+  // The entry writes every output whole: no zero fill.
   for (int32_t i = 0; i < e.num_outputs; ++i)
-    outputs.push_back(makeTensor(e.outputs[i]));
+    outputs.push_back(Tensor::uninitialized(e.outputs[i].dtype, infoShape(e.outputs[i])));
 
   // args = params..., inputs..., outputs... (attn/abi.h).
   std::vector<void *> args;

@@ -63,7 +63,17 @@ Tensor::Tensor(attn_dtype dtype, std::vector<int64_t> shape)
   allocate();
 }
 
-void Tensor::allocate() {
+Tensor::Tensor(attn_dtype dtype, std::vector<int64_t> shape, NoFill)
+    : dtype_(dtype), shape_(std::move(shape)), numel_(shapeNumel(shape_)) {
+  dtypeSize(dtype_);
+  allocate(/*zero=*/false);
+}
+
+Tensor Tensor::uninitialized(attn_dtype dtype, std::vector<int64_t> shape) {
+  return Tensor(dtype, std::move(shape), NoFill{});
+}
+
+void Tensor::allocate(bool zero) {
   if (numel_ == 0) {
     storage_.reset();
     return;
@@ -71,12 +81,13 @@ void Tensor::allocate() {
   // Recycled buffers (attn/Alloc.h): a step's outputs reuse the last step's pages.
   size_t bytes = (nbytes() + kAlignment - 1) / kAlignment * kAlignment;
   void *p = bufferAlloc(bytes);
-  std::memset(p, 0, bytes);
+  if (zero)
+    std::memset(p, 0, bytes);
   storage_.reset(p);
 }
 
 Tensor Tensor::f32(std::vector<int64_t> shape, const std::vector<float> &values) {
-  Tensor t(ATTN_F32, std::move(shape));
+  Tensor t(ATTN_F32, std::move(shape), NoFill{});
   if (static_cast<int64_t>(values.size()) != t.numel())
     throw std::runtime_error("attn: Tensor::f32: " + std::to_string(values.size()) +
                              " values for shape " + shapeToString(t.shape()));
@@ -86,7 +97,7 @@ Tensor Tensor::f32(std::vector<int64_t> shape, const std::vector<float> &values)
 }
 
 Tensor Tensor::i32(std::vector<int64_t> shape, const std::vector<int32_t> &values) {
-  Tensor t(ATTN_I32, std::move(shape));
+  Tensor t(ATTN_I32, std::move(shape), NoFill{});
   if (static_cast<int64_t>(values.size()) != t.numel())
     throw std::runtime_error("attn: Tensor::i32: " + std::to_string(values.size()) +
                              " values for shape " + shapeToString(t.shape()));
@@ -97,7 +108,7 @@ Tensor Tensor::i32(std::vector<int64_t> shape, const std::vector<int32_t> &value
 
 Tensor::Tensor(const Tensor &other)
     : dtype_(other.dtype_), shape_(other.shape_), numel_(other.numel_) {
-  allocate();
+  allocate(/*zero=*/false);
   if (numel_)
     std::memcpy(raw(), other.raw(), nbytes());
 }

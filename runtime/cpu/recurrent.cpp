@@ -408,15 +408,22 @@ void biasOut(const Shape &s, const float *in, Strided &dbih, Strided &dbhh) {
 
 //===- the workspace cache ----------------------------------------------------------------===//
 
+// FNV-1a over 64-bit words (two floats each) in four independent lanes: one multiply per
+// two elements, and no chain the lanes wait on.
 uint64_t hashOf(const float *data, int64_t n) {
   uint64_t lanes[4] = {1469598103934665603ull, 7, 11, 13};
-  const uint32_t *w = reinterpret_cast<const uint32_t *>(data);
   int64_t i = 0;
-  for (; i + 4 <= n; i += 4)
-    for (int k = 0; k < 4; ++k)
-      lanes[k] = (lanes[k] ^ w[i + k]) * 1099511628211ull;
-  for (; i < n; ++i)
-    lanes[0] = (lanes[0] ^ w[i]) * 1099511628211ull;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 4; ++k) {
+      uint64_t w;
+      std::memcpy(&w, data + i + 2 * k, sizeof(w));
+      lanes[k] = (lanes[k] ^ w) * 1099511628211ull;
+    }
+  for (; i < n; ++i) {
+    uint32_t w;
+    std::memcpy(&w, data + i, sizeof(w));
+    lanes[0] = (lanes[0] ^ w) * 1099511628211ull;
+  }
   return lanes[0] ^ (lanes[1] * 3) ^ (lanes[2] * 5) ^ (lanes[3] * 7);
 }
 
@@ -1015,28 +1022,44 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
   Descs whole(s);
 
   // The gradient reaching each packed output: d_outputs of every time step that repeats it.
-  // Steps before a row's first packed step repeat h0: theirs goes to d_h0.
+  // A packed step's own time comes first in processing order, so it initialises its slot
+  // and the masked steps after it add to theirs. Steps before a row's first packed step
+  // repeat h0: theirs goes to d_h0.
   std::vector<Floats> dy(p.segments.size());
   for (size_t g = 0; g < p.segments.size(); ++g)
-    dy[g].assign(run->segments[g].y.size(), 0.0f);
+    dy[g].resize(run->segments[g].y.size());
   Floats dhFirst(s.B * s.P, 0.0f); // by row b
   for (int64_t r = 0; r < s.B; ++r) {
     int64_t b = p.order[r], k = -1;
     for (int64_t i = 0; i < s.T; ++i) {
       int64_t t = timeAt(s, i);
-      if (k + 1 < p.length(r) && p.time[r][k + 1] == t)
-        ++k;
-      float *acc = dhFirst.data() + b * s.P;
-      if (k >= 0) {
-        auto [g, at] = packedAt(s, p, r, k);
-        acc = dy[g].data() + at;
+      bool own = k + 1 < p.length(r) && p.time[r][k + 1] == t;
+      k += own;
+      const float *g = dout.base + b * dout.strides[0] + t * dout.strides[1];
+      if (k < 0) {
+        addStrided(dhFirst.data() + b * s.P, g, dout.strides[2], s.P);
+        continue;
       }
-      addStrided(acc, dout.base + b * dout.strides[0] + t * dout.strides[1], dout.strides[2], s.P);
+      auto [seg, at] = packedAt(s, p, r, k);
+      if (own)
+        copyStrided(dy[seg].data() + at, 1, g, dout.strides[2], s.P);
+      else
+        addStrided(dy[seg].data() + at, g, dout.strides[2], s.P);
     }
   }
   // The state gradients carried between segments, by sorted row: d_h_n (d_c_n) to start.
   Floats dh = sortedRows(p, dhn), dc = lstm ? sortedRows(p, dcn) : Floats();
-  dx.forEach([](float *q, int64_t) { *q = 0.0f; });
+  // d_x is 0 at the masked steps; the segments write the packed ones.
+  std::vector<char> packed(s.T);
+  for (int64_t r = 0; r < s.B; ++r) {
+    std::fill(packed.begin(), packed.end(), 0);
+    for (int64_t t : p.time[r])
+      packed[t] = 1;
+    for (int64_t t = 0; t < s.T; ++t)
+      if (!packed[t])
+        for (int64_t j = 0; j < s.I; ++j)
+          dx.base[p.order[r] * dx.strides[0] + t * dx.strides[1] + j * dx.strides[2]] = 0.0f;
+  }
   // Weight gradients accumulate in oneDNN, over every segment: one zeroed accumulator per
   // format the primitives want.
   std::vector<std::pair<md, dnnl::memory>> dLayer, dIter, dProj;

@@ -32,6 +32,9 @@ public:
   Tensor();
   // A zero-filled tensor of the given dtype and shape.
   Tensor(attn_dtype dtype, std::vector<int64_t> shape);
+  // The same without the zero fill, for a buffer about to be written whole (a compiled
+  // entry's outputs): its contents are unspecified until then.
+  static Tensor uninitialized(attn_dtype dtype, std::vector<int64_t> shape);
 
   // Convenience constructors; `values.size()` must equal the shape's element count.
   static Tensor f32(std::vector<int64_t> shape, const std::vector<float> &values);
@@ -65,7 +68,9 @@ private:
     void operator()(void *p) const;
   };
 
-  void allocate();
+  struct NoFill {};
+  Tensor(attn_dtype dtype, std::vector<int64_t> shape, NoFill);
+  void allocate(bool zero = true);
 
   attn_dtype dtype_ = ATTN_F32;
   std::vector<int64_t> shape_;
