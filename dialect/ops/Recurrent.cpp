@@ -389,11 +389,12 @@ SmallVector<Value> GruCellOp::decompose(OpBuilder &b) {
     return b.create<AddOp>(l, b.create<MulOp>(l, keepNew, candidate),
                            b.create<MulOp>(l, keepOld, h));
   };
-  // Where every gate reads `hidden` itself, one product h x w_hh + b_hh [B, kH] serves all
-  // gates: one GEMM forward and one for the weight's gradient, instead of one per gate plus
-  // the padding that puts the per-gate gradients back together. (The minimal form keeps one
-  // product per gate: with one product, its gradient check's module crashes MLIR 19's
-  // buffer-results-to-out-params; see the closing note of issue 5.)
+  // The gates that read `hidden` itself share one product h x w_hh + b_hh over their blocks:
+  // one GEMM forward and one for the weight's gradient, instead of one per gate plus the
+  // padding that puts the per-gate gradients back together. That is every gate of the
+  // PyTorch form, and u and r of the seed's (its candidate reads r * hidden). (The minimal
+  // form keeps one product per gate: with one product, its gradient check's module crashes
+  // MLIR 19's buffer-results-to-out-params; see the closing note of issue 5.)
   Value bAll;
   auto bblock = [&](int64_t k) { return gateBlock(b, l, bAll, k, hid); };
   if (getForm() == GruForm::minimal) {
@@ -402,8 +403,10 @@ SmallVector<Value> GruCellOp::decompose(OpBuilder &b) {
     return {mix(u, cand)};
   }
   if (getForm() == GruForm::seed) {
-    Value u = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(0), hproj(h, 0)));
-    Value r = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(1), hproj(h, 1)));
+    bAll = b.create<DenseOp>(l, h, gateBlock(b, l, getWHh(), 0, 2 * hid),
+                             vectorBlock(b, l, getBHh(), 0, 2 * hid));
+    Value u = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(0), bblock(0)));
+    Value r = b.create<SigmoidOp>(l, b.create<AddOp>(l, ablock(1), bblock(1)));
     Value cand = b.create<TanhOp>(
         l, b.create<AddOp>(l, ablock(2), hproj(b.create<MulOp>(l, r, h), 2)));
     return {mix(u, cand)};

@@ -26,13 +26,14 @@ func.func @lstm_masked(%x: tensor<4x6x2xf32>, %m: tensor<4x6x1xf32>, %h0: tensor
 }
 
 // A decoder step reading [y_{t-1}; feed]: the weight's rows split, the y part hoisted (with
-// the bias), the feed part stays a product in the body. The seed GRU's per-gate slices of
-// w_hh and b_hh are loop-invariant and leave the loop; so does nothing that reads the state.
+// the bias), the feed part stays a product in the body. The seed GRU's slices of w_hh and
+// b_hh (u and r together, then the candidate's) are loop-invariant and leave the loop; so does
+// nothing that reads the state.
 // A weight passed as a const is found outside; the const and the embedded targets, no longer
 // read in the body, are dropped.
 // CHECK-LABEL: func @decoder(
 // CHECK-SAME: %[[Y:[^:]*]]: tensor<4x6x3xf32>, %{{[^:]*}}: tensor<4x8xf32>, %{{[^:]*}}: tensor<4x5xf32>, %[[WI:[^:]*]]: tensor<8x24xf32>, %[[WH:[^:]*]]: tensor<8x24xf32>, %[[BI:[^:]*]]: tensor<24xf32>
-// CHECK-COUNT-6: attn.slice
+// CHECK-COUNT-4: attn.slice
 // CHECK: %[[WY:.*]] = attn.slice %[[WI]] {offsets = array<i64: 0, 0>, sizes = array<i64: 3, 24>}
 // CHECK: %[[P:.*]] = attn.dense %[[Y]], %[[WY]], %[[BI]] : tensor<4x6x3xf32>, tensor<3x24xf32>, tensor<24xf32>
 // CHECK: %[[WF:.*]] = attn.slice %[[WI]] {offsets = array<i64: 3, 0>, sizes = array<i64: 5, 24>}
