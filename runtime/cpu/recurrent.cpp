@@ -1152,9 +1152,17 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
   }
   // The accumulated weight gradients in the plain format, summed over formats.
   auto plainSum = [&](std::vector<std::pair<md, dnnl::memory>> &all, const md &plain) {
-    Floats sum(plain.get_size() / sizeof(float), 0.0f);
-    for (auto &[d, m] : all) {
-      dnnl::memory pm = inFormat(m, plain, arena);
+    Floats sum(plain.get_size() / sizeof(float));
+    if (all.empty()) { // no segment ran
+      std::fill(sum.begin(), sum.end(), 0.0f);
+      return sum;
+    }
+    // The first format reordered into the sum itself; the others added to it.
+    dnnl::memory first = wrap(plain, sum.data());
+    dnnl::reorder(all[0].second, first).execute(stream(), all[0].second, first);
+    stream().wait();
+    for (size_t f = 1; f < all.size(); ++f) {
+      dnnl::memory pm = inFormat(all[f].second, plain, arena);
       stream().wait();
       const float *q = static_cast<const float *>(pm.get_data_handle());
       for (size_t i = 0; i < sum.size(); ++i)
