@@ -48,8 +48,9 @@ def AttnToCUDA : Pass<"attn-to-cuda", "mlir::ModuleOp"> {
     `attn.gru` and its `_grad`, masked or not, become calls of `@attn_rt_cuda_rnn_forward` /
     `_backward`, with the CPU RNN kernels' operands and kind; the runtime runs the GPU's
     sequence loop in f32 (cuBLASLt GEMMs, one kernel per step for the gates, a mask's blend
-    per step). Every other op stays for attn-to-onednn, which runs right after it: a matmul,
-    a layer norm, a vanilla RNN, an attention of another score run on the CPU. With `remarks`,
+    per step); a projected LSTM stays. Every other op stays for attn-to-onednn, which runs
+    right after it: a matmul, a layer norm, a vanilla RNN, a projected LSTM, an attention of
+    another score run on the CPU. With `remarks`,
     each attention or recurrent layer left on the CPU says why (once). Like attn-to-onednn it
     rewrites only attn ops, and runs last but one in `attn-lower`.
   }];

@@ -126,6 +126,34 @@ LogicalResult match(ScanOp scan, Match &m, std::string &why) {
   return success();
 }
 
+// The attn.lstm of a scan over `cell`: outputs, h_n, c_n. oneDNN's projection has no bias,
+// so with one the layer runs on h' = h - b_proj, which the projection computes without it:
+// the recurrent product h w_hh = h' w_hh + b_proj w_hh moves its constant part into the gate
+// bias, and the results shift back.
+SmallVector<Value> lstmLayer(OpBuilder &b, Location loc, ScanOp scan, LstmCellOp cell, Value x,
+                             ArrayRef<Value> inits, Value mask, bool reverse) {
+  auto invariant = [&](Value v) { return v ? scan.getInvariant(v) : Value(); };
+  Value h0 = inits[0], wHh = invariant(cell.getWHh()), bias = invariant(cell.getBias());
+  Value bProj = invariant(cell.getBProj());
+  if (bProj) {
+    auto t = cast<RankedTensorType>(bProj.getType()); // [P]
+    Value row = b.create<ReshapeOp>(
+        loc, RankedTensorType::get({1, t.getShape()[0]}, t.getElementType()), bProj);
+    Value shift = b.create<MatmulOp>(loc, row, wHh); // [1, 4H]
+    bias = b.create<AddOp>(loc, bias, b.create<ReshapeOp>(loc, bias.getType(), shift));
+    h0 = b.create<SubOp>(loc, h0, bProj);
+  }
+  SmallVector<Value> results;
+  llvm::append_range(results, b.create<LstmOp>(loc, x, h0, inits[1], invariant(cell.getWIh()),
+                                               wHh, bias, invariant(cell.getWPeephole()),
+                                               invariant(cell.getWProj()), mask, reverse)
+                                  ->getResults());
+  if (bProj)
+    for (unsigned k : {0, 1}) // outputs, h_n
+      results[k] = b.create<AddOp>(loc, results[k], bProj);
+  return results;
+}
+
 void fuse(ScanOp scan, const Match &m) {
   OpBuilder b(scan);
   Location loc = scan.getLoc();
@@ -138,39 +166,17 @@ void fuse(ScanOp scan, const Match &m) {
   for (Value w : m.cell->getOperands().drop_front(numStateOperands))
     weights.push_back(scan.getInvariant(w));
   bool reverse = scan.getReverse();
-  Operation *seq = nullptr;
-  if (isa<RnnCellOp>(m.cell)) {
-    seq = b.create<RnnOp>(loc, x, inits[0], weights[0], weights[1], weights[2], m.mask, reverse);
-  } else if (isa<GruCellOp>(m.cell)) {
-    seq = b.create<GruOp>(loc, x, inits[0], weights[0], weights[1], weights[2], weights[3], m.mask,
-                          reverse);
-  }
-  SmallVector<Value> results;
-  if (!seq) {
-    auto cell = cast<LstmCellOp>(m.cell);
-    auto invariant = [&](Value v) { return v ? scan.getInvariant(v) : Value(); };
-    Value h0 = inits[0], bias = weights[2], bProj = invariant(cell.getBProj());
-    // oneDNN's projection has no bias. The layer runs on h' = h - b_proj instead, which its
-    // projection computes without one; the recurrent product h w_hh = h' w_hh + b_proj w_hh
-    // moves its constant part into the gate bias, and the results shift back.
-    if (bProj) {
-      auto t = cast<RankedTensorType>(bProj.getType()); // [P]
-      Value row = b.create<ReshapeOp>(
-          loc, RankedTensorType::get({1, t.getShape()[0]}, t.getElementType()), bProj);
-      Value shift = b.create<MatmulOp>(loc, row, weights[1]); // [1, 4H]
-      bias = b.create<AddOp>(loc, bias, b.create<ReshapeOp>(loc, bias.getType(), shift));
-      h0 = b.create<SubOp>(loc, h0, bProj);
-    }
-    seq = b.create<LstmOp>(loc, x, h0, inits[1], weights[0], weights[1], bias,
-                           invariant(cell.getWPeephole()), invariant(cell.getWProj()), m.mask,
-                           reverse);
-    results.assign(seq->getResults().begin(), seq->getResults().end());
-    if (bProj)
-      for (unsigned k : {0, 1}) // outputs, h_n
-        results[k] = b.create<AddOp>(loc, results[k], bProj);
-  } else {
-    results.assign(seq->getResults().begin(), seq->getResults().end());
-  }
+  SmallVector<Value> results; // outputs, then the final states
+  if (isa<RnnCellOp>(m.cell))
+    llvm::append_range(results, b.create<RnnOp>(loc, x, inits[0], weights[0], weights[1],
+                                                weights[2], m.mask, reverse)
+                                    ->getResults());
+  else if (isa<GruCellOp>(m.cell))
+    llvm::append_range(results, b.create<GruOp>(loc, x, inits[0], weights[0], weights[1],
+                                                weights[2], weights[3], m.mask, reverse)
+                                    ->getResults());
+  else
+    results = lstmLayer(b, loc, scan, cast<LstmCellOp>(m.cell), x, inits, m.mask, reverse);
   // Final carries: the sequence op's final states in carry order; stacked outputs: outputs.
   for (auto [k, s] : llvm::enumerate(m.stateOperands))
     scan.getResult(cast<BlockArgument>(s).getArgNumber()).replaceAllUsesWith(results[1 + k]);
