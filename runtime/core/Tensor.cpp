@@ -58,19 +58,16 @@ void Tensor::FreeDeleter::operator()(void *p) const { bufferFree(p); }
 Tensor::Tensor() : shape_{0} {}
 
 Tensor::Tensor(attn_dtype dtype, std::vector<int64_t> shape)
+    : Tensor(dtype, std::move(shape), /*zero=*/true) {}
+
+Tensor::Tensor(attn_dtype dtype, std::vector<int64_t> shape, bool zero)
     : dtype_(dtype), shape_(std::move(shape)), numel_(shapeNumel(shape_)) {
   dtypeSize(dtype_); // validates the dtype
-  allocate();
-}
-
-Tensor::Tensor(attn_dtype dtype, std::vector<int64_t> shape, NoFill)
-    : dtype_(dtype), shape_(std::move(shape)), numel_(shapeNumel(shape_)) {
-  dtypeSize(dtype_);
-  allocate(/*zero=*/false);
+  allocate(zero);
 }
 
 Tensor Tensor::uninitialized(attn_dtype dtype, std::vector<int64_t> shape) {
-  return Tensor(dtype, std::move(shape), NoFill{});
+  return Tensor(dtype, std::move(shape), /*zero=*/false);
 }
 
 void Tensor::allocate(bool zero) {
@@ -87,7 +84,7 @@ void Tensor::allocate(bool zero) {
 }
 
 Tensor Tensor::f32(std::vector<int64_t> shape, const std::vector<float> &values) {
-  Tensor t(ATTN_F32, std::move(shape), NoFill{});
+  Tensor t = uninitialized(ATTN_F32, std::move(shape));
   if (static_cast<int64_t>(values.size()) != t.numel())
     throw std::runtime_error("attn: Tensor::f32: " + std::to_string(values.size()) +
                              " values for shape " + shapeToString(t.shape()));
@@ -97,7 +94,7 @@ Tensor Tensor::f32(std::vector<int64_t> shape, const std::vector<float> &values)
 }
 
 Tensor Tensor::i32(std::vector<int64_t> shape, const std::vector<int32_t> &values) {
-  Tensor t(ATTN_I32, std::move(shape), NoFill{});
+  Tensor t = uninitialized(ATTN_I32, std::move(shape));
   if (static_cast<int64_t>(values.size()) != t.numel())
     throw std::runtime_error("attn: Tensor::i32: " + std::to_string(values.size()) +
                              " values for shape " + shapeToString(t.shape()));

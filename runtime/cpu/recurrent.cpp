@@ -183,9 +183,21 @@ void addStrided(float *dst, const float *src, int64_t ss, int64_t n) {
     dst[i] += src[i * ss];
 }
 
+// The contents of `src` (dense, row-major) into `m`, whatever its strides.
+void copyInto(const Strided &m, const float *src) {
+  m.forEach([&](float *p, int64_t k) { *p = src[k]; });
+}
+
 void writeBack(const Strided &m, const Floats &tmp) {
   if (!m.dense())
-    m.forEach([&](float *p, int64_t k) { *p = tmp[k]; });
+    copyInto(m, tmp.data());
+}
+
+// A dense copy of the contents, also when `m` is dense (for what must outlive its buffer).
+Floats copyOf(const Strided &m) {
+  Floats out(m.numel());
+  m.forEach([&](const float *p, int64_t k) { out[k] = *p; });
+  return out;
 }
 
 //===- shapes, descriptors, primitives ---------------------------------------------------===//
@@ -682,12 +694,12 @@ void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided
   weightsOut(s, static_cast<float *>(dwIterPlain.get_data_handle()), dwhh);
   biasOut(s, dbias.data(), dbih, dbhh);
   if (s.peephole)
-    dwp.forEach([&](float *p, int64_t k) { *p = dpeep[k]; });
+    copyInto(dwp, dpeep.data());
   if (s.projection) {
     dnnl::memory plain = inFormat(dwProj, d.wProjPlain, arena);
     stream().wait();
     const float *q = static_cast<const float *>(plain.get_data_handle());
-    dwproj.forEach([&](float *p, int64_t k) { *p = q[k]; });
+    copyInto(dwproj, q);
   }
   writeBack(dx, dxTmp);
   writeBack(dh0, dh0Tmp);
@@ -819,13 +831,11 @@ struct LayerWeights {
     iter.plain = wrap(d.wIterPlain, wIter.data());
     // Copies: the backward may outlive the caller's buffers.
     if (s.peephole) {
-      peep.resize(wp.numel());
-      wp.forEach([&](const float *q, int64_t k) { peep[k] = *q; });
+      peep = copyOf(wp);
       peephole = wrap(d.peephole, peep.data());
     }
     if (s.projection) {
-      proj.resize(wproj.numel());
-      wproj.forEach([&](const float *q, int64_t k) { proj[k] = *q; });
+      proj = copyOf(wproj);
       projection.plain = wrap(d.wProjPlain, proj.data());
     }
   }
@@ -1174,10 +1184,10 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
   weightsOut(s, plainSum(dIter, whole.wIterPlain).data(), dwhh);
   biasOut(s, dbias.data(), dbih, dbhh);
   if (s.peephole)
-    dwp.forEach([&](float *q, int64_t k) { *q = dpeep[k]; });
+    copyInto(dwp, dpeep.data());
   if (s.projection) {
     Floats sum = plainSum(dProj, whole.wProjPlain);
-    dwproj.forEach([&](float *q, int64_t k) { *q = sum[k]; });
+    copyInto(dwproj, sum.data());
   }
 }
 

@@ -68,9 +68,8 @@ private:
     void operator()(void *p) const;
   };
 
-  struct NoFill {};
-  Tensor(attn_dtype dtype, std::vector<int64_t> shape, NoFill);
-  void allocate(bool zero = true);
+  Tensor(attn_dtype dtype, std::vector<int64_t> shape, bool zero);
+  void allocate(bool zero);
 
   attn_dtype dtype_ = ATTN_F32;
   std::vector<int64_t> shape_;
