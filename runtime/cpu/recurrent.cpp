@@ -487,10 +487,20 @@ Saved takeSaved(const Shape &s, const float *outputs, uint64_t hash) {
 
 //===- the kernels ------------------------------------------------------------------------===//
 
-Shape shapeOf(const char *kernel, const Strided &x, const Strided &h0, const Strided &wih,
-              const Strided &whh, const Strided &wp, const Strided &wproj, const Strided &mask,
-              int64_t kind, int64_t reverse, int64_t peephole, int64_t projection,
-              int64_t masked) {
+// A layer's operands, as the kernels receive them (attn's layouts; see attn/kernels.h for
+// which a cell reads).
+struct LayerOperands {
+  Strided x, h0, c0, wih, whh, bih, bhh, wp, wproj;
+};
+// The backward's other operands: the gradients of the forward's results in, of its operands
+// out.
+struct LayerGradients {
+  Strided dout, dhn, dcn, dx, dh0, dc0, dwih, dwhh, dbih, dbhh, dwp, dwproj;
+};
+
+Shape shapeOf(const char *kernel, const LayerOperands &o, const Strided &mask, int64_t kind,
+              int64_t reverse, int64_t peephole, int64_t projection, int64_t masked) {
+  const auto &[x, h0, c0, wih, whh, bih, bhh, wp, wproj] = o;
   if (kind != ATTN_RNN_VANILLA && kind != ATTN_RNN_GRU && kind != ATTN_RNN_LSTM)
     fail(kernel, "unknown cell kind " + std::to_string(kind));
   if ((peephole || projection) && kind != ATTN_RNN_LSTM)
@@ -519,21 +529,19 @@ dnnl::memory wrap(const md &d, const float *p) {
 struct ForwardInputs {
   Floats xTmp, h0Tmp, c0Tmp, peepTmp, projTmp, wLayer, wIter, bias;
   dnnl::memory x, h0, c0, wLayerPlain, wIterPlain, b, peep, wProjPlain;
-  ForwardInputs(const Shape &s, const Descs &d, const Strided &x_, const Strided &h0_,
-                const Strided &c0_, const Strided &wih, const Strided &whh, const Strided &bih,
-                const Strided &bhh, const Strided &wp, const Strided &wproj)
-      : wLayer(weightsIn(s, wih)), wIter(weightsIn(s, whh)), bias(biasIn(s, bih, bhh)) {
-    x = wrap(d.layerIn, readDense(x_, xTmp));
-    h0 = wrap(d.iter, readDense(h0_, h0Tmp));
+  ForwardInputs(const Shape &s, const Descs &d, const LayerOperands &o)
+      : wLayer(weightsIn(s, o.wih)), wIter(weightsIn(s, o.whh)), bias(biasIn(s, o.bih, o.bhh)) {
+    x = wrap(d.layerIn, readDense(o.x, xTmp));
+    h0 = wrap(d.iter, readDense(o.h0, h0Tmp));
     if (s.kind == ATTN_RNN_LSTM)
-      c0 = wrap(d.iterC, readDense(c0_, c0Tmp));
+      c0 = wrap(d.iterC, readDense(o.c0, c0Tmp));
     wLayerPlain = wrap(d.wLayerPlain, wLayer.data());
     wIterPlain = wrap(d.wIterPlain, wIter.data());
     b = wrap(d.bias, bias.data());
     if (s.peephole)
-      peep = wrap(d.peephole, readDense(wp, peepTmp));
+      peep = wrap(d.peephole, readDense(o.wp, peepTmp));
     if (s.projection) // attn's [H, P] is ldio
-      wProjPlain = wrap(d.wProjPlain, readDense(wproj, projTmp));
+      wProjPlain = wrap(d.wProjPlain, readDense(o.wproj, projTmp));
   }
 };
 
@@ -568,12 +576,10 @@ void runForward(const Shape &s, const typename Cell::Fwd &prim,
 }
 
 template <typename Cell>
-void forward(const Shape &s, const Strided &x, const Strided &h0, const Strided &c0,
-             const Strided &wih, const Strided &whh, const Strided &bih, const Strided &bhh,
-             const Strided &wp, const Strided &wproj, const Strided &out, const Strided &hn,
+void forward(const Shape &s, const LayerOperands &o, const Strided &out, const Strided &hn,
              const Strided &cn, bool training) {
   Descs d(s);
-  ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh, wp, wproj);
+  ForwardInputs in(s, d, o);
   Floats outTmp, hnTmp, cnTmp;
   float *outP = writeDense(out, outTmp), *hnP = writeDense(hn, hnTmp);
   float *cnP = s.kind == ATTN_RNN_LSTM ? writeDense(cn, cnTmp) : nullptr;
@@ -597,16 +603,12 @@ void forward(const Shape &s, const Strided &x, const Strided &h0, const Strided 
 }
 
 template <typename Cell>
-void backward(const Shape &s, const Strided &x, const Strided &h0, const Strided &c0,
-              const Strided &wih, const Strided &whh, const Strided &bih, const Strided &bhh,
-              const Strided &wp, const Strided &wproj, const Strided &out, const Strided &hn,
-              const Strided &cn, const Strided &dout, const Strided &dhn, const Strided &dcn,
-              const Strided &dx, const Strided &dh0, const Strided &dc0, const Strided &dwih,
-              const Strided &dwhh, Strided dbih, Strided dbhh, const Strided &dwp,
-              const Strided &dwproj) {
+void backward(const Shape &s, const LayerOperands &o, const Strided &out, const Strided &hn,
+              const Strided &cn, LayerGradients g) {
+  auto &[dout, dhn, dcn, dx, dh0, dc0, dwih, dwhh, dbih, dbhh, dwp, dwproj] = g;
   Descs d(s);
   bool lstm = s.kind == ATTN_RNN_LSTM;
-  ForwardInputs in(s, d, x, h0, c0, wih, whh, bih, bhh, wp, wproj);
+  ForwardInputs in(s, d, o);
   std::shared_ptr<Prims<Cell>> entry = backwardPrims<Cell>(s);
   Prims<Cell> &p = *entry;
 
@@ -823,19 +825,18 @@ struct LayerWeights {
   Floats wLayer, wIter, bias, peep, proj;
   Reordered layer, iter, projection;
   dnnl::memory peephole;
-  LayerWeights(const Shape &s, const Strided &wih, const Strided &whh, const Strided &bih,
-               const Strided &bhh, const Strided &wp, const Strided &wproj)
-      : wLayer(weightsIn(s, wih)), wIter(weightsIn(s, whh)), bias(biasIn(s, bih, bhh)) {
+  LayerWeights(const Shape &s, const LayerOperands &o)
+      : wLayer(weightsIn(s, o.wih)), wIter(weightsIn(s, o.whh)), bias(biasIn(s, o.bih, o.bhh)) {
     Descs d(s);
     layer.plain = wrap(d.wLayerPlain, wLayer.data());
     iter.plain = wrap(d.wIterPlain, wIter.data());
     // Copies: the backward may outlive the caller's buffers.
     if (s.peephole) {
-      peep = copyOf(wp);
+      peep = copyOf(o.wp);
       peephole = wrap(d.peephole, peep.data());
     }
     if (s.projection) {
-      proj = copyOf(wproj);
+      proj = copyOf(o.wproj);
       projection.plain = wrap(d.wProjPlain, proj.data());
     }
   }
@@ -890,17 +891,15 @@ Shape segmentShape(const Shape &s, const Packing::Segment &g) {
 
 // Runs a masked layer segment by segment, keeping what each segment's backward needs.
 template <typename Cell>
-std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const Strided &x,
-                                     const Strided &h0, const Strided &c0, const Strided &wih,
-                                     const Strided &whh, const Strided &bih, const Strided &bhh,
-                                     const Strided &wp, const Strided &wproj,
+std::shared_ptr<MaskedRun> runMasked(const Shape &s, const Packing &p, const LayerOperands &o,
                                      bool training) {
+  const Strided &x = o.x;
   bool lstm = s.kind == ATTN_RNN_LSTM;
   auto run = std::make_shared<MaskedRun>();
-  run->weights = std::make_unique<LayerWeights>(s, wih, whh, bih, bhh, wp, wproj);
+  run->weights = std::make_unique<LayerWeights>(s, o);
   LayerWeights &w = *run->weights;
   // The running states, by sorted row: h [B, P], c [B, H].
-  Floats h = sortedRows(p, h0), c = lstm ? sortedRows(p, c0) : Floats();
+  Floats h = sortedRows(p, o.h0), c = lstm ? sortedRows(p, o.c0) : Floats();
   for (const Packing::Segment &g : p.segments) {
     SegmentRun seg{segmentShape(s, g)};
     const Shape &z = seg.shape;
@@ -963,13 +962,11 @@ std::pair<int64_t, int64_t> packedAt(const Shape &s, const Packing &p, int64_t r
 }
 
 template <typename Cell>
-void forwardMasked(const Shape &s, const Packing &p, const Strided &x, const Strided &h0,
-                   const Strided &c0, const Strided &wih, const Strided &whh, const Strided &bih,
-                   const Strided &bhh, const Strided &wp, const Strided &wproj,
-                   const Strided &out, const Strided &hn, const Strided &cn, bool training) {
+void forwardMasked(const Shape &s, const Packing &p, const LayerOperands &o, const Strided &out,
+                   const Strided &hn, const Strided &cn, bool training) {
+  const Strided &h0 = o.h0, &c0 = o.c0;
   training = training && keepWorkspaces();
-  std::shared_ptr<MaskedRun> run =
-      runMasked<Cell>(s, p, x, h0, c0, wih, whh, bih, bhh, wp, wproj, training);
+  std::shared_ptr<MaskedRun> run = runMasked<Cell>(s, p, o, training);
   bool lstm = s.kind == ATTN_RNN_LSTM;
   // Every time step's output is the state after the row's latest packed step (h0 before its
   // first); the final states are the last ones.
@@ -1011,13 +1008,9 @@ void forwardMasked(const Shape &s, const Packing &p, const Strided &x, const Str
 }
 
 template <typename Cell>
-void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const Strided &h0,
-                    const Strided &c0, const Strided &wih, const Strided &whh, const Strided &bih,
-                    const Strided &bhh, const Strided &wp, const Strided &wproj,
-                    const Strided &out, const Strided &dout, const Strided &dhn,
-                    const Strided &dcn, const Strided &dx, const Strided &dh0, const Strided &dc0,
-                    const Strided &dwih, const Strided &dwhh, Strided dbih, Strided dbhh,
-                    const Strided &dwp, const Strided &dwproj) {
+void backwardMasked(const Shape &s, const Packing &p, const LayerOperands &o,
+                    const Strided &out, LayerGradients g) {
+  auto &[dout, dhn, dcn, dx, dh0, dc0, dwih, dwhh, dbih, dbhh, dwp, dwproj] = g;
   bool lstm = s.kind == ATTN_RNN_LSTM;
   Floats outTmp;
   std::shared_ptr<MaskedRun> run =
@@ -1026,7 +1019,7 @@ void backwardMasked(const Shape &s, const Packing &p, const Strided &x, const St
     ++workspaceHits;
   } else {
     ++workspaceMisses;
-    run = runMasked<Cell>(s, p, x, h0, c0, wih, whh, bih, bhh, wp, wproj, /*training=*/true);
+    run = runMasked<Cell>(s, p, o, /*training=*/true);
   }
   LayerWeights &w = *run->weights;
   Descs whole(s);
@@ -1204,38 +1197,48 @@ void clearRecurrentWorkspaces() {
 
 using namespace attn::cpu;
 
+namespace {
+// The kernels' operands from their memrefs.
+LayerOperands operandsOf(attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih,
+                         attn_memref2 *w_hh, attn_memref1 *b_ih, attn_memref1 *b_hh,
+                         attn_memref2 *w_peephole, attn_memref2 *w_proj) {
+  return {strided(x, 3),    strided(h0, 2),   strided(c0, 2),
+          strided(w_ih, 2), strided(w_hh, 2), strided(b_ih, 1),
+          strided(b_hh, 1), strided(w_peephole, 2), strided(w_proj, 2)};
+}
+
+// Runs `body` with the cell type of `kind`; a oneDNN error aborts with the kernel's name.
+template <typename Body> void withCell(const char *kernel, const Shape &s, Body body) {
+  try {
+    if (s.kind == ATTN_RNN_LSTM)
+      body(Lstm{});
+    else if (s.kind == ATTN_RNN_GRU)
+      body(Gru{});
+    else
+      body(Vanilla{});
+  } catch (const dnnl::error &e) {
+    fail(kernel, std::string("oneDNN error: ") + e.what() + " (" + s.str() + ")");
+  }
+}
+} // namespace
+
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_forward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
     attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref2 *w_proj,
     attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind,
     int64_t reverse, int64_t training, int64_t peephole, int64_t projection, int64_t masked) {
   static const char *kName = "attn_rt_rnn_forward";
-  Strided sx = strided(x, 3), sh0 = strided(h0, 2), swih = strided(w_ih, 2),
-          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2), sproj = strided(w_proj, 2),
-          smask = strided(mask, 3);
-  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, sproj, smask, kind, reverse, peephole,
-                    projection, masked);
-  try {
-    auto run = [&](auto cell) {
-      using Cell = decltype(cell);
-      if (masked)
-        forwardMasked<Cell>(s, pack(s, smask), sx, sh0, strided(c0, 2), swih, swhh,
-                            strided(b_ih, 1), strided(b_hh, 1), swp, sproj, strided(outputs, 3),
-                            strided(h_n, 2), strided(c_n, 2), training != 0);
-      else
-        forward<Cell>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1), strided(b_hh, 1),
-                      swp, sproj, strided(outputs, 3), strided(h_n, 2), strided(c_n, 2),
-                      training != 0);
-    };
-    if (kind == ATTN_RNN_LSTM)
-      run(Lstm{});
-    else if (kind == ATTN_RNN_GRU)
-      run(Gru{});
+  LayerOperands o = operandsOf(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj);
+  Strided smask = strided(mask, 3), out = strided(outputs, 3), hn = strided(h_n, 2),
+          cn = strided(c_n, 2);
+  Shape s = shapeOf(kName, o, smask, kind, reverse, peephole, projection, masked);
+  withCell(kName, s, [&](auto cell) {
+    using Cell = decltype(cell);
+    if (masked)
+      forwardMasked<Cell>(s, pack(s, smask), o, out, hn, cn, training != 0);
     else
-      run(Vanilla{});
-  } catch (const dnnl::error &e) {
-    fail(kName, std::string("oneDNN error: ") + e.what() + " (" + s.str() + ")");
-  }
+      forward<Cell>(s, o, out, hn, cn, training != 0);
+  });
 }
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_backward(
@@ -1248,37 +1251,18 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_rnn_backward(
     attn_memref2 *d_w_proj, int64_t kind, int64_t reverse, int64_t peephole, int64_t projection,
     int64_t masked) {
   static const char *kName = "attn_rt_rnn_backward";
-  Strided sx = strided(x, 3), sh0 = strided(h0, 2), swih = strided(w_ih, 2),
-          swhh = strided(w_hh, 2), swp = strided(w_peephole, 2), sproj = strided(w_proj, 2),
-          smask = strided(mask, 3);
-  Shape s = shapeOf(kName, sx, sh0, swih, swhh, swp, sproj, smask, kind, reverse, peephole,
-                    projection, masked);
-  try {
-    auto run = [&](auto cell) {
-      using Cell = decltype(cell);
-      if (masked) {
-        backwardMasked<Cell>(s, pack(s, smask), sx, sh0, strided(c0, 2), swih, swhh,
-                             strided(b_ih, 1), strided(b_hh, 1), swp, sproj, strided(outputs, 3),
-                             strided(d_outputs, 3), strided(d_h_n, 2), strided(d_c_n, 2),
-                             strided(d_x, 3), strided(d_h0, 2), strided(d_c0, 2),
-                             strided(d_w_ih, 2), strided(d_w_hh, 2), strided(d_b_ih, 1),
-                             strided(d_b_hh, 1), strided(d_w_peephole, 2), strided(d_w_proj, 2));
-        return;
-      }
-      backward<Cell>(s, sx, sh0, strided(c0, 2), swih, swhh, strided(b_ih, 1), strided(b_hh, 1),
-                     swp, sproj, strided(outputs, 3), strided(h_n, 2), strided(c_n, 2),
-                     strided(d_outputs, 3), strided(d_h_n, 2), strided(d_c_n, 2), strided(d_x, 3),
-                     strided(d_h0, 2), strided(d_c0, 2), strided(d_w_ih, 2), strided(d_w_hh, 2),
-                     strided(d_b_ih, 1), strided(d_b_hh, 1), strided(d_w_peephole, 2),
-                     strided(d_w_proj, 2));
-    };
-    if (kind == ATTN_RNN_LSTM)
-      run(Lstm{});
-    else if (kind == ATTN_RNN_GRU)
-      run(Gru{});
+  LayerOperands o = operandsOf(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj);
+  LayerGradients g{strided(d_outputs, 3), strided(d_h_n, 2),    strided(d_c_n, 2),
+                   strided(d_x, 3),       strided(d_h0, 2),     strided(d_c0, 2),
+                   strided(d_w_ih, 2),    strided(d_w_hh, 2),   strided(d_b_ih, 1),
+                   strided(d_b_hh, 1),    strided(d_w_peephole, 2), strided(d_w_proj, 2)};
+  Strided smask = strided(mask, 3), out = strided(outputs, 3);
+  Shape s = shapeOf(kName, o, smask, kind, reverse, peephole, projection, masked);
+  withCell(kName, s, [&](auto cell) {
+    using Cell = decltype(cell);
+    if (masked)
+      backwardMasked<Cell>(s, pack(s, smask), o, out, g);
     else
-      run(Vanilla{});
-  } catch (const dnnl::error &e) {
-    fail(kName, std::string("oneDNN error: ") + e.what() + " (" + s.str() + ")");
-  }
+      backward<Cell>(s, o, out, strided(h_n, 2), strided(c_n, 2), g);
+  });
 }
