@@ -2,16 +2,73 @@
 // computed as the column-major C^T = op(B)^T op(A)^T, which reads the same memory: B is passed
 // as cuBLASLt's A and A as its B, M and N trade places, and the bias (one per column of C) is
 // one per row of C^T, which is what cuBLASLt's bias epilogue adds.
+//
+// cuBLASLt is opened with dlopen at the first product, not linked: loading its 540 MB shared
+// library costs a process about 0.3 s and 200 MB of memory before main (its relocations and
+// constructors), which every attnc command and every test paid wherever the toolkit was
+// installed, the CPU-only ones included. cudart_static loads the driver the same way.
 #include "attn/cuda/Matmul.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include <memory>
 #include <string>
 
 namespace attn::cuda {
 namespace {
+
+// The cuBLASLt entry points this file calls, resolved once. The soname first (run path,
+// LD_LIBRARY_PATH, ldconfig), then the toolkit's library that attnc was built against.
+struct CublasLt {
+#define ATTN_CUBLASLT_FUNCTIONS(X)                                                                 \
+  X(cublasLtCreate)                                                                                \
+  X(cublasLtDestroy)                                                                               \
+  X(cublasLtMatmul)                                                                                \
+  X(cublasLtMatmulAlgoGetHeuristic)                                                                \
+  X(cublasLtMatmulDescCreate)                                                                      \
+  X(cublasLtMatmulDescDestroy)                                                                     \
+  X(cublasLtMatmulDescSetAttribute)                                                                \
+  X(cublasLtMatmulPreferenceCreate)                                                                \
+  X(cublasLtMatmulPreferenceDestroy)                                                               \
+  X(cublasLtMatmulPreferenceSetAttribute)                                                          \
+  X(cublasLtMatrixLayoutCreate)                                                                    \
+  X(cublasLtMatrixLayoutDestroy)                                                                   \
+  X(cublasLtMatrixLayoutSetAttribute)
+#define ATTN_DECLARE(name) decltype(&::name) name = nullptr;
+  ATTN_CUBLASLT_FUNCTIONS(ATTN_DECLARE)
+#undef ATTN_DECLARE
+  Status status;
+
+  CublasLt() {
+    const std::string soname = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
+    void *lib = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
+#ifdef ATTN_CUBLASLT_PATH
+    if (!lib)
+      lib = dlopen(ATTN_CUBLASLT_PATH, RTLD_NOW | RTLD_LOCAL);
+#endif
+    if (!lib) {
+      status =
+          Status::error("attn::cuda matmul: cannot load cuBLASLt (" + soname + "): " + dlerror());
+      return;
+    }
+#define ATTN_RESOLVE(name)                                                                         \
+  if (!(name = reinterpret_cast<decltype(name)>(dlsym(lib, #name)))) {                             \
+    status = Status::error("attn::cuda matmul: " + soname + " has no " #name);                     \
+    return;                                                                                        \
+  }
+    ATTN_CUBLASLT_FUNCTIONS(ATTN_RESOLVE)
+#undef ATTN_RESOLVE
+  }
+#undef ATTN_CUBLASLT_FUNCTIONS
+};
+
+// Never unloaded: the per-thread contexts below may outlive any scope that could close it.
+const CublasLt &lt() {
+  static const CublasLt loaded;
+  return loaded;
+}
 
 // Enough for the heuristics' best algorithms on Hopper (cuBLAS's own default is 32 MiB there).
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
@@ -21,7 +78,11 @@ struct Context {
   void *workspace = nullptr;
   Status status;
   Context() {
-    if (cublasLtCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+    if (!lt().status.ok()) {
+      status = lt().status;
+      return;
+    }
+    if (lt().cublasLtCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
       status = Status::error("attn::cuda matmul: cublasLtCreate failed");
       handle = nullptr;
       return;
@@ -35,7 +96,7 @@ struct Context {
     if (workspace)
       cudaFree(workspace);
     if (handle)
-      cublasLtDestroy(handle);
+      lt().cublasLtDestroy(handle);
   }
 };
 
@@ -51,12 +112,12 @@ struct Descriptors {
   cublasLtMatmulPreference_t preference = nullptr;
   ~Descriptors() {
     if (preference)
-      cublasLtMatmulPreferenceDestroy(preference);
+      lt().cublasLtMatmulPreferenceDestroy(preference);
     for (cublasLtMatrixLayout_t l : {a, b, c})
       if (l)
-        cublasLtMatrixLayoutDestroy(l);
+        lt().cublasLtMatrixLayoutDestroy(l);
     if (op)
-      cublasLtMatmulDescDestroy(op);
+      lt().cublasLtMatmulDescDestroy(op);
   }
 };
 
@@ -72,16 +133,17 @@ std::string describe(const MatmulShape &s) {
 // elements apart (stride 0: one matrix broadcast).
 cublasStatus_t layout(cublasLtMatrixLayout_t *l, cudaDataType_t type, int64_t rows, int64_t cols,
                       int64_t count, int64_t stride) {
-  cublasStatus_t st = cublasLtMatrixLayoutCreate(l, type, uint64_t(rows), uint64_t(cols), rows);
+  cublasStatus_t st =
+      lt().cublasLtMatrixLayoutCreate(l, type, uint64_t(rows), uint64_t(cols), rows);
   if (st != CUBLAS_STATUS_SUCCESS || count == 1)
     return st;
   int32_t batch = int32_t(count);
-  st = cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
-                                        sizeof batch);
+  st = lt().cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                             sizeof batch);
   if (st != CUBLAS_STATUS_SUCCESS)
     return st;
-  return cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-                                          sizeof stride);
+  return lt().cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                               &stride, sizeof stride);
 }
 
 } // namespace
@@ -110,19 +172,21 @@ Status matmul(const MatmulShape &s, MatmulType type, const void *a, const void *
                                        : fail(std::string(what) + " failed (cuBLAS status " +
                                               std::to_string(int(st)) + ")");
   };
-  if (Status st = check(cublasLtMatmulDescCreate(&d.op, compute, CUDA_R_32F), "the descriptor");
+  if (Status st =
+          check(lt().cublasLtMatmulDescCreate(&d.op, compute, CUDA_R_32F), "the descriptor");
       !st)
     return st;
   // cuBLASLt's A is our B, its B our A (see the top of the file).
   const cublasOperation_t opA = s.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t opB = s.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA);
-  cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB);
+  lt().cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA);
+  lt().cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB);
   if (epilogue != Epilogue::None) {
     const cublasLtEpilogue_t e =
         epilogue == Epilogue::Bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
-    cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e);
-    cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+    lt().cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e);
+    lt().cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                        sizeof bias);
   }
   // Column-major views: our B [K, N] row-major is N x K (ld N), or K x N (ld K) when transB.
   const int64_t m = s.n, n = s.m;
@@ -139,20 +203,20 @@ Status matmul(const MatmulShape &s, MatmulType type, const void *a, const void *
   if (Status st = check(layout(&d.c, data, m, n, s.batch, m * n), "the layout of c"); !st)
     return st;
 
-  if (Status st = check(cublasLtMatmulPreferenceCreate(&d.preference), "the preference"); !st)
+  if (Status st = check(lt().cublasLtMatmulPreferenceCreate(&d.preference), "the preference"); !st)
     return st;
-  cublasLtMatmulPreferenceSetAttribute(d.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                       &kWorkspaceBytes, sizeof kWorkspaceBytes);
+  lt().cublasLtMatmulPreferenceSetAttribute(d.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                            &kWorkspaceBytes, sizeof kWorkspaceBytes);
   cublasLtMatmulHeuristicResult_t best{};
   int found = 0;
-  if (cublasLtMatmulAlgoGetHeuristic(ctx.handle, d.op, d.a, d.b, d.c, d.c, d.preference, 1, &best,
-                                     &found) != CUBLAS_STATUS_SUCCESS ||
+  if (lt().cublasLtMatmulAlgoGetHeuristic(ctx.handle, d.op, d.a, d.b, d.c, d.c, d.preference, 1,
+                                          &best, &found) != CUBLAS_STATUS_SUCCESS ||
       found == 0)
     return fail("cuBLASLt has no algorithm for it");
   const float one = 1.0f, zero = 0.0f;
-  return check(cublasLtMatmul(ctx.handle, d.op, &one, b, d.a, a, d.b, &zero, c, d.c, c, d.c,
-                              &best.algo, ctx.workspace, kWorkspaceBytes,
-                              static_cast<cudaStream_t>(stream)),
+  return check(lt().cublasLtMatmul(ctx.handle, d.op, &one, b, d.a, a, d.b, &zero, c, d.c, c, d.c,
+                                   &best.algo, ctx.workspace, kWorkspaceBytes,
+                                   static_cast<cudaStream_t>(stream)),
                "cublasLtMatmul");
 }
 

@@ -130,7 +130,7 @@ TEST(DeviceCuda, AheadOfTimeProgramsSayTheyNeedAGpu) {
   ASSERT_EQ(rc, 0) << out;
   out.clear();
   ASSERT_EQ(e2e::shell("ldd " + dir + "/generate", &out), 0) << out;
-  for (const char *library : {"libcuda.so", "libLLVM", "libMLIR"})
+  for (const char *library : {"libcuda.so", "libcublasLt", "libLLVM", "libMLIR"})
     EXPECT_EQ(out.find(library), std::string::npos) << library << " is linked:\n" << out;
   out.clear();
   ASSERT_EQ(e2e::shell(dir + "/generate info", &out), 0) << out;
