@@ -135,6 +135,9 @@ void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion, Device d
   // update) become one loop nest each: fewer passes over memory, and far fewer loops for
   // LLVM, whose compile time grows faster than linearly in a function's loops.
   pm.addPass(mlir::attn::createAttnFuseElementwise());
+  // Gradient sums (and other updates) that scans carry are bufferized in place, one buffer
+  // per loop instead of one per step.
+  pm.addPass(mlir::attn::createAttnUpdateCarriedInPlace());
   // Last, and with nothing after them: one-shot bufferization must see each kernel call's
   // to_memref / to_tensor exactly as emitted (see AttnToOneDNN.cpp). The GPU takes its ops
   // first; the CPU the rest.

@@ -205,6 +205,24 @@ def AttnFuseElementwise : Pass<"attn-fuse-elementwise"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def AttnUpdateCarriedInPlace : Pass<"attn-update-carried-in-place"> {
+  let summary = "elementwise updates of loop-carried tensors write over them";
+  let description = [{
+    Runs on tensors after `attn-fuse-elementwise`. The backward of a scan sums the gradients
+    of what every step reads (the attention keys and values, biases, weights) in tensors the
+    loop carries: `acc' = acc + d_step`, each step a `linalg.generic` into a new
+    `tensor.empty`, so each step bufferized to a new buffer of the accumulator's size (a
+    megabyte per step for the attention keys of a Bahdanau decoder), written and the old one
+    freed. Where an elementwise `linalg.generic` reads a loop-carried tensor of its result's
+    type once, with identity maps, and nothing else reads it, the tensor becomes the op's
+    output (the body reads it as `%out`): one-shot bufferization then updates the carried
+    buffer in place, one buffer for the whole loop. Carried tensors that may start as a
+    function argument (a parameter, an input) are left alone: one-shot bufferization would
+    write into the caller's buffer.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def AttnOutlineLoops : Pass<"attn-outline-loops", "mlir::ModuleOp"> {
   let summary = "moves every linalg op on buffers into its own function";
   let description = [{
