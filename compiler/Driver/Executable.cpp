@@ -32,8 +32,9 @@ struct RuntimeFiles {
   std::vector<std::string> libraries; // static archives, any order (linked as a group)
   std::string capiLibrary, capiHeader; // a library's C API in place of the executable's main
   // What a program compiled with --device cuda links besides: attnc's CUDA runtime, then the
-  // toolkit's (kCudaLinkFlags: the static CUDA runtime's archive first, then cuBLASLt and
-  // the system libraries the CUDA runtime needs); empty where attnc was built without CUDA.
+  // toolkit's (kCudaLinkFlags: the static CUDA runtime's archive first, then a run path for
+  // cuBLASLt, which the runtime opens at its first product, and the system libraries the CUDA
+  // runtime needs); empty where attnc was built without CUDA.
   std::vector<std::string> cuda;
 };
 
@@ -459,7 +460,7 @@ std::string writeLibrary(Session &session, const LibraryOptions &o) {
     }
     // One archive with everything: the model's parts and the runtime's objects, for --device
     // cuda attnc's CUDA runtime and the static CUDA runtime too (cuBLASLt, a shared library,
-    // stays a link flag: docs/cuda.md). ar's MRI script merges archives; it cannot quote, so a
+    // is opened at run time: docs/cuda.md). ar's MRI script merges archives; it cannot quote, so a
     // path with a space or one of +,;* would be misread.
     if (b.cuda)
       libraries.insert(libraries.end(), runtime.cuda.begin(), runtime.cuda.begin() + 2);

@@ -213,12 +213,15 @@ def AttnUpdateCarriedInPlace : Pass<"attn-update-carried-in-place"> {
     loop carries: `acc' = acc + d_step`, each step a `linalg.generic` into a new
     `tensor.empty`, so each step bufferized to a new buffer of the accumulator's size (a
     megabyte per step for the attention keys of a Bahdanau decoder), written and the old one
-    freed. Where an elementwise `linalg.generic` reads a loop-carried tensor of its result's
-    type once, with identity maps, and nothing else reads it, the tensor becomes the op's
+    freed. Where an elementwise `linalg.generic` in a loop's body reads a tensor that loop
+    carries, of the result's type, once, through an identity map (as its output's), nothing
+    else reads it and the loop yields the result in its place, the tensor becomes the op's
     output (the body reads it as `%out`): one-shot bufferization then updates the carried
-    buffer in place, one buffer for the whole loop. Carried tensors that may start as a
-    function argument (a parameter, an input) are left alone: one-shot bufferization would
-    write into the caller's buffer.
+    buffer in place, one buffer for the whole loop. Only carried tensors that start as a
+    buffer the function makes (a constant, an empty tensor, a linalg result, a carried
+    value of an outer loop that does) are rewritten: one that may start as a function
+    argument (a parameter, an input) is left alone, since one-shot bufferization would write
+    into the caller's buffer.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }

@@ -43,19 +43,26 @@ bool startsAsOwnBuffer(Value v) {
   }
 }
 
-// The input of `op` to write the result over: a loop-carried tensor of the result's type that
-// `op` reads once, elementwise, and nothing reads after.
+// The input of `op` to write the result over: a tensor that the loop around `op` carries, of
+// the result's type, that `op` reads once, elementwise, and nothing else reads, and into whose
+// slot the loop yields the result. (Elsewhere, in a nested loop or yielded into another
+// slot, one-shot bufferization would copy the carried buffer at every step instead.)
 OpOperand *carriedInput(linalg::GenericOp op) {
-  if (op.getNumDpsInits() != 1 || op.getNumParallelLoops() != op.getNumLoops())
+  auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
+  if (!loop || op.getNumDpsInits() != 1 || op.getNumParallelLoops() != op.getNumLoops())
     return nullptr;
   OpOperand *init = op.getDpsInitOperand(0);
   if (!init->get().getDefiningOp<tensor::EmptyOp>() || op.payloadUsesValueFromOperand(init) ||
       !op.getMatchingIndexingMap(init).isIdentity())
     return nullptr;
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   for (OpOperand *in : op.getDpsInputOperands()) {
     auto arg = dyn_cast<BlockArgument>(in->get());
-    if (arg && arg.getType() == init->get().getType() && arg.hasOneUse() &&
-        op.getMatchingIndexingMap(in).isIdentity() && startsAsOwnBuffer(arg))
+    if (!arg || arg.getOwner() != loop.getBody() || arg.getArgNumber() == 0)
+      continue;
+    if (arg.getType() == init->get().getType() && arg.hasOneUse() &&
+        op.getMatchingIndexingMap(in).isIdentity() &&
+        yield.getOperand(arg.getArgNumber() - 1) == op->getResult(0) && startsAsOwnBuffer(arg))
       return in;
   }
   return nullptr;

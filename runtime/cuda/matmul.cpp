@@ -44,13 +44,18 @@ struct CublasLt {
   CublasLt() {
     const std::string soname = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
     void *lib = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
-#ifdef ATTN_CUBLASLT_PATH
-    if (!lib)
-      lib = dlopen(ATTN_CUBLASLT_PATH, RTLD_NOW | RTLD_LOCAL);
+    std::string why = lib ? "" : dlerror();
+#ifdef ATTN_CUBLASLT_DIR
+    // The same major version: its structs (heuristic results, say) are what this file uses.
+    if (!lib) {
+      const std::string built = std::string(ATTN_CUBLASLT_DIR) + "/" + soname;
+      lib = dlopen(built.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!lib)
+        why += "; " + std::string(dlerror());
+    }
 #endif
     if (!lib) {
-      status =
-          Status::error("attn::cuda matmul: cannot load cuBLASLt (" + soname + "): " + dlerror());
+      status = Status::error("attn::cuda matmul: cannot load cuBLASLt: " + why);
       return;
     }
 #define ATTN_RESOLVE(name)                                                                         \
@@ -64,9 +69,10 @@ struct CublasLt {
 #undef ATTN_CUBLASLT_FUNCTIONS
 };
 
-// Never unloaded: the per-thread contexts below may outlive any scope that could close it.
+// Never unloaded nor destroyed: the per-thread contexts below may outlive any scope that
+// could close it.
 const CublasLt &lt() {
-  static const CublasLt loaded;
+  static const CublasLt &loaded = *new CublasLt;
   return loaded;
 }
 
@@ -147,6 +153,8 @@ cublasStatus_t layout(cublasLtMatrixLayout_t *l, cudaDataType_t type, int64_t ro
 }
 
 } // namespace
+
+Status loadMatmulLibrary() { return lt().status; }
 
 Status matmul(const MatmulShape &s, MatmulType type, const void *a, const void *b, void *c,
               const void *bias, Epilogue epilogue, void *stream) {

@@ -27,6 +27,10 @@ struct MatmulShape {
   bool allowTf32 = false;                      // f32 storage: TF32 tensor cores
 };
 
+// Opens cuBLASLt now (by its soname, else in the toolkit attnc was built with), which the
+// first product does otherwise; needs no GPU. The error names the library.
+Status loadMatmulLibrary();
+
 // One cuBLASLt handle and workspace per thread, made at the first call; launch errors and
 // shapes no algorithm serves come back as a Status naming the shape.
 Status matmul(const MatmulShape &shape, MatmulType type, const void *a, const void *b, void *c,
