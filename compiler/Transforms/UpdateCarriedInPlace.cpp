@@ -94,8 +94,7 @@ void writeOver(IRRewriter &rewriter, linalg::GenericOp op, OpOperand *carried) {
     rewriter.eraseOp(empty.getDefiningOp());
 }
 
-struct UpdateCarriedInPlace
-    : mlir::attn::impl::AttnUpdateCarriedInPlaceBase<UpdateCarriedInPlace> {
+struct UpdateCarriedInPlace : mlir::attn::impl::AttnUpdateCarriedInPlaceBase<UpdateCarriedInPlace> {
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, OpOperand *>> updates;
     getOperation()->walk([&](linalg::GenericOp op) {
