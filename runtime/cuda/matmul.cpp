@@ -20,7 +20,7 @@ namespace attn::cuda {
 namespace {
 
 // The cuBLASLt entry points this file calls, resolved once. The soname first (run path,
-// LD_LIBRARY_PATH, ldconfig), then the toolkit's library that attnc was built against.
+// LD_LIBRARY_PATH, ldconfig), then that name in the toolkit folder attnc was built with.
 struct CublasLt {
 #define ATTN_CUBLASLT_FUNCTIONS(X)                                                                 \
   X(cublasLtCreate)                                                                                \
