@@ -4,12 +4,13 @@
 //
 // Layouts. attn's sequences are batch-major [B, T, C]: oneDNN's `ntc` format, so they are
 // passed through without copies when dense. attn's weights [I, G*H] are oneDNN's `ldigo` with
-// one layer and one direction; the primitives pick their own weight formats (`any`) and the
-// kernels reorder. PyTorch's GRU gates (r, z, n) are oneDNN's (u, r, o) = (z, r, n), and its
-// two biases become oneDNN's four (u, r, o, u'): b_ih + b_hh for z and r, then b_ih[n] and
-// b_hh[n]; the kernels permute on the way in and back. A projection w_proj [H, P] is oneDNN's
-// `ldio`; with it the hidden state (h0, h_n, outputs, w_hh's rows) is P wide, the cell state
-// H wide.
+// one layer and one direction; the primitives pick their own weight formats (`any`), and
+// the kernels copy attn's weights straight into a plain one (the forward's, rows padded apart)
+// and reorder into the others (the backward's, transposed). PyTorch's GRU gates (r, z, n) are
+// oneDNN's (u, r, o) = (z, r, n), and its two biases become oneDNN's four (u, r, o, u'):
+// b_ih + b_hh for z and r, then b_ih[n] and b_hh[n]; the kernels permute on the way in and
+// back. A projection w_proj [H, P] is oneDNN's `ldio`; with it the hidden state (h0, h_n,
+// outputs, w_hh's rows) is P wide, the cell state H wide.
 //
 // Workspace. oneDNN's backward needs the workspace of a training forward. A forward called with
 // `training` keeps its workspace in a small cache keyed by its `outputs` buffer (address and a
@@ -44,6 +45,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -361,24 +363,64 @@ int64_t gateOf(const Shape &s, int64_t g) {
   return g;
 }
 
-// attn weights [rows, G*H] -> dense ldigo [rows][G][H] in oneDNN's gate order.
-Floats weightsIn(const Shape &s, const Strided &w) {
+// Where oneDNN keeps element (row, gate, h) of a weight [1, 1, rows, G, H] in a plain layout
+// with h innermost: dense ldigo is {G*H, H, 1}; the forward primitives' own format is ldigo
+// with rows padded apart (oneDNN sets the row stride off a multiple of 4 KiB).
+struct GateStrides {
+  int64_t row, gate;
+};
+GateStrides denseLdigo(const Shape &s) { return {s.gates() * s.H, s.H}; }
+
+// The strides of `d` when it is such a layout (no blocking, no extra data, h innermost).
+std::optional<GateStrides> gateStrides(const md &d) {
+  const dnnl_memory_desc_t &c = d.data;
+  if (c.format_kind != dnnl_blocked || c.ndims != 5 || c.offset0 != 0 || c.extra.flags != 0 ||
+      c.format_desc.blocking.inner_nblks != 0 || c.format_desc.blocking.strides[4] != 1)
+    return std::nullopt;
+  for (int i = 0; i < 5; ++i)
+    if (c.padded_dims[i] != c.dims[i])
+      return std::nullopt;
+  return GateStrides{c.format_desc.blocking.strides[2], c.format_desc.blocking.strides[3]};
+}
+
+// attn weights [rows, G*H] -> oneDNN's [rows][G][H] at `out` (its gate order), laid out `to`.
+void weightsIn(const Shape &s, const Strided &w, float *out, GateStrides to) {
   int64_t rows = w.sizes[0], G = s.gates(), H = s.H;
-  Floats out(rows * G * H);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t g = 0; g < G; ++g)
-      copyStrided(out.data() + (r * G + g) * H, 1,
+      copyStrided(out + r * to.row + g * to.gate, 1,
                   w.base + r * w.strides[0] + gateOf(s, g) * H * w.strides[1], w.strides[1], H);
+}
+Floats weightsIn(const Shape &s, const Strided &w) {
+  Floats out(w.sizes[0] * s.gates() * s.H);
+  weightsIn(s, w, out.data(), denseLdigo(s));
   return out;
 }
 
-// dense ldigo gradient -> attn's [rows, G*H] (the inverse of weightsIn).
-void weightsOut(const Shape &s, const float *in, const Strided &w) {
+// oneDNN's [rows][G][H] gradient at `in`, laid out `from` -> attn's [rows, G*H] (the inverse
+// of weightsIn).
+void weightsOut(const Shape &s, const float *in, GateStrides from, const Strided &w) {
   int64_t rows = w.sizes[0], G = s.gates(), H = s.H;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t g = 0; g < G; ++g)
       copyStrided(w.base + r * w.strides[0] + gateOf(s, g) * H * w.strides[1], w.strides[1],
-                  in + (r * G + g) * H, 1, H);
+                  in + r * from.row + g * from.gate, 1, H);
+}
+void weightsOut(const Shape &s, const float *in, const Strided &w) {
+  weightsOut(s, in, denseLdigo(s), w);
+}
+
+// A primitive's weight gradient `dw`, in its format, into attn's `w`: read in place when the
+// format is plain with h innermost (the usual case), else through a dense ldigo reorder.
+void weightsOut(const Shape &s, const dnnl::memory &dw, const md &denseDesc, const Strided &w,
+                Arena &arena) {
+  if (std::optional<GateStrides> from = gateStrides(dw.get_desc())) {
+    weightsOut(s, static_cast<const float *>(dw.get_data_handle()), *from, w);
+    return;
+  }
+  dnnl::memory dense = inFormat(dw, denseDesc, arena);
+  stream().wait();
+  weightsOut(s, static_cast<const float *>(dense.get_data_handle()), w);
 }
 
 float at(const Strided &v, int64_t i) { return v.base[i * v.strides[0]]; }
@@ -525,23 +567,55 @@ dnnl::memory wrap(const md &d, const float *p) {
   return dnnl::memory(d, engine(), const_cast<float *>(p));
 }
 
-// The forward's dense inputs in oneDNN terms.
+// attn's weights `w` in the format `want`, in `arena`. A plain format with h innermost (the
+// forward's) is written directly; another (the backward's, transposed) is reordered from dense
+// ldigo: attn's buffer itself where it is one (not the GRU's, whose gates oneDNN orders
+// otherwise), else a copy.
+dnnl::memory weights(const Shape &s, const Strided &w, const md &denseDesc, const md &want,
+                     Arena &arena) {
+  dnnl::memory m = arena.make(want);
+  if (std::optional<GateStrides> to = gateStrides(want)) {
+    weightsIn(s, w, static_cast<float *>(m.get_data_handle()), *to);
+    return m;
+  }
+  Floats copy;
+  const float *dense = w.base;
+  if (s.kind == ATTN_RNN_GRU || w.strides[1] != 1 || w.strides[0] != s.gates() * s.H) {
+    copy = weightsIn(s, w);
+    dense = copy.data();
+  }
+  dnnl::memory from = wrap(denseDesc, dense);
+  dnnl::reorder(from, m).execute(stream(), from, m);
+  stream().wait(); // before `copy` goes
+  return m;
+}
+
+// The forward's dense inputs in oneDNN terms; its weights are made per primitive, in the
+// format that primitive wants.
 struct ForwardInputs {
-  Floats xTmp, h0Tmp, c0Tmp, peepTmp, projTmp, wLayer, wIter, bias;
-  dnnl::memory x, h0, c0, wLayerPlain, wIterPlain, b, peep, wProjPlain;
+  Shape shape;
+  Strided wih, whh;
+  md wLayerDense, wIterDense;
+  Floats xTmp, h0Tmp, c0Tmp, peepTmp, projTmp, bias;
+  dnnl::memory x, h0, c0, b, peep, wProjPlain;
   ForwardInputs(const Shape &s, const Descs &d, const LayerOperands &o)
-      : wLayer(weightsIn(s, o.wih)), wIter(weightsIn(s, o.whh)), bias(biasIn(s, o.bih, o.bhh)) {
+      : shape(s), wih(o.wih), whh(o.whh), wLayerDense(d.wLayerPlain), wIterDense(d.wIterPlain),
+        bias(biasIn(s, o.bih, o.bhh)) {
     x = wrap(d.layerIn, readDense(o.x, xTmp));
     h0 = wrap(d.iter, readDense(o.h0, h0Tmp));
     if (s.kind == ATTN_RNN_LSTM)
       c0 = wrap(d.iterC, readDense(o.c0, c0Tmp));
-    wLayerPlain = wrap(d.wLayerPlain, wLayer.data());
-    wIterPlain = wrap(d.wIterPlain, wIter.data());
     b = wrap(d.bias, bias.data());
     if (s.peephole)
       peep = wrap(d.peephole, readDense(o.wp, peepTmp));
     if (s.projection) // attn's [H, P] is ldio
       wProjPlain = wrap(d.wProjPlain, readDense(o.wproj, projTmp));
+  }
+  dnnl::memory layerWeights(const md &want, Arena &arena) const {
+    return weights(shape, wih, wLayerDense, want, arena);
+  }
+  dnnl::memory iterWeights(const md &want, Arena &arena) const {
+    return weights(shape, whh, wIterDense, want, arena);
   }
 };
 
@@ -555,8 +629,8 @@ void runForward(const Shape &s, const typename Cell::Fwd &prim,
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC_LAYER, in.x},
       {DNNL_ARG_SRC_ITER, in.h0},
-      {DNNL_ARG_WEIGHTS_LAYER, inFormat(in.wLayerPlain, pd.weights_layer_desc(), arena)},
-      {DNNL_ARG_WEIGHTS_ITER, inFormat(in.wIterPlain, pd.weights_iter_desc(), arena)},
+      {DNNL_ARG_WEIGHTS_LAYER, in.layerWeights(pd.weights_layer_desc(), arena)},
+      {DNNL_ARG_WEIGHTS_ITER, in.iterWeights(pd.weights_iter_desc(), arena)},
       {DNNL_ARG_BIAS, in.b},
       {DNNL_ARG_DST_LAYER, out},
       {DNNL_ARG_DST_ITER, hn}};
@@ -657,8 +731,8 @@ void backward(const Shape &s, const LayerOperands &o, const Strided &out, const 
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC_LAYER, in.x},
       {DNNL_ARG_SRC_ITER, in.h0},
-      {DNNL_ARG_WEIGHTS_LAYER, inFormat(in.wLayerPlain, p.backwardPd.weights_layer_desc(), arena)},
-      {DNNL_ARG_WEIGHTS_ITER, inFormat(in.wIterPlain, p.backwardPd.weights_iter_desc(), arena)},
+      {DNNL_ARG_WEIGHTS_LAYER, in.layerWeights(p.backwardPd.weights_layer_desc(), arena)},
+      {DNNL_ARG_WEIGHTS_ITER, in.iterWeights(p.backwardPd.weights_iter_desc(), arena)},
       {DNNL_ARG_BIAS, in.b},
       {DNNL_ARG_DST_LAYER, outM},
       {DNNL_ARG_DST_ITER, hnM},
@@ -689,11 +763,8 @@ void backward(const Shape &s, const LayerOperands &o, const Strided &out, const 
   p.backward.execute(stream(), args);
   stream().wait();
 
-  dnnl::memory dwLayerPlain = inFormat(dwLayer, d.wLayerPlain, arena);
-  dnnl::memory dwIterPlain = inFormat(dwIter, d.wIterPlain, arena);
-  stream().wait();
-  weightsOut(s, static_cast<float *>(dwLayerPlain.get_data_handle()), dwih);
-  weightsOut(s, static_cast<float *>(dwIterPlain.get_data_handle()), dwhh);
+  weightsOut(s, dwLayer, d.wLayerPlain, dwih, arena);
+  weightsOut(s, dwIter, d.wIterPlain, dwhh, arena);
   biasOut(s, dbias.data(), dbih, dbhh);
   if (s.peephole)
     copyInto(dwp, dpeep.data());
