@@ -239,6 +239,13 @@ int main(int argc, char **argv) {
     calibration->printRates("step", side.flops["train_step"], mAttn,
                             haveTorch ? row.torchMs / 1e3 : 0);
     row.peakPercent = 100 * side.flops["train_step"] / mAttn / 1e9 / calibration->peak();
+    if (haveTorch) {
+      // What the 3x asks of this step: its FLOPs in a third of PyTorch's time. Above
+      // 100% of the peak no schedule of these FLOPs gets there.
+      double target = row.torchMs / 3e3;
+      std::printf("  3x PyTorch would be %.1f ms/step: %s\n", target * 1e3,
+                  calibration->rate(side.flops["train_step"], target).c_str());
+    }
     if (breakdown) {
       // attnc alone, by entry: @loss (forward), @loss_grad (forward + backward), @train_step
       // (that, the gradient norm and Adam).
