@@ -128,9 +128,13 @@ int64_t SoftmaxOp::getPositiveAxis() {
   return *normalizeAxis(getAxis(), getType().getRank());
 }
 
+// The input's rank, not the result's: a graph node's op is verified before its type rule
+// has given the result a type (frontends/yaml/Graph.cpp). The axis prints signed (the
+// attribute's accessor is unsigned).
 LogicalResult SoftmaxOp::verify() {
-  if (!normalizeAxis(getAxis(), getType().getRank()))
-    return emitOpError("axis ") << getAxis() << " is out of range for " << getInput().getType();
+  if (!normalizeAxis(getAxis(), getInput().getType().getRank()))
+    return emitOpError("axis ") << static_cast<int64_t>(getAxis()) << " is out of range for "
+                                << getInput().getType();
   return success();
 }
 
@@ -246,7 +250,7 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   auto first = tensorOf(operands[0]);
   auto axis = normalizeAxis(adaptor.getAxis(), first.getRank());
   if (!axis)
-    return emitOptionalError(loc, "'attn.concat' axis ", adaptor.getAxis(),
+    return emitOptionalError(loc, "'attn.concat' axis ", static_cast<int64_t>(adaptor.getAxis()),
                              " is out of range for ", typeStr(first));
   SmallVector<int64_t> shape(first.getShape());
   for (Value v : operands.drop_front()) {
