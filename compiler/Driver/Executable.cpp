@@ -100,7 +100,7 @@ checkpoint::Checkpoint weightsOf(Session &session) {
     ckpt.metadata = train::loadCheckpoint(session.checkpointPath(), *info.get(), params,
                                           /*statesOptional=*/true);
   } else {
-    ckpt.metadata = {{task::kModelKey, s.name}, {task::kSpecKey, yaml::specToYaml(s)}};
+    ckpt.metadata = app::checkpointMetadata(modelConfig(s));
     if (task::usesPairs(task::parseTask(yaml::nameOf(s.task))))
       for (auto &[key, value] : task::pairMetadata(session.compiledData()))
         ckpt.metadata[key] = value;
@@ -240,7 +240,16 @@ std::string makeBundle(Session &session, const std::string &cpu, const std::stri
   for (const std::string &header : programs.headers)
     programC += "#include \"" + header + "\"\n";
 
-  std::string config = app::toJson(modelConfig(session.spec()));
+  app::ModelConfig model = modelConfig(session.spec());
+  // An executable reads a relative data path from its working directory (docs/deploy.md), as
+  // written in the spec, not from where the spec was when it was compiled.
+  for (auto [key, path] : {std::pair{"data.path", &model.data.path},
+                           std::pair{"data.valid_path", &model.data.validPath}}) {
+    auto written = session.spec().writtenPaths.find(key);
+    if (written != session.spec().writtenPaths.end())
+      *path = written->second;
+  }
+  std::string config = app::toJson(model);
   fs::path configFile = b.tmp.path / "config.json";
   b.weightsImage = b.tmp.path / "weights.safetensors";
   if (std::string error = writeFile(configFile, config); !error.empty())

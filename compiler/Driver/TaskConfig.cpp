@@ -102,6 +102,7 @@ app::ModelConfig modelConfig(const yaml::Spec &s) {
   t.minDelta = s.train.minDelta;
   t.checkpointDir = s.train.checkpointDir;
   c.spec = yaml::specToYaml(s);
+  c.equations = yaml::equationValues(s);
   return c;
 }
 

@@ -954,6 +954,7 @@ std::optional<Spec> parseSpecFiles(const std::vector<std::string> &files,
       std::string key = entry.first, &value = *entry.second;
       if (value.empty() || fs::path(value).is_absolute())
         continue;
+      spec->writtenPaths[key] = value;
       bool fromCommandLine = std::any_of(overrides.begin(), overrides.end(),
                                          [&](const Override &o) { return o.path == key; });
       fs::path dir = dirOf(files[0]);

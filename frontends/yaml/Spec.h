@@ -363,6 +363,9 @@ struct Spec {
   // Where each key that was written is: in the file, or the `--set KEY` that set it (so an
   // error caused by a command-line flag points at the flag, not at a stored spec).
   std::map<std::string, Loc> keyLocs;
+  // data.path, data.valid_path and model.mlir as written, where that was relative (the fields
+  // above hold them absolute): an executable reads its data from its working directory.
+  std::map<std::string, std::string> writtenPaths;
   Loc locOf(const std::string &key, const Loc &fallback) const {
     auto it = keyLocs.find(key);
     return it == keyLocs.end() ? fallback : it->second;
@@ -471,6 +474,10 @@ inline bool forecaster(const Spec &s) {
 // Keys that change a model's equations or its parameters: `task`, `model.*`, `data.tokens`.
 // A checkpoint trained under one value is refused under another.
 bool changesEquations(const std::string &key);
+// Every such key of `s` with its value, as specDifferences prints them: what a checkpoint
+// records of its model (task::kEquationsKey), so that an executable, which reads no spec, can
+// refuse a checkpoint of another model as attnc does.
+std::map<std::string, std::string> equationValues(const Spec &s);
 // Keys a resumed run may change: how long it trains and how often it validates, logs and
 // saves (train.steps, eval_every, log_every, checkpoint.*, early_stopping.patience) and
 // everything about decoding and sampling. Any other change makes the resumed run a different

@@ -80,6 +80,16 @@ bool changesEquations(const std::string &key) {
   return key == "task" || startsWith(key, "model.") || key == "data.tokens";
 }
 
+std::map<std::string, std::string> equationValues(const Spec &s) {
+  std::vector<std::pair<std::string, std::string>> all;
+  flatten(YAML::Load(specToYaml(s)), "", all);
+  std::map<std::string, std::string> out;
+  for (auto &[key, value] : all)
+    if (changesEquations(key))
+      out.emplace(key, value);
+  return out;
+}
+
 bool resumable(const std::string &key) {
   return key == "train.steps" || key == "train.eval_every" || key == "train.log_every" ||
          startsWith(key, "train.checkpoint.") || key == "train.early_stopping.patience" ||

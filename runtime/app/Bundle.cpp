@@ -33,11 +33,24 @@ std::string bundledWeightsFile() {
   return attn_bundle_weights_file ? attn_bundle_weights_file : "";
 }
 
+namespace {
+// A checkpoint given to the executable (beside it or with --ckpt) is of its model: the same
+// name and, where the checkpoint records them, the same equations.
+void checkModel(const Weights &w, const ModelConfig &config) {
+  auto model = w.ckpt.metadata.find(task::kModelKey);
+  if (model != w.ckpt.metadata.end() && model->second != config.name)
+    throw std::runtime_error(w.name + ": a checkpoint of the model '" + model->second +
+                             "', not of '" + config.name + "'");
+  checkEquations(config, w.ckpt.metadata, w.name);
+}
+} // namespace
+
 Weights bundledWeights(const std::string &dir) {
   Weights w;
   if (attn_bundle_weights_file) {
     w.name = dir + "/" + attn_bundle_weights_file;
     w.ckpt = checkpoint::load(w.name);
+    checkModel(w, bundledConfig());
   } else {
     w.name = "the embedded weights";
     w.ckpt = checkpoint::parse(attn_bundle_weights, attn_bundle_weights_size, w.name);
@@ -50,10 +63,7 @@ Weights checkpointWeights(const std::string &path, const ModelConfig &config,
   Weights w;
   w.name = task::checkpointFile(path, warning);
   w.ckpt = checkpoint::load(w.name);
-  auto model = w.ckpt.metadata.find(task::kModelKey);
-  if (model != w.ckpt.metadata.end() && model->second != config.name)
-    throw std::runtime_error(w.name + ": a checkpoint of the model '" + model->second +
-                             "', not of '" + config.name + "'");
+  checkModel(w, config);
   return w;
 }
 

@@ -49,7 +49,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SampleConfig, options, prime)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batchSize, optimizer, schedule, seed,
                                    evalEvery, logEvery, checkpointEvery, patience, minDelta,
                                    checkpointDir)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelConfig, name, data, decode, sample, stepInputs, train, spec)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelConfig, name, data, decode, sample, stepInputs, train, spec,
+                                   equations)
 
 std::string toJson(const ModelConfig &config) { return nlohmann::json(config).dump(1); }
 
@@ -68,6 +69,45 @@ std::string runDirectory(const ModelConfig &c, const std::string &out) {
                                           : "runs/" + c.name;
 }
 
+task::Metadata checkpointMetadata(const ModelConfig &c) {
+  return {{task::kModelKey, c.name},
+          {task::kSpecKey, c.spec},
+          {task::kEquationsKey, nlohmann::json(c.equations).dump()}};
+}
+
+void checkEquations(const ModelConfig &c, const task::Metadata &meta, const std::string &file) {
+  auto it = meta.find(task::kEquationsKey);
+  if (it == meta.end())
+    return;
+  std::map<std::string, std::string> stored;
+  try {
+    stored = nlohmann::json::parse(it->second).get<std::map<std::string, std::string>>();
+  } catch (const std::exception &e) {
+    throw std::runtime_error(file +
+                             ": the checkpoint's metadata is damaged: its equations are "
+                             "not a JSON object of strings (" +
+                             std::string(e.what()) + ")");
+  }
+  auto show = [](const std::string &v) { return v.empty() ? std::string("(none)") : v; };
+  std::string differences;
+  auto compare = [&](const std::string &key, const std::string &ours) {
+    auto theirs = stored.find(key);
+    std::string value = theirs == stored.end() ? "" : theirs->second;
+    if (value != ours)
+      differences += "\n  " + key + ": " + show(value) + " in the checkpoint, " + show(ours) +
+                     " in this model";
+  };
+  for (const auto &[key, value] : c.equations)
+    compare(key, value);
+  for (const auto &[key, value] : stored)
+    if (!c.equations.count(key))
+      compare(key, "");
+  if (!differences.empty())
+    throw std::runtime_error(file + ": the checkpoint was trained as another model:" + differences +
+                             "\n  hint: give a checkpoint trained from the spec " + c.name +
+                             " was compiled from");
+}
+
 train::TrainOptions trainOptions(const ModelConfig &c, const std::string &dir) {
   train::TrainOptions t;
   t.steps = c.train.steps;
@@ -79,7 +119,7 @@ train::TrainOptions trainOptions(const ModelConfig &c, const std::string &dir) {
   t.patience = c.train.patience;
   t.minDelta = c.train.minDelta;
   t.dir = dir;
-  t.metadata = {{task::kModelKey, c.name}, {task::kSpecKey, c.spec}};
+  t.metadata = checkpointMetadata(c);
   t.perStepInput = task::perStepInputs(c.stepInputs);
   return t;
 }

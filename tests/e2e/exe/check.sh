@@ -102,6 +102,35 @@ case $family in
     same attnc-labels.txt labels.txt "attnc translate labels differ from attnc run's"
     same exe-labels.txt labels.txt "the executable's labels differ from attnc run's"
     ;;
+esac
+if [ $family = tag ]; then
+  # A checkpoint of another model under the same name (the seed's GRU: the same tensors,
+  # other equations) is refused, given with --ckpt or as the weights file beside it.
+  "$attnc" train "$spec" --steps 2 --set model.rnn.gru_form=seed --out "$work/seed" > /dev/null
+  if exe translate --ckpt "$work/seed" < sources.txt > /dev/null 2> seed.err; then
+    fail "a checkpoint of other equations was accepted"
+  fi
+  grep -q "model.rnn.gru_form: seed in the checkpoint, pytorch in this model" seed.err ||
+    fail "no message naming gru_form: $(cat seed.err)"
+  cp alone/$weights kept.safetensors && cp "$work/seed/last.safetensors" alone/$weights
+  if exe translate < sources.txt > /dev/null 2> beside.err; then
+    fail "a weights file of other equations was accepted"
+  fi
+  grep -q "trained as another model" beside.err || fail "weights file: $(cat beside.err)"
+  cp kept.safetensors alone/$weights
+  # A data.path the spec gives relative is read from the executable's working directory
+  # (docs/deploy.md), not from where the spec was compiled.
+  mkdir -p tsv/elsewhere
+  printf 'the cat\tDET NOUN\na dog\tDET NOUN\nthe dog runs\tDET NOUN VERB\na cat sits\tDET NOUN VERB\n' > tsv/tags.tsv
+  printf '%s\n' 'name: tsv-tagger' 'task: tag' 'data: {path: tags.tsv, valid: 2, max_len: 4}' \
+    'model: {embedding: {dim: 4}, rnn: {cell: gru, hidden: 4}}' 'train: {steps: 1, batch_size: 2}' > tsv/tags.yaml
+  "$attnc" compile tsv/tags.yaml --exe -o tsv/tagexe > /dev/null
+  if (cd tsv/elsewhere && ../tagexe eval > out.txt 2> err.txt); then fail "eval without tags.tsv here succeeded"; fi
+  grep -q "tags.tsv: error: cannot open file" tsv/elsewhere/err.txt || fail "eval elsewhere: $(cat tsv/elsewhere/err.txt)"
+  cp tsv/tags.tsv tsv/elsewhere/
+  (cd tsv/elsewhere && ../tagexe eval > out.txt) || fail "eval beside its tags.tsv failed"
+fi
+case $family in
   regress)
     printf '%s\n' "$(seq -s ' ' 0.1 0.1 1.6)" "$(seq -s ' ' 1.6 -0.1 0.1)" > numbers.txt
     exe run --ckpt "$ckpt" --input "$work/numbers.txt" --output "$work/exe-raw.txt" > exe-in.txt

@@ -37,11 +37,13 @@ struct Weights {
   checkpoint::Checkpoint ckpt;
   std::string name;
 };
-/// The bundled weights: embedded, or the weights file in `dir` (an executable's directory).
+/// The bundled weights: embedded, or the weights file in `dir` (an executable's directory),
+/// refused as checkpointWeights refuses another model's.
 Weights bundledWeights(const std::string &dir);
 /// A checkpoint's (FILE, or DIR meaning its best, else last; `warning` as
 /// task::checkpointFile gives it). Refused (throws) when it is another model's: its stored
-/// model name is not config.name.
+/// model name is not config.name, or the equations it records are not config's
+/// (checkEquations).
 Weights checkpointWeights(const std::string &path, const ModelConfig &config,
                           std::string *warning = nullptr);
 /// Throws unless `data` (built from config.data to train on) has the vocabularies the model

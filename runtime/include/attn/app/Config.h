@@ -7,10 +7,12 @@
 
 #include "attn/decode/Sample.h"
 #include "attn/task/Data.h"
+#include "attn/task/Metadata.h"
 #include "attn/task/Seq2SeqDecoder.h"
 #include "attn/task/StepInputs.h"
 #include "attn/train/Trainer.h"
 
+#include <map>
 #include <string>
 
 namespace attn::app {
@@ -40,7 +42,18 @@ struct ModelConfig {
   task::StepInputConfig stepInputs;
   TrainConfig train;
   std::string spec; // the spec with every default filled in (YAML), stored in checkpoints
+  // The spec's keys that change the model's equations, with their values
+  // (task::kEquationsKey): stored in checkpoints, and what a checkpoint given to an
+  // executable must agree with.
+  std::map<std::string, std::string> equations;
 };
+
+/// The metadata a run of `config` writes into its checkpoints: its name, spec and equations.
+task::Metadata checkpointMetadata(const ModelConfig &config);
+/// Throws when checkpoint `file`'s metadata records other equations than `config`'s, naming
+/// every key that differs with both values. A checkpoint that records none (written before
+/// checkpoints did) passes: its tensors' names and shapes are all there is to check.
+void checkEquations(const ModelConfig &config, const task::Metadata &meta, const std::string &file);
 
 /// As JSON text, and back: throws std::runtime_error naming `what` on text that is not a
 /// configuration this runtime reads (a member missing or of the wrong kind).

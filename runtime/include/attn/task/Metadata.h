@@ -2,6 +2,9 @@
 // is a safetensors file whose `__metadata__` holds strings (attn/checkpoint/Checkpoint.h):
 //   model          the model's name
 //   spec           the spec it was trained from, with every default filled in (YAML)
+//   equations      the spec's keys that change the model's equations, with their values (a
+//                  JSON object; yaml::equationValues): what an executable, which reads no
+//                  spec, checks a checkpoint against (absent from checkpoints before 2026-12)
 //   step           the training step it was saved at (written by the training loop)
 //   source_vocab, target_vocab   pair tasks: the vocabularies (attn::data::Vocab::serialize)
 //   source_length, target_length pair tasks: the lengths the program was compiled for
@@ -21,6 +24,7 @@ using Metadata = std::map<std::string, std::string>;
 inline constexpr const char *kSpecKey = "spec";
 inline constexpr const char *kModelKey = "model";
 inline constexpr const char *kStepKey = "step";
+inline constexpr const char *kEquationsKey = "equations";
 
 /// The vocabularies, lengths and data fingerprint of `data`, as metadata.
 Metadata pairMetadata(const PairData &data);
