@@ -42,6 +42,27 @@ std::vector<std::vector<std::string>> tokenized(const std::vector<data::Pair> &p
   return out;
 }
 
+// A tagger's file gives one tag per source token, a classifier's one label per line: checked
+// as the file is read, so that an error names its line (encodeTagged and encodeClassified,
+// which see only pairs, check again).
+void checkLabels(const DataConfig &d, const std::vector<data::Pair> &pairs,
+                 const std::string &file) {
+  for (const data::Pair &p : pairs) {
+    size_t labels = data::tokenize(p.target, data::Tokenize::Word).size();
+    std::string where = file + ":" + std::to_string(p.line) + ": error: ";
+    if (d.task == Task::Tag) {
+      size_t tokens = data::tokenize(p.source, d.tokens).size();
+      if (labels != tokens)
+        throw std::runtime_error(where + "the source has " + std::to_string(tokens) +
+                                 " tokens but the line gives " + std::to_string(labels) +
+                                 " tags (one per token)");
+    } else if (d.task == Task::Classify && labels != 1) {
+      throw std::runtime_error(where + "a classifier's line gives one label, got '" + p.target +
+                               "'");
+    }
+  }
+}
+
 // The pairs of the builtin generators, or of the TSV files. The validation pairs are drawn
 // with the next seed.
 void readPairs(const DataConfig &d, PairData &data) {
@@ -62,8 +83,10 @@ void readPairs(const DataConfig &d, PairData &data) {
     throw std::runtime_error("attn: the builtin data '" + d.builtin + "' holds no text pairs");
   } else {
     data.train = data::readTsv(d.path);
+    checkLabels(d, data.train, d.path);
     if (!d.validPath.empty()) {
       data.valid = data::readTsv(d.validPath);
+      checkLabels(d, data.valid, d.validPath);
     } else {
       if ((int64_t)data.train.size() <= d.valid)
         throw std::runtime_error(d.path + ": " + std::to_string(data.train.size()) +

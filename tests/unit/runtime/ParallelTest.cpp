@@ -52,6 +52,10 @@ TEST(ReadTsv, ReadsPairs) {
   EXPECT_EQ(pairs[1].target, "world");
   EXPECT_EQ(pairs[2].source, "sp ace ");
   EXPECT_EQ(pairs[2].target, " t");
+  // Each pair knows its line (for the task's errors), blank lines counted.
+  EXPECT_EQ(pairs[0].line, 1);
+  EXPECT_EQ(pairs[1].line, 4);
+  EXPECT_EQ(pairs[2].line, 5);
 }
 
 TEST(ReadTsv, Errors) {
@@ -61,6 +65,10 @@ TEST(ReadTsv, Errors) {
   TempFile noTab("a\tb\r\nc d\r\n");
   EXPECT_EQ(tsvError(noTab.path),
             noTab.path + ":2: error: expected one tab between source and target, found 0");
+  // Another encoding (Latin-1's e-acute after a UTF-8 line): the line and the byte.
+  TempFile latin1("caf\xc3\xa9\tok\ncaf\xe9\tno\n");
+  EXPECT_EQ(tsvError(latin1.path),
+            latin1.path + ":2: error: is not UTF-8 text (byte 4 of the line)");
   std::string missing = ::testing::TempDir() + "attn_no_such_file.tsv";
   EXPECT_EQ(tsvError(missing), missing + ": error: cannot open file: No such file or directory");
 }

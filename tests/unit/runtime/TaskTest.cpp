@@ -121,6 +121,32 @@ TEST(TaskData, SeriesFileSplitsIntoWindowsWithoutOverlap) {
   std::remove(path.c_str());
 }
 
+// A tagger's or classifier's file whose labels do not fit its sources: the file and line,
+// in the validation pairs too (the tail of the training file here).
+TEST(TaskData, LabelCountErrorsNameTheLine) {
+  std::string path = ::testing::TempDir() + "attn_labels.tsv";
+  auto errorOf = [&](Task task, const std::string &contents) {
+    std::ofstream(path) << contents;
+    DataConfig c;
+    c.task = task;
+    c.path = path;
+    c.maxLen = 8;
+    c.valid = 1;
+    try {
+      buildPairs(c);
+    } catch (const std::runtime_error &e) {
+      return std::string(e.what());
+    }
+    return std::string("<no error>");
+  };
+  EXPECT_EQ(errorOf(Task::Tag, "a b\tX Y\n\nb c d\tX Y\n"),
+            path + ":3: error: the source has 3 tokens but the line gives 2 tags (one per token)");
+  EXPECT_EQ(errorOf(Task::Classify, "a b\tpos neg\nc\tneg\n"),
+            path + ":1: error: a classifier's line gives one label, got 'pos neg'");
+  EXPECT_EQ(errorOf(Task::Classify, "a b\tpos\nc\tneg\n"), "<no error>");
+  std::remove(path.c_str());
+}
+
 TEST(TaskMetadata, RoundTripsVocabulariesAndLengths) {
   PairData d = buildPairs(dates());
   Metadata m = pairMetadata(d);

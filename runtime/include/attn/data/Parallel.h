@@ -16,12 +16,14 @@ namespace attn::data {
 
 struct Pair {
   std::string source, target;
+  int64_t line = 0; // 1-based, in the file it was read from; 0 for generated pairs
 };
 
 // One pair per line, "source<TAB>target"; a trailing "\r" (CRLF files) is removed and lines
 // that are empty or all whitespace are skipped. The fields are kept as they are (tokenize()
 // decides what their whitespace means). Errors (std::runtime_error), 1-based lines:
 //   "pairs.tsv:3: error: expected one tab between source and target, found 2"
+//   "pairs.tsv:4: error: is not UTF-8 text (byte 2 of the line)"
 //   "pairs.tsv: error: cannot open file: No such file or directory"
 std::vector<Pair> readTsv(const std::string &path);
 
