@@ -454,12 +454,21 @@ int train(const std::string &tool, const ModelConfig &c, const Model &model,
 
 int evaluate(const ModelConfig &c, const Model &model, const task::PairData *data,
              const std::string &file, const std::string &step) {
-  double loss = train::evaluate(model.program, model.params,
-                                data ? task::pairSplit(c.data.task, *data, data->valid)
-                                     : task::validSplit(c.data),
-                                task::perStepInputs(c.stepInputs));
-  std::cout << c.name << ": validation loss " << loss << " (" << file << ", step " << step << ")"
-            << std::endl;
+  train::Split valid =
+      data ? task::pairSplit(c.data.task, *data, data->valid) : task::validSplit(c.data);
+  if (train::evaluatedExamples(model.program, valid) == 0) {
+    // Not "nan": the loss is taken over whole batches, and there is none.
+    int64_t examples = valid.empty() ? 0 : valid[0].shape()[0];
+    std::cout << c.name << ": no validation loss: the " << examples
+              << " validation examples do not fill one batch of "
+              << model.program.entry("loss").inputs[0].shape[0] << " (" << file << ", step " << step
+              << ")" << std::endl;
+  } else {
+    double loss =
+        train::evaluate(model.program, model.params, valid, task::perStepInputs(c.stepInputs));
+    std::cout << c.name << ": validation loss " << loss << " (" << file << ", step " << step << ")"
+              << std::endl;
+  }
   if (data)
     reportQuality(c, model, *data);
   else if (c.data.task == task::Task::Regress)

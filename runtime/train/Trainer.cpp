@@ -213,6 +213,11 @@ void keepMetricsBefore(const std::string &path, int64_t firstStep) {
 
 } // namespace
 
+int64_t evaluatedExamples(const Program &program, const Split &split) {
+  int64_t batch = program.entry("loss").inputs[0].shape[0];
+  return numExamples(split) / batch * batch;
+}
+
 double evaluate(const Program &program, const std::vector<Tensor> &params, const Split &split,
                 const BatchHook &hook, dist::Communicator *comm) {
   const attn_entry_info &entry = program.entry("loss");

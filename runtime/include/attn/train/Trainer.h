@@ -101,10 +101,14 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
                   const Split &valid, const TrainOptions &options);
 
 // The mean of the `loss` entry over the full batches of `split` (`hook` makes the inputs past
-// the split's, with step 0). With `comm`, each rank evaluates its shard of every batch and
-// every rank returns the whole batches' mean.
+// the split's, with step 0); NaN when the split fills no batch (evaluatedExamples says
+// whether it does). With `comm`, each rank evaluates its shard of every batch and every rank
+// returns the whole batches' mean.
 double evaluate(const Program &program, const std::vector<Tensor> &params, const Split &split,
                 const BatchHook &hook = {}, dist::Communicator *comm = nullptr);
+// How many examples of `split` evaluate() reads: its full batches' (of the `loss` entry's
+// batch size); 0 when it fills none.
+int64_t evaluatedExamples(const Program &program, const Split &split);
 
 // Checkpoints hold every parameter and optimizer state by name, and `metadata`.
 void saveCheckpoint(const std::string &path, const attn_program_info &info,
