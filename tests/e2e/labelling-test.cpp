@@ -51,7 +51,9 @@ TEST(Labelling, TagCountMismatchInTsvIsReported) {
   std::ofstream(dir + "/bad.yaml") << "name: bad\ntask: tag\ndata: {path: " << dir
                                    << "/tags.tsv, valid: 0}\nmodel: {rnn: {}}\n";
   EXPECT_EQ(attnc("train " + dir + "/bad.yaml --out " + dir + "/run", &out), 1);
-  EXPECT_NE(out.find("pair 2 has 3 tokens but 2 tags"), std::string::npos) << out;
+  EXPECT_NE(out.find(dir + "/tags.tsv:2: error: the source has 3 tokens but the line gives 2 tags"),
+            std::string::npos)
+      << out;
 }
 
 } // namespace
