@@ -59,8 +59,11 @@ Session::Session(SessionOptions options)
                            : d.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
                            : d.getSeverity() == mlir::DiagnosticSeverity::Remark  ? "remark"
                                                                                   : "note";
+    std::string line = (where.empty() ? "attnc: " : where) + severity + ": " + d.str() + "\n";
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Remark && !remarksSaid_.insert(line).second)
+      return mlir::success();
     std::ostream &os = diagnostics();
-    os << (where.empty() ? "attnc: " : where) << severity << ": " << d.str() << "\n";
+    os << line;
     // A remark's notes are the op MLIR prints with it: whole scans, noise beside one line.
     if (d.getSeverity() != mlir::DiagnosticSeverity::Remark)
       for (const mlir::Diagnostic &note : d.getNotes())

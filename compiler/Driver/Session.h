@@ -23,6 +23,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,9 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   std::optional<Stage> stage_;
   bool remarked_ = false; // fusion remarks given (SessionOptions::remarks)
+  // The remarks printed: fusion sees a layer once in each entry point that holds it (@forward,
+  // @loss, ...), and says why it is not fused once per layer.
+  std::set<std::string> remarksSaid_;
   std::optional<target::Manifest> manifest_;
   std::optional<yaml::ImportOptions> importOptions_;
   std::string checkpoint_;
