@@ -171,8 +171,9 @@ bool Session::import() {
   task::Task task = task::parseTask(yaml::nameOf(s.task));
   if (options_.uncachedDecoding && !yaml::parallelDecoder(s)) {
     report({s.model.loc,
-            "--no-cache decodes a Transformer or convolutional encoder-decoder without its step "
-            "cache, but this model has none",
+            "--no-cache decodes an encoder-decoder (task seq2seq) with model.transformer or "
+            "model.conv without its step cache; this model is task '" +
+                std::string(yaml::nameOf(s.task)) + "' with model." + yaml::architectureOf(s),
             "drop --no-cache"});
     return false;
   }
