@@ -29,9 +29,18 @@ void checkCheckpointSpec(const yaml::Spec &given, const task::Metadata &meta,
     return;
   auto show = [](const std::string &v) { return v.empty() ? std::string("(none)") : v; };
   std::string msg = file + ": " + why + ":";
+  // Where the given value came from: the file (or -c layer) that wrote the key, the --set
+  // that set it, else (a default) the spec.
+  auto source = [&](const std::string &key) {
+    auto written = given.keyLocs.find(key);
+    std::string where = written != given.keyLocs.end() ? written->second.file : given.file;
+    if (where.rfind("--set ", 0) == 0)
+      return "from " + where;
+    return "in " + (where.empty() ? std::string("the spec") : where);
+  };
   for (const auto &d : diffs)
-    msg += "\n  " + d.key + ": " + show(d.stored) + " in the checkpoint, " + show(d.given) +
-           " in " + (given.file.empty() ? std::string("the spec") : given.file);
+    msg += "\n  " + d.key + ": " + show(d.stored) + " in the checkpoint, " + show(d.given) + " " +
+           source(d.key);
   throw std::runtime_error(msg + "\n  hint: " + hint);
 }
 

@@ -392,14 +392,18 @@ TEST(Training, RunDirectoriesAreNotLostOrMixed) {
                       " --set train.optimizer.lr=0.25",
                   &out),
             1);
-  EXPECT_NE(out.find("train.optimizer.lr: 0.002 in the checkpoint, 0.25 in"), std::string::npos)
+  EXPECT_NE(out.find("train.optimizer.lr: 0.002 in the checkpoint, 0.25 from --set "
+                     "train.optimizer.lr"),
+            std::string::npos)
       << out;
   out.clear();
   EXPECT_EQ(attnc("train " + kModel + " --steps 30 --resume" + common +
                       " --set model.rnn.hidden=8",
                   &out),
             1);
-  EXPECT_NE(out.find("model.rnn.hidden: 32 in the checkpoint, 8 in"), std::string::npos) << out;
+  EXPECT_NE(out.find("model.rnn.hidden: 32 in the checkpoint, 8 from --set model.rnn.hidden"),
+            std::string::npos)
+      << out;
   // --steps below the run's: nothing trained, nothing rewritten.
   auto metricsBefore = fs::last_write_time(dir + "/metrics.jsonl");
   out.clear();
