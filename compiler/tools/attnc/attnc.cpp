@@ -200,7 +200,7 @@ void finish(const Raw &raw, attnc::Common &c, attnc::RunOptions &run, attnc::Tra
   c.files.insert(c.files.end(), raw.layers.begin(), raw.layers.end());
   for (const std::string &s : raw.sets) {
     auto eq = s.find('=');
-    if (eq == std::string::npos)
+    if (eq == std::string::npos || eq == 0)
       throw std::runtime_error("--set needs KEY=VALUE, got '" + s + "'");
     c.overrides.push_back({s.substr(0, eq), s.substr(eq + 1)});
   }
@@ -220,16 +220,29 @@ void finish(const Raw &raw, attnc::Common &c, attnc::RunOptions &run, attnc::Tra
     decode.sampleSeed = attn::parseUnsigned(raw.sampleSeed, "--sample-seed");
     c.overrides.push_back({"decode.seed", raw.sampleSeed});
   }
+  // The decoding flags set spec keys, but their errors are the flags' (usage, exit 2), with
+  // the ranges a standalone executable checks them against.
   if (!raw.topK.empty()) {
+    attn::parseInt(raw.topK, 0, 10000000, "--top-k");
     c.overrides.push_back({"sample.top_k", raw.topK});
     c.overrides.push_back({"decode.top_k", raw.topK});
   }
   if (raw.sample)
     c.overrides.push_back({"decode.sample", "true"});
-  if (!raw.beam.empty())
+  int64_t beam = 0, nbest = 0;
+  if (!raw.beam.empty()) {
+    beam = attn::parseInt(raw.beam, 1, 1024, "--beam");
     c.overrides.push_back({"decode.beam", raw.beam});
-  if (!raw.nbest.empty())
+  }
+  if (!raw.nbest.empty()) {
+    nbest = attn::parseInt(raw.nbest, 1, 1024, "--nbest");
     c.overrides.push_back({"decode.nbest", raw.nbest});
+  }
+  if (beam && nbest > beam)
+    throw std::runtime_error("--nbest (" + std::to_string(nbest) + ") cannot exceed --beam (" +
+                             std::to_string(beam) + "); raise --beam or lower --nbest");
+  if (raw.sample && beam > 1)
+    throw std::runtime_error("--sample decodes greedy rows only; it needs --beam 1");
 }
 
 } // namespace
