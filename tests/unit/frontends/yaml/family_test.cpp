@@ -245,6 +245,29 @@ TEST(Family, OneToManyFromAFile) {
       << diags[0].str();
 }
 
+// task: seq2seq learns from the pair sets docs/yaml-reference.md names (copy, reverse, dates)
+// or a file: every other builtin is refused at data, another task's with the task it is for.
+TEST(Family, Seq2SeqDataIsPairs) {
+  for (const char *builtin : {"copy", "reverse"}) {
+    std::vector<Diagnostic> diags;
+    Spec s = parse(std::string("name: m\ntask: seq2seq\ndata: {builtin: ") + builtin +
+                   "}\nmodel: {rnn: {}}\n");
+    EXPECT_TRUE(checkConsistency(s, diags)) << builtin << ": " << diags[0].str();
+  }
+  for (const char *builtin : {"sine", "sines", "wave", "text", "pos", "majority"}) {
+    std::vector<Diagnostic> diags;
+    Spec s = parse(std::string("name: m\ntask: seq2seq\ndata: {builtin: ") + builtin +
+                   "}\nmodel: {rnn: {}}\n");
+    EXPECT_FALSE(checkConsistency(s, diags)) << builtin;
+    ASSERT_EQ(diags.size(), 1u) << builtin;
+    EXPECT_NE(diags[0].str().find("m.yaml:3:7: error: task 'seq2seq' learns from pairs of "
+                                  "sequences, but the data is 'data.builtin: " +
+                                  std::string(builtin) + "'"),
+              std::string::npos)
+        << diags[0].str();
+  }
+}
+
 TEST(Family, TheTransformerFamilyTakesEveryTaskItsStackDoes) {
   for (const char *task : {"seq2seq", "lm", "tag", "classify"}) {
     Spec s = parse(std::string("name: m\ntask: ") + task +
