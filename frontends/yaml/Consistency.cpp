@@ -67,8 +67,10 @@ void checkShared(const Spec &s, Problems &p) {
                 nameOf(s.task) + "' one",
             "remove data.horizon");
   if (tf.schedule == TeacherSchedule::Exponential && !(tf.k > 0 && tf.k < 1))
-    p.error(tf.loc, "train.teacher_forcing.k must be between 0 and 1 for the exponential "
-                    "schedule (p = k^i), got " + std::to_string(tf.k),
+    p.error(tf.loc,
+            "train.teacher_forcing.k must be above 0 and below 1 for the exponential "
+            "schedule (p = k^i), got " +
+                std::to_string(tf.k),
             "e.g. k: 0.999");
   if (tf.schedule == TeacherSchedule::InverseSigmoid && tf.k < 1)
     p.error(tf.loc, "train.teacher_forcing.k must be >= 1 for the inverse_sigmoid schedule "

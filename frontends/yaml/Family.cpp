@@ -120,8 +120,10 @@ void checkLabelledData(const Spec &s, Problems &p) {
 bool checkNoPairFile(const Spec &s, Problems &p) {
   if (s.data.path.empty())
     return true;
-  p.error(s.data.loc, "data.path (TSV pairs) is for task 'seq2seq', not '" + nameOf(s.task) + "'",
-          "set task: seq2seq");
+  p.error(s.data.loc,
+          "data.path (TSV pairs) is for tasks seq2seq, tag and classify, not '" + nameOf(s.task) +
+              "'",
+          "task 'lm' learns from data.builtin: text");
   return false;
 }
 

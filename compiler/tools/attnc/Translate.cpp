@@ -19,8 +19,8 @@ namespace {
 int checkPlots(const attn::task::Seq2SeqDecoder &decoder, const std::string &plots) {
   if (plots.empty() || decoder.hasAttention())
     return 0;
-  return usageError("--plots draws attention weights, but this model has neither "
-                    "model.attention nor model.transformer");
+  return usageError("--plots draws attention weights, but this model has none (no "
+                    "model.attention, model.transformer or model.conv)");
 }
 
 // What was decoded, collected for --plots.

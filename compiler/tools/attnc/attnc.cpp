@@ -123,6 +123,7 @@ struct Raw {
   std::string model;
   std::vector<std::string> layers, sets;
   std::string seed, count, steps, temperature, sampleSeed, topK, beam, nbest, prime;
+  std::string lengthPenalty;
   std::string
       noFuse; // "", or what --no-fuse names: all, or a list of attention | recurrence | hoist
   bool sample = false;
@@ -238,6 +239,10 @@ void finish(const Raw &raw, attnc::Common &c, attnc::RunOptions &run, attnc::Tra
     nbest = attn::parseInt(raw.nbest, 1, 1024, "--nbest");
     c.overrides.push_back({"decode.nbest", raw.nbest});
   }
+  if (!raw.lengthPenalty.empty()) {
+    attn::parseFinite(raw.lengthPenalty, 0, 1e6, "--length-penalty");
+    c.overrides.push_back({"decode.length_penalty", raw.lengthPenalty});
+  }
   if (beam && nbest > beam)
     throw std::runtime_error("--nbest (" + std::to_string(nbest) + ") cannot exceed --beam (" +
                              std::to_string(beam) + "); raise --beam or lower --nbest");
@@ -319,6 +324,10 @@ int main(int argc, char **argv) {
   translate->add_option("--beam", raw.beam, "beam size (decode.beam; 1: greedy)")->type_name("N");
   translate->add_option("--nbest", raw.nbest, "hypotheses per input (decode.nbest)")
       ->type_name("N");
+  translate
+      ->add_option("--length-penalty", raw.lengthPenalty,
+                   "beam search's length penalty alpha (decode.length_penalty; 0: none)")
+      ->type_name("A");
   translate->add_flag("--scores", translateOptions.scores, "print scores (Marian's n-best form)");
   CLI::App *compile = verb("compile", "compile ahead of time to an object file and a C header",
                            kCompileHelp, false);
