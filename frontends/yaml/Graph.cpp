@@ -577,8 +577,24 @@ private:
     std::optional<RegisteredOperationName> name =
         RegisteredOperationName::lookup(full, b.getContext());
     if (!name) {
-      emitError(loc(node.opLoc)) << "node '" << node.name << "': there is no op '" << full
-                                 << "'; docs/dialect.md lists the attn ops";
+      // The attn op spelled closest, for a typo ("embeding"): at most two edits away.
+      std::string closest;
+      unsigned best = 3;
+      for (RegisteredOperationName op : b.getContext()->getRegisteredOperations()) {
+        StringRef candidate = op.getStringRef();
+        if (!candidate.consume_front("attn."))
+          continue;
+        unsigned distance = StringRef(node.op).edit_distance(candidate, true, best);
+        if (distance < best) {
+          best = distance;
+          closest = candidate.str();
+        }
+      }
+      InFlightDiagnostic error = emitError(loc(node.opLoc))
+                                 << "node '" << node.name << "': there is no op '" << full << "'";
+      if (!closest.empty())
+        error << " (did you mean '" << closest << "'?)";
+      error << "; docs/dialect.md lists the attn ops";
       return failure();
     }
     if (node.op == "param" || !name->hasTrait<OpTrait::ZeroRegions>()) {
