@@ -99,6 +99,10 @@ checkpoint::Checkpoint weightsOf(Session &session) {
   if (session.hasCheckpoint()) {
     ckpt.metadata = train::loadCheckpoint(session.checkpointPath(), *info.get(), params,
                                           /*statesOptional=*/true);
+    // The session took the checkpoint for this spec's model (attnc's own check); the bundled
+    // copy records this attnc's equations, which the executable checks its weights file against.
+    ckpt.metadata[task::kEquationsKey] =
+        app::checkpointMetadata(modelConfig(s)).at(task::kEquationsKey);
   } else {
     ckpt.metadata = app::checkpointMetadata(modelConfig(s));
     if (task::usesPairs(task::parseTask(yaml::nameOf(s.task))))

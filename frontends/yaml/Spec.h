@@ -474,9 +474,9 @@ inline bool forecaster(const Spec &s) {
 // Keys that change a model's equations or its parameters: `task`, `model.*`, `data.tokens`.
 // A checkpoint trained under one value is refused under another.
 bool changesEquations(const std::string &key);
-// Every such key of `s` with its value, as specDifferences prints them: what a checkpoint
-// records of its model (task::kEquationsKey), so that an executable, which reads no spec, can
-// refuse a checkpoint of another model as attnc does.
+// Every such key of `s` with its value, as specDifferences prints them, but model.mlir (a
+// path): what a checkpoint records of its model (task::kEquationsKey), so that an executable,
+// which reads no spec, can refuse a checkpoint of another model as attnc does.
 std::map<std::string, std::string> equationValues(const Spec &s);
 // Keys a resumed run may change: how long it trains and how often it validates, logs and
 // saves (train.steps, eval_every, log_every, checkpoint.*, early_stopping.patience) and

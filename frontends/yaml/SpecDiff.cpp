@@ -84,8 +84,10 @@ std::map<std::string, std::string> equationValues(const Spec &s) {
   std::vector<std::pair<std::string, std::string>> all;
   flatten(YAML::Load(specToYaml(s)), "", all);
   std::map<std::string, std::string> out;
+  // model.mlir is a path (made absolute): the same module found elsewhere is the same model,
+  // and an executable has no spec to give instead, as attnc's user can.
   for (auto &[key, value] : all)
-    if (changesEquations(key))
+    if (changesEquations(key) && key != "model.mlir")
       out.emplace(key, value);
   return out;
 }

@@ -88,20 +88,15 @@ void checkEquations(const ModelConfig &c, const task::Metadata &meta, const std:
                              "not a JSON object of strings (" +
                              std::string(e.what()) + ")");
   }
-  auto show = [](const std::string &v) { return v.empty() ? std::string("(none)") : v; };
+  // Keys on one side only are another attnc version's (a key added since, with its default),
+  // not another model: the keys both record must agree.
   std::string differences;
-  auto compare = [&](const std::string &key, const std::string &ours) {
+  for (const auto &[key, ours] : c.equations) {
     auto theirs = stored.find(key);
-    std::string value = theirs == stored.end() ? "" : theirs->second;
-    if (value != ours)
-      differences += "\n  " + key + ": " + show(value) + " in the checkpoint, " + show(ours) +
-                     " in this model";
-  };
-  for (const auto &[key, value] : c.equations)
-    compare(key, value);
-  for (const auto &[key, value] : stored)
-    if (!c.equations.count(key))
-      compare(key, "");
+    if (theirs != stored.end() && theirs->second != ours)
+      differences +=
+          "\n  " + key + ": " + theirs->second + " in the checkpoint, " + ours + " in this model";
+  }
   if (!differences.empty())
     throw std::runtime_error(file + ": the checkpoint was trained as another model:" + differences +
                              "\n  hint: give a checkpoint trained from the spec " + c.name +

@@ -32,6 +32,7 @@ TEST(AppConfig, RoundTripsEveryField) {
   c.train.patience = 4;
   c.train.checkpointDir = "runs/x";
   c.spec = "name: x\nmodel: {}\n";
+  c.equations = {{"model.rnn.cell", "gru"}, {"task", "tag"}};
   ModelConfig back = attn::app::fromJson(attn::app::toJson(c), "test");
   EXPECT_EQ(attn::app::toJson(back), attn::app::toJson(c));
   EXPECT_EQ(back.name, c.name);
@@ -50,6 +51,38 @@ TEST(AppConfig, RoundTripsEveryField) {
   EXPECT_EQ(t.metadata.at("spec"), c.spec);
   EXPECT_EQ(attn::app::runDirectory(back, ""), "runs/x");
   EXPECT_EQ(attn::app::runDirectory(back, "out"), "out");
+}
+
+// A checkpoint's recorded equations against the model's (attn::app::checkEquations): a key
+// both record with other values is refused, naming both; keys one side lacks (another attnc
+// version's) and checkpoints that record none pass; a damaged record is named.
+TEST(AppConfig, CheckpointsOfOtherEquationsAreRefused) {
+  ModelConfig c;
+  c.name = "tagger";
+  c.equations = {{"model.rnn.cell", "gru"}, {"model.rnn.gru_form", "pytorch"}, {"task", "tag"}};
+  auto errorOf = [&](const attn::task::Metadata &meta) {
+    try {
+      attn::app::checkEquations(c, meta, "ck.safetensors");
+    } catch (const std::runtime_error &e) {
+      return std::string(e.what());
+    }
+    return std::string("<accepted>");
+  };
+  attn::task::Metadata meta = attn::app::checkpointMetadata(c);
+  EXPECT_EQ(errorOf(meta), "<accepted>");
+  EXPECT_EQ(errorOf({}), "<accepted>");
+  meta[attn::task::kEquationsKey] =
+      R"({"model.rnn.cell": "gru", "model.rnn.gru_form": "seed", "task": "tag"})";
+  EXPECT_EQ(errorOf(meta),
+            "ck.safetensors: the checkpoint was trained as another model:\n"
+            "  model.rnn.gru_form: seed in the checkpoint, pytorch in this model\n"
+            "  hint: give a checkpoint trained from the spec tagger was compiled from");
+  meta[attn::task::kEquationsKey] = R"({"model.rnn.cell": "gru", "task": "tag", "model.new": "1"})";
+  EXPECT_EQ(errorOf(meta), "<accepted>");
+  meta[attn::task::kEquationsKey] = "[1, 2";
+  EXPECT_NE(errorOf(meta).find("ck.safetensors: the checkpoint's metadata is damaged"),
+            std::string::npos)
+      << errorOf(meta);
 }
 
 TEST(AppConfig, RefusesWhatIsNotAConfiguration) {

@@ -50,9 +50,10 @@ struct ModelConfig {
 
 /// The metadata a run of `config` writes into its checkpoints: its name, spec and equations.
 task::Metadata checkpointMetadata(const ModelConfig &config);
-/// Throws when checkpoint `file`'s metadata records other equations than `config`'s, naming
-/// every key that differs with both values. A checkpoint that records none (written before
-/// checkpoints did) passes: its tensors' names and shapes are all there is to check.
+/// Throws when checkpoint `file`'s metadata records other values than `config` for keys that
+/// change the equations, naming every such key with both values. Keys one side records and
+/// the other not (another attnc version's) are not compared; a checkpoint that records none
+/// (written before checkpoints did) passes: its name, tensors and shapes are what is checked.
 void checkEquations(const ModelConfig &config, const task::Metadata &meta, const std::string &file);
 
 /// As JSON text, and back: throws std::runtime_error naming `what` on text that is not a
