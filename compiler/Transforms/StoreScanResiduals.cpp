@@ -243,6 +243,10 @@ struct StoreScanResiduals : mlir::attn::impl::AttnStoreScanResidualsBase<StoreSc
     // The budget holds for each function: it is what one call keeps alive.
     getOperation()->walk([&](func::FuncOp f) {
       bool remarking = remarks && !remarked;
+      // Scans remarked at each spec location: the layers of a stacked or bidirectional rnn
+      // share their line, and each says what it stores (the driver prints a repeated remark
+      // once).
+      DenseMap<Location, unsigned> atLine;
       int64_t left = budgetMb * (int64_t(1) << 20);
       SmallVector<ScanOp> scans;
       f.walk([&](ScanOp scan) { scans.push_back(scan); });
@@ -270,11 +274,18 @@ struct StoreScanResiduals : mlir::attn::impl::AttnStoreScanResidualsBase<StoreSc
         }
         if (remarking && !ranked.empty()) {
           remarked = true;
-          InFlightDiagnostic remark =
-              fwd.emitRemark("a scan of ")
-              << fwd.getNumSteps() << " steps whose backward reads " << ranked.size()
-              << " values of each step: stores " << stored.size() << " ("
-              << llvm::formatv("{0:F1}", storedBytes / 1048576.0).str() << " MiB)";
+          unsigned nth = ++atLine[fwd.getLoc()];
+          InFlightDiagnostic remark = fwd.emitRemark(nth == 1 ? "a scan of " : "another scan of ")
+                                      << fwd.getNumSteps() << " steps";
+          if (nth > 1)
+            remark << " (the " << nth
+                   << llvm::StringRef(nth == 2   ? "nd"
+                                      : nth == 3 ? "rd"
+                                                 : "th")
+                   << " at this line)";
+          remark << " whose backward reads " << ranked.size() << " values of each step: stores "
+                 << stored.size() << " (" << llvm::formatv("{0:F1}", storedBytes / 1048576.0).str()
+                 << " MiB)";
           if (stored.size() < ranked.size())
             remark << ", recomputes " << ranked.size() - stored.size()
                    << " (over the budget, train.scan_memory " << budgetMb.getValue() << " MiB)";
