@@ -121,9 +121,10 @@ bool checkNoPairFile(const Spec &s, Problems &p) {
   if (s.data.path.empty())
     return true;
   p.error(s.data.loc,
-          "data.path (TSV pairs) is for tasks seq2seq, tag and classify, not '" + nameOf(s.task) +
-              "'",
-          "task 'lm' learns from data.builtin: text");
+          "data.path is a file of TSV pairs (seq2seq, tag, classify) or a series (regress), "
+          "not text for task '" +
+              nameOf(s.task) + "'",
+          "remove data.path and set data.builtin: text");
   return false;
 }
 

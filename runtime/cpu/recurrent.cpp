@@ -1278,7 +1278,8 @@ LayerOperands operandsOf(attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, at
           strided(b_hh, 1), strided(w_peephole, 2), strided(w_proj, 2)};
 }
 
-// Runs `body` with the cell type of `kind`; a oneDNN error aborts with the kernel's name.
+// Runs `body` with the cell type of `kind`; an error (oneDNN's, or any other exception)
+// aborts with the kernel's name: these functions are called from compiled code.
 template <typename Body> void withCell(const char *kernel, const Shape &s, Body body) {
   try {
     if (s.kind == ATTN_RNN_LSTM)
@@ -1289,6 +1290,8 @@ template <typename Body> void withCell(const char *kernel, const Shape &s, Body 
       body(Vanilla{});
   } catch (const dnnl::error &e) {
     fail(kernel, std::string("oneDNN error: ") + e.what() + " (" + s.str() + ")");
+  } catch (const std::exception &e) { // out of memory for a temporary, say: not past the C ABI
+    fail(kernel, std::string(e.what()) + " (" + s.str() + ")");
   }
 }
 } // namespace

@@ -57,7 +57,7 @@ void checkLabels(const DataConfig &d, const std::vector<data::Pair> &pairs,
                                  " tokens but the line gives " + std::to_string(labels) +
                                  " tags (one per token)");
     } else if (d.task == Task::Classify && labels != 1) {
-      throw std::runtime_error(where + "a classifier's line gives one label, got '" + p.target +
+      throw std::runtime_error(where + "a classifier's line must give one label, got '" + p.target +
                                "'");
     }
   }

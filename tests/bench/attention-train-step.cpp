@@ -240,7 +240,7 @@ int main(int argc, char **argv) {
                             haveTorch ? row.torchMs / 1e3 : 0);
     row.peakPercent = 100 * side.flops["train_step"] / mAttn / 1e9 / calibration->peak();
     if (haveTorch) {
-      // What the 3x asks of this step: its FLOPs in a third of PyTorch's time. Above
+      // What the 3x target asks of this step: its FLOPs in a third of PyTorch's time. Above
       // 100% of the peak no schedule of these FLOPs gets there.
       double target = row.torchMs / 3e3;
       std::printf("  3x PyTorch would be %.1f ms/step: %s\n", target * 1e3,

@@ -419,7 +419,7 @@ int main(int argc, char **argv) {
                   torch.version.c_str(), cell == "lstm" ? "LSTM" : "GRU");
       std::printf("%s pytorch/attnc-fused time ratio: %.2f\n", cell.c_str(),
                   mTorch / median(sides[0].times));
-      // What the 2x asks of the fused step, against the ceiling above.
+      // What the 2x target asks of the fused step, against the ceiling above.
       std::printf("  2x PyTorch would be %.2f ms/step: %s\n", mTorch / 2 * 1e3,
                   calibration->rate(sides[0].train.flops.at("train_step"), mTorch / 2).c_str());
     } else {

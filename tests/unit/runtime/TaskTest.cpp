@@ -142,7 +142,7 @@ TEST(TaskData, LabelCountErrorsNameTheLine) {
   EXPECT_EQ(errorOf(Task::Tag, "a b\tX Y\n\nb c d\tX Y\n"),
             path + ":3: error: the source has 3 tokens but the line gives 2 tags (one per token)");
   EXPECT_EQ(errorOf(Task::Classify, "a b\tpos neg\nc\tneg\n"),
-            path + ":1: error: a classifier's line gives one label, got 'pos neg'");
+            path + ":1: error: a classifier's line must give one label, got 'pos neg'");
   EXPECT_EQ(errorOf(Task::Classify, "a b\tpos\nc\tneg\n"), "<no error>");
   std::remove(path.c_str());
 }
