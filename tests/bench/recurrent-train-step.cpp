@@ -19,8 +19,8 @@
 // unfused variant), attn-autodiff, attn-train-step (adam), JIT,
 // exactly as `attnc train` compiles a spec. Both sides start from the same weights and cycle
 // through the same NB random batches; the step-1 loss must agree to 1e-4 relative. A ceiling
-// line times oneDNN's two recurrent primitives alone, as the fused program calls them: how
-// close the fused step is to what its kernels allow. Timing:
+// line times oneDNN's two recurrent primitives alone, as the fused program calls them, in the
+// same repetitions: how close the fused step is to what its kernels allow. Timing:
 // warm-up, then repetitions of ITERS steps alternating the attnc variants and PyTorch;
 // medians per step. The PyTorch side is tests/bench/recurrent-train-step.py (/usr/bin/python3,
 // or $ATTN_BENCH_PYTHON), driven over a pipe.
@@ -43,6 +43,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -118,94 +120,94 @@ std::string lossModule(const std::string &cell, const Sizes &z) {
 // anything: the primitives attn-fuse-recurrence lowers to (forward training, then backward),
 // on the same sizes and batch-major `ntc` layout, weights reordered once into their formats,
 // buffers oneDNN's own, timed alone (no head, loss, Adam, weight reorders or the runtime's
-// copies). The fused step's share of time in them says how much is left to take outside them.
-struct PrimitiveTimes {
-  double forward = 0, backward = 0; // seconds per call, medians
-  double flops = 0;                 // per forward + backward: 3x the forward's matmuls
+// copies), in the same repetitions as the steps (these VMs' speed drifts within a run). The
+// fused step's share of time in them says how much is left to take outside them.
+struct Primitives {
+  std::function<void()> forward, backward; // one call each
+  double flops = 0;                        // per forward + backward: 3x the forward's matmuls
 };
 
 template <typename Fwd, typename Bwd, typename MakeFwd, typename MakeBwd>
-PrimitiveTimes timePrimitives(const Sizes &z, int64_t gates, int64_t biasGates, bool lstm,
-                              const bench::Timing &timing, MakeFwd makeFwd, MakeBwd makeBwd) {
+Primitives makePrimitives(const Sizes &z, int64_t gates, int64_t biasGates, bool lstm,
+                          MakeFwd makeFwd, MakeBwd makeBwd) {
   using md = dnnl::memory::desc;
   using tag = dnnl::memory::format_tag;
   const auto f32 = dnnl::memory::data_type::f32;
   int64_t B = z.batch, T = z.length, I = z.input, H = z.hidden;
-  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  dnnl::stream stream(eng);
+  struct State {
+    dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+    dnnl::stream stream{eng};
+    std::unordered_map<int, dnnl::memory> fargs, bargs;
+    Fwd fwd;
+    Bwd bwd;
+  };
+  auto st = std::make_shared<State>();
   md src({T, B, I}, f32, tag::ntc), dst({T, B, H}, f32, tag::ntc),
       state({1, 1, B, H}, f32, tag::ldnc), wl({1, 1, I, gates, H}, f32, tag::any),
       wi({1, 1, H, gates, H}, f32, tag::any), bias({1, 1, biasGates, H}, f32, tag::ldgo);
-  typename Fwd::primitive_desc fpd(makeFwd(src, state, wl, wi, bias, dst), eng);
-  typename Bwd::primitive_desc bpd(makeBwd(src, state, wl, wi, bias, dst), eng, fpd);
+  typename Fwd::primitive_desc fpd(makeFwd(src, state, wl, wi, bias, dst), st->eng);
+  typename Bwd::primitive_desc bpd(makeBwd(src, state, wl, wi, bias, dst), st->eng, fpd);
   // Small values, so that nothing saturates or underflows into denormals.
   auto mem = [&](const md &d) {
-    dnnl::memory m(d, eng);
+    dnnl::memory m(d, st->eng);
     float *p = static_cast<float *>(m.get_data_handle());
     for (size_t i = 0, n = d.get_size() / sizeof(float); i < n; ++i)
       p[i] = 0.01f * (float)((i * 7) % 13) - 0.06f;
     return m;
   };
   dnnl::memory x = mem(src), h0 = mem(state), c0 = mem(state), b = mem(bias), y = mem(dst),
-               hn = mem(state), cn = mem(state), ws = mem(fpd.workspace_desc()),
-               fwl = mem(fpd.weights_layer_desc()), fwi = mem(fpd.weights_iter_desc()),
-               bwl = mem(bpd.weights_layer_desc()), bwi = mem(bpd.weights_iter_desc()),
-               dwl = mem(bpd.diff_weights_layer_desc()), dwi = mem(bpd.diff_weights_iter_desc()),
-               dx = mem(src), dh0 = mem(state), dc0 = mem(state), db = mem(bias), dy = mem(dst),
-               dhn = mem(state), dcn = mem(state);
-  std::unordered_map<int, dnnl::memory> fargs{
-      {DNNL_ARG_SRC_LAYER, x},      {DNNL_ARG_SRC_ITER, h0}, {DNNL_ARG_WEIGHTS_LAYER, fwl},
-      {DNNL_ARG_WEIGHTS_ITER, fwi}, {DNNL_ARG_BIAS, b},      {DNNL_ARG_DST_LAYER, y},
-      {DNNL_ARG_DST_ITER, hn},      {DNNL_ARG_WORKSPACE, ws}};
-  std::unordered_map<int, dnnl::memory> bargs{{DNNL_ARG_SRC_LAYER, x},
-                                              {DNNL_ARG_SRC_ITER, h0},
-                                              {DNNL_ARG_WEIGHTS_LAYER, bwl},
-                                              {DNNL_ARG_WEIGHTS_ITER, bwi},
-                                              {DNNL_ARG_BIAS, b},
-                                              {DNNL_ARG_DST_LAYER, y},
-                                              {DNNL_ARG_DST_ITER, hn},
-                                              {DNNL_ARG_WORKSPACE, ws},
-                                              {DNNL_ARG_DIFF_SRC_LAYER, dx},
-                                              {DNNL_ARG_DIFF_SRC_ITER, dh0},
-                                              {DNNL_ARG_DIFF_WEIGHTS_LAYER, dwl},
-                                              {DNNL_ARG_DIFF_WEIGHTS_ITER, dwi},
-                                              {DNNL_ARG_DIFF_BIAS, db},
-                                              {DNNL_ARG_DIFF_DST_LAYER, dy},
-                                              {DNNL_ARG_DIFF_DST_ITER, dhn}};
+               hn = mem(state), cn = mem(state), ws = mem(fpd.workspace_desc());
+  st->fargs = {{DNNL_ARG_SRC_LAYER, x},
+               {DNNL_ARG_SRC_ITER, h0},
+               {DNNL_ARG_WEIGHTS_LAYER, mem(fpd.weights_layer_desc())},
+               {DNNL_ARG_WEIGHTS_ITER, mem(fpd.weights_iter_desc())},
+               {DNNL_ARG_BIAS, b},
+               {DNNL_ARG_DST_LAYER, y},
+               {DNNL_ARG_DST_ITER, hn},
+               {DNNL_ARG_WORKSPACE, ws}};
+  st->bargs = {{DNNL_ARG_SRC_LAYER, x},
+               {DNNL_ARG_SRC_ITER, h0},
+               {DNNL_ARG_WEIGHTS_LAYER, mem(bpd.weights_layer_desc())},
+               {DNNL_ARG_WEIGHTS_ITER, mem(bpd.weights_iter_desc())},
+               {DNNL_ARG_BIAS, b},
+               {DNNL_ARG_DST_LAYER, y},
+               {DNNL_ARG_DST_ITER, hn},
+               {DNNL_ARG_WORKSPACE, ws},
+               {DNNL_ARG_DIFF_SRC_LAYER, mem(src)},
+               {DNNL_ARG_DIFF_SRC_ITER, mem(state)},
+               {DNNL_ARG_DIFF_WEIGHTS_LAYER, mem(bpd.diff_weights_layer_desc())},
+               {DNNL_ARG_DIFF_WEIGHTS_ITER, mem(bpd.diff_weights_iter_desc())},
+               {DNNL_ARG_DIFF_BIAS, mem(bias)},
+               {DNNL_ARG_DIFF_DST_LAYER, mem(dst)},
+               {DNNL_ARG_DIFF_DST_ITER, mem(state)}};
   if (lstm) {
-    fargs.insert({{DNNL_ARG_SRC_ITER_C, c0}, {DNNL_ARG_DST_ITER_C, cn}});
-    bargs.insert({{DNNL_ARG_SRC_ITER_C, c0},
-                  {DNNL_ARG_DST_ITER_C, cn},
-                  {DNNL_ARG_DIFF_SRC_ITER_C, dc0},
-                  {DNNL_ARG_DIFF_DST_ITER_C, dcn}});
+    st->fargs.insert({{DNNL_ARG_SRC_ITER_C, c0}, {DNNL_ARG_DST_ITER_C, cn}});
+    st->bargs.insert({{DNNL_ARG_SRC_ITER_C, c0},
+                      {DNNL_ARG_DST_ITER_C, cn},
+                      {DNNL_ARG_DIFF_SRC_ITER_C, mem(state)},
+                      {DNNL_ARG_DIFF_DST_ITER_C, mem(state)}});
   }
-  Fwd fwd(fpd);
-  Bwd bwd(bpd);
-  auto run = [&](const dnnl::primitive &p, std::unordered_map<int, dnnl::memory> &args) {
-    p.execute(stream, args);
-    stream.wait();
-  };
-  for (int i = 0; i < timing.warmup; ++i) {
-    run(fwd, fargs);
-    run(bwd, bargs);
-  }
-  std::vector<double> tf, tb;
-  for (int r = 0; r < timing.reps; ++r) {
-    tf.push_back(bench::perStep(timing.iters, [&] { run(fwd, fargs); }));
-    tb.push_back(bench::perStep(timing.iters, [&] { run(bwd, bargs); }));
-  }
-  return {median(tf), median(tb), 3.0 * 2 * B * T * (I + H) * gates * H};
+  st->fwd = Fwd(fpd);
+  st->bwd = Bwd(bpd);
+  return {[st] {
+            st->fwd.execute(st->stream, st->fargs);
+            st->stream.wait();
+          },
+          [st] {
+            st->bwd.execute(st->stream, st->bargs);
+            st->stream.wait();
+          },
+          3.0 * 2 * B * T * (I + H) * gates * H};
 }
 
-PrimitiveTimes timePrimitives(const std::string &cell, const Sizes &z,
-                              const bench::Timing &timing) {
+Primitives makePrimitives(const std::string &cell, const Sizes &z) {
   const auto training = dnnl::prop_kind::forward_training;
   const auto backward = dnnl::prop_kind::backward;
   const auto dir = dnnl::rnn_direction::unidirectional_left2right;
   using md = dnnl::memory::desc;
   if (cell == "lstm")
-    return timePrimitives<dnnl::lstm_forward, dnnl::lstm_backward>(
-        z, 4, 4, /*lstm=*/true, timing,
+    return makePrimitives<dnnl::lstm_forward, dnnl::lstm_backward>(
+        z, 4, 4, /*lstm=*/true,
         [&](md s, md h, md wl, md wi, md b, md d) {
           return dnnl::lstm_forward::desc(training, dir, s, h, h, wl, wi, b, d, h, h);
         },
@@ -213,8 +215,8 @@ PrimitiveTimes timePrimitives(const std::string &cell, const Sizes &z,
           return dnnl::lstm_backward::desc(backward, dir, s, h, h, wl, wi, b, d, h, h, s, h, h, wl,
                                            wi, b, d, h, h);
         });
-  return timePrimitives<dnnl::lbr_gru_forward, dnnl::lbr_gru_backward>(
-      z, 3, 4, /*lstm=*/false, timing,
+  return makePrimitives<dnnl::lbr_gru_forward, dnnl::lbr_gru_backward>(
+      z, 3, 4, /*lstm=*/false,
       [&](md s, md h, md wl, md wi, md b, md d) {
         return dnnl::lbr_gru_forward::desc(training, dir, s, h, wl, wi, b, d, h);
       },
@@ -360,15 +362,23 @@ int main(int argc, char **argv) {
       int k = (int)(train.steps % NB);
       train.step({xs[k], ys[k]}, kLr);
     };
+    Primitives prims = makePrimitives(cell, z);
     for (Variant &side : sides)
       for (int i = 0; i < warmup; ++i)
         step(side.train);
-    std::vector<double> tTorch;
+    for (int i = 0; i < warmup; ++i) {
+      prims.forward();
+      prims.backward();
+    }
+    std::vector<double> tTorch, tForward, tBackward;
     for (int r = 0; r < reps; ++r) {
       for (Variant &side : sides) {
         side.times.push_back(bench::perStep(iters, [&] { step(side.train); }));
         bench::settle();
       }
+      tForward.push_back(bench::perStep(iters, prims.forward));
+      tBackward.push_back(bench::perStep(iters, prims.backward));
+      bench::settle();
       if (haveTorch) {
         tTorch.push_back(torch.rep());
         bench::settle();
@@ -405,12 +415,12 @@ int main(int argc, char **argv) {
       calibration->printRates("step", side.train.flops.at("train_step"), median(side.times),
                               &side == &sides[0] ? mTorch : 0);
     }
-    PrimitiveTimes prims = timePrimitives(cell, z, timing);
-    double primSeconds = prims.forward + prims.backward;
+    double primForward = median(tForward), primBackward = median(tBackward);
+    double primSeconds = primForward + primBackward;
     std::printf("  ceiling, oneDNN's %s primitives alone (forward training %.2f + backward %.2f "
                 "ms, nothing around them): %.2f ms, %s; the fused step spends %.0f%% of its time "
                 "in them\n",
-                cell.c_str(), prims.forward * 1e3, prims.backward * 1e3, primSeconds * 1e3,
+                cell.c_str(), primForward * 1e3, primBackward * 1e3, primSeconds * 1e3,
                 calibration->rate(prims.flops, primSeconds).c_str(),
                 100.0 * primSeconds / median(sides[0].times));
     if (haveTorch) {
