@@ -165,28 +165,23 @@ Primitives makePrimitives(const Sizes &z, int64_t gates, int64_t biasGates, bool
                {DNNL_ARG_DST_LAYER, y},
                {DNNL_ARG_DST_ITER, hn},
                {DNNL_ARG_WORKSPACE, ws}};
-  st->bargs = {{DNNL_ARG_SRC_LAYER, x},
-               {DNNL_ARG_SRC_ITER, h0},
-               {DNNL_ARG_WEIGHTS_LAYER, mem(bpd.weights_layer_desc())},
-               {DNNL_ARG_WEIGHTS_ITER, mem(bpd.weights_iter_desc())},
-               {DNNL_ARG_BIAS, b},
-               {DNNL_ARG_DST_LAYER, y},
-               {DNNL_ARG_DST_ITER, hn},
-               {DNNL_ARG_WORKSPACE, ws},
-               {DNNL_ARG_DIFF_SRC_LAYER, mem(src)},
-               {DNNL_ARG_DIFF_SRC_ITER, mem(state)},
-               {DNNL_ARG_DIFF_WEIGHTS_LAYER, mem(bpd.diff_weights_layer_desc())},
-               {DNNL_ARG_DIFF_WEIGHTS_ITER, mem(bpd.diff_weights_iter_desc())},
-               {DNNL_ARG_DIFF_BIAS, mem(bias)},
-               {DNNL_ARG_DIFF_DST_LAYER, mem(dst)},
-               {DNNL_ARG_DIFF_DST_ITER, mem(state)}};
-  if (lstm) {
+  if (lstm)
     st->fargs.insert({{DNNL_ARG_SRC_ITER_C, c0}, {DNNL_ARG_DST_ITER_C, cn}});
-    st->bargs.insert({{DNNL_ARG_SRC_ITER_C, c0},
-                      {DNNL_ARG_DST_ITER_C, cn},
-                      {DNNL_ARG_DIFF_SRC_ITER_C, mem(state)},
-                      {DNNL_ARG_DIFF_DST_ITER_C, mem(state)}});
-  }
+  // The backward reads what the forward read and wrote, its weights in its own formats, and
+  // writes the gradients.
+  st->bargs = st->fargs;
+  st->bargs[DNNL_ARG_WEIGHTS_LAYER] = mem(bpd.weights_layer_desc());
+  st->bargs[DNNL_ARG_WEIGHTS_ITER] = mem(bpd.weights_iter_desc());
+  st->bargs.insert({{DNNL_ARG_DIFF_SRC_LAYER, mem(src)},
+                    {DNNL_ARG_DIFF_SRC_ITER, mem(state)},
+                    {DNNL_ARG_DIFF_WEIGHTS_LAYER, mem(bpd.diff_weights_layer_desc())},
+                    {DNNL_ARG_DIFF_WEIGHTS_ITER, mem(bpd.diff_weights_iter_desc())},
+                    {DNNL_ARG_DIFF_BIAS, mem(bias)},
+                    {DNNL_ARG_DIFF_DST_LAYER, mem(dst)},
+                    {DNNL_ARG_DIFF_DST_ITER, mem(state)}});
+  if (lstm)
+    st->bargs.insert(
+        {{DNNL_ARG_DIFF_SRC_ITER_C, mem(state)}, {DNNL_ARG_DIFF_DST_ITER_C, mem(state)}});
   st->fwd = Fwd(fpd);
   st->bwd = Bwd(bpd);
   return {[st] {
