@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Runs every benchmark of tests/bench at one and at two threads and keeps their outputs in
-# bench-results/<benchmark>-<threads>t.txt (docs/benchmarks.md's figures come from such a run).
-# PyTorch comes from Debian (python3-torch, with OpenBLAS): installed here when missing. Run
-# it on an otherwise idle machine: two-thread figures collapse when anything else is busy.
+# bench-results/<benchmark>-<threads>t.txt, and their rows as one markdown table in
+# bench-results/table.md (docs/benchmarks.md's current table is that file, pasted). PyTorch
+# comes from Debian (python3-torch, with OpenBLAS), and tcmalloc for its second run
+# (libtcmalloc-minimal4): installed here when missing. Run it on an otherwise idle machine:
+# two-thread figures collapse when anything else is busy.
 #
 #   scripts/bench.sh                       # all of them
 #   scripts/bench.sh transformer           # the ones whose name contains "transformer"
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup-deps.sh python3-torch python3-numpy libopenblas0-openmp
+scripts/setup-deps.sh python3-torch python3-numpy libopenblas0-openmp libtcmalloc-minimal4
 scripts/build.sh
 mkdir -p bench-results
 for b in matmul-softmax rnn-sine-train-step recurrent-train-step attention-train-step tagger-train-step \
@@ -20,6 +22,8 @@ for b in matmul-softmax rnn-sine-train-step recurrent-train-step attention-train
     OMP_NUM_THREADS=$t "build/bin/attn-bench-$b" >"$out" 2>&1 || echo "bench: $b exited with $? (see $out)"
   done
 done
+scripts/bench-table.py bench-results >bench-results/table.md &&
+  echo "bench: the table -> bench-results/table.md"
 # Deployment: executables, compile times, length buckets (one thread).
 if [[ "deploy" == *"${1:-}"* ]]; then
   echo "bench: deploy -> bench-results/deploy-1t.txt"

@@ -1,8 +1,9 @@
 // What the train-step benchmarks share: the compiled @train_step driven as the trainer drives
 // it, timing statistics, the command-line and setup chores, the FLOP counts of compiled entry
-// points and the GEMM calibration they are measured against, and the PyTorch side, a Python
-// child process driven line by line over two pipes (tests/bench/bench_io.py speaks the
-// protocol).
+// points and the GEMM calibration they are measured against, the PyTorch side (a Python child
+// process driven line by line over two pipes; tests/bench/bench_io.py speaks the protocol), run
+// with glibc's malloc and with tcmalloc and taken at its best, and the rows of
+// bench-results/table.md.
 #pragma once
 
 #include "compiler/Driver/Measure.h"
@@ -349,17 +350,38 @@ private:
   std::vector<int> updateTarget; // output index -> parameter index
 };
 
+// The allocator a PyTorch side runs with. PyTorch on glibc's malloc pays a fresh mmap, zeroed
+// by the kernel page by page, for every tensor above glibc's mmap threshold; PyTorch's CPU
+// tuning guides tell its users to preload tcmalloc, so a fair baseline runs both.
+enum class Allocator { Glibc, Tcmalloc };
+
+inline const char *allocatorName(Allocator a) {
+  return a == Allocator::Glibc ? "glibc malloc" : "tcmalloc";
+}
+
+// The tcmalloc the PyTorch side preloads: $ATTN_BENCH_TCMALLOC, else Debian's
+// libtcmalloc-minimal4 (scripts/bench.sh installs it).
+inline std::string tcmallocPath() {
+  const char *env = std::getenv("ATTN_BENCH_TCMALLOC");
+  return env && *env ? env : "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4";
+}
+
 // The PyTorch side: a child process driven line by line over two pipes.
 class PyTorchSide {
 public:
-  // Runs `python script args... --serve` and waits for its "blas GFLOPS DESCRIPTION" line (its
-  // GEMM calibration) and then "ready TORCH_VERSION FIRST_LOSS LAST_WARMUP_LOSS" after its
-  // warm-up; otherwise (no interpreter, no torch, a crash) `note` says why and the benchmark
-  // times attnc alone.
-  bool launch(const std::string &python, const std::string &script,
-              std::vector<std::string> args) {
+  // Runs `python script args... --serve` (with `allocator`) and waits for its "blas GFLOPS
+  // DESCRIPTION" line (its GEMM calibration) and then "ready TORCH_VERSION FIRST_LOSS
+  // LAST_WARMUP_LOSS" after its warm-up; otherwise (no interpreter, no torch, no tcmalloc, a
+  // crash) `note` says why and the benchmark goes on without this side.
+  bool launch(const std::string &python, const std::string &script, std::vector<std::string> args,
+              Allocator allocator = Allocator::Glibc) {
+    this->allocator = allocator;
     if (access(python.c_str(), X_OK) != 0) {
       note = python + " not found";
+      return false;
+    }
+    if (allocator == Allocator::Tcmalloc && access(tcmallocPath().c_str(), R_OK) != 0) {
+      note = tcmallocPath() + " not found (apt-get install libtcmalloc-minimal4)";
       return false;
     }
     args.insert(args.begin(), {python, script});
@@ -386,18 +408,29 @@ public:
     }
     return ready;
   }
-  // One timed repetition on the PyTorch side: its seconds per step.
+  // One timed repetition on the PyTorch side: its seconds per step (wall clock); its user and
+  // system CPU seconds per step go to `userTimes` and `systemTimes`.
   double rep() {
     send("rep");
     std::string line = readLine();
-    char *end = nullptr;
-    double v = std::strtod(line.c_str(), &end);
-    if (line.empty() || end == line.c_str())
-      die("unexpected answer from the PyTorch side: '" + line + "'");
-    return v;
+    double v[3];
+    const char *p = line.c_str();
+    for (double &x : v) {
+      char *end = nullptr;
+      x = std::strtod(p, &end);
+      if (end == p)
+        die("unexpected answer from the PyTorch side (" + std::string(allocatorName(allocator)) +
+            "): '" + line + "'");
+      p = end;
+    }
+    userTimes.push_back(v[1]);
+    systemTimes.push_back(v[2]);
+    return v[0];
   }
   // Ends the child (its last line, its own median, is dropped); returns its exit status.
   int quit() {
+    if (pid < 0) // not running (never started, or ended already)
+      return 0;
     send("quit");
     readLine();
     return finish();
@@ -408,6 +441,8 @@ public:
   double firstLoss = 0, warmLoss = 0;
   double gemmGflops = 0; // PyTorch's f32 GEMM 1024^3 at the benchmark's threads
   std::string blas;      // its BLAS library and core, e.g. "OpenBLAS 0.3.21 core SkylakeX"
+  Allocator allocator = Allocator::Glibc;
+  std::vector<double> userTimes, systemTimes; // CPU seconds per step, one per rep()
 
 private:
   bool start(const std::vector<std::string> &argv) {
@@ -423,6 +458,8 @@ private:
       // speed on AVX-512 CPUs. The child reports the core it then chose ("blas" line).
       unsetenv("OPENBLAS_CORETYPE");
       unsetenv("OPENBLAS_L2_SIZE");
+      if (allocator == Allocator::Tcmalloc)
+        setenv("LD_PRELOAD", tcmallocPath().c_str(), 1);
       dup2(toChild[0], 0);
       dup2(fromChild[1], 1);
       close(toChild[0]), close(toChild[1]), close(fromChild[0]), close(fromChild[1]);
@@ -472,46 +509,225 @@ private:
   std::FILE *in = nullptr, *out = nullptr;
 };
 
-// This run's calibration: oneDNN's GEMM measured here, PyTorch's as `torchSide` reported it
-// (when it is ready).
-inline Calibration calibrate(const PyTorchSide &torchSide) {
+// PyTorch at its best: the same PyTorch side in two child processes, one on glibc's malloc and
+// one with tcmalloc preloaded, timed in the same interleaved repetitions; the faster of the two
+// is the baseline every ratio and share of the peak uses, and both are printed with their CPU
+// time, so that a side that spends its time in page faults shows itself. Its members mirror a
+// single side's, taken from the first side that is ready.
+class PyTorchBaseline {
+public:
+  // Launches both sides with the same arguments; true when at least one is ready.
+  bool launch(const std::string &python, const std::string &script,
+              const std::vector<std::string> &args) {
+    for (PyTorchSide &side : sides) {
+      side.launch(python, script, args, &side == &sides[0] ? Allocator::Glibc
+                                                            : Allocator::Tcmalloc);
+      if (side.ready && !ready) {
+        ready = true;
+        version = side.version;
+        firstLoss = side.firstLoss;
+        warmLoss = side.warmLoss;
+      }
+    }
+    if (!ready)
+      note = sides[0].note;
+    return ready;
+  }
+
+  // One timed repetition of each ready side (their threads settled before each), kept in
+  // `times`.
+  void rep() {
+    for (size_t s = 0; s < 2; ++s)
+      if (sides[s].ready) {
+        settle();
+        times[s].push_back(sides[s].rep());
+      }
+  }
+
+  // The side whose median time is the lower (nullptr when none is ready or none was timed).
+  const PyTorchSide *best() const {
+    const PyTorchSide *b = nullptr;
+    for (size_t s = 0; s < 2; ++s)
+      if (sides[s].ready && !times[s].empty() &&
+          (!b || median(times[s]) < median(times[b == &sides[0] ? 0 : 1])))
+        b = &sides[s];
+    return b;
+  }
+  // The best side's seconds per step of each repetition (empty when there is none).
+  std::vector<double> bestTimes() const {
+    const PyTorchSide *b = best();
+    return b ? times[b == &sides[0] ? 0 : 1] : std::vector<double>();
+  }
+  double bestSeconds() const {
+    std::vector<double> t = bestTimes();
+    return t.empty() ? 0 : median(t);
+  }
+  const char *bestAllocator() const { return best() ? allocatorName(best()->allocator) : "-"; }
+  // The median seconds per step with `allocator` (0 when that side did not run).
+  double secondsWith(Allocator allocator) const {
+    size_t s = allocator == Allocator::Glibc ? 0 : 1;
+    return sides[s].ready && !times[s].empty() ? median(times[s]) : 0;
+  }
+
+  // Both sides' lines: "<indent>PyTorch, glibc malloc: T <unit>/step (min, max); CPU per
+  // step: user U, system S", times shown times `scale` (1e3: ms, 1e6: us), then which one is
+  // the baseline; a side that did not run says why.
+  void printAllocators(const char *indent, double scale, const char *unit) const {
+    for (size_t s = 0; s < 2; ++s) {
+      const PyTorchSide &side = sides[s];
+      std::printf("%sPyTorch, %-12s: ", indent, allocatorName(side.allocator));
+      if (!side.ready || times[s].empty()) {
+        std::printf("did not run: %s\n", side.note.c_str());
+        continue;
+      }
+      double t = median(times[s]) * scale;
+      int digits = t < 10 ? 2 : t < 1000 ? 1 : 0; // three or four significant digits
+      std::printf("%9.*f %s/step  %s; CPU per step: user %.*f, system %.*f %s\n", digits, t,
+                  unit, spread(times[s], scale, digits).c_str(), digits,
+                  median(side.userTimes) * scale, digits, median(side.systemTimes) * scale,
+                  unit);
+    }
+    if (const PyTorchSide *b = best())
+      std::printf("%sPyTorch at its best: with %s\n", indent, allocatorName(b->allocator));
+  }
+
+  // Ends both children; returns the first non-zero exit status.
+  int quit() {
+    int rc = 0;
+    for (PyTorchSide &side : sides)
+      if (side.ready) {
+        int code = side.quit();
+        rc = rc ? rc : code;
+      }
+    return rc;
+  }
+
+  bool ready = false;        // at least one side launched
+  std::string version, note; // torch's version; why there is no PyTorch side at all
+  double firstLoss = 0, warmLoss = 0;
+  PyTorchSide sides[2];             // glibc malloc, tcmalloc
+  std::vector<double> times[2];     // seconds per step of each repetition, per side
+};
+
+// This run's calibration: oneDNN's GEMM measured here, PyTorch's as `torch` reported it (the
+// faster of its sides; the allocator does not touch a GEMM's time).
+inline Calibration calibrate(const PyTorchBaseline &torch) {
   Calibration c;
   c.onednn = onednnGemmGflops();
-  if (torchSide.ready) {
-    c.torch = torchSide.gemmGflops;
-    c.torchBlas = torchSide.blas;
-  }
+  for (const PyTorchSide &side : torch.sides)
+    if (side.ready && side.gemmGflops > c.torch) {
+      c.torch = side.gemmGflops;
+      c.torchBlas = side.blas;
+    }
   return c;
 }
 
 // `timing.warmup` calls of `step`, then `timing.reps` repetitions that alternate attnc (seconds
-// per call over `timing.iters` calls, into `attn`) and each PyTorch side that is ready (its
-// seconds per step, into the matching `torch` entry), letting the other side's threads settle
-// between them.
+// per call over `timing.iters` calls, into `attn`) and each PyTorch baseline (both of its
+// sides), letting the other side's threads settle between them; `torch[b]` receives baseline
+// b's best side's times.
 template <class Step>
-void timeInterleaved(const Timing &timing, Step &&step, const std::vector<PyTorchSide *> &sides,
-                     std::vector<double> &attn, std::vector<std::vector<double>> &torch) {
-  torch.resize(sides.size());
+void timeInterleaved(const Timing &timing, Step &&step,
+                     const std::vector<PyTorchBaseline *> &baselines, std::vector<double> &attn,
+                     std::vector<std::vector<double>> &torch) {
   for (int i = 0; i < timing.warmup; ++i)
     step();
   for (int r = 0; r < timing.reps; ++r) {
     settle();
     attn.push_back(perStep(timing.iters, step));
-    for (size_t s = 0; s < sides.size(); ++s)
-      if (sides[s]->ready) {
-        settle();
-        torch[s].push_back(sides[s]->rep());
-      }
+    for (PyTorchBaseline *b : baselines)
+      b->rep();
   }
+  torch.clear();
+  for (PyTorchBaseline *b : baselines)
+    torch.push_back(b->bestTimes());
 }
 
-// The same with one PyTorch side.
+// The same with one PyTorch baseline.
 template <class Step>
-void timeInterleaved(const Timing &timing, Step &&step, PyTorchSide &torchSide,
+void timeInterleaved(const Timing &timing, Step &&step, PyTorchBaseline &torchSide,
                      std::vector<double> &attn, std::vector<double> &torch) {
   std::vector<std::vector<double>> times;
   timeInterleaved(timing, step, {&torchSide}, attn, times);
   torch = std::move(times[0]);
+}
+
+// A time for the table: "412 µs", "41.0 ms", "1.62 s".
+inline std::string shortTime(double seconds) {
+  char buf[32];
+  if (seconds < 1e-3)
+    std::snprintf(buf, sizeof buf, "%.0f µs", seconds * 1e6);
+  else if (seconds < 1)
+    std::snprintf(buf, sizeof buf, "%.*f ms", seconds < 0.1 ? 2 : 1, seconds * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f s", seconds);
+  return buf;
+}
+
+// A goal of the project for a workload: PyTorch's time over attnc's at least `ratio`, attnc at
+// least `peakPercent` of the GEMM peak (0: no such goal).
+struct Goal {
+  double ratio = 0, peakPercent = 0;
+};
+
+// One row of the current table (scripts/bench.sh collects the lines that start with "table: "
+// into bench-results/table.md; scripts/bench-table.py adds the header):
+//   table: | workload | threads | attnc | PyTorch at its best | PyTorch, glibc malloc |
+//            PyTorch / attnc | attnc % of peak | PyTorch % of peak | goal | met |
+// `flops` 0: no share of the peak; `torch` null or not ready: no PyTorch columns;
+// `torchSameWork` false: PyTorch does other work than `flops` (an uncached decoder), so no
+// share of the peak for it. `reference` names another baseline (matmul-softmax: oneDNN called
+// directly) with its seconds.
+inline void printTableRow(const Calibration &c, const std::string &workload, double flops,
+                          double attnSeconds, const PyTorchBaseline *torch, Goal goal = {},
+                          bool torchSameWork = true, const std::string &reference = "",
+                          double referenceSeconds = 0) {
+  auto percent = [&](double seconds) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * flops / seconds / 1e9 / c.peak());
+    return flops > 0 && seconds > 0 && c.peak() > 0 ? std::string(buf) : std::string("-");
+  };
+  double torchSeconds = torch && torch->ready ? torch->bestSeconds() : 0;
+  std::string best = "-", glibc = "-";
+  if (torchSeconds > 0) {
+    best = shortTime(torchSeconds) + " (" + torch->bestAllocator() + ")";
+    if (double g = torch->secondsWith(Allocator::Glibc))
+      glibc = shortTime(g);
+  } else if (referenceSeconds > 0) {
+    best = shortTime(referenceSeconds) + " (" + reference + ")";
+    torchSeconds = referenceSeconds;
+  }
+  char ratio[32] = "-";
+  if (torchSeconds > 0)
+    std::snprintf(ratio, sizeof ratio, "%.2f", torchSeconds / attnSeconds);
+  std::string goalText = "-", met = "-";
+  if (goal.ratio > 0 || goal.peakPercent > 0) {
+    char buf[64];
+    if (goal.ratio > 0 && goal.peakPercent > 0)
+      std::snprintf(buf, sizeof buf, "%gx, %g%%", goal.ratio, goal.peakPercent);
+    else if (goal.ratio > 0)
+      std::snprintf(buf, sizeof buf, "%gx", goal.ratio);
+    else
+      std::snprintf(buf, sizeof buf, "%g%%", goal.peakPercent);
+    goalText = buf;
+    bool ratioMet =
+        goal.ratio <= 0 || (torchSeconds > 0 && torchSeconds / attnSeconds >= goal.ratio);
+    bool peakMet = goal.peakPercent <= 0 ||
+                   (flops > 0 && 100.0 * flops / attnSeconds / 1e9 / c.peak() >= goal.peakPercent);
+    bool both = goal.ratio > 0 && goal.peakPercent > 0;
+    met = ratioMet && peakMet ? "yes"
+          : !both            ? "no"
+          : ratioMet         ? "ratio only"
+          : peakMet          ? "peak only"
+                             : "no";
+    if (goal.ratio > 0 && torchSeconds <= 0)
+      met = "no PyTorch side";
+  }
+  std::printf("table: | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", workload.c_str(),
+              threadCount(), shortTime(attnSeconds).c_str(), best.c_str(), glibc.c_str(), ratio,
+              percent(attnSeconds).c_str(),
+              torch && torch->ready && torchSameWork ? percent(torch->bestSeconds()).c_str() : "-",
+              goalText.c_str(), met.c_str());
 }
 
 } // namespace bench

@@ -55,7 +55,7 @@ constexpr float kLr = 1e-3f;
 
 using bench::die;
 using bench::median;
-using bench::PyTorchSide;
+using bench::PyTorchBaseline;
 using bench::seconds;
 using bench::TrainStepProgram;
 
@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
     std::string dataFile = bench::tempDataFile("attn-bench-attention");
     bench::writeSeq2SeqData(dataFile, side.weights(), batches);
 
-    PyTorchSide torch;
+    PyTorchBaseline torch;
     auto str = [](int64_t v) { return std::to_string(v); };
     torch.launch(python, script,
                  {"--data", dataFile, "--threads", str(threads), "--batch", str(z.batch),
@@ -228,7 +228,9 @@ int main(int argc, char **argv) {
     if (haveTorch) {
       double mTorch = median(tTorch);
       row.torchMs = mTorch * 1e3;
-      std::printf("  PyTorch : %9.1f ms/step  %s\n", mTorch * 1e3, spread(tTorch).c_str());
+      std::printf("  PyTorch : %9.1f ms/step  %s, at its best\n", mTorch * 1e3,
+                  spread(tTorch).c_str());
+      torch.printAllocators("    ", 1e3, "ms");
       std::printf("  (torch %s, eager: nn.GRU encoder, Python loop of nn.GRUCell + additive "
                   "attention, torch.optim.Adam)\n",
                   torch.version.c_str());
@@ -255,6 +257,8 @@ int main(int argc, char **argv) {
                   "%.1f ms, norm + adam (@train_step - @loss_grad) %.1f ms\n",
                   fwd * 1e3, (grad - fwd) * 1e3, (mAttn - grad) * 1e3);
     }
+    bench::printTableRow(*calibration, "Bahdanau seq2seq train step (`" + c->key + "` sizes)",
+                         side.flops["train_step"], mAttn, &torch, {3, 60});
     rows.push_back(row);
   }
 

@@ -3,14 +3,17 @@ importing torch, reading the C++ side's safetensors file, and the timing protoco
 
 With --serve the script prints `blas <GFLOP/s> <library and core>` (its f32 GEMM calibration,
 see gemm_calibration), then `ready <torch version> <loss of step 1> <loss after warm-up>`,
-then answers each `rep` line on stdin with the seconds per step of `iters` steps, and ends with
-`median <seconds>`; the C++ benchmark interleaves these repetitions with its own.
+then answers each `rep` line on stdin with `<seconds> <user> <system>`: the wall-clock, user
+CPU and system CPU seconds per step of `iters` steps (getrusage of this process, so that a
+baseline that spends its time in page faults shows itself), and ends with `median <seconds>`;
+the C++ benchmark interleaves these repetitions with its own.
 """
 
 import argparse
 import ctypes
 import json
 import os
+import resource
 import struct
 import sys
 import time
@@ -161,10 +164,15 @@ def time_steps(train_step, a, torch_version):
     loss); returns the median seconds per step (`a.warmup`, `a.reps`, `a.serve` as above)."""
 
     def rep():
+        """(wall, user, system) seconds per step of a.iters steps."""
+        before = resource.getrusage(resource.RUSAGE_SELF)
         start = time.perf_counter()
         for _ in range(a.iters):
             train_step()
-        return (time.perf_counter() - start) / a.iters
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        return (wall / a.iters, (after.ru_utime - before.ru_utime) / a.iters,
+                (after.ru_stime - before.ru_stime) / a.iters)
 
     first = float(train_step().detach())
     last = first
@@ -179,11 +187,12 @@ def time_steps(train_step, a, torch_version):
         for line in sys.stdin:
             if line.strip() != "rep":
                 break
-            times.append(rep())
-            print(f"{times[-1]:.9g}", flush=True)
+            wall, user, system = rep()
+            times.append(wall)
+            print(f"{wall:.9g} {user:.9g} {system:.9g}", flush=True)
     else:
         print(calibration)
-        times = [rep() for _ in range(a.reps)]
+        times = [rep()[0] for _ in range(a.reps)]
     times.sort()
     n = len(times)
     med = (times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])) if n else float("nan")

@@ -34,7 +34,7 @@ constexpr float kLr = 1e-3f;
 
 using bench::die;
 using bench::median;
-using bench::PyTorchSide;
+using bench::PyTorchBaseline;
 using bench::TrainStepProgram;
 
 struct Sizes {
@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
   std::string dataFile = bench::tempDataFile("attn-bench-convs2s");
   bench::writeSeq2SeqData(dataFile, side.weights(), batches);
   auto str = [](int64_t v) { return std::to_string(v); };
-  PyTorchSide torch;
+  PyTorchBaseline torch;
   torch.launch(
       python, script,
       {"--data",           dataFile,     "--threads",      str(threads),        "--batch",
@@ -142,8 +142,9 @@ int main(int argc, char **argv) {
               bench::spread(tAttn, 1e3, 1).c_str());
   if (torch.ready) {
     mTorch = median(tTorch);
-    std::printf("  PyTorch : %9.1f ms/step  %s\n", mTorch * 1e3,
+    std::printf("  PyTorch : %9.1f ms/step  %s, at its best\n", mTorch * 1e3,
                 bench::spread(tTorch, 1e3, 1).c_str());
+    torch.printAllocators("    ", 1e3, "ms");
   } else {
     std::printf("note: no PyTorch comparison: %s\n", torch.note.c_str());
   }
@@ -157,5 +158,7 @@ int main(int argc, char **argv) {
   std::printf("  attnc's train step: %.1f%% of the GEMM peak (%.1f GFLOP/s)\n",
               100 * side.flops["train_step"] / mAttn / 1e9 / calibration.peak(),
               calibration.peak());
+  bench::printTableRow(calibration, "conv seq2seq (GLU) train step", side.flops["train_step"],
+                       mAttn, &torch, {1.5, 0});
   return rc;
 }

@@ -1,5 +1,7 @@
 // Benchmark: softmax(A x B), A and B 512x512 f32, attnc's JIT-compiled code vs. oneDNN called
-// directly (matmul primitive + softmax primitive on axis 1). Not a test; not run by ctest.
+// directly (matmul primitive + softmax primitive on axis 1) and vs. PyTorch
+// (torch.softmax(torch.mm(a, b), 1) via /usr/bin/python3 tests/bench/matmul-softmax.py, with
+// glibc's malloc and with tcmalloc). Not a test; not run by ctest.
 //
 //   build/bin/attn-bench-matmul-softmax                     # oneDNN's default thread count
 //   OMP_NUM_THREADS=1 build/bin/attn-bench-matmul-softmax   # single-threaded
@@ -47,25 +49,14 @@ func.func @forward(%a: tensor<512x512xf32> {attn.name = "a"},
 }
 )mlir";
 
-[[noreturn]] void die(const char *what) {
-  std::fprintf(stderr, "attn-bench-matmul-softmax: error: %s\n", what);
-  std::exit(1);
-}
-
-double seconds() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using bench::die;
+using bench::median;
+using bench::seconds;
 
 } // namespace
 
 int main() {
+  bench::programName = "attn-bench-matmul-softmax";
   // ---- attnc: parse, lower, JIT ----
   ::attn::driver::Session session;
   double t0 = seconds();
@@ -123,6 +114,22 @@ int main() {
     yMax = std::max(yMax, x);
   }
 
+  // ---- PyTorch ----
+  std::string dataFile = bench::tempDataFile("attn-bench-matmul-softmax");
+  {
+    ::attn::checkpoint::Checkpoint ckpt;
+    ckpt.tensors = {{"a", a}, {"b", b}};
+    ::attn::checkpoint::save(dataFile, ckpt);
+  }
+  bench::PyTorchBaseline torch;
+  torch.launch(bench::benchPython(), std::string(ATTN_SOURCE_DIR) + "/tests/bench/matmul-softmax.py",
+               {"--data", dataFile, "--threads", std::to_string(bench::threadCount()), "--warmup",
+                std::to_string(WARMUP), "--iters", std::to_string(ITERS)});
+  std::remove(dataFile.c_str());
+  double firstColumn = 0; // the PyTorch side's "loss": the sum of y's first column
+  for (int64_t i = 0; i < N; ++i)
+    firstColumn += yAttn.data<float>()[i * N];
+
   // ---- timing ----
   for (int i = 0; i < WARMUP; ++i) {
     runAttn();
@@ -138,8 +145,10 @@ int main() {
   for (int r = 0; r < REPS; ++r) {
     tAttn.push_back(timeOnce(runAttn));
     tDnnl.push_back(timeOnce(runDnnl));
+    torch.rep();
   }
-  double mAttn = median(tAttn), mDnnl = median(tDnnl);
+  double mAttn = median(tAttn), mDnnl = median(tDnnl), mTorch = torch.bestSeconds();
+  torch.quit();
 
   const double flops = 2.0 * N * N * N + 5.0 * N * N;
   const char *omp = std::getenv("OMP_NUM_THREADS");
@@ -157,9 +166,23 @@ int main() {
   std::printf("  attnc : %8.3f ms  %7.2f GFLOP/s\n", mAttn * 1e3, flops / mAttn * 1e-9);
   std::printf("  oneDNN: %8.3f ms  %7.2f GFLOP/s\n", mDnnl * 1e3, flops / mDnnl * 1e-9);
   std::printf("attnc/oneDNN time ratio: %.2f\n", mAttn / mDnnl);
-  bench::Calibration calibration;
-  calibration.onednn = bench::onednnGemmGflops();
+  bool agree = maxDiff < 1e-4;
+  if (torch.ready) {
+    std::printf("  PyTorch at its best: %8.3f ms  %7.2f GFLOP/s", mTorch * 1e3,
+                flops / mTorch * 1e-9);
+    std::printf(" (sum of y's first column: attnc %.7g", firstColumn);
+    agree = bench::printLossAgreement(firstColumn, torch.firstLoss) && agree;
+    std::printf(")\n");
+    torch.printAllocators("    ", 1e3, "ms");
+    std::printf("pytorch/attnc time ratio: %.2f\n", mTorch / mAttn);
+  } else {
+    std::printf("note: no PyTorch comparison: %s\n", torch.note.c_str());
+  }
+  bench::Calibration calibration = bench::calibrate(torch);
   calibration.print(bench::threadCount());
-  calibration.printRates("call", matmulFlops, mAttn, 0);
-  return maxDiff < 1e-4 ? 0 : 1;
+  calibration.printRates("call", matmulFlops, mAttn, mTorch);
+  bench::printTableRow(calibration, "matmul + softmax 512^2 (vs oneDNN called directly)",
+                       matmulFlops, mAttn, nullptr, {}, true, "oneDNN", mDnnl);
+  bench::printTableRow(calibration, "matmul + softmax 512^2", matmulFlops, mAttn, &torch);
+  return agree ? 0 : 1;
 }

@@ -46,7 +46,7 @@ constexpr int NB = 8; // fixed batches, cycled
 
 using bench::die;
 using bench::median;
-using bench::PyTorchSide;
+using bench::PyTorchBaseline;
 using bench::seconds;
 
 std::string spread(const std::vector<double> &v) { return bench::spread(v, 1e6, 1); }
@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
     std::snprintf(buf, sizeof buf, "%.9g", v);
     return std::string(buf);
   };
-  PyTorchSide torch;
+  PyTorchBaseline torch;
   if (t.optimizer.type != ::attn::yaml::Optimizer::Adam)
     torch.note = "the PyTorch side implements only adam (train.optimizer.type is " +
                  ::attn::yaml::nameOf(t.optimizer.type) + ")";
@@ -158,11 +158,11 @@ int main(int argc, char **argv) {
   for (int r = 0; r < reps; ++r) {
     tAttn.push_back(bench::perStep(iters, attnStep));
     if (haveTorch) {
-      bench::settle();
-      tTorch.push_back(torch.rep());
+      torch.rep();
       bench::settle();
     }
   }
+  tTorch = torch.bestTimes();
   int rc = 0;
   if (haveTorch)
     if (int code = torch.quit())
@@ -187,7 +187,9 @@ int main(int argc, char **argv) {
                 torch.warmLoss);
     double mTorch = median(tTorch);
     std::printf("  attnc          : %9.1f us/step  %s\n", mAttn * 1e6, spread(tAttn).c_str());
-    std::printf("  PyTorch        : %9.1f us/step  %s\n", mTorch * 1e6, spread(tTorch).c_str());
+    std::printf("  PyTorch        : %9.1f us/step  %s, at its best\n", mTorch * 1e6,
+                spread(tTorch).c_str());
+    torch.printAllocators("    ", 1e6, "us");
     std::printf("  (PyTorch: torch %s, eager nn.RNN + nn.Linear, torch.optim.Adam)\n",
                 torch.version.c_str());
     std::printf("pytorch/attnc time ratio: %.2f\n", mTorch / mAttn);
@@ -198,5 +200,7 @@ int main(int argc, char **argv) {
                 "python3-torch python3-numpy libopenblas0-openmp)\n",
                 torch.note.c_str());
   }
+  bench::printTableRow(calibration, spec->name + " train step", train.flops["train_step"], mAttn,
+                       &torch);
   return rc;
 }

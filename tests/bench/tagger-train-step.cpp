@@ -41,7 +41,7 @@ constexpr float kLr = 1e-3f;
 
 using bench::die;
 using bench::median;
-using bench::PyTorchSide;
+using bench::PyTorchBaseline;
 using bench::seconds;
 using bench::TrainStepProgram;
 
@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
 
   std::string dataFile = bench::tempDataFile("attn-bench-tagger");
   writeData(dataFile, side.weights(), batches);
-  PyTorchSide torch;
+  PyTorchBaseline torch;
   auto str = [](int64_t v) { return std::to_string(v); };
   torch.launch(bench::benchPython(), script, {"--data",    dataFile,
                                               "--threads", str(threads),
@@ -203,8 +203,9 @@ int main(int argc, char **argv) {
               bench::spread(tAttn, 1e3, 1).c_str());
   if (torch.ready) {
     double mTorch = median(tTorch);
-    std::printf("  PyTorch : %9.1f ms/step  %s\n", mTorch * 1e3,
+    std::printf("  PyTorch : %9.1f ms/step  %s, at its best\n", mTorch * 1e3,
                 bench::spread(tTorch, 1e3, 1).c_str());
+    torch.printAllocators("    ", 1e3, "ms");
     std::printf("  (torch %s, eager: pack_padded_sequence, nn.GRU(bidirectional), "
                 "torch.optim.Adam)\n",
                 torch.version.c_str());
@@ -226,5 +227,7 @@ int main(int argc, char **argv) {
   if (mTorch > 0)
     std::printf("; PyTorch %s", calibration.rate(flops * tokens / positions, mTorch).c_str());
   std::printf("\n");
+  bench::printTableRow(calibration, "masked bidirectional GRU tagger train step (real tokens)",
+                       flops * tokens / positions, mAttn, &torch, {2, 0});
   return rc;
 }

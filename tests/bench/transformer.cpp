@@ -55,7 +55,7 @@ constexpr int kBos = 1;
 
 using bench::die;
 using bench::median;
-using bench::PyTorchSide;
+using bench::PyTorchBaseline;
 using bench::TrainStepProgram;
 
 struct Sizes {
@@ -179,7 +179,7 @@ int main(int argc, char **argv) {
   };
   // Two PyTorch decoders: nn.Transformer's usual uncached loop, and the key/value-cached loop
   // a PyTorch user writes for fast decoding.
-  PyTorchSide torchDecode, torchCached;
+  PyTorchBaseline torchDecode, torchCached;
   for (auto [side, mode] : {std::pair{&torchDecode, "greedy"}, {&torchCached, "greedy-cached"}}) {
     std::vector<std::string> decodeArgs = torchArgs;
     decodeArgs.insert(decodeArgs.end(), {"--mode", mode});
@@ -211,14 +211,15 @@ int main(int argc, char **argv) {
   std::printf("\n  attnc          : %9.1f ms  %s\n", mdAttn * 1e3,
               bench::spread(dAttn, 1e3, 1).c_str());
   // Each PyTorch decoder's median (0 when it could not run).
-  auto torchRow = [&](const PyTorchSide &side, const std::vector<double> &times,
+  auto torchRow = [&](const PyTorchBaseline &side, const std::vector<double> &times,
                       const char *label, const char *how) {
     if (!side.ready) {
       std::printf("note: no %s decoder: %s\n", label, side.note.c_str());
       return 0.0;
     }
-    std::printf("  %-15s: %9.1f ms  %s  (%s)\n", label, median(times) * 1e3,
+    std::printf("  %-15s: %9.1f ms  %s  (%s), at its best\n", label, median(times) * 1e3,
                 bench::spread(times, 1e3, 1).c_str(), how);
+    side.printAllocators("    ", 1e3, "ms");
     return median(times);
   };
   double mdTorch = torchRow(torchDecode, dTorch[0], "PyTorch",
@@ -236,7 +237,7 @@ int main(int argc, char **argv) {
   std::printf("\n");
 
   // The training step.
-  PyTorchSide torchTrain;
+  PyTorchBaseline torchTrain;
   std::vector<std::string> trainArgs = torchArgs;
   trainArgs.insert(trainArgs.end(), {"--mode", "train"});
   torchTrain.launch(python, script, trainArgs);
@@ -257,8 +258,9 @@ int main(int argc, char **argv) {
               bench::spread(tAttn, 1e3, 1).c_str());
   if (torchTrain.ready) {
     mTorch = median(tTorch);
-    std::printf("  PyTorch : %9.1f ms/step  %s\n", mTorch * 1e3,
+    std::printf("  PyTorch : %9.1f ms/step  %s, at its best\n", mTorch * 1e3,
                 bench::spread(tTorch, 1e3, 1).c_str());
+    torchTrain.printAllocators("    ", 1e3, "ms");
   } else {
     std::printf("note: no PyTorch comparison: %s\n", torchTrain.note.c_str());
   }
@@ -304,5 +306,12 @@ int main(int argc, char **argv) {
               mUnfused / mFused, mUnfused * 1e3);
   std::printf("  attnc's train step: %.1f%% of the GEMM peak (%.1f GFLOP/s)\n",
               100 * side.flops["train_step"] / mAttn / 1e9 / calibration.peak(), calibration.peak());
+  std::string sizes = " (length " + std::to_string(z.srcLen) + ")";
+  bench::printTableRow(calibration, "Transformer train step" + sizes, side.flops["train_step"],
+                       mAttn, &torchTrain, {1.5, 0});
+  bench::printTableRow(calibration, "Transformer greedy decoding vs `nn.Transformer`" + sizes,
+                       decodeFlops, mdAttn, &torchDecode, {5, 0}, /*torchSameWork=*/false);
+  bench::printTableRow(calibration, "Transformer greedy decoding vs a cached PyTorch loop" + sizes,
+                       decodeFlops, mdAttn, &torchCached);
   return rc;
 }
