@@ -383,7 +383,8 @@ void reportQuality(const ModelConfig &c, const Model &m, const task::PairData &d
             << (c.decode.beam > 1 ? "beam " + std::to_string(c.decode.beam) : std::string("greedy"))
             << " decoding of " << a.count << " validation pairs: exact match "
             << std::setprecision(4) << 100.0 * a.exactMatch << "%, token accuracy "
-            << 100.0 * a.tokenAccuracy << "%" << std::endl;
+            << 100.0 * a.tokenAccuracy << "%, length mismatch " << 100.0 * a.lengthMismatch
+            << "%" << std::endl;
 }
 
 int train(const std::string &tool, const ModelConfig &c, const Model &model,
@@ -421,7 +422,9 @@ int train(const std::string &tool, const ModelConfig &c, const Model &model,
   if (result.nothingToDo) {
     std::cout << c.name << ": nothing to train: the run in " << t.dir << " "
               << (result.stoppedEarly ? "stopped early" : "is") << " at step " << result.lastStep
-              << (result.stoppedEarly ? "" : " and --steps is " + std::to_string(t.steps))
+              << (result.stoppedEarly ? ""
+                  : (run.steps ? " and --steps is " : " and train.steps is ") +
+                        std::to_string(t.steps))
               << "; nothing was written" << std::endl;
     return 0;
   }

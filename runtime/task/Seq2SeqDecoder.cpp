@@ -253,21 +253,32 @@ Accuracy Seq2SeqDecoder::accuracy(const std::vector<data::Pair> &pairs) const {
     }
     references.push_back(data.target.encode(target));
   }
+  if (sources.empty())
+    return Accuracy();
+  std::vector<std::vector<int32_t>> outputs;
+  for (const std::vector<Hypothesis> &hyps : decode(sources))
+    outputs.push_back(hyps[0].tokens);
+  return scoreOutputs(outputs, references);
+}
+
+Accuracy scoreOutputs(const std::vector<std::vector<int32_t>> &outputs,
+                      const std::vector<std::vector<int32_t>> &references) {
   Accuracy a;
-  a.count = (int64_t)sources.size();
+  a.count = (int64_t)outputs.size();
   if (!a.count)
     return a;
-  std::vector<std::vector<Hypothesis>> decoded = decode(sources);
-  int64_t exact = 0, tokens = 0, right = 0;
-  for (size_t i = 0; i < decoded.size(); ++i) {
-    const std::vector<int32_t> &got = decoded[i][0].tokens, &want = references[i];
+  int64_t exact = 0, mismatched = 0, positions = 0, right = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::vector<int32_t> &got = outputs[i], &want = references.at(i);
     exact += got == want;
-    tokens += (int64_t)want.size();
+    mismatched += got.size() != want.size();
+    positions += (int64_t)std::max(got.size(), want.size());
     for (size_t t = 0; t < want.size() && t < got.size(); ++t)
       right += got[t] == want[t];
   }
   a.exactMatch = (double)exact / (double)a.count;
-  a.tokenAccuracy = tokens ? (double)right / (double)tokens : 1.0;
+  a.tokenAccuracy = positions ? (double)right / (double)positions : 1.0;
+  a.lengthMismatch = (double)mismatched / (double)a.count;
   return a;
 }
 

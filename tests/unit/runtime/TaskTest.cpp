@@ -1,8 +1,9 @@
 // The task library (runtime/task): data and vocabularies from a DataConfig, the checkpoint
-// metadata format, the per-step inputs, checkpoint paths and stdin lines.
+// metadata format, the per-step inputs, checkpoint paths, stdin lines and decoding accuracy.
 #include "attn/task/Data.h"
 #include "attn/task/LineReader.h"
 #include "attn/task/Metadata.h"
+#include "attn/task/Seq2SeqDecoder.h"
 #include "attn/task/StepInputs.h"
 
 #include "attn/checkpoint/Checkpoint.h"
@@ -145,6 +146,23 @@ TEST(TaskData, LabelCountErrorsNameTheLine) {
             path + ":1: error: a classifier's line must give one label, got 'pos neg'");
   EXPECT_EQ(errorOf(Task::Classify, "a b\tpos\nc\tneg\n"), "<no error>");
   std::remove(path.c_str());
+}
+
+// The case a new user met: "nine -> 9 9" against "9" was counted right at every reference
+// token (token accuracy 100%) while the exact match said otherwise.
+TEST(TaskAccuracy, ExtraAndMissingTokensAreMisses) {
+  Accuracy a = scoreOutputs({{9, 9}, {1, 2, 3}, {5}, {4, 4}}, {{9}, {1, 2, 3}, {5, 6}, {4, 7}});
+  EXPECT_EQ(a.count, 4);
+  EXPECT_DOUBLE_EQ(a.exactMatch, 0.25);
+  // Positions over the longer side: 2 + 3 + 2 + 2 = 9; right: 1 + 3 + 1 + 1 = 6.
+  EXPECT_DOUBLE_EQ(a.tokenAccuracy, 6.0 / 9.0);
+  EXPECT_DOUBLE_EQ(a.lengthMismatch, 0.5);
+
+  Accuracy all = scoreOutputs({{1, 2}, {3}}, {{1, 2}, {3}});
+  EXPECT_DOUBLE_EQ(all.exactMatch, 1.0);
+  EXPECT_DOUBLE_EQ(all.tokenAccuracy, 1.0);
+  EXPECT_DOUBLE_EQ(all.lengthMismatch, 0.0);
+  EXPECT_EQ(scoreOutputs({}, {}).count, 0);
 }
 
 TEST(TaskMetadata, RoundTripsVocabulariesAndLengths) {

@@ -45,8 +45,14 @@ std::vector<std::string> unknownTokens(const std::string &line, const data::Voca
 struct Accuracy {
   int64_t count = 0;          // pairs decoded
   double exactMatch = 0;      // fraction of outputs equal to the reference
-  double tokenAccuracy = 0;   // fraction of reference tokens matched at their position
+  // Tokens equal at their position over the longer of output and reference, summed over the
+  // pairs: an extra or a missing token counts as a miss ("nine -> 9 9" against "9": 1 of 2).
+  double tokenAccuracy = 0;
+  double lengthMismatch = 0;  // fraction of outputs longer or shorter than their reference
 };
+/// The accuracy of `outputs` against `references` (pair i: outputs[i], references[i]).
+Accuracy scoreOutputs(const std::vector<std::vector<int32_t>> &outputs,
+                      const std::vector<std::vector<int32_t>> &references);
 
 class Seq2SeqDecoder {
 public:
