@@ -4,6 +4,8 @@
 #include "attn/task/Metadata.h"
 #include "attn/train/Trainer.h"
 
+#include <cstring>
+
 extern "C" {
 extern const attn_program_info *const attn_bundle_program;
 extern const attn_program_info *const attn_bundle_buckets[];
@@ -95,6 +97,13 @@ Loaded load(const Weights *w, uint64_t seed) {
     l.origin = "from " + w->name + " (step " + task::stepOf(w->ckpt.metadata) + ")";
   }
   return l;
+}
+
+void restartOptimizer(Loaded &l, uint64_t seed) {
+  const attn_program_info &info = l.program->info();
+  for (int i = 0; i < info.num_params; ++i)
+    if (std::strchr(info.params[i].name, '/'))
+      l.params[i] = initParam(info.params[i], seed);
 }
 
 } // namespace attn::app

@@ -62,11 +62,18 @@ Weights readWeights(const std::string &ckpt) {
   return w;
 }
 
+// " (step N)" of weights a training run wrote; "" for weights that were initialised when the
+// executable was compiled (no --ckpt).
+std::string trainedSteps(const Weights &w) {
+  std::string step = attn::task::stepOf(w.ckpt.metadata);
+  return step == "?" ? "" : " (step " + step + ")";
+}
+
 // The command line's values before they are checked (numbers are read by attn::parse*).
 struct Raw {
   std::string ckpt, count, seed, prime, temperature, topK, sampleSeed, beam, nbest, steps;
   std::string lengthPenalty, input, output, out;
-  bool sample = false, scores = false, resume = false, overwrite = false;
+  bool sample = false, scores = false, resume = false, overwrite = false, fresh = false;
   // The numbers of count, seed and steps once checked.
   std::optional<int64_t> countValue, stepsValue;
   std::optional<uint64_t> seedValue;
@@ -183,7 +190,20 @@ int train(const ModelConfig &c, const Raw &r) {
       return fail(last + " was trained from another spec than " + c.name +
                   " was compiled from; resume it with attnc train --resume");
   }
-  Loaded l = load(nullptr, c.train.seed);
+  // Training continues from the weights it has (--ckpt's, else the compiled-in ones), as a
+  // new run with a fresh optimizer; --fresh starts from newly initialised weights. (--resume
+  // of an existing run takes the run's own last checkpoint, optimizer state and step.)
+  std::optional<Weights> w;
+  if (!r.fresh)
+    w = readWeights(r.ckpt);
+  Loaded l = load(w ? &*w : nullptr, c.train.seed);
+  attn::app::restartOptimizer(l, c.train.seed);
+  if (!(r.resume && std::filesystem::exists(last)))
+    std::cout << c.name << ": starting from "
+              << (w ? w->name + trainedSteps(*w) +
+                          " with a fresh optimizer; --fresh starts from new weights"
+                    : "freshly initialised weights (seed " + std::to_string(c.train.seed) + ")")
+              << std::endl;
   return attn::app::train(tool, c, l.model(), data ? &*data : nullptr, run);
 }
 
@@ -267,7 +287,12 @@ int main(int argc, char **argv) {
   run->add_option("--count", r.count, "examples (or characters) to run")->type_name("N");
   run->add_option("--seed", r.seed, "initialise the parameters from seed N")->type_name("N");
   run->add_option("--prime", r.prime, "lm: the text to start from")->type_name("TEXT");
-  CLI::App *train = app.add_subcommand("train", "train from scratch with the compiled train step");
+  CLI::App *train = app.add_subcommand(
+      "train", "train with the compiled train step, from the weights it has (--fresh: new ones)");
+  CLI::Option *trainCkpt = train->add_option("--ckpt", r.ckpt, "start from this checkpoint's weights")
+                              ->type_name("DIR|FILE");
+  train->add_flag("--fresh", r.fresh, "start from freshly initialised weights (seed train.seed)")
+      ->excludes(trainCkpt);
   train->add_option("--steps", r.steps, "train this many steps (default train.steps)")
       ->type_name("N");
   train->add_option("--out", r.out, "the run directory")->type_name("DIR");

@@ -7,7 +7,8 @@
 # A few attnc training steps give a checkpoint; the executable compiled with it runs under
 # `env -i` from a directory holding only it (and its weights file, for tag), and prints what
 # the attnc verbs print on the same inputs; `train` through it gives attnc's losses bit for
-# bit; taggers and classifiers label stdin lines as `run` labels them; `ldd` shows no LLVM or
+# bit from fresh weights (--fresh), and continues from the compiled-in ones by default;
+# taggers and classifiers label stdin lines as `run` labels them; `ldd` shows no LLVM or
 # MLIR; bad input gets attnc's errors; attnc reads the
 # checkpoints it writes.
 set -euo pipefail
@@ -145,10 +146,25 @@ case $family in
     ;;
 esac
 
-# Training through the executable: attnc's losses, bit for bit; attnc reads its checkpoint.
-exe train --steps 6 --out "$work/exe-train" > exe-train.txt
+# Training through the executable from fresh weights: attnc's losses, bit for bit; attnc reads
+# its checkpoint.
+exe train --fresh --steps 6 --out "$work/exe-train" > exe-train.txt
+grep -q "starting from freshly initialised weights" exe-train.txt || fail "--fresh: $(head -3 exe-train.txt)"
 "$attnc" train "$spec" --steps 6 --out attnc-train > attnc-train.txt
 same <(losses exe-train/metrics.jsonl) <(losses attnc-train/metrics.jsonl) "train losses differ"
+# Without --fresh it continues from the weights compiled in (run's best, step $steps): the
+# same losses as from that checkpoint with --ckpt, and a first loss below the fresh run's.
+exe train --steps 3 --out "$work/exe-continue" > exe-continue.txt
+grep -q "starting from .* (step $steps) with a fresh optimizer" exe-continue.txt ||
+  fail "train does not say where it starts: $(head -3 exe-continue.txt)"
+exe train --ckpt "$ckpt" --steps 3 --out "$work/exe-ckpt" > /dev/null
+same <(losses exe-continue/metrics.jsonl) <(losses exe-ckpt/metrics.jsonl) \
+  "train from the compiled-in weights differs from train --ckpt of the same checkpoint"
+python3 -c 'import json,sys
+first = lambda p: next(json.loads(l)["loss"] for l in open(p) if "loss" in json.loads(l))
+sys.exit(0 if first(sys.argv[1]) < first(sys.argv[2]) else 1)' exe-continue/metrics.jsonl exe-train/metrics.jsonl ||
+  fail "continued training does not start below fresh training's first loss"
+if exe train --fresh --ckpt "$ckpt" --steps 1 --out "$work/x" 2> both.err; then fail "--fresh with --ckpt was accepted"; fi
 "$attnc" eval --ckpt exe-train > /dev/null || fail "attnc cannot read the executable's checkpoint"
 if exe train --steps 6 --out "$work/exe-train" > again.txt 2>&1; then
   fail "a second train over a run was accepted"

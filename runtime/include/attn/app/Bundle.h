@@ -71,6 +71,10 @@ struct Loaded {
   }
 };
 Loaded load(const Weights *weights, uint64_t seed);
+/// Keeps the weights and initialises the optimizer's state afresh (the parameters whose names
+/// hold a '/': Adam's moments): training that continues from a checkpoint's weights is a new
+/// run, and the moments belong to the checkpoint's own step count.
+void restartOptimizer(Loaded &loaded, uint64_t seed);
 
 } // namespace attn::app
 
