@@ -6,6 +6,7 @@
 #include "attn/app/Bundle.h"
 #include "attn/decode/Sample.h"
 #include "attn/task/Labelling.h"
+#include "attn/task/Metadata.h"
 #include "attn/task/Seq2SeqDecoder.h"
 #include "attn/train/Trainer.h"
 
@@ -77,6 +78,24 @@ void require(bool ok, const std::string &what) {
     throw Failure(ATTNC_ERROR_ARGUMENT, what);
 }
 
+// The step at which the run that wrote `ckpt` stopped, when it holds every optimizer state of
+// `info` (the parameters whose names hold a '/') and records its step; nullopt otherwise.
+std::optional<int64_t> runStep(const attn::checkpoint::Checkpoint &ckpt,
+                               const attn_program_info &info) {
+  auto step = ckpt.metadata.find(attn::task::kStepKey);
+  if (step == ckpt.metadata.end())
+    return std::nullopt;
+  for (int i = 0; i < info.num_params; ++i)
+    if (std::strchr(info.params[i].name, '/') && !ckpt.find(info.params[i].name))
+      return std::nullopt;
+  try {
+    int64_t s = std::stoll(step->second);
+    return s >= 0 ? std::optional<int64_t>(s) : std::nullopt;
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+}
+
 char *copy(const std::string &s) {
   char *out = static_cast<char *>(std::malloc(s.size() + 1));
   if (!out)
@@ -103,12 +122,12 @@ attnc_status attnc_open(const char *checkpoint, attnc_model **model) {
     attn::app::Weights w = checkpoint ? attn::app::checkpointWeights(checkpoint, m->config)
                                       : attn::app::bundledWeights(".");
     m->loaded = attn::app::load(&w, m->config.train.seed);
-    // Training through the handle starts its optimizer afresh (attn/capi.h): a checkpoint's
-    // moments belong to its own step count.
-    const attn_program_info &info = m->loaded.program->info();
-    for (int i = 0; i < info.num_params; ++i)
-      if (std::strchr(info.params[i].name, '/'))
-        m->loaded.params[i] = attn::initParam(info.params[i], m->config.train.seed);
+    // Weights with their optimizer state and step continue their run (attn/capi.h); others
+    // start one, since moments belong to the step count they were made at.
+    if (std::optional<int64_t> step = runStep(w.ckpt, m->loaded.program->info()))
+      m->step = *step;
+    else
+      attn::app::restartOptimizer(m->loaded, m->config.train.seed);
     if (attn::task::usesPairs(m->config.data.task))
       m->data = attn::app::pairData(m->config, w);
     m->task = attn::task::taskName(m->config.data.task);
@@ -126,6 +145,8 @@ const char *attnc_model_name(const attnc_model *model) {
 }
 
 const char *attnc_model_task(const attnc_model *model) { return model ? model->task.c_str() : ""; }
+
+int64_t attnc_model_step(const attnc_model *model) { return model ? model->step : 0; }
 
 attnc_status attnc_translate(attnc_model *model, const char *const *lines, size_t count,
                              char **outputs) {
@@ -239,6 +260,20 @@ attnc_status attnc_train_steps(attnc_model *model, int64_t steps, double *loss) 
     }
     if (loss)
       *loss = last;
+  });
+}
+
+attnc_status attnc_save(attnc_model *model, const char *path) {
+  return guarded(ATTNC_ERROR_FILE, [&] {
+    require(model && path, "attnc_save: model or path is NULL");
+    require(*path != '\0', "attnc_save: the path is empty");
+    attn::task::Metadata metadata = attn::app::checkpointMetadata(model->config);
+    if (model->data)
+      for (auto &[key, value] : attn::task::pairMetadata(*model->data))
+        metadata[key] = value;
+    metadata[attn::task::kStepKey] = std::to_string(model->step);
+    const attn::app::Loaded &l = model->loaded;
+    attn::train::saveCheckpoint(path, l.program->info(), l.params, metadata);
   });
 }
 

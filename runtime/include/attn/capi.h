@@ -39,7 +39,10 @@ int attnc_abi_version(void);
 const char *attnc_last_error(void);
 
 /* Opens the model: with the parameters of `checkpoint` (a FILE, or a DIR meaning its best,
- * else its last checkpoint), or with the built-in ones when it is NULL. */
+ * else its last checkpoint), or with the built-in ones when it is NULL. Weights that carry
+ * their optimizer state and step (an attnc train checkpoint, or one attnc_save wrote) are
+ * opened where their run stopped: attnc_train_steps continues it, as attnc train --resume
+ * would; other weights start a new run (fresh optimizer state, step 0). */
 attnc_status attnc_open(const char *checkpoint, attnc_model **model);
 void attnc_close(attnc_model *model);
 /* The model's name and task ("seq2seq", "tag", "classify", "lm", "regress"). */
@@ -57,9 +60,18 @@ attnc_status attnc_translate(attnc_model *model, const char *const *lines, size_
 attnc_status attnc_generate(attnc_model *model, const char *prime, int64_t length,
                             double temperature, uint64_t seed, char **output);
 /* `steps` training steps on the spec's training data (the compiled train step, the spec's
- * optimizer and schedule), continuing from the model's parameters with fresh optimizer
- * state and the step count kept by the handle; `loss` (may be NULL) receives the last loss. */
+ * optimizer and schedule), continuing from the model's parameters, optimizer state and the
+ * step count kept by the handle (see attnc_open); `loss` (may be NULL) receives the last
+ * loss. */
 attnc_status attnc_train_steps(attnc_model *model, int64_t steps, double *loss);
+/* Writes the model's parameters (weights and optimizer state) to the checkpoint `path` as
+ * attnc train writes its checkpoints: atomically (a temporary file renamed over `path`, so a
+ * crash leaves the old file or the new one, never a torn one), with the spec, vocabularies
+ * and the handle's step count in its metadata. attnc_open(path), attnc translate --ckpt and
+ * attnc eval --ckpt read it. */
+attnc_status attnc_save(attnc_model *model, const char *path);
+/* The handle's step count: the steps of the run it continues, plus those it trained. */
+int64_t attnc_model_step(const attnc_model *model);
 
 void attnc_free(char *text);
 

@@ -6,7 +6,8 @@
 #
 # The C example over a static library translates (and, for a tagger, labels) what attnc
 # translate does and names a line it cannot read; the C++ example over a shared library trains
-# with attnc train's losses; neither links LLVM or MLIR.
+# with attnc train's losses, saves, and continues in a second process; neither links LLVM or
+# MLIR.
 set -euo pipefail
 attnc=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
@@ -50,6 +51,23 @@ for l in open(sys.argv[1]):
         s, n, _, v = l.split(); print("step %s loss %s" % (n, repr(float(v))))' cpp.txt > losses.txt
 same losses.txt attnc.txt "attnc_train_steps' losses differ from attnc train's"
 grep -q "^2001-02-03 -> " cpp.txt || fail "no translation after training: $(cat cpp.txt)"
+# Training survives the program's exit: 2 steps saved (attnc_save), then 2 more in a second
+# process from that checkpoint, give the 4 steps of one run bit for bit; attnc reads it.
+only_losses() { grep '^step ' "$1" | cut -d' ' -f2,4; }
+./train --save first.safetensors 2 > first.txt
+grep -q "^saved first.safetensors at step 2$" first.txt || fail "attnc_save: $(cat first.txt)"
+./train --from first.safetensors --save second.safetensors 2 > second.txt
+same <(cat <(only_losses first.txt) <(only_losses second.txt)) <(only_losses cpp.txt) \
+  "2 + 2 steps over two processes differ from 4 steps in one"
+ls -a | grep -q '\.tmp' && fail "attnc_save left a temporary file: $(ls -a)"
+"$attnc" translate --ckpt second.safetensors <<< "2001-02-03" > attnc-saved.txt ||
+  fail "attnc translate cannot read attnc_save's checkpoint"
+"$attnc" eval --ckpt second.safetensors > eval-saved.txt
+grep -q "second.safetensors, step 4" eval-saved.txt ||
+  fail "attnc eval does not see attnc_save's step: $(cat eval-saved.txt)"
+# A path below a regular file cannot be written (save creates missing directories).
+if ./train --save first.txt/x.safetensors 1 > save.out 2> save.err; then fail "a save below a file succeeded"; fi
+grep -q "first.txt/x.safetensors" save.err || fail "the save error does not name the path: $(cat save.err)"
 cd ..
 
 # A tagger: the C example labels lines as attnc translate does.
