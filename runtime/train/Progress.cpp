@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <unistd.h>
 
 namespace attn::train {
@@ -13,11 +14,6 @@ double steadySeconds() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-bool streamIsTerminal(std::FILE *out) {
-  int fd = fileno(out);
-  return fd >= 0 && isatty(fd);
-}
-
 std::string format(const char *fmt, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
@@ -25,6 +21,15 @@ std::string format(const char *fmt, double v) {
 }
 
 } // namespace
+
+bool redrawsInPlace(int fd) {
+  // OMPI_COMM_WORLD_SIZE: Open MPI's mpirun; PMI_SIZE / PMIX_RANK: other launchers (MPICH's
+  // Hydra, Slurm's srun), which forward output the same way.
+  for (const char *launched : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(launched))
+      return false;
+  return fd >= 0 && isatty(fd);
+}
 
 std::string formatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0)
@@ -58,7 +63,7 @@ Progress::Progress(std::FILE *out, int64_t totalSteps, ProgressOptions options)
     opts_.clock = steadySeconds;
   if (opts_.every < 1)
     opts_.every = 1;
-  terminal_ = opts_.terminal ? *opts_.terminal : streamIsTerminal(out_);
+  terminal_ = opts_.terminal ? *opts_.terminal : redrawsInPlace(fileno(out_));
   start_ = opts_.clock();
 }
 

@@ -57,7 +57,10 @@ train() { "$attnc" train "$model" "${sets[@]}" --overwrite "$@"; }
 case $mode in
   seq2seq | transformer)
     train --steps $K --out one
-    "${mpi[@]}" "$attnc" train "$model" "${sets[@]}" --overwrite --steps $K --out two
+    "${mpi[@]}" "$attnc" train "$model" "${sets[@]}" --overwrite --steps $K --out two | tee two.log
+    # Piped, the ranks' progress is plain lines, not redrawn in place (docs/distributed.md).
+    if grep -q $'\r' two.log; then echo "FAIL: carriage returns in mpirun's piped output"; exit 1; fi
+    grep -q "^step $K/$K " two.log || { echo "FAIL: no plain progress line for step $K"; exit 1; }
     "${compare[@]}" one two ;;
 
   resume)

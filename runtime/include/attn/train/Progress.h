@@ -25,12 +25,18 @@ std::string formatDuration(double seconds);
 // "ETA --".
 std::string formatProgressLine(int64_t step, int64_t total, double loss, double stepsPerSecond);
 
+// Whether progress on file descriptor `fd` redraws in place: a terminal, unless this process
+// is a rank that mpirun started (Open MPI gives its ranks a pseudo-terminal for stdout
+// whatever mpirun's own stdout is, so a redrawn line would reach a pipe or a log as one line).
+bool redrawsInPlace(int fd);
+
 struct ProgressOptions {
   // Non-terminal mode: print every `every` steps (and at the last one). Values < 1 act as 1.
   int64_t every = 100;
   // Seconds from an arbitrary origin; defaults to std::chrono::steady_clock. Tests inject one.
   std::function<double()> clock;
-  // Overrides the isatty() check on the stream's file descriptor (tests, --progress=plain).
+  // Overrides the redrawsInPlace() check on the stream's file descriptor (tests,
+  // --progress=plain).
   std::optional<bool> terminal;
   // The step the run starts after (non-zero for a resumed run), so the rate counts only the steps
   // this process did.

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 using namespace attn::train;
@@ -155,4 +159,28 @@ TEST(Progress, TerminalModePadsOverALongerLine) {
   std::string pad(first.size() - second.size(), ' ');
   EXPECT_EQ(contents(f), "\r" + first + "\r" + second + pad + "\n");
   std::fclose(f);
+}
+
+// A rank under mpirun writes to the pseudo-terminal Open MPI gives it, wherever mpirun's own
+// output goes: redrawn lines ran together in a piped log. Ranks print plain lines.
+TEST(Progress, RanksUnderMpirunPrintPlainLines) {
+  for (const char *launched : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    ASSERT_EQ(std::getenv(launched), nullptr) << "the test runs outside mpirun";
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(grantpt(master), 0);
+  ASSERT_EQ(unlockpt(master), 0);
+  int pty = open(ptsname(master), O_RDWR | O_NOCTTY);
+  ASSERT_GE(pty, 0);
+  EXPECT_TRUE(redrawsInPlace(pty));
+  setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  EXPECT_FALSE(redrawsInPlace(pty));
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  setenv("PMIX_RANK", "0", 1);
+  EXPECT_FALSE(redrawsInPlace(pty));
+  unsetenv("PMIX_RANK");
+  EXPECT_TRUE(redrawsInPlace(pty));
+  EXPECT_FALSE(redrawsInPlace(fileno(std::tmpfile()))); // a plain file
+  close(pty);
+  close(master);
 }
