@@ -2,6 +2,7 @@
 """Writes the current table of docs/benchmarks.md from one scripts/bench.sh run.
 
     scripts/bench-table.py bench-results > bench-results/table.md
+    scripts/bench-table.py bench-results --paste docs/benchmarks.md   # the page's table, replaced
 
 Reads the benchmarks' outputs in DIR (<benchmark>-<threads>t.txt, as scripts/bench.sh writes
 them): their `table: | ... |` rows (BenchSupport.h, printTableRow), grouped by workload in the
@@ -39,6 +40,7 @@ def machine():
 
 
 def main(directory):
+    """The table, as markdown text."""
     files = []
     for name in ORDER:
         for threads in (1, 2):
@@ -92,8 +94,29 @@ def main(directory):
     for workload, by_threads in rows.items():
         for threads in sorted(by_threads):
             out.append(by_threads[threads])
-    print("\n".join(out))
+    return "\n".join(out)
+
+
+BEGIN = "<!-- BEGIN bench-results/table.md"
+END = "<!-- END bench-results/table.md -->"
+
+
+def paste(table, page):
+    """Replaces the lines between the page's BEGIN and END markers with `table`."""
+    text = open(page, encoding="utf-8").read()
+    begin, end = text.find(BEGIN), text.find(END)
+    if begin < 0 or end < begin:
+        sys.exit(f"bench-table: {page} has no '{BEGIN} ...' and '{END}' lines")
+    begin = text.index("\n", begin) + 1
+    with open(page, "w", encoding="utf-8") as f:
+        f.write(text[:begin] + table + "\n" + text[end:])
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "bench-results")
+    args = sys.argv[1:]
+    directory = args[0] if args and not args[0].startswith("--") else "bench-results"
+    table = main(directory)
+    if "--paste" in args:
+        paste(table, args[args.index("--paste") + 1])
+    else:
+        print(table)

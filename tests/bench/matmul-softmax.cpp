@@ -143,6 +143,7 @@ int main() {
   };
   std::vector<double> tAttn, tDnnl;
   for (int r = 0; r < REPS; ++r) {
+    bench::settle(); // PyTorch's threads, which spin a while after its repetition
     tAttn.push_back(timeOnce(runAttn));
     tDnnl.push_back(timeOnce(runDnnl));
     torch.rep();
