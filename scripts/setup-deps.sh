@@ -9,7 +9,7 @@ packages=(
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools
   libdnnl-dev ocl-icd-opencl-dev libyaml-cpp-dev libgtest-dev
   libcli11-dev nlohmann-json3-dev libpng-dev
-  pkg-config libcairo2-dev fonts-dejavu-core
+  pkg-config libcairo2-dev fonts-dejavu-core libsentencepiece-dev
   libopenmpi-dev openmpi-bin
   "$@"
 )

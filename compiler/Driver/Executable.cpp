@@ -36,6 +36,7 @@ struct RuntimeFiles {
   // cuBLASLt, which the runtime opens at its first product, and the system libraries the CUDA
   // runtime needs); empty where attnc was built without CUDA.
   std::vector<std::string> cuda;
+  std::string subwords; // runtime/subwords' archive (SentencePiece's libraries come with it)
 };
 
 // The CUDA part of `r`, with attnc's CUDA runtime at `library` (absent: none).
@@ -62,6 +63,7 @@ RuntimeFiles runtimeFiles() {
       r.libraries.push_back(
           (prefix / ATTN_INSTALL_LIBDIR / ("libAttnRuntime" + std::string(part) + ".a")).string());
     r.capiLibrary = (prefix / ATTN_INSTALL_LIBDIR / "libAttnRuntimeCApi.a").string();
+    r.subwords = (prefix / ATTN_INSTALL_LIBDIR / "libAttnRuntimeSubwords.a").string();
     r.capiHeader = r.includeDir + "/attn/capi.h";
     addCuda(r, (prefix / ATTN_INSTALL_LIBDIR / "libAttnRuntimeCuda.a").string());
     return r;
@@ -69,6 +71,7 @@ RuntimeFiles runtimeFiles() {
   r.includeDir = ATTN_BUILD_RUNTIME_INCLUDE;
   r.libraries.assign(std::begin(kBuildRuntimeLibraries), std::end(kBuildRuntimeLibraries));
   r.capiLibrary = kBuildCApiLibrary;
+  r.subwords = kBuildSubwordsLibrary;
   r.capiHeader = r.includeDir + "/attn/capi.h";
   addCuda(r, kBuildCudaLibrary);
   return r;
@@ -221,6 +224,7 @@ struct Bundle {
   std::vector<std::string> objects;
   fs::path program, payload, weightsImage;
   bool cuda = false; // it links the CUDA runtime (Programs::cuda)
+  bool subwords = false; // its model reads subwords: it links runtime/subwords and SentencePiece
 };
 
 std::string makeBundle(Session &session, const std::string &cpu, const std::string &weightsFile,
@@ -245,6 +249,12 @@ std::string makeBundle(Session &session, const std::string &cpu, const std::stri
     programC += "#include \"" + header + "\"\n";
 
   app::ModelConfig model = modelConfig(session.spec());
+  // A subword model's program references runtime/subwords, so that its registering object is
+  // linked from the archive (nothing else names it), and SentencePiece with it.
+  b.subwords = data::isSubwords(model.data.tokens);
+  if (b.subwords)
+    programC += "extern const char attn_subwords_linked;\n"
+                "const char *const attn_bundle_subwords = &attn_subwords_linked;\n";
   // An executable reads a relative data path from its working directory (docs/deploy.md), as
   // written in the spec, not from where the spec was when it was compiled.
   for (auto [key, path] : {std::pair{"data.path", &model.data.path},
@@ -356,6 +366,8 @@ std::vector<std::string> linkCommand(const Bundle &b, const RuntimeFiles &runtim
   args.push_back("-Wl,--end-group");
   if (b.cuda)
     args.insert(args.end(), runtime.cuda.begin() + 1, runtime.cuda.end());
+  if (b.subwords)
+    args.insert(args.end(), {runtime.subwords, "-lsentencepiece", "-lsentencepiece_train"});
   for (const std::string &f : onednnFlags())
     args.push_back(f);
   args.insert(args.end(), {"-fopenmp", "-lm"});
@@ -477,6 +489,10 @@ std::string writeLibrary(Session &session, const LibraryOptions &o) {
     // path with a space or one of +,;* would be misread.
     if (b.cuda)
       libraries.insert(libraries.end(), runtime.cuda.begin(), runtime.cuda.begin() + 2);
+    // A subword model's: runtime/subwords (SentencePiece itself is shared: the program that
+    // links the archive adds -lsentencepiece -lsentencepiece_train, docs/deploy.md).
+    if (b.subwords)
+      libraries.push_back(runtime.subwords);
     for (const std::string &path : libraries)
       if (path.find_first_of(" \t+,;*") != std::string::npos)
         return "--lib cannot merge the runtime library '" + path +

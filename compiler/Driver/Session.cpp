@@ -6,6 +6,7 @@
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Object.h"
 
+#include "attn/File.h"
 #include "attn/Init.h"
 #include "attn/train/Trainer.h"
 #ifdef ATTN_HAVE_CUDA
@@ -135,8 +136,19 @@ bool Session::openCheckpoint(const std::string &path,
 task::DataConfig Session::dataConfig() const { return driver::dataConfig(*spec_); }
 
 const task::PairData &Session::trainingData() {
-  if (!trainingData_)
-    trainingData_ = task::buildPairs(dataConfig());
+  if (!trainingData_) {
+    try {
+      trainingData_ = task::buildPairs(dataConfig());
+    } catch (const FileError &e) {
+      // The user's SentencePiece model: named where the spec names it.
+      const yaml::Spec &s = *spec_;
+      if (s.data.spmModel.empty() || e.path != s.data.spmModel)
+        throw;
+      throw std::runtime_error(
+          yaml::Diagnostic{s.locOf("data.spm_model", s.data.loc), "data.spm_model: " + e.why, ""}
+              .str());
+    }
+  }
   return *trainingData_;
 }
 
@@ -148,8 +160,11 @@ const task::PairData &Session::compiledData(bool withValidation) {
     compiledData_ = task::pairDataFromMetadata(c.task, c.tokens, c.reverseSource,
                                                checkpointMeta_, checkpoint_);
   }
+  // The validation pairs, split by the checkpoint's tokenizers (its subword models are not
+  // trained again).
   if (withValidation && compiledData_->valid.empty())
-    compiledData_->valid = trainingData().valid;
+    compiledData_->valid = trainingData_ ? trainingData_->valid
+                                         : task::buildPairs(dataConfig(), &*compiledData_).valid;
   return *compiledData_;
 }
 

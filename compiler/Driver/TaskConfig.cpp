@@ -17,13 +17,15 @@ task::DataConfig dataConfig(const yaml::Spec &s) {
   c.minLen = d.minLen;
   c.maxLen = d.maxLen;
   c.symbols = d.symbols;
-  c.tokens = d.tokens == yaml::Tokens::Char ? data::Tokenize::Char : data::Tokenize::Word;
+  c.tokens = data::parseTokenize(yaml::nameOf(d.tokens));
+  c.vocabSize = d.vocabSize;
+  c.spmModel = d.spmModel;
   c.minCount = d.minCount;
   c.maxVocab = d.maxVocab;
   c.train = d.train;
   c.valid = d.valid;
   c.seed = d.seed;
-  c.sharedVocab = s.model.transformer && s.model.transformer->shareEmbeddings;
+  c.sharedVocab = d.sharedVocab || (s.model.transformer && s.model.transformer->shareEmbeddings);
   c.reverseSource = s.model.seq2seq.reverseSource;
   return c;
 }

@@ -7,7 +7,41 @@ namespace {
 
 // Keys that do not apply to the model are errors rather than silently ignored. A key at its
 // default passes (a checkpoint's stored spec spells every key out).
+// data.tokens and the keys that only some of its values read.
+void checkTokens(const Spec &s, Problems &p) {
+  const DataSpec &d = s.data;
+  bool subwords = d.tokens == Tokens::Unigram || d.tokens == Tokens::Bpe ||
+                  d.tokens == Tokens::Sentencepiece;
+  if (subwords && s.task != Task::Seq2seq && s.task != Task::Classify)
+    p.error("data.tokens", d.loc,
+            "data.tokens: " + nameOf(d.tokens) + " splits words into subwords, which task '" +
+                nameOf(s.task) + "' cannot read" +
+                (s.task == Task::Tag ? ": a tagger's file gives one tag per word" : ""),
+            "set data.tokens: word (or char)");
+  if (d.tokens == Tokens::Sentencepiece && d.spmModel.empty())
+    p.error("data.tokens", d.loc, "data.tokens: sentencepiece reads the model in data.spm_model",
+            "set data.spm_model to a SentencePiece .model file, or data.tokens: unigram | bpe "
+            "to train one");
+  if (!d.spmModel.empty() && d.tokens != Tokens::Sentencepiece)
+    p.error("data.spm_model", d.loc,
+            "data.spm_model is read with data.tokens: sentencepiece, not '" + nameOf(d.tokens) +
+                "'",
+            "set data.tokens: sentencepiece, or remove data.spm_model");
+  // (Compared with the default, not looked up as written: a checkpoint's spec writes every key.)
+  if (d.vocabSize != DataSpec().vocabSize && d.tokens != Tokens::Unigram && d.tokens != Tokens::Bpe)
+    p.error("data.vocab_size", d.loc,
+            "data.vocab_size sizes the subword models of data.tokens: unigram | bpe, not '" +
+                nameOf(d.tokens) + "'",
+            "remove data.vocab_size (data.max_vocab caps a word or character vocabulary)");
+  if (d.sharedVocab && s.task != Task::Seq2seq)
+    p.error("data.shared_vocab", d.loc,
+            "data.shared_vocab shares one vocabulary between a seq2seq model's source and "
+            "target; task '" + nameOf(s.task) + "' has one",
+            "remove data.shared_vocab");
+}
+
 void checkShared(const Spec &s, Problems &p) {
+  checkTokens(s, p);
   if (const auto &r = s.model.rnn) {
     RnnSpec defaults;
     if (r->dropout >= 1.0)

@@ -924,6 +924,7 @@ std::optional<Spec> parseSpecFiles(const std::vector<std::string> &files,
     };
     for (const auto &entry : {std::pair{"data.path", &spec->data.path},
                               std::pair{"data.valid_path", &spec->data.validPath},
+                              std::pair{"data.spm_model", &spec->data.spmModel},
                               std::pair{"model.mlir", &spec->model.mlir}}) {
       std::string key = entry.first, &value = *entry.second;
       if (value.empty() || fs::path(value).is_absolute())

@@ -344,7 +344,24 @@ std::vector<KeySchema> buildTable() {
           .atMost(62),
       Key("data.tokens", &DataSpec::tokens,
           "`seq2seq`, `tag`, `classify`: `word` splits lines at whitespace, `char` makes "
-          "every character a token (use it for `dates`; tags and labels are always words)."),
+          "every character a token (use it for `dates`; tags and labels are always words). "
+          "`seq2seq`, `classify`: `unigram` and `bpe` split into subwords by a SentencePiece "
+          "model of `data.vocab_size` pieces trained on the training side (one per side, or "
+          "one for both with `data.shared_vocab`); `sentencepiece` by the model in "
+          "`data.spm_model`. Checkpoints carry the models, so `translate`, executables and "
+          "libraries split and join text as training did."),
+      Key("data.vocab_size", &DataSpec::vocabSize,
+          "`tokens: unigram | bpe`: the pieces of each SentencePiece model (fewer when the "
+          "training text has fewer).")
+          .atLeast(8)
+          .atMost(1e6),
+      Key("data.shared_vocab", &DataSpec::sharedVocab,
+          "`seq2seq`: one vocabulary for source and target (and one subword model, with "
+          "`tokens: unigram | bpe`); `model.transformer.share_embeddings` implies it."),
+      Key("data.spm_model", &DataSpec::spmModel,
+          "`tokens: sentencepiece`: a SentencePiece model file (`.model`, as "
+          "`spm_train` writes it) that splits both sides. A relative path is relative to the "
+          "spec file's folder."),
       Key("data.min_count", &DataSpec::minCount,
           "Vocabularies (`seq2seq`, `tag`, `classify`): tokens seen fewer times in training "
           "become `<unk>`.")

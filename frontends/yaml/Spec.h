@@ -34,9 +34,10 @@ template <> struct EnumNames<Task> {
   static constexpr std::array<const char *, 5> names = {"regress", "lm", "seq2seq", "tag",
                                                         "classify"};
 };
-enum class Tokens { Word, Char };
+enum class Tokens { Word, Char, Unigram, Bpe, Sentencepiece };
 template <> struct EnumNames<Tokens> {
-  static constexpr std::array<const char *, 2> names = {"word", "char"};
+  static constexpr std::array<const char *, 5> names = {"word", "char", "unigram", "bpe",
+                                                        "sentencepiece"};
 };
 enum class MlpActivation { Tanh, Relu, Sigmoid };
 template <> struct EnumNames<MlpActivation> {
@@ -149,7 +150,10 @@ struct DataSpec {
   int64_t minLen = 3;         // copy / reverse: source lengths, uniform in [min_len, max_len]
   int64_t maxLen = 10;        // seq2seq: the longest source and target (longer pairs are dropped)
   int64_t symbols = 10;       // copy / reverse: distinct symbols
-  Tokens tokens = Tokens::Word; // seq2seq: word | char
+  Tokens tokens = Tokens::Word; // seq2seq: word | char | unigram | bpe | sentencepiece
+  int64_t vocabSize = 8000;   // unigram, bpe: pieces of the SentencePiece model trained
+  bool sharedVocab = false;   // one vocabulary (and subword model) for source and target
+  std::string spmModel;       // sentencepiece: the user's SentencePiece model file
   int64_t minCount = 1;       // seq2seq vocabularies: tokens seen fewer times are <unk>
   int64_t maxVocab = 0;       // seq2seq vocabularies: at most this many entries; 0 = no limit
   int64_t train = 2000;       // examples generated for training

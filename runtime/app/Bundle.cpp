@@ -72,7 +72,8 @@ Weights checkpointWeights(const std::string &path, const ModelConfig &config,
 void checkVocabularies(const ModelConfig &c, const task::PairData &data,
                        const task::PairData &compiled) {
   if (data.source.serialize() != compiled.source.serialize() ||
-      data.target.serialize() != compiled.target.serialize())
+      data.target.serialize() != compiled.target.serialize() ||
+      data.sourceTokens != compiled.sourceTokens || data.targetTokens != compiled.targetTokens)
     throw std::runtime_error(
         "the training data gives other vocabularies (" + std::to_string(data.source.size()) +
         " and " + std::to_string(data.target.size()) + " tokens) than " + c.name +

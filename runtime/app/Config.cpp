@@ -11,12 +11,9 @@
 // Enumerations by name; an unknown name is an error (NLOHMANN_JSON_SERIALIZE_ENUM would map it
 // to the first value without a word).
 namespace attn::data {
-static void to_json(nlohmann::json &j, Tokenize t) { j = t == Tokenize::Char ? "char" : "word"; }
+static void to_json(nlohmann::json &j, Tokenize t) { j = tokenizeName(t); }
 static void from_json(const nlohmann::json &j, Tokenize &t) {
-  std::string name = j.get<std::string>();
-  if (name != "char" && name != "word")
-    throw std::runtime_error("data tokens must be char or word, got '" + name + "'");
-  t = name == "char" ? Tokenize::Char : Tokenize::Word;
+  t = parseTokenize(j.get<std::string>());
 }
 } // namespace attn::data
 
@@ -24,8 +21,9 @@ namespace attn::task {
 static void to_json(nlohmann::json &j, Task t) { j = taskName(t); }
 static void from_json(const nlohmann::json &j, Task &t) { t = parseTask(j.get<std::string>()); }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DataConfig, task, builtin, path, validPath, window, horizon,
-                                   features, minLen, maxLen, symbols, tokens, minCount, maxVocab,
-                                   train, valid, seed, sharedVocab, reverseSource)
+                                   features, minLen, maxLen, symbols, tokens, vocabSize, spmModel,
+                                   minCount, maxVocab, train, valid, seed, sharedVocab,
+                                   reverseSource)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DecodeConfig, beam, lengthPenalty, maxLength, nbest, sample,
                                    temperature, topK, seed)
 } // namespace attn::task

@@ -20,6 +20,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace attn::app {
 namespace {
 
@@ -50,7 +52,52 @@ void reportPairs(const ModelConfig &c, const task::PairData &data, const train::
   std::cout << c.name << ": " << kept(train) << " training" << dropped(data.train, kept(train))
             << " and " << kept(valid) << " validation pairs" << dropped(data.valid, kept(valid))
             << ", vocabularies of " << data.source.size() << " and " << data.target.size()
-            << " tokens" << std::endl;
+            << " tokens";
+  if (data::isSubwords(data.sourceTokens.kind()))
+    std::cout << " (" << data::tokenizeName(data.sourceTokens.kind()) << " subwords"
+              << (data.sourceTokens == data.targetTokens ? ", one model for both sides" : "")
+              << ")";
+  std::cout << std::endl;
+}
+
+// Writes `bytes` to `path` whole or not at all (a temporary file renamed over it).
+void writeAtomically(const std::string &path, const std::string &bytes) {
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), (std::streamsize)bytes.size());
+    if (!out.flush())
+      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw std::runtime_error("cannot write " + path + ": " + ec.message());
+  }
+}
+
+// A run's subword models beside its checkpoints, as SentencePiece .model files (spm_encode
+// and spm_decode read them; data.tokens: sentencepiece takes one back): spm.model when both
+// sides share one, else source.spm.model and target.spm.model. Returns the names written.
+std::vector<std::string> writeSubwordModels(const task::PairData &data, const std::string &dir) {
+  std::vector<std::string> names;
+  bool source = data::isSubwords(data.sourceTokens.kind());
+  bool target = data::isSubwords(data.targetTokens.kind());
+  if (source && target && data.sourceTokens == data.targetTokens) {
+    names.push_back("spm.model");
+    writeAtomically(dir + "/spm.model", data.sourceTokens.model());
+    return names;
+  }
+  if (source) {
+    names.push_back("source.spm.model");
+    writeAtomically(dir + "/source.spm.model", data.sourceTokens.model());
+  }
+  if (target) {
+    names.push_back("target.spm.model");
+    writeAtomically(dir + "/target.spm.model", data.targetTokens.model());
+  }
+  return names;
 }
 
 } // namespace
@@ -228,7 +275,7 @@ int runLabeller(const ModelConfig &c, const Model &m, const task::PairData &data
           got.push_back(task::argmaxAt(scores, tagged ? r * steps + k : r));
           want.push_back(split[2].data<int32_t>()[tagged ? row * steps + k : row]);
         }
-        std::cout << "  " << data::detokenize(data.source.decode(tokens), data.tokenize) << "  ->  "
+        std::cout << "  " << data::detokenize(data.source.decode(tokens), data.sourceTokens) << "  ->  "
                   << words(got)
                   << (got == want ? "   (right)" : "   (expected " + words(want) + ")") << "\n";
       });
@@ -366,6 +413,17 @@ void reportSeries(const ModelConfig &c, const Model &m) {
   std::cout << line.str() << std::endl;
 }
 
+// The accuracy of the model's decoding of `pairs` (with its length buckets), as the spec's
+// decode: section sets it.
+static task::Accuracy decodedAccuracy(const ModelConfig &c, const Model &m,
+                                      const task::PairData &data,
+                                      const std::vector<data::Pair> &pairs) {
+  task::Seq2SeqDecoder decoder(m.program, m.params, data, c.decode);
+  for (const Program *bucket : m.buckets)
+    decoder.addBucket(*bucket);
+  return decoder.accuracy(pairs);
+}
+
 void reportQuality(const ModelConfig &c, const Model &m, const task::PairData &data) {
   if (c.data.task != task::Task::Seq2Seq) {
     double accuracy =
@@ -375,16 +433,16 @@ void reportQuality(const ModelConfig &c, const Model &m, const task::PairData &d
               << std::endl;
     return;
   }
-  task::Seq2SeqDecoder decoder(m.program, m.params, data, c.decode);
-  for (const Program *bucket : m.buckets)
-    decoder.addBucket(*bucket);
-  task::Accuracy a = decoder.accuracy(data.valid);
+  task::Accuracy a = decodedAccuracy(c, m, data, data.valid);
   std::cout << c.name << ": "
             << (c.decode.beam > 1 ? "beam " + std::to_string(c.decode.beam) : std::string("greedy"))
             << " decoding of " << a.count << " validation pairs: exact match "
             << std::setprecision(4) << 100.0 * a.exactMatch << "%, token accuracy "
             << 100.0 * a.tokenAccuracy << "%, length mismatch " << 100.0 * a.lengthMismatch
             << "%" << std::endl;
+  if (a.count)
+    std::cout << c.name << ": " << a.bleu.str() << ", chrF2 = " << std::fixed
+              << std::setprecision(2) << a.chrf << std::defaultfloat << std::endl;
 }
 
 int train(const std::string &tool, const ModelConfig &c, const Model &model,
@@ -432,9 +490,15 @@ int train(const std::string &tool, const ModelConfig &c, const Model &model,
             << ": loss " << result.lastLoss;
   if (!std::isnan(result.bestValid))
     std::cout << ", best validation loss " << result.bestValid;
+  std::vector<std::string> models;
+  if (data && rank0)
+    models = writeSubwordModels(*data, t.dir);
   std::cout << "\nwrote " << t.dir << "/"
             << (result.wroteBest ? "{last,best}.safetensors" : "last.safetensors")
-            << ", metrics.jsonl" << (t.plotLoss ? ", loss.png" : "") << std::endl;
+            << ", metrics.jsonl" << (t.plotLoss ? ", loss.png" : "");
+  for (const std::string &m : models)
+    std::cout << ", " << m;
+  std::cout << std::endl;
   if (ranks > 1) {
     int64_t steps = result.lastStep - result.firstStep + 1;
     std::cout << c.name << ": " << ranks << " ranks, " << std::setprecision(4)
@@ -456,7 +520,20 @@ int train(const std::string &tool, const ModelConfig &c, const Model &model,
 }
 
 int evaluate(const ModelConfig &c, const Model &model, const task::PairData *data,
-             const std::string &file, const std::string &step) {
+             const std::string &file, const std::string &step, bool bleuOnly) {
+  if (bleuOnly) {
+    if (!data || c.data.task != task::Task::Seq2Seq)
+      throw std::runtime_error("BLEU is for seq2seq models; " + c.name + " is task '" +
+                               task::taskName(c.data.task) + "'");
+    task::Accuracy a = decodedAccuracy(c, model, *data, data->valid);
+    std::cout << "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.x = "
+              << a.bleu.str().substr(std::strlen("BLEU = ")) << "\n"
+              << "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.x = "
+              << std::fixed << std::setprecision(2) << a.chrf << std::defaultfloat << "\n"
+              << c.name << ": " << a.count << " pairs (" << file << ", step " << step << ")"
+              << std::endl;
+    return 0;
+  }
   train::Split valid =
       data ? task::pairSplit(c.data.task, *data, data->valid) : task::validSplit(c.data);
   if (train::evaluatedExamples(model.program, valid) == 0) {

@@ -235,7 +235,7 @@ attnc_status attnc_train_steps(attnc_model *model, int64_t steps, double *loss) 
     const attn::app::ModelConfig &c = model->config;
     if (!model->split) {
       if (attn::task::usesPairs(c.data.task)) {
-        model->trainingData = attn::task::buildPairs(c.data);
+        model->trainingData = attn::task::buildPairs(c.data, &*model->data);
         // The program's shapes are the compiled vocabularies': the data must give them.
         attn::app::checkVocabularies(c, *model->trainingData, *model->data);
       }

@@ -21,7 +21,7 @@ template <typename It> void writePadded(It first, It last, int32_t *out, int64_t
 } // namespace
 
 Seq2SeqTensors encodePairs(const std::vector<Pair> &pairs, const Vocab &srcVocab,
-                           const Vocab &tgtVocab, Tokenize srcTok, Tokenize tgtTok, int64_t srcLen,
+                           const Vocab &tgtVocab, const Tokenizer &srcTok, const Tokenizer &tgtTok, int64_t srcLen,
                            int64_t tgtLen, bool reverseSource) {
   if (srcLen < 1 || tgtLen < 2)
     throw std::runtime_error("attn: sequence-to-sequence data needs a source length >= 1 and a "
@@ -66,7 +66,7 @@ Seq2SeqTensors encodePairs(const std::vector<Pair> &pairs, const Vocab &srcVocab
   return out;
 }
 
-std::vector<int32_t> encodeSource(const std::string &line, const Vocab &vocab, Tokenize tok,
+std::vector<int32_t> encodeSource(const std::string &line, const Vocab &vocab, const Tokenizer &tok,
                                   int64_t srcLen, bool reverseSource, std::vector<float> &mask) {
   std::vector<int32_t> s = vocab.encode(tokenize(line, tok));
   if (s.empty())
@@ -85,7 +85,7 @@ std::vector<int32_t> encodeSource(const std::string &line, const Vocab &vocab, T
 namespace {
 
 // Token ids of `source` padded to srcLen into src/srcMask row `row`; false if it does not fit.
-bool writeSource(const std::string &source, const Vocab &vocab, Tokenize tok, int64_t srcLen,
+bool writeSource(const std::string &source, const Vocab &vocab, const Tokenizer &tok, int64_t srcLen,
                  Tensor &src, Tensor &srcMask, int64_t row,
                  std::vector<std::string> &tokens) {
   tokens = tokenize(source, tok);
@@ -107,7 +107,7 @@ Tensor firstRows(const Tensor &t, int64_t rows) {
 }
 
 LabelledTensors encodeLabelled(const std::vector<Pair> &pairs, const Vocab &srcVocab,
-                               const Vocab &labelVocab, Tokenize srcTok, int64_t srcLen,
+                               const Vocab &labelVocab, const Tokenizer &srcTok, int64_t srcLen,
                                bool tagged) {
   if (srcLen < 1)
     throw std::runtime_error("attn: srcLen must be >= 1, got " + std::to_string(srcLen));
@@ -150,12 +150,12 @@ LabelledTensors encodeLabelled(const std::vector<Pair> &pairs, const Vocab &srcV
 } // namespace
 
 LabelledTensors encodeTagged(const std::vector<Pair> &pairs, const Vocab &srcVocab,
-                             const Vocab &tagVocab, Tokenize srcTok, int64_t srcLen) {
+                             const Vocab &tagVocab, const Tokenizer &srcTok, int64_t srcLen) {
   return encodeLabelled(pairs, srcVocab, tagVocab, srcTok, srcLen, /*tagged=*/true);
 }
 
 LabelledTensors encodeClassified(const std::vector<Pair> &pairs, const Vocab &srcVocab,
-                                 const Vocab &labelVocab, Tokenize srcTok, int64_t srcLen) {
+                                 const Vocab &labelVocab, const Tokenizer &srcTok, int64_t srcLen) {
   return encodeLabelled(pairs, srcVocab, labelVocab, srcTok, srcLen, /*tagged=*/false);
 }
 

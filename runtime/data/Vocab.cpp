@@ -33,6 +33,8 @@ int hexValue(char c) {
 } // namespace
 
 std::vector<std::string> tokenize(const std::string &line, Tokenize mode) {
+  if (mode != Tokenize::Char && mode != Tokenize::Word)
+    throw std::logic_error("attn: subword tokens need their model (data::Tokenizer)");
   std::vector<std::string> tokens;
   if (mode == Tokenize::Char) {
     for (char c : line)
@@ -53,6 +55,8 @@ std::vector<std::string> tokenize(const std::string &line, Tokenize mode) {
 }
 
 std::string detokenize(const std::vector<std::string> &tokens, Tokenize mode) {
+  if (mode != Tokenize::Char && mode != Tokenize::Word)
+    throw std::logic_error("attn: subword tokens need their model (data::Tokenizer)");
   std::string out;
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (mode == Tokenize::Word && i > 0)

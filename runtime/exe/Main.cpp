@@ -153,7 +153,7 @@ int run(const ModelConfig &c, const Raw &r) {
   case Task::Tag:
   case Task::Classify: {
     attn::task::PairData data = pairData(c, *w);
-    data.valid = attn::task::buildPairs(c.data).valid;
+    data.valid = attn::task::buildPairs(c.data, &data).valid;
     if (c.data.task != Task::Seq2Seq)
       return attn::app::runLabeller(c, l.model(), data, count.value_or(8));
     attn::task::Seq2SeqDecoder decoder(*l.program, l.params, data, c.decode);
@@ -179,8 +179,9 @@ int train(const ModelConfig &c, const Raw &r) {
   if (attn::task::usesPairs(c.data.task)) {
     // The program's shapes are the vocabularies' the model was compiled with: the data must
     // give the same ones (it does when it is the spec's).
-    data = attn::task::buildPairs(c.data);
-    attn::app::checkVocabularies(c, *data, pairData(c, readWeights("")));
+    attn::task::PairData compiled = pairData(c, readWeights(""));
+    data = attn::task::buildPairs(c.data, &compiled);
+    attn::app::checkVocabularies(c, *data, compiled);
   }
   std::string last = attn::app::runDirectory(c, r.out) + "/last.safetensors";
   if (r.resume && std::filesystem::exists(last)) {
@@ -213,7 +214,7 @@ int eval(const ModelConfig &c, const Raw &r) {
   std::optional<attn::task::PairData> data;
   if (attn::task::usesPairs(c.data.task)) {
     data = pairData(c, w);
-    data->valid = attn::task::buildPairs(c.data).valid;
+    data->valid = attn::task::buildPairs(c.data, &*data).valid;
   }
   return attn::app::evaluate(c, l.model(), data ? &*data : nullptr, w.name,
                              attn::task::stepOf(w.ckpt.metadata));

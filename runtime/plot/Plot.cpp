@@ -686,7 +686,7 @@ std::vector<std::string> writeAlignmentPlots(const task::Seq2SeqDecoder &decoder
   std::filesystem::create_directories(dir);
   std::vector<std::string> paths;
   for (size_t i = 0; i < sources.size(); ++i) {
-    std::vector<std::string> columns = data::tokenize(lines[i], data.tokenize);
+    std::vector<std::string> columns = data::tokenize(lines[i], data.sourceTokens);
     std::vector<std::string> rowLabels = data.target.decode(outputs[i].tokens);
     rowLabels.push_back("<eos>");
     rowLabels.resize(weights[i].size()); // an output that ended at the length limit: no eos

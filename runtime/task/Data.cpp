@@ -1,11 +1,10 @@
 #include "attn/task/Data.h"
 
+#include "attn/File.h"
 #include "attn/data/Sine.h"
 #include "attn/data/TextFile.h"
 
 #include <algorithm>
-#include <stdexcept>
-
 #include <stdexcept>
 
 namespace attn::task {
@@ -35,7 +34,7 @@ bool usesPairs(Task task) {
 namespace {
 
 std::vector<std::vector<std::string>> tokenized(const std::vector<data::Pair> &pairs, bool source,
-                                                data::Tokenize how) {
+                                                const data::Tokenizer &how) {
   std::vector<std::vector<std::string>> out;
   for (const data::Pair &p : pairs)
     out.push_back(data::tokenize(source ? p.source : p.target, how));
@@ -98,31 +97,74 @@ void readPairs(const DataConfig &d, PairData &data) {
   }
 }
 
+// The side's lines of `pairs`, for training a subword model on them.
+std::vector<std::string> lines(const std::vector<data::Pair> &pairs, bool source) {
+  std::vector<std::string> out;
+  for (const data::Pair &p : pairs)
+    out.push_back(source ? p.source : p.target);
+  return out;
+}
+
+// The tokenizers of data.tokens: characters or words as they are; a unigram or BPE model
+// trained on the training pairs, one per side or one for both (data.shared_vocab); the user's
+// SentencePiece model (data.spm_model) for both.
+void makeTokenizers(const DataConfig &d, PairData &data) {
+  bool labels = d.task != Task::Seq2Seq; // tags and labels are words
+  if (!data::isSubwords(d.tokens)) {
+    data.sourceTokens = d.tokens;
+    data.targetTokens = labels ? data::Tokenize::Word : d.tokens;
+    return;
+  }
+  if (d.tokens == data::Tokenize::SentencePiece) {
+    std::string model = readRegularFile(d.spmModel, kMaxDataFileBytes, "SentencePiece model");
+    data.sourceTokens = data::Tokenizer::load(d.tokens, model, d.spmModel);
+  } else if (d.sharedVocab && !labels) {
+    std::vector<std::string> both = lines(data.train, true), targets = lines(data.train, false);
+    both.insert(both.end(), targets.begin(), targets.end());
+    data.sourceTokens = data::Tokenizer::train(d.tokens, both, d.vocabSize, "the training pairs");
+  } else {
+    data.sourceTokens = data::Tokenizer::train(d.tokens, lines(data.train, true), d.vocabSize,
+                                               "the training sources");
+    if (!labels)
+      data.targetTokens = data::Tokenizer::train(d.tokens, lines(data.train, false),
+                                                 d.vocabSize, "the training targets");
+  }
+  if (labels)
+    data.targetTokens = data::Tokenize::Word;
+  else if (d.tokens == data::Tokenize::SentencePiece || d.sharedVocab)
+    data.targetTokens = data.sourceTokens;
+}
+
 } // namespace
 
-PairData buildPairs(const DataConfig &d) {
+PairData buildPairs(const DataConfig &d, const PairData *tokenizers) {
   PairData data;
-  data.tokenize = d.tokens;
   data.reverseSource = d.reverseSource;
   data.sourceLength = d.maxLen;
   data.targetLength = d.task == Task::Seq2Seq ? d.maxLen + 1 : 0;
   readPairs(d, data);
+  if (tokenizers) {
+    data.sourceTokens = tokenizers->sourceTokens;
+    data.targetTokens = tokenizers->targetTokens;
+  } else {
+    makeTokenizers(d, data);
+  }
   // One vocabulary for both sides, when they share one embedding table.
   if (d.sharedVocab) {
-    auto both = tokenized(data.train, true, data.tokenize);
-    auto targets = tokenized(data.train, false, data.tokenize);
+    auto both = tokenized(data.train, true, data.sourceTokens);
+    auto targets = tokenized(data.train, false, data.targetTokens);
     both.insert(both.end(), targets.begin(), targets.end());
     data.source = data.target = data::Vocab::build(both, d.minCount, d.maxVocab);
     return data;
   }
   data.source =
-      data::Vocab::build(tokenized(data.train, true, data.tokenize), d.minCount, d.maxVocab);
+      data::Vocab::build(tokenized(data.train, true, data.sourceTokens), d.minCount, d.maxVocab);
   // Tags and labels are words whatever the source's tokens; all of them are kept.
   if (d.task == Task::Seq2Seq)
-    data.target =
-        data::Vocab::build(tokenized(data.train, false, data.tokenize), d.minCount, d.maxVocab);
+    data.target = data::Vocab::build(tokenized(data.train, false, data.targetTokens),
+                                     d.minCount, d.maxVocab);
   else
-    data.target = data::Vocab::build(tokenized(data.train, false, data::Tokenize::Word), 1, 0);
+    data.target = data::Vocab::build(tokenized(data.train, false, data.targetTokens), 1, 0);
   return data;
 }
 
@@ -130,12 +172,12 @@ train::Split pairSplit(Task task, const PairData &d, const std::vector<data::Pai
   if (task != Task::Seq2Seq) {
     data::LabelledTensors t =
         task == Task::Tag
-            ? data::encodeTagged(pairs, d.source, d.target, d.tokenize, d.sourceLength)
-            : data::encodeClassified(pairs, d.source, d.target, d.tokenize, d.sourceLength);
+            ? data::encodeTagged(pairs, d.source, d.target, d.sourceTokens, d.sourceLength)
+            : data::encodeClassified(pairs, d.source, d.target, d.sourceTokens, d.sourceLength);
     return {std::move(t.src), std::move(t.srcMask), std::move(t.labels)};
   }
   data::Seq2SeqTensors t =
-      data::encodePairs(pairs, d.source, d.target, d.tokenize, d.tokenize, d.sourceLength,
+      data::encodePairs(pairs, d.source, d.target, d.sourceTokens, d.targetTokens, d.sourceLength,
                         d.targetLength, d.reverseSource);
   return {std::move(t.src), std::move(t.srcMask), std::move(t.tgtIn), std::move(t.tgtOut)};
 }

@@ -73,10 +73,10 @@ Labeller::Labeller(const Program &program, const std::vector<Tensor> &params, co
 
 Encoded Labeller::encode(const std::string &line) const {
   Encoded e;
-  e.ids = data::encodeSource(line, data.source, data.tokenize, sourceLength,
+  e.ids = data::encodeSource(line, data.source, data.sourceTokens, sourceLength,
                              /*reverseSource=*/false, e.mask);
   if (std::count(e.ids.begin(), e.ids.end(), data::Vocab::kUnk))
-    e.unknown = unknownTokens(line, data.source, data.tokenize);
+    e.unknown = unknownTokens(line, data.source, data.sourceTokens);
   return e;
 }
 

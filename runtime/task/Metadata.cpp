@@ -20,11 +20,18 @@ std::string dataFingerprint(const std::vector<data::Pair> &pairs) {
 }
 
 Metadata pairMetadata(const PairData &d) {
-  return {{"source_vocab", d.source.serialize()},
-          {"target_vocab", d.target.serialize()},
-          {"source_length", std::to_string(d.sourceLength)},
-          {"target_length", std::to_string(d.targetLength)},
-          {"data_fingerprint", dataFingerprint(d.train)}};
+  Metadata m = {{"source_vocab", d.source.serialize()},
+                {"target_vocab", d.target.serialize()},
+                {"source_length", std::to_string(d.sourceLength)},
+                {"target_length", std::to_string(d.targetLength)},
+                {"data_fingerprint", dataFingerprint(d.train)}};
+  // Subword models travel with the weights: translate, an executable and a library split and
+  // join text with the run's own models, not with a file that may be gone.
+  if (data::isSubwords(d.sourceTokens.kind()))
+    m[kSourceTokenizerKey] = d.sourceTokens.serialize();
+  if (data::isSubwords(d.targetTokens.kind()))
+    m[kTargetTokenizerKey] = d.targetTokens.serialize();
+  return m;
 }
 
 PairData pairDataFromMetadata(Task task, data::Tokenize tokens, bool reverseSource,
@@ -35,7 +42,12 @@ PairData pairDataFromMetadata(Task task, data::Tokenize tokens, bool reverseSour
       throw std::runtime_error(file + ": a " + taskName(task) + " checkpoint needs '" + key +
                                "' in its metadata");
   PairData d;
-  d.tokenize = tokens;
+  // Characters and words as the spec says; subword models from the metadata (below). Tags and
+  // labels are words.
+  if (!data::isSubwords(tokens))
+    d.sourceTokens = tokens;
+  if (!data::isSubwords(tokens) && task == Task::Seq2Seq)
+    d.targetTokens = tokens;
   d.reverseSource = reverseSource;
   // Every field is checked before it shapes a program: a seq2seq target_length of "0"
   // crashed the lowering. The lengths are those the importer makes of data.max_len (<= 4096):
@@ -47,9 +59,18 @@ PairData pairDataFromMetadata(Task task, data::Tokenize tokens, bool reverseSour
     d.sourceLength = parseInt(meta.at("source_length"), 1, 8192, "'source_length'");
     d.targetLength = parseInt(meta.at("target_length"), task == Task::Seq2Seq ? 2 : 0, 8192,
                               "'target_length'");
+    if (meta.count(kSourceTokenizerKey))
+      d.sourceTokens = data::Tokenizer::deserialize(meta.at(kSourceTokenizerKey),
+                                                    "'" + std::string(kSourceTokenizerKey) + "'");
+    if (meta.count(kTargetTokenizerKey))
+      d.targetTokens = data::Tokenizer::deserialize(meta.at(kTargetTokenizerKey),
+                                                    "'" + std::string(kTargetTokenizerKey) + "'");
   } catch (const std::exception &e) {
     throw std::runtime_error(file + ": the checkpoint's metadata is damaged: " + e.what());
   }
+  if (data::isSubwords(tokens) && !data::isSubwords(d.sourceTokens.kind()))
+    throw std::runtime_error(file + ": the model reads " + data::tokenizeName(tokens) +
+                             " tokens, but the checkpoint carries no subword model");
   return d;
 }
 

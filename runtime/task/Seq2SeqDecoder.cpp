@@ -17,7 +17,7 @@ Seq2SeqDecoder::Seq2SeqDecoder(const Program &program, const std::vector<Tensor>
 }
 
 std::vector<std::string> unknownTokens(const std::string &line, const data::Vocab &vocab,
-                                       data::Tokenize tokenize) {
+                                       const data::Tokenizer &tokenize) {
   std::vector<std::string> out;
   for (const std::string &t : data::tokenize(line, tokenize))
     if (vocab.id(t) == data::Vocab::kUnk && t != "<unk>" &&
@@ -28,10 +28,10 @@ std::vector<std::string> unknownTokens(const std::string &line, const data::Voca
 
 Encoded Seq2SeqDecoder::encode(const std::string &line) const {
   Encoded e;
-  e.ids = data::encodeSource(line, data.source, data.tokenize, sourceLength,
-                                   data.reverseSource, e.mask);
+  e.ids = data::encodeSource(line, data.source, data.sourceTokens, sourceLength,
+                             data.reverseSource, e.mask);
   if (std::count(e.ids.begin(), e.ids.end(), data::Vocab::kUnk))
-    e.unknown = unknownTokens(line, data.source, data.tokenize);
+    e.unknown = unknownTokens(line, data.source, data.sourceTokens);
   return e;
 }
 
@@ -236,14 +236,15 @@ Seq2SeqDecoder::alignments(const std::vector<Encoded> &sources,
 }
 
 std::string Seq2SeqDecoder::text(const Hypothesis &h) const {
-  return data::detokenize(data.target.decode(h.tokens), data.tokenize);
+  return data::detokenize(data.target.decode(h.tokens), data.targetTokens);
 }
 
 Accuracy Seq2SeqDecoder::accuracy(const std::vector<data::Pair> &pairs) const {
   std::vector<Encoded> sources;
   std::vector<std::vector<int32_t>> references;
+  std::vector<std::string> written; // the references as text
   for (const data::Pair &p : pairs) {
-    std::vector<std::string> target = data::tokenize(p.target, data.tokenize);
+    std::vector<std::string> target = data::tokenize(p.target, data.targetTokens);
     if ((int64_t)target.size() >= data.targetLength)
       continue; // not a pair the model was trained for (dropped from the split too)
     try {
@@ -252,13 +253,20 @@ Accuracy Seq2SeqDecoder::accuracy(const std::vector<data::Pair> &pairs) const {
       continue; // too long a source
     }
     references.push_back(data.target.encode(target));
+    written.push_back(p.target);
   }
   if (sources.empty())
     return Accuracy();
   std::vector<std::vector<int32_t>> outputs;
-  for (const std::vector<Hypothesis> &hyps : decode(sources))
+  std::vector<std::string> texts;
+  for (const std::vector<Hypothesis> &hyps : decode(sources)) {
     outputs.push_back(hyps[0].tokens);
-  return scoreOutputs(outputs, references);
+    texts.push_back(text(hyps[0]));
+  }
+  Accuracy a = scoreOutputs(outputs, references);
+  a.bleu = corpusBleu(texts, written);
+  a.chrf = corpusChrf(texts, written);
+  return a;
 }
 
 Accuracy scoreOutputs(const std::vector<std::vector<int32_t>> &outputs,

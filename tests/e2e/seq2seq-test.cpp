@@ -1,11 +1,14 @@
 // Encoder-decoder models end to end, as a user runs them (attnc subprocesses):
 // models/reverse-seq2seq.yaml learns to reverse sequences (> 95% exact match, greedy);
 // beam search never scores below greedy on the model's own log-probability; n-best lists;
-// a TSV-trained model with the context at every step and scheduled sampling; bad input.
+// a TSV-trained model with the context at every step and scheduled sampling; subword tokens
+// (SentencePiece BPE trained by attnc, and a user's model file), through attnc and through an
+// executable; bad input.
 #include "AttncProcess.h"
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -55,11 +58,40 @@ protected:
 std::string Reverse::dir, Reverse::log;
 int Reverse::status = -1;
 
+// sacreBLEU's number (attn/task/Bleu.h) in the report beside the exact match, and alone with
+// --bleu on a test file of pairs (--pairs).
+double metric(const std::string &out, const std::string &prefix) {
+  std::smatch m;
+  std::regex re(prefix + "([0-9.]+)");
+  return std::regex_search(out, m, re) ? std::stod(m[1]) : NAN;
+}
+
 TEST_F(Reverse, LearnsToReverseWithGreedyDecoding) {
   ASSERT_EQ(status, 0) << log;
   std::string out;
   ASSERT_EQ(attnc("eval --ckpt " + dir, &out), 0) << out;
   EXPECT_GT(exactMatch(out), 95.0) << out;
+  EXPECT_GT(metric(out, "BLEU = "), 95.0) << out;
+  EXPECT_GT(metric(out, "chrF2 = "), 95.0) << out;
+
+  // A test split of two pairs, the second's reference wrong on purpose.
+  std::string tsv = dir + "/../reverse-test.tsv";
+  std::ofstream(tsv) << "1 2 3 4 5\t5 4 3 2 1\n5 6 7 8 9\t1 1 1 1 1\n";
+  out.clear();
+  ASSERT_EQ(attnc("eval --ckpt " + dir + " --bleu --pairs " + tsv, &out), 0) << out;
+  EXPECT_NE(out.find("BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.x = "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.x = "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(": 2 pairs ("), std::string::npos) << out;
+  // The first line's 5 + 4 + 3 + 2 n-grams match, none of the second's ("9 8 7 6 5" against
+  // "1 1 1 1 1"): every precision is a half, the lengths are equal, BLEU = 50.
+  EXPECT_NEAR(metric(out, "tok:13a\\|smooth:exp\\|version:2\\.x = "), 50.0, 0.005) << out;
+  out.clear();
+  EXPECT_EQ(attnc("eval --ckpt " + dir + " --bleu --pairs " + dir + "/nothing.tsv", &out), 1);
+  EXPECT_NE(out.find("nothing.tsv"), std::string::npos) << out;
 
   out.clear();
   ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir, "1 2 3 4 5 6\n", dir, &out), 0)
@@ -177,6 +209,81 @@ TEST(Seq2SeqTsv, ContextEveryStepWithScheduledSampling) {
   out.clear();
   ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir + "/run", "cat sun tree\n", dir, &out), 0) << out;
   EXPECT_EQ(out, "arbre soleil chat\n");
+}
+
+// Words built of shared stems and endings, translated to their reversed order in capitals
+// (so that the two sides' texts differ): BPE pieces
+// (trained on the training side, one model per side) make each word a few subwords. The
+// checkpoint carries the models: attnc translate and an executable split and join the same
+// way, the run directory holds them as .model files, and one of them trains again as a
+// user's model (data.tokens: sentencepiece).
+TEST(Seq2SeqTsv, SubwordsFromTrainingToAnExecutable) {
+  std::string dir = e2e::scratch("seq2seq", "subwords");
+  const char *stems[] = {"walk", "talk", "play", "jump", "look", "call"};
+  const char *ends[] = {"", "s", "ed", "ing"};
+  std::mt19937 rng(5);
+  std::ofstream tsv(dir + "/pairs.tsv");
+  for (int i = 0; i < 3000; ++i) {
+    int n = 1 + (int)(rng() % 3);
+    std::vector<std::string> w(n);
+    for (std::string &word : w)
+      word = std::string(stems[rng() % 6]) + ends[rng() % 4];
+    for (int k = 0; k < n; ++k)
+      tsv << (k ? " " : "") << w[k];
+    tsv << "\t";
+    for (int k = n - 1; k >= 0; --k) {
+      std::string upper = w[k];
+      for (char &ch : upper)
+        ch = (char)std::toupper((unsigned char)ch);
+      tsv << upper << (k ? " " : "");
+    }
+    tsv << "\n";
+  }
+  tsv.close();
+  auto writeSpec = [&](const std::string &name, const std::string &tokens, int steps) {
+    std::ofstream(dir + "/" + name + ".yaml")
+        << "name: " << name << "\ntask: seq2seq\n"
+        << "data: {path: pairs.tsv, valid: 200, max_len: 12, " << tokens << "}\n"
+        << "model:\n  embedding: {dim: 32}\n  rnn: {cell: gru, hidden: 96}\n"
+        << "  attention: {type: luong, score: general}\n"
+        << "train:\n  batch_size: 32\n  steps: " << steps << "\n  optimizer: {lr: 0.005}\n"
+        << "  clip_norm: 1.0\n  eval_every: 1000\n"
+        << "decode: {batch: 16}\n";
+  };
+  writeSpec("bpe", "tokens: bpe, vocab_size: 40", 1500);
+  std::string out;
+  ASSERT_EQ(attnc("train " + dir + "/bpe.yaml --out " + dir + "/run", &out), 0) << out;
+  EXPECT_NE(out.find("(bpe subwords)"), std::string::npos) << out;
+  EXPECT_NE(out.find("source.spm.model, target.spm.model"), std::string::npos) << out;
+  EXPECT_GT(exactMatch(out), 80.0) << out;
+  const std::string lines = "walked playing\njumps calls looking\ntalk\n";
+  std::string viaAttnc, viaExe;
+  ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir + "/run", lines, dir, &viaAttnc), 0)
+      << viaAttnc;
+  EXPECT_EQ(viaAttnc, "PLAYING WALKED\nLOOKING CALLS JUMPS\nTALK\n");
+  ASSERT_EQ(attnc("compile " + dir + "/bpe.yaml --ckpt " + dir + "/run --exe -o " + dir +
+                      "/bpe-exe",
+                  &out),
+            0)
+      << out;
+  std::ofstream(dir + "/in.txt") << lines;
+  ASSERT_EQ(e2e::shell("cd " + dir + " && ./bpe-exe translate < in.txt", &viaExe), 0) << viaExe;
+  EXPECT_EQ(viaExe, viaAttnc);
+
+  // The run's source model as a user's SentencePiece model, for both sides.
+  writeSpec("spm", "tokens: sentencepiece, spm_model: run/source.spm.model", 20);
+  out.clear();
+  ASSERT_EQ(attnc("train " + dir + "/spm.yaml --out " + dir + "/spm-run", &out), 0) << out;
+  EXPECT_NE(out.find("(sentencepiece subwords, one model for both sides)"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find(", spm.model"), std::string::npos) << out;
+
+  // A model file that is not there: named where the spec names it.
+  writeSpec("missing", "tokens: sentencepiece, spm_model: nothing.model", 20);
+  out.clear();
+  EXPECT_EQ(attnc("train " + dir + "/missing.yaml --out " + dir + "/x", &out), 1) << out;
+  EXPECT_NE(out.find(dir + "/missing.yaml:3:"), std::string::npos) << out;
+  EXPECT_NE(out.find("data.spm_model: "), std::string::npos) << out;
 }
 
 TEST(Seq2SeqTsv, MalformedLineIsReportedWithItsLine) {

@@ -64,7 +64,8 @@ int train(attn::driver::Session &session, const Common &, const TrainOptions &o)
   return attn::app::train("attnc", config, withBuckets(*model, *buckets), data, run);
 }
 
-int eval(attn::driver::Session &session, const Common &c, const std::string &ckpt) {
+int eval(attn::driver::Session &session, const Common &c, const std::string &ckpt,
+         const EvalOptions &o) {
   if (ckpt.empty())
     return usageError("eval needs --ckpt DIR|FILE");
   if (int rc = load(session, c, ckpt))
@@ -73,6 +74,18 @@ int eval(attn::driver::Session &session, const Common &c, const std::string &ckp
   // The vocabularies are the checkpoint's; the validation pairs come from the spec's data.
   const attn::task::PairData *data =
       attn::task::usesPairs(config.data.task) ? &session.compiledData(true) : nullptr;
+  if (o.bleu && config.data.task != attn::task::Task::Seq2Seq)
+    return usageError("--bleu scores a seq2seq model's translations; " + config.name +
+                      " is task '" + attn::task::taskName(config.data.task) + "'");
+  if (!o.pairs.empty() && !data)
+    return usageError("--pairs gives text pairs; " + config.name + " is task '" +
+                      attn::task::taskName(config.data.task) + "'");
+  attn::task::PairData test;
+  if (!o.pairs.empty()) {
+    test = *data;
+    test.valid = attn::data::readTsv(o.pairs);
+    data = &test;
+  }
   std::unique_ptr<attn::driver::Model> model = session.loadModel();
   if (!model)
     return 1;
@@ -80,7 +93,7 @@ int eval(attn::driver::Session &session, const Common &c, const std::string &ckp
   if (!buckets)
     return 1;
   return attn::app::evaluate(config, withBuckets(*model, *buckets), data, session.checkpointPath(),
-                             attn::task::stepOf(session.checkpointMetadata()));
+                             attn::task::stepOf(session.checkpointMetadata()), o.bleu);
 }
 
 } // namespace attnc

@@ -86,7 +86,13 @@ int emit(attn::driver::Session &s, const Common &c, const EmitOptions &o);     /
 int compile(attn::driver::Session &s, const Common &c, const CompileOptions &o); // Inspect.cpp
 int run(attn::driver::Session &s, const Common &c, const RunOptions &o);       // Run.cpp
 int train(attn::driver::Session &s, const Common &c, const TrainOptions &o);   // Train.cpp
-int eval(attn::driver::Session &s, const Common &c, const std::string &ckpt);  // Train.cpp
+// What `attnc eval` reports, and on which pairs.
+struct EvalOptions {
+  bool bleu = false; // only BLEU and chrF2 (seq2seq)
+  std::string pairs; // a TSV of pairs in place of the validation split
+};
+int eval(attn::driver::Session &s, const Common &c, const std::string &ckpt,
+         const EvalOptions &o);  // Train.cpp
 int translate(attn::driver::Session &s, const Common &c, const TranslateOptions &o); // Translate.cpp
 int runSeq2Seq(attn::driver::Session &s, const RunOptions &o);                // Translate.cpp
 int runLabeller(attn::driver::Session &s, const RunOptions &o);               // Labelling.cpp

@@ -67,8 +67,11 @@ must match). A NaN or infinite loss stops training with exit code 1 and leaves t
 checkpoint in place.)";
 
 constexpr const char *kEvalHelp = R"(Loads a checkpoint (DIR means DIR/best.safetensors, else DIR/last.safetensors) and prints the
-mean loss over the validation split. Without MODEL.yaml the spec stored in the checkpoint is
-used.)";
+mean loss over the validation split (--pairs FILE.tsv: over those pairs), and what the model
+gets right: a seq2seq model's exact match, token accuracy, BLEU and chrF2 of its decoding
+(decode: section), a tagger's or classifier's accuracy. --bleu prints only BLEU and chrF2,
+as sacreBLEU does (13a tokens, exp smoothing; chrF2 of 6-grams of characters). Without
+MODEL.yaml the spec stored in the checkpoint is used.)";
 
 constexpr const char *kTranslateHelp =
     R"(Reads source lines on stdin and writes one output line per input line, decoded by the trained
@@ -316,8 +319,15 @@ int main(int argc, char **argv) {
       ->type_name("S");
   CLI::App *eval = verb("eval", "the validation loss of a trained model", kEvalHelp, true);
   std::string evalCkpt;
+  attnc::EvalOptions evalOptions;
   eval->add_option("--ckpt", evalCkpt, "a checkpoint: FILE, or DIR (its best, else last)")
       ->type_name("DIR|FILE");
+  eval->add_flag("--bleu", evalOptions.bleu,
+                 "seq2seq: only corpus BLEU and chrF2 (sacreBLEU's), with their signatures");
+  eval->add_option("--pairs", evalOptions.pairs,
+                   "evaluate on these source<TAB>target pairs (a test split) instead of the "
+                   "validation split")
+      ->type_name("FILE.tsv");
   CLI::App *translate = verb("translate", "decode (or label) lines from stdin with a trained model",
                              kTranslateHelp, true);
   addDecode(translate, raw, translateOptions, common);
@@ -428,7 +438,7 @@ int main(int argc, char **argv) {
   try {
     std::function<int()> runVerb = [&]() -> int {
       if (chosen == eval)
-        return attnc::eval(session, common, evalCkpt);
+        return attnc::eval(session, common, evalCkpt, evalOptions);
       if (chosen == translate)
         return attnc::translate(session, common, translateOptions);
       if (int rc = attnc::load(session, common))

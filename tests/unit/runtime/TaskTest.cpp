@@ -178,6 +178,45 @@ TEST(TaskMetadata, RoundTripsVocabulariesAndLengths) {
   EXPECT_EQ(m.at("data_fingerprint"), dataFingerprint(d.train));
 }
 
+// Subword models are trained on the training side, one per side or one shared, and travel in
+// the metadata: a checkpoint splits text as training did, and a reused tokenizer is not
+// trained again.
+TEST(TaskMetadata, SubwordModelsTravelWithTheVocabularies) {
+  DataConfig c = dates();
+  c.tokens = attn::data::Tokenize::Bpe;
+  c.vocabSize = 60;
+  c.train = 300;
+  c.valid = 20;
+  PairData d = buildPairs(c);
+  EXPECT_EQ(d.sourceTokens.kind(), attn::data::Tokenize::Bpe);
+  EXPECT_NE(d.sourceTokens, d.targetTokens); // one model per side
+  Metadata m = pairMetadata(d);
+  ASSERT_TRUE(m.count(kSourceTokenizerKey) && m.count(kTargetTokenizerKey));
+  PairData back =
+      pairDataFromMetadata(Task::Seq2Seq, attn::data::Tokenize::Bpe, false, m, "x.safetensors");
+  EXPECT_EQ(back.sourceTokens, d.sourceTokens);
+  EXPECT_EQ(back.targetTokens, d.targetTokens);
+  EXPECT_EQ(back.source.serialize(), d.source.serialize());
+  const std::string line = "Tuesday, September 26, 2017";
+  EXPECT_EQ(back.sourceTokens.tokenize(line), d.sourceTokens.tokenize(line));
+  EXPECT_EQ(back.sourceTokens.detokenize(back.sourceTokens.tokenize(line)), line);
+  // Rebuilt with the checkpoint's tokenizers: the same vocabularies.
+  PairData again = buildPairs(c, &back);
+  EXPECT_EQ(again.source.serialize(), d.source.serialize());
+  EXPECT_EQ(again.target.serialize(), d.target.serialize());
+
+  c.sharedVocab = true;
+  PairData shared = buildPairs(c);
+  EXPECT_EQ(shared.sourceTokens, shared.targetTokens);
+  EXPECT_EQ(shared.source.serialize(), shared.target.serialize());
+
+  // A subword model whose checkpoint lost its tokenizer is refused, not split by words.
+  m.erase(kSourceTokenizerKey);
+  m.erase(kTargetTokenizerKey);
+  EXPECT_THROW(pairDataFromMetadata(Task::Seq2Seq, attn::data::Tokenize::Bpe, false, m, "x"),
+               std::runtime_error);
+}
+
 TEST(TaskMetadata, DamagedOrMissingKeysAreNamed) {
   Metadata m = pairMetadata(buildPairs(dates()));
   Metadata noVocab = m;

@@ -76,9 +76,11 @@ int train(const std::string &tool, const ModelConfig &config, const Model &model
           const task::PairData *data, const TrainRun &run);
 
 /// `eval`: the validation loss of the checkpoint `file` (saved at `step`), then what the
-/// model gets right.
+/// model gets right (a seq2seq model: exact match, token accuracy, BLEU and chrF).
+/// `bleuOnly`: a seq2seq model's corpus BLEU and chrF2 on the validation pairs alone, as
+/// sacreBLEU prints them with its signatures.
 int evaluate(const ModelConfig &config, const Model &model, const task::PairData *data,
-             const std::string &file, const std::string &step);
+             const std::string &file, const std::string &step, bool bleuOnly = false);
 
 /// The validation quality of a pair model: a seq2seq model's decoded outputs (exact match,
 /// token accuracy), a tagger's tags or a classifier's labels (accuracy).

@@ -6,6 +6,7 @@
 #define ATTN_DATA_PARALLEL_H
 
 #include "attn/Tensor.h"
+#include "attn/data/Tokenizer.h"
 #include "attn/data/Vocab.h"
 
 #include <cstdint>
@@ -62,13 +63,13 @@ struct Seq2SeqTensors {
 
 // Unknown tokens become Vocab::kUnk. Throws std::runtime_error if srcLen < 1 or tgtLen < 2.
 Seq2SeqTensors encodePairs(const std::vector<Pair> &pairs, const Vocab &srcVocab,
-                           const Vocab &tgtVocab, Tokenize srcTok, Tokenize tgtTok, int64_t srcLen,
+                           const Vocab &tgtVocab, const Tokenizer &srcTok, const Tokenizer &tgtTok, int64_t srcLen,
                            int64_t tgtLen, bool reverseSource);
 
 // One source line as encodePairs() encodes it, for translation: srcLen ids (padded with kPad)
 // and, in `mask`, srcLen floats (1 token, 0 padding). Throws std::runtime_error if the line
 // has no tokens or more than srcLen ("... has 12 tokens; the model reads at most 10").
-std::vector<int32_t> encodeSource(const std::string &line, const Vocab &vocab, Tokenize tok,
+std::vector<int32_t> encodeSource(const std::string &line, const Vocab &vocab, const Tokenizer &tok,
                                   int64_t srcLen, bool reverseSource, std::vector<float> &mask);
 
 //===------------------------------------------------------------------------------------===//
@@ -100,9 +101,9 @@ struct LabelledTensors {
   int64_t dropped = 0;
 };
 LabelledTensors encodeTagged(const std::vector<Pair> &pairs, const Vocab &srcVocab,
-                             const Vocab &tagVocab, Tokenize srcTok, int64_t srcLen);
+                             const Vocab &tagVocab, const Tokenizer &srcTok, int64_t srcLen);
 LabelledTensors encodeClassified(const std::vector<Pair> &pairs, const Vocab &srcVocab,
-                                 const Vocab &labelVocab, Tokenize srcTok, int64_t srcLen);
+                                 const Vocab &labelVocab, const Tokenizer &srcTok, int64_t srcLen);
 
 } // namespace attn::data
 

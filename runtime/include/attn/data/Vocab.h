@@ -10,10 +10,13 @@
 
 namespace attn::data {
 
-enum class Tokenize { Char, Word };
+// How text becomes tokens: characters, words, or subwords (a SentencePiece model: see
+// attn/data/Tokenizer.h, which holds one).
+enum class Tokenize { Char, Word, Unigram, Bpe, SentencePiece };
 
 // Char: every byte is one token, spaces included ("a b" -> "a", " ", "b").
 // Word: maximal runs of non-whitespace (space, \t, \n, \v, \f, \r separate); never empty tokens.
+// The subword kinds need their model: std::logic_error here (use a data::Tokenizer).
 std::vector<std::string> tokenize(const std::string &line, Tokenize mode);
 // The inverse for well-formed tokens: Char concatenates, Word joins with single spaces.
 std::string detokenize(const std::vector<std::string> &tokens, Tokenize mode);

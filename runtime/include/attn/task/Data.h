@@ -7,6 +7,7 @@
 
 #include "attn/data/Parallel.h"
 #include "attn/data/Text.h"
+#include "attn/data/Tokenizer.h"
 #include "attn/data/Vocab.h"
 #include "attn/train/Trainer.h"
 
@@ -36,10 +37,12 @@ struct DataConfig {
                                // (one to many); 0: the file is a series
   int64_t minLen = 3, maxLen = 10, symbols = 10;
   data::Tokenize tokens = data::Tokenize::Word;
+  int64_t vocabSize = 8000;    // unigram, bpe: the SentencePiece model's pieces
+  std::string spmModel;        // sentencepiece: the model file
   int64_t minCount = 1, maxVocab = 0;
   int64_t train = 2000, valid = 200;
   uint64_t seed = 1;
-  bool sharedVocab = false;    // one vocabulary for both sides (shared embeddings)
+  bool sharedVocab = false;    // one vocabulary (and subword model) for both sides
   bool reverseSource = false;  // sources are read last token first
 };
 
@@ -48,15 +51,18 @@ struct DataConfig {
 /// carry to decode), and the pairs (only when built from the data, not from metadata).
 struct PairData {
   data::Vocab source, target;
-  data::Tokenize tokenize = data::Tokenize::Word;
+  // How each side's text becomes tokens (a tagger's and a classifier's targets: words).
+  data::Tokenizer sourceTokens, targetTokens;
   bool reverseSource = false;
   int64_t sourceLength = 0; // S = data.max_len
   int64_t targetLength = 0; // seq2seq: S + 1 (room for eos); tag / classify: 0
   std::vector<data::Pair> train, valid;
 };
 
-/// Generated, or read from TSV, with vocabularies built from the training pairs.
-PairData buildPairs(const DataConfig &config);
+/// Generated, or read from TSV, with vocabularies built from the training pairs: their tokens
+/// by `tokenizers`' tokenizers when given (a compiled model's: subword models are not trained
+/// again), else by the config's (unigram and bpe models trained on the training pairs).
+PairData buildPairs(const DataConfig &config, const PairData *tokenizers = nullptr);
 /// The pairs as the @loss inputs: src, src_mask, tgt_in, tgt_out (seq2seq), or
 /// src, src_mask, tags | label (tag, classify). Pairs longer than the lengths are dropped.
 train::Split pairSplit(Task task, const PairData &data, const std::vector<data::Pair> &pairs);

@@ -9,6 +9,8 @@
 //   source_vocab, target_vocab   pair tasks: the vocabularies (attn::data::Vocab::serialize)
 //   source_length, target_length pair tasks: the lengths the program was compiled for
 //   data_fingerprint              pair tasks: fnv1a64 of the training pairs (hex)
+//   source_tokenizer, target_tokenizer  pair tasks with subword tokens: the SentencePiece
+//                                 models (attn::data::Tokenizer::serialize)
 #ifndef ATTN_TASK_METADATA_H
 #define ATTN_TASK_METADATA_H
 
@@ -25,11 +27,14 @@ inline constexpr const char *kSpecKey = "spec";
 inline constexpr const char *kModelKey = "model";
 inline constexpr const char *kStepKey = "step";
 inline constexpr const char *kEquationsKey = "equations";
+inline constexpr const char *kSourceTokenizerKey = "source_tokenizer";
+inline constexpr const char *kTargetTokenizerKey = "target_tokenizer";
 
 /// The vocabularies, lengths and data fingerprint of `data`, as metadata.
 Metadata pairMetadata(const PairData &data);
 /// Back (no pairs): throws, naming `file`, when a key is missing or damaged. `task` bounds
-/// the lengths (a seq2seq target holds at least one token and eos).
+/// the lengths (a seq2seq target holds at least one token and eos); `tokens` is the spec's
+/// data.tokens (subword models come from the metadata).
 PairData pairDataFromMetadata(Task task, data::Tokenize tokens, bool reverseSource,
                               const Metadata &meta, const std::string &file);
 /// fnv1a64 of the training pairs, in hex: two runs on the same data agree.

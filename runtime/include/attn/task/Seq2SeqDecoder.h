@@ -10,6 +10,7 @@
 #include "attn/Names.h"
 #include "attn/decode/Beam.h"
 #include "attn/decode/Seq2Seq.h"
+#include "attn/task/Bleu.h"
 #include "attn/task/Data.h"
 
 #include <functional>
@@ -40,7 +41,7 @@ struct Encoded {
 };
 /// The tokens of `line` that `vocab` lacks, in order of appearance, each once.
 std::vector<std::string> unknownTokens(const std::string &line, const data::Vocab &vocab,
-                                       data::Tokenize tokenize);
+                                       const data::Tokenizer &tokenize);
 
 struct Accuracy {
   int64_t count = 0;          // pairs decoded
@@ -49,6 +50,10 @@ struct Accuracy {
   // pairs: an extra or a missing token counts as a miss ("nine -> 9 9" against "9": 1 of 2).
   double tokenAccuracy = 0;
   double lengthMismatch = 0;  // fraction of outputs longer or shorter than their reference
+  // The detokenised outputs against the references as written (attn/task/Bleu.h); set by
+  // Seq2SeqDecoder::accuracy, not by scoreOutputs.
+  Bleu bleu;
+  double chrf = 0;
 };
 /// The accuracy of `outputs` against `references` (pair i: outputs[i], references[i]).
 Accuracy scoreOutputs(const std::vector<std::vector<int32_t>> &outputs,
@@ -77,7 +82,8 @@ public:
   size_t lengthBucketCount() const;
   /// A hypothesis as text.
   std::string text(const decode::Hypothesis &h) const;
-  /// Exact match and token accuracy of the best hypotheses on `pairs` (those that fit).
+  /// Exact match, token accuracy, BLEU and chrF of the best hypotheses on `pairs` (those
+  /// that fit).
   Accuracy accuracy(const std::vector<data::Pair> &pairs) const;
 
   /// Sentences decoded at once (the compiled batch).

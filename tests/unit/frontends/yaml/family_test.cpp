@@ -76,6 +76,35 @@ TEST(Family, EveryProblemIsReportedAtOnceAndLocated) {
       << all;
 }
 
+TEST(Family, SubwordKeysAreCheckedWhereTheyAreWritten) {
+  auto problems = [](const std::string &task, const std::string &data) {
+    Spec s = parse("name: m\ntask: " + task + "\ndata: " + data +
+                   "\nmodel:\n  rnn: {cell: gru, hidden: 8}\n");
+    std::vector<Diagnostic> diags;
+    checkConsistency(s, diags);
+    std::string all;
+    for (const Diagnostic &d : diags)
+      all += d.str() + "\n";
+    return all;
+  };
+  EXPECT_EQ(problems("seq2seq", "{path: p.tsv, tokens: bpe, vocab_size: 500}"), "");
+  EXPECT_EQ(problems("seq2seq", "{path: p.tsv, tokens: unigram, shared_vocab: true}"), "");
+  EXPECT_EQ(problems("seq2seq", "{path: p.tsv, tokens: sentencepiece, spm_model: m.model}"), "");
+  std::string tag = problems("tag", "{path: p.tsv, tokens: bpe}");
+  EXPECT_NE(tag.find("m.yaml:3:"), std::string::npos) << tag;
+  EXPECT_NE(tag.find("one tag per word"), std::string::npos) << tag;
+  std::string noModel = problems("seq2seq", "{path: p.tsv, tokens: sentencepiece}");
+  EXPECT_NE(noModel.find("data.tokens: sentencepiece reads the model in data.spm_model"),
+            std::string::npos)
+      << noModel;
+  std::string stray = problems("seq2seq", "{path: p.tsv, tokens: word, vocab_size: 100, "
+                                          "spm_model: m.model}");
+  EXPECT_NE(stray.find("data.vocab_size sizes the subword models"), std::string::npos) << stray;
+  EXPECT_NE(stray.find("data.spm_model is read with data.tokens: sentencepiece"),
+            std::string::npos)
+      << stray;
+}
+
 TEST(Family, CosineKeysApplyToTheCosineScoreOnly) {
   std::string base = "name: m\ntask: seq2seq\ndata: {builtin: dates, tokens: char}\n"
                      "model:\n  rnn: {cell: lstm, hidden: 8}\n";
