@@ -275,6 +275,9 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
       // tests/reference checks it), while the soft path is.
       else if (name == "hard_soft")
         t.data<float>()[k] = 1.0f;
+      // Dropout's keep masks are 0 or 1 / (1 - p), as the trainer draws them (p = 0.2 here).
+      else if (name.rfind("dropout.", 0) == 0)
+        t.data<float>()[k] = rng.next() % 5 == 0 ? 0.0f : 1.25f;
       else if (t.dtype() == ATTN_I32)
         t.data<int32_t>()[k] = (int32_t)(rng.next() % (uint64_t)std::max<int64_t>(1, options.vocabSize));
       else
