@@ -1,5 +1,7 @@
 #include "attn/app/Verbs.h"
 
+#include "attn/File.h"
+
 #include "attn/data/Sine.h"
 #include "attn/data/TextFile.h"
 #include "attn/decode/Sample.h"
@@ -19,8 +21,6 @@
 #include <iomanip>
 #include <iostream>
 #include <sstream>
-
-#include <unistd.h>
 
 namespace attn::app {
 namespace {
@@ -60,23 +60,6 @@ void reportPairs(const ModelConfig &c, const task::PairData &data, const train::
   std::cout << std::endl;
 }
 
-// Writes `bytes` to `path` whole or not at all (a temporary file renamed over it).
-void writeAtomically(const std::string &path, const std::string &bytes) {
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), (std::streamsize)bytes.size());
-    if (!out.flush())
-      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw std::runtime_error("cannot write " + path + ": " + ec.message());
-  }
-}
-
 // A run's subword models beside its checkpoints, as SentencePiece .model files (spm_encode
 // and spm_decode read them; data.tokens: sentencepiece takes one back): spm.model when both
 // sides share one, else source.spm.model and target.spm.model. Returns the names written.
@@ -86,16 +69,16 @@ std::vector<std::string> writeSubwordModels(const task::PairData &data, const st
   bool target = data::isSubwords(data.targetTokens.kind());
   if (source && target && data.sourceTokens == data.targetTokens) {
     names.push_back("spm.model");
-    writeAtomically(dir + "/spm.model", data.sourceTokens.model());
+    writeFileAtomically(dir + "/spm.model", data.sourceTokens.model());
     return names;
   }
   if (source) {
     names.push_back("source.spm.model");
-    writeAtomically(dir + "/source.spm.model", data.sourceTokens.model());
+    writeFileAtomically(dir + "/source.spm.model", data.sourceTokens.model());
   }
   if (target) {
     names.push_back("target.spm.model");
-    writeAtomically(dir + "/target.spm.model", data.targetTokens.model());
+    writeFileAtomically(dir + "/target.spm.model", data.targetTokens.model());
   }
   return names;
 }

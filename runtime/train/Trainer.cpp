@@ -1,4 +1,5 @@
 #include "attn/train/Trainer.h"
+#include "attn/File.h"
 #include "attn/Names.h"
 
 #include "attn/Numbers.h"
@@ -200,15 +201,7 @@ void keepMetricsBefore(const std::string &path, int64_t firstStep) {
   for (const Record &r : readMetrics(path))
     if (r.step < firstStep)
       text += formatRecord(r) + "\n";
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out)
-      throw std::runtime_error(tmp + ": cannot write the metrics log");
-  }
-  std::filesystem::rename(tmp, path);
+  writeFileAtomically(path, text);
 }
 
 } // namespace

@@ -29,6 +29,10 @@ uint64_t checkRegularFile(const std::string &path, uint64_t maxBytes, const char
 // checkRegularFile, then the whole file.
 std::string readRegularFile(const std::string &path, uint64_t maxBytes, const char *what);
 
+// Writes `bytes` to `path` whole or not at all: to `path + ".tmp-<pid>"`, then renamed over it
+// (readers see the old file or the new one). Throws FileError naming `path`.
+void writeFileAtomically(const std::string &path, const std::string &bytes);
+
 // "1 MiB", "16 GiB", "512 B": a size as the messages show it.
 std::string formatBytes(uint64_t bytes);
 
