@@ -133,7 +133,11 @@ bool Session::openCheckpoint(const std::string &path,
   return true;
 }
 
-task::DataConfig Session::dataConfig() const { return driver::dataConfig(*spec_); }
+task::DataConfig Session::dataConfig() const {
+  task::DataConfig c = driver::dataConfig(*spec_);
+  c.cacheDir = dataCacheDir_;
+  return c;
+}
 
 const task::PairData &Session::trainingData() {
   if (!trainingData_) {

@@ -108,6 +108,9 @@ public:
   // --- The task's data ------------------------------------------------------------------
   /// The spec's data, as a task::DataConfig.
   task::DataConfig dataConfig() const;
+  /// Where a streamed corpus's index is kept (data.stream; a run directory's data/). Unset:
+  /// a temporary index.
+  void setDataCacheDir(std::string dir) { dataCacheDir_ = std::move(dir); }
   /// A pair task's data as the spec's `data:` makes it (pairs and vocabularies; built once).
   const task::PairData &trainingData();
   /// The vocabularies and lengths the program is compiled for: the checkpoint's when one is
@@ -199,6 +202,7 @@ private:
   std::string checkpoint_;
   task::Metadata checkpointMeta_;
   std::optional<task::PairData> trainingData_, compiledData_;
+  std::string dataCacheDir_;
 };
 
 } // namespace attn::driver

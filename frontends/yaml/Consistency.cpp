@@ -33,6 +33,17 @@ void checkTokens(const Spec &s, Problems &p) {
             "data.vocab_size sizes the subword models of data.tokens: unigram | bpe, not '" +
                 nameOf(d.tokens) + "'",
             "remove data.vocab_size (data.max_vocab caps a word or character vocabulary)");
+  if (d.stream && (d.path.empty() || !(s.task == Task::Seq2seq || s.task == Task::Tag ||
+                                         s.task == Task::Classify)))
+    p.error("data.stream", d.loc,
+            "data.stream reads the text pairs of data.path" +
+                std::string(d.path.empty() ? ", but there is none" : "; task '" + nameOf(s.task) +
+                                                                          "' reads none"),
+            "set data.path to a TSV file of a seq2seq, tag or classify task, or remove "
+            "data.stream");
+  if (d.streamBuffer != DataSpec().streamBuffer && !d.stream)
+    p.error("data.stream_buffer", d.loc, "data.stream_buffer sizes the blocks of data.stream",
+            "set data.stream: true, or remove data.stream_buffer");
   if (d.sharedVocab && s.task != Task::Seq2seq)
     p.error("data.shared_vocab", d.loc,
             "data.shared_vocab shares one vocabulary between a seq2seq model's source and "

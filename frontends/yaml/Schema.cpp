@@ -362,6 +362,20 @@ std::vector<KeySchema> buildTable() {
           "`tokens: sentencepiece`: a SentencePiece model file (`.model`, as "
           "`spm_train` writes it) that splits both sides. A relative path is relative to the "
           "spec file's folder."),
+      Key("data.stream", &DataSpec::stream,
+          "`seq2seq`, `tag`, `classify` with `data.path`: train on the file without reading "
+          "it into memory (any size; without it a file over 1 GiB is refused). One pass "
+          "indexes it (kept in the run directory's `data/` and reused while the file and the "
+          "tokenizers are the same); training then reads blocks of `data.stream_buffer` "
+          "consecutive pairs, visiting the blocks, and the pairs of each block, in an order "
+          "drawn per epoch from `train.seed`. Resuming is exact; under `mpirun` each rank "
+          "reads only its rows of each batch. The batches differ from an in-memory run's."),
+      Key("data.stream_buffer", &DataSpec::streamBuffer,
+          "`data.stream`: the pairs of one block, the unit that is shuffled as one and held "
+          "in memory (two blocks at most). Larger blocks shuffle better; the file is read a "
+          "block at a time.")
+          .atLeast(1)
+          .atMost(1e8),
       Key("data.min_count", &DataSpec::minCount,
           "Vocabularies (`seq2seq`, `tag`, `classify`): tokens seen fewer times in training "
           "become `<unk>`.")

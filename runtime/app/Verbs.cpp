@@ -9,6 +9,7 @@
 #include "attn/task/LineReader.h"
 #include "attn/task/Metadata.h"
 #include "attn/task/Regression.h"
+#include "attn/task/StreamedPairs.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -40,17 +41,16 @@ int64_t countWeights(const attn_program_info &info) {
 }
 
 // "N training (D longer than data.max_len = M dropped) and ... validation pairs, ..."
-void reportPairs(const ModelConfig &c, const task::PairData &data, const train::Split &train,
-                 const train::Split &valid) {
-  auto kept = [](const train::Split &split) { return split[0].shape()[0]; };
-  auto dropped = [&](const std::vector<data::Pair> &pairs, int64_t n) {
-    int64_t d = (int64_t)pairs.size() - n;
+void reportPairs(const ModelConfig &c, const task::PairData &data, int64_t train,
+                 int64_t trainDropped, const train::Split &valid) {
+  auto dropped = [&](int64_t d) {
     return d > 0 ? " (" + std::to_string(d) +
                        " longer than data.max_len = " + std::to_string(c.data.maxLen) + " dropped)"
                  : std::string();
   };
-  std::cout << c.name << ": " << kept(train) << " training" << dropped(data.train, kept(train))
-            << " and " << kept(valid) << " validation pairs" << dropped(data.valid, kept(valid))
+  int64_t keptValid = valid[0].shape()[0];
+  std::cout << c.name << ": " << train << " training" << dropped(trainDropped) << " and "
+            << keptValid << " validation pairs" << dropped((int64_t)data.valid.size() - keptValid)
             << ", vocabularies of " << data.source.size() << " and " << data.target.size()
             << " tokens";
   if (data::isSubwords(data.sourceTokens.kind()))
@@ -58,6 +58,10 @@ void reportPairs(const ModelConfig &c, const task::PairData &data, const train::
               << (data.sourceTokens == data.targetTokens ? ", one model for both sides" : "")
               << ")";
   std::cout << std::endl;
+  if (data.stream)
+    std::cout << c.name << ": streaming " << data.stream->path() << " in blocks of "
+              << c.data.streamBuffer << " pairs (index " << (data.stream->reused() ? "reused" : "built")
+              << ")" << std::endl;
 }
 
 // A run's subword models beside its checkpoints, as SentencePiece .model files (spm_encode
@@ -438,12 +442,24 @@ int train(const std::string &tool, const ModelConfig &c, const Model &model,
   t.comm = run.comm;
   int ranks = run.comm ? run.comm->size() : 1;
   bool rank0 = !run.comm || run.comm->rank() == 0;
-  train::Split train = task::trainSplit(c.data, data), valid = task::validSplit(c.data, data);
-  if (data) {
+  // The training batches: from a split in memory, or read from a streamed corpus's file.
+  train::Split train, valid = task::validSplit(c.data, data);
+  std::unique_ptr<train::BatchSource> batches;
+  if (data && data->stream) {
+    auto streamed =
+        std::make_unique<task::StreamedPairs>(c.data.task, *data, c.data.streamBuffer, t.seed);
+    reportPairs(c, *data, streamed->examples(), streamed->dropped(), valid);
+    batches = std::move(streamed);
+  } else {
+    train = task::trainSplit(c.data, data);
+    if (data)
+      reportPairs(c, *data, train[0].shape()[0], (int64_t)data->train.size() - train[0].shape()[0],
+                  valid);
+    batches = train::splitBatches(train, t.seed);
+  }
+  if (data)
     for (auto &[key, value] : task::pairMetadata(*data))
       t.metadata[key] = value;
-    reportPairs(c, *data, train, valid);
-  }
 
   std::cout << c.name << ": training " << countWeights(model.program.info()) << " weights for "
             << t.steps << " steps (" << c.train.optimizer << ", lr " << c.train.schedule.lr << ", "
@@ -453,7 +469,7 @@ int train(const std::string &tool, const ModelConfig &c, const Model &model,
                           : std::string())
             << ") into " << t.dir << std::endl;
   auto started = std::chrono::steady_clock::now();
-  auto result = train::train(model.program, model.params, train, valid, t);
+  auto result = train::train(model.program, model.params, *batches, valid, t);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!result.error.empty()) {

@@ -8,11 +8,13 @@
 #include "attn/task/Labelling.h"
 #include "attn/task/Metadata.h"
 #include "attn/task/Seq2SeqDecoder.h"
+#include "attn/task/StreamedPairs.h"
 #include "attn/train/Trainer.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -29,6 +31,7 @@ struct attnc_model {
   // Training through the handle: the training split (built on the first call) and the step.
   std::optional<attn::task::PairData> trainingData;
   std::optional<attn::train::Split> split;
+  std::unique_ptr<attn::train::BatchSource> batches; // split's rows, or a streamed corpus's
   int64_t step = 0;
 };
 
@@ -233,18 +236,24 @@ attnc_status attnc_train_steps(attnc_model *model, int64_t steps, double *loss) 
     require(model != nullptr, "attnc_train_steps: model is NULL");
     require(steps >= 1 && steps <= 1000000000, "attnc_train_steps: steps must be >= 1");
     const attn::app::ModelConfig &c = model->config;
-    if (!model->split) {
+    if (!model->batches) {
       if (attn::task::usesPairs(c.data.task)) {
         model->trainingData = attn::task::buildPairs(c.data, &*model->data);
         // The program's shapes are the compiled vocabularies': the data must give them.
         attn::app::checkVocabularies(c, *model->trainingData, *model->data);
       }
-      model->split =
-          attn::task::trainSplit(c.data, model->trainingData ? &*model->trainingData : nullptr);
+      if (model->trainingData && model->trainingData->stream) {
+        model->batches = std::make_unique<attn::task::StreamedPairs>(
+            c.data.task, *model->trainingData, c.data.streamBuffer, c.train.seed);
+      } else {
+        model->split =
+            attn::task::trainSplit(c.data, model->trainingData ? &*model->trainingData : nullptr);
+        model->batches = attn::train::splitBatches(*model->split, c.train.seed);
+      }
     }
     attn::app::Loaded &l = model->loaded;
     model->decoder.reset(); // its buckets' copies of the parameters go stale
-    attn::train::StepRunner runner(*l.program, l.params, *model->split, c.train.seed,
+    attn::train::StepRunner runner(*l.program, l.params, *model->batches,
                                    attn::task::perStepInputs(c.stepInputs));
     double last = 0;
     for (int64_t i = 0; i < steps; ++i) {

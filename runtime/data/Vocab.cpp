@@ -80,6 +80,15 @@ bool Vocab::add(const std::string &token) {
 
 Vocab Vocab::build(const std::vector<std::vector<std::string>> &sentences, int64_t minCount,
                    int64_t maxSize) {
+  std::map<std::string, int64_t> counts;
+  for (const std::vector<std::string> &sentence : sentences)
+    for (const std::string &token : sentence)
+      ++counts[token];
+  return fromCounts(counts, minCount, maxSize);
+}
+
+Vocab Vocab::fromCounts(const std::map<std::string, int64_t> &counts, int64_t minCount,
+                        int64_t maxSize) {
   if (maxSize != 0 && maxSize < kNumSpecials)
     throw std::runtime_error("attn: a vocabulary needs room for its 4 special tokens, but the "
                              "maximum size is " +
@@ -87,10 +96,6 @@ Vocab Vocab::build(const std::vector<std::vector<std::string>> &sentences, int64
   Vocab vocab;
   // std::map iterates in byte order (char_traits<char> compares as unsigned char): that order
   // survives the stable sort below as the tie-break.
-  std::map<std::string, int64_t> counts;
-  for (const std::vector<std::string> &sentence : sentences)
-    for (const std::string &token : sentence)
-      ++counts[token];
   std::vector<std::pair<std::string, int64_t>> ranked;
   for (auto &entry : counts)
     if (entry.second >= minCount && !vocab.index_.count(entry.first))

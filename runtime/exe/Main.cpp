@@ -180,7 +180,9 @@ int train(const ModelConfig &c, const Raw &r) {
     // The program's shapes are the vocabularies' the model was compiled with: the data must
     // give the same ones (it does when it is the spec's).
     attn::task::PairData compiled = pairData(c, readWeights(""));
-    data = attn::task::buildPairs(c.data, &compiled);
+    attn::task::DataConfig d = c.data;
+    d.cacheDir = attn::app::runDirectory(c, r.out) + "/data"; // a streamed corpus's index
+    data = attn::task::buildPairs(d, &compiled);
     attn::app::checkVocabularies(c, *data, compiled);
   }
   std::string last = attn::app::runDirectory(c, r.out) + "/last.safetensors";

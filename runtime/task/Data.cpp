@@ -5,6 +5,7 @@
 #include "attn/data/TextFile.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <stdexcept>
 
 namespace attn::task {
@@ -81,7 +82,14 @@ void readPairs(const DataConfig &d, PairData &data) {
   } else if (!d.builtin.empty()) {
     throw std::runtime_error("attn: the builtin data '" + d.builtin + "' holds no text pairs");
   } else {
-    data.train = data::readTsv(d.path);
+    try {
+      data.train = data::readTsv(d.path);
+    } catch (const FileError &e) {
+      if (checkRegularFile(d.path, UINT64_MAX, "data file") > kMaxDataFileBytes)
+        throw FileError(e.path, e.why + "; data.stream: true trains on it without reading it "
+                                        "into memory");
+      throw;
+    }
     checkLabels(d, data.train, d.path);
     if (!d.validPath.empty()) {
       data.valid = data::readTsv(d.validPath);
@@ -137,11 +145,72 @@ void makeTokenizers(const DataConfig &d, PairData &data) {
 
 } // namespace
 
+namespace {
+
+// The validation pairs and the index of a streamed corpus (the training pairs stay in the
+// file), with vocabularies from the index's token counts.
+void streamPairs(const DataConfig &d, PairData &data, const PairData *tokenizers) {
+  if (d.path.empty())
+    throw std::runtime_error("attn: data.stream reads data.path; the builtin data '" + d.builtin +
+                             "' is generated in memory");
+  int64_t holdOut = d.validPath.empty() ? d.valid : 0;
+  if (tokenizers) {
+    data.sourceTokens = tokenizers->sourceTokens;
+    data.targetTokens = tokenizers->targetTokens;
+  } else {
+    // Subword models learn from a sample of the training pairs (as spm_train's
+    // input_sentence_size does); characters and words need none.
+    if (data::isSubwords(d.tokens) && d.tokens != data::Tokenize::SentencePiece)
+      data.train = data::readTsvSample(d.path, kSubwordSample, holdOut);
+    makeTokenizers(d, data);
+    data.train.clear();
+    data.train.shrink_to_fit();
+  }
+  data::PairIndex::Options o;
+  o.source = data.sourceTokens;
+  o.target = data.targetTokens;
+  o.holdOut = holdOut;
+  if (!d.cacheDir.empty())
+    o.cachePath = d.cacheDir + "/" + std::filesystem::path(d.path).filename().string();
+  if (d.task != Task::Seq2Seq)
+    o.check = [&d](const data::Pair &p, const std::string &path) { checkLabels(d, {p}, path); };
+  auto index = std::make_shared<data::PairIndex>(data::PairIndex::open(d.path, o));
+  if (holdOut > 0) {
+    if (index->size() <= holdOut)
+      throw std::runtime_error(d.path + ": " + std::to_string(index->size()) +
+                               " pairs leave none for training after holding out data.valid = " +
+                               std::to_string(holdOut));
+    data.valid = index->pairs(index->entries(index->size() - holdOut, holdOut));
+  } else {
+    data.valid = data::readTsv(d.validPath);
+    checkLabels(d, data.valid, d.validPath);
+  }
+  data.streamTrain = index->size() - holdOut;
+  if (d.sharedVocab) {
+    data::TokenCounts both = index->sourceCounts();
+    for (const auto &[token, n] : index->targetCounts())
+      both[token] += n;
+    data.source = data.target = data::Vocab::fromCounts(both, d.minCount, d.maxVocab);
+  } else {
+    data.source = data::Vocab::fromCounts(index->sourceCounts(), d.minCount, d.maxVocab);
+    data.target = d.task == Task::Seq2Seq
+                      ? data::Vocab::fromCounts(index->targetCounts(), d.minCount, d.maxVocab)
+                      : data::Vocab::fromCounts(index->targetCounts(), 1, 0);
+  }
+  data.stream = std::move(index);
+}
+
+} // namespace
+
 PairData buildPairs(const DataConfig &d, const PairData *tokenizers) {
   PairData data;
   data.reverseSource = d.reverseSource;
   data.sourceLength = d.maxLen;
   data.targetLength = d.task == Task::Seq2Seq ? d.maxLen + 1 : 0;
+  if (d.stream) {
+    streamPairs(d, data, tokenizers);
+    return data;
+  }
   readPairs(d, data);
   if (tokenizers) {
     data.sourceTokens = tokenizers->sourceTokens;
@@ -189,6 +258,9 @@ train::Split split(const DataConfig &c, const PairData *pairs, bool training) {
   if (usesPairs(c.task)) {
     if (!pairs)
       throw std::logic_error("attn::task: a pair task's split needs its PairData");
+    if (training && pairs->stream)
+      throw std::logic_error("attn::task: a streamed corpus's training pairs are read by "
+                             "StreamedPairs, not held as a split");
     return pairSplit(c.task, *pairs, training ? pairs->train : pairs->valid);
   }
   data::Examples ex;

@@ -19,12 +19,20 @@ std::string dataFingerprint(const std::vector<data::Pair> &pairs) {
   return hex;
 }
 
+std::string dataFingerprint(const PairData &d) {
+  // A streamed corpus's is its file's (with the held-out count, which moves pairs between
+  // the splits).
+  if (d.stream)
+    return d.stream->fingerprint() + "-" + std::to_string(d.stream->size() - d.streamTrain);
+  return dataFingerprint(d.train);
+}
+
 Metadata pairMetadata(const PairData &d) {
   Metadata m = {{"source_vocab", d.source.serialize()},
                 {"target_vocab", d.target.serialize()},
                 {"source_length", std::to_string(d.sourceLength)},
                 {"target_length", std::to_string(d.targetLength)},
-                {"data_fingerprint", dataFingerprint(d.train)}};
+                {"data_fingerprint", dataFingerprint(d)}};
   // Subword models travel with the weights: translate, an executable and a library split and
   // join text with the run's own models, not with a file that may be gone.
   if (data::isSubwords(d.sourceTokens.kind()))

@@ -50,12 +50,9 @@ Shard shardOf(const dist::Communicator *comm) {
   return comm ? Shard{comm->rank(), comm->size()} : Shard{};
 }
 
-// Rows `rows` of every tensor of `split`, shaped like the entry's inputs, then the entry's
-// per-step inputs (see BatchHook) made by `hook` for `step` (0: validation), as `shard`'s part
-// of the global batch's.
-std::vector<Tensor> gather(const Split &split, const std::vector<int64_t> &rows,
-                           const attn_entry_info &entry, int numInputs, const BatchHook &hook,
-                           int64_t step, Shard shard = {}) {
+// Rows `rows` of every tensor of `split`, shaped like the entry's first inputs.
+std::vector<Tensor> copyRows(const Split &split, const std::vector<int64_t> &rows,
+                             const attn_entry_info &entry) {
   std::vector<Tensor> batch;
   for (size_t i = 0; i < split.size(); ++i) {
     Tensor t = makeTensor(entry.inputs[i]);
@@ -70,10 +67,17 @@ std::vector<Tensor> gather(const Split &split, const std::vector<int64_t> &rows,
       std::memcpy(dst + r * rowBytes, src + rows[r] * rowBytes, rowBytes);
     batch.push_back(std::move(t));
   }
-  if ((int)split.size() < numInputs && !hook)
-    throw std::runtime_error(std::string("attn: entry input '") + entry.inputs[split.size()].name +
+  return batch;
+}
+
+// Appends the entry's per-step inputs (see BatchHook) after the data's in `batch`, made by
+// `hook` for `step` (0: validation), as `shard`'s part of the global batch's.
+void addStepInputs(std::vector<Tensor> &batch, const attn_entry_info &entry, int numInputs,
+                   const BatchHook &hook, int64_t step, Shard shard) {
+  if ((int)batch.size() < numInputs && !hook)
+    throw std::runtime_error(std::string("attn: entry input '") + entry.inputs[batch.size()].name +
                              "' is neither in the data nor made per step");
-  for (int i = (int)split.size(); i < numInputs; ++i) {
+  for (int i = (int)batch.size(); i < numInputs; ++i) {
     Tensor t = makeTensor(entry.inputs[i]);
     if (shard.count == 1) {
       hook(step, entry.inputs[i].name, t);
@@ -89,6 +93,14 @@ std::vector<Tensor> gather(const Split &split, const std::vector<int64_t> &rows,
     }
     batch.push_back(std::move(t));
   }
+}
+
+// copyRows, then addStepInputs.
+std::vector<Tensor> gather(const Split &split, const std::vector<int64_t> &rows,
+                           const attn_entry_info &entry, int numInputs, const BatchHook &hook,
+                           int64_t step, Shard shard = {}) {
+  std::vector<Tensor> batch = copyRows(split, rows, entry);
+  addStepInputs(batch, entry, numInputs, hook, step, shard);
   return batch;
 }
 
@@ -136,6 +148,24 @@ private:
   uint64_t seed;
   int64_t epoch = -1;
   std::vector<int64_t> order;
+};
+
+// splitBatches' source.
+class SplitSource : public BatchSource {
+public:
+  SplitSource(const Split &split, uint64_t seed) : split(split), seed(seed) {}
+  int64_t examples() const override { return numExamples(split); }
+  std::vector<Tensor> batch(int64_t step, int64_t global, const attn_entry_info &entry, int rank,
+                            int ranks) override {
+    if (!order)
+      order.emplace(numExamples(split), global, seed);
+    return copyRows(split, shardRows(order->rows(step), Shard{rank, ranks}), entry);
+  }
+
+private:
+  const Split &split;
+  uint64_t seed;
+  std::optional<Batches> order;
 };
 
 Tensor scalar(float v) { return Tensor::f32({}, {v}); }
@@ -205,6 +235,10 @@ void keepMetricsBefore(const std::string &path, int64_t firstStep) {
 }
 
 } // namespace
+
+std::unique_ptr<BatchSource> splitBatches(const Split &split, uint64_t seed) {
+  return std::make_unique<SplitSource>(split, seed);
+}
 
 int64_t evaluatedExamples(const Program &program, const Split &split) {
   int64_t batch = program.entry("loss").inputs[0].shape[0];
@@ -297,17 +331,27 @@ std::map<std::string, std::string> readCheckpointMetadata(const std::string &pat
 struct StepRunner::Impl {
   const Program &program;
   std::vector<Tensor> &params;
-  const Split &split;
+  std::unique_ptr<BatchSource> owned; // splitBatches' when built from a Split
+  BatchSource &source;
   BatchHook hook;
   dist::Communicator *comm;
   Shard shard;
-  Batches batches;
+  int64_t global;                    // examples per step, over all ranks
   std::vector<int> updateTarget;     // train_step's (or apply_update's) output -> its parameter
   std::vector<float> reduced;        // the all-reduce's buffer
   std::vector<double> reduceSeconds; // per step
 
+  static std::unique_ptr<Impl> make(const Program &program, std::vector<Tensor> &params,
+                                    std::unique_ptr<BatchSource> owned, BatchSource *source,
+                                    BatchHook hook, dist::Communicator *comm);
   Result step(int64_t s, double lr);
   Result shardedStep(int64_t s, double lr);
+  // The data of step s, this rank's part, then its per-step inputs.
+  std::vector<Tensor> inputs(int64_t s, const attn_entry_info &entry, int numInputs) {
+    std::vector<Tensor> batch = source.batch(s, global, entry, shard.rank, shard.count);
+    addStepInputs(batch, entry, numInputs, hook, s, shard);
+    return batch;
+  }
   void applyUpdates(std::vector<Tensor> &outputs) {
     for (size_t i = 0; i < outputs.size(); ++i)
       if (updateTarget[i] >= 0)
@@ -316,24 +360,30 @@ struct StepRunner::Impl {
 };
 
 StepRunner::StepRunner(const Program &program, std::vector<Tensor> &params, const Split &split,
-                       uint64_t seed, BatchHook perStepInput, dist::Communicator *comm) {
+                       uint64_t seed, BatchHook perStepInput, dist::Communicator *comm)
+    : impl(Impl::make(program, params, splitBatches(split, seed), nullptr, std::move(perStepInput),
+                      comm)) {}
+
+StepRunner::StepRunner(const Program &program, std::vector<Tensor> &params, BatchSource &source,
+                       BatchHook perStepInput, dist::Communicator *comm)
+    : impl(Impl::make(program, params, nullptr, &source, std::move(perStepInput), comm)) {}
+
+std::unique_ptr<StepRunner::Impl> StepRunner::Impl::make(const Program &program,
+                                                         std::vector<Tensor> &params,
+                                                         std::unique_ptr<BatchSource> owned,
+                                                         BatchSource *source, BatchHook hook,
+                                                         dist::Communicator *comm) {
+  if (!source)
+    source = owned.get();
   Shard shard = shardOf(comm);
   const attn_entry_info &step = program.entry(shard.count > 1 ? "loss_grad" : "train_step");
   int64_t batch = step.inputs[0].shape[0] * shard.count;
-  if (numExamples(split) < batch)
-    throw std::runtime_error("attn: " + std::to_string(numExamples(split)) +
+  if (source->examples() < batch)
+    throw std::runtime_error("attn: " + std::to_string(source->examples()) +
                              " training examples do not fill one batch of " +
                              std::to_string(batch));
-  impl.reset(new Impl{program,
-                      params,
-                      split,
-                      std::move(perStepInput),
-                      comm,
-                      shard,
-                      Batches(numExamples(split), batch, seed),
-                      {},
-                      {},
-                      {}});
+  std::unique_ptr<Impl> impl(new Impl{program, params, std::move(owned), *source, std::move(hook),
+                                      comm, shard, batch, {}, {}, {}});
   if (shard.count > 1) {
     for (const char *entry : {"apply_update", "loss_weight"})
       if (!program.findEntry(entry))
@@ -343,6 +393,7 @@ StepRunner::StepRunner(const Program &program, std::vector<Tensor> &params, cons
   } else {
     impl->updateTarget = updateTargets(program, step);
   }
+  return impl;
 }
 
 StepRunner::~StepRunner() = default;
@@ -363,7 +414,7 @@ StepRunner::Result StepRunner::step(int64_t s, double lr) {
 StepRunner::Result StepRunner::Impl::step(int64_t s, double lr) {
   const attn_entry_info &entry = program.entry("train_step");
   // train_step's inputs: the loss's, then lr and step.
-  std::vector<Tensor> inputs = gather(split, batches.rows(s), entry, entry.num_inputs - 2, hook, s);
+  std::vector<Tensor> inputs = this->inputs(s, entry, entry.num_inputs - 2);
   inputs.push_back(scalar((float)lr));
   inputs.push_back(scalar((float)s));
   std::vector<Tensor> outputs = program.call("train_step", params, inputs);
@@ -380,8 +431,7 @@ StepRunner::Result StepRunner::Impl::step(int64_t s, double lr) {
 // same @apply_update, so the parameters stay identical without being sent.
 StepRunner::Result StepRunner::Impl::shardedStep(int64_t s, double lr) {
   const attn_entry_info &entry = program.entry("loss_grad");
-  std::vector<Tensor> inputs =
-      gather(split, shardRows(batches.rows(s), shard), entry, entry.num_inputs, hook, s, shard);
+  std::vector<Tensor> inputs = this->inputs(s, entry, entry.num_inputs);
   float w = program.call("loss_weight", params, inputs)[0].data<float>()[0];
   std::vector<Tensor> grads = program.call("loss_grad", params, inputs);
   size_t n = 2;
@@ -420,8 +470,14 @@ StepRunner::Result StepRunner::Impl::shardedStep(int64_t s, double lr) {
 
 TrainResult train(const Program &program, std::vector<Tensor> &params, const Split &trainSplit,
                   const Split &valid, const TrainOptions &o) {
+  std::unique_ptr<BatchSource> source = splitBatches(trainSplit, o.seed);
+  return train(program, params, *source, valid, o);
+}
+
+TrainResult train(const Program &program, std::vector<Tensor> &params, BatchSource &trainData,
+                  const Split &valid, const TrainOptions &o) {
   const attn_program_info &info = program.info();
-  StepRunner runner(program, params, trainSplit, o.seed, o.perStepInput, o.comm);
+  StepRunner runner(program, params, trainData, o.perStepInput, o.comm);
   // Of a data-parallel run's ranks, rank 0 alone writes the run directory and prints; the
   // others read it only to resume.
   bool writer = !o.comm || o.comm->rank() == 0;

@@ -33,12 +33,14 @@ int train(attn::driver::Session &session, const Common &, const TrainOptions &o)
   attn::app::ModelConfig config = attn::driver::modelConfig(s);
   bool pairs = attn::task::usesPairs(config.data.task);
   int ranks = o.comm ? o.comm->size() : 1;
+  std::string dir = attn::app::runDirectory(config, o.out);
+  session.setDataCacheDir(dir + "/data"); // a streamed corpus's index, reused by later runs
   const attn::task::PairData *data = pairs ? &session.trainingData() : nullptr;
-  std::string last = attn::app::runDirectory(config, o.out) + "/last.safetensors";
+  std::string last = dir + "/last.safetensors";
   if (o.resume && std::filesystem::exists(last))
     for (const std::string &line : attn::driver::checkResumable(
              s, attn::train::readCheckpointMetadata(last), last, o.acceptChanges,
-             data ? attn::task::dataFingerprint(data->train) : ""))
+             data ? attn::task::dataFingerprint(*data) : ""))
       std::cout << s.name << ": " << line << std::endl;
   if (!session.runTo(attn::driver::Stage::Grad))
     return 1;

@@ -26,7 +26,11 @@ struct Pair {
 //   "pairs.tsv:3: error: expected one tab between source and target, found 2"
 //   "pairs.tsv:4: error: is not UTF-8 text (byte 2 of the line)"
 //   "pairs.tsv: error: cannot open file: No such file or directory"
+// Files over 1 GiB are refused: they are streamed (data.stream, attn/data/PairIndex.h).
 std::vector<Pair> readTsv(const std::string &path);
+// One line of such a file (its "\n" removed) as `pair`, with readTsv's errors naming
+// path:lineNo; false for an empty or all-whitespace line.
+bool parseTsvLine(std::string &line, int64_t lineNo, const std::string &path, Pair &pair);
 
 // Builtin tasks. Symbols are the words "0".."9", "a".."z", "A".."Z" (the first `symbols` of
 // them; 2 <= symbols <= 62). The source is a uniformly drawn length in [minLen, maxLen]

@@ -4,6 +4,7 @@
 #define ATTN_DATA_VOCAB_H
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,9 @@ public:
   // it must be >= 4). A corpus token spelled like a special ("<unk>") is the special itself.
   static Vocab build(const std::vector<std::vector<std::string>> &sentences, int64_t minCount,
                      int64_t maxSize);
+  // The same from the tokens' counts (a streamed corpus's: attn/data/PairIndex.h).
+  static Vocab fromCounts(const std::map<std::string, int64_t> &counts, int64_t minCount,
+                          int64_t maxSize);
 
   int64_t size() const { return (int64_t)tokens_.size(); }
   // kUnk for a token the vocabulary lacks.

@@ -5,6 +5,7 @@
 #ifndef ATTN_TASK_DATA_H
 #define ATTN_TASK_DATA_H
 
+#include "attn/data/PairIndex.h"
 #include "attn/data/Parallel.h"
 #include "attn/data/Text.h"
 #include "attn/data/Tokenizer.h"
@@ -13,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,13 @@ struct DataConfig {
   uint64_t seed = 1;
   bool sharedVocab = false;    // one vocabulary (and subword model) for both sides
   bool reverseSource = false;  // sources are read last token first
+  // data.stream: the training file is indexed and read a block at a time (PairData::stream)
+  // rather than held; data.stream_buffer pairs make a block, shuffled as one.
+  bool stream = false;
+  int64_t streamBuffer = 65536;
+  // Where a streamed corpus's index is kept (the run directory's data/); empty: a temporary
+  // index, built again by every run.
+  std::string cacheDir;
 };
 
 /// The data of a model that learns from text pairs: the vocabularies of the sources and of
@@ -57,18 +66,25 @@ struct PairData {
   int64_t sourceLength = 0; // S = data.max_len
   int64_t targetLength = 0; // seq2seq: S + 1 (room for eos); tag / classify: 0
   std::vector<data::Pair> train, valid;
+  // A streamed corpus (DataConfig::stream): the training pairs stay in the file, `train` is
+  // empty, and training reads them through StreamedPairs (attn/task/StreamedPairs.h).
+  std::shared_ptr<const data::PairIndex> stream;
+  int64_t streamTrain = 0; // its first streamTrain pairs train (the rest, held out, validate)
 };
 
 /// Generated, or read from TSV, with vocabularies built from the training pairs: their tokens
 /// by `tokenizers`' tokenizers when given (a compiled model's: subword models are not trained
-/// again), else by the config's (unigram and bpe models trained on the training pairs).
+/// again), else by the config's (unigram and bpe models trained on the training pairs; of a
+/// streamed corpus, on its first kSubwordSample training pairs).
 PairData buildPairs(const DataConfig &config, const PairData *tokenizers = nullptr);
+inline constexpr int64_t kSubwordSample = 1000000;
 /// The pairs as the @loss inputs: src, src_mask, tgt_in, tgt_out (seq2seq), or
 /// src, src_mask, tags | label (tag, classify). Pairs longer than the lengths are dropped.
 train::Split pairSplit(Task task, const PairData &data, const std::vector<data::Pair> &pairs);
 
 /// The training and validation splits of any task: pairs, (x, target) windows of `sine`,
-/// (tokens, next) windows of `text`. Pair tasks take `pairs` (built once by the caller).
+/// (tokens, next) windows of `text`. Pair tasks take `pairs` (built once by the caller); a
+/// streamed corpus has no training split (its batches are StreamedPairs').
 train::Split trainSplit(const DataConfig &config, const PairData *pairs = nullptr);
 train::Split validSplit(const DataConfig &config, const PairData *pairs = nullptr);
 

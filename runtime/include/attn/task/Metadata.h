@@ -8,7 +8,8 @@
 //   step           the training step it was saved at (written by the training loop)
 //   source_vocab, target_vocab   pair tasks: the vocabularies (attn::data::Vocab::serialize)
 //   source_length, target_length pair tasks: the lengths the program was compiled for
-//   data_fingerprint              pair tasks: fnv1a64 of the training pairs (hex)
+//   data_fingerprint              pair tasks: fnv1a64 of the training pairs (hex; of a
+//                                 streamed corpus: of its file, then -<held-out pairs>)
 //   source_tokenizer, target_tokenizer  pair tasks with subword tokens: the SentencePiece
 //                                 models (attn::data::Tokenizer::serialize)
 #ifndef ATTN_TASK_METADATA_H
@@ -39,6 +40,8 @@ PairData pairDataFromMetadata(Task task, data::Tokenize tokens, bool reverseSour
                               const Metadata &meta, const std::string &file);
 /// fnv1a64 of the training pairs, in hex: two runs on the same data agree.
 std::string dataFingerprint(const std::vector<data::Pair> &pairs);
+/// The training data's: its pairs', or a streamed corpus's file's.
+std::string dataFingerprint(const PairData &data);
 /// The step a checkpoint was saved at, "?" when it does not say.
 std::string stepOf(const Metadata &meta);
 

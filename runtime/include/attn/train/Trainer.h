@@ -29,6 +29,25 @@ namespace attn::train {
 // the example index as its first dimension and the same number of examples.
 using Split = std::vector<Tensor>;
 
+// Where training batches come from: the rows of a Split in memory (splitBatches), or a corpus
+// read as it trains (attn::task's streamed pairs). A batch depends only on its step, so that a
+// resumed run repeats the batches an uninterrupted one would have taken.
+class BatchSource {
+public:
+  virtual ~BatchSource() = default;
+  // The examples one epoch reads (at least one global batch's for training to start).
+  virtual int64_t examples() const = 0;
+  // Global batch `step` (1-based) of `global` examples, this rank's part: its rows
+  // [rank * b, (rank + 1) * b), b = global / ranks, one tensor per data input of `entry`
+  // (its first inputs), each shaped as that input.
+  virtual std::vector<Tensor> batch(int64_t step, int64_t global, const attn_entry_info &entry,
+                                    int rank, int ranks) = 0;
+};
+
+// The rows of `split` (which must outlive it): batch `step` of epoch e takes rows of a
+// permutation drawn from Rng(seed + e); a partial last batch of an epoch is dropped.
+std::unique_ptr<BatchSource> splitBatches(const Split &split, uint64_t seed);
+
 // The loss's inputs after the data's are made per step rather than read from a split:
 // random masks and coins (dropout, scheduled sampling). hook(step, name, t) fills the
 // zero tensor `t` made for the input `name`; step is the 1-based training step, or 0 for a
@@ -82,6 +101,9 @@ class StepRunner {
 public:
   StepRunner(const Program &program, std::vector<Tensor> &params, const Split &split, uint64_t seed,
              BatchHook perStepInput, dist::Communicator *comm = nullptr);
+  // Batches from `source` (which must outlive the runner).
+  StepRunner(const Program &program, std::vector<Tensor> &params, BatchSource &source,
+             BatchHook perStepInput, dist::Communicator *comm = nullptr);
   ~StepRunner();
   struct Result {
     double loss = 0, gradNorm = 0;
@@ -98,6 +120,9 @@ private:
 
 // Trains `params` (in manifest order, updated in place) on `train`, validating on `valid`.
 TrainResult train(const Program &program, std::vector<Tensor> &params, const Split &train,
+                  const Split &valid, const TrainOptions &options);
+// The same with batches from `train` (options.seed is the source's business).
+TrainResult train(const Program &program, std::vector<Tensor> &params, BatchSource &train,
                   const Split &valid, const TrainOptions &options);
 
 // The mean of the `loss` entry over the full batches of `split` (`hook` makes the inputs past
