@@ -315,13 +315,12 @@ TEST(Training, KilledDuringCheckpointSavesStillResumes) {
 // for bit, and the same metrics (but the wall-clock times). best_valid used to be stored with
 // 6 decimals, so a resumed run could stop early at another step. ATTN_KILL_ROUNDS sets the
 // number of kills (default 6; the closing note of the robustness issue ran 25).
-TEST(Training, KilledAndResumedRunsEqualTheUninterruptedOne) {
+// `args` (an attnc train command without --out) run whole into scratch(name + "-whole"), and
+// killed and resumed into scratch(name + "-parts").
+void expectKilledAndResumedRunEqualsTheWholeOne(const std::string &args, const std::string &name) {
   const char *env = std::getenv("ATTN_KILL_ROUNDS");
   int rounds = env ? std::atoi(env) : 6;
-  std::string whole = scratch("kill-whole"), parts = scratch("kill-parts"), out;
-  std::string args = "train " + kModel + " --steps 3000 --set train.checkpoint.every=7" +
-                     " --set train.eval_every=10 --set train.early_stopping.patience=4" +
-                     " --set train.early_stopping.min_delta=0.00001";
+  std::string whole = scratch(name + "-whole"), parts = scratch(name + "-parts"), out;
   ASSERT_EQ(attnc(args + " --out " + whole, &out), 0) << out;
   auto stepOf = [](const std::string &file) -> int64_t {
     return fs::exists(file) ? std::stoll(attn::checkpoint::load(file).metadata.at("step")) : 0;
@@ -373,6 +372,41 @@ TEST(Training, KilledAndResumedRunsEqualTheUninterruptedOne) {
     ra[i].time = rb[i].time = 0;
     EXPECT_EQ(attn::train::formatRecord(ra[i]), attn::train::formatRecord(rb[i]));
   }
+}
+
+TEST(Training, KilledAndResumedRunsEqualTheUninterruptedOne) {
+  expectKilledAndResumedRunEqualsTheWholeOne(
+      "train " + kModel + " --steps 3000 --set train.checkpoint.every=7" +
+          " --set train.eval_every=10 --set train.early_stopping.patience=4" +
+          " --set train.early_stopping.min_delta=0.00001",
+      "kill");
+}
+
+// The same for a streamed corpus (data.stream): its batches come from the file through the
+// index the first round built in the run directory, in blocks smaller than an epoch, and
+// the resumed rounds read the same pairs at the same steps.
+TEST(Training, KilledAndResumedStreamedRunEqualsTheUninterruptedOne) {
+  std::string dir = scratch("stream-data");
+  std::mt19937 rng(4);
+  std::ofstream tsv(dir + "/pairs.tsv");
+  for (int i = 0; i < 2000; ++i) {
+    int n = 1 + (int)(rng() % 6); // 6: longer than max_len, dropped
+    std::string source, target;
+    for (int k = 0; k < n; ++k) {
+      int w = (int)(rng() % 9);
+      source += (k ? " s" : "s") + std::to_string(w);
+      target = "t" + std::to_string(w) + (k ? " " : "") + target;
+    }
+    tsv << source << "\t" << target << (i % 3 ? "\n" : "\r\n");
+  }
+  tsv.close();
+  std::ofstream(dir + "/stream.yaml")
+      << "name: stream\ntask: seq2seq\n"
+      << "data: {path: pairs.tsv, valid: 100, max_len: 5, stream: true, stream_buffer: 300}\n"
+      << "model:\n  embedding: {dim: 16}\n  rnn: {cell: gru, hidden: 32}\n"
+      << "train:\n  batch_size: 16\n  steps: 1500\n  eval_every: 10\n"
+      << "  checkpoint: {every: 7}\n";
+  expectKilledAndResumedRunEqualsTheWholeOne("train " + dir + "/stream.yaml", "stream");
 }
 
 // The run directory belongs to one run: a finished run is not replaced without --overwrite,

@@ -103,6 +103,16 @@ TEST(Family, SubwordKeysAreCheckedWhereTheyAreWritten) {
   EXPECT_NE(stray.find("data.spm_model is read with data.tokens: sentencepiece"),
             std::string::npos)
       << stray;
+  // data.stream reads a file of pairs; its block size needs it.
+  EXPECT_EQ(problems("seq2seq", "{path: p.tsv, stream: true, stream_buffer: 100}"), "");
+  std::string generated = problems("seq2seq", "{builtin: dates, tokens: char, stream: true}");
+  EXPECT_NE(generated.find("m.yaml:3:"), std::string::npos) << generated;
+  EXPECT_NE(generated.find("data.stream reads the text pairs of data.path, but there is none"),
+            std::string::npos)
+      << generated;
+  std::string buffer = problems("seq2seq", "{path: p.tsv, stream_buffer: 100}");
+  EXPECT_NE(buffer.find("data.stream_buffer sizes the blocks of data.stream"), std::string::npos)
+      << buffer;
 }
 
 TEST(Family, CosineKeysApplyToTheCosineScoreOnly) {
