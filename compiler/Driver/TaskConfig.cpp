@@ -100,6 +100,7 @@ app::ModelConfig modelConfig(const yaml::Spec &s) {
   t.schedule.totalSteps = s.train.steps;
   t.seed = s.train.seed;
   t.evalEvery = s.train.evalEvery;
+  t.evalBleu = s.train.evalBleu;
   t.logEvery = s.train.logEvery;
   t.checkpointEvery = s.train.checkpointEvery;
   t.patience = s.train.patience;

@@ -84,6 +84,11 @@ void checkShared(const Spec &s, Problems &p) {
             "model.embedding.dim does not apply to a convolutional model: its embeddings are "
             "model.conv.embedding wide",
             "remove model.embedding, and set model.conv.embedding");
+  if (s.train.evalBleu && s.task != Task::Seq2seq)
+    p.error("train.eval_bleu", s.train.loc,
+            "train.eval_bleu scores the decoded translations of task 'seq2seq', not this '" +
+                nameOf(s.task) + "' model",
+            "remove train.eval_bleu");
   const auto &tf = s.train.teacherForcing;
   if (s.task != Task::Seq2seq && !forecaster(s) &&
       (tf.schedule != TeacherSchedule::Constant || tf.ratio != 1.0))

@@ -722,6 +722,11 @@ std::vector<KeySchema> buildTable() {
       Key("train.eval_every", &TrainSpec::evalEvery,
           "Steps between validation passes (and best-model saves).")
           .atLeast(1),
+      Key("train.eval_bleu", &TrainSpec::evalBleu,
+          "`seq2seq`: at every validation pass also decode the validation pairs (as "
+          "`decode:` says) and write their BLEU and chrF2 to `metrics.jsonl` (`valid_bleu`, "
+          "`valid_chrf`). Costs one decoding of the validation split per pass; early "
+          "stopping still watches the validation loss."),
       Key("train.log_every", &TrainSpec::logEvery,
           "Steps between progress lines when not on a terminal.")
           .atLeast(1),

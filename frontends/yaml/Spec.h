@@ -321,6 +321,7 @@ struct TrainSpec {
   double clipNorm = 0.0;      // 0: no clipping
   int64_t scanMemory = 1024;  // MiB forward scans store for their backward (0: recompute)
   int64_t evalEvery = 100;
+  bool evalBleu = false; // seq2seq: decode the validation pairs at every validation pass
   int64_t logEvery = 50;
   int64_t checkpointEvery = 500;
   std::string checkpointDir;  // empty: runs/<name>

@@ -93,7 +93,8 @@ std::map<std::string, std::string> equationValues(const Spec &s) {
 }
 
 bool resumable(const std::string &key) {
-  return key == "train.steps" || key == "train.eval_every" || key == "train.log_every" ||
+  return key == "train.steps" || key == "train.eval_every" || key == "train.eval_bleu" ||
+         key == "train.log_every" ||
          startsWith(key, "train.checkpoint.") || key == "train.early_stopping.patience" ||
          startsWith(key, "decode.") || startsWith(key, "sample.");
 }

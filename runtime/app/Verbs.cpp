@@ -403,9 +403,10 @@ void reportSeries(const ModelConfig &c, const Model &m) {
 // The accuracy of the model's decoding of `pairs` (with its length buckets), as the spec's
 // decode: section sets it.
 static task::Accuracy decodedAccuracy(const ModelConfig &c, const Model &m,
+                                      const std::vector<Tensor> &params,
                                       const task::PairData &data,
                                       const std::vector<data::Pair> &pairs) {
-  task::Seq2SeqDecoder decoder(m.program, m.params, data, c.decode);
+  task::Seq2SeqDecoder decoder(m.program, params, data, c.decode);
   for (const Program *bucket : m.buckets)
     decoder.addBucket(*bucket);
   return decoder.accuracy(pairs);
@@ -420,7 +421,7 @@ void reportQuality(const ModelConfig &c, const Model &m, const task::PairData &d
               << std::endl;
     return;
   }
-  task::Accuracy a = decodedAccuracy(c, m, data, data.valid);
+  task::Accuracy a = decodedAccuracy(c, m, m.params, data, data.valid);
   std::cout << c.name << ": "
             << (c.decode.beam > 1 ? "beam " + std::to_string(c.decode.beam) : std::string("greedy"))
             << " decoding of " << a.count << " validation pairs: exact match "
@@ -460,6 +461,12 @@ int train(const std::string &tool, const ModelConfig &c, const Model &model,
   if (data)
     for (auto &[key, value] : task::pairMetadata(*data))
       t.metadata[key] = value;
+  if (c.train.evalBleu && data) // Consistency: only seq2seq has train.eval_bleu
+    t.validMetrics = [&](const std::vector<Tensor> &params) {
+      task::Accuracy a = decodedAccuracy(c, model, params, *data, data->valid);
+      return std::vector<std::pair<std::string, double>>{{"valid_bleu", a.bleu.score},
+                                                         {"valid_chrf", a.chrf}};
+    };
 
   std::cout << c.name << ": training " << countWeights(model.program.info()) << " weights for "
             << t.steps << " steps (" << c.train.optimizer << ", lr " << c.train.schedule.lr << ", "
@@ -524,7 +531,7 @@ int evaluate(const ModelConfig &c, const Model &model, const task::PairData *dat
     if (!data || c.data.task != task::Task::Seq2Seq)
       throw std::runtime_error("BLEU is for seq2seq models; " + c.name + " is task '" +
                                task::taskName(c.data.task) + "'");
-    task::Accuracy a = decodedAccuracy(c, model, *data, data->valid);
+    task::Accuracy a = decodedAccuracy(c, model, model.params, *data, data->valid);
     std::cout << "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.x = "
               << a.bleu.str().substr(std::strlen("BLEU = ")) << "\n"
               << "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.x = "

@@ -195,6 +195,8 @@ PairIndex PairIndex::open(const std::string &path, const Options &o) {
     ioError(tmp, "cannot create the corpus index");
   if (o.cachePath.empty())
     ::unlink(tmp.c_str());
+  else
+    (void)::fchmod(fd, 0644); // as the run's other files (mkstemp makes it 0600)
   index.indexFd_ = fd;
 
   std::ifstream in(path, std::ios::binary);

@@ -593,6 +593,9 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, BatchSour
     if (s % o.evalEvery == 0 || s == o.steps) {
       double v = evaluate(program, params, valid, o.perStepInput, o.comm);
       extra.push_back({"valid_loss", v});
+      if (o.validMetrics && writer)
+        for (auto &metric : o.validMetrics(params))
+          extra.push_back(std::move(metric));
       if (!std::isnan(v) && early.update(v)) {
         result.bestValid = v;
         save(best, metadata(s));

@@ -1,7 +1,8 @@
 // Encoder-decoder models end to end, as a user runs them (attnc subprocesses):
 // models/reverse-seq2seq.yaml learns to reverse sequences (> 95% exact match, greedy);
 // beam search never scores below greedy on the model's own log-probability; n-best lists;
-// a TSV-trained model with the context at every step and scheduled sampling; subword tokens
+// a TSV-trained model with the context at every step and scheduled sampling (and BLEU at
+// every validation pass, train.eval_bleu); subword tokens
 // (SentencePiece BPE trained by attnc, and a user's model file), through attnc and through an
 // executable; bad input.
 #include "AttncProcess.h"
@@ -197,7 +198,7 @@ TEST(Seq2SeqTsv, ContextEveryStepWithScheduledSampling) {
        << "  seq2seq: {context: every_step}\n"
        << "train:\n  batch_size: 32\n  steps: 2500\n  optimizer: {lr: 0.01}\n"
        << "  schedule: {type: cosine, warmup: 100, min_lr: 0.0005}\n"
-       << "  clip_norm: 1.0\n  eval_every: 200\n"
+       << "  clip_norm: 1.0\n  eval_every: 200\n  eval_bleu: true\n"
        << "  teacher_forcing: {schedule: linear, slope: 0.001, min: 0.5}\n";
   spec.close();
   std::string out;
@@ -206,6 +207,25 @@ TEST(Seq2SeqTsv, ContextEveryStepWithScheduledSampling) {
             std::string::npos)
       << out;
   EXPECT_GT(exactMatch(out), 90.0) << out;
+  // train.eval_bleu: every validation pass logs BLEU and chrF2; the last one is the BLEU that
+  // attnc eval gives the last checkpoint.
+  std::ifstream metrics(dir + "/run/metrics.jsonl");
+  std::vector<std::string> passes;
+  for (std::string line; std::getline(metrics, line);)
+    if (line.find("\"valid_loss\"") != std::string::npos)
+      passes.push_back(line);
+  ASSERT_EQ(passes.size(), 13u);
+  for (const std::string &pass : passes)
+    EXPECT_NE(pass.find("\"valid_chrf\":"), std::string::npos) << pass;
+  std::string evalOut;
+  ASSERT_EQ(attnc("eval --ckpt " + dir + "/run/last.safetensors --bleu", &evalOut), 0) << evalOut;
+  EXPECT_NEAR(metric(passes.back(), "\"valid_bleu\": "),
+              metric(evalOut, "tok:13a\\|smooth:exp\\|version:2\\.x = "), 0.01)
+      << passes.back() << "\n" << evalOut;
+  EXPECT_NEAR(metric(passes.back(), "\"valid_chrf\": "),
+              metric(evalOut, "space:no\\|version:2\\.x = "), 0.01)
+      << passes.back() << "\n" << evalOut;
+  EXPECT_GT(metric(passes.back(), "\"valid_bleu\": "), 50.0) << passes.back();
   out.clear();
   ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir + "/run", "cat sun tree\n", dir, &out), 0) << out;
   EXPECT_EQ(out, "arbre soleil chat\n");

@@ -31,6 +31,7 @@ struct TrainConfig {
   uint64_t seed = 1;
   int64_t evalEvery = 100, logEvery = 50, checkpointEvery = 500, patience = 0;
   double minDelta = 0.0;
+  bool evalBleu = false;     // seq2seq: BLEU and chrF2 of the validation pairs at each pass
   std::string checkpointDir; // train.checkpoint.dir; "": runs/<name>
 };
 

@@ -71,6 +71,10 @@ struct TrainOptions {
   std::map<std::string, std::string> metadata; // stored in every checkpoint (e.g. the spec)
   std::FILE *out = stdout;
   BatchHook perStepInput;       // for the loss's inputs past the split's (see BatchHook)
+  // Further validation figures (name, value), computed from the parameters at every
+  // validation pass by the writing rank and logged beside valid_loss (BLEU of a decoder).
+  std::function<std::vector<std::pair<std::string, double>>(const std::vector<Tensor> &params)>
+      validMetrics;
   // Draws dir/loss.png from dir/metrics.jsonl at the end (attn::plot::writeLossPlot; unset:
   // no plot, so a program without an image library can train).
   std::function<void(const std::string &dir, const std::string &title)> plotLoss;

@@ -115,6 +115,25 @@ TEST(Family, SubwordKeysAreCheckedWhereTheyAreWritten) {
       << buffer;
 }
 
+TEST(Family, EvalBleuIsForSeq2Seq) {
+  auto problems = [](const std::string &task) {
+    Spec s = parse("name: m\ntask: " + task + "\ndata: {path: p.tsv}\nmodel:\n"
+                   "  rnn: {cell: gru, hidden: 8}\ntrain: {eval_bleu: true}\n");
+    std::vector<Diagnostic> diags;
+    checkConsistency(s, diags);
+    std::string all;
+    for (const Diagnostic &d : diags)
+      all += d.str() + "\n";
+    return all;
+  };
+  EXPECT_EQ(problems("seq2seq"), "");
+  std::string tag = problems("tag");
+  EXPECT_NE(tag.find("m.yaml:6:"), std::string::npos) << tag;
+  EXPECT_NE(tag.find("train.eval_bleu scores the decoded translations of task 'seq2seq'"),
+            std::string::npos)
+      << tag;
+}
+
 TEST(Family, CosineKeysApplyToTheCosineScoreOnly) {
   std::string base = "name: m\ntask: seq2seq\ndata: {builtin: dates, tokens: char}\n"
                      "model:\n  rnn: {cell: lstm, hidden: 8}\n";
