@@ -18,6 +18,16 @@ Spec parse(const std::string &text, const std::vector<Override> &overrides = {})
   return spec ? *spec : Spec();
 }
 
+// checkConsistency's diagnostics, a line each ("" when the spec is consistent).
+std::string problemsOf(const Spec &s) {
+  std::vector<Diagnostic> diags;
+  checkConsistency(s, diags);
+  std::string all;
+  for (const Diagnostic &d : diags)
+    all += d.str() + "\n";
+  return all;
+}
+
 TEST(Family, EveryModelBelongsToTheFamilyItsNameSays) {
   std::map<std::string, std::string> expected = {{"sine", "regressor"},
                                                  {"wave", "regressor"},
@@ -78,14 +88,8 @@ TEST(Family, EveryProblemIsReportedAtOnceAndLocated) {
 
 TEST(Family, SubwordKeysAreCheckedWhereTheyAreWritten) {
   auto problems = [](const std::string &task, const std::string &data) {
-    Spec s = parse("name: m\ntask: " + task + "\ndata: " + data +
-                   "\nmodel:\n  rnn: {cell: gru, hidden: 8}\n");
-    std::vector<Diagnostic> diags;
-    checkConsistency(s, diags);
-    std::string all;
-    for (const Diagnostic &d : diags)
-      all += d.str() + "\n";
-    return all;
+    return problemsOf(parse("name: m\ntask: " + task + "\ndata: " + data +
+                            "\nmodel:\n  rnn: {cell: gru, hidden: 8}\n"));
   };
   EXPECT_EQ(problems("seq2seq", "{path: p.tsv, tokens: bpe, vocab_size: 500}"), "");
   EXPECT_EQ(problems("seq2seq", "{path: p.tsv, tokens: unigram, shared_vocab: true}"), "");
@@ -117,14 +121,8 @@ TEST(Family, SubwordKeysAreCheckedWhereTheyAreWritten) {
 
 TEST(Family, EvalBleuIsForSeq2Seq) {
   auto problems = [](const std::string &task) {
-    Spec s = parse("name: m\ntask: " + task + "\ndata: {path: p.tsv}\nmodel:\n"
-                   "  rnn: {cell: gru, hidden: 8}\ntrain: {eval_bleu: true}\n");
-    std::vector<Diagnostic> diags;
-    checkConsistency(s, diags);
-    std::string all;
-    for (const Diagnostic &d : diags)
-      all += d.str() + "\n";
-    return all;
+    return problemsOf(parse("name: m\ntask: " + task + "\ndata: {path: p.tsv}\nmodel:\n"
+                            "  rnn: {cell: gru, hidden: 8}\ntrain: {eval_bleu: true}\n"));
   };
   EXPECT_EQ(problems("seq2seq"), "");
   std::string tag = problems("tag");
