@@ -65,4 +65,18 @@ def Attn_PeepholeFormAttr : EnumAttr<Attn_Dialect, Attn_PeepholeForm, "peephole_
   let assemblyFormat = "`<` $value `>`";
 }
 
+// The number type a product computes in (attn-precision; docs/precision.md). f32: today's
+// kernels. bf16: both factors rounded to bfloat16 and multiplied with f32 accumulation, the
+// result f32 (AVX512_BF16's vdpbf16ps, oneDNN's bf16 matmul).
+def Attn_Precision : I32EnumAttr<"Precision", "the number type of an op's products", [
+    I32EnumAttrCase<"f32", 0>,
+    I32EnumAttrCase<"bf16", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+// `{precision = #attn.precision<bf16>}`.
+def Attn_PrecisionAttr : EnumAttr<Attn_Dialect, Attn_Precision, "precision"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 #endif // ATTN_ENUMS_TD

@@ -4,4 +4,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 
+#include "dialect/AttnDialect.h"
+
 #include "dialect/AttnInterfaces.h.inc"

@@ -70,4 +70,44 @@ def Attn_FlopCountOpInterface : OpInterface<"FlopCountOpInterface"> {
   ];
 }
 
+def Attn_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    An op whose products can compute in a lower precision than f32 (`attn.matmul`,
+    `attn.dense`). Its operands and result stay f32 tensors: the kernel rounds the factors to
+    the precision as it packs them into its tiles and accumulates in f32, so a policy costs
+    no extra pass over memory and needs no casts between ops. The op holds its precision in
+    an optional `precision` attribute (absent: f32); `attn-precision` sets it from a policy,
+    and the op's gradient rule gives the products of its backward the same precision. The
+    verifier refuses a precision the op has no kernel for.
+  }];
+  let methods = [
+    InterfaceMethod<[{ Whether the op has a kernel computing in `precision`. }],
+      "bool", "supportsPrecision", (ins "::mlir::attn::Precision":$precision)>,
+    InterfaceMethod<[{ The precision the op's products compute in (f32 when unset). }],
+      "::mlir::attn::Precision", "getComputePrecision", (ins), [{}],
+      /*defaultImplementation=*/[{
+        auto attr = $_op->template getAttrOfType<::mlir::attn::PrecisionAttr>("precision");
+        return attr ? attr.getValue() : ::mlir::attn::Precision::f32;
+      }]>,
+    InterfaceMethod<[{ Sets the precision (f32 removes the attribute: the default). }],
+      "void", "setComputePrecision", (ins "::mlir::attn::Precision":$precision), [{}],
+      /*defaultImplementation=*/[{
+        if (precision == ::mlir::attn::Precision::f32)
+          $_op->removeAttr("precision");
+        else
+          $_op->setAttr("precision",
+                        ::mlir::attn::PrecisionAttr::get($_op->getContext(), precision));
+      }]>,
+  ];
+  let verify = [{
+    auto product = ::llvm::cast<::mlir::attn::PrecisionOpInterface>($_op);
+    ::mlir::attn::Precision p = product.getComputePrecision();
+    if (!product.supportsPrecision(p))
+      return $_op->emitOpError("has no kernel computing in ")
+             << ::mlir::attn::stringifyPrecision(p);
+    return ::mlir::success();
+  }];
+}
+
 #endif // ATTN_INTERFACES_TD

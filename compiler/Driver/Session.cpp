@@ -224,18 +224,49 @@ bool Session::import() {
   return module_ && succeeded(mlir::verify(*module_));
 }
 
-pipelines::FusionOptions Session::fusionOptions() const {
+pipelines::FusionOptions Session::fusionOptions(bool training) const {
   pipelines::FusionOptions fusion;
   fusion.recurrence = options_.fuse && options_.fuseRecurrence;
   fusion.attention = options_.fuse && options_.fuseAttention;
   fusion.hoist = options_.fuse && options_.hoist;
+  fusion.precision = precision(training);
   return fusion;
+}
+
+std::string Session::precision(bool training) const {
+  if (!options_.precision.empty())
+    return options_.precision;
+  if (!spec_)
+    return "f32";
+  return yaml::nameOf(training ? spec_->train.precision : spec_->decode.precision);
+}
+
+bool Session::precisionRuns(bool training, const std::string &cpu) const {
+  std::string policy = precision(training);
+  if (policy != "bf16")
+    return true;
+  // oneDNN's bf16 matmul emulates the instructions where they are missing, slower than f32:
+  // a bf16 program there would be a slower f32 one, so it is refused rather than run.
+  std::string features = "," + target::cpuFeatures(cpu) + ",";
+  if (features.find(",avx512bf16,") != std::string::npos)
+    return true;
+  std::string key = training ? "train.precision" : "decode.precision";
+  std::string which = cpu.empty() || cpu == "native" ? "this CPU (" + target::cpuName(cpu) + ")"
+                                                      : "the target CPU " + cpu;
+  yaml::Loc loc = spec_ ? spec_->locOf(key, training ? spec_->train.loc : spec_->decode.loc)
+                        : yaml::Loc{};
+  report({loc,
+          key + " is bf16, but " + which + " has no AVX512_BF16 instructions (avx512bf16)",
+          "use precision f32 (--precision f32), or compile for a CPU that has them"});
+  return false;
 }
 
 bool Session::runPasses(Stage stage) {
   mlir::PassManager pm(context_.get());
   // Fusion runs again in the lowering (for entries training did not see); its remarks once.
-  pipelines::FusionOptions fusion = fusionOptions();
+  // A program that went through the training pipeline computes in train.precision.
+  trained_ = trained_ || stage == Stage::Grad;
+  pipelines::FusionOptions fusion = fusionOptions(trained_);
   fusion.remarks = options_.remarks && !remarked_ &&
                    (stage == Stage::Fused || stage == Stage::Grad || stage == Stage::Lowered);
   remarked_ = remarked_ || fusion.remarks;
@@ -346,8 +377,9 @@ std::string Session::compileKey() {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << CompileCache::identity() << "\nprogram " << name_ << ", at stage " << stageName(*stage_)
-     << "\nfuse recurrence " << fusionOptions().recurrence << " attention "
-     << fusionOptions().attention << " hoist " << fusionOptions().hoist << "\ndevice "
+     << "\nfuse recurrence " << fusionOptions(false).recurrence << " attention "
+     << fusionOptions(false).attention << " hoist " << fusionOptions(false).hoist
+     << "\nprecision " << precision(trained_) << "\ndevice "
      << (options_.device == pipelines::Device::CUDA ? "cuda" : "cpu") << "\n";
   // LLVM's own options change its code (configureLLVM).
   if (const char *llvmArgs = std::getenv("ATTN_LLVM_ARGS"))
@@ -357,7 +389,8 @@ std::string Session::compileKey() {
 }
 
 bool Session::compiledObjects(std::vector<std::string> &objects) {
-  if (!stage_ || (*stage_ == Stage::Spec && !runTo(Stage::Attn)))
+  if (!stage_ || (*stage_ == Stage::Spec && !runTo(Stage::Attn)) ||
+      !precisionRuns(trained_, "native"))
     return false;
   // Remarks come from the fusion in the lowering: a cached program would say nothing.
   std::optional<CompileCache> cache;
@@ -499,7 +532,7 @@ std::optional<std::vector<std::unique_ptr<Model>>> Session::loadBuckets() {
 
 std::string Session::writeObject(const std::string &objectPath, const std::string &headerPath,
                                  const std::string &cpu) {
-  if (!runTo(Stage::LLVM))
+  if (!precisionRuns(trained_, cpu) || !runTo(Stage::LLVM))
     return "the model does not compile";
   std::string error = target::writeObject(*module_, objectPath, cpu);
   if (!error.empty())
@@ -509,7 +542,7 @@ std::string Session::writeObject(const std::string &objectPath, const std::strin
 
 std::string Session::writeObjects(const std::string &stem, const std::string &headerPath,
                                   const std::string &cpu, std::vector<std::string> &paths) {
-  if (!runTo(Stage::LLVM))
+  if (!precisionRuns(trained_, cpu) || !runTo(Stage::LLVM))
     return "the model does not compile";
   std::vector<std::string> objects;
   if (std::string error = target::compileObjects(*module_, cpu, compileParts(),

@@ -59,6 +59,10 @@ struct SessionOptions {
   /// kernels compute and the LSTM/GRU layers run on the GPU (attn-to-cuda),
   /// everything else on the CPU.
   pipelines::Device device = pipelines::Device::CPU;
+  /// attn-precision's policy ("f32" | "bf16") for every program, instead of the spec's
+  /// train.precision (training) and decode.precision (inference); "" takes the spec's (f32
+  /// for a module given by setModule).
+  std::string precision;
   /// Where diagnostics go ("file:line:col: error: ..."); stderr by default.
   std::ostream *diagnostics = nullptr;
 };
@@ -175,8 +179,15 @@ private:
   bool import();
   bool runPasses(Stage stage);
   void report(const yaml::Diagnostic &d) const;
-  /// Which structural fusions the options ask for (remarks off).
-  pipelines::FusionOptions fusionOptions() const;
+  /// Which structural fusions the options ask for (remarks off), and the precision of a
+  /// training (`training`) or an inference program.
+  pipelines::FusionOptions fusionOptions(bool training) const;
+  /// attn-precision's policy for a training or an inference program (SessionOptions::
+  /// precision, else the spec's train.precision or decode.precision).
+  std::string precision(bool training) const;
+  /// Whether the CPU the program is compiled for (`cpu`: "native" or an LLVM CPU name) runs
+  /// `training`'s policy; reported (at the spec key that asked for it) when not.
+  bool precisionRuns(bool training, const std::string &cpu) const;
   /// What identifies the compilation loadModel would do from here (a compile-cache key).
   std::string compileKey();
   /// The native objects of the module (to LLVM first, then compiled on every core) and its
@@ -194,6 +205,7 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   std::optional<Stage> stage_;
   bool remarked_ = false; // fusion remarks given (SessionOptions::remarks)
+  bool trained_ = false;  // the training pipeline ran: a training program (train.precision)
   // The remarks printed: fusion sees a layer once in each entry point that holds it (@forward,
   // @loss, ...), and says why it is not fused once per layer.
   std::set<std::string> remarksSaid_;

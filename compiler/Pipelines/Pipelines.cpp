@@ -66,6 +66,8 @@ void buildFusion(OpPassManager &pm, const FusionOptions &o) {
   // After the fusions, which want to see whole cells and whole attention.
   if (o.hoist)
     pm.addPass(mlir::attn::createAttnHoistScanProjections());
+  // Before autodiff: the gradient rules give each product's backward its precision.
+  pm.addPass(mlir::attn::createAttnPrecision({o.precision, o.remarks}));
 }
 
 void buildTraining(OpPassManager &pm, const TrainingOptions &o) {
@@ -107,6 +109,9 @@ struct TrainingPipelineOptions : public PassPipelineOptions<TrainingPipelineOpti
   Option<bool> dataParallel{*this, "data-parallel",
                             llvm::cl::desc("also @apply_update and @loss_weight"),
                             llvm::cl::init(false)};
+  Option<std::string> precision{*this, "precision",
+                                llvm::cl::desc("attn-precision's policy: f32 | bf16"),
+                                llvm::cl::init("f32")};
 };
 
 } // namespace
@@ -127,6 +132,8 @@ void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion, Device d
     pm.addPass(mlir::attn::createAttnBatchScanGradients());
   pm.addPass(mlir::attn::createAttnParamsToArgs());
   pm.addPass(mlir::attn::createAttnDecompose());
+  // The products decompositions made (multi-head attention, convolutions, cells in scans).
+  pm.addPass(mlir::attn::createAttnPrecision({fusion.precision, false}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::attn::createAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
@@ -205,6 +212,7 @@ void registerPassesAndPipelines() {
         o.scanMemoryMb = p.scanMemory;
         o.fusion.recurrence = o.fusion.attention = o.fusion.hoist = p.fuse;
         o.dataParallel = p.dataParallel;
+        o.fusion.precision = p.precision;
         buildTraining(pm, o);
       });
   PassPipelineRegistration<>("attn-lower", "attn -> linalg/tensor/scf + oneDNN kernel calls",

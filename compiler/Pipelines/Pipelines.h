@@ -27,11 +27,15 @@ struct FusionOptions {
   bool hoist = true;      // the scan rewrites: attn-hoist-scan-projections, attn-batch-scan-
                           // gradients and (training) attn-store-scan-residuals
   bool remarks = false;
+  /// attn-precision's policy (f32 | bf16), applied after the fusions (and again after
+  /// attn-decompose in the lowering): the number type every product computes in.
+  std::string precision = "f32";
 };
 
 /// Structural fusion on attn (attn-fuse-recurrence, attn-fuse-attention): scans over a oneDNN
 /// cell become sequence ops, attention fused kernels; then attn-hoist-scan-projections takes
-/// what does not depend on the carried state out of the remaining scans. Runs before
+/// what does not depend on the carried state out of the remaining scans, and attn-precision
+/// sets the products' precision. Runs before
 /// attn-autodiff, so that fused ops differentiate as one op and hoisted products outside the
 /// backward scan.
 void buildFusion(mlir::OpPassManager &pm, const FusionOptions &options = {});

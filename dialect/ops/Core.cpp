@@ -117,6 +117,10 @@ double DenseOp::getFlops() {
          (double)cast<RankedTensorType>(getWeight().getType()).getShape()[0];
 }
 
+// Both run on oneDNN's f32 and bf16 matmul kernels (runtime/cpu/matmul.cpp).
+bool MatmulOp::supportsPrecision(Precision) { return true; }
+bool DenseOp::supportsPrecision(Precision) { return true; }
+
 // stop_gradient: only its gradient rule differs from the identity's.
 SmallVector<Value> StopGradientOp::decompose(OpBuilder &) { return {getInput()}; }
 

@@ -51,6 +51,7 @@ def Attn_ConstantOp : Attn_Op<"constant",
 
 def Attn_MatmulOp : Attn_Op<"matmul", [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
+                                       DeclareOpInterfaceMethods<Attn_PrecisionOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "(batched) matrix product with optional transposes";
   let description = [{
@@ -59,36 +60,60 @@ def Attn_MatmulOp : Attn_Op<"matmul", [Pure, Attn_RuntimeKernel, DeclareOpInterf
     `[batch..., K, N]`, the result `[batch..., M, N]`. The batch dimensions of both sides must
     be equal, or one side has none (rank 2): it is then shared by every batch.
 
+    `precision` (`attn-precision`): `bf16` rounds both factors to bfloat16 and accumulates in
+    f32; operands and result stay f32.
+
     ```mlir
     %y = attn.matmul %q, %k {transpose_rhs = true} : tensor<4x10x16xf32>, tensor<4x12x16xf32>
     // %y : tensor<4x10x12xf32>
+    %z = attn.matmul %x, %w {precision = #attn.precision<bf16>} : tensor<64x256xf32>, tensor<256x1024xf32>
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$lhs, Attn_FloatTensor:$rhs,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_lhs,
-                       DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs);
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs,
+                       OptionalAttr<Attn_PrecisionAttr>:$precision);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+  // Products made by rewrites and gradient rules start unset (f32): attn-precision decides.
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   CArg<"bool", "false">:$transpose_lhs, CArg<"bool", "false">:$transpose_rhs), [{
+      build($_builder, $_state, lhs, rhs, transpose_lhs, transpose_rhs, PrecisionAttr());
+    }]>,
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs, "::mlir::BoolAttr":$transpose_lhs,
+                   "::mlir::BoolAttr":$transpose_rhs), [{
+      build($_builder, $_state, lhs, rhs, transpose_lhs, transpose_rhs, PrecisionAttr());
+    }]>
+  ];
 }
 
 def Attn_DenseOp : Attn_Op<"dense", [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
+                                       DeclareOpInterfaceMethods<Attn_PrecisionOpInterface>,
                                      DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "affine layer: input x weight + bias";
   let description = [{
     `result = input x weight + bias` over the last dimension: `input` is `[..., K]`, `weight`
-    `[K, N]`, the optional `bias` `[N]`, the result `[..., N]`.
+    `[K, N]`, the optional `bias` `[N]`, the result `[..., N]`. `precision` as for
+    `attn.matmul` (the bias is added in f32).
 
     ```mlir
     %y = attn.dense %x, %w, %b : tensor<32x16xf32>, tensor<16x64xf32>, tensor<64xf32>
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$weight,
-                       Optional<Attn_FloatTensor>:$bias);
+                       Optional<Attn_FloatTensor>:$bias,
+                       OptionalAttr<Attn_PrecisionAttr>:$precision);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight) (`,` type($bias)^)?
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight, "::mlir::Value":$bias), [{
+      build($_builder, $_state, input, weight, bias, PrecisionAttr());
+    }]>
+  ];
 }
 
 //===----------------------------------------------------------------------------------===//

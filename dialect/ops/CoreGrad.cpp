@@ -20,12 +20,14 @@ Value reshape(OpBuilder &b, Location l, Value v, ArrayRef<int64_t> shape) {
 }
 // op(x) x op(y). A product over a contraction of size 1 is an outer product: a broadcast
 // multiply rather than a matrix-multiply call with K = 1 (attention's gradients make many,
-// e.g. the weights [B, S, 1] times the context's gradient [B, 1, D]).
-Value matmul(OpBuilder &b, Location l, Value x, Value y, bool tx, bool ty) {
+// e.g. the weights [B, S, 1] times the context's gradient [B, 1, D]). `precision`: the forward
+// product's (attn-precision), so that a bf16 product's backward is bf16 products too.
+Value matmul(OpBuilder &b, Location l, Value x, Value y, bool tx, bool ty,
+             PrecisionAttr precision) {
   auto xs = tensorOf(x).getShape(), ys = tensorOf(y).getShape();
   int64_t k = tx ? xs[xs.size() - 2] : xs.back();
   if (k != 1)
-    return b.create<MatmulOp>(l, x, y, b.getBoolAttr(tx), b.getBoolAttr(ty));
+    return b.create<MatmulOp>(l, x, y, b.getBoolAttr(tx), b.getBoolAttr(ty), precision);
   // op(x) as [..., M, 1] and op(y) as [..., 1, N]: with a size-1 dimension a transpose is a
   // reshape.
   SmallVector<int64_t> column(xs.drop_back(2)), row(ys.drop_back(2));
@@ -179,7 +181,8 @@ LogicalResult MatmulOp::buildGradient(OpBuilder &b, ValueRange grads, Grads &out
   Location l = getLoc();
   Value g = grads[0], x = getLhs(), y = getRhs();
   bool tx = getTransposeLhs(), ty = getTransposeRhs();
-  Value dx = tx ? matmul(b, l, y, g, ty, true) : matmul(b, l, g, y, false, !ty);
+  PrecisionAttr p = getPrecisionAttr();
+  Value dx = tx ? matmul(b, l, y, g, ty, true, p) : matmul(b, l, g, y, false, !ty, p);
   auto xShape = tensorOf(x).getShape(), gShape = tensorOf(g).getShape();
   if (!tx && xShape.size() > 2 && tensorOf(y).getRank() == 2) {
     // A weight shared by every batch (x [..., M, K] x y [K, N]): its gradient is one GEMM
@@ -188,10 +191,10 @@ LogicalResult MatmulOp::buildGradient(OpBuilder &b, ValueRange grads, Grads &out
     int64_t k = xShape.back(), n = gShape.back(), rows = tensorOf(x).getNumElements() / k;
     Value x2 = reshape(b, l, x, {rows, k}), g2 = reshape(b, l, g, {rows, n});
     out.push_back(sumToType(b, l, dx, x.getType()));
-    out.push_back(ty ? matmul(b, l, g2, x2, true, false) : matmul(b, l, x2, g2, true, false));
+    out.push_back(ty ? matmul(b, l, g2, x2, true, false, p) : matmul(b, l, x2, g2, true, false, p));
     return success();
   }
-  Value dy = ty ? matmul(b, l, g, x, true, tx) : matmul(b, l, x, g, !tx, false);
+  Value dy = ty ? matmul(b, l, g, x, true, tx, p) : matmul(b, l, x, g, !tx, false, p);
   out.push_back(sumToType(b, l, dx, x.getType()));
   out.push_back(sumToType(b, l, dy, y.getType()));
   return success();
@@ -205,8 +208,9 @@ LogicalResult DenseOp::buildGradient(OpBuilder &b, ValueRange grads, Grads &out)
   int64_t rows = getInput().getType().getNumElements() / k;
   Value g2 = reshape(b, l, grads[0], {rows, n});
   Value x2 = reshape(b, l, getInput(), {rows, k});
-  out.push_back(reshape(b, l, matmul(b, l, g2, getWeight(), false, true), xShape));
-  out.push_back(matmul(b, l, x2, g2, true, false));
+  PrecisionAttr p = getPrecisionAttr();
+  out.push_back(reshape(b, l, matmul(b, l, g2, getWeight(), false, true, p), xShape));
+  out.push_back(matmul(b, l, x2, g2, true, false, p));
   if (getBias())
     out.push_back(b.create<ReduceSumOp>(l, g2, b.getDenseI64ArrayAttr({0}), b.getBoolAttr(false)));
   return success();

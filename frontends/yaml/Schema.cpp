@@ -749,6 +749,12 @@ std::vector<KeySchema> buildTable() {
           "vocabulary.")
           .atLeast(0)
           .below(1),
+      Key("train.precision", &TrainSpec::precision,
+          "The number type of the training step's products (docs/precision.md): `f32`, or "
+          "`bf16` (matrix products and dense layers, forward and backward, multiply "
+          "bfloat16-rounded factors with f32 sums; master weights, optimizer state, softmax, "
+          "norms and losses stay f32). `bf16` needs a CPU with AVX512_BF16. Checkpoints keep "
+          "f32 weights either way."),
       Map("train.teacher_forcing", &TeacherForcingSpec::loc,
           "`seq2seq` and forecasters: scheduled sampling. At step i the decoder reads the "
           "true previous token (or value) with probability p(i), else its own most likely "
@@ -769,7 +775,9 @@ std::vector<KeySchema> buildTable() {
           .atLeast(0)
           .atMost(1),
 
-      Map("decode", &DecodeSpec::loc, "`seq2seq`: how `attnc translate` and evaluation decode."),
+      Map("decode", &DecodeSpec::loc,
+          "`seq2seq`: how `attnc translate` and evaluation decode (`decode.precision`: "
+          "every task's inference programs)."),
       Key("decode.beam", &DecodeSpec::beam, "Beam size; 1 decodes greedily.")
           .atLeast(1)
           .atMost(1024),
@@ -824,6 +832,9 @@ std::vector<KeySchema> buildTable() {
           .atLeast(0)
           .atMost(1e7),
       Key("decode.seed", &DecodeSpec::seed, "Sampling: the seed.").atLeast(0),
+      Key("decode.precision", &DecodeSpec::precision,
+          "The number type of the inference programs' products (`attnc run`, `eval`, "
+          "`translate`, `compile`; any task): `f32` or `bf16`, as `train.precision` says."),
   };
 }
 

@@ -117,6 +117,12 @@ template <> struct EnumNames<TeacherSchedule> {
                                                         "inverse_sigmoid"};
 };
 
+// The number type a program's products compute in (attn-precision; docs/precision.md).
+enum class Precision { F32, Bf16 };
+template <> struct EnumNames<Precision> {
+  static constexpr std::array<const char *, 2> names = {"f32", "bf16"};
+};
+
 // The spelling of `e` in a spec file ("lstm" for Cell::Lstm).
 template <typename E> std::string nameOf(E e) {
   return EnumNames<E>::names[static_cast<size_t>(e)];
@@ -329,6 +335,7 @@ struct TrainSpec {
   double minDelta = 0.0;
   double labelSmoothing = 0.0; // lm, seq2seq
   TeacherForcingSpec teacherForcing; // seq2seq
+  Precision precision = Precision::F32; // the training program's products
   Loc loc;
 };
 
@@ -347,6 +354,7 @@ struct DecodeSpec {
   double temperature = 1.0;   // sampling: logits / temperature
   int64_t topK = 0;           // sampling: only from the k likeliest tokens; 0 = all
   uint64_t seed = 1;          // sampling
+  Precision precision = Precision::F32; // the inference programs' products
   Loc loc;
 };
 

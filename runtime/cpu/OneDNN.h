@@ -39,7 +39,16 @@ void execute(const dnnl::primitive &prim, std::unordered_map<int, dnnl::memory> 
 using Key = std::vector<int64_t>;
 
 /// Kind tags, one per kernel family, so their keys never collide.
-enum Kind : int64_t { kMatmul = 0, kDense = 1, kRnn = 2, kGru = 3, kLstm = 4 };
+enum Kind : int64_t {
+  kMatmul = 0,
+  kDense = 1,
+  kRnn = 2,
+  kGru = 3,
+  kLstm = 4,
+  kMatmulBf16 = 5,
+  kDenseBf16 = 6,
+  kToBf16 = 7, // the reorder rounding an f32 factor to bfloat16
+};
 
 /// The primitives of every kernel, by key. Bounded (a pathological caller cannot grow it
 /// without limit; compiled programs have a handful of configurations): when full it is

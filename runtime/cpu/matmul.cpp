@@ -6,12 +6,21 @@
 // the descriptors, because compiled loops call the same kernel with the same shapes many times
 // and creating a oneDNN primitive costs far more than executing a small one.
 //
+// The _bf16 kernels (attn-precision's bf16 products) take and give the same f32 memrefs: each
+// factor is rounded to bfloat16 (oneDNN's reorder, round to nearest even) into a per-thread
+// buffer, and oneDNN's bf16 matmul (avx512_core_bf16) multiplies them with f32 accumulation
+// into the f32 result. oneDNN 2.6 ignores fpmath_mode::bf16 on f32 operands on this ISA
+// (measured: the f32 kernel ran), so the rounding is explicit. Its cost is one pass over each
+// factor, against the 2 M N K flops of the product.
+//
 // These functions are called from compiled code through a C ABI: they must not throw. Invalid
 // shapes or a oneDNN failure print a message to stderr and abort.
 #include "attn/cpu/Matmul.h"
 #include "attn/kernels.h"
 
 #include "OneDNN.h"
+
+#include "attn/Alloc.h"
 
 #include <omp.h>
 
@@ -79,6 +88,9 @@ dnnl::memory::desc mdOf(const View &v) {
   return dnnl::memory::desc(v.sizes, dnnl::memory::data_type::f32, v.strides);
 }
 
+// The number type a kernel multiplies in (attn-precision).
+enum class Factors { f32, bf16 };
+
 using onednn::engine;
 using onednn::userScratchpad;
 using onednn::Key;
@@ -105,6 +117,51 @@ template <typename Make> std::shared_ptr<Cached> lookup(const Key &key, Make mak
 
 void execute(const Cached &c, std::unordered_map<int, dnnl::memory> args) {
   onednn::execute(c.prim, std::move(args), c.scratch);
+}
+
+// Dense strides over v's sizes, in the order of v's own strides (the largest outermost): a
+// reorder into them converts each number and moves none across dimensions, oneDNN's fast path.
+View denseLike(const View &v) {
+  size_t rank = v.sizes.size();
+  std::vector<size_t> order(rank);
+  for (size_t i = 0; i < rank; ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return v.strides[x] > v.strides[y]; });
+  View dense{v.sizes, dims(rank)};
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    dense.strides[order[i]] = stride;
+    stride *= v.sizes[order[i]];
+  }
+  return dense;
+}
+
+// The f32 view `v` of `data` rounded to bfloat16 into this thread's buffer `slot` (one per
+// factor of a product), as a oneDNN memory over it: valid until the next call with `slot`.
+dnnl::memory toBf16(const View &v, const void *data, int slot) {
+  View dense = denseLike(v);
+  dnnl::memory::desc from = mdOf(v);
+  dnnl::memory::desc to(dense.sizes, dnnl::memory::data_type::bf16, dense.strides);
+  Key key{onednn::kToBf16};
+  appendView(key, v);
+  auto reorder = onednn::cached<dnnl::reorder>(
+      key, [&] { return dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to)); });
+  static thread_local std::vector<char, attn::BufferAllocator<char>> buffers[2];
+  std::vector<char, attn::BufferAllocator<char>> &buffer = buffers[slot];
+  if (to.get_size() > buffer.size())
+    buffer.resize(to.get_size());
+  dnnl::memory in(from, engine(), const_cast<void *>(data)), out(to, engine(), buffer.data());
+  reorder->execute(onednn::stream(), in, out);
+  onednn::stream().wait();
+  return out;
+}
+
+// A factor of a product as the primitive takes it: the caller's f32 view, or its bf16 copy.
+dnnl::memory factor(const View &v, void *data, Factors factors, int slot) {
+  if (factors == Factors::bf16)
+    return toBf16(v, data, slot);
+  return dnnl::memory(mdOf(v), engine(), data);
 }
 
 void *dataOf(const void *aligned, int64_t offset) {
@@ -150,10 +207,8 @@ using namespace attn::cpu;
 
 // a: [Ba, M, K] (memref [Ba, K, M] when trans_a), b: [Bb, K, N] (memref [Bb, N, K] when
 // trans_b), c: [B, M, N]; Ba, Bb in {1, B}.
-extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_memref3 *b,
-                                                        attn_memref3 *c, int64_t trans_a,
-                                                        int64_t trans_b) {
-  static const char *kName = "attn_rt_matmul";
+static void matmul(const char *kName, Factors factors, attn_memref3 *a, attn_memref3 *b,
+                   attn_memref3 *c, int64_t trans_a, int64_t trans_b) {
   View va = viewOf(*a, 3), vb = viewOf(*b, 3), vc = viewOf(*c, 3);
   if (trans_a)
     transposeLast2(va);
@@ -183,18 +238,17 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_me
   double flops = 2.0 * B * M * N * K;
   try {
     withThreadsFor(flops, [&] {
-      Key key{onednn::kMatmul};
+      Key key{factors == Factors::bf16 ? onednn::kMatmulBf16 : onednn::kMatmul};
       appendView(key, va);
       appendView(key, vb);
       appendView(key, vc);
-      dnnl::memory::desc mdA = mdOf(va), mdB = mdOf(vb), mdC = mdOf(vc);
+      dnnl::memory memA = factor(va, dataOf(a->aligned, a->offset), factors, 0);
+      dnnl::memory memB = factor(vb, dataOf(b->aligned, b->offset), factors, 1);
+      dnnl::memory memC(mdOf(vc), engine(), dataOf(c->aligned, c->offset));
       std::shared_ptr<Cached> prim = lookup(key, [&] {
-        dnnl::matmul::desc d(mdA, mdB, mdC);
+        dnnl::matmul::desc d(memA.get_desc(), memB.get_desc(), memC.get_desc());
         return dnnl::matmul::primitive_desc(d, userScratchpad(), engine());
       });
-      dnnl::memory memA(mdA, engine(), dataOf(a->aligned, a->offset));
-      dnnl::memory memB(mdB, engine(), dataOf(b->aligned, b->offset));
-      dnnl::memory memC(mdC, engine(), dataOf(c->aligned, c->offset));
       execute(*prim, {{DNNL_ARG_SRC, memA}, {DNNL_ARG_WEIGHTS, memB}, {DNNL_ARG_DST, memC}});
     });
   } catch (const dnnl::error &e) {
@@ -203,10 +257,9 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_me
   }
 }
 
-// x: [M, K], w: [K, N], bias: [N], y: [M, N]; y = x w + bias.
-extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_memref2 *w,
-                                                       attn_memref1 *bias, attn_memref2 *y) {
-  static const char *kName = "attn_rt_dense";
+// x: [M, K], w: [K, N], bias: [N], y: [M, N]; y = x w + bias (the bias added in f32).
+static void dense(const char *kName, Factors factors, attn_memref2 *x, attn_memref2 *w,
+                  attn_memref1 *bias, attn_memref2 *y) {
   View vx = viewOf(*x, 2), vw = viewOf(*w, 2), vy = viewOf(*y, 2);
   // oneDNN wants the bias with the dst's rank: [1, N]. oneDNN 2.6's gemm-based matmul reads
   // the bias as dense whatever its md strides say, so a strided bias view (rare, and only N
@@ -241,20 +294,20 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_mem
   double flops = 2.0 * M * N * K;
   try {
     withThreadsFor(flops, [&] {
-      Key key{onednn::kDense};
+      Key key{factors == Factors::bf16 ? onednn::kDenseBf16 : onednn::kDense};
       appendView(key, vx);
       appendView(key, vw);
       appendView(key, vbias);
       appendView(key, vy);
-      dnnl::memory::desc mdX = mdOf(vx), mdW = mdOf(vw), mdBias = mdOf(vbias), mdY = mdOf(vy);
+      dnnl::memory memX = factor(vx, dataOf(x->aligned, x->offset), factors, 0);
+      dnnl::memory memW = factor(vw, dataOf(w->aligned, w->offset), factors, 1);
+      dnnl::memory memBias(mdOf(vbias), engine(), dataOf(biasData, 0));
+      dnnl::memory memY(mdOf(vy), engine(), dataOf(y->aligned, y->offset));
       std::shared_ptr<Cached> prim = lookup(key, [&] {
-        dnnl::matmul::desc d(mdX, mdW, mdBias, mdY);
+        dnnl::matmul::desc d(memX.get_desc(), memW.get_desc(), memBias.get_desc(),
+                             memY.get_desc());
         return dnnl::matmul::primitive_desc(d, userScratchpad(), engine());
       });
-      dnnl::memory memX(mdX, engine(), dataOf(x->aligned, x->offset));
-      dnnl::memory memW(mdW, engine(), dataOf(w->aligned, w->offset));
-      dnnl::memory memBias(mdBias, engine(), dataOf(biasData, 0));
-      dnnl::memory memY(mdY, engine(), dataOf(y->aligned, y->offset));
       execute(*prim, {{DNNL_ARG_SRC, memX},
                      {DNNL_ARG_WEIGHTS, memW},
                      {DNNL_ARG_BIAS, memBias},
@@ -264,4 +317,26 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_mem
     fail(kName, std::string("oneDNN error: ") + e.what() + " (x " + dimsStr(vx.sizes) + ", w " +
                     dimsStr(vw.sizes) + ", y " + dimsStr(vy.sizes) + ")");
   }
+}
+
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_memref3 *b,
+                                                        attn_memref3 *c, int64_t trans_a,
+                                                        int64_t trans_b) {
+  matmul("attn_rt_matmul", Factors::f32, a, b, c, trans_a, trans_b);
+}
+
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul_bf16(attn_memref3 *a, attn_memref3 *b,
+                                                             attn_memref3 *c, int64_t trans_a,
+                                                             int64_t trans_b) {
+  matmul("attn_rt_matmul_bf16", Factors::bf16, a, b, c, trans_a, trans_b);
+}
+
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_memref2 *w,
+                                                       attn_memref1 *bias, attn_memref2 *y) {
+  dense("attn_rt_dense", Factors::f32, x, w, bias, y);
+}
+
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense_bf16(attn_memref2 *x, attn_memref2 *w,
+                                                            attn_memref1 *bias, attn_memref2 *y) {
+  dense("attn_rt_dense_bf16", Factors::bf16, x, w, bias, y);
 }

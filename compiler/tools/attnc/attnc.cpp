@@ -127,6 +127,7 @@ struct Raw {
   std::vector<std::string> layers, sets;
   std::string seed, count, steps, temperature, sampleSeed, topK, beam, nbest, prime;
   std::string lengthPenalty;
+  std::string precision; // "", f32 or bf16: train.precision or decode.precision, by verb
   std::string
       noFuse; // "", or what --no-fuse names: all, or a list of attention | recurrence | hoist
   bool sample = false;
@@ -154,6 +155,12 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
                  "say why each attention or recurrent layer that stays unfused was not fused, "
                  "and in training what each generic layer stores for its backward (remarks at "
                  "the spec's file:line:col)");
+  verb->add_option("--precision", raw.precision,
+                   "the number type of the program's products (docs/precision.md): sets "
+                   "train.precision for train (and emit --train or --stage grad), "
+                   "decode.precision for the other verbs")
+      ->check(CLI::IsMember({"f32", "bf16"}))
+      ->type_name("f32|bf16");
   verb->add_option("--cache-dir", c.cacheDir,
                    "the compile cache (default $XDG_CACHE_HOME/attnc, else ~/.cache/attnc)")
       ->type_name("DIR");
@@ -374,6 +381,14 @@ int main(int argc, char **argv) {
     app.parse(argc, argv);
     finish(raw, common, runOptions, trainOptions,
            run->parsed() ? static_cast<attnc::DecodeFlags &>(runOptions) : translateOptions);
+    if (!raw.precision.empty()) {
+      bool training = train->parsed() || (emit->parsed() && (emitOptions.train ||
+                                                              emitOptions.stage == "grad"));
+      if (training || bench->parsed()) // bench times the train step and decoding
+        common.overrides.push_back({"train.precision", raw.precision});
+      if (!training)
+        common.overrides.push_back({"decode.precision", raw.precision});
+    }
   } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {

@@ -37,6 +37,13 @@ void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_memref3 *b, attn_memref3 
 void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_memref2 *w, attn_memref1 *bias,
                                 attn_memref2 *y);
 
+/* The same products with both factors rounded to bfloat16 and f32 accumulation (attn-precision's
+ * bf16 policy; oneDNN's avx512_core_bf16 matmul): same arguments, same f32 memrefs. */
+void _mlir_ciface_attn_rt_matmul_bf16(attn_memref3 *a, attn_memref3 *b, attn_memref3 *c,
+                                      int64_t trans_a, int64_t trans_b);
+void _mlir_ciface_attn_rt_dense_bf16(attn_memref2 *x, attn_memref2 *w, attn_memref1 *bias,
+                                     attn_memref2 *y);
+
 /* The cells of the recurrent kernels (`kind`). */
 enum { ATTN_RNN_VANILLA = 0, ATTN_RNN_GRU = 1, ATTN_RNN_LSTM = 2 };
 

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -45,7 +47,19 @@ struct Case {
   int64_t batchA, batchB, batch, M, K, N;
   bool transA, transB;
   int64_t rowPad = 0, offset = 0;
+  bool bf16 = false; // the _bf16 kernel, against loops over the factors rounded to bfloat16
 };
+
+// x rounded to the nearest bfloat16 (ties to even), as a float: the top 16 bits of its pattern
+// after adding half of the dropped part's unit (less one, plus the kept part's lowest bit).
+float roundToBf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  bits &= 0xffff0000u;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
 
 // Runs the kernel on random inputs and returns the max abs error against a triple loop.
 double runCase(const Case &cs) {
@@ -55,7 +69,9 @@ double runCase(const Case &cs) {
   View3 b = cs.transB ? makeView(cs.batchB, cs.N, cs.K, rng, cs.rowPad, cs.offset)
                       : makeView(cs.batchB, cs.K, cs.N, rng, cs.rowPad, cs.offset);
   View3 c = makeView(cs.batch, cs.M, cs.N, rng, cs.rowPad, cs.offset);
-  _mlir_ciface_attn_rt_matmul(&a.ref, &b.ref, &c.ref, cs.transA, cs.transB);
+  (cs.bf16 ? _mlir_ciface_attn_rt_matmul_bf16
+           : _mlir_ciface_attn_rt_matmul)(&a.ref, &b.ref, &c.ref, cs.transA, cs.transB);
+  auto factor = [&](float v) { return cs.bf16 ? roundToBf16(v) : v; };
 
   double maxErr = 0;
   for (int64_t i = 0; i < cs.batch; ++i) {
@@ -66,7 +82,7 @@ double runCase(const Case &cs) {
         for (int64_t k = 0; k < cs.K; ++k) {
           float x = cs.transA ? a.at(ia, k, m) : a.at(ia, m, k);
           float y = cs.transB ? b.at(ib, n, k) : b.at(ib, k, n);
-          want += double(x) * double(y);
+          want += double(factor(x)) * double(factor(y));
         }
         double err = std::fabs(want - c.at(i, m, n));
         maxErr = std::isnan(err) ? INFINITY : std::max(maxErr, err);
@@ -95,6 +111,38 @@ TEST(Matmul, StridedViewBatchTrans) {
   EXPECT_LT(runCase({3, 1, 3, 7, 13, 5, true, true, /*rowPad=*/2, /*offset=*/5}), kTol);
 }
 TEST(Matmul, Vector) { EXPECT_LT(runCase({1, 1, 1, 1, 9, 1, false, false}), kTol); }
+
+// The bf16 products: the same views, the factors rounded to bfloat16 and the sums in f32. Not
+// rounding would miss by about 1e-2 here (bfloat16 keeps 8 bits), far above kTol.
+Case bf16(Case cs) {
+  cs.bf16 = true;
+  return cs;
+}
+TEST(MatmulBf16, Plain) { EXPECT_LT(runCase(bf16({1, 1, 1, 7, 13, 5, false, false})), kTol); }
+TEST(MatmulBf16, TransBoth) { EXPECT_LT(runCase(bf16({1, 1, 1, 7, 13, 5, true, true})), kTol); }
+TEST(MatmulBf16, BroadcastB) { EXPECT_LT(runCase(bf16({3, 1, 3, 7, 13, 5, false, true})), kTol); }
+TEST(MatmulBf16, StridedViewBatchTrans) {
+  EXPECT_LT(runCase(bf16({3, 1, 3, 7, 13, 5, true, true, /*rowPad=*/2, /*offset=*/5})), kTol);
+}
+TEST(MatmulBf16, Large) { EXPECT_LT(runCase(bf16({2, 2, 2, 64, 256, 96, false, true})), 1e-3); }
+TEST(MatmulBf16, RoundsItsFactors) {
+  // The reference itself: rounding is what tells the two kernels apart.
+  EXPECT_EQ(roundToBf16(1.0f + 1.0f / 256), 1.0f);             // a tie, to even
+  EXPECT_EQ(roundToBf16(1.0f + 3.0f / 256), 1.0f + 4.0f / 256); // a tie, to even (up)
+  EXPECT_EQ(roundToBf16(1.0f + 1.5f / 256), 1.0f + 2.0f / 256);
+  Case cs{1, 1, 1, 7, 13, 5, false, false};
+  attn::Rng rng(42);
+  View3 a = makeView(1, 7, 13, rng), b = makeView(1, 13, 5, rng), c = makeView(1, 7, 5, rng);
+  View3 c32 = c;
+  c32.ref.aligned = c32.ref.allocated = c32.buf.data();
+  _mlir_ciface_attn_rt_matmul_bf16(&a.ref, &b.ref, &c.ref, 0, 0);
+  _mlir_ciface_attn_rt_matmul(&a.ref, &b.ref, &c32.ref, 0, 0);
+  double apart = 0;
+  for (int64_t m = 0; m < cs.M; ++m)
+    for (int64_t n = 0; n < cs.N; ++n)
+      apart = std::max(apart, double(std::fabs(c.at(0, m, n) - c32.at(0, m, n))));
+  EXPECT_GT(apart, 1e-3);
+}
 
 // A column of a row-major matrix as an [K, 1] operand: stride along K is the row length.
 TEST(Matmul, ColumnView) {
@@ -144,7 +192,7 @@ TEST(Matmul, ConcurrentCalls) {
   EXPECT_EQ(attn::cpu::cachedPrimitiveCount(), 2u);
 }
 
-TEST(Dense, MatchesLoops) {
+void denseAgainstLoops(bool bf16) {
   attn::Rng rng(3);
   const int64_t M = 7, K = 13, N = 5;
   View3 x = makeView(1, M, K, rng, /*rowPad=*/2, /*offset=*/3);
@@ -162,15 +210,19 @@ TEST(Dense, MatchesLoops) {
   attn_memref2 x2 = to2(x.ref), w2 = to2(w.ref), y2 = to2(y.ref);
   // Bias as every other element of `bias`: a strided 1-d view.
   attn_memref1 b1{bias.data(), bias.data(), 1, {N}, {2}};
-  _mlir_ciface_attn_rt_dense(&x2, &w2, &b1, &y2);
+  (bf16 ? _mlir_ciface_attn_rt_dense_bf16 : _mlir_ciface_attn_rt_dense)(&x2, &w2, &b1, &y2);
+  auto factor = [&](float v) { return bf16 ? roundToBf16(v) : v; };
 
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
-      double want = bias[1 + 2 * n];
+      double want = bias[1 + 2 * n]; // added in f32, not rounded
       for (int64_t k = 0; k < K; ++k)
-        want += double(x.at(0, m, k)) * w.at(0, k, n);
+        want += double(factor(x.at(0, m, k))) * factor(w.at(0, k, n));
       EXPECT_NEAR(y.at(0, m, n), want, kTol) << "at " << m << ", " << n;
     }
 }
+
+TEST(Dense, MatchesLoops) { denseAgainstLoops(false); }
+TEST(DenseBf16, MatchesLoopsOverRoundedFactors) { denseAgainstLoops(true); }
 
 } // namespace

@@ -1,0 +1,55 @@
+// RUN: attn-opt %s -split-input-file -attn-precision=policy=bf16 | FileCheck %s
+// RUN: attn-opt %s -split-input-file -attn-precision=policy=f32 | FileCheck %s --check-prefix=F32
+// RUN: attn-opt %s -split-input-file -attn-precision="policy=bf16 remarks=true" 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: not attn-opt %s -split-input-file -attn-precision=policy=int4 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: attn-opt %s -attn-precision=policy=bf16 -attn-autodiff | FileCheck %s --check-prefix=GRAD
+
+// Every product takes the policy; operands and results stay f32, so nothing else changes.
+// CHECK-LABEL: func.func @loss(
+// CHECK: attn.matmul %{{.*}}, %{{.*}} {precision = #attn.precision<bf16>} : tensor<4x8xf32>, tensor<8x8xf32>
+// CHECK: attn.dense %{{.*}}, %{{.*}}, %{{.*}} {precision = #attn.precision<bf16>} : tensor<4x8xf32>, tensor<8x1xf32>, tensor<1xf32>
+// CHECK: attn.mse
+// The f32 policy changes nothing.
+// F32-LABEL: func.func @loss(
+// F32-NOT: precision
+// F32: attn.mse
+// BAD: error: attn-precision: unknown policy 'int4' (f32 | bf16)
+// The backward of a bf16 product is bf16 products (attn-autodiff through the gradient rules).
+// GRAD-LABEL: func.func @loss_grad(
+// GRAD: attn.matmul %{{.*}}, %{{.*}} {precision = #attn.precision<bf16>, transpose_rhs = true}
+// GRAD: attn.matmul %{{.*}}, %{{.*}} {precision = #attn.precision<bf16>, transpose_lhs = true}
+func.func @loss(%x: tensor<4x8xf32>, %y: tensor<4x1xf32>) -> tensor<f32> {
+  %w = attn.param "w" : tensor<8x8xf32>
+  %wo = attn.param "out" : tensor<8x1xf32>
+  %bo = attn.param "out_b" : tensor<1xf32>
+  %h = attn.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
+  %t = attn.tanh %h : tensor<4x8xf32>
+  %p = attn.dense %t, %wo, %bo : tensor<4x8xf32>, tensor<8x1xf32>, tensor<1xf32>
+  %l = attn.mse %p, %y : tensor<4x1xf32>, tensor<4x1xf32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A precision written by hand wins over the policy: a product pinned to f32 stays f32.
+// CHECK-LABEL: func.func @pinned(
+// CHECK: attn.matmul %{{.*}}, %{{.*}} {precision = #attn.precision<f32>}
+// CHECK: attn.matmul %{{.*}}, %{{.*}} {precision = #attn.precision<bf16>}
+func.func @pinned(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %c = attn.matmul %a, %b {precision = #attn.precision<f32>} : tensor<4x8xf32>, tensor<8x8xf32>
+  %d = attn.matmul %c, %b : tensor<4x8xf32>, tensor<8x8xf32>
+  return %d : tensor<4x8xf32>
+}
+
+// -----
+
+// Products without a bf16 kernel yet stay f32, and --remarks says so.
+// REMARK: remark: 'attn.lstm' stays f32: it has no bf16 kernel yet
+// CHECK-LABEL: func.func @sequence(
+// CHECK: attn.lstm
+// CHECK-NOT: precision
+func.func @sequence(%x: tensor<2x3x1xf32>, %h0: tensor<2x4xf32>, %wi: tensor<1x16xf32>,
+                    %wh: tensor<4x16xf32>, %b: tensor<16xf32>) -> tensor<2x3x4xf32> {
+  %hs, %h, %c = attn.lstm %x, %h0, %h0, %wi, %wh, %b : tensor<2x3x1xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x16xf32>, tensor<4x16xf32>, tensor<16xf32>
+  return %hs : tensor<2x3x4xf32>
+}
