@@ -34,7 +34,8 @@ double seconds() {
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
 }
 
-double gemmGflops(int64_t n, int reps) {
+double gemmGflops(int64_t n, int reps, bool bf16) {
+  auto matmul = bf16 ? _mlir_ciface_attn_rt_matmul_bf16 : _mlir_ciface_attn_rt_matmul;
   std::vector<float> a(n * n), b(n * n), c(n * n);
   for (int64_t i = 0; i < n * n; ++i)
     a[i] = (float)((i * 7) % 13) / 13.0f, b[i] = (float)((i * 5) % 11) / 11.0f;
@@ -42,11 +43,11 @@ double gemmGflops(int64_t n, int reps) {
     return attn_memref3{v.data(), v.data(), 0, {1, n, n}, {n * n, n, 1}};
   };
   attn_memref3 ma = view(a), mb = view(b), mc = view(c);
-  _mlir_ciface_attn_rt_matmul(&ma, &mb, &mc, 0, 0);
+  matmul(&ma, &mb, &mc, 0, 0);
   double best = 1e30;
   for (int r = 0; r < reps; ++r) {
     double t0 = seconds();
-    _mlir_ciface_attn_rt_matmul(&ma, &mb, &mc, 0, 0);
+    matmul(&ma, &mb, &mc, 0, 0);
     best = std::min(best, seconds() - t0);
   }
   return 2.0 * n * n * n / best / 1e9;

@@ -20,7 +20,9 @@ std::map<std::string, double> entryFlops(mlir::ModuleOp module);
 
 /// f32 GEMM throughput of attnc's matmul kernel (attn_rt_matmul, oneDNN) for n x n x n at
 /// the current OpenMP thread count: the best of `reps` calls after a warm-up, in GFLOP/s.
-double gemmGflops(int64_t n = 1024, int reps = 7);
+/// With `bf16`, of its bf16 kernel (attn_rt_matmul_bf16: the f32 factors rounded, 2 n^2
+/// conversions against 2 n^3 flops), the peak a bf16 program is measured against.
+double gemmGflops(int64_t n = 1024, int reps = 7, bool bf16 = false);
 
 /// Seconds on a steady clock.
 double seconds();

@@ -64,11 +64,19 @@ int bench(attn::driver::Session &session, const Common &, const BenchOptions &o)
     return 1;
   double compileSeconds = attn::driver::seconds() - t0;
   int threads = threadCount();
-  double peak = attn::driver::gemmGflops();
   std::printf("%s: compiled in %.1f s; %d thread%s\n", s.name.c_str(), compileSeconds, threads,
               threads == 1 ? "" : "s");
-  std::printf("calibration: f32 GEMM 1024^3: oneDNN (attnc's matmul) %.1f GFLOP/s = the peak\n",
-              peak);
+  // A bf16 program is measured against the bf16 GEMM: its products' own ceiling.
+  bool bf16 = s.train.precision == attn::yaml::Precision::Bf16;
+  double peak = attn::driver::gemmGflops();
+  std::printf("calibration: f32 GEMM 1024^3: oneDNN (attnc's matmul) %.1f GFLOP/s%s\n", peak,
+              bf16 ? "" : " = the peak");
+  if (bf16) {
+    peak = attn::driver::gemmGflops(1024, 7, /*bf16=*/true);
+    std::printf("calibration: bf16 GEMM 1024^3: oneDNN (attnc's matmul_bf16) %.1f GFLOP/s = "
+                "the peak (train.precision bf16)\n",
+                peak);
+  }
 
   attn::train::Split train = attn::task::trainSplit(dataConfig, data);
   attn::train::StepRunner runner(*model->program, model->params, train, s.train.seed,
