@@ -4,6 +4,7 @@
 // good checkpoint; early stopping; the character LM learns its text and samples from it.
 #include "AttncProcess.h"
 
+#include "attn/Cpu.h"
 #include "attn/checkpoint/Checkpoint.h"
 #include "attn/train/MetricsLog.h"
 
@@ -86,6 +87,49 @@ TEST(Training, RnnSineReachesLowValidationLoss) {
   out.clear();
   ASSERT_EQ(attnc("eval --ckpt " + dir, &out), 0) << out;
   EXPECT_NE(out.find("rnn-sine: validation loss"), std::string::npos) << out;
+}
+
+// The best validation loss a run reports ("best validation loss X"); NaN without one.
+double bestValidationLoss(const std::string &out) {
+  size_t at = out.find("best validation loss ");
+  return at == std::string::npos ? NAN : std::strtod(out.c_str() + at + 21, nullptr);
+}
+
+// The accuracy gate of bf16 training for a regressor (docs/precision.md): the MLP on the sine
+// (its products all dense layers) reaches the f32 run's validation loss within 5%, or within
+// what bfloat16 can resolve at all. bfloat16 keeps 8 significant bits, so every product of
+// values near 1 is off by up to 2^-9: a prediction of the sine cannot be trusted below
+// ~(2^-9)^2 = 4e-6 in MSE, whatever the training. The f32 run ends near 1e-6, on that floor.
+TEST(Precision, Bf16TrainingOfARegressorReachesTheF32ValidationLoss) {
+  if (!attn::cpuHas("avx512bf16").value_or(false))
+    GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  std::string model = std::string(ATTN_SOURCE_DIR) + "/models/mlp-sine.yaml";
+  std::string f32 = scratch("mlp-f32"), bf16 = scratch("mlp-bf16"), out32, out16;
+  ASSERT_EQ(attnc("train " + model + " --out " + f32, &out32), 0) << out32;
+  ASSERT_EQ(attnc("train " + model + " --precision bf16 --out " + bf16, &out16), 0) << out16;
+  double l32 = bestValidationLoss(out32), l16 = bestValidationLoss(out16);
+  constexpr double kBf16Floor = 4e-6;
+  EXPECT_LE(l16, std::max(1.05 * l32, kBf16Floor)) << out32 << out16;
+  // And bf16 did round: the two runs are not the same computation.
+  EXPECT_NE(losses(f32), losses(bf16));
+}
+
+// bf16 on a CPU without AVX512_BF16 is refused where it was asked for, not run slowly: here
+// for the target of an ahead-of-time compile (Skylake-AVX512 has AVX-512 but no bf16).
+TEST(Precision, Bf16ForACpuWithoutTheInstructionsIsRefused) {
+  std::string model = std::string(ATTN_SOURCE_DIR) + "/models/mlp-sine.yaml", out;
+  std::string object = scratch("bf16-skx") + "/mlp.o";
+  EXPECT_NE(attnc("compile " + model + " --precision bf16 --cpu skylake-avx512 -o " + object,
+                  &out),
+            0);
+  EXPECT_NE(out.find("decode.precision is bf16, but the target CPU skylake-avx512 has no "
+                     "AVX512_BF16 instructions"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("--set decode.precision"), std::string::npos) << out; // where it was asked
+  EXPECT_FALSE(fs::exists(object));
+  // f32 for the same CPU compiles.
+  EXPECT_EQ(attnc("compile " + model + " --cpu skylake-avx512 -o " + object, &out), 0) << out;
 }
 
 // The uninterrupted run and the resumed one of `model` (with `extra` options) agree exactly.

@@ -101,6 +101,45 @@ TEST_F(DatesTransformer, PlotsTheCrossAttention) {
   EXPECT_EQ(std::string(magic + 1, 3), "PNG") << out;
 }
 
+// bf16 (train.precision, docs/precision.md): where this CPU has AVX512_BF16, not where
+// attnc refuses it (the refusal itself is tested by Precision.* in the training tests).
+bool bf16Refused(const std::string &out) {
+  return out.find("has no AVX512_BF16 instructions") != std::string::npos;
+}
+
+// The accuracy gate of bf16 training: the same spec and steps in bf16 reach the f32 run's
+// exact match within 1 point on the 500 held-out dates.
+TEST_F(DatesTransformer, Bf16TrainingReachesTheF32ExactMatch) {
+  ASSERT_EQ(status, 0) << log;
+  std::string bf16 = e2e::scratch("transformer", "dates-bf16"), out, f32Eval, bf16Eval;
+  int rc = attnc("train " + model("dates-transformer") + " --precision bf16 --out " + bf16, &out);
+  if (rc != 0 && bf16Refused(out))
+    GTEST_SKIP() << out;
+  ASSERT_EQ(rc, 0) << out;
+  ASSERT_EQ(attnc("eval --ckpt " + dir, &f32Eval), 0) << f32Eval;
+  ASSERT_EQ(attnc("eval --ckpt " + bf16, &bf16Eval), 0) << bf16Eval;
+  EXPECT_NEAR(exactMatch(bf16Eval), exactMatch(f32Eval), 1.0) << f32Eval << bf16Eval;
+  // The checkpoint keeps f32 weights and the precision it was trained in.
+  std::ifstream ckpt(bf16 + "/last.safetensors", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(ckpt)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.find("\"BF16\""), std::string::npos);
+  EXPECT_NE(bytes.find("precision: bf16"), std::string::npos);
+}
+
+// The gate of bf16 decoding: the f32 model decoded with decode.precision bf16 keeps its exact
+// match within 1 point and gives the same tokens on >= 98% of lines (here: all ten).
+TEST_F(DatesTransformer, Bf16DecodingGivesTheF32Tokens) {
+  ASSERT_EQ(status, 0) << log;
+  std::string f32Eval, bf16Eval;
+  ASSERT_EQ(attnc("eval --ckpt " + dir, &f32Eval), 0) << f32Eval;
+  int rc = attnc("eval --ckpt " + dir + " --precision bf16", &bf16Eval);
+  if (rc != 0 && bf16Refused(bf16Eval))
+    GTEST_SKIP() << bf16Eval;
+  ASSERT_EQ(rc, 0) << bf16Eval;
+  EXPECT_NEAR(exactMatch(bf16Eval), exactMatch(f32Eval), 1.0) << f32Eval << bf16Eval;
+  EXPECT_EQ(translate("--precision bf16"), translate(""));
+}
+
 // A decoder-only LM: it learns (well below the uniform loss, ln(vocab) > 3.5) and samples
 // more characters than its cache holds (data.window = 64).
 TEST(CharTransformer, LearnsAndSamplesPastItsWindow) {
