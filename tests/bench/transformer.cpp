@@ -245,6 +245,11 @@ int main(int argc, char **argv) {
   std::vector<std::string> trainArgs = torchArgs;
   trainArgs.insert(trainArgs.end(), {"--mode", "train"});
   torchTrain.launch(python, script, trainArgs);
+  // PyTorch's autocast step (timed after the f32 one), started while the data file is there.
+  PyTorchBaseline torchBf16;
+  std::vector<std::string> bf16Args = torchArgs;
+  bf16Args.insert(bf16Args.end(), {"--mode", "train-bf16"});
+  torchBf16.launch(python, script, bf16Args);
   std::filesystem::remove(dataFile);
   auto step = [&] { side.step(batches[side.steps % NB], kLr); };
   std::vector<double> tAttn, tTorch;
@@ -295,10 +300,6 @@ int main(int argc, char **argv) {
 
   // bf16: attnc's bf16 step in turns with the f32 one and with PyTorch's autocast step.
   TrainStepProgram bf16 = compile(z, /*fuseAttention=*/true, "bf16");
-  PyTorchBaseline torchBf16;
-  std::vector<std::string> bf16Args = torchArgs;
-  bf16Args.insert(bf16Args.end(), {"--mode", "train-bf16"});
-  torchBf16.launch(python, script, bf16Args);
   auto bf16Step = [&] { bf16.step(batches[bf16.steps % NB], kLr); };
   std::vector<double> tBf16, tF32;
   for (int i = 0; i < timing.warmup; ++i)
