@@ -74,7 +74,7 @@ def Attn_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
   let cppNamespace = "::mlir::attn";
   let description = [{
     An op whose products can compute in a lower precision than f32 (`attn.matmul`,
-    `attn.dense`). Its operands and result stay f32 tensors: the kernel rounds the factors to
+    `attn.dense`, the flash form of `attn.fused_attention` and its `_grad`). Its operands and result stay f32 tensors: the kernel rounds the factors to
     the precision as it packs them into its tiles and accumulates in f32, so a policy costs
     no extra pass over memory and needs no casts between ops. The op holds its precision in
     an optional `precision` attribute (absent: f32); `attn-precision` sets it from a policy,
@@ -84,6 +84,13 @@ def Attn_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
   let methods = [
     InterfaceMethod<[{ Whether the op has a kernel computing in `precision`. }],
       "bool", "supportsPrecision", (ins "::mlir::attn::Precision":$precision)>,
+    InterfaceMethod<[{
+        Whether computing in `precision` is expected to be faster than f32 at the op's shapes:
+        where not, a policy leaves the op in f32 (a kernel whose products are too small for
+        the rounding and the per-product overhead to pay).
+      }],
+      "bool", "gainsFrom", (ins "::mlir::attn::Precision":$precision), [{}],
+      /*defaultImplementation=*/[{ return true; }]>,
     InterfaceMethod<[{ The precision the op's products compute in (f32 when unset). }],
       "::mlir::attn::Precision", "getComputePrecision", (ins), [{}],
       /*defaultImplementation=*/[{

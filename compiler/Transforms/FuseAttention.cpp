@@ -134,7 +134,8 @@ struct FuseAttention : mlir::attn::impl::AttnFuseAttentionBase<FuseAttention> {
       auto fused = b.create<FusedAttentionOp>(
           l, FusedAttentionOp::resultTypes(op.getQuery(), op.getKeys(), op.getValues(), withWeights),
           op.getQuery(), op.getKeys(), op.getValues(), mask, Value(), ValueRange(),
-          op.getCausalAttr(), IntegerAttr(), UnitAttr(), withWeights ? b.getUnitAttr() : UnitAttr());
+          op.getCausalAttr(), IntegerAttr(), UnitAttr(), withWeights ? b.getUnitAttr() : UnitAttr(),
+          PrecisionAttr());
       buildScore(b, fused, ScoreKind::scaled_dot);
       op.getOutput().replaceAllUsesWith(fused.getOutput());
       if (withWeights)
@@ -187,7 +188,7 @@ struct FuseAttention : mlir::attn::impl::AttnFuseAttentionBase<FuseAttention> {
         captures, b.getBoolAttr(false),
         m.window ? b.getI64IntegerAttr(m.window.getWindow()) : IntegerAttr(),
         att.getWeighting() ? b.getUnitAttr() : UnitAttr(),
-        withWeights ? b.getUnitAttr() : UnitAttr());
+        withWeights ? b.getUnitAttr() : UnitAttr(), PrecisionAttr());
     buildScore(b, fused, kind);
     att.getContext().replaceAllUsesWith(reshape(b, l, fused.getOutput(), {batch, vs[2]}));
     if (withWeights)

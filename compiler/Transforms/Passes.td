@@ -170,17 +170,20 @@ def AttnPrecision : Pass<"attn-precision"> {
   let summary = "sets the number type of every product to a policy (f32 | bf16)";
   let description = [{
     Mixed precision as a rewrite, not a code path per model (docs/precision.md). Every op with
-    `PrecisionOpInterface` (`attn.matmul`, `attn.dense`) whose precision is not set yet gets the
-    policy's, where the op has a kernel for it; a precision set before (by hand, or by a
-    gradient rule from its forward product) is kept. Operands and results stay f32: the
-    kernels round the factors as they pack their tiles and accumulate in f32, so softmax,
-    layer norm, losses, the optimizer and the master weights are f32 by construction.
+    `PrecisionOpInterface` (`attn.matmul`, `attn.dense`, `attn.fused_attention` and its
+    `_grad`) whose precision is not set yet gets the policy's, where the op has a kernel for
+    it and gains from it at its shapes (`gainsFrom`: the flash attention's bf16 tiles only
+    from 128 queries and keys); a precision set before (by hand, or by a gradient rule from
+    its forward product) is kept. Operands and results stay f32: the kernels round the
+    factors as they read them and accumulate in f32, so softmax, layer norm, losses, the
+    optimizer and the master weights are f32 by construction.
 
     Runs after the structural fusions and before attn-autodiff, so each gradient rule gives
     the backward of a bf16 product bf16 products; and again after attn-decompose, for the
     products that decompositions (multi-head attention, convolutions, cells inside scans)
-    make. With `remarks`, each product op that stays f32 under a lower policy says why
-    (ops with no bf16 kernel yet: the fused attention, the recurrent sequence ops).
+    make. With `remarks`, each product op that stays f32 under a lower policy says why (no
+    bf16 kernel: a fused attention with another score than the dot product, the recurrent
+    sequence ops; or one too small to gain).
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"f32\"",

@@ -28,13 +28,19 @@ struct ApplyPolicy : mlir::attn::impl::AttnPrecisionBase<ApplyPolicy> {
         // An explicit precision (a gradient rule's, or written by hand) wins over the policy.
         if (op->hasAttr("precision"))
           return;
-        if (product.supportsPrecision(*target)) {
-          product.setComputePrecision(*target);
+        if (!product.supportsPrecision(*target)) {
+          if (remarks)
+            op->emitRemark() << "'" << op->getName() << "' stays f32: it has no "
+                             << stringifyPrecision(*target) << " kernel";
           return;
         }
-        if (remarks)
-          op->emitRemark() << "'" << op->getName() << "' stays f32: it has no "
-                           << stringifyPrecision(*target) << " kernel";
+        if (!product.gainsFrom(*target)) {
+          if (remarks)
+            op->emitRemark() << "'" << op->getName() << "' stays f32: "
+                             << stringifyPrecision(*target) << " is slower at its sizes";
+          return;
+        }
+        product.setComputePrecision(*target);
         return;
       }
       // Other products (the fused attention, the recurrent sequence ops and their backward)

@@ -124,6 +124,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
 def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove, Attn_RuntimeKernel,
     AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
+    DeclareOpInterfaceMethods<Attn_PrecisionOpInterface, ["gainsFrom"]>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "attention with its score as a region: masks, softmax and weighted sum in one kernel";
   let description = [{
@@ -168,7 +169,11 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove,
     inlined), except for a plain dot-product score `c * sum(q * k)` (dot, scaled dot: what
     attn-fuse-attention makes of `attn.scaled_dot_product_attention` and of Luong's dot) with
     no captures, window or weights: that one runs FlashAttention-2's tiled kernel, whose
-    score and `P V` tiles are GEMMs (`attn_rt_flash_attention`).
+    score and `P V` tiles are GEMMs (`attn_rt_flash_attention`). Only that one has a bf16
+    form (`precision`, `attn-precision`): its tile products in bf16 with f32 sums, the online
+    softmax and the accumulators f32 (`attn_rt_flash_attention_bf16`); the gradient op takes
+    the forward's precision. bf16 pays only where queries and keys fill the kernels' 128 x 128
+    tiles: a policy leaves shorter attention (and every decoding step) in f32.
 
     ```mlir
     // the Transformer's causal self-attention: 8 heads of 64, scaled dot
@@ -201,7 +206,8 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove,
                        Attn_FloatTensor:$values, Attn_FloatTensor:$key_mask,
                        Optional<Attn_FloatTensor>:$center, Variadic<Attn_FloatTensor>:$captures,
                        DefaultValuedAttr<BoolAttr, "false">:$causal,
-                       OptionalAttr<I64Attr>:$window, UnitAttr:$gaussian, UnitAttr:$with_weights);
+                       OptionalAttr<I64Attr>:$window, UnitAttr:$gaussian, UnitAttr:$with_weights,
+                       OptionalAttr<Attn_PrecisionAttr>:$precision);
   let results = (outs Attn_FloatTensor:$output, Attn_FloatTensor:$lse,
                       Variadic<Attn_FloatTensor>:$weights);
   let regions = (region SizedRegion<1>:$score, MaxSizedRegion<1>:$mask);
@@ -225,7 +231,8 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove,
 def Attn_FusedAttentionGradOp : Attn_Op<"fused_attention_grad", [Pure, IsolatedFromAbove,
     Attn_RuntimeKernel,
     AttrSizedOperandSegments,
-    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>]> {
+    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
+    DeclareOpInterfaceMethods<Attn_PrecisionOpInterface, ["gainsFrom"]>]> {
   let summary = "the backward of attn.fused_attention, its score's gradient as a region";
   let description = [{
     The forward's operands and attributes, its `output` and `lse` (and `weights` with
@@ -256,7 +263,8 @@ def Attn_FusedAttentionGradOp : Attn_Op<"fused_attention_grad", [Pure, IsolatedF
                        Optional<Attn_FloatTensor>:$d_weights,
                        Variadic<Attn_FloatTensor>:$captures,
                        DefaultValuedAttr<BoolAttr, "false">:$causal,
-                       OptionalAttr<I64Attr>:$window, UnitAttr:$gaussian);
+                       OptionalAttr<I64Attr>:$window, UnitAttr:$gaussian,
+                       OptionalAttr<Attn_PrecisionAttr>:$precision);
   let results = (outs Attn_FloatTensor:$d_query, Attn_FloatTensor:$d_keys,
                       Attn_FloatTensor:$d_values, Variadic<Attn_FloatTensor>:$d_rest);
   let regions = (region SizedRegion<1>:$score, SizedRegion<1>:$score_grad,

@@ -280,7 +280,8 @@ LogicalResult FusedAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
   auto grad = b.create<FusedAttentionGradOp>(
       l, getQuery().getType(), getKeys().getType(), getValues().getType(), rest, getQuery(),
       getKeys(), getValues(), getKeyMask(), getOutput(), getLse(), dOutput, dLse, getCenter(),
-      weights, dWeights, getCaptures(), getCausalAttr(), getWindowAttr(), getGaussianAttr());
+      weights, dWeights, getCaptures(), getCausalAttr(), getWindowAttr(), getGaussianAttr(),
+      getPrecisionAttr()); // a bf16 forward's backward is bf16 too
   IRMapping map;
   getScore().cloneInto(&grad.getScore(), map);
   getMask().cloneInto(&grad.getMask(), map);
@@ -297,6 +298,30 @@ LogicalResult FusedAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
   }
   llvm::append_range(out, dRest);
   return success();
+}
+
+// bf16: the flash kernels' tiles (a plain dot-product score, no weights); every other form
+// is a generated loop nest, f32 only.
+bool FusedAttentionOp::supportsPrecision(Precision precision) {
+  return precision == Precision::f32 || (flashScale(*this) && !getWithWeights());
+}
+bool FusedAttentionGradOp::supportsPrecision(Precision precision) {
+  return precision == Precision::f32 || (flashScale(*this) && !getWeights());
+}
+
+// The bf16 tiles pay where the queries and keys fill the flash kernels' 128 x 128 tiles; below,
+// the per-product overhead and the rounding of the tiles outweigh the faster products
+// (measured, one thread: 64 x 64 tiles 0.96x of f32, one query against 64 keys 0.44x, 512 x
+// 512 1.37x forward and 1.43x backward).
+static bool fillsBf16Tiles(Value query, Value keys) {
+  auto q = cast<RankedTensorType>(query.getType()), k = cast<RankedTensorType>(keys.getType());
+  return q.getShape()[2] >= 128 && k.getShape()[2] >= 128;
+}
+bool FusedAttentionOp::gainsFrom(Precision precision) {
+  return precision == Precision::f32 || fillsBf16Tiles(getQuery(), getKeys());
+}
+bool FusedAttentionGradOp::gainsFrom(Precision precision) {
+  return precision == Precision::f32 || fillsBf16Tiles(getQuery(), getKeys());
 }
 
 double FusedAttentionOp::getFlops() {

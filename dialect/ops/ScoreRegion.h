@@ -34,3 +34,19 @@ LogicalResult verify(Operation *op, StringRef name, Block &block, int64_t width,
 std::optional<float> dotProductScale(Block &block);
 
 } // namespace mlir::attn::score_region
+
+namespace mlir::attn {
+
+/// The scale c of an attn.fused_attention (or _grad) that FlashAttention-2's kernels compute,
+/// on the CPU (runtime/cpu/flash_attention.cpp, in f32 or bf16) and on the GPU (runtime/cuda):
+/// a score c * sum(q * k) and nothing else (no centre, window, Gaussian, captures or mask
+/// region), so that the operands are exactly (q, k, v, mask[, out, lse, d_out, d_lse]). The
+/// caller checks for weights.
+template <typename Op> std::optional<float> flashScale(Op op) {
+  if (op.getCenter() || op.getWindow() || op.getGaussian() || !op.getCaptures().empty() ||
+      !op.getMask().empty())
+    return std::nullopt;
+  return score_region::dotProductScale(op.getScore().front());
+}
+
+} // namespace mlir::attn

@@ -47,7 +47,8 @@ enum Kind : int64_t {
   kLstm = 4,
   kMatmulBf16 = 5,
   kDenseBf16 = 6,
-  kToBf16 = 7, // the reorder rounding an f32 factor to bfloat16
+  kToBf16 = 7,        // the reorder rounding an f32 factor to bfloat16
+  kFlashTileBf16 = 8, // a bf16 tile product of the flash attention kernels
 };
 
 /// The primitives of every kernel, by key. Bounded (a pathological caller cannot grow it

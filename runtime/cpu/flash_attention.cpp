@@ -7,10 +7,17 @@
 // and probabilities exist one [128, 128] tile at a time, never as [T, S]; the tile products are
 // oneDNN's sgemm.
 //
+// The _bf16 kernels (attn-precision's bf16 policy) run the same algorithm with every tile
+// product in bf16 with f32 sums: q (scaled), k, v and d_out are rounded to bfloat16 once per
+// call, the probabilities and dS once per tile, and each product is a oneDNN bf16 matmul
+// (avx512_core_bf16) cached per tile shape; the online softmax, lse, delta and every
+// accumulator stay f32. oneDNN 2.6 has no public bf16 gemm, hence primitives per shape.
+//
 // Shapes at the boundary: q [B, H, T, D], k [B, H, S, D], v [B, H, S, Dv], mask [B, S];
 // forward out [B, H, T, Dv], lse [B, H, T]; backward d_out, d_lse like out, lse, and dq, dk, dv
 // like q, k, v.
 #include "Memref.h"
+#include "OneDNN.h"
 #include "attn/Alloc.h"
 #include "attn/kernels.h"
 
@@ -19,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -92,13 +100,126 @@ void checkSizes(const char *kernel, const char *name, const M &m, int rank,
                      dims(want.begin(), rank));
 }
 
-// C [M, N] = alpha op(A) op(B) + beta C, all row-major.
-void gemm(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-          int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
-  if (dnnl_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) != dnnl_success)
-    fail("attn_rt_flash_attention", "oneDNN sgemm failed for " + std::to_string(M) + "x" +
-                                        std::to_string(N) + "x" + std::to_string(K));
+// bfloat16 as its bits: the top half of an f32.
+using Bf16 = uint16_t;
+using Bf16Scratch = std::vector<Bf16, attn::BufferAllocator<Bf16>>;
+
+// x rounded to the nearest bfloat16, ties to even (what oneDNN's reorder does); vectorises.
+inline Bf16 roundToBf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return static_cast<Bf16>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
+
+// dst [rows, cols] (ld) = bf16(factor * src [rows, cols] (ld)).
+void roundTile(const float *src, int64_t rows, int64_t cols, int64_t ld, float factor, Bf16 *dst) {
+  for (int64_t r = 0; r < rows; ++r)
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c)
+      dst[r * ld + c] = roundToBf16(factor * src[r * ld + c]);
+}
+
+// A cached oneDNN matmul for one tile product's shape, transposes, alpha and beta.
+struct TileProduct {
+  dnnl::matmul prim;
+  dnnl::memory::desc a, b, c, scratch;
+};
+
+// C [M, N] (ldc) = alpha op(A) op(B) + beta C, row-major, A and B bfloat16, C f32, beta 0 or 1
+// (alpha: oneDNN's output scale; beta 1: its sum post-op).
+void gemmBf16(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha, const Bf16 *A,
+              int64_t lda, const Bf16 *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  using dt = dnnl::memory::data_type;
+  namespace onednn = attn::cpu::onednn;
+  int32_t alphaBits;
+  std::memcpy(&alphaBits, &alpha, sizeof alphaBits);
+  onednn::Key key{onednn::kFlashTileBf16, ta, tb, M, N, K, lda, ldb, ldc, alphaBits, beta != 0};
+  auto product = onednn::cached<TileProduct>(key, [&] {
+    // op(A) [M, K] and op(B) [K, N] as strides over the stored, row-major matrices.
+    dnnl::memory::desc a({M, K}, dt::bf16, ta == 'N' ? dnnl::memory::dims{lda, 1}
+                                                       : dnnl::memory::dims{1, lda});
+    dnnl::memory::desc b({K, N}, dt::bf16, tb == 'N' ? dnnl::memory::dims{ldb, 1}
+                                                       : dnnl::memory::dims{1, ldb});
+    dnnl::memory::desc c({M, N}, dt::f32, {ldc, 1});
+    dnnl::primitive_attr attr = onednn::userScratchpad();
+    if (alpha != 1.0f)
+      attr.set_output_scales(0, {alpha});
+    if (beta != 0) {
+      dnnl::post_ops sum;
+      sum.append_sum(1.0f);
+      attr.set_post_ops(sum);
+    }
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, onednn::engine());
+    return TileProduct{dnnl::matmul(pd), a, b, c, pd.scratchpad_desc()};
+  });
+  dnnl::engine &e = onednn::engine();
+  onednn::execute(product->prim,
+                  {{DNNL_ARG_SRC, dnnl::memory(product->a, e, const_cast<Bf16 *>(A))},
+                   {DNNL_ARG_WEIGHTS, dnnl::memory(product->b, e, const_cast<Bf16 *>(B))},
+                   {DNNL_ARG_DST, dnnl::memory(product->c, e, C)}},
+                  product->scratch);
+}
+
+// The number type of the tile products, as the kernels below are instantiated:
+// - F32Tiles: the caller's f32 arrays and oneDNN's sgemm;
+// - Bf16Tiles: bfloat16 copies of the inputs and of each probability / dS tile, and gemmBf16.
+// `Factor` is the element type of a product's operands; `inputs` turns a whole f32 input into
+// its factors (times `factor`: the forward's scale folded into q), `tile` a tile computed
+// here (same ld) into a per-thread buffer's.
+struct F32Tiles {
+  using Factor = float;
+  struct Inputs {
+    const float *data;
+  };
+  static Inputs inputs(const float *x, int64_t, float factor) {
+    (void)factor; // the f32 kernels scale in the product (alpha)
+    return {x};
+  }
+  static constexpr bool kScaledQuery = false;
+  static const float *tile(const float *t, int64_t, int64_t, int64_t, Bf16Scratch &) { return t; }
+  static void gemm(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                   int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    if (dnnl_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) != dnnl_success)
+      fail("attn_rt_flash_attention", "oneDNN sgemm failed for " + std::to_string(M) + "x" +
+                                          std::to_string(N) + "x" + std::to_string(K));
+  }
+};
+
+struct Bf16Tiles {
+  using Factor = Bf16;
+  struct Inputs {
+    Bf16Scratch rounded;
+    const Bf16 *data;
+  };
+  static Inputs inputs(const float *x, int64_t n, float factor) {
+    Inputs in;
+    in.rounded.resize(n);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      in.rounded[i] = roundToBf16(factor * x[i]);
+    in.data = in.rounded.data();
+    return in;
+  }
+  // q is rounded scaled, so that scale q k^T is one bf16 product without an output scale.
+  static constexpr bool kScaledQuery = true;
+  static const Bf16 *tile(const float *t, int64_t rows, int64_t cols, int64_t ld,
+                          Bf16Scratch &buffer) {
+    if ((int64_t)buffer.size() < rows * ld)
+      buffer.resize(rows * ld);
+    roundTile(t, rows, cols, ld, 1.0f, buffer.data());
+    return buffer.data();
+  }
+  static void gemm(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha, const Bf16 *A,
+                   int64_t lda, const Bf16 *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    try {
+      gemmBf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    } catch (const dnnl::error &e) {
+      fail("attn_rt_flash_attention_bf16", std::string("oneDNN error: ") + e.what() + " for " +
+                                               std::to_string(M) + "x" + std::to_string(N) +
+                                               "x" + std::to_string(K));
+    }
+  }
+};
 
 // Which keys a query i of one batch row may see: mask[j] != 0 and, when causal, j <= i + S - T.
 class Allowed {
@@ -171,10 +292,13 @@ private:
 };
 
 // s [rows, kKeyTile] = scale q[q0..] k[k0..]^T, less kPush where not allowed; q [T, D] and
-// k [S, D] of one (batch, head).
-void scoreTile(const float *q, const float *k, const Shape &d, const Allowed &allowed, int64_t q0,
-               int64_t rows, int64_t k0, int64_t cols, float scale, float *s) {
-  gemm('N', 'T', rows, cols, d.D, scale, q + q0 * d.D, d.D, k + k0 * d.D, d.D, 0.0f, s, kKeyTile);
+// k [S, D] of one (batch, head) (q already scaled where Tiles::kScaledQuery).
+template <class Tiles>
+void scoreTile(const typename Tiles::Factor *q, const typename Tiles::Factor *k, const Shape &d,
+               const Allowed &allowed, int64_t q0, int64_t rows, int64_t k0, int64_t cols,
+               float scale, float *s) {
+  Tiles::gemm('N', 'T', rows, cols, d.D, Tiles::kScaledQuery ? 1.0f : scale, q + q0 * d.D, d.D,
+              k + k0 * d.D, d.D, 0.0f, s, kKeyTile);
   if (allowed.allAllowed(q0, k0, k0 + cols))
     return;
   for (int64_t r = 0; r < rows; ++r) {
@@ -223,19 +347,21 @@ ATTN_ROW_KERNEL void scoreGradientRow(const float *p, float *dp, int64_t cols, f
     dp[c] = p[c] * (dp[c] - delta);
 }
 
-} // namespace
 
-extern "C" ATTN_EXPORT void
-_mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
-                                     attn_memref2 *mask, attn_memref4 *out, attn_memref3 *lse,
-                                     int64_t causal, float scale) {
-  const char *kernel = "attn_rt_flash_attention";
+template <class Tiles>
+void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
+                  attn_memref2 *mask, attn_memref4 *out, attn_memref3 *lse, int64_t causal,
+                  float scale) {
+  using Factor = typename Tiles::Factor;
   Shape d = checkShapes(kernel, *q, *k, *v, *mask);
   checkSizes(kernel, "out", *out, 4, {d.B, d.H, d.T, d.Dv});
   checkSizes(kernel, "lse", *lse, 3, {d.B, d.H, d.T});
   std::vector<float> qBuf, kBuf, vBuf, mBuf;
   const float *Q = rowMajor(*q, 4, qBuf), *K = rowMajor(*k, 4, kBuf), *V = rowMajor(*v, 4, vBuf);
   const float *M = rowMajor(*mask, 2, mBuf);
+  auto Qf = Tiles::inputs(Q, d.B * d.H * d.T * d.D, scale);
+  auto Kf = Tiles::inputs(K, d.B * d.H * d.S * d.D, 1.0f);
+  auto Vf = Tiles::inputs(V, d.B * d.H * d.S * d.Dv, 1.0f);
   RowMajorOut<attn_memref4> O(*out, 4);
   RowMajorOut<attn_memref3> L(*lse, 3);
   std::vector<Allowed> allowed;
@@ -247,12 +373,14 @@ _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memr
   {
     Scratch s(kQueryTile * kKeyTile), acc(kQueryTile * d.Dv), m(kQueryTile),
         l(kQueryTile);
+    Bf16Scratch pFactors; // the probabilities rounded, where Tiles rounds
 #pragma omp for collapse(3) schedule(dynamic)
     for (int64_t b = 0; b < d.B; ++b)
       for (int64_t h = 0; h < d.H; ++h)
         for (int64_t qt = 0; qt < queryTiles; ++qt) {
           int64_t bh = b * d.H + h;
-          const float *q1 = Q + bh * d.T * d.D, *k1 = K + bh * d.S * d.D, *v1 = V + bh * d.S * d.Dv;
+          const Factor *q1 = Qf.data + bh * d.T * d.D, *k1 = Kf.data + bh * d.S * d.D,
+                       *v1 = Vf.data + bh * d.S * d.Dv;
           int64_t q0 = qt * kQueryTile, rows = std::min(kQueryTile, d.T - q0);
           std::fill(m.begin(), m.end(), -INFINITY);
           std::fill(l.begin(), l.end(), 0.0f);
@@ -270,7 +398,7 @@ _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memr
               if (seen == 0)
                 continue;
               float *sBand = &s[r0 * kKeyTile], *accBand = &acc[r0 * d.Dv];
-              scoreTile(q1, k1, d, allowed[b], q0 + r0, n, k0, seen, scale, sBand);
+              scoreTile<Tiles>(q1, k1, d, allowed[b], q0 + r0, n, k0, seen, scale, sBand);
               for (int64_t r = r0; r < r0 + n; ++r) {
                 // The row's own causal prefix: its hidden keys get weight 0 without an exp.
                 float *row = &s[r * kKeyTile];
@@ -284,8 +412,9 @@ _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memr
                     acc[r * d.Dv + c] *= correction;
               }
               // acc [n, Dv] += p [n, seen] v [seen, Dv]
-              gemm('N', 'N', n, d.Dv, seen, 1.0f, sBand, kKeyTile, v1 + k0 * d.Dv, d.Dv, 1.0f,
-                   accBand, d.Dv);
+              const Factor *pBand = Tiles::tile(sBand, n, seen, kKeyTile, pFactors);
+              Tiles::gemm('N', 'N', n, d.Dv, seen, 1.0f, pBand, kKeyTile, v1 + k0 * d.Dv, d.Dv,
+                          1.0f, accBand, d.Dv);
             }
           }
           float *o1 = O.data + (bh * d.T + q0) * d.Dv, *lse1 = L.data + bh * d.T + q0;
@@ -301,11 +430,12 @@ _mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memr
   L.finish();
 }
 
-extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
-    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref4 *out,
-    attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq, attn_memref4 *dk,
-    attn_memref4 *dv, int64_t causal, float scale) {
-  const char *kernel = "attn_rt_flash_attention_backward";
+template <class Tiles>
+void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
+                   attn_memref2 *mask, attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out,
+                   attn_memref3 *d_lse, attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv,
+                   int64_t causal, float scale) {
+  using Factor = typename Tiles::Factor;
   Shape d = checkShapes(kernel, *q, *k, *v, *mask);
   checkSizes(kernel, "out", *out, 4, {d.B, d.H, d.T, d.Dv});
   checkSizes(kernel, "lse", *lse, 3, {d.B, d.H, d.T});
@@ -319,6 +449,12 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
   const float *M = rowMajor(*mask, 2, mBuf), *O = rowMajor(*out, 4, oBuf);
   const float *LSE = rowMajor(*lse, 3, lBuf), *dO = rowMajor(*d_out, 4, doBuf);
   const float *dLSE = rowMajor(*d_lse, 3, dlBuf);
+  auto Qf = Tiles::inputs(Q, d.B * d.H * d.T * d.D, scale);
+  auto Kf = Tiles::inputs(K, d.B * d.H * d.S * d.D, 1.0f);
+  auto Vf = Tiles::inputs(V, d.B * d.H * d.S * d.Dv, 1.0f);
+  auto dOf = Tiles::inputs(dO, d.B * d.H * d.T * d.Dv, 1.0f);
+  // dK += scale dS^T q: the scale is in q already where Tiles scaled it.
+  float dkScale = Tiles::kScaledQuery ? 1.0f : scale;
   RowMajorOut<attn_memref4> dQ(*dq, 4), dK(*dk, 4), dV(*dv, 4);
   std::vector<Allowed> allowed;
   for (int64_t b = 0; b < d.B; ++b)
@@ -345,6 +481,7 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
   {
     Scratch p(kQueryTile * kKeyTile), ds(kQueryTile * kKeyTile), dkTile(kKeyTile * d.D),
         dvTile(kKeyTile * d.Dv);
+    Bf16Scratch pFactors, dsFactors; // P and dS rounded, where Tiles rounds
     float *dqBase = dQ.data;
     if (splitKeys) {
       Scratch &mine = dqCopies[omp_get_thread_num()];
@@ -354,8 +491,9 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
     // Key tile kt of (b, h): its dK and dV rows, and its part of dQ (into dqBase).
     auto keyTile = [&](int64_t b, int64_t h, int64_t kt) {
       int64_t bh = b * d.H + h, k0 = kt * kKeyTile, cols = std::min(kKeyTile, d.S - k0);
-      const float *q1 = Q + bh * d.T * d.D, *k1 = K + bh * d.S * d.D, *v1 = V + bh * d.S * d.Dv,
-                  *do1 = dO + bh * d.T * d.Dv, *lse1 = LSE + bh * d.T, *delta1 = &delta[bh * d.T];
+      const Factor *q1 = Qf.data + bh * d.T * d.D, *k1 = Kf.data + bh * d.S * d.D,
+                   *v1 = Vf.data + bh * d.S * d.Dv, *do1 = dOf.data + bh * d.T * d.Dv;
+      const float *lse1 = LSE + bh * d.T, *delta1 = &delta[bh * d.T];
       float *dq1 = dqBase + bh * d.T * d.D;
       std::fill(dkTile.begin(), dkTile.end(), 0.0f);
       std::fill(dvTile.begin(), dvTile.end(), 0.0f);
@@ -370,7 +508,7 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
           int64_t seen = allowed[b].visible(r0 + n - 1, k0, cols);
           if (seen == 0)
             continue;
-          scoreTile(q1, k1, d, allowed[b], r0, n, k0, seen, scale, p.data());
+          scoreTile<Tiles>(q1, k1, d, allowed[b], r0, n, k0, seen, scale, p.data());
           for (int64_t r = 0; r < n; ++r) {
             float *row = &p[r * kKeyTile];
             // A zero row has no weights and no gradient; a row's causally hidden keys none.
@@ -379,19 +517,21 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
             probabilityRow(row, mine, lse1[r0 + r]);
           }
           // dV [seen, Dv] += P^T [seen, n] dO [n, Dv]
-          gemm('T', 'N', seen, d.Dv, n, 1.0f, p.data(), kKeyTile, do1 + r0 * d.Dv, d.Dv, 1.0f,
-               dvTile.data(), d.Dv);
+          const Factor *pTile = Tiles::tile(p.data(), n, seen, kKeyTile, pFactors);
+          Tiles::gemm('T', 'N', seen, d.Dv, n, 1.0f, pTile, kKeyTile, do1 + r0 * d.Dv, d.Dv, 1.0f,
+                      dvTile.data(), d.Dv);
           // dP [n, seen] = dO [n, Dv] V^T [Dv, seen]; then dS = P (dP - delta)
-          gemm('N', 'T', n, seen, d.Dv, 1.0f, do1 + r0 * d.Dv, d.Dv, v1 + k0 * d.Dv, d.Dv, 0.0f,
-               ds.data(), kKeyTile);
+          Tiles::gemm('N', 'T', n, seen, d.Dv, 1.0f, do1 + r0 * d.Dv, d.Dv, v1 + k0 * d.Dv, d.Dv,
+                      0.0f, ds.data(), kKeyTile);
           for (int64_t r = 0; r < n; ++r)
             scoreGradientRow(&p[r * kKeyTile], &ds[r * kKeyTile], seen, delta1[r0 + r]);
           // dQ [n, D] += scale dS [n, seen] K [seen, D]
-          gemm('N', 'N', n, d.D, seen, scale, ds.data(), kKeyTile, k1 + k0 * d.D, d.D, 1.0f,
-               dq1 + r0 * d.D, d.D);
+          const Factor *dsTile = Tiles::tile(ds.data(), n, seen, kKeyTile, dsFactors);
+          Tiles::gemm('N', 'N', n, d.D, seen, scale, dsTile, kKeyTile, k1 + k0 * d.D, d.D, 1.0f,
+                      dq1 + r0 * d.D, d.D);
           // dK [seen, D] += scale dS^T [seen, n] Q [n, D]
-          gemm('T', 'N', seen, d.D, n, scale, ds.data(), kKeyTile, q1 + r0 * d.D, d.D, 1.0f,
-               dkTile.data(), d.D);
+          Tiles::gemm('T', 'N', seen, d.D, n, dkScale, dsTile, kKeyTile, q1 + r0 * d.D, d.D, 1.0f,
+                      dkTile.data(), d.D);
         }
       }
       std::copy(dkTile.begin(), dkTile.begin() + cols * d.D, dK.data + (bh * d.S + k0) * d.D);
@@ -423,4 +563,38 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
   dQ.finish();
   dK.finish();
   dV.finish();
+}
+
+} // namespace
+
+// q [B, H, T, D], k [B, H, S, D], v [B, H, S, Dv], mask [B, S] -> out [B, H, T, Dv], lse [B, H, T]
+extern "C" ATTN_EXPORT void
+_mlir_ciface_attn_rt_flash_attention(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
+                                     attn_memref2 *mask, attn_memref4 *out, attn_memref3 *lse,
+                                     int64_t causal, float scale) {
+  flashForward<F32Tiles>("attn_rt_flash_attention", q, k, v, mask, out, lse, causal, scale);
+}
+
+extern "C" ATTN_EXPORT void
+_mlir_ciface_attn_rt_flash_attention_bf16(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
+                                          attn_memref2 *mask, attn_memref4 *out,
+                                          attn_memref3 *lse, int64_t causal, float scale) {
+  flashForward<Bf16Tiles>("attn_rt_flash_attention_bf16", q, k, v, mask, out, lse, causal, scale);
+}
+
+// ... and d_out, d_lse like out, lse -> dq, dk, dv like q, k, v.
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref4 *out,
+    attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq, attn_memref4 *dk,
+    attn_memref4 *dv, int64_t causal, float scale) {
+  flashBackward<F32Tiles>("attn_rt_flash_attention_backward", q, k, v, mask, out, lse, d_out,
+                          d_lse, dq, dk, dv, causal, scale);
+}
+
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward_bf16(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref4 *out,
+    attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq, attn_memref4 *dk,
+    attn_memref4 *dv, int64_t causal, float scale) {
+  flashBackward<Bf16Tiles>("attn_rt_flash_attention_backward_bf16", q, k, v, mask, out, lse,
+                           d_out, d_lse, dq, dk, dv, causal, scale);
 }

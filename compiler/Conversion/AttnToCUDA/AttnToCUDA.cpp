@@ -10,9 +10,9 @@
 #include "attn/Names.h"
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 #include "compiler/Conversion/AttnToOneDNN/Patterns.h"
-#include "compiler/Conversion/FlashAttention.h"
 #include "compiler/Conversion/Passes.h"
 #include "dialect/AttnOps.h"
+#include "dialect/ops/ScoreRegion.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 

@@ -4,16 +4,16 @@
 // every other one a call of a kernel generated for it (AttnToLinalg/Attention.h: loops with
 // its score regions inlined):
 //
-//   attn_rt_flash_attention(q, k, v, mask, out, lse, causal, scale)
-//   attn_rt_flash_attention_backward(q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv, causal,
+//   attn_rt_flash_attention[_bf16](q, k, v, mask, out, lse, causal, scale)
+//   attn_rt_flash_attention_backward[_bf16](q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv, causal,
 //                                    scale)
 //   attn_fused_attention_N(q, k, v, mask[, center], captures..., out, lse[, weights])
 //   attn_fused_attention_grad_N(<the op's operands>, dq, dk, dv[, dcenter], dcaptures...)
 #include "compiler/Conversion/AttnToLinalg/Attention.h"
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 #include "compiler/Conversion/AttnToOneDNN/Patterns.h"
-#include "compiler/Conversion/FlashAttention.h"
 #include "dialect/AttnOps.h"
+#include "dialect/ops/ScoreRegion.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -33,8 +33,8 @@ struct FusedAttentionToKernel : OpRewritePattern<FusedAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FusedAttentionOp op, PatternRewriter &rewriter) const override {
     if (std::optional<float> scale = flashScale(op); scale && !op.getWithWeights())
-      return replaceWithKernelCall(op, rewriter, "attn_rt_flash_attention", {op.getCausal()},
-                                   {*scale});
+      return replaceWithKernelCall(op, rewriter, precisionKernel("attn_rt_flash_attention", op),
+                                   {op.getCausal()}, {*scale});
     std::string name = freshKernelName(op, "attn_fused_attention");
     linalg_lowering::defineAttentionKernel(rewriter, op, name);
     return replaceWithKernelCall(op, rewriter, name);
@@ -45,7 +45,8 @@ struct FusedAttentionGradToKernel : OpRewritePattern<FusedAttentionGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FusedAttentionGradOp op, PatternRewriter &rewriter) const override {
     if (std::optional<float> scale = flashScale(op); scale && !op.getWeights())
-      return replaceWithKernelCall(op, rewriter, "attn_rt_flash_attention_backward",
+      return replaceWithKernelCall(op, rewriter,
+                                   precisionKernel("attn_rt_flash_attention_backward", op),
                                    {op.getCausal()}, {*scale});
     std::string name = freshKernelName(op, "attn_fused_attention_grad");
     linalg_lowering::defineAttentionGradKernel(rewriter, op, name);

@@ -42,18 +42,13 @@ SmallVector<int64_t> asRank3(ArrayRef<int64_t> shape) {
   return {batch, shape[shape.size() - 2], shape.back()};
 }
 
-// The kernel of a product in `precision`: `name`, or `name`_bf16 (same arguments).
-std::string kernelName(StringRef name, PrecisionOpInterface op) {
-  return op.getComputePrecision() == Precision::bf16 ? (name + "_bf16").str() : name.str();
-}
-
 // lhs [batch..., M, K] x rhs [batch..., K, N] -> [resultShape] through
 // attn_rt_matmul(a [Ba, M, K], b [Bb, K, N], c [B, M, N], trans_a, trans_b) (_bf16 for a
 // bf16 product).
 Value emitMatmul(PatternRewriter &rewriter, PrecisionOpInterface op, Value lhs, Value rhs,
                  bool transLhs, bool transRhs, ArrayRef<int64_t> resultShape) {
   Location loc = op->getLoc();
-  auto kernel = declareKernel(rewriter, op, kernelName("attn_rt_matmul", op), {3, 3, 3}, 2);
+  auto kernel = declareKernel(rewriter, op, precisionKernel("attn_rt_matmul", op), {3, 3, 3}, 2);
   Value a = reshape(rewriter, loc, lhs, asRank3(cast<RankedTensorType>(lhs.getType()).getShape()));
   Value b = reshape(rewriter, loc, rhs, asRank3(cast<RankedTensorType>(rhs.getType()).getShape()));
   auto [buffer, view] = allocKernelResult(rewriter, loc, asRank3(resultShape));
@@ -93,7 +88,7 @@ struct DenseToKernel : OpRewritePattern<DenseOp> {
       rewriter.replaceOp(op, reshape(rewriter, loc, y, op.getType().getShape()));
       return success();
     }
-    auto kernel = declareKernel(rewriter, op, kernelName("attn_rt_dense", op), {2, 2, 1, 2}, 0);
+    auto kernel = declareKernel(rewriter, op, precisionKernel("attn_rt_dense", op), {2, 2, 1, 2}, 0);
     int64_t n = op.getType().getShape().back();
     auto [buffer, view] = allocKernelResult(rewriter, loc, {rows, n});
     rewriter.create<func::CallOp>(loc, kernel,

@@ -93,4 +93,8 @@ LogicalResult replaceWithKernelCall(Operation *op, PatternRewriter &rewriter, St
   return success();
 }
 
+std::string precisionKernel(StringRef name, PrecisionOpInterface op) {
+  return op.getComputePrecision() == Precision::bf16 ? (name + "_bf16").str() : name.str();
+}
+
 } // namespace mlir::attn::onednn

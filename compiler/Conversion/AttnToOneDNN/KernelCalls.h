@@ -3,10 +3,13 @@
 // restrict`, so the kernels take part in one-shot bufferization with the rest of a function.
 #pragma once
 
+#include "dialect/AttnInterfaces.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <string>
 #include <utility>
 
 namespace mlir::attn::onednn {
@@ -29,6 +32,10 @@ std::pair<Value, Value> allocKernelResult(PatternRewriter &rewriter, Location lo
 
 /// The tensor of a buffer a kernel has written (`to_tensor restrict writable`).
 Value asTensor(PatternRewriter &rewriter, Location loc, Value buffer);
+
+/// The kernel `name` of the precision `op` computes in (attn-precision): `name` for f32,
+/// `name`_bf16 (the same arguments) for bf16.
+std::string precisionKernel(StringRef name, PrecisionOpInterface op);
 
 /// Replaces `op` with a call of `kernel` on its operands, fresh buffers for its results (which
 /// replace it), the integers `flags` and the floats `scalars` (attn-to-onednn's attention and

@@ -113,6 +113,17 @@ void _mlir_ciface_attn_rt_flash_attention_backward(attn_memref4 *q, attn_memref4
                                                    attn_memref4 *dq, attn_memref4 *dk,
                                                    attn_memref4 *dv, int64_t causal, float scale);
 
+/* Both with every tile product in bf16 with f32 sums (attn-precision's bf16 policy): q (scaled),
+ * k, v, d_out rounded once per call, the probabilities and dS once per tile; the softmax, lse
+ * and the accumulators f32. Same arguments. */
+void _mlir_ciface_attn_rt_flash_attention_bf16(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
+                                               attn_memref2 *mask, attn_memref4 *out,
+                                               attn_memref3 *lse, int64_t causal, float scale);
+void _mlir_ciface_attn_rt_flash_attention_backward_bf16(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref4 *out,
+    attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq,
+    attn_memref4 *dk, attn_memref4 *dv, int64_t causal, float scale);
+
 #ifdef __cplusplus
 }
 #endif

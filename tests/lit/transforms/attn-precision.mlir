@@ -53,3 +53,53 @@ func.func @sequence(%x: tensor<2x3x1xf32>, %h0: tensor<2x4xf32>, %wi: tensor<1x1
   %hs, %h, %c = attn.lstm %x, %h0, %h0, %wi, %wh, %b : tensor<2x3x1xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x16xf32>, tensor<4x16xf32>, tensor<16xf32>
   return %hs : tensor<2x3x4xf32>
 }
+
+// -----
+
+// The flash attention takes bf16 where queries and keys fill its 128 x 128 tiles; a shorter one
+// (and so every decoding step) stays f32, and --remarks says why; a score other than the dot
+// product has no bf16 kernel.
+// CHECK-LABEL: func.func @attention(
+// CHECK: attn.fused_attention {{.*}} {causal = true, precision = #attn.precision<bf16>} : tensor<1x2x128x16xf32>
+// CHECK: attn.fused_attention {{.*}} {causal = true} : tensor<1x2x64x16xf32>
+// CHECK: attn.fused_attention {{.*}} captures
+// CHECK-NOT: precision
+// CHECK: return
+// REMARK: remark: 'attn.fused_attention' stays f32: bf16 is slower at its sizes
+// REMARK: remark: 'attn.fused_attention' stays f32: it has no bf16 kernel
+func.func @attention(%q: tensor<1x2x128x16xf32>, %m: tensor<1x128xf32>,
+                     %q2: tensor<1x2x64x16xf32>, %m2: tensor<1x64xf32>,
+                     %q3: tensor<4x1x1x16xf32>, %k3: tensor<4x1x10x16xf32>, %m3: tensor<4x10xf32>,
+                     %v3: tensor<16xf32>)
+    -> (tensor<1x2x128x16xf32>, tensor<1x2x64x16xf32>, tensor<4x1x1x16xf32>) {
+  %o, %lse = attn.fused_attention %q, %q, %q, %m {causal = true}
+      : tensor<1x2x128x16xf32>, tensor<1x2x128x16xf32>, tensor<1x2x128x16xf32>, tensor<1x128xf32>
+      -> tensor<1x2x128x16xf32>, tensor<1x2x128xf32> {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %p = attn.mul %qi, %kj : tensor<16xf32>, tensor<16xf32>
+    %d = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<16xf32>
+    %c = attn.constant dense<0.25> : tensor<f32>
+    %s = attn.mul %d, %c : tensor<f32>, tensor<f32>
+    attn.yield %s : tensor<f32>
+  }
+  %o2, %lse2 = attn.fused_attention %q2, %q2, %q2, %m2 {causal = true}
+      : tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x64xf32>
+      -> tensor<1x2x64x16xf32>, tensor<1x2x64xf32> {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %p = attn.mul %qi, %kj : tensor<16xf32>, tensor<16xf32>
+    %d = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<16xf32>
+    attn.yield %d : tensor<f32>
+  }
+  %o3, %lse3 = attn.fused_attention %q3, %k3, %k3, %m3 captures(%v3 : tensor<16xf32>)
+      : tensor<4x1x1x16xf32>, tensor<4x1x10x16xf32>, tensor<4x1x10x16xf32>, tensor<4x10xf32>
+      -> tensor<4x1x1x16xf32>, tensor<4x1x1xf32> {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>,
+       %va: tensor<16xf32>):
+    %sum = attn.add %qi, %kj : tensor<16xf32>, tensor<16xf32>
+    %t = attn.tanh %sum : tensor<16xf32>
+    %tv = attn.mul %t, %va : tensor<16xf32>, tensor<16xf32>
+    %e = attn.reduce_sum %tv {axes = array<i64: 0>} : tensor<16xf32>
+    attn.yield %e : tensor<f32>
+  }
+  return %o, %o2, %o3 : tensor<1x2x128x16xf32>, tensor<1x2x64x16xf32>, tensor<4x1x1x16xf32>
+}
