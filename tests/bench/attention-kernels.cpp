@@ -121,6 +121,14 @@ struct Kernels {
     _mlir_ciface_attn_rt_flash_attention_backward(&qm, &km, &vm, &mm, &om, &lm, &gm, &dlm, &dqm,
                                                   &dkm, &dvm, c.causal, scale());
   }
+  // The bf16 kernels (attn-precision's bf16 policy), on the same tensors.
+  void forwardBf16() {
+    _mlir_ciface_attn_rt_flash_attention_bf16(&qm, &km, &vm, &mm, &om, &lm, c.causal, scale());
+  }
+  void backwardBf16() {
+    _mlir_ciface_attn_rt_flash_attention_backward_bf16(&qm, &km, &vm, &mm, &om, &lm, &gm, &dlm,
+                                                       &dqm, &dkm, &dvm, c.causal, scale());
+  }
   double loss() const {
     double sum = 0;
     for (int64_t i = 0; i < out.numel(); ++i)
@@ -368,6 +376,36 @@ int main(int argc, char **argv) {
       if (threads == 1)
         goal.peakPercent = withBackward ? 45 : 60;
       measure(label, torch, step, [&] { return kernels.loss(); }, flops, goal);
+
+      // bf16 (docs/precision.md): the same step with the bf16 kernels, in turns with the f32
+      // one, against the bf16 GEMM of this run; the goal is 60% of that peak, forward +
+      // backward. Its loss agrees with f32's to bfloat16's precision, not 1e-4.
+      static const double bf16Peak = ::attn::driver::gemmGflops(1024, 7, /*bf16=*/true);
+      auto bf16Step = [&] {
+        kernels.forwardBf16();
+        if (withBackward)
+          kernels.backwardBf16();
+      };
+      double f32Loss = kernels.loss();
+      bf16Step();
+      double bf16Loss = kernels.loss();
+      std::vector<double> tBf16, tF32;
+      for (int r = 0; r < timing.reps; ++r) {
+        bench::settle();
+        tBf16.push_back(bench::perStep(timing.iters, bf16Step));
+        bench::settle();
+        tF32.push_back(bench::perStep(timing.iters, step));
+      }
+      double mBf16 = bench::median(tBf16), mF32 = bench::median(tF32);
+      std::printf("  bf16 (bf16 GEMM 1024^3: %.1f GFLOP/s): attnc %.3f ms, %.1f GFLOP/s = %.1f%% "
+                  "of the bf16 peak; %.2fx its f32 kernels; loss %.7g vs f32 %.7g\n",
+                  bf16Peak, mBf16 * 1e3, flops / mBf16 / 1e9, 100 * flops / mBf16 / 1e9 / bf16Peak,
+                  mF32 / mBf16, bf16Loss, f32Loss);
+      std::printf("table: | attention kernels %s, bf16 (%% of the bf16 peak) | %d | %s | - | - | "
+                  "%.2f (f32 / bf16) | %.1f%% | - | %s | %s |\n",
+                  label, threads, bench::shortTime(mBf16).c_str(), mF32 / mBf16,
+                  100 * flops / mBf16 / 1e9 / bf16Peak, withBackward ? "60%" : "-",
+                  !withBackward ? "-" : flops / mBf16 / 1e9 / bf16Peak >= 0.6 ? "yes" : "no");
     }
 
   // The RNN decoder families, through the generated kernels.
