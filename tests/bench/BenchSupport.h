@@ -730,4 +730,55 @@ inline void printTableRow(const Calibration &c, const std::string &workload, dou
               goalText.c_str(), met.c_str());
 }
 
+// A bf16 train step (train.precision: bf16, docs/precision.md) against its f32 twin and
+// PyTorch's autocast step (`torchBf16`, launched with --precision bf16): warm-up, then
+// repetitions alternating the bf16 step, the f32 step and PyTorch's; prints the three times,
+// the step-1 losses (bf16 keeps 8 bits: they agree to 1e-2 relative, not 1e-4) and the bf16
+// step's share of the bf16 GEMM peak measured here, then its table row. Returns whether the
+// losses agree.
+template <class Step, class F32Step>
+bool compareBf16Step(const std::string &workload, const Timing &timing, TrainStepProgram &bf16,
+                     Step &&bf16Step, TrainStepProgram &f32, F32Step &&f32Step,
+                     PyTorchBaseline &torchBf16, Goal goal) {
+  std::vector<double> tBf16, tF32;
+  for (int i = 0; i < timing.warmup; ++i)
+    bf16Step();
+  for (int r = 0; r < timing.reps; ++r) {
+    settle();
+    tBf16.push_back(perStep(timing.iters, bf16Step));
+    settle();
+    tF32.push_back(perStep(timing.iters, f32Step));
+    torchBf16.rep();
+  }
+  double mBf16 = median(tBf16), mF32 = median(tF32), mTorch = 0;
+  if (torchBf16.ready) {
+    if (int code = torchBf16.quit())
+      std::fprintf(stderr, "note: the PyTorch bf16 side exited with %d\n", code);
+    mTorch = median(torchBf16.bestTimes());
+  }
+  double bf16Loss = bf16.losses.front(), f32Loss = f32.losses.front();
+  bool close = std::fabs(bf16Loss - f32Loss) <= 1e-2 * std::fabs(f32Loss);
+  Calibration peak;
+  peak.onednn = ::attn::driver::gemmGflops(1024, 7, /*bf16=*/true);
+  double flops = bf16.flops["train_step"];
+  std::printf("\nbf16 train step (train.precision: bf16; products in bf16, f32 sums)\n"
+              "calibration: bf16 GEMM 1024^3: oneDNN (attnc's matmul_bf16) %.1f GFLOP/s\n"
+              "  attnc bf16: %9.1f ms/step  %s; f32 %.1f ms/step: %.2fx (step-1 loss %.7g vs "
+              "%.7g, %s)\n",
+              peak.onednn, mBf16 * 1e3, spread(tBf16, 1e3, 1).c_str(), mF32 * 1e3, mF32 / mBf16,
+              bf16Loss, f32Loss, close ? "ok, < 1e-2" : "MISMATCH, >= 1e-2");
+  if (torchBf16.ready) {
+    std::printf("  PyTorch autocast bf16: %9.1f ms/step, at its best; ratio %.2f\n",
+                mTorch * 1e3, mTorch / mBf16);
+    torchBf16.printAllocators("    ", 1e3, "ms");
+  } else {
+    std::printf("note: no PyTorch bf16 comparison: %s\n", torchBf16.note.c_str());
+  }
+  peak.printRates("bf16 step", flops, mBf16, mTorch);
+  std::printf("  attnc's bf16 step is %.2fx its f32 step (goal 1.7x)\n", mF32 / mBf16);
+  printTableRow(peak, workload + ", bf16 vs autocast (% of the bf16 peak)", flops, mBf16,
+                &torchBf16, goal);
+  return close;
+}
+
 } // namespace bench

@@ -34,6 +34,7 @@ def parse_args(doc, batches, warmup, reps, iters, **flags):
     p.add_argument("--reps", type=int, default=reps)
     p.add_argument("--iters", type=int, default=iters)
     p.add_argument("--serve", action="store_true")
+    p.add_argument("--precision", choices=("f32", "bf16"), default="f32")
     for name, default in flags.items():
         flag = "--" + name.replace("_", "-")
         if isinstance(default, tuple):
@@ -132,6 +133,19 @@ def seq2seq_loss(model, F):
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
                                ignore_index=0)
     return loss_of
+
+
+def autocast(a, torch, loss_of):
+    """loss_of under torch.autocast('cpu', dtype=torch.bfloat16) with --precision bf16
+    (PyTorch's mixed precision: the products in bf16; the loss, the weights and the optimizer in
+    f32), else loss_of itself."""
+    if a.precision != "bf16":
+        return loss_of
+
+    def mixed(*batch):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return loss_of(*batch).float()
+    return mixed
 
 
 def time_training(a, torch, opt, batches, loss_of, summary, after_backward=None):

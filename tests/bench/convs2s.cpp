@@ -63,9 +63,12 @@ std::string specText(const Sizes &z) {
          n(z.batch) + "}\n";
 }
 
-TrainStepProgram compile(const Sizes &z) {
+// With `precision` "bf16", as `attnc train --precision bf16` compiles it.
+TrainStepProgram compile(const Sizes &z, const std::string &precision = "f32") {
   double t0 = bench::seconds();
-  auto session = bench::newSession();
+  ::attn::driver::SessionOptions o;
+  o.precision = precision;
+  auto session = std::make_unique<::attn::driver::Session>(o);
   if (!session->loadSpecText(specText(z), "convs2s-bench.yaml"))
     die("the benchmark's spec does not parse");
   ::attn::yaml::ImportOptions options;
@@ -121,6 +124,16 @@ int main(int argc, char **argv) {
        str(z.channels),    "--layers",   str(z.layers),    "--kernel",          str(z.kernel),
        "--batches",        str(NB),      "--lr",           std::to_string(kLr), "--warmup",
        str(timing.warmup), "--iters",    str(timing.iters)});
+  // PyTorch's autocast step, timed after the f32 ones, started while the data file is there.
+  PyTorchBaseline torchBf16;
+  torchBf16.launch(
+      python, script,
+      {"--data",           dataFile,     "--threads",      str(threads),        "--batch",
+       str(z.batch),       "--src-len",  str(z.srcLen),    "--tgt-len",         str(z.tgtLen),
+       "--vocab",          str(z.vocab), "--embedding",    str(z.embedding),    "--channels",
+       str(z.channels),    "--layers",   str(z.layers),    "--kernel",          str(z.kernel),
+       "--batches",        str(NB),      "--lr",           std::to_string(kLr), "--warmup",
+       str(timing.warmup), "--iters",    str(timing.iters), "--precision",      "bf16"});
   bench::Calibration calibration = bench::calibrate(torch);
   calibration.print(threads);
   std::filesystem::remove(dataFile);
@@ -160,5 +173,12 @@ int main(int argc, char **argv) {
               calibration.peak());
   bench::printTableRow(calibration, "conv seq2seq (GLU) train step", side.flops["train_step"],
                        mAttn, &torch, {1.5, 0});
+
+  // bf16 (docs/precision.md): the convolutions are an unfold and a dense, so bf16 products.
+  TrainStepProgram bf16 = compile(z, "bf16");
+  auto bf16Step = [&] { bf16.step(batches[bf16.steps % NB], kLr); };
+  if (!bench::compareBf16Step("conv seq2seq (GLU) train step", timing, bf16, bf16Step, side, step,
+                              torchBf16, {2, 0}))
+    rc = 1;
   return rc;
 }

@@ -15,6 +15,8 @@ multi-step attention as bmm + masked softmax, r = sqrt(0.5):
 
 One training step: forward, backward, torch.optim.Adam.
 
+--precision bf16: the step under torch.autocast('cpu', dtype=torch.bfloat16) (bench_io.autocast).
+
 --data FILE: a safetensors file from the benchmark with attnc's initial weights, named and laid
 out as attnc's (x @ W with W [in, out]; a convolution's W [K, C, 2C] is nn.Conv1d's weight
 permuted (2, 1, 0)), and the batches src<k>, src_mask<k>, tgt_in<k>, tgt_out<k> (ids stored
@@ -26,8 +28,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import (import_torch, parse_args, read_safetensors, seq2seq_batches,  # noqa: E402
-                      seq2seq_loss, time_training, unused_weights)
+from bench_io import (autocast, import_torch, parse_args, read_safetensors,  # noqa: E402
+                      seq2seq_batches, seq2seq_loss, time_training, unused_weights)
 
 
 def main():
@@ -117,7 +119,7 @@ def main():
     batches = seq2seq_batches(w, a, torch)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     return time_training(
-        a, torch, opt, batches, seq2seq_loss(model, F),
+        a, torch, opt, batches, autocast(a, torch, seq2seq_loss(model, F)),
         lambda med: f"PyTorch {torch.__version__} conv seq2seq, {a.threads} thread(s): "
                     f"{med * 1e3:.2f} ms/step")
 

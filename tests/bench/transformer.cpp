@@ -248,7 +248,7 @@ int main(int argc, char **argv) {
   // PyTorch's autocast step (timed after the f32 one), started while the data file is there.
   PyTorchBaseline torchBf16;
   std::vector<std::string> bf16Args = torchArgs;
-  bf16Args.insert(bf16Args.end(), {"--mode", "train-bf16"});
+  bf16Args.insert(bf16Args.end(), {"--mode", "train", "--precision", "bf16"});
   torchBf16.launch(python, script, bf16Args);
   std::filesystem::remove(dataFile);
   auto step = [&] { side.step(batches[side.steps % NB], kLr); };
@@ -301,43 +301,9 @@ int main(int argc, char **argv) {
   // bf16: attnc's bf16 step in turns with the f32 one and with PyTorch's autocast step.
   TrainStepProgram bf16 = compile(z, /*fuseAttention=*/true, "bf16");
   auto bf16Step = [&] { bf16.step(batches[bf16.steps % NB], kLr); };
-  std::vector<double> tBf16, tF32;
-  for (int i = 0; i < timing.warmup; ++i)
-    bf16Step();
-  for (int r = 0; r < timing.reps; ++r) {
-    bench::settle();
-    tBf16.push_back(bench::perStep(timing.iters, bf16Step));
-    bench::settle();
-    tF32.push_back(bench::perStep(timing.iters, step));
-    torchBf16.rep();
-  }
-  double mBf16 = median(tBf16), mF32 = median(tF32), mTorchBf16 = 0;
-  if (torchBf16.ready) {
-    if (int code = torchBf16.quit())
-      std::fprintf(stderr, "note: the PyTorch bf16 side exited with %d\n", code);
-    mTorchBf16 = median(torchBf16.bestTimes());
-  }
-  // Step 1 in bf16 against f32: the same batch and weights, the products rounded (bf16 keeps 8
-  // bits: the losses agree to about 1e-2 relative, not 1e-4).
-  double bf16Loss = bf16.losses.front(), f32Loss = side.losses.front();
-  bool bf16Close = std::fabs(bf16Loss - f32Loss) <= 1e-2 * std::fabs(f32Loss);
-  if (!bf16Close)
+  if (!bench::compareBf16Step("Transformer train step (length " + std::to_string(z.srcLen) + ")",
+                              timing, bf16, bf16Step, side, step, torchBf16, {2, 0}))
     rc = 1;
-  bench::Calibration bf16Peak;
-  bf16Peak.onednn = ::attn::driver::gemmGflops(1024, 7, /*bf16=*/true);
-  std::printf("\nbf16 train step (train.precision: bf16; products in bf16, f32 sums)\n"
-              "calibration: bf16 GEMM 1024^3: oneDNN (attnc's matmul_bf16) %.1f GFLOP/s\n"
-              "  attnc bf16: %9.1f ms/step  %s; f32 %.1f ms/step: %.2fx (step-1 loss %.7g vs "
-              "%.7g, %s)\n",
-              bf16Peak.onednn, mBf16 * 1e3, bench::spread(tBf16, 1e3, 1).c_str(), mF32 * 1e3,
-              mF32 / mBf16, bf16Loss, f32Loss, bf16Close ? "ok" : "MISMATCH");
-  if (torchBf16.ready) {
-    std::printf("  PyTorch autocast bf16: %9.1f ms/step, at its best\n", mTorchBf16 * 1e3);
-    torchBf16.printAllocators("    ", 1e3, "ms");
-  } else {
-    std::printf("note: no PyTorch bf16 comparison: %s\n", torchBf16.note.c_str());
-  }
-  bf16Peak.printRates("bf16 step", bf16.flops["train_step"], mBf16, mTorchBf16);
 
   std::printf("\nsummary (%d thread%s; ratio = PyTorch time / attnc time, above 1: attnc "
               "faster)\n",
@@ -352,11 +318,7 @@ int main(int argc, char **argv) {
   row("train step", mAttn, mTorch, "1.5");
   row("greedy 32 tok", mdAttn, mdTorch, "5");
   row("greedy, cached", mdAttn, mdCached, "-");
-  row("bf16 step", mBf16, mTorchBf16, "2");
-  std::printf("  attnc's bf16 step is %.2fx its f32 step (goal 1.7x), %.1f%% of the bf16 GEMM "
-              "peak (%.1f GFLOP/s)\n",
-              mF32 / mBf16, 100 * bf16.flops["train_step"] / mBf16 / 1e9 / bf16Peak.peak(),
-              bf16Peak.peak());
+
   std::printf("  attention fusion speeds attnc's train step up %.2fx (unfused %.1f ms)\n",
               mUnfused / mFused, mUnfused * 1e3);
   std::printf("  attnc's train step: %.1f%% of the GEMM peak (%.1f GFLOP/s)\n",
@@ -364,9 +326,6 @@ int main(int argc, char **argv) {
   std::string sizes = " (length " + std::to_string(z.srcLen) + ")";
   bench::printTableRow(calibration, "Transformer train step" + sizes, side.flops["train_step"],
                        mAttn, &torchTrain, {1.5, 0});
-  bench::printTableRow(bf16Peak, "Transformer train step, bf16 vs autocast (% of the bf16 peak)" +
-                           sizes,
-                       bf16.flops["train_step"], mBf16, &torchBf16, {2, 0});
   bench::printTableRow(calibration, "Transformer greedy decoding vs `nn.Transformer`" + sizes,
                        decodeFlops, mdAttn, &torchDecode, {5, 0}, /*torchSameWork=*/false);
   bench::printTableRow(calibration, "Transformer greedy decoding vs a cached PyTorch loop" + sizes,

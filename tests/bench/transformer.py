@@ -10,8 +10,8 @@ torch.nn.Transformer(batch_first=True):
     logits = Linear(out); cross-entropy (pad 0 ignored, mean)
 
 --mode train: one training step (forward, backward, torch.optim.Adam).
---mode train-bf16: the same step under torch.autocast('cpu', dtype=torch.bfloat16), PyTorch's
-    mixed precision (the products in bf16, the loss, the weights and Adam in f32).
+--mode train --precision bf16: the same step under torch.autocast('cpu', dtype=torch.bfloat16),
+    PyTorch's mixed precision (the products in bf16, the loss, the weights and Adam in f32).
 --mode greedy: greedy decoding of --decode-tokens tokens for the first batch's sources, in
     eval mode under torch.no_grad(): the encoder once, then for every new token the decoder
     over the whole prefix (nn.Transformer has no cache) and the output layer at the last
@@ -34,14 +34,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import (import_torch, parse_args, read_safetensors, seq2seq_batches,  # noqa: E402
-                      seq2seq_loss, time_steps, time_training, unused_weights)
+from bench_io import (autocast, import_torch, parse_args, read_safetensors,  # noqa: E402
+                      seq2seq_batches, seq2seq_loss, time_steps, time_training, unused_weights)
 
 
 def main():
     a = parse_args(__doc__, batches=4, warmup=2, reps=5, iters=3, src_len=64, tgt_len=64,
                    vocab=1000, d_model=256, heads=4, ffn=1024, layers=2, decode_tokens=32,
-                   mode=("train", "greedy", "greedy-cached", "train-bf16"))
+                   mode=("train", "greedy", "greedy-cached"))
     np, torch = import_torch(a)
     import torch.nn as nn
     import torch.nn.functional as F
@@ -217,16 +217,8 @@ def main():
         return 0
 
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
-    loss_of = seq2seq_loss(model, F)
-    if a.mode == "train-bf16":
-        f32_loss_of = loss_of
-
-        def loss_of(*batch):
-            with torch.autocast("cpu", dtype=torch.bfloat16):
-                return f32_loss_of(*batch).float()
-
     return time_training(
-        a, torch, opt, batches, loss_of,
+        a, torch, opt, batches, autocast(a, torch, seq2seq_loss(model, F)),
         lambda med: f"PyTorch {torch.__version__} Transformer, {a.threads} thread(s): "
                     f"{med * 1e3:.2f} ms/step")
 
