@@ -43,8 +43,8 @@ struct ApplyPolicy : mlir::attn::impl::AttnPrecisionBase<ApplyPolicy> {
         product.setComputePrecision(*target);
         return;
       }
-      // Other products (the fused attention, the recurrent sequence ops and their backward)
-      // compute in f32 whatever the policy.
+      // Other products (the recurrent sequence ops and their backward) compute in f32
+      // whatever the policy.
       if (remarks && isa<FlopCountOpInterface>(op) && !isa<ScanOp>(op))
         op->emitRemark() << "'" << op->getName() << "' stays f32: it has no "
                          << stringifyPrecision(*target) << " kernel yet";

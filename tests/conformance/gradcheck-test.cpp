@@ -10,6 +10,7 @@
 #include "compiler/Transforms/Passes.h"
 #include "dialect/AttnOps.h"
 
+#include "attn/Cpu.h"
 #include "attn/Init.h"
 #include "attn/Program.h"
 #include "attn/Random.h"
@@ -35,6 +36,9 @@
 namespace {
 
 constexpr float kStep = 5e-3f, kAbsTol = 2e-3f, kRelTol = 2e-2f;
+// bf16 forms against f32 forms: max |bf16 - f32| <= kBf16Tol max |f32|, the largest f32
+// gradient of the case.
+constexpr double kBf16Tol = 2e-2;
 constexpr int kMaxElementsPerParam = 24;
 
 std::string casesPath() { return std::string(ATTN_CONFORMANCE_DIR) + "/gradcheck-cases.mlir"; }
@@ -177,6 +181,60 @@ TEST_P(Gradcheck, MatchesFiniteDifferences) {
   const ::attn::Program &program = *model->program;
   std::vector<attn::Tensor> params = model->params;
   checkGradients(program, params, {}, "@" + name);
+}
+
+// The case as `attnc train --precision bf16` compiles it (attn-precision before attn-autodiff,
+// and again in the lowering): its gradients against the f32 form's, which the test above
+// holds to finite differences. A bf16 function is a staircase at bfloat16's resolution, so
+// differences of it say nothing; its gradients must be the f32 ones to bfloat16's precision
+// (8 significant bits; a gradient goes through a few rounded products), and not exactly them.
+// Cases whose products have no bf16 form (or, attention, too small a one) are skipped.
+TEST_P(Gradcheck, Bf16FormMatchesTheF32Form) {
+  const std::string name = GetParam();
+  if (!attn::cpuHas("avx512bf16").value_or(false))
+    GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  auto compile = [&](const std::string &precision, attn::driver::Session &session) {
+    mlir::MLIRContext &context = session.context();
+    auto cases = mlir::parseSourceFile<mlir::ModuleOp>(casesPath(), &context);
+    auto module = lossModule(cases->lookupSymbol<mlir::func::FuncOp>(name), attn::fnv1a64(name));
+    mlir::PassManager pm(&context);
+    pm.addPass(mlir::attn::createAttnPrecision({precision, false}));
+    pm.addPass(mlir::attn::createAttnAutodiff());
+    EXPECT_TRUE(mlir::succeeded(pm.run(*module))) << "@" << name;
+    session.setModule(std::move(module), "gradcheck_" + name + "_" + precision);
+    return session.loadModel(/*seed=*/7);
+  };
+  attn::driver::SessionOptions f32Options, bf16Options;
+  bf16Options.precision = "bf16";
+  attn::driver::Session f32Session(f32Options), bf16Session(bf16Options);
+  auto f32 = compile("f32", f32Session);
+  auto bf16 = compile("bf16", bf16Session);
+  ASSERT_TRUE(f32 && bf16) << "@" << name << " does not compile";
+  std::string code;
+  llvm::raw_string_ostream os(code);
+  bf16Session.module().print(os);
+  if (!std::regex_search(code, std::regex("attn_rt_[a-z_]*_bf16")))
+    GTEST_SKIP() << "@" << name << " has no product that computes in bf16";
+
+  std::vector<attn::Tensor> g32 = f32->program->call("loss_grad", f32->params, {});
+  std::vector<attn::Tensor> g16 = bf16->program->call("loss_grad", bf16->params, {});
+  ASSERT_EQ(g32.size(), g16.size());
+  // Relative to the case's largest gradient: one that cancels to about 0 (a key bias under
+  // the softmax, exactly 0 in exact arithmetic) keeps bf16's errors at the scale of its terms.
+  double scale = 0, apart = 0;
+  for (size_t o = 0; o < g32.size(); ++o)
+    for (int64_t i = 0; i < g32[o].numel(); ++i)
+      scale = std::max(scale, (double)std::fabs(g32[o].data<float>()[i]));
+  for (size_t o = 0; o < g32.size(); ++o) {
+    const float *a = g32[o].data<float>(), *b = g16[o].data<float>();
+    double diff = 0;
+    for (int64_t i = 0; i < g32[o].numel(); ++i)
+      diff = std::max(diff, (double)std::fabs(a[i] - b[i]));
+    EXPECT_LE(diff, kBf16Tol * scale)
+        << "@" << name << " " << bf16->program->entry("loss_grad").outputs[o].name;
+    apart = std::max(apart, diff);
+  }
+  EXPECT_GT(apart, 0.0) << "@" << name << ": the bf16 form computed the f32 one exactly";
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, Gradcheck, ::testing::ValuesIn(caseNames()),
