@@ -111,12 +111,12 @@ inline Bf16 roundToBf16(float x) {
   return static_cast<Bf16>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
-// dst [rows, cols] (ld) = bf16(factor * src [rows, cols] (ld)).
-void roundTile(const float *src, int64_t rows, int64_t cols, int64_t ld, float factor, Bf16 *dst) {
+// dst [rows, cols] (ld) = bf16(src [rows, cols] (ld)).
+void roundTile(const float *src, int64_t rows, int64_t cols, int64_t ld, Bf16 *dst) {
   for (int64_t r = 0; r < rows; ++r)
 #pragma omp simd
     for (int64_t c = 0; c < cols; ++c)
-      dst[r * ld + c] = roundToBf16(factor * src[r * ld + c]);
+      dst[r * ld + c] = roundToBf16(src[r * ld + c]);
 }
 
 // A cached oneDNN matmul for one tile product's shape, transposes, alpha and beta.
@@ -206,7 +206,7 @@ struct Bf16Tiles {
                           Bf16Scratch &buffer) {
     if ((int64_t)buffer.size() < rows * ld)
       buffer.resize(rows * ld);
-    roundTile(t, rows, cols, ld, 1.0f, buffer.data());
+    roundTile(t, rows, cols, ld, buffer.data());
     return buffer.data();
   }
   static void gemm(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha, const Bf16 *A,
