@@ -15,6 +15,7 @@
 #include "attn/Random.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -158,6 +159,27 @@ PairIndex PairIndex::open(const std::string &path, const Options &o) {
   std::string key = keyOf(path, st, o);
   std::string idxPath = o.cachePath + ".idx", metaPath = o.cachePath + ".meta";
 
+  // The cache is checked and built under an exclusive lock on CACHE.lock: the ranks of a
+  // data-parallel run open the same cache at once, and one builds it while the others wait
+  // for it, then reuse it (flock: released when the descriptor closes, whatever ends us).
+  struct CacheLock {
+    int fd = -1;
+    ~CacheLock() {
+      if (fd >= 0)
+        ::close(fd);
+    }
+  } lock;
+  if (!o.cachePath.empty()) {
+    std::filesystem::create_directories(std::filesystem::path(idxPath).parent_path());
+    std::string lockPath = o.cachePath + ".lock";
+    lock.fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock.fd < 0)
+      ioError(lockPath, "cannot open the corpus index's lock");
+    while (::flock(lock.fd, LOCK_EX) != 0)
+      if (errno != EINTR)
+        ioError(lockPath, "cannot lock the corpus index");
+  }
+
   if (!o.cachePath.empty()) {
     std::ifstream meta(metaPath, std::ios::binary);
     std::string header, storedKey;
@@ -187,7 +209,6 @@ PairIndex PairIndex::open(const std::string &path, const Options &o) {
     const char *dir = std::getenv("TMPDIR");
     tmp = std::string(dir && *dir ? dir : "/tmp") + "/attn-pair-index-XXXXXX";
   } else {
-    std::filesystem::create_directories(std::filesystem::path(idxPath).parent_path());
     tmp = idxPath + ".tmp-XXXXXX";
   }
   int fd = ::mkstemp(tmp.data());

@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
+#include <thread>
 
 namespace {
 
@@ -104,11 +106,33 @@ TEST(PairIndex, IsReusedUntilTheFileOrTheTokenizersChange) {
   EXPECT_FALSE(changed.reused());
   EXPECT_EQ(changed.size(), 51);
   EXPECT_NE(changed.fingerprint(), before);
-  // Nothing but the index and its description is left in the cache's folder.
+  // Nothing but the index, its description and its lock is left in the cache's folder.
   std::set<std::string> files;
   for (const auto &e : std::filesystem::directory_iterator(dir + "/run/data"))
     files.insert(e.path().filename().string());
-  EXPECT_EQ(files, (std::set<std::string>{"pairs.idx", "pairs.meta"}));
+  EXPECT_EQ(files, (std::set<std::string>{"pairs.idx", "pairs.lock", "pairs.meta"}));
+}
+
+// The ranks of a data-parallel run open the same cache at once: one builds the index while the
+// others wait for it, then reuse it (each open is its own lock holder, as processes are).
+TEST(PairIndex, OpenedAtOnceItIsBuiltOnce) {
+  std::string dir = scratch("ranks"), path = dir + "/pairs.tsv", cache = dir + "/run/data/pairs";
+  std::ofstream(path) << corpus(20000);
+  constexpr int kRanks = 4;
+  std::vector<std::optional<PairIndex>> opened(kRanks);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < kRanks; ++r)
+    ranks.emplace_back([&, r] { opened[r].emplace(PairIndex::open(path, options(5, cache))); });
+  for (std::thread &t : ranks)
+    t.join();
+  int built = 0;
+  for (const auto &index : opened) {
+    ASSERT_TRUE(index);
+    built += !index->reused();
+    EXPECT_EQ(index->size(), 20000);
+    EXPECT_EQ(index->fingerprint(), opened[0]->fingerprint());
+  }
+  EXPECT_EQ(built, 1);
 }
 
 TEST(PairIndex, BadLinesAreLocatedErrors) {
@@ -126,8 +150,11 @@ TEST(PairIndex, BadLinesAreLocatedErrors) {
   EXPECT_EQ(errorOf("a\tb\n\na\tb\tc\n"),
             path + ":3: error: expected one tab between source and target, found 2");
   EXPECT_EQ(errorOf("a\tb\nx\xff\ty\n"), path + ":2: error: is not UTF-8 text (byte 2 of the line)");
-  // A rejected file leaves nothing behind, not even a partial index.
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir + "/run"), {}), 0);
+  // A rejected file leaves no index behind, not even a partial one: only the (empty) lock.
+  std::set<std::string> left;
+  for (const auto &e : std::filesystem::directory_iterator(dir + "/run"))
+    left.insert(e.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{"cache.lock"}));
   EXPECT_EQ(errorOf("a\tb\n"), "<no error>");
   path = dir + "/run";
   EXPECT_EQ(errorOf(""), path + ": error: is a directory, not a data file");
