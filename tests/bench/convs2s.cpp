@@ -115,25 +115,19 @@ int main(int argc, char **argv) {
   std::string dataFile = bench::tempDataFile("attn-bench-convs2s");
   bench::writeSeq2SeqData(dataFile, side.weights(), batches);
   auto str = [](int64_t v) { return std::to_string(v); };
+  std::vector<std::string> torchArgs = {
+      "--data",           dataFile,     "--threads",      str(threads),        "--batch",
+      str(z.batch),       "--src-len",  str(z.srcLen),    "--tgt-len",         str(z.tgtLen),
+      "--vocab",          str(z.vocab), "--embedding",    str(z.embedding),    "--channels",
+      str(z.channels),    "--layers",   str(z.layers),    "--kernel",          str(z.kernel),
+      "--batches",        str(NB),      "--lr",           std::to_string(kLr), "--warmup",
+      str(timing.warmup), "--iters",    str(timing.iters)};
   PyTorchBaseline torch;
-  torch.launch(
-      python, script,
-      {"--data",           dataFile,     "--threads",      str(threads),        "--batch",
-       str(z.batch),       "--src-len",  str(z.srcLen),    "--tgt-len",         str(z.tgtLen),
-       "--vocab",          str(z.vocab), "--embedding",    str(z.embedding),    "--channels",
-       str(z.channels),    "--layers",   str(z.layers),    "--kernel",          str(z.kernel),
-       "--batches",        str(NB),      "--lr",           std::to_string(kLr), "--warmup",
-       str(timing.warmup), "--iters",    str(timing.iters)});
+  torch.launch(python, script, torchArgs);
   // PyTorch's autocast step, timed after the f32 ones, started while the data file is there.
   PyTorchBaseline torchBf16;
-  torchBf16.launch(
-      python, script,
-      {"--data",           dataFile,     "--threads",      str(threads),        "--batch",
-       str(z.batch),       "--src-len",  str(z.srcLen),    "--tgt-len",         str(z.tgtLen),
-       "--vocab",          str(z.vocab), "--embedding",    str(z.embedding),    "--channels",
-       str(z.channels),    "--layers",   str(z.layers),    "--kernel",          str(z.kernel),
-       "--batches",        str(NB),      "--lr",           std::to_string(kLr), "--warmup",
-       str(timing.warmup), "--iters",    str(timing.iters), "--precision",      "bf16"});
+  torchArgs.insert(torchArgs.end(), {"--precision", "bf16"});
+  torchBf16.launch(python, script, torchArgs);
   bench::Calibration calibration = bench::calibrate(torch);
   calibration.print(threads);
   std::filesystem::remove(dataFile);

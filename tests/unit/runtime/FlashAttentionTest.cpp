@@ -128,32 +128,45 @@ double relativeError(const std::vector<float> &a, const std::vector<double> &b) 
 
 class FlashAttention : public ::testing::TestWithParam<Case> {};
 
+// The kernels' results on a problem: out, lse (the forward) and dq, dk, dv (the backward).
+struct Results {
+  std::vector<float> out, lse, dq, dk, dv;
+};
+
+template <class Forward, class Backward>
+Results run(const Problem &p, Forward forward, Backward backward) {
+  const Case &c = p.c;
+  Problem in = p; // the kernels take non-const memrefs
+  Results r{std::vector<float>(c.B * c.H * c.T * c.Dv), std::vector<float>(c.B * c.H * c.T),
+            std::vector<float>(in.q.size()), std::vector<float>(in.k.size()),
+            std::vector<float>(in.v.size())};
+  auto q = memref<attn_memref4>(in.q, {c.B, c.H, c.T, c.D});
+  auto k = memref<attn_memref4>(in.k, {c.B, c.H, c.S, c.D});
+  auto v = memref<attn_memref4>(in.v, {c.B, c.H, c.S, c.Dv});
+  auto mask = memref<attn_memref2>(in.mask, {c.B, c.S});
+  auto o = memref<attn_memref4>(r.out, {c.B, c.H, c.T, c.Dv});
+  auto l = memref<attn_memref3>(r.lse, {c.B, c.H, c.T});
+  forward(&q, &k, &v, &mask, &o, &l, c.causal, c.scale());
+  auto dOut = memref<attn_memref4>(in.dOut, {c.B, c.H, c.T, c.Dv});
+  auto dLse = memref<attn_memref3>(in.dLse, {c.B, c.H, c.T});
+  auto gq = memref<attn_memref4>(r.dq, {c.B, c.H, c.T, c.D});
+  auto gk = memref<attn_memref4>(r.dk, {c.B, c.H, c.S, c.D});
+  auto gv = memref<attn_memref4>(r.dv, {c.B, c.H, c.S, c.Dv});
+  backward(&q, &k, &v, &mask, &o, &l, &dOut, &dLse, &gq, &gk, &gv, c.causal, c.scale());
+  return r;
+}
+
 TEST_P(FlashAttention, MatchesTheMaterialisedReference) {
   const Case &c = GetParam();
   Problem p = problem(c, 11 + c.T * 1000 + c.S);
   Reference ref = reference(p);
-  std::vector<float> out(ref.out.size()), lse(ref.lse.size()), dq(p.q.size()), dk(p.k.size()),
-      dv(p.v.size());
-  auto q = memref<attn_memref4>(p.q, {c.B, c.H, c.T, c.D});
-  auto k = memref<attn_memref4>(p.k, {c.B, c.H, c.S, c.D});
-  auto v = memref<attn_memref4>(p.v, {c.B, c.H, c.S, c.Dv});
-  auto mask = memref<attn_memref2>(p.mask, {c.B, c.S});
-  auto o = memref<attn_memref4>(out, {c.B, c.H, c.T, c.Dv});
-  auto l = memref<attn_memref3>(lse, {c.B, c.H, c.T});
-  _mlir_ciface_attn_rt_flash_attention(&q, &k, &v, &mask, &o, &l, c.causal, c.scale());
-  EXPECT_LT(relativeError(out, ref.out), 1e-5);
-  EXPECT_LT(relativeError(lse, ref.lse), 1e-5);
-
-  auto dOut = memref<attn_memref4>(p.dOut, {c.B, c.H, c.T, c.Dv});
-  auto dLse = memref<attn_memref3>(p.dLse, {c.B, c.H, c.T});
-  auto gq = memref<attn_memref4>(dq, {c.B, c.H, c.T, c.D});
-  auto gk = memref<attn_memref4>(dk, {c.B, c.H, c.S, c.D});
-  auto gv = memref<attn_memref4>(dv, {c.B, c.H, c.S, c.Dv});
-  _mlir_ciface_attn_rt_flash_attention_backward(&q, &k, &v, &mask, &o, &l, &dOut, &dLse, &gq, &gk,
-                                                &gv, c.causal, c.scale());
-  EXPECT_LT(relativeError(dq, ref.dq), 1e-5);
-  EXPECT_LT(relativeError(dk, ref.dk), 1e-5);
-  EXPECT_LT(relativeError(dv, ref.dv), 1e-5);
+  Results r = run(p, _mlir_ciface_attn_rt_flash_attention,
+                  _mlir_ciface_attn_rt_flash_attention_backward);
+  EXPECT_LT(relativeError(r.out, ref.out), 1e-5);
+  EXPECT_LT(relativeError(r.lse, ref.lse), 1e-5);
+  EXPECT_LT(relativeError(r.dq, ref.dq), 1e-5);
+  EXPECT_LT(relativeError(r.dk, ref.dk), 1e-5);
+  EXPECT_LT(relativeError(r.dv, ref.dv), 1e-5);
 }
 
 // The bf16 kernels (every tile product in bf16, f32 sums and softmax) against the same float64
@@ -165,28 +178,13 @@ TEST_P(FlashAttention, Bf16StaysWithinBf16sErrorOfTheReference) {
   const Case &c = GetParam();
   Problem p = problem(c, 11 + c.T * 1000 + c.S);
   Reference ref = reference(p);
-  std::vector<float> out(ref.out.size()), lse(ref.lse.size()), dq(p.q.size()), dk(p.k.size()),
-      dv(p.v.size());
-  auto q = memref<attn_memref4>(p.q, {c.B, c.H, c.T, c.D});
-  auto k = memref<attn_memref4>(p.k, {c.B, c.H, c.S, c.D});
-  auto v = memref<attn_memref4>(p.v, {c.B, c.H, c.S, c.Dv});
-  auto mask = memref<attn_memref2>(p.mask, {c.B, c.S});
-  auto o = memref<attn_memref4>(out, {c.B, c.H, c.T, c.Dv});
-  auto l = memref<attn_memref3>(lse, {c.B, c.H, c.T});
-  _mlir_ciface_attn_rt_flash_attention_bf16(&q, &k, &v, &mask, &o, &l, c.causal, c.scale());
-  double outError = relativeError(out, ref.out), outTolerance = c.scaled ? 1e-2 : 2e-2;
+  Results r = run(p, _mlir_ciface_attn_rt_flash_attention_bf16,
+                  _mlir_ciface_attn_rt_flash_attention_backward_bf16);
+  double outError = relativeError(r.out, ref.out), outTolerance = c.scaled ? 1e-2 : 2e-2;
   EXPECT_LT(outError, outTolerance);
-  EXPECT_LT(relativeError(lse, ref.lse), outTolerance);
-
-  auto dOut = memref<attn_memref4>(p.dOut, {c.B, c.H, c.T, c.Dv});
-  auto dLse = memref<attn_memref3>(p.dLse, {c.B, c.H, c.T});
-  auto gq = memref<attn_memref4>(dq, {c.B, c.H, c.T, c.D});
-  auto gk = memref<attn_memref4>(dk, {c.B, c.H, c.S, c.D});
-  auto gv = memref<attn_memref4>(dv, {c.B, c.H, c.S, c.Dv});
-  _mlir_ciface_attn_rt_flash_attention_backward_bf16(&q, &k, &v, &mask, &o, &l, &dOut, &dLse,
-                                                     &gq, &gk, &gv, c.causal, c.scale());
-  double dqError = relativeError(dq, ref.dq), dkError = relativeError(dk, ref.dk),
-         dvError = relativeError(dv, ref.dv);
+  EXPECT_LT(relativeError(r.lse, ref.lse), outTolerance);
+  double dqError = relativeError(r.dq, ref.dq), dkError = relativeError(r.dk, ref.dk),
+         dvError = relativeError(r.dv, ref.dv);
   EXPECT_LT(dqError, 2e-2);
   EXPECT_LT(dkError, 2e-2);
   EXPECT_LT(dvError, 2e-2);
