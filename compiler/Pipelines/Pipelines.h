@@ -35,9 +35,9 @@ struct FusionOptions {
 /// Structural fusion on attn (attn-fuse-recurrence, attn-fuse-attention): scans over a oneDNN
 /// cell become sequence ops, attention fused kernels; then attn-hoist-scan-projections takes
 /// what does not depend on the carried state out of the remaining scans, and attn-precision
-/// sets the products' precision. Runs before
-/// attn-autodiff, so that fused ops differentiate as one op and hoisted products outside the
-/// backward scan.
+/// sets the products' precision. Runs before attn-autodiff, so that fused ops differentiate
+/// as one op, hoisted products outside the backward scan, and each product's backward in its
+/// precision.
 void buildFusion(mlir::OpPassManager &pm, const FusionOptions &options = {});
 
 /// What `train:` asks of the compiler.
