@@ -50,25 +50,35 @@ Shard shardOf(const dist::Communicator *comm) {
   return comm ? Shard{comm->rank(), comm->size()} : Shard{};
 }
 
-// Rows `rows` of every tensor of `split`, shaped like the entry's first inputs.
-std::vector<Tensor> copyRows(const Split &split, const std::vector<int64_t> &rows,
-                             const attn_entry_info &entry) {
+} // namespace
+
+std::vector<Tensor> gatherRows(const Split &split, const std::vector<int64_t> &rows,
+                               const attn_entry_info &entry) {
   std::vector<Tensor> batch;
   for (size_t i = 0; i < split.size(); ++i) {
     Tensor t = makeTensor(entry.inputs[i]);
-    size_t rowBytes = split[i].nbytes() / split[i].shape()[0];
-    if (rowBytes * rows.size() != t.nbytes())
+    // Row-major: a row cut along dimension 1 is a prefix of the full row.
+    const std::vector<int64_t> &from = split[i].shape(), &to = t.shape();
+    bool fits = from.size() == to.size() && (from.size() < 2 || to[1] <= from[1]) &&
+                std::equal(from.begin() + std::min<size_t>(2, from.size()), from.end(),
+                           to.begin() + std::min<size_t>(2, to.size()));
+    size_t fromBytes = split[i].nbytes() / (size_t)from[0];
+    size_t rowBytes = rows.empty() ? 0 : t.nbytes() / rows.size();
+    if (!fits || rowBytes * rows.size() != t.nbytes() || to[0] != (int64_t)rows.size())
       throw std::runtime_error(std::string("attn: batch input '") + entry.inputs[i].name + "' is " +
-                               shapeToString(t.shape()) + ", which does not hold " +
-                               std::to_string(rows.size()) + " examples of the data");
+                               shapeToString(to) + ", which does not hold " +
+                               std::to_string(rows.size()) + " examples of the data " +
+                               shapeToString(from));
     auto *dst = static_cast<char *>(t.raw());
     auto *src = static_cast<const char *>(split[i].raw());
     for (size_t r = 0; r < rows.size(); ++r)
-      std::memcpy(dst + r * rowBytes, src + rows[r] * rowBytes, rowBytes);
+      std::memcpy(dst + r * rowBytes, src + rows[r] * fromBytes, rowBytes);
     batch.push_back(std::move(t));
   }
   return batch;
 }
+
+namespace {
 
 // Appends the entry's per-step inputs (see BatchHook) after the data's in `batch`, made by
 // `hook` for `step` (0: validation), as `shard`'s part of the global batch's.
@@ -95,11 +105,11 @@ void addStepInputs(std::vector<Tensor> &batch, const attn_entry_info &entry, int
   }
 }
 
-// copyRows, then addStepInputs.
+// gatherRows, then addStepInputs.
 std::vector<Tensor> gather(const Split &split, const std::vector<int64_t> &rows,
                            const attn_entry_info &entry, int numInputs, const BatchHook &hook,
                            int64_t step, Shard shard = {}) {
-  std::vector<Tensor> batch = copyRows(split, rows, entry);
+  std::vector<Tensor> batch = gatherRows(split, rows, entry);
   addStepInputs(batch, entry, numInputs, hook, step, shard);
   return batch;
 }
@@ -159,7 +169,7 @@ public:
                             int ranks) override {
     if (!order)
       order.emplace(numExamples(split), global, seed);
-    return copyRows(split, shardRows(order->rows(step), Shard{rank, ranks}), entry);
+    return gatherRows(split, shardRows(order->rows(step), Shard{rank, ranks}), entry);
   }
 
 private:
@@ -329,70 +339,102 @@ std::map<std::string, std::string> readCheckpointMetadata(const std::string &pat
 }
 
 struct StepRunner::Impl {
-  const Program &program;
+  // One program the steps run: the program itself, or one bucket's (BatchSource::bucket).
+  struct Shape {
+    const Program *program;
+    int64_t global;                // examples per step, over all ranks
+    std::vector<int> updateTarget; // train_step's (or apply_update's) output -> its parameter
+  };
   std::vector<Tensor> &params;
   std::unique_ptr<BatchSource> owned; // splitBatches' when built from a Split
   BatchSource &source;
   BatchHook hook;
   dist::Communicator *comm;
   Shard shard;
-  int64_t global;                    // examples per step, over all ranks
-  std::vector<int> updateTarget;     // train_step's (or apply_update's) output -> its parameter
+  std::vector<Shape> shapes;         // the program's, or one per bucket
   std::vector<float> reduced;        // the all-reduce's buffer
   std::vector<double> reduceSeconds; // per step
 
   static std::unique_ptr<Impl> make(const Program &program, std::vector<Tensor> &params,
                                     std::unique_ptr<BatchSource> owned, BatchSource *source,
-                                    BatchHook hook, dist::Communicator *comm);
+                                    BatchHook hook, dist::Communicator *comm,
+                                    const std::vector<const Program *> &buckets);
+  Shape shapeOf(const Program &program, const Program &main) const;
   Result step(int64_t s, double lr);
   Result shardedStep(int64_t s, double lr);
   // The data of step s, this rank's part, then its per-step inputs.
-  std::vector<Tensor> inputs(int64_t s, const attn_entry_info &entry, int numInputs) {
-    std::vector<Tensor> batch = source.batch(s, global, entry, shard.rank, shard.count);
+  std::vector<Tensor> inputs(int64_t s, const Shape &shape, const attn_entry_info &entry,
+                             int numInputs) {
+    std::vector<Tensor> batch = source.batch(s, shape.global, entry, shard.rank, shard.count);
     addStepInputs(batch, entry, numInputs, hook, s, shard);
     return batch;
   }
-  void applyUpdates(std::vector<Tensor> &outputs) {
+  const Shape &shapeOfStep(int64_t s) {
+    size_t k = source.bucket(s);
+    if (k >= shapes.size())
+      throw std::runtime_error("attn: step " + std::to_string(s) + " is batched in shape " +
+                               std::to_string(k) + ", but the runner has " +
+                               std::to_string(shapes.size()) + " compiled");
+    return shapes[k];
+  }
+  void applyUpdates(const Shape &shape, std::vector<Tensor> &outputs) {
     for (size_t i = 0; i < outputs.size(); ++i)
-      if (updateTarget[i] >= 0)
-        params[updateTarget[i]] = std::move(outputs[i]);
+      if (shape.updateTarget[i] >= 0)
+        params[shape.updateTarget[i]] = std::move(outputs[i]);
   }
 };
 
 StepRunner::StepRunner(const Program &program, std::vector<Tensor> &params, const Split &split,
                        uint64_t seed, BatchHook perStepInput, dist::Communicator *comm)
     : impl(Impl::make(program, params, splitBatches(split, seed), nullptr, std::move(perStepInput),
-                      comm)) {}
+                      comm, {})) {}
 
 StepRunner::StepRunner(const Program &program, std::vector<Tensor> &params, BatchSource &source,
-                       BatchHook perStepInput, dist::Communicator *comm)
-    : impl(Impl::make(program, params, nullptr, &source, std::move(perStepInput), comm)) {}
+                       BatchHook perStepInput, dist::Communicator *comm,
+                       std::vector<const Program *> buckets)
+    : impl(Impl::make(program, params, nullptr, &source, std::move(perStepInput), comm, buckets)) {}
 
-std::unique_ptr<StepRunner::Impl> StepRunner::Impl::make(const Program &program,
-                                                         std::vector<Tensor> &params,
-                                                         std::unique_ptr<BatchSource> owned,
-                                                         BatchSource *source, BatchHook hook,
-                                                         dist::Communicator *comm) {
+StepRunner::Impl::Shape StepRunner::Impl::shapeOf(const Program &p, const Program &main) const {
+  // A bucket's step writes the program's parameters: they must be the same list.
+  const attn_program_info &a = p.info(), &b = main.info();
+  for (int i = 0; i < std::max(a.num_params, b.num_params); ++i)
+    if (i >= a.num_params || i >= b.num_params || std::strcmp(a.params[i].name, b.params[i].name) ||
+        infoShape(a.params[i]) != infoShape(b.params[i]))
+      throw std::runtime_error(std::string("attn: the bucket program '") + a.name +
+                               "' does not have the parameters of '" + b.name + "' (parameter " +
+                               std::to_string(i) + ": " +
+                               (i < a.num_params ? a.params[i].name : "none") + " against " +
+                               (i < b.num_params ? b.params[i].name : "none") + ")");
+  if (shard.count > 1)
+    for (const char *entry : {"apply_update", "loss_weight"})
+      if (!p.findEntry(entry))
+        throw std::runtime_error(std::string("attn: data-parallel training needs @") + entry +
+                                 ", which this program lacks (compile it for data parallelism)");
+  const attn_entry_info &step = p.entry(shard.count > 1 ? "loss_grad" : "train_step");
+  return Shape{&p, step.inputs[0].shape[0] * shard.count,
+               updateTargets(p, shard.count > 1 ? p.entry("apply_update") : step)};
+}
+
+std::unique_ptr<StepRunner::Impl>
+StepRunner::Impl::make(const Program &program, std::vector<Tensor> &params,
+                       std::unique_ptr<BatchSource> owned, BatchSource *source, BatchHook hook,
+                       dist::Communicator *comm, const std::vector<const Program *> &buckets) {
   if (!source)
     source = owned.get();
-  Shard shard = shardOf(comm);
-  const attn_entry_info &step = program.entry(shard.count > 1 ? "loss_grad" : "train_step");
-  int64_t batch = step.inputs[0].shape[0] * shard.count;
+  std::unique_ptr<Impl> impl(new Impl{
+      params, std::move(owned), *source, std::move(hook), comm, shardOf(comm), {}, {}, {}});
+  for (const Program *p : buckets)
+    impl->shapes.push_back(impl->shapeOf(*p, program));
+  if (buckets.empty())
+    impl->shapes.push_back(impl->shapeOf(program, program));
+  // The smallest batch must be filled (a token-count source has made its own check).
+  int64_t batch = impl->shapes[0].global;
+  for (const Shape &shape : impl->shapes)
+    batch = std::min(batch, shape.global);
   if (source->examples() < batch)
     throw std::runtime_error("attn: " + std::to_string(source->examples()) +
                              " training examples do not fill one batch of " +
                              std::to_string(batch));
-  std::unique_ptr<Impl> impl(new Impl{program, params, std::move(owned), *source, std::move(hook),
-                                      comm, shard, batch, {}, {}, {}});
-  if (shard.count > 1) {
-    for (const char *entry : {"apply_update", "loss_weight"})
-      if (!program.findEntry(entry))
-        throw std::runtime_error(std::string("attn: data-parallel training needs @") + entry +
-                                 ", which this program lacks (compile it for data parallelism)");
-    impl->updateTarget = updateTargets(program, program.entry("apply_update"));
-  } else {
-    impl->updateTarget = updateTargets(program, step);
-  }
   return impl;
 }
 
@@ -412,15 +454,17 @@ StepRunner::Result StepRunner::step(int64_t s, double lr) {
 }
 
 StepRunner::Result StepRunner::Impl::step(int64_t s, double lr) {
+  const Shape &shape = shapeOfStep(s);
+  const Program &program = *shape.program;
   const attn_entry_info &entry = program.entry("train_step");
   // train_step's inputs: the loss's, then lr and step.
-  std::vector<Tensor> inputs = this->inputs(s, entry, entry.num_inputs - 2);
+  std::vector<Tensor> inputs = this->inputs(s, shape, entry, entry.num_inputs - 2);
   inputs.push_back(scalar((float)lr));
   inputs.push_back(scalar((float)s));
   std::vector<Tensor> outputs = program.call("train_step", params, inputs);
   Result r{outputs[0].data<float>()[0], outputs[1].data<float>()[0]};
   if (std::isfinite(r.loss))
-    applyUpdates(outputs);
+    applyUpdates(shape, outputs);
   return r;
 }
 
@@ -430,8 +474,10 @@ StepRunner::Result StepRunner::Impl::step(int64_t s, double lr) {
 // would compute. One all-reduce of [w loss, w grads..., w]; then every rank applies the
 // same @apply_update, so the parameters stay identical without being sent.
 StepRunner::Result StepRunner::Impl::shardedStep(int64_t s, double lr) {
+  const Shape &shape = shapeOfStep(s);
+  const Program &program = *shape.program;
   const attn_entry_info &entry = program.entry("loss_grad");
-  std::vector<Tensor> inputs = this->inputs(s, entry, entry.num_inputs);
+  std::vector<Tensor> inputs = this->inputs(s, shape, entry, entry.num_inputs);
   float w = program.call("loss_weight", params, inputs)[0].data<float>()[0];
   std::vector<Tensor> grads = program.call("loss_grad", params, inputs);
   size_t n = 2;
@@ -464,7 +510,7 @@ StepRunner::Result StepRunner::Impl::shardedStep(int64_t s, double lr) {
   std::vector<Tensor> outputs = program.call("apply_update", params, update);
   Result r{reduced[0] * scale, outputs[0].data<float>()[0]};
   if (std::isfinite(r.loss))
-    applyUpdates(outputs);
+    applyUpdates(shape, outputs);
   return r;
 }
 
@@ -477,7 +523,7 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, const Spl
 TrainResult train(const Program &program, std::vector<Tensor> &params, BatchSource &trainData,
                   const Split &valid, const TrainOptions &o) {
   const attn_program_info &info = program.info();
-  StepRunner runner(program, params, trainData, o.perStepInput, o.comm);
+  StepRunner runner(program, params, trainData, o.perStepInput, o.comm, o.buckets);
   // Of a data-parallel run's ranks, rank 0 alone writes the run directory and prints; the
   // others read it only to resume.
   bool writer = !o.comm || o.comm->rank() == 0;

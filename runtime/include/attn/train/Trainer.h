@@ -42,7 +42,17 @@ public:
   // (its first inputs), each shaped as that input.
   virtual std::vector<Tensor> batch(int64_t step, int64_t global, const attn_entry_info &entry,
                                     int rank, int ranks) = 0;
+  // Batches of several shapes (token-count batches, attn/task/TokenBatches.h): which of the
+  // runner's bucket programs, each compiled for one shape, trains step `step`; batch() is then
+  // asked for that program's rows and shapes. 0 for a source of one shape.
+  virtual size_t bucket(int64_t /*step*/) { return 0; }
 };
+
+// Rows `rows` of every tensor of `split`, as the entry's first inputs: each row cut to the
+// input's shape, which may be shorter along dimension 1 (a shorter bucket's; the rest of each
+// row must be padding) but not otherwise differ.
+std::vector<Tensor> gatherRows(const Split &split, const std::vector<int64_t> &rows,
+                               const attn_entry_info &entry);
 
 // The rows of `split` (which must outlive it): batch `step` of epoch e takes rows of a
 // permutation drawn from Rng(seed + e); a partial last batch of an epoch is dropped.
@@ -78,6 +88,10 @@ struct TrainOptions {
   // Draws dir/loss.png from dir/metrics.jsonl at the end (attn::plot::writeLossPlot; unset:
   // no plot, so a program without an image library can train).
   std::function<void(const std::string &dir, const std::string &title)> plotLoss;
+  // Batches of several shapes (BatchSource::bucket): the program compiled for each, sharing
+  // the program's parameters (same names, shapes and order); step s runs
+  // buckets[source.bucket(s)]'s train_step. Empty: the program's own.
+  std::vector<const Program *> buckets;
   // Data parallelism: this process is one rank of comm's and trains its shard of every
   // batch (the program is compiled for batch / comm->size() examples, with @loss_grad,
   // @apply_update and @loss_weight); rank 0 alone writes `dir` and prints. Null: one process.
@@ -105,9 +119,11 @@ class StepRunner {
 public:
   StepRunner(const Program &program, std::vector<Tensor> &params, const Split &split, uint64_t seed,
              BatchHook perStepInput, dist::Communicator *comm = nullptr);
-  // Batches from `source` (which must outlive the runner).
+  // Batches from `source` (which must outlive the runner); of several shapes, each trained
+  // by its program of `buckets` (see TrainOptions::buckets).
   StepRunner(const Program &program, std::vector<Tensor> &params, BatchSource &source,
-             BatchHook perStepInput, dist::Communicator *comm = nullptr);
+             BatchHook perStepInput, dist::Communicator *comm = nullptr,
+             std::vector<const Program *> buckets = {});
   ~StepRunner();
   struct Result {
     double loss = 0, gradNorm = 0;
