@@ -50,27 +50,113 @@ const std::vector<data::PairIndex::Entry> &StreamedPairs::blockOrder(int64_t epo
   return cache_.emplace(b, std::move(kept)).first->second;
 }
 
+void StreamedPairs::startEpoch(int64_t epoch) {
+  if (epoch == epoch_)
+    return;
+  epoch_ = epoch;
+  order_.clear();
+  for (int64_t b = 0; b < (int64_t)blocks_.size(); ++b)
+    if (blocks_[b].kept > 0)
+      order_.push_back(b);
+  Rng rng(seed_ + (uint64_t)epoch);
+  for (int64_t i = (int64_t)order_.size() - 1; i > 0; --i)
+    std::swap(order_[i], order_[(int64_t)(rng.next() % (uint64_t)(i + 1))]);
+  start_.assign(1, 0);
+  for (int64_t b : order_)
+    start_.push_back(start_.back() + blocks_[b].kept);
+  cache_.clear();
+}
+
+std::pair<int64_t, int64_t> StreamedPairs::lengthsOf(const data::PairIndex::Entry &e) const {
+  // As splitLengths counts them: a seq2seq target with its eos; tags follow the source.
+  return {e.sourceTokens, task_ == Task::Seq2Seq ? e.targetTokens + 1 : 0};
+}
+
+LengthCounts StreamedPairs::lengthCounts() const {
+  LengthCounts counts;
+  for (const Block &b : blocks_)
+    for (const data::PairIndex::Entry &e : data_.stream->entries(b.first, b.count))
+      if (fits(e))
+        ++counts[lengthsOf(e)];
+  return counts;
+}
+
+void StreamedPairs::batchByTokens(const TokenPlan &plan) {
+  plan_ = &plan;
+  walk_ = Walk{};
+  found_ = Found{};
+}
+
+size_t StreamedPairs::bucket(int64_t step) {
+  if (!plan_)
+    return 0;
+  findTokenBatch(step);
+  return (size_t)found_.bucket;
+}
+
+void StreamedPairs::findTokenBatch(int64_t step) {
+  if (found_.step == step)
+    return;
+  int64_t perEpoch = plan_->batchesPerEpoch();
+  int64_t epoch = (step - 1) / perEpoch, index = (step - 1) % perEpoch;
+  if (epoch != walk_.epoch || index < walk_.emitted) {
+    startEpoch(epoch);
+    walk_ = Walk{epoch, 0, 0, 0, {}};
+    walk_.queues.resize(plan_->buckets.size());
+  }
+  const std::vector<data::PairIndex::Entry> *pairs = nullptr;
+  for (;;) {
+    if (walk_.block >= (int64_t)order_.size())
+      throw std::logic_error("attn::task: epoch " + std::to_string(epoch) +
+                             " ran out of pairs before its token-count batch " +
+                             std::to_string(index));
+    if (!pairs)
+      pairs = &blockOrder(epoch, order_[walk_.block]);
+    if (walk_.pos == (int64_t)pairs->size()) { // on to the next block
+      cache_.erase(order_[walk_.block]);
+      ++walk_.block;
+      walk_.pos = 0;
+      pairs = nullptr;
+      continue;
+    }
+    const data::PairIndex::Entry &e = (*pairs)[walk_.pos++];
+    auto [source, target] = lengthsOf(e);
+    int32_t k = plan_->bucketOf(source, target);
+    std::vector<data::PairIndex::Entry> &queue = walk_.queues[k];
+    queue.push_back(e);
+    if ((int64_t)queue.size() < plan_->buckets[k].rows)
+      continue;
+    if (walk_.emitted++ == index) {
+      found_ = Found{step, k, std::move(queue)};
+      queue.clear();
+      return;
+    }
+    queue.clear();
+  }
+}
+
 std::vector<Tensor> StreamedPairs::batch(int64_t step, int64_t global, const attn_entry_info &entry,
                                          int rank, int ranks) {
+  if (plan_) {
+    findTokenBatch(step);
+    int64_t rows = plan_->buckets[found_.bucket].rows, each = rows / ranks;
+    if (global != rows)
+      throw std::logic_error("attn::task: step " + std::to_string(step) + " is a batch of " +
+                             std::to_string(rows) + " pairs; its program takes " +
+                             std::to_string(global));
+    std::vector<data::PairIndex::Entry> mine(found_.entries.begin() + rank * each,
+                                             found_.entries.begin() + (rank + 1) * each);
+    train::Split split = pairSplit(task_, data_, data_.stream->pairs(mine));
+    std::vector<int64_t> all(each);
+    std::iota(all.begin(), all.end(), 0);
+    return train::gatherRows(split, all, entry);
+  }
   int64_t perEpoch = kept_ / global;
   if (perEpoch < 1)
     throw std::runtime_error("attn: " + std::to_string(kept_) +
                              " training pairs do not fill one batch of " + std::to_string(global));
   int64_t epoch = (step - 1) / perEpoch, index = (step - 1) % perEpoch;
-  if (epoch != epoch_) {
-    epoch_ = epoch;
-    order_.clear();
-    for (int64_t b = 0; b < (int64_t)blocks_.size(); ++b)
-      if (blocks_[b].kept > 0)
-        order_.push_back(b);
-    Rng rng(seed_ + (uint64_t)epoch);
-    for (int64_t i = (int64_t)order_.size() - 1; i > 0; --i)
-      std::swap(order_[i], order_[(int64_t)(rng.next() % (uint64_t)(i + 1))]);
-    start_.assign(1, 0);
-    for (int64_t b : order_)
-      start_.push_back(start_.back() + blocks_[b].kept);
-    cache_.clear();
-  }
+  startEpoch(epoch);
   int64_t rows = global / ranks, first = index * global + rank * rows;
   std::vector<data::PairIndex::Entry> entries;
   int64_t lastBlock = -1;

@@ -4,6 +4,7 @@
 #include "attn/data/PairIndex.h"
 #include "attn/task/Data.h"
 #include "attn/task/StreamedPairs.h"
+#include "attn/task/TokenBatches.h"
 
 #include <gtest/gtest.h>
 
@@ -169,11 +170,12 @@ TEST(PairIndex, SubwordSampleLeavesTheValidationPairsOut) {
   EXPECT_EQ(first[3].target, "W3 #3");
 }
 
-// A seq2seq entry's data inputs for batch b and length S: src, src_mask, tgt_in, tgt_out.
+// A seq2seq entry's data inputs for batch b, sources of s and targets of t (default s + 1):
+// src, src_mask, tgt_in, tgt_out.
 struct Entry {
   std::vector<attn_tensor_info> inputs;
   attn_entry_info info{};
-  Entry(int64_t b, int64_t s) {
+  Entry(int64_t b, int64_t s, int64_t tgt = 0) {
     const char *names[] = {"src", "src_mask", "tgt_in", "tgt_out"};
     for (int i = 0; i < 4; ++i) {
       attn_tensor_info t{};
@@ -181,7 +183,7 @@ struct Entry {
       t.dtype = i == 1 ? ATTN_F32 : ATTN_I32;
       t.rank = 2;
       t.shape[0] = b;
-      t.shape[1] = i < 2 ? s : s + 1;
+      t.shape[1] = i < 2 ? s : tgt ? tgt : s + 1;
       inputs.push_back(t);
     }
     info.name = "train_step";
@@ -257,6 +259,56 @@ TEST(StreamedPairs, EveryKeptPairOncePerEpochTheSameAfterAResumeAndAcrossRanks) 
     EXPECT_NE(std::string(e.what()).find("'src' is [8, 7], the streamed data gives [8, 6]"),
               std::string::npos)
         << e.what();
+  }
+}
+
+TEST(StreamedPairs, TokenCountBatchesTakeEachPairOncePerEpochTheSameAfterAResume) {
+  std::string dir = scratch("token-batches"), path = dir + "/pairs.tsv";
+  std::ofstream(path) << corpus(300);
+  DataConfig c;
+  c.task = Task::Seq2Seq;
+  c.path = path;
+  c.valid = 20;
+  c.maxLen = 6;
+  c.stream = true;
+  PairData d = buildPairs(c);
+  StreamedPairs stream(Task::Seq2Seq, d, /*blockPairs=*/32, /*seed=*/7);
+  LengthCounts counts = stream.lengthCounts();
+  int64_t counted = 0;
+  for (auto [lengths, n] : counts) {
+    EXPECT_EQ(lengths.second, 3) << "two target words and eos";
+    counted += n;
+  }
+  EXPECT_EQ(counted, stream.examples());
+  TokenPlan plan = planTokenBatches(counts, 6, 7, /*batchTokens=*/24, /*buckets=*/3, /*ranks=*/2);
+  ASSERT_GT(plan.buckets.size(), 1u);
+  stream.batchByTokens(plan);
+  auto batchOf = [&](StreamedPairs &from, int64_t step, int rank, int ranks) {
+    const TokenBucket &b = plan.buckets[from.bucket(step)];
+    Entry e(b.rows / ranks, b.sourceLength, b.targetLength);
+    return targets(d, from.batch(step, b.rows, e.info, rank, ranks));
+  };
+  int64_t perEpoch = plan.batchesPerEpoch(), taken = 0;
+  std::set<std::string> seen;
+  for (int64_t s = 1; s <= perEpoch; ++s)
+    for (const std::string &t : batchOf(stream, s, 0, 1)) {
+      EXPECT_TRUE(seen.insert(t).second) << t << " twice in an epoch";
+      ++taken;
+    }
+  int64_t full = 0;
+  for (const TokenBucket &b : plan.buckets)
+    full += b.pairs / b.rows * b.rows;
+  EXPECT_EQ(taken, full);
+
+  StreamedPairs resumed(Task::Seq2Seq, d, 32, 7);
+  resumed.batchByTokens(plan);
+  for (int64_t s : {int64_t(5), perEpoch + 3, int64_t(2)}) {
+    std::vector<std::string> one = batchOf(stream, s, 0, 1);
+    EXPECT_EQ(resumed.bucket(s), stream.bucket(s));
+    EXPECT_EQ(batchOf(resumed, s, 0, 1), one);
+    std::vector<std::string> both = batchOf(resumed, s, 0, 2), second = batchOf(resumed, s, 1, 2);
+    both.insert(both.end(), second.begin(), second.end());
+    EXPECT_EQ(both, one);
   }
 }
 

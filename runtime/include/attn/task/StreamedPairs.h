@@ -11,6 +11,7 @@
 #define ATTN_TASK_STREAMEDPAIRS_H
 
 #include "attn/task/Data.h"
+#include "attn/task/TokenBatches.h"
 #include "attn/train/Trainer.h"
 
 #include <cstdint>
@@ -29,6 +30,17 @@ public:
   int64_t dropped() const { return dropped_; }
   std::vector<Tensor> batch(int64_t step, int64_t global, const attn_entry_info &entry, int rank,
                             int ranks) override;
+
+  // Token-count batches (attn/task/TokenBatches.h). The kept pairs' lengths, read from the
+  // index, to plan them:
+  LengthCounts lengthCounts() const;
+  // From now on, batches of `plan` (which must outlive this): each epoch walks its blocks in
+  // their order and each block's pairs in theirs, dealing every pair into its bucket's queue;
+  // a queue that fills is the next batch (a queue's pairs can come from several blocks), and
+  // what is left in the queues at the epoch's end waits for no one. Still a function of
+  // (seed, step): a resumed run walks its epoch again up to its step, reading the index only.
+  void batchByTokens(const TokenPlan &plan);
+  size_t bucket(int64_t step) override;
 
 private:
   struct Block {
@@ -49,6 +61,22 @@ private:
   std::vector<int64_t> order_, start_;
   // The blocks read last (a batch spans at most two of them when blocks hold a batch).
   std::map<int64_t, std::vector<data::PairIndex::Entry>> cache_;
+
+  // Draws epoch `epoch`'s block order (order_, start_) unless it is the current one.
+  void startEpoch(int64_t epoch);
+  std::pair<int64_t, int64_t> lengthsOf(const data::PairIndex::Entry &e) const;
+  // Token-count batches: walks to the batch of `step` (found_).
+  void findTokenBatch(int64_t step);
+  const TokenPlan *plan_ = nullptr;
+  struct Walk {
+    int64_t epoch = -1, block = 0, pos = 0, emitted = 0;     // block: index into order_
+    std::vector<std::vector<data::PairIndex::Entry>> queues; // one per bucket
+  } walk_;
+  struct Found {
+    int64_t step = 0;
+    int32_t bucket = 0;
+    std::vector<data::PairIndex::Entry> entries;
+  } found_;
 };
 
 } // namespace attn::task
