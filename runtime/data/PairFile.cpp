@@ -28,6 +28,9 @@ namespace {
 bool parseTsvLine(std::string &line, int64_t lineNo, const std::string &path, Pair &pair) {
   if (!line.empty() && line.back() == '\r')
     line.pop_back();
+  // A byte-order mark (files saved by Windows editors) is not part of the first source.
+  if (lineNo == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0)
+    line.erase(0, 3);
   if (std::all_of(line.begin(), line.end(), [](unsigned char c) { return std::isspace(c); }))
     return false;
   // Tokens become vocabulary entries and translations: a file in another encoding (Latin-1,

@@ -58,6 +58,14 @@ TEST(ReadTsv, ReadsPairs) {
   EXPECT_EQ(pairs[2].line, 5);
 }
 
+TEST(ReadTsv, AByteOrderMarkIsNotPartOfTheFirstSource) {
+  TempFile f("\xEF\xBB\xBFhello\tworld\r\nbye\tnow\n");
+  std::vector<Pair> pairs = attn::data::readTsv(f.path);
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0].source, "hello");
+  EXPECT_EQ(pairs[1].source, "bye");
+}
+
 TEST(ReadTsv, Errors) {
   TempFile twoTabs("a\tb\n\nc\td\te\n");
   EXPECT_EQ(tsvError(twoTabs.path),
