@@ -201,7 +201,7 @@ std::string writePrograms(Session &session, const fs::path &dir, const std::stri
   if (std::string error = write(session, "model"); !error.empty() || !session.hasSpec())
     return error;
   for (auto [length, rows] : yaml::decodeBuckets(session.spec())) {
-    std::unique_ptr<Session> bucket = session.bucketSession(length, rows);
+    std::unique_ptr<Session> bucket = session.bucketSession({length, 0, rows, 0});
     if (!bucket)
       return "decode buckets: the model does not compile for " + std::to_string(length) +
              " source tokens in " + std::to_string(rows) + " rows";

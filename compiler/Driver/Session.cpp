@@ -13,8 +13,10 @@
 #include "attn/cuda/Device.h"
 #endif
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -476,34 +478,68 @@ std::unique_ptr<Model> Session::loadModelOnce(dist::Communicator &ranks, double 
   return m;
 }
 
-std::unique_ptr<Session> Session::bucketSession(int64_t length, int64_t rows) {
+std::unique_ptr<Session> Session::bucketSession(const BucketShape &shape) {
   auto bucket = std::make_unique<Session>(options_);
-  std::string what = (length ? "-s" + std::to_string(length) : std::string()) +
-                     (rows ? "-b" + std::to_string(rows) : std::string());
+  std::string what;
+  using Part = std::pair<const char *, int64_t>;
+  for (auto [tag, value] : {Part{"-s", shape.sourceLength}, Part{"-t", shape.targetLength},
+                            Part{"-b", shape.decodeRows}, Part{"-r", shape.trainRows}})
+    if (value)
+      what += tag + std::to_string(value);
   if (!bucket->loadSpecText(yaml::specToYaml(*spec_), spec_->file + " (bucket " + what + ")"))
     return nullptr;
   // Its own symbols, so that an executable links every bucket beside the full program.
   bucket->name_ = name_ + what;
   yaml::ImportOptions o = importOptions_ ? *importOptions_ : importOptions(compiledData());
-  if (length)
-    o.sourceLength = length;
+  if (shape.sourceLength)
+    o.sourceLength = shape.sourceLength;
+  if (shape.targetLength)
+    o.targetLength = shape.targetLength;
   bucket->setImportOptions(o);
-  if (rows) // the decoder's rows (the importer reads decode.batch)
-    bucket->spec_->decode.batch = rows;
+  if (shape.decodeRows) // the decoder's rows (the importer reads decode.batch)
+    bucket->spec_->decode.batch = shape.decodeRows;
+  if (shape.trainRows)
+    bucket->spec_->train.batchSize = shape.trainRows;
   // A bucket has none of its own.
   bucket->spec_->decode.buckets.clear();
   bucket->spec_->decode.batchBuckets.clear();
+  bucket->spec_->train.batchTokens = 0;
+  bucket->spec_->train.lengthBuckets = yaml::TrainSpec().lengthBuckets;
   return bucket;
 }
 
-bool Session::sharesParameters(const Session &bucket) const {
+std::unique_ptr<Model> Session::loadTrainingBucket(const BucketShape &shape,
+                                                   dist::Communicator *ranks, double compileWait) {
+  std::unique_ptr<Session> bucket = bucketSession(shape);
+  if (!bucket || !bucket->runTo(Stage::Grad))
+    return nullptr;
+  // Only what a training step calls (StepRunner): decoding's entries would double the compile
+  // of every shape.
+  const std::set<llvm::StringRef> steps = {"train_step", "loss_grad", "apply_update",
+                                           "loss_weight"};
+  for (auto f : bucket->module().getOps<mlir::func::FuncOp>())
+    if (f.isPublic() && !steps.count(f.getSymName()))
+      f.setPrivate();
+  mlir::PassManager dce(&bucket->context());
+  dce.addPass(mlir::createSymbolDCEPass());
+  if (failed(dce.run(bucket->module())))
+    return nullptr;
+  std::unique_ptr<Model> m =
+      ranks && ranks->size() > 1 ? bucket->loadModelOnce(*ranks, compileWait) : bucket->loadModel();
+  if (!m || !sharesParameters(*bucket, "train.batch_tokens"))
+    return nullptr;
+  m->params.clear(); // this program's serve
+  return m;
+}
+
+bool Session::sharesParameters(const Session &bucket, const std::string &key) const {
   // Each of the bucket's parameters is one of this program's, by name and shape (this one may
   // hold optimizer state besides).
   for (const target::TensorDesc &p : bucket.manifest().params)
     if (std::none_of(
             manifest_->params.begin(), manifest_->params.end(),
             [&](const target::TensorDesc &q) { return q.name == p.name && q.shape == p.shape; })) {
-      diagnostics() << "attnc: error: " << spec_->file << ": decode.buckets: the program '"
+      diagnostics() << "attnc: error: " << spec_->file << ": " << key << ": the program '"
                     << bucket.name_ << "' has the parameter '" << p.name << "' "
                     << shapeToString(p.shape) << ", which the full-length one has not; this "
                     << "model cannot be bucketed\n";
@@ -520,7 +556,7 @@ std::optional<std::vector<std::unique_ptr<Model>>> Session::loadBuckets() {
     return std::nullopt;
   for (auto [length, rows] : yaml::decodeBuckets(*spec_)) {
     // From the compile cache when it holds the bucket: nothing runs before the lookup.
-    std::unique_ptr<Session> bucket = bucketSession(length, rows);
+    std::unique_ptr<Session> bucket = bucketSession({length, 0, rows, 0});
     std::unique_ptr<Model> m = bucket ? bucket->loadModel() : nullptr;
     if (!m || !sharesParameters(*bucket))
       return std::nullopt;

@@ -154,13 +154,27 @@ public:
   /// loadModel's (checked; the Models hold no parameters of their own). Empty without
   /// buckets; nullopt (reported) on failure.
   std::optional<std::vector<std::unique_ptr<Model>>> loadBuckets();
-  /// The Session of one bucket (`length` source tokens, `rows` decoder rows; 0: the model's
-  /// own), its spec loaded and its program named <name>-s<length>-b<rows> (its own symbols).
-  /// Null (reported) on failure.
-  std::unique_ptr<Session> bucketSession(int64_t length, int64_t rows = 0);
+  /// What a bucket's program changes of the model's shapes (0: the model's own).
+  struct BucketShape {
+    int64_t sourceLength = 0; // source tokens
+    int64_t targetLength = 0; // target tokens (a training bucket's)
+    int64_t decodeRows = 0;   // decoder rows (decode.batch)
+    int64_t trainRows = 0;    // examples per training step (train.batch_size: all ranks')
+  };
+  /// The Session of one bucket, its spec loaded and its program named
+  /// <name>-s<source>-t<target>-b<decode rows>-r<train rows> (the parts it changes; its own
+  /// symbols). Null (reported) on failure.
+  std::unique_ptr<Session> bucketSession(const BucketShape &shape);
+  /// The training program of one shape of token-count batches (train.batch_tokens;
+  /// attn/task/TokenBatches.h), compiled to @train_step like this one (with `ranks`, once
+  /// for them all, as loadModelOnce), JIT-loaded, with this program's parameters (checked;
+  /// the Model holds none of its own). Null (reported) on failure.
+  std::unique_ptr<Model> loadTrainingBucket(const BucketShape &shape,
+                                            dist::Communicator *ranks = nullptr,
+                                            double compileWait = 1800);
   /// Whether each parameter of `bucket` (compiled) is one of this program's (compiled), by
-  /// name and shape; reported when not.
-  bool sharesParameters(const Session &bucket) const;
+  /// name and shape; reported, as a fault of the spec's key `key`, when not.
+  bool sharesParameters(const Session &bucket, const std::string &key = "decode.buckets") const;
   /// Writes the program for `cpu` as an object file and its C header; "" or the error.
   std::string writeObject(const std::string &objectPath, const std::string &headerPath,
                           const std::string &cpu);

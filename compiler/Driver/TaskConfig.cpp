@@ -90,6 +90,8 @@ app::ModelConfig modelConfig(const yaml::Spec &s) {
   app::TrainConfig &t = c.train;
   t.steps = s.train.steps;
   t.batchSize = s.train.batchSize;
+  t.batchTokens = s.train.batchTokens;
+  t.lengthBuckets = s.train.lengthBuckets;
   t.optimizer = yaml::nameOf(s.train.optimizer.type);
   t.schedule.type = yaml::nameOf(s.train.schedule.type);
   t.schedule.lr = s.train.optimizer.lr;

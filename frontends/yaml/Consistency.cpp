@@ -89,6 +89,19 @@ void checkShared(const Spec &s, Problems &p) {
             "train.eval_bleu scores the decoded translations of task 'seq2seq', not this '" +
                 nameOf(s.task) + "' model",
             "remove train.eval_bleu");
+  if (s.train.batchTokens > 0 &&
+      !((s.task == Task::Seq2seq || s.task == Task::Tag || s.task == Task::Classify) &&
+        !s.model.graph))
+    p.error("train.batch_tokens", s.train.loc,
+            "train.batch_tokens groups the text pairs of a seq2seq, tag or classify model by "
+            "length; " +
+                std::string(s.model.graph ? "a model.graph's shapes are its own"
+                                          : "task '" + nameOf(s.task) + "' reads no pairs"),
+            "remove train.batch_tokens, and set train.batch_size");
+  if (s.train.lengthBuckets != TrainSpec().lengthBuckets && s.train.batchTokens == 0)
+    p.error("train.length_buckets", s.train.loc,
+            "train.length_buckets counts the batch shapes of train.batch_tokens, which is not set",
+            "set train.batch_tokens, or remove train.length_buckets");
   const auto &tf = s.train.teacherForcing;
   if (s.task != Task::Seq2seq && !forecaster(s) &&
       (tf.schedule != TeacherSchedule::Constant || tf.ratio != 1.0))

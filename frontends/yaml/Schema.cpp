@@ -672,6 +672,24 @@ std::vector<KeySchema> buildTable() {
       Key("train.batch_size", &TrainSpec::batchSize, "Examples per training step.")
           .atLeast(1)
           .atMost(kMaxBatch),
+      Key("train.batch_tokens", &TrainSpec::batchTokens,
+          "`seq2seq`, `tag`, `classify`: batches by token count, as fairseq's `--max-tokens` "
+          "makes them: the pairs are grouped by length into `train.length_buckets` shapes, "
+          "and a batch of pairs at most L tokens long (the longer of source and target, eos "
+          "included) holds batch_tokens / L of them, so short pairs are not padded to "
+          "`data.max_len`. The training step is compiled once per shape, sharing the "
+          "parameters; `train.batch_size` then sizes only the validation batches. Works "
+          "with `data.stream` too (docs/data.md). 0: every batch is `train.batch_size` pairs "
+          "at the full length.")
+          .atLeast(0)
+          .atMost(1e9),
+      Key("train.length_buckets", &TrainSpec::lengthBuckets,
+          "`train.batch_tokens`: how many batch shapes (rows, source length, target length) "
+          "the training step is compiled for, chosen from the training pairs' lengths to "
+          "waste the fewest padded positions. More shapes: less padding, one more compile "
+          "each.")
+          .atLeast(1)
+          .atMost(64),
       Key("train.seed", &TrainSpec::seed,
           "Seed of the parameter initialisation and of the shuffling.")
           .atLeast(0),

@@ -320,6 +320,8 @@ struct TeacherForcingSpec {
 
 struct TrainSpec {
   int64_t batchSize = 32;
+  int64_t batchTokens = 0;    // pair tasks: batches by padded token count; 0: batchSize rows
+  int64_t lengthBuckets = 4;  // batchTokens: the batch shapes the step is compiled for
   uint64_t seed = 1;          // parameter initialisation and shuffling seed
   int64_t steps = 1000;
   OptimizerSpec optimizer;

@@ -44,9 +44,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SampleOptions, length, temperature, topK, see
 
 namespace attn::app {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SampleConfig, options, prime)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batchSize, optimizer, schedule, seed,
-                                   evalEvery, logEvery, checkpointEvery, patience, minDelta,
-                                   checkpointDir)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batchSize, batchTokens, lengthBuckets,
+                                   optimizer, schedule, seed, evalEvery, evalBleu, logEvery,
+                                   checkpointEvery, patience, minDelta, checkpointDir)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelConfig, name, data, decode, sample, stepInputs, train, spec,
                                    equations)
 

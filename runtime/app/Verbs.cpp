@@ -10,6 +10,7 @@
 #include "attn/task/Metadata.h"
 #include "attn/task/Regression.h"
 #include "attn/task/StreamedPairs.h"
+#include "attn/task/TokenBatches.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -446,17 +447,51 @@ int train(const std::string &tool, const ModelConfig &c, const Model &model,
   // The training batches: from a split in memory, or read from a streamed corpus's file.
   train::Split train, valid = task::validSplit(c.data, data);
   std::unique_ptr<train::BatchSource> batches;
+  task::TokenPlan plan; // token-count batches' (the source reads it)
+  // train.batch_tokens: the plan of the pairs' lengths, then the step compiled per shape.
+  bool byTokens = c.train.batchTokens > 0 && run.compileBuckets;
+  if (c.train.batchTokens > 0 && !run.compileBuckets)
+    std::cout << c.name << ": note: " << tool
+              << " trains batches of train.batch_size = " << c.train.batchSize
+              << "; the shapes of train.batch_tokens are compiled by "
+              << "attnc train" << std::endl;
+  auto compileShapes = [&](task::TokenPlan p) {
+    plan = std::move(p);
+    std::ostringstream line;
+    line << c.name << ": batches of at most " << c.train.batchTokens << " tokens in "
+         << plan.describe() << "; padding " << std::fixed << std::setprecision(1)
+         << 100.0 * plan.padding << "% of the positions (" << 100.0 * plan.fullLengthPadding
+         << "% at data.max_len)";
+    std::cout << line.str() << std::endl;
+    t.buckets = run.compileBuckets(plan.buckets);
+    return !t.buckets.empty();
+  };
   if (data && data->stream) {
     auto streamed =
         std::make_unique<task::StreamedPairs>(c.data.task, *data, c.data.streamBuffer, t.seed);
     reportPairs(c, *data, streamed->examples(), streamed->dropped(), valid);
+    if (byTokens) {
+      if (!compileShapes(
+              task::planTokenBatches(streamed->lengthCounts(), data->sourceLength,
+                                     c.data.task == task::Task::Seq2Seq ? data->targetLength : 0,
+                                     c.train.batchTokens, c.train.lengthBuckets, ranks)))
+        return 1;
+      streamed->batchByTokens(plan);
+    }
     batches = std::move(streamed);
   } else {
     train = task::trainSplit(c.data, data);
     if (data)
       reportPairs(c, *data, train[0].shape()[0], (int64_t)data->train.size() - train[0].shape()[0],
                   valid);
-    batches = train::splitBatches(train, t.seed);
+    if (byTokens) {
+      if (!compileShapes(task::planTokenBatches(c.data.task, train, c.train.batchTokens,
+                                                c.train.lengthBuckets, ranks)))
+        return 1;
+      batches = task::tokenBatches(c.data.task, train, plan, t.seed);
+    } else {
+      batches = train::splitBatches(train, t.seed);
+    }
   }
   if (data)
     for (auto &[key, value] : task::pairMetadata(*data))
@@ -470,9 +505,13 @@ int train(const std::string &tool, const ModelConfig &c, const Model &model,
 
   std::cout << c.name << ": training " << countWeights(model.program.info()) << " weights for "
             << t.steps << " steps (" << c.train.optimizer << ", lr " << c.train.schedule.lr << ", "
-            << c.train.schedule.type << " schedule, batch " << c.train.batchSize
-            << (ranks > 1 ? " over " + std::to_string(ranks) + " ranks (" +
-                                std::to_string(c.train.batchSize / ranks) + " each)"
+            << c.train.schedule.type << " schedule, batch "
+            << (t.buckets.empty() ? std::to_string(c.train.batchSize)
+                                  : "of " + std::to_string(c.train.batchTokens) + " tokens")
+            << (ranks > 1 ? " over " + std::to_string(ranks) + " ranks" +
+                                (t.buckets.empty()
+                                     ? " (" + std::to_string(c.train.batchSize / ranks) + " each)"
+                                     : std::string())
                           : std::string())
             << ") into " << t.dir << std::endl;
   auto started = std::chrono::steady_clock::now();

@@ -7,7 +7,7 @@
 // - models/char-transformer.yaml (decoder-only) learns and samples past its cache's length;
 // - models/majority-transformer.yaml (encoder-only) classifies;
 // - models/reverse-transformer.yaml learns with one embedding table for source, target and
-//   output.
+//   output, and from token-count batches (train.batch_tokens), resuming exactly.
 #include "AttncProcess.h"
 
 #include <gtest/gtest.h>
@@ -176,6 +176,40 @@ TEST(ReverseTransformer, LearnsWithSharedAndTiedEmbeddings) {
   ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir, "1 2 3 4 5\n", dir, &reversed), 0)
       << reversed;
   EXPECT_EQ(reversed, "5 4 3 2 1\n");
+}
+
+// train.batch_tokens: batches by token count in two compiled shapes, as the log reports them;
+// the model learns, and a run stopped and resumed ends where the uninterrupted one does.
+TEST(ReverseTransformer, LearnsFromTokenCountBatchesAndResumesExactly) {
+  std::string flags = " --set train.batch_tokens=320 --set train.length_buckets=2";
+  std::string dir = e2e::scratch("transformer", "reverse-tokens"), out;
+  ASSERT_EQ(attnc("train " + model("reverse-transformer") + flags + " --out " + dir, &out), 0)
+      << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      out, m,
+      std::regex("batches of at most 320 tokens in 2 shapes \\(rows x source x target\\): "
+                 "[0-9]+x[0-9]+x[0-9]+, 29x10x11; padding ([0-9.]+)% of the positions "
+                 "\\(([0-9.]+)% at data.max_len\\)")))
+      << out;
+  EXPECT_LT(std::stod(m[1]), 20.0) << out;
+  EXPECT_GT(std::stod(m[2]), 30.0) << out;
+  EXPECT_GE(exactMatch(out), 85.0) << out;
+
+  std::string resumed = e2e::scratch("transformer", "reverse-tokens-resumed"), first, second;
+  ASSERT_EQ(attnc("train " + model("reverse-transformer") + flags + " --steps 300 --out " + resumed,
+                  &first),
+            0)
+      << first;
+  ASSERT_EQ(attnc("train " + model("reverse-transformer") + flags + " --resume --out " + resumed,
+                  &second),
+            0)
+      << second;
+  auto doneLine = [](const std::string &log) {
+    std::smatch d;
+    return std::regex_search(log, d, std::regex("done at step 800: loss [^,\\n]+")) ? d.str() : log;
+  };
+  EXPECT_EQ(doneLine(second), doneLine(out));
 }
 
 TEST(MajorityTransformer, ClassifiesWithAnEncoderOnlyStack) {

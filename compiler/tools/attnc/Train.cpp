@@ -63,6 +63,19 @@ int train(attn::driver::Session &session, const Common &, const TrainOptions &o)
                 : session.loadBuckets();
   if (!buckets)
     return 1;
+  // train.batch_tokens: the training step once per batch shape (kept here, used by the run).
+  std::vector<std::unique_ptr<attn::driver::Model>> shapes;
+  run.compileBuckets = [&](const std::vector<attn::task::TokenBucket> &plan) {
+    std::vector<const attn::Program *> programs;
+    for (const attn::task::TokenBucket &b : plan) {
+      shapes.push_back(session.loadTrainingBucket({b.sourceLength, b.targetLength, 0, b.rows},
+                                                  o.comm, std::max(o.rankTimeout, 1800.0)));
+      if (!shapes.back())
+        return std::vector<const attn::Program *>();
+      programs.push_back(shapes.back()->program.get());
+    }
+    return programs;
+  };
   return attn::app::train("attnc", config, withBuckets(*model, *buckets), data, run);
 }
 

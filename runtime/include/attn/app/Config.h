@@ -26,6 +26,7 @@ struct SampleConfig {
 /// `train:`: the training loop's settings, and what a report says of the optimizer.
 struct TrainConfig {
   int64_t steps = 1000, batchSize = 32;
+  int64_t batchTokens = 0, lengthBuckets = 4; // token-count batches (task::planTokenBatches)
   std::string optimizer = "adam";
   train::ScheduleSpec schedule; // schedule.lr is the optimizer's learning rate
   uint64_t seed = 1;

@@ -11,6 +11,7 @@
 #include "attn/task/Data.h"
 #include "attn/task/Labelling.h"
 #include "attn/task/Seq2SeqDecoder.h"
+#include "attn/task/TokenBatches.h"
 
 #include <functional>
 #include <optional>
@@ -70,6 +71,11 @@ struct TrainRun {
   dist::Communicator *comm = nullptr; // under mpirun
   // Draws DIR/loss.png (train::TrainOptions::plotLoss); unset: no plot.
   std::function<void(const std::string &dir, const std::string &title)> plotLoss;
+  // Compiles the training step for each shape of token-count batches (train.batch_tokens),
+  // sharing the model's parameters; empty on failure (reported). Unset (an executable, the
+  // C API, which cannot compile): batches of train.batch_size, with a note.
+  std::function<std::vector<const Program *>(const std::vector<task::TokenBucket> &)>
+      compileBuckets;
 };
 /// `data`: a pair task's data (built by the caller), else null.
 int train(const std::string &tool, const ModelConfig &config, const Model &model,

@@ -132,6 +132,23 @@ TEST(Family, EvalBleuIsForSeq2Seq) {
       << tag;
 }
 
+TEST(Family, TokenCountBatchesAreForTextPairs) {
+  auto problems = [](const std::string &task, const std::string &data, const std::string &train) {
+    return problemsOf(parse("name: m\ntask: " + task + "\ndata: " + data +
+                            "\nmodel:\n  rnn: {cell: gru, hidden: 8}\ntrain: " + train + "\n"));
+  };
+  EXPECT_EQ(problems("seq2seq", "{path: p.tsv}", "{batch_tokens: 512, length_buckets: 8}"), "");
+  EXPECT_EQ(problems("tag", "{path: p.tsv}", "{batch_tokens: 512}"), "");
+  std::string regress = problems("regress", "{builtin: sine}", "{batch_tokens: 512}");
+  EXPECT_NE(regress.find("m.yaml:6:"), std::string::npos) << regress;
+  EXPECT_NE(regress.find("task 'regress' reads no pairs"), std::string::npos) << regress;
+  EXPECT_EQ(problems("seq2seq", "{path: p.tsv, stream: true}", "{batch_tokens: 512}"), "");
+  std::string alone = problems("seq2seq", "{path: p.tsv}", "{length_buckets: 8}");
+  EXPECT_NE(alone.find("train.length_buckets counts the batch shapes of train.batch_tokens"),
+            std::string::npos)
+      << alone;
+}
+
 TEST(Family, CosineKeysApplyToTheCosineScoreOnly) {
   std::string base = "name: m\ntask: seq2seq\ndata: {builtin: dates, tokens: char}\n"
                      "model:\n  rnn: {cell: lstm, hidden: 8}\n";
