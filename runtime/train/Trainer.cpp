@@ -57,13 +57,14 @@ std::vector<Tensor> gatherRows(const Split &split, const std::vector<int64_t> &r
   std::vector<Tensor> batch;
   for (size_t i = 0; i < split.size(); ++i) {
     Tensor t = makeTensor(entry.inputs[i]);
-    // Row-major: a row cut along dimension 1 is a prefix of the full row.
+    // A row of the input's size (whatever its shape: [N, 16] feeds [B, 16, 1]), or, cut along
+    // dimension 1, a prefix of the full row (row-major).
     const std::vector<int64_t> &from = split[i].shape(), &to = t.shape();
-    bool fits = from.size() == to.size() && (from.size() < 2 || to[1] <= from[1]) &&
-                std::equal(from.begin() + std::min<size_t>(2, from.size()), from.end(),
-                           to.begin() + std::min<size_t>(2, to.size()));
     size_t fromBytes = split[i].nbytes() / (size_t)from[0];
     size_t rowBytes = rows.empty() ? 0 : t.nbytes() / rows.size();
+    bool cut = from.size() == to.size() && from.size() >= 2 && to[1] < from[1] &&
+               std::equal(from.begin() + 2, from.end(), to.begin() + 2);
+    bool fits = rowBytes == fromBytes || cut;
     if (!fits || rowBytes * rows.size() != t.nbytes() || to[0] != (int64_t)rows.size())
       throw std::runtime_error(std::string("attn: batch input '") + entry.inputs[i].name + "' is " +
                                shapeToString(to) + ", which does not hold " +
