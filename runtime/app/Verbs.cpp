@@ -5,6 +5,7 @@
 #include "attn/data/Sine.h"
 #include "attn/data/TextFile.h"
 #include "attn/decode/Sample.h"
+#include "attn/task/Bleu.h"
 #include "attn/task/Labelling.h"
 #include "attn/task/LineReader.h"
 #include "attn/task/Metadata.h"
@@ -564,6 +565,34 @@ int train(const std::string &tool, const ModelConfig &c, const Model &model,
   return 0;
 }
 
+// BLEU and chrF2 as sacreBLEU prints them, with their signatures.
+static void printScores(const task::Bleu &bleu, double chrf) {
+  std::cout << "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.x = "
+            << bleu.str().substr(std::strlen("BLEU = ")) << "\n"
+            << "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.x = " << std::fixed
+            << std::setprecision(2) << chrf << std::defaultfloat << "\n";
+}
+
+int scoreTranslations(const std::string &pairsPath, const std::string &hypothesesPath) {
+  std::vector<std::string> references, hypotheses;
+  for (const data::Pair &p : data::readTsv(pairsPath))
+    references.push_back(p.target);
+  std::istringstream in(readRegularFile(hypothesesPath, kMaxDataFileBytes, "translations"));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    hypotheses.push_back(line);
+  }
+  if (hypotheses.size() != references.size())
+    throw std::runtime_error(hypothesesPath + " has " + std::to_string(hypotheses.size()) +
+                             " lines and " + pairsPath + " " + std::to_string(references.size()) +
+                             " pairs: one translation per pair, in order");
+  printScores(task::corpusBleu(hypotheses, references), task::corpusChrf(hypotheses, references));
+  std::cout << hypothesesPath << ": " << hypotheses.size() << " translations of " << pairsPath
+            << std::endl;
+  return 0;
+}
+
 int evaluate(const ModelConfig &c, const Model &model, const task::PairData *data,
              const std::string &file, const std::string &step, bool bleuOnly) {
   if (bleuOnly) {
@@ -571,11 +600,8 @@ int evaluate(const ModelConfig &c, const Model &model, const task::PairData *dat
       throw std::runtime_error("BLEU is for seq2seq models; " + c.name + " is task '" +
                                task::taskName(c.data.task) + "'");
     task::Accuracy a = decodedAccuracy(c, model, model.params, *data, data->valid);
-    std::cout << "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.x = "
-              << a.bleu.str().substr(std::strlen("BLEU = ")) << "\n"
-              << "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.x = "
-              << std::fixed << std::setprecision(2) << a.chrf << std::defaultfloat << "\n"
-              << c.name << ": " << a.count << " pairs (" << file << ", step " << step << ")"
+    printScores(a.bleu, a.chrf);
+    std::cout << c.name << ": " << a.count << " pairs (" << file << ", step " << step << ")"
               << std::endl;
     return 0;
   }

@@ -90,6 +90,17 @@ TEST_F(Reverse, LearnsToReverseWithGreedyDecoding) {
   // The first line's 5 + 4 + 3 + 2 n-grams match, none of the second's ("9 8 7 6 5" against
   // "1 1 1 1 1"): every precision is a half, the lengths are equal, BLEU = 50.
   EXPECT_NEAR(metric(out, "tok:13a\\|smooth:exp\\|version:2\\.x = "), 50.0, 0.005) << out;
+  // Another system's translations (--hyp): the same lines score the same 50 with no model,
+  // and a file of another length is refused with both counts.
+  std::string hyp = dir + "/../reverse-test.hyp", scored;
+  std::ofstream(hyp) << "5 4 3 2 1\n9 8 7 6 5\n";
+  ASSERT_EQ(attnc("eval --hyp " + hyp + " --pairs " + tsv, &scored), 0) << scored;
+  EXPECT_EQ(scored.substr(0, scored.find("\n", scored.find("chrF2"))),
+            out.substr(0, out.find("\n", out.find("chrF2"))));
+  std::ofstream(hyp) << "5 4 3 2 1\n";
+  scored.clear();
+  EXPECT_EQ(attnc("eval --hyp " + hyp + " --pairs " + tsv, &scored), 1);
+  EXPECT_NE(scored.find("has 1 lines and " + tsv + " 2 pairs"), std::string::npos) << scored;
   out.clear();
   EXPECT_EQ(attnc("eval --ckpt " + dir + " --bleu --pairs " + dir + "/nothing.tsv", &out), 1);
   EXPECT_NE(out.find("nothing.tsv"), std::string::npos) << out;

@@ -81,6 +81,12 @@ int train(attn::driver::Session &session, const Common &, const TrainOptions &o)
 
 int eval(attn::driver::Session &session, const Common &c, const std::string &ckpt,
          const EvalOptions &o) {
+  if (!o.hyp.empty()) { // another system's translations: scored, no model
+    if (o.pairs.empty() || !ckpt.empty())
+      return usageError("--hyp FILE is scored against the targets of --pairs FILE.tsv, "
+                        "without --ckpt");
+    return attn::app::scoreTranslations(o.pairs, o.hyp);
+  }
   if (ckpt.empty())
     return usageError("eval needs --ckpt DIR|FILE");
   if (int rc = load(session, c, ckpt))

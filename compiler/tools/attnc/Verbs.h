@@ -90,6 +90,7 @@ int train(attn::driver::Session &s, const Common &c, const TrainOptions &o);   /
 struct EvalOptions {
   bool bleu = false; // only BLEU and chrF2 (seq2seq)
   std::string pairs; // a TSV of pairs in place of the validation split
+  std::string hyp;   // translations to score against `pairs` (no model)
 };
 int eval(attn::driver::Session &s, const Common &c, const std::string &ckpt,
          const EvalOptions &o);  // Train.cpp

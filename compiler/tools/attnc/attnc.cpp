@@ -71,7 +71,8 @@ mean loss over the validation split (--pairs FILE.tsv: over those pairs), and wh
 gets right: a seq2seq model's exact match, token accuracy, BLEU and chrF2 of its decoding
 (decode: section), a tagger's or classifier's accuracy. --bleu prints only BLEU and chrF2,
 as sacreBLEU does (13a tokens, exp smoothing; chrF2 of 6-grams of characters). Without
-MODEL.yaml the spec stored in the checkpoint is used.)";
+MODEL.yaml the spec stored in the checkpoint is used. --hyp FILE --pairs FILE.tsv scores
+another system's translations the same way, with no model.)";
 
 constexpr const char *kTranslateHelp =
     R"(Reads source lines on stdin and writes one output line per input line, decoded by the trained
@@ -335,6 +336,10 @@ int main(int argc, char **argv) {
                    "evaluate on these source<TAB>target pairs (a test split) instead of the "
                    "validation split")
       ->type_name("FILE.tsv");
+  eval->add_option("--hyp", evalOptions.hyp,
+                   "score these translations (one per line, another system's) against the "
+                   "targets of --pairs with the same BLEU and chrF2; no --ckpt")
+      ->type_name("FILE");
   CLI::App *translate = verb("translate", "decode (or label) lines from stdin with a trained model",
                              kTranslateHelp, true);
   addDecode(translate, raw, translateOptions, common);
@@ -404,7 +409,8 @@ int main(int argc, char **argv) {
   std::string name = chosen->get_name();
   bool fromCheckpoint = chosen == eval || chosen == translate;
   std::string ckpt = chosen == eval ? evalCkpt : chosen == translate ? translateOptions.ckpt : "";
-  if (common.files.empty() && !(fromCheckpoint && !ckpt.empty())) {
+  bool scoresFiles = chosen == eval && !evalOptions.hyp.empty(); // needs no model
+  if (common.files.empty() && !(fromCheckpoint && !ckpt.empty()) && !scoresFiles) {
     if (fromCheckpoint)
       return attnc::usageError(name + " needs --ckpt DIR|FILE");
     return attnc::usageError(name + " needs a MODEL.yaml");

@@ -88,6 +88,12 @@ int train(const std::string &tool, const ModelConfig &config, const Model &model
 int evaluate(const ModelConfig &config, const Model &model, const task::PairData *data,
              const std::string &file, const std::string &step, bool bleuOnly = false);
 
+/// `eval --hyp`: corpus BLEU and chrF2 of the lines of `hypothesesPath` (one translation per
+/// pair, in order: another system's output) against the targets of the TSV `pairsPath`,
+/// printed as evaluate's bleuOnly prints a model's. Throws on files that cannot be read or
+/// whose counts differ.
+int scoreTranslations(const std::string &pairsPath, const std::string &hypothesesPath);
+
 /// The validation quality of a pair model: a seq2seq model's decoded outputs (exact match,
 /// token accuracy), a tagger's tags or a classifier's labels (accuracy).
 void reportQuality(const ModelConfig &config, const Model &model, const task::PairData &data);
