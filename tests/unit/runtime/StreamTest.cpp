@@ -205,16 +205,22 @@ std::vector<std::string> targets(const PairData &d, const std::vector<attn::Tens
   return out;
 }
 
-TEST(StreamedPairs, EveryKeptPairOncePerEpochTheSameAfterAResumeAndAcrossRanks) {
-  std::string dir = scratch("batches"), path = dir + "/pairs.tsv";
+// The StreamedPairs tests' corpus: corpus(300) streamed as a seq2seq task, its last 20 pairs
+// validating, sources of 7..9 words (3 of every 9) longer than max_len 6.
+PairData streamedCorpus(const std::string &name) {
+  std::string dir = scratch(name), path = dir + "/pairs.tsv";
   std::ofstream(path) << corpus(300);
   DataConfig c;
   c.task = Task::Seq2Seq;
   c.path = path;
   c.valid = 20;
-  c.maxLen = 6; // sources of 7..9 words are dropped: 3 of every 9
+  c.maxLen = 6;
   c.stream = true;
-  PairData d = buildPairs(c);
+  return buildPairs(c);
+}
+
+TEST(StreamedPairs, EveryKeptPairOncePerEpochTheSameAfterAResumeAndAcrossRanks) {
+  PairData d = streamedCorpus("batches");
   StreamedPairs stream(Task::Seq2Seq, d, /*blockPairs=*/32, /*seed=*/7);
   int64_t kept = 0;
   for (int i = 0; i < 280; ++i)
@@ -263,15 +269,7 @@ TEST(StreamedPairs, EveryKeptPairOncePerEpochTheSameAfterAResumeAndAcrossRanks) 
 }
 
 TEST(StreamedPairs, TokenCountBatchesTakeEachPairOncePerEpochTheSameAfterAResume) {
-  std::string dir = scratch("token-batches"), path = dir + "/pairs.tsv";
-  std::ofstream(path) << corpus(300);
-  DataConfig c;
-  c.task = Task::Seq2Seq;
-  c.path = path;
-  c.valid = 20;
-  c.maxLen = 6;
-  c.stream = true;
-  PairData d = buildPairs(c);
+  PairData d = streamedCorpus("token-batches");
   StreamedPairs stream(Task::Seq2Seq, d, /*blockPairs=*/32, /*seed=*/7);
   LengthCounts counts = stream.lengthCounts();
   int64_t counted = 0;
