@@ -16,7 +16,15 @@ def AttnToOneDNN : Pass<"attn-to-onednn", "mlir::ModuleOp"> {
     of `@attn_rt_rnn_backward`. An `attn.fused_attention` (and its `_grad`) whose score is a
     plain dot product `c * sum(q * k)`, with no captures, centre, window, mask region or
     weights, calls the runtime's FlashAttention-2 kernels (`@attn_rt_flash_attention[_backward]`, GEMM tiles,
-    the scale `c` an f32 argument). Every other `attn.fused_attention` and
+    the scale `c` an f32 argument). One whose score is a dot product followed by scalar code,
+    `f(sum(q * k), i, j, captures)` with scalar captures (ALiBi, a relative bias, softcapping,
+    a learned temperature), under an optional mask region of scalar code, and with no centre,
+    window or weights, calls the same kernels' `_regions` form
+    (`@attn_rt_flash_attention_regions[_backward]`): the products stay GEMM tiles, and the
+    regions become private tile functions, `@attn_score_tile_N`, `@attn_mask_tile_N` and
+    `@attn_score_grad_tile_N` (the score's derivative with respect to the product, and its
+    captures' gradients summed per tile), whose addresses the call passes. Every other
+    `attn.fused_attention` and
     `attn.fused_attention_grad` calls a kernel generated for it, `@attn_fused_attention_N` / `@attn_fused_attention_grad_N`, a private
     function over the op's static shapes, one query row at a time: a loop over the keys
     evaluates the score region, inlined (its scalar ops in order, each chain of row ops as

@@ -52,6 +52,14 @@ JitProgram::load(const std::vector<std::string> &objects, const Manifest &manife
       (void *)&_mlir_ciface_attn_rt_flash_attention_backward_bf16);
   add("_mlir_ciface_attn_rt_flash_attention_backward",
       (void *)&_mlir_ciface_attn_rt_flash_attention_backward);
+  add("_mlir_ciface_attn_rt_flash_attention_regions",
+      (void *)&_mlir_ciface_attn_rt_flash_attention_regions);
+  add("_mlir_ciface_attn_rt_flash_attention_regions_bf16",
+      (void *)&_mlir_ciface_attn_rt_flash_attention_regions_bf16);
+  add("_mlir_ciface_attn_rt_flash_attention_regions_backward",
+      (void *)&_mlir_ciface_attn_rt_flash_attention_regions_backward);
+  add("_mlir_ciface_attn_rt_flash_attention_regions_backward_bf16",
+      (void *)&_mlir_ciface_attn_rt_flash_attention_regions_backward_bf16);
 #ifdef ATTN_HAVE_CUDA
   // --device cuda (attn-to-cuda): the fused attention on the GPU ...
   add("_mlir_ciface_attn_rt_cuda_flash_attention",

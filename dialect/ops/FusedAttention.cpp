@@ -120,6 +120,128 @@ std::optional<float> score_region::dotProductScale(Block &block) {
   return dot ? std::optional<float>(scale) : std::nullopt;
 }
 
+namespace {
+bool isRowValue(Value v) { return !score_region::isScalar(v.getType()); }
+
+// Whether `op` is attn.mul of the values a and b, in either order.
+bool multiplies(Operation *op, Value a, Value b) {
+  auto mul = dyn_cast_or_null<MulOp>(op);
+  return mul &&
+         ((mul.getLhs() == a && mul.getRhs() == b) || (mul.getLhs() == b && mul.getRhs() == a));
+}
+
+// The scalar a row of broadcasts and reshapes repeats, or null.
+Value broadcastScalar(Value row) {
+  while (Operation *op = row.getDefiningOp()) {
+    if (!isa<BroadcastOp, ReshapeOp>(op))
+      break;
+    row = op->getOperand(0);
+  }
+  return isRowValue(row) ? Value() : row;
+}
+
+// The product q * k of `block`'s first two arguments (null if absent), checked to feed only
+// reductions `sum` of it; `dots` gets them. False when q or k is read elsewhere or the product
+// by anything else.
+bool dotProducts(Block &block, Operation *&product, SmallVectorImpl<Operation *> &dots) {
+  Value q = block.getArgument(0), k = block.getArgument(1);
+  product = nullptr;
+  for (Operation &op : block.without_terminator())
+    if (multiplies(&op, q, k)) {
+      if (product)
+        return false;
+      product = &op;
+    }
+  if (!product)
+    return true;
+  for (Operation *user : product->getResult(0).getUsers()) {
+    if (!isa<ReduceSumOp>(user))
+      return false;
+    dots.push_back(user);
+  }
+  return true;
+}
+} // namespace
+
+Operation *score_region::dotThenScalars(Block &block) {
+  if (block.getNumArguments() < 4)
+    return nullptr;
+  for (BlockArgument capture : block.getArguments().drop_front(4))
+    if (isRowValue(capture))
+      return nullptr;
+  Operation *product;
+  SmallVector<Operation *> dots;
+  if (!dotProducts(block, product, dots) || dots.size() != 1)
+    return nullptr;
+  // q and k feed the product alone, and no other op holds a row.
+  Value q = block.getArgument(0), k = block.getArgument(1);
+  for (Value arg : {q, k})
+    for (Operation *user : arg.getUsers())
+      if (user != product)
+        return nullptr;
+  for (Operation &op : block.without_terminator())
+    if (&op != product && llvm::any_of(op.getResults(), isRowValue))
+      return nullptr;
+  return dots[0];
+}
+
+std::optional<Value> score_region::dotCotangent(Block &grad, Operation *&dot) {
+  dot = nullptr;
+  if (grad.getNumArguments() < 5)
+    return std::nullopt;
+  for (BlockArgument arg : grad.getArguments().drop_front(4))
+    if (isRowValue(arg))
+      return std::nullopt;
+  auto yield = dyn_cast<YieldOp>(grad.getTerminator());
+  if (!yield || yield.getValues().size() < 2)
+    return std::nullopt;
+  Value q = grad.getArgument(0), k = grad.getArgument(1);
+  // d_query = X k and d_keys = X q, X broadcast to a row.
+  auto factor = [](Value product, Value row) -> Value {
+    auto mul = product.getDefiningOp<MulOp>();
+    if (!mul)
+      return Value();
+    Value other = mul.getLhs() == row ? mul.getRhs() : mul.getRhs() == row ? mul.getLhs() : Value();
+    return other ? broadcastScalar(other) : Value();
+  };
+  Value dq = yield.getValues()[0], dk = yield.getValues()[1];
+  Value x = factor(dq, k);
+  if (!x || factor(dk, q) != x)
+    return std::nullopt;
+  Operation *product;
+  SmallVector<Operation *> dots;
+  if (!dotProducts(grad, product, dots) || dots.size() > 1)
+    return std::nullopt;
+  dot = dots.empty() ? nullptr : dots[0];
+  // No other row: the product, the two yielded ones, and X's broadcasts feeding them.
+  Operation *dqOp = dq.getDefiningOp(), *dkOp = dk.getDefiningOp();
+  for (Operation &op : grad.without_terminator()) {
+    if (&op == product || &op == dqOp || &op == dkOp || !llvm::any_of(op.getResults(), isRowValue))
+      continue;
+    bool broadcastOfX = isa<BroadcastOp, ReshapeOp>(op) && broadcastScalar(op.getResult(0)) == x;
+    bool feedsOnlyTheYields = llvm::all_of(op.getResult(0).getUsers(), [&](Operation *user) {
+      return user == dqOp || user == dkOp || isa<BroadcastOp, ReshapeOp>(user);
+    });
+    if (!broadcastOfX || !feedsOnlyTheYields)
+      return std::nullopt;
+  }
+  // q and k are read by the product and the yielded rows only.
+  for (Value arg : {q, k})
+    for (Operation *user : arg.getUsers())
+      if (user != product && user != dqOp && user != dkOp)
+        return std::nullopt;
+  return x;
+}
+
+bool score_region::scalarsOnly(Block &block) {
+  if (llvm::any_of(block.getArguments(), isRowValue))
+    return false;
+  for (Operation &op : block)
+    if (llvm::any_of(op.getResults(), isRowValue))
+      return false;
+  return true;
+}
+
 //===- fused_attention ---------------------------------------------------------------------===//
 
 namespace {

@@ -33,6 +33,21 @@ LogicalResult verify(Operation *op, StringRef name, Block &block, int64_t width,
 /// the product; the factors in either order): the score a lowering may compute with GEMM tiles.
 std::optional<float> dotProductScale(Block &block);
 
+/// The reduction `sum(q * k)` of the first two arguments when it is the only thing `block` (a
+/// score region) computes from rows: the score is f(q . k, i, j, captures) with f scalar code
+/// and every capture a scalar, so a lowering may compute the products as GEMM tiles and run f
+/// on each tile. Null otherwise.
+Operation *dotThenScalars(Block &block);
+
+/// In the score_grad region `grad` derived from such a score: the scalar X with
+/// d_query = X k and d_keys = X q (X = ds * df / d(q . k)), and in `dot` the region's own
+/// `sum(q * k)` (null when f's derivative does not read it). nullopt when the region is not of
+/// that form (then only the generated kernels run it).
+std::optional<Value> dotCotangent(Block &grad, Operation *&dot);
+
+/// Whether every value of `block` (a mask region) is a scalar.
+bool scalarsOnly(Block &block);
+
 } // namespace mlir::attn::score_region
 
 namespace mlir::attn {

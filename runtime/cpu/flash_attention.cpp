@@ -7,6 +7,12 @@
 // and probabilities exist one [128, 128] tile at a time, never as [T, S]; the tile products are
 // oneDNN's sgemm.
 //
+// The _regions kernels run a researcher's score on the same tiles: attn-to-onednn compiles a
+// score region of the form f(q . k, i, j, captures) and a mask region m(i, j, captures) into
+// tile functions (attn/kernels.h), applied to each tile of products between the GEMMs (and, in
+// the backward, f's derivative to each dS tile); the mask region's verdict per tile pair lets
+// the loops skip what it hides from every query.
+//
 // The _bf16 kernels (attn-precision's bf16 policy) run the same algorithm with every tile
 // product in bf16 with f32 sums: q (scaled), k, v and d_out are rounded to bfloat16 once per
 // call, the probabilities and dS once per tile, and each product is a oneDNN bf16 matmul
@@ -291,14 +297,112 @@ private:
   std::vector<bool> tileOpen_;   // per key tile: no key masked
 };
 
+// An op's score and mask regions, compiled into tile functions (attn/kernels.h), and its
+// scalar captures: what the _regions kernels apply between the GEMMs.
+struct Regions {
+  attn_tile_fn score = nullptr, mask = nullptr; // mask: null without a mask region
+  attn_tile_grad_fn scoreGrad = nullptr;        // the backward's only
+  float *captures = nullptr;
+  int64_t numCaptures = 0;
+
+  // t [rows, cols] (ld) = f(t, i, j, captures), t the products q . k.
+  void modify(float *t, int64_t ld, int64_t rows, int64_t cols, int64_t i0, int64_t j0) const {
+    score(t, t, 0, rows * ld, 1, captures, captures, 0, numCaptures, 1, ld, rows, cols, i0, j0);
+  }
+  // t [rows, cols] (ld) = 1 where the mask region allows (i, j), else 0.
+  void allowedIn(float *t, int64_t ld, int64_t rows, int64_t cols, int64_t i0, int64_t j0) const {
+    mask(t, t, 0, rows * ld, 1, captures, captures, 0, numCaptures, 1, ld, rows, cols, i0, j0);
+  }
+  // ds [rows, cols] (ld) = ds df/d dot at the products `dots`; dCaptures += ds df/d capture.
+  void gradient(float *dots, float *ds, float *dCaptures, int64_t ld, int64_t rows, int64_t cols,
+                int64_t i0, int64_t j0) const {
+    int64_t n = rows * ld, c = numCaptures;
+    scoreGrad(dots, dots, 0, n, 1, ds, ds, 0, n, 1, captures, captures, 0, c, 1, dCaptures,
+              dCaptures, 0, c, 1, ld, rows, cols, i0, j0);
+  }
+};
+
+// The regions of a _regions kernel call (inactive for the plain dot product), with the mask
+// region's verdict on every (query tile, key tile) pair, taken once per call: a pair it hides
+// from every query is skipped (a sliding window of W costs O(S W), not O(S^2)), one it allows
+// whole is not masked, only the others evaluate the mask again on their scores.
+class ScoreMods {
+public:
+  enum Verdict : uint8_t { kNone, kSome, kAll };
+
+  ScoreMods() = default;
+  ScoreMods(const Regions &r, const Shape &d) : regions_(&r) {
+    if (!r.mask)
+      return;
+    keyTiles_ = (d.S + kKeyTile - 1) / kKeyTile;
+    int64_t queryTiles = (d.T + kQueryTile - 1) / kQueryTile;
+    verdicts_.assign(queryTiles * keyTiles_, kAll);
+#pragma omp parallel
+    {
+      Scratch t(kQueryTile * kKeyTile);
+#pragma omp for collapse(2) schedule(dynamic)
+      for (int64_t qt = 0; qt < queryTiles; ++qt)
+        for (int64_t kt = 0; kt < keyTiles_; ++kt) {
+          int64_t q0 = qt * kQueryTile, k0 = kt * kKeyTile;
+          int64_t rows = std::min(kQueryTile, d.T - q0), cols = std::min(kKeyTile, d.S - k0);
+          r.allowedIn(t.data(), kKeyTile, rows, cols, q0, k0);
+          int64_t allowed = 0;
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j)
+              allowed += t[i * kKeyTile + j] != 0;
+          verdicts_[qt * keyTiles_ + kt] = allowed == 0             ? kNone
+                                           : allowed == rows * cols ? kAll
+                                                                    : kSome;
+        }
+    }
+  }
+
+  bool active() const { return regions_ != nullptr; }
+  const Regions &regions() const { return *regions_; }
+
+  // Whether the mask region hides the tile pair of query q0 and key k0 from every query.
+  bool hidden(int64_t q0, int64_t k0) const { return verdict(q0, k0) == kNone; }
+
+  // s [rows, cols] (ld kKeyTile), the products of queries i0.. and keys j0..: the score
+  // region's scores, pushed down where the mask region hides the key (`allowed` is scratch).
+  void apply(float *s, int64_t rows, int64_t cols, int64_t i0, int64_t j0, Scratch &allowed) const {
+    regions_->modify(s, kKeyTile, rows, cols, i0, j0);
+    if (verdict(i0, j0) != kSome)
+      return;
+    if ((int64_t)allowed.size() < rows * kKeyTile)
+      allowed.resize(kQueryTile * kKeyTile);
+    regions_->allowedIn(allowed.data(), kKeyTile, rows, cols, i0, j0);
+    for (int64_t r = 0; r < rows; ++r)
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c)
+        s[r * kKeyTile + c] -= allowed[r * kKeyTile + c] == 0 ? kPush : 0.0f;
+  }
+
+private:
+  Verdict verdict(int64_t i0, int64_t j0) const {
+    return verdicts_.empty() ? kAll : verdicts_[(i0 / kQueryTile) * keyTiles_ + j0 / kKeyTile];
+  }
+
+  const Regions *regions_ = nullptr;
+  int64_t keyTiles_ = 0;
+  std::vector<Verdict> verdicts_; // [query tiles, key tiles]; empty without a mask region
+};
+
 // s [rows, kKeyTile] = scale q[q0..] k[k0..]^T, less kPush where not allowed; q [T, D] and
 // k [S, D] of one (batch, head) (q already scaled where Tiles::kScaledQuery).
+// With active `mods` (the _regions kernels, scale 1) the products become the score region's
+// scores, masked by its mask region; `dots` (when not null, ld kKeyTile) keeps the products.
 template <class Tiles>
 void scoreTile(const typename Tiles::Factor *q, const typename Tiles::Factor *k, const Shape &d,
-               const Allowed &allowed, int64_t q0, int64_t rows, int64_t k0, int64_t cols,
-               float scale, float *s) {
+               const Allowed &allowed, const ScoreMods &mods, int64_t q0, int64_t rows, int64_t k0,
+               int64_t cols, float scale, float *s, float *dots, Scratch &scratch) {
   Tiles::gemm('N', 'T', rows, cols, d.D, Tiles::kScaledQuery ? 1.0f : scale, q + q0 * d.D, d.D,
               k + k0 * d.D, d.D, 0.0f, s, kKeyTile);
+  if (dots)
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy(s + r * kKeyTile, s + r * kKeyTile + cols, dots + r * kKeyTile);
+  if (mods.active())
+    mods.apply(s, rows, cols, q0, k0, scratch);
   if (allowed.allAllowed(q0, k0, k0 + cols))
     return;
   for (int64_t r = 0; r < rows; ++r) {
@@ -347,11 +451,10 @@ ATTN_ROW_KERNEL void scoreGradientRow(const float *p, float *dp, int64_t cols, f
     dp[c] = p[c] * (dp[c] - delta);
 }
 
-
 template <class Tiles>
 void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
                   attn_memref2 *mask, attn_memref4 *out, attn_memref3 *lse, int64_t causal,
-                  float scale) {
+                  float scale, const Regions *regions = nullptr) {
   using Factor = typename Tiles::Factor;
   Shape d = checkShapes(kernel, *q, *k, *v, *mask);
   checkSizes(kernel, "out", *out, 4, {d.B, d.H, d.T, d.Dv});
@@ -367,12 +470,13 @@ void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_mem
   std::vector<Allowed> allowed;
   for (int64_t b = 0; b < d.B; ++b)
     allowed.emplace_back(M + b * d.S, d, causal != 0);
+  ScoreMods mods = regions ? ScoreMods(*regions, d) : ScoreMods();
   int64_t queryTiles = (d.T + kQueryTile - 1) / kQueryTile;
 
 #pragma omp parallel
   {
-    Scratch s(kQueryTile * kKeyTile), acc(kQueryTile * d.Dv), m(kQueryTile),
-        l(kQueryTile);
+    Scratch s(kQueryTile * kKeyTile), acc(kQueryTile * d.Dv), m(kQueryTile), l(kQueryTile),
+        maskScratch;
     Bf16Scratch pFactors; // the probabilities rounded, where Tiles rounds
 #pragma omp for collapse(3) schedule(dynamic)
     for (int64_t b = 0; b < d.B; ++b)
@@ -386,7 +490,7 @@ void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_mem
           std::fill(l.begin(), l.end(), 0.0f);
           std::fill(acc.begin(), acc.end(), 0.0f);
           for (int64_t k0 = 0; k0 < d.S; k0 += kKeyTile) {
-            if (allowed[b].skip(q0, q0 + rows, k0))
+            if (allowed[b].skip(q0, q0 + rows, k0) || mods.hidden(q0, k0))
               continue;
             int64_t cols = std::min(kKeyTile, d.S - k0);
             int64_t band = allowed[b].band(q0, rows, k0, cols);
@@ -398,7 +502,8 @@ void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_mem
               if (seen == 0)
                 continue;
               float *sBand = &s[r0 * kKeyTile], *accBand = &acc[r0 * d.Dv];
-              scoreTile<Tiles>(q1, k1, d, allowed[b], q0 + r0, n, k0, seen, scale, sBand);
+              scoreTile<Tiles>(q1, k1, d, allowed[b], mods, q0 + r0, n, k0, seen, scale, sBand,
+                               nullptr, maskScratch);
               for (int64_t r = r0; r < r0 + n; ++r) {
                 // The row's own causal prefix: its hidden keys get weight 0 without an exp.
                 float *row = &s[r * kKeyTile];
@@ -419,7 +524,9 @@ void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_mem
           }
           float *o1 = O.data + (bh * d.T + q0) * d.Dv, *lse1 = L.data + bh * d.T + q0;
           for (int64_t r = 0; r < rows; ++r) {
-            bool empty = allowed[b].emptyRow(q0 + r);
+            // The mask region may hide every key of a row: its scores are then all pushed
+            // down (or never seen), which the running max tells.
+            bool empty = allowed[b].emptyRow(q0 + r) || (mods.active() && !(m[r] > -kPush / 2));
             for (int64_t c = 0; c < d.Dv; ++c)
               o1[r * d.Dv + c] = empty ? 0.0f : acc[r * d.Dv + c] / l[r];
             lse1[r] = empty ? 0.0f : m[r] + std::log(l[r]);
@@ -434,7 +541,8 @@ template <class Tiles>
 void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
                    attn_memref2 *mask, attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out,
                    attn_memref3 *d_lse, attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv,
-                   int64_t causal, float scale) {
+                   int64_t causal, float scale, const Regions *regions = nullptr,
+                   float *dCaptures = nullptr) {
   using Factor = typename Tiles::Factor;
   Shape d = checkShapes(kernel, *q, *k, *v, *mask);
   checkSizes(kernel, "out", *out, 4, {d.B, d.H, d.T, d.Dv});
@@ -459,6 +567,9 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
   std::vector<Allowed> allowed;
   for (int64_t b = 0; b < d.B; ++b)
     allowed.emplace_back(M + b * d.S, d, causal != 0);
+  ScoreMods mods = regions ? ScoreMods(*regions, d) : ScoreMods();
+  int64_t numCaptures = regions ? regions->numCaptures : 0;
+  std::vector<double> captureGrads(numCaptures, 0.0);
   int64_t keyTiles = (d.S + kKeyTile - 1) / kKeyTile, bhs = d.B * d.H;
 
   // delta_i = sum_c dO[i, c] O[i, c] - d_lse[i], per (batch, head): dS = P (dP - delta).
@@ -480,7 +591,10 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
 #pragma omp parallel
   {
     Scratch p(kQueryTile * kKeyTile), ds(kQueryTile * kKeyTile), dkTile(kKeyTile * d.D),
-        dvTile(kKeyTile * d.Dv);
+        dvTile(kKeyTile * d.Dv), maskScratch;
+    // The products before the score region (its derivative reads them) and this thread's
+    // share of the captures' gradients.
+    Scratch dots(mods.active() ? kQueryTile * kKeyTile : 0), dCapturesMine(numCaptures, 0.0f);
     Bf16Scratch pFactors, dsFactors; // P and dS rounded, where Tiles rounds
     float *dqBase = dQ.data;
     if (splitKeys) {
@@ -499,7 +613,7 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
       std::fill(dvTile.begin(), dvTile.end(), 0.0f);
       for (int64_t q0 = 0; q0 < d.T; q0 += kQueryTile) {
         int64_t rows = std::min(kQueryTile, d.T - q0);
-        if (allowed[b].skip(q0, q0 + rows, k0))
+        if (allowed[b].skip(q0, q0 + rows, k0) || mods.hidden(q0, k0))
           continue;
         int64_t band = allowed[b].band(q0, rows, k0, cols);
         for (int64_t r0 = q0; r0 < q0 + rows; r0 += band) {
@@ -508,7 +622,8 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
           int64_t seen = allowed[b].visible(r0 + n - 1, k0, cols);
           if (seen == 0)
             continue;
-          scoreTile<Tiles>(q1, k1, d, allowed[b], r0, n, k0, seen, scale, p.data());
+          scoreTile<Tiles>(q1, k1, d, allowed[b], mods, r0, n, k0, seen, scale, p.data(),
+                           mods.active() ? dots.data() : nullptr, maskScratch);
           for (int64_t r = 0; r < n; ++r) {
             float *row = &p[r * kKeyTile];
             // A zero row has no weights and no gradient; a row's causally hidden keys none.
@@ -525,6 +640,11 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
                       0.0f, ds.data(), kKeyTile);
           for (int64_t r = 0; r < n; ++r)
             scoreGradientRow(&p[r * kKeyTile], &ds[r * kKeyTile], seen, delta1[r0 + r]);
+          // The score region's backward: dS of the scores to dS of the products (P is 0
+          // where a key is hidden, and so is dS).
+          if (mods.active())
+            mods.regions().gradient(dots.data(), ds.data(), dCapturesMine.data(), kKeyTile, n, seen,
+                                    r0, k0);
           // dQ [n, D] += scale dS [n, seen] K [seen, D]
           const Factor *dsTile = Tiles::tile(ds.data(), n, seen, kKeyTile, dsFactors);
           Tiles::gemm('N', 'N', n, d.D, seen, scale, dsTile, kKeyTile, k1 + k0 * d.D, d.D, 1.0f,
@@ -550,7 +670,12 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
           for (int64_t kt = 0; kt < keyTiles; ++kt)
             keyTile(b, h, kt);
     }
+#pragma omp critical
+    for (int64_t c = 0; c < numCaptures; ++c)
+      captureGrads[c] += dCapturesMine[c];
   }
+  for (int64_t c = 0; c < numCaptures; ++c)
+    dCaptures[c] = (float)captureGrads[c];
   if (splitKeys) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < bhs * d.T * d.D; ++i) {
@@ -597,4 +722,78 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward_bf16(
     attn_memref4 *dv, int64_t causal, float scale) {
   flashBackward<Bf16Tiles>("attn_rt_flash_attention_backward_bf16", q, k, v, mask, out, lse,
                            d_out, d_lse, dq, dk, dv, causal, scale);
+}
+
+namespace {
+// The regions of a _regions call: scale 1 (the score region scales the products itself).
+Regions regionsOf(attn_memref1 *captures, std::vector<float> &buffer, int64_t hasMask,
+                  attn_tile_fn score, attn_tile_fn mask, attn_tile_grad_fn scoreGrad = nullptr) {
+  const float *c = rowMajor(*captures, 1, buffer);
+  return Regions{score, hasMask ? mask : nullptr, scoreGrad, const_cast<float *>(c),
+                 captures->sizes[0]};
+}
+
+template <class Tiles>
+void regionsForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
+                    attn_memref2 *mask, attn_memref1 *captures, attn_memref4 *out,
+                    attn_memref3 *lse, int64_t causal, int64_t hasMask, attn_tile_fn score,
+                    attn_tile_fn maskFn) {
+  std::vector<float> buffer;
+  Regions r = regionsOf(captures, buffer, hasMask, score, maskFn);
+  flashForward<Tiles>(kernel, q, k, v, mask, out, lse, causal, 1.0f, &r);
+}
+
+template <class Tiles>
+void regionsBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
+                     attn_memref2 *mask, attn_memref1 *captures, attn_memref4 *out,
+                     attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq,
+                     attn_memref4 *dk, attn_memref4 *dv, attn_memref1 *d_captures, int64_t causal,
+                     int64_t hasMask, attn_tile_fn score, attn_tile_grad_fn scoreGrad,
+                     attn_tile_fn maskFn) {
+  std::vector<float> buffer;
+  Regions r = regionsOf(captures, buffer, hasMask, score, maskFn, scoreGrad);
+  checkSizes(kernel, "d_captures", *d_captures, 1, {r.numCaptures});
+  RowMajorOut<attn_memref1> dC(*d_captures, 1);
+  flashBackward<Tiles>(kernel, q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv, causal, 1.0f, &r,
+                       dC.data);
+  dC.finish();
+}
+} // namespace
+
+// q, k, v, mask, captures [N] -> out, lse: the score and mask regions as tile functions.
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref1 *captures,
+    attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, attn_tile_fn score,
+    attn_tile_fn mask_fn) {
+  regionsForward<F32Tiles>("attn_rt_flash_attention_regions", q, k, v, mask, captures, out, lse,
+                           causal, has_mask, score, mask_fn);
+}
+
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_bf16(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref1 *captures,
+    attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, attn_tile_fn score,
+    attn_tile_fn mask_fn) {
+  regionsForward<Bf16Tiles>("attn_rt_flash_attention_regions_bf16", q, k, v, mask, captures, out,
+                            lse, causal, has_mask, score, mask_fn);
+}
+
+// ... and d_out, d_lse -> dq, dk, dv, d_captures [N].
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_backward(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref1 *captures,
+    attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
+    attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref1 *d_captures, int64_t causal,
+    int64_t has_mask, attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn) {
+  regionsBackward<F32Tiles>("attn_rt_flash_attention_regions_backward", q, k, v, mask, captures,
+                            out, lse, d_out, d_lse, dq, dk, dv, d_captures, causal, has_mask, score,
+                            score_grad, mask_fn);
+}
+
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_backward_bf16(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref1 *captures,
+    attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
+    attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref1 *d_captures, int64_t causal,
+    int64_t has_mask, attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn) {
+  regionsBackward<Bf16Tiles>("attn_rt_flash_attention_regions_backward_bf16", q, k, v, mask,
+                             captures, out, lse, d_out, d_lse, dq, dk, dv, d_captures, causal,
+                             has_mask, score, score_grad, mask_fn);
 }

@@ -32,6 +32,8 @@ void ScoreEmitter::emitScalars(Block &block) {
   for (Operation &op : block.without_terminator()) {
     if (isRow(op.getResult(0)))
       continue; // rows are computed where a loop over d reads them
+    if (scalars.contains(op.getResult(0)))
+      continue; // bound by the caller (a tile's product q . k)
     Value r;
     if (auto c = dyn_cast<ConstantOp>(op))
       r = cstF(b, loc, constantValue(c));

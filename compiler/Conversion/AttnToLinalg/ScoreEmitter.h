@@ -19,7 +19,8 @@ public:
 
   ScoreEmitter(OpBuilder &b, Location loc, int64_t width) : b(b), loc(loc), width(width) {}
 
-  /// A region argument that is a scalar, as the f32 `value`.
+  /// A region argument that is a scalar, as the f32 `value`; or a scalar op's result, which
+  /// emitScalars then leaves out.
   void bindScalar(Value arg, Value value) { scalars.map(arg, value); }
   /// A region argument that is a row, read through `load`.
   void bindRow(Value arg, RowLoad load) { rows[arg] = std::move(load); }

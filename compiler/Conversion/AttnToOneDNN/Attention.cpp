@@ -1,19 +1,33 @@
 // attn-to-onednn, attention family. A fused attention whose score is a plain dot product
 // (dot, scaled dot: the Transformer's) becomes a call of the runtime's FlashAttention-2
-// kernels (runtime/cpu/flash_attention.cpp: tiles of oneDNN sgemm and an online softmax);
-// every other one a call of a kernel generated for it (AttnToLinalg/Attention.h: loops with
-// its score regions inlined):
+// kernels (runtime/cpu/flash_attention.cpp: tiles of oneDNN sgemm and an online softmax); one
+// whose score is a dot product followed by scalar code (ALiBi, a relative bias, softcapping),
+// with or without a mask region of scalar code, a call of the same kernels' _regions form with
+// its regions compiled as tile functions (AttnToLinalg/ScoreTiles.h); every other one a call
+// of a kernel generated for it (AttnToLinalg/Attention.h: loops with its score regions
+// inlined):
 //
 //   attn_rt_flash_attention[_bf16](q, k, v, mask, out, lse, causal, scale)
-//   attn_rt_flash_attention_backward[_bf16](q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv, causal,
+//   attn_rt_flash_attention_backward[_bf16](q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv,
+//   causal,
 //                                    scale)
+//   attn_rt_flash_attention_regions[_bf16](q, k, v, mask, captures, out, lse, causal, has_mask,
+//                                          @attn_score_tile_N, @attn_mask_tile_N)
+//   attn_rt_flash_attention_regions_backward[_bf16](q, k, v, mask, captures, out, lse, d_out,
+//       d_lse, dq, dk, dv, d_captures, causal, has_mask, @attn_score_tile_N,
+//       @attn_score_grad_tile_N, @attn_mask_tile_N)
 //   attn_fused_attention_N(q, k, v, mask[, center], captures..., out, lse[, weights])
 //   attn_fused_attention_grad_N(<the op's operands>, dq, dk, dv[, dcenter], dcaptures...)
 #include "compiler/Conversion/AttnToLinalg/Attention.h"
+#include "compiler/Conversion/AttnToLinalg/Generics.h"
+#include "compiler/Conversion/AttnToLinalg/ScoreTiles.h"
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 #include "compiler/Conversion/AttnToOneDNN/Patterns.h"
 #include "dialect/AttnOps.h"
 #include "dialect/ops/ScoreRegion.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -29,15 +43,68 @@ std::string freshKernelName(Operation *op, StringRef base) {
   return name;
 }
 
+// The product `sum(q * k)` of `op`'s score when the _regions kernels can run it: a score of
+// scalar code around that product (score_region::dotThenScalars), a mask region of scalar code
+// or none, and none of the local attention's centre, window and Gaussian. Null otherwise.
+template <typename Op> Operation *tiledDot(Op op) {
+  if (op.getCenter() || op.getWindow() || op.getGaussian())
+    return nullptr;
+  if (!op.getMask().empty() && !score_region::scalarsOnly(op.getMask().front()))
+    return nullptr;
+  return score_region::dotThenScalars(op.getScore().front());
+}
+
+// The scalar captures as one tensor<Nxf32>, the tile functions' captures (a 0 when there are
+// none: the kernels take N >= 1).
+Value packCaptures(PatternRewriter &rewriter, Location loc, ValueRange captures) {
+  SmallVector<Value> scalars;
+  for (Value c : captures) {
+    SmallVector<Value> at(cast<RankedTensorType>(c.getType()).getRank(),
+                          rewriter.create<arith::ConstantIndexOp>(loc, 0));
+    scalars.push_back(rewriter.create<tensor::ExtractOp>(loc, c, at));
+  }
+  if (scalars.empty())
+    scalars.push_back(linalg_lowering::cstF(rewriter, loc, 0.0f));
+  auto type = RankedTensorType::get({(int64_t)scalars.size()}, rewriter.getF32Type());
+  return rewriter.create<tensor::FromElementsOp>(loc, type, scalars);
+}
+
+// The tile functions of `op`'s score (with its product `dot`) and mask regions; the mask's
+// slot holds the score's when there is no mask region (has_mask 0: never called).
+template <typename Op>
+std::pair<func::FuncOp, func::FuncOp> scoreAndMaskTiles(PatternRewriter &rewriter, Op op,
+                                                        Operation *dot) {
+  func::FuncOp score = linalg_lowering::defineScoreTile(rewriter, op, op.getScore().front(), dot,
+                                                        freshKernelName(op, "attn_score_tile"));
+  if (op.getMask().empty())
+    return {score, score};
+  return {score, linalg_lowering::defineMaskTile(rewriter, op, op.getMask().front(),
+                                                 freshKernelName(op, "attn_mask_tile"))};
+}
+
 struct FusedAttentionToKernel : OpRewritePattern<FusedAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FusedAttentionOp op, PatternRewriter &rewriter) const override {
     if (std::optional<float> scale = flashScale(op); scale && !op.getWithWeights())
       return replaceWithKernelCall(op, rewriter, precisionKernel("attn_rt_flash_attention", op),
                                    {op.getCausal()}, {*scale});
+    if (Operation *dot = tiledDot(op); dot && !op.getWithWeights())
+      return callRegionsKernel(op, rewriter, dot);
     std::string name = freshKernelName(op, "attn_fused_attention");
     linalg_lowering::defineAttentionKernel(rewriter, op, name);
     return replaceWithKernelCall(op, rewriter, name);
+  }
+
+  LogicalResult callRegionsKernel(FusedAttentionOp op, PatternRewriter &rewriter,
+                                  Operation *dot) const {
+    auto [score, mask] = scoreAndMaskTiles(rewriter, op, dot);
+    Value captures = packCaptures(rewriter, op.getLoc(), op.getCaptures());
+    rewriter.replaceOp(
+        op, callKernel(rewriter, op, precisionKernel("attn_rt_flash_attention_regions", op),
+                       {op.getQuery(), op.getKeys(), op.getValues(), op.getKeyMask(), captures},
+                       op.getResultTypes(), {op.getCausal(), !op.getMask().empty()}, {},
+                       {score, mask}));
+    return success();
   }
 };
 
@@ -48,9 +115,43 @@ struct FusedAttentionGradToKernel : OpRewritePattern<FusedAttentionGradOp> {
       return replaceWithKernelCall(op, rewriter,
                                    precisionKernel("attn_rt_flash_attention_backward", op),
                                    {op.getCausal()}, {*scale});
+    if (Operation *dot = tiledDot(op); dot && !op.getWeights()) {
+      Operation *gradDot;
+      if (std::optional<Value> x = score_region::dotCotangent(op.getScoreGrad().front(), gradDot))
+        return callRegionsKernel(op, rewriter, dot, gradDot, *x);
+    }
     std::string name = freshKernelName(op, "attn_fused_attention_grad");
     linalg_lowering::defineAttentionGradKernel(rewriter, op, name);
     return replaceWithKernelCall(op, rewriter, name);
+  }
+
+  LogicalResult callRegionsKernel(FusedAttentionGradOp op, PatternRewriter &rewriter,
+                                  Operation *dot, Operation *gradDot, Value cotangent) const {
+    Location loc = op.getLoc();
+    auto [score, mask] = scoreAndMaskTiles(rewriter, op, dot);
+    func::FuncOp grad = linalg_lowering::defineScoreGradTile(
+        rewriter, op, op.getScoreGrad().front(), gradDot, cotangent,
+        freshKernelName(op, "attn_score_grad_tile"));
+    ValueRange caps = op.getCaptures();
+    Value captures = packCaptures(rewriter, loc, caps);
+    auto packed = cast<RankedTensorType>(captures.getType());
+    SmallVector<Type> results{op.getDQuery().getType(), op.getDKeys().getType(),
+                              op.getDValues().getType(), packed};
+    SmallVector<Value> r =
+        callKernel(rewriter, op, precisionKernel("attn_rt_flash_attention_regions_backward", op),
+                   {op.getQuery(), op.getKeys(), op.getValues(), op.getKeyMask(), captures,
+                    op.getOutput(), op.getLse(), op.getDOutput(), op.getDLse()},
+                   results, {op.getCausal(), !op.getMask().empty()}, {}, {score, grad, mask});
+    // d_rest: each capture's gradient, in the capture's own type.
+    SmallVector<Value> replacements{r[0], r[1], r[2]};
+    for (auto [n, c] : llvm::enumerate(caps)) {
+      Value at = rewriter.create<arith::ConstantIndexOp>(loc, n);
+      Value g = rewriter.create<tensor::ExtractOp>(loc, r[3], ValueRange{at});
+      replacements.push_back(
+          rewriter.create<tensor::FromElementsOp>(loc, c.getType(), ValueRange{g}));
+    }
+    rewriter.replaceOp(op, replacements);
+    return success();
   }
 };
 } // namespace

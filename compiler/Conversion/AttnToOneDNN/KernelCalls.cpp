@@ -17,15 +17,20 @@ MemRefType kernelMemrefType(MLIRContext *ctx, int64_t rank) {
 
 func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef name,
                            ArrayRef<int64_t> memrefRanks, unsigned numI64, unsigned numF32) {
-  auto module = from->getParentOfType<ModuleOp>();
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<Type> inputs;
   for (int64_t r : memrefRanks)
     inputs.push_back(kernelMemrefType(ctx, r));
   inputs.append(numI64, rewriter.getI64Type());
   inputs.append(numF32, rewriter.getF32Type());
+  return declareKernel(rewriter, from, name, inputs);
+}
+
+func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef name,
+                           TypeRange inputs) {
+  auto module = from->getParentOfType<ModuleOp>();
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToStart(module.getBody());
   auto f = rewriter.create<func::FuncOp>(module.getLoc(), name,
@@ -64,18 +69,21 @@ Value asTensor(PatternRewriter &rewriter, Location loc, Value buffer) {
 
 LogicalResult replaceWithKernelCall(Operation *op, PatternRewriter &rewriter, StringRef kernel,
                                     ArrayRef<int64_t> flags, ArrayRef<float> scalars) {
-  Location loc = op->getLoc();
-  SmallVector<int64_t> ranks;
+  rewriter.replaceOp(op, callKernel(rewriter, op, kernel, op->getOperands(), op->getResultTypes(),
+                                    flags, scalars));
+  return success();
+}
+
+SmallVector<Value> callKernel(PatternRewriter &rewriter, Operation *from, StringRef kernel,
+                              ValueRange operands, TypeRange results, ArrayRef<int64_t> flags,
+                              ArrayRef<float> scalars, ArrayRef<func::FuncOp> functions) {
+  Location loc = from->getLoc();
   SmallVector<Value> args;
-  for (Value v : op->getOperands()) {
-    ranks.push_back(cast<RankedTensorType>(v.getType()).getRank());
+  for (Value v : operands)
     args.push_back(asKernelOperand(rewriter, loc, v));
-  }
   SmallVector<Value> buffers;
-  for (Value r : op->getResults()) {
-    auto shape = cast<RankedTensorType>(r.getType()).getShape();
-    ranks.push_back(shape.size());
-    auto [buffer, view] = allocKernelResult(rewriter, loc, shape);
+  for (Type r : results) {
+    auto [buffer, view] = allocKernelResult(rewriter, loc, cast<RankedTensorType>(r).getShape());
     buffers.push_back(buffer);
     args.push_back(view);
   }
@@ -84,13 +92,14 @@ LogicalResult replaceWithKernelCall(Operation *op, PatternRewriter &rewriter, St
   for (float scalar : scalars)
     args.push_back(
         rewriter.create<arith::ConstantFloatOp>(loc, APFloat(scalar), rewriter.getF32Type()));
-  auto decl = declareKernel(rewriter, op, kernel, ranks, flags.size(), scalars.size());
+  for (func::FuncOp f : functions)
+    args.push_back(rewriter.create<func::ConstantOp>(loc, f.getFunctionType(), f.getSymName()));
+  auto decl = declareKernel(rewriter, from, kernel, ValueRange(args).getTypes());
   rewriter.create<func::CallOp>(loc, decl, args);
   SmallVector<Value> tensors;
   for (Value buffer : buffers)
     tensors.push_back(asTensor(rewriter, loc, buffer));
-  rewriter.replaceOp(op, tensors);
-  return success();
+  return tensors;
 }
 
 std::string precisionKernel(StringRef name, PrecisionOpInterface op) {

@@ -22,6 +22,9 @@ MemRefType kernelMemrefType(MLIRContext *ctx, int64_t rank);
 /// module.
 func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef name,
                            ArrayRef<int64_t> memrefRanks, unsigned numI64, unsigned numF32 = 0);
+/// Declares `@name(inputs...)` once per module (`llvm.emit_c_interface`).
+func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef name,
+                           TypeRange inputs);
 
 /// A tensor operand as a kernel argument: its buffer, viewed with a dynamic layout.
 Value asKernelOperand(PatternRewriter &rewriter, Location loc, Value tensor);
@@ -42,5 +45,12 @@ std::string precisionKernel(StringRef name, PrecisionOpInterface op);
 /// attn-to-cuda's calls).
 LogicalResult replaceWithKernelCall(Operation *op, PatternRewriter &rewriter, StringRef kernel,
                                     ArrayRef<int64_t> flags = {}, ArrayRef<float> scalars = {});
+
+/// A call of `kernel` on the tensors `operands`, fresh buffers of the tensor types `results`,
+/// the integers `flags`, the floats `scalars` and the addresses of `functions` (in that order);
+/// returns the tensors the kernel wrote.
+SmallVector<Value> callKernel(PatternRewriter &rewriter, Operation *from, StringRef kernel,
+                              ValueRange operands, TypeRange results, ArrayRef<int64_t> flags,
+                              ArrayRef<float> scalars = {}, ArrayRef<func::FuncOp> functions = {});
 
 } // namespace mlir::attn::onednn

@@ -124,6 +124,56 @@ void _mlir_ciface_attn_rt_flash_attention_backward_bf16(
     attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq,
     attn_memref4 *dk, attn_memref4 *dv, int64_t causal, float scale);
 
+/* A score or mask region of one attn.fused_attention, compiled by attn-to-onednn into a
+ * function over a tile t [rows, cols] (row stride ld) of queries i0.. and keys j0..:
+ *   score:  t[r, c] = f(t[r, c], i0 + r, j0 + c, captures)   t holds the products q . k
+ *   mask:   t[r, c] = m(i0 + r, j0 + c, captures) != 0 ? 1 : 0
+ * Generated code takes each memref<?xf32> (here the tile, then the captures, one f32 per scalar
+ * capture) in MLIR's calling convention: allocated and aligned pointers, offset, size, stride. */
+typedef void (*attn_tile_fn)(float *, float *, int64_t, int64_t, int64_t, float *, float *, int64_t,
+                             int64_t, int64_t, int64_t ld, int64_t rows, int64_t cols, int64_t i0,
+                             int64_t j0);
+
+/* The score region's backward on a tile: dots [rows, cols] are the products q . k and ds the
+ * gradients of the scores f, which become, in place, the gradients of the products
+ * (ds * df/d dot); d_captures (one f32 per capture) gains ds * df/d capture summed over the
+ * tile. Memrefs as above: dots, ds, captures, d_captures. */
+typedef void (*attn_tile_grad_fn)(float *, float *, int64_t, int64_t, int64_t, float *, float *,
+                                  int64_t, int64_t, int64_t, float *, float *, int64_t, int64_t,
+                                  int64_t, float *, float *, int64_t, int64_t, int64_t, int64_t ld,
+                                  int64_t rows, int64_t cols, int64_t i0, int64_t j0);
+
+/* Flash attention for a score "dot product, then scalar code": attn.fused_attention whose score
+ * region is f(q . k, i, j, captures) and whose optional mask region is m(i, j, captures), both
+ * compiled as tile functions (above). The same tiles and GEMMs as attn_rt_flash_attention with
+ * `score` applied to each tile of products between the GEMMs; `mask` (read when has_mask)
+ * classifies every (query tile, key tile) pair once per call, so that tiles it hides from
+ * every query are skipped and fully allowed ones are not masked. captures [N] holds the scalar
+ * captures (N >= 1). A row with no allowed key: out 0, lse 0. */
+void _mlir_ciface_attn_rt_flash_attention_regions(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
+                                                  attn_memref2 *mask, attn_memref1 *captures,
+                                                  attn_memref4 *out, attn_memref3 *lse,
+                                                  int64_t causal, int64_t has_mask,
+                                                  attn_tile_fn score, attn_tile_fn mask_fn);
+/* Its backward: dq, dk, dv and d_captures [N] (the captures' gradients, overwritten). */
+void _mlir_ciface_attn_rt_flash_attention_regions_backward(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref1 *captures,
+    attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
+    attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref1 *d_captures, int64_t causal,
+    int64_t has_mask, attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn);
+/* Both with bf16 tile products, as the _bf16 kernels above. Same arguments. */
+void _mlir_ciface_attn_rt_flash_attention_regions_bf16(attn_memref4 *q, attn_memref4 *k,
+                                                       attn_memref4 *v, attn_memref2 *mask,
+                                                       attn_memref1 *captures, attn_memref4 *out,
+                                                       attn_memref3 *lse, int64_t causal,
+                                                       int64_t has_mask, attn_tile_fn score,
+                                                       attn_tile_fn mask_fn);
+void _mlir_ciface_attn_rt_flash_attention_regions_backward_bf16(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref1 *captures,
+    attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
+    attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref1 *d_captures, int64_t causal,
+    int64_t has_mask, attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s -attn-to-onednn | FileCheck %s
+// RUN: attn-opt %s -attn-to-onednn -split-input-file | FileCheck %s
 
 // CHECK-DAG: func.func private @attn_rt_matmul(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, i64, i64) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @attn_rt_dense(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?xf32, strided<[?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface}
@@ -143,10 +143,16 @@ func.func @fused_attention_dot(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>,
   return %dq, %dk, %dv : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>
 }
 
-// The same score with a mask region: the generated kernel, which evaluates the region per key.
+// The same score with a mask region: the flash kernels' _regions form, the score and the mask
+// each a tile function (has_mask 1), no captures (one 0 in their place).
 // CHECK-LABEL: func @fused_attention_dot_mask_region
-// CHECK: call @attn_fused_attention_{{[0-9]+}}(
-// CHECK-NOT: attn_rt_flash_attention(
+// CHECK-DAG: %[[MASK:.*]] = constant @attn_mask_tile_{{[0-9]+}}
+// CHECK-DAG: %[[SCORE:.*]] = constant @attn_score_tile_{{[0-9]+}}
+// CHECK-DAG: %[[NOT_CAUSAL:.*]] = arith.constant 0 : i64
+// CHECK-DAG: %[[HAS_MASK:.*]] = arith.constant 1 : i64
+// CHECK: tensor.from_elements %{{.*}} : tensor<1xf32>
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NOT_CAUSAL]], %[[HAS_MASK]], %[[SCORE]], %[[MASK]])
+// CHECK-NOT: attn_fused_attention_
 func.func @fused_attention_dot_mask_region(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x3xf32>,
                                            %m: tensor<2x5xf32>) -> tensor<2x2x3x3xf32> {
   %o, %lse = attn.fused_attention %q, %k, %v, %m
@@ -182,14 +188,15 @@ func.func @fused_attention_dot_weights(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5
   return %w : tensor<2x2x3x5xf32>
 }
 
-// A fused attention calls a kernel generated for it: one query row at a time, causal masking as
-// the end of the key loop (j < i + S - T + 1), the key mask as a predicate, the score region
-// inlined (its row product one loop over d, its scalar ops after it), a row of S scores, then
-// the weighted sum into the output row.
-// CHECK-LABEL: func @fused_attention_alibi
+// A score that is not a dot product then scalar code (a weighted product: a row capture)
+// calls a kernel generated for it: one query row at a time, causal masking as the end of the
+// key loop (j < i + S - T + 1), the key mask as a predicate, the score region inlined (its row
+// product one loop over d, its scalar ops after it), a row of S scores, then the weighted sum
+// into the output row.
+// CHECK-LABEL: func @fused_attention_weighted
 // CHECK: call @attn_fused_attention_0(%{{.*}}) : (memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, {{.*}}, memref<f32, strided<[], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>) -> ()
 // CHECK-NOT: attn.fused_attention
-// CHECK: func.func private @attn_fused_attention_0(%[[Q:.*]]: memref<?x?x?x?xf32, {{.*}}>, %[[K:.*]]: memref<?x?x?x?xf32, {{.*}}>, %[[V:.*]]: memref<?x?x?x?xf32, {{.*}}>, %[[M:.*]]: memref<?x?xf32, {{.*}}>, %[[SLOPE:.*]]: memref<f32, {{.*}}>, %[[OUT:.*]]: memref<?x?x?x?xf32, {{.*}}>, %[[LSE:.*]]: memref<?x?x?xf32, {{.*}}>)
+// CHECK: func.func private @attn_fused_attention_0(%[[Q:.*]]: memref<?x?x?x?xf32, {{.*}}>, %[[K:.*]]: memref<?x?x?x?xf32, {{.*}}>, %[[V:.*]]: memref<?x?x?x?xf32, {{.*}}>, %[[M:.*]]: memref<?x?xf32, {{.*}}>, %[[W:.*]]: memref<?xf32, {{.*}}>, %[[SLOPE:.*]]: memref<f32, {{.*}}>, %[[OUT:.*]]: memref<?x?x?x?xf32, {{.*}}>, %[[LSE:.*]]: memref<?x?x?xf32, {{.*}}>)
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[S:.*]] = memref.load %[[SLOPE]][]
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[OUT]]
@@ -205,6 +212,8 @@ func.func @fused_attention_dot_weights(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5
 // CHECK: memref.load %[[Q]][%[[B]], %[[H]], %[[I]], %[[D]]]
 // CHECK: memref.load %[[K]][%[[B]], %[[H]], %[[J]], %[[D]]]
 // CHECK: arith.mulf
+// CHECK: memref.load %[[W]][%[[D]]]
+// CHECK: arith.mulf
 // CHECK: arith.addf {{.*}} fastmath<reassoc>
 // CHECK: arith.subf
 // CHECK: arith.mulf %{{.*}}, %[[S]]
@@ -214,8 +223,81 @@ func.func @fused_attention_dot_weights(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5
 // CHECK: memref.store %{{.*}}, %[[LSE]][%[[B]], %[[H]], %[[I]]]
 // CHECK: memref.load %[[V]]
 // CHECK: memref.store %{{.*}}, %[[OUT]]
-func.func @fused_attention_alibi(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x3xf32>,
-                                 %m: tensor<2x5xf32>, %slope: tensor<f32>) -> (tensor<2x2x3x3xf32>, tensor<2x2x3xf32>) {
+func.func @fused_attention_weighted(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x3xf32>,
+                                    %m: tensor<2x5xf32>, %w: tensor<4xf32>, %slope: tensor<f32>)
+    -> (tensor<2x2x3x3xf32>, tensor<2x2x3xf32>) {
+  %o, %lse = attn.fused_attention %q, %k, %v, %m captures(%w, %slope : tensor<4xf32>, tensor<f32>) {causal = true}
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %wr: tensor<4xf32>, %s: tensor<f32>):
+    %qk = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %prod = attn.mul %qk, %wr : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>
+    %e = attn.sub %dot, %bias : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  }
+  return %o, %lse : tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
+}
+
+
+// -----
+
+// A score of scalar code around the dot product (ALiBi with a learned slope) under a mask region
+// of scalar code (a window of four keys), forward and backward: the flash kernels' _regions form
+// with the regions as tile functions. A score tile reads the product from the tile and writes
+// the score back, the positions i0 + r and j0 + c; the mask tile writes 1 or 0; the backward's
+// writes the product's gradient (ds itself here) where ds is nonzero and sums the slope's over
+// the tile, added into d_captures, which becomes the slope's gradient.
+// CHECK-LABEL: func @fused_attention_regions
+// CHECK-DAG: %[[MASK_B:.*]] = constant @attn_mask_tile_0
+// CHECK-DAG: %[[GRAD:.*]] = constant @attn_score_grad_tile_0
+// CHECK-DAG: %[[SCORE_B:.*]] = constant @attn_score_tile_0
+// CHECK-DAG: %[[MASK:.*]] = constant @attn_mask_tile_1
+// CHECK-DAG: %[[SCORE:.*]] = constant @attn_score_tile_1
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK: %[[SLOPE:.*]] = tensor.extract %arg4[] : tensor<f32>
+// CHECK: tensor.from_elements %[[SLOPE]] : tensor<1xf32>
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[ONE]], %[[ONE]], %[[SCORE]], %[[MASK]])
+// CHECK: %[[DCAPS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1xf32>
+// CHECK: call @attn_rt_flash_attention_regions_backward({{.*}}, %[[ONE]], %[[ONE]], %[[SCORE_B]], %[[GRAD]], %[[MASK_B]])
+// CHECK: %[[DC:.*]] = bufferization.to_tensor %[[DCAPS]]
+// CHECK: %[[DSLOPE:.*]] = tensor.extract %[[DC]][%{{.*}}] : tensor<1xf32>
+// CHECK: tensor.from_elements %[[DSLOPE]] : tensor<f32>
+// CHECK: func.func private @attn_score_tile_0(%[[T:.*]]: memref<?xf32>, %[[CAPS:.*]]: memref<?xf32>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK: %[[S:.*]] = memref.load %[[CAPS]][%c0]
+// CHECK: scf.for
+// CHECK: %[[I:.*]] = arith.sitofp
+// CHECK: scf.for
+// CHECK: %[[J:.*]] = arith.sitofp
+// CHECK: %[[DOT:.*]] = memref.load %[[T]][%[[AT:.*]]]
+// CHECK: %[[DIST:.*]] = arith.subf %[[I]], %[[J]]
+// CHECK: %[[BIAS:.*]] = arith.mulf %[[DIST]], %[[S]]
+// CHECK: %[[E:.*]] = arith.subf %[[DOT]], %[[BIAS]]
+// CHECK: memref.store %[[E]], %[[T]][%[[AT]]]
+// CHECK: func.func private @attn_mask_tile_0(
+// CHECK: arith.cmpf one
+// CHECK: %[[OPEN:.*]] = arith.select
+// CHECK: memref.store %[[OPEN]]
+// CHECK: func.func private @attn_score_grad_tile_0(%{{.*}}: memref<?xf32>, %[[DS:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[DC_ARG:.*]]: memref<?xf32>,
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %cst) -> (f32)
+// CHECK: scf.for {{.*}} iter_args(%[[ACC2:.*]] = %[[ACC]]) -> (f32)
+// CHECK: %[[G:.*]] = memref.load %[[DS]][%[[GAT:.*]]]
+// CHECK: %[[NEG:.*]] = arith.negf %[[G]]
+// CHECK: %[[DSL:.*]] = arith.mulf %[[NEG]]
+// CHECK: %[[LIVE:.*]] = arith.cmpf one, %[[G]], %cst
+// CHECK: %[[X:.*]] = arith.select %[[LIVE]], %[[G]], %cst
+// CHECK: memref.store %[[X]], %[[DS]][%[[GAT]]]
+// CHECK: %[[PART:.*]] = arith.select %[[LIVE]], %[[DSL]], %cst
+// CHECK: arith.addf %[[ACC2]], %[[PART]] fastmath<reassoc>
+// CHECK: %[[OLD:.*]] = memref.load %[[DC_ARG]][%c0]
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]]
+// CHECK: memref.store %[[NEW]], %[[DC_ARG]][%c0]
+func.func @fused_attention_regions(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x3xf32>,
+                                   %m: tensor<2x5xf32>, %slope: tensor<f32>, %do: tensor<2x2x3x3xf32>,
+                                   %dl: tensor<2x2x3xf32>)
+    -> (tensor<2x2x3x4xf32>, tensor<f32>) {
   %o, %lse = attn.fused_attention %q, %k, %v, %m captures(%slope : tensor<f32>) {causal = true}
       : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
       -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
@@ -226,7 +308,42 @@ func.func @fused_attention_alibi(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32
     %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>
     %e = attn.sub %dot, %bias : tensor<f32>, tensor<f32>
     attn.yield %e : tensor<f32>
+  } mask {
+  ^bb0(%i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %room = attn.constant dense<3.5> : tensor<f32>
+    %left = attn.sub %room, %ij : tensor<f32>, tensor<f32>
+    %in = attn.step %left : tensor<f32>
+    attn.yield %in : tensor<f32>
   }
-  return %o, %lse : tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
+  %dq, %dk, %dv, %ds = attn.fused_attention_grad %q, %k, %v, %m, %o, %lse, %do, %dl captures(%slope : tensor<f32>) {causal = true}
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>, tensor<2x2x3x3xf32>,
+        tensor<2x2x3xf32>, tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
+      -> tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<f32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>
+    %e = attn.sub %dot, %bias : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  } {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>, %g: tensor<f32>):
+    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %ng = attn.neg %g : tensor<f32>
+    %dslope = attn.mul %ng, %dist : tensor<f32>, tensor<f32>
+    %g1 = attn.reshape %g : tensor<f32> -> tensor<1xf32>
+    %gr = attn.broadcast %g1 : tensor<1xf32> -> tensor<4xf32>
+    %dq_row = attn.mul %gr, %kj : tensor<4xf32>, tensor<4xf32>
+    %dk_row = attn.mul %gr, %qi : tensor<4xf32>, tensor<4xf32>
+    attn.yield %dq_row, %dk_row, %dslope : tensor<4xf32>, tensor<4xf32>, tensor<f32>
+  } mask {
+  ^bb0(%i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %room = attn.constant dense<3.5> : tensor<f32>
+    %left = attn.sub %room, %ij : tensor<f32>, tensor<f32>
+    %in = attn.step %left : tensor<f32>
+    attn.yield %in : tensor<f32>
+  }
+  return %dq, %ds : tensor<2x2x3x4xf32>, tensor<f32>
 }
-

@@ -4,7 +4,9 @@
 // and key counts S in {1, 5, 127, 513} (tile edges on both sides), an odd head width, with and
 // without causal masking (T > S leaves early rows without keys), with padded keys and a batch
 // row whose keys are all padding (zero rows, as the fused op defines them), the scaled dot and
-// the plain dot, and a single (batch, head) pair.
+// the plain dot, and a single (batch, head) pair. The _regions kernels with score and mask
+// regions (ALiBi with a learned slope, softcapping, a sliding window, a mask that leaves rows
+// without keys) as hand-written tile functions, the capture's gradient included.
 #include "attn/Random.h"
 #include "attn/kernels.h"
 #include "tests/support/KernelArgs.h"
@@ -27,9 +29,21 @@ struct Case {
   float scale() const { return scaled ? 1.0f / std::sqrt((float)D) : 1.0f; }
 };
 
+// A score region f(dot, i, j, slope) with its derivatives, and a mask region, as the float64
+// reference computes them (the _regions kernels' tile functions compute the same in f32).
+struct Mod {
+  const char *name;
+  double (*score)(double dot, double i, double j, double slope, int64_t D);
+  double (*dScoreDDot)(double dot, double i, double j, double slope, int64_t D);
+  double (*dScoreDSlope)(double dot, double i, double j, double slope, int64_t D);
+  bool (*allowed)(double i, double j); // null: no mask region
+};
+
 struct Problem {
   Case c;
   std::vector<float> q, k, v, mask, dOut, dLse;
+  const Mod *mod = nullptr;
+  float slope = 0.3f; // the capture
 };
 
 Problem problem(const Case &c, uint64_t seed) {
@@ -53,6 +67,7 @@ Problem problem(const Case &c, uint64_t seed) {
 // Float64 results: out, lse, and the gradients of sum(out * dOut) + sum(lse * dLse).
 struct Reference {
   std::vector<double> out, lse, dq, dk, dv;
+  double dSlope = 0;
 };
 
 Reference reference(const Problem &p) {
@@ -64,7 +79,7 @@ Reference reference(const Problem &p) {
   r.dk.assign(p.k.size(), 0);
   r.dv.assign(p.v.size(), 0);
   double scale = c.scale();
-  std::vector<double> s(c.S), w(c.S), dw(c.S);
+  std::vector<double> s(c.S), w(c.S), dw(c.S), dots(c.S);
   for (int64_t b = 0; b < c.B; ++b)
     for (int64_t h = 0; h < c.H; ++h) {
       int64_t bh = b * c.H + h;
@@ -78,7 +93,12 @@ Reference reference(const Problem &p) {
           for (int64_t d = 0; d < c.D; ++d)
             dot += (double)q[i * c.D + d] * k[j * c.D + d];
           allowed[j] = p.mask[b * c.S + j] != 0 && (!c.causal || j <= i + c.S - c.T);
+          dots[j] = dot;
           s[j] = dot * scale;
+          if (p.mod) {
+            s[j] = p.mod->score(dot, i, j, p.slope, c.D);
+            allowed[j] = allowed[j] && (!p.mod->allowed || p.mod->allowed(i, j));
+          }
           if (allowed[j])
             mx = std::max(mx, s[j]);
         }
@@ -106,9 +126,14 @@ Reference reference(const Problem &p) {
         }
         for (int64_t j = 0; j < c.S; ++j) {
           double ds = w[j] * (dw[j] - dot) + w[j] * p.dLse[bh * c.T + i];
+          double dDot = ds * scale;
+          if (p.mod && allowed[j]) {
+            dDot = ds * p.mod->dScoreDDot(dots[j], i, j, p.slope, c.D);
+            r.dSlope += ds * p.mod->dScoreDSlope(dots[j], i, j, p.slope, c.D);
+          }
           for (int64_t d = 0; d < c.D; ++d) {
-            r.dq[(bh * c.T + i) * c.D + d] += ds * scale * k[j * c.D + d];
-            r.dk[(bh * c.S + j) * c.D + d] += ds * scale * q[i * c.D + d];
+            r.dq[(bh * c.T + i) * c.D + d] += dDot * k[j * c.D + d];
+            r.dk[(bh * c.S + j) * c.D + d] += dDot * q[i * c.D + d];
           }
         }
       }
@@ -212,6 +237,157 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FlashAttention, ::testing::ValuesIn(cases()),
                            return "B" + std::to_string(c.B) + "H" + std::to_string(c.H) + "_T" +
                                   std::to_string(c.T) + "_S" + std::to_string(c.S) +
                                   (c.causal ? "_causal" : "");
+                         });
+
+//===- score and mask regions ------------------------------------------------------------===//
+
+// The mods, each as the reference's formulas and as the tile functions attn-to-onednn would
+// generate for its regions (MLIR's calling convention, attn/kernels.h), the capture a slope.
+double inverseRootD(int64_t D) { return 1.0 / std::sqrt((double)D); }
+
+double alibi(double dot, double i, double j, double slope, int64_t D) {
+  return dot * inverseRootD(D) - slope * std::fabs(i - j);
+}
+double alibiDDot(double, double, double, double, int64_t D) { return inverseRootD(D); }
+double alibiDSlope(double, double i, double j, double, int64_t) { return -std::fabs(i - j); }
+
+constexpr double kCap = 2.0; // small, so that most scores are bent by it
+double softcap(double dot, double, double, double, int64_t D) {
+  return kCap * std::tanh(dot * inverseRootD(D) / kCap);
+}
+double softcapDDot(double dot, double, double, double, int64_t D) {
+  double t = std::tanh(dot * inverseRootD(D) / kCap);
+  return (1 - t * t) * inverseRootD(D);
+}
+double noSlope(double, double, double, double, int64_t) { return 0; }
+
+// Keys at most 40 positions away: at S = 513 and 128-wide tiles, pairs of every verdict.
+bool window(double i, double j) { return std::fabs(i - j) <= 40; }
+// Keys at least 3 positions back: queries 0 .. 2 (and, causal with T > S, more) see none.
+bool lagged(double i, double j) { return j <= i - 3; }
+
+#define ATTN_TILE_ARGS                                                                             \
+  float *, float *t, int64_t, int64_t, int64_t, float *, float *captures, int64_t, int64_t,        \
+      int64_t, int64_t ld, int64_t rows, int64_t cols, int64_t i0, int64_t j0
+#define ATTN_TILE_GRAD_ARGS                                                                        \
+  float *, float *dots, int64_t, int64_t, int64_t, float *, float *ds, int64_t, int64_t, int64_t,  \
+      float *, float *captures, int64_t, int64_t, int64_t, float *, float *dCaptures, int64_t,     \
+      int64_t, int64_t, int64_t ld, int64_t rows, int64_t cols, int64_t i0, int64_t j0
+
+// t[r, c] = f(t[r, c], i, j) over a tile, in f32 as generated code computes it.
+template <float (*F)(float, float, float, float, int64_t)> void scoreTile(ATTN_TILE_ARGS) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      t[r * ld + c] = F(t[r * ld + c], (float)(i0 + r), (float)(j0 + c), captures[0], 33);
+}
+template <float (*F)(float, float, float, float, int64_t),
+          float (*DSlope)(float, float, float, float, int64_t)>
+void scoreGradTile(ATTN_TILE_GRAD_ARGS) {
+  float slope = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      float i = (float)(i0 + r), j = (float)(j0 + c), g = ds[r * ld + c];
+      slope += g * DSlope(dots[r * ld + c], i, j, captures[0], 33);
+      ds[r * ld + c] = g * F(dots[r * ld + c], i, j, captures[0], 33);
+    }
+  dCaptures[0] += slope;
+}
+template <bool (*Allowed)(double, double)> void maskTile(ATTN_TILE_ARGS) {
+  (void)captures;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      t[r * ld + c] = Allowed((double)(i0 + r), (double)(j0 + c)) ? 1.0f : 0.0f;
+}
+
+template <double (*F)(double, double, double, double, int64_t)>
+float inF32(float dot, float i, float j, float slope, int64_t D) {
+  return (float)F(dot, i, j, slope, D);
+}
+
+struct RegionMod {
+  Mod mod;
+  attn_tile_fn score, mask;
+  attn_tile_grad_fn grad;
+};
+
+const RegionMod kMods[] = {
+    {{"alibi", alibi, alibiDDot, alibiDSlope, nullptr},
+     scoreTile<inF32<alibi>>,
+     nullptr,
+     scoreGradTile<inF32<alibiDDot>, inF32<alibiDSlope>>},
+    {{"softcap", softcap, softcapDDot, noSlope, nullptr},
+     scoreTile<inF32<softcap>>,
+     nullptr,
+     scoreGradTile<inF32<softcapDDot>, inF32<noSlope>>},
+    {{"alibi_window", alibi, alibiDDot, alibiDSlope, window},
+     scoreTile<inF32<alibi>>,
+     maskTile<window>,
+     scoreGradTile<inF32<alibiDDot>, inF32<alibiDSlope>>},
+    {{"softcap_lagged", softcap, softcapDDot, noSlope, lagged},
+     scoreTile<inF32<softcap>>,
+     maskTile<lagged>,
+     scoreGradTile<inF32<softcapDDot>, inF32<noSlope>>},
+};
+
+struct RegionCase {
+  Case shape;
+  const RegionMod *mod;
+};
+
+class FlashAttentionRegions : public ::testing::TestWithParam<RegionCase> {};
+
+TEST_P(FlashAttentionRegions, MatchesTheMaterialisedReference) {
+  const RegionCase &rc = GetParam();
+  const Case &c = rc.shape;
+  Problem p = problem(c, 29 + c.T * 1000 + c.S);
+  p.mod = &rc.mod->mod;
+  Reference ref = reference(p);
+  std::vector<float> captures{p.slope}, dCaptures{0.0f};
+  auto cap = memref<attn_memref1>(captures, {1});
+  auto dCap = memref<attn_memref1>(dCaptures, {1});
+  const RegionMod *m = rc.mod;
+  bool hasMask = m->mask != nullptr;
+  Results r = run(
+      p,
+      [&](attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref4 *o,
+          attn_memref3 *l, int64_t causal, float) {
+        _mlir_ciface_attn_rt_flash_attention_regions(q, k, v, mask, &cap, o, l, causal, hasMask,
+                                                     m->score, m->mask ? m->mask : m->score);
+      },
+      [&](attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref4 *o,
+          attn_memref3 *l, attn_memref4 *dOut, attn_memref3 *dLse, attn_memref4 *gq,
+          attn_memref4 *gk, attn_memref4 *gv, int64_t causal, float) {
+        _mlir_ciface_attn_rt_flash_attention_regions_backward(
+            q, k, v, mask, &cap, o, l, dOut, dLse, gq, gk, gv, &dCap, causal, hasMask, m->score,
+            m->grad, m->mask ? m->mask : m->score);
+      });
+  EXPECT_LT(relativeError(r.out, ref.out), 1e-5);
+  EXPECT_LT(relativeError(r.lse, ref.lse), 1e-5);
+  EXPECT_LT(relativeError(r.dq, ref.dq), 1e-5);
+  EXPECT_LT(relativeError(r.dk, ref.dk), 1e-5);
+  EXPECT_LT(relativeError(r.dv, ref.dv), 1e-5);
+  EXPECT_LT(std::fabs(dCaptures[0] - ref.dSlope) / std::max(1.0, std::fabs(ref.dSlope)), 1e-4)
+      << dCaptures[0] << " against " << ref.dSlope;
+}
+
+std::vector<RegionCase> regionCases() {
+  std::vector<RegionCase> all;
+  for (const RegionMod &m : kMods) {
+    for (int64_t t : {7, 129})
+      for (int64_t s : {5, 513})
+        for (bool causal : {false, true})
+          all.push_back({{3, 2, t, s, 33, 17, causal, /*scaled=*/true}, &m});
+    all.push_back({{1, 1, 129, 513, 33, 17, /*causal=*/true, /*scaled=*/true}, &m});
+  }
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(Mods, FlashAttentionRegions, ::testing::ValuesIn(regionCases()),
+                         [](const ::testing::TestParamInfo<RegionCase> &info) {
+                           const Case &c = info.param.shape;
+                           return std::string(info.param.mod->mod.name) + "_B" +
+                                  std::to_string(c.B) + "_T" + std::to_string(c.T) + "_S" +
+                                  std::to_string(c.S) + (c.causal ? "_causal" : "");
                          });
 
 } // namespace
