@@ -5,9 +5,11 @@
 // product compiled the same way (the FlashAttention-2 kernels). Not a test; not run by ctest.
 //
 //   ninja -C build attn-bench-attention-regions
-//   OMP_NUM_THREADS=1 build/bin/attn-bench-attention-regions [--small] [--warmup N] [--reps N]
+//   OMP_NUM_THREADS=1 build/bin/attn-bench-attention-regions [--small] [--only NAME]
+//                                                            [--warmup N] [--reps N]
 //
-// Shapes (f32, causal, D = Dv = 64): B8 H8 T=S=512 and B1 H8 T=S=4096 (--small: the first).
+// Shapes (f32, causal, D = Dv = 64): B8 H8 T=S=512 and B1 H8 T=S=4096 (--small: the first);
+// --only: that variant (dot, alibi, softcap, window) alone, with the plain kernel's turns.
 // @loss = sum(out * g) is the forward, @loss_grad forward and backward. The goals: every
 // region at >= 85% of the plain kernel's speed, forward and forward + backward, and the window
 // of 256 at S = 4096 >= 6x faster than full causal attention. FLOPs are the useful ones, over
@@ -163,14 +165,17 @@ int main(int argc, char **argv) {
   bench::programName = "attn-bench-attention-regions";
   bench::Timing timing{/*warmup=*/1, /*reps=*/3, /*iters=*/1};
   bool small = false;
+  std::string only;
   for (bench::Args args(argc, argv, [] {
-         std::fprintf(stderr, "usage: attn-bench-attention-regions [--small] [--warmup N] "
-                              "[--reps N]\n");
+         std::fprintf(stderr, "usage: attn-bench-attention-regions [--small] [--only NAME] "
+                              "[--warmup N] [--reps N]\n");
          std::exit(2);
        });
        args.next();) {
     if (args.flag == "--small")
       small = true;
+    else if (args.flag == "--only")
+      only = args.value();
     else if (!timing.parse(args))
       bench::die("unknown flag " + args.flag);
   }
@@ -194,6 +199,8 @@ int main(int argc, char **argv) {
       const char *mode = withBackward ? "forward+backward" : "forward";
       double plainSeconds = 0;
       for (const Variant &v : kVariants) {
+        if (!only.empty() && std::string(v.name).rfind(only, 0) != 0)
+          continue;
         Compiled variant(c, v, tensors);
         double loss = variant.run(withBackward);
         std::vector<double> mine, base;
