@@ -169,10 +169,14 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove,
     inlined), except for a plain dot-product score `c * sum(q * k)` (dot, scaled dot: what
     attn-fuse-attention makes of `attn.scaled_dot_product_attention` and of Luong's dot) with
     no captures, window or weights: that one runs FlashAttention-2's tiled kernel, whose
-    score and `P V` tiles are GEMMs (`attn_rt_flash_attention`). Only that one has a bf16
-    form (`precision`, `attn-precision`): its tile products in bf16 with f32 sums, the online
-    softmax and the accumulators f32 (`attn_rt_flash_attention_bf16`); the gradient op takes
-    the forward's precision. bf16 pays only where queries and keys fill the kernels' 128 x 128
+    score and `P V` tiles are GEMMs (`attn_rt_flash_attention`). A score that is that
+    product followed by scalar code (`f(sum(q * k), i, j, captures)`, scalar captures: ALiBi,
+    softcapping, a temperature), with or without a mask region of scalar code, runs the same
+    kernel's `_regions` form, the regions compiled into functions over a tile of scores
+    (docs/fusion.md). Only these have a bf16 form (`precision`, `attn-precision`): their tile
+    products in bf16 with f32 sums, the regions, the online softmax and the accumulators f32
+    (`attn_rt_flash_attention[_regions]_bf16`); the gradient op takes the forward's
+    precision. bf16 pays only where queries and keys fill the kernels' 128 x 128
     tiles: a policy leaves shorter attention (and every decoding step) in f32.
 
     ```mlir
