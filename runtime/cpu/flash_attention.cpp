@@ -331,7 +331,8 @@ public:
   enum Verdict : uint8_t { kNone, kSome, kAll };
 
   ScoreMods() = default;
-  ScoreMods(const Regions &r, const Shape &d) : regions_(&r) {
+  // Pairs the causal mask hides from every query are not asked about (half of them).
+  ScoreMods(const Regions &r, const Shape &d, bool causal) : regions_(&r) {
     if (!r.mask)
       return;
     keyTiles_ = (d.S + kKeyTile - 1) / kKeyTile;
@@ -345,6 +346,10 @@ public:
         for (int64_t kt = 0; kt < keyTiles_; ++kt) {
           int64_t q0 = qt * kQueryTile, k0 = kt * kKeyTile;
           int64_t rows = std::min(kQueryTile, d.T - q0), cols = std::min(kKeyTile, d.S - k0);
+          if (causal && k0 > q0 + rows - 1 + d.S - d.T) {
+            verdicts_[qt * keyTiles_ + kt] = kNone;
+            continue;
+          }
           r.allowedIn(t.data(), kKeyTile, rows, cols, q0, k0);
           int64_t allowed = 0;
           for (int64_t i = 0; i < rows; ++i)
@@ -470,7 +475,7 @@ void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_mem
   std::vector<Allowed> allowed;
   for (int64_t b = 0; b < d.B; ++b)
     allowed.emplace_back(M + b * d.S, d, causal != 0);
-  ScoreMods mods = regions ? ScoreMods(*regions, d) : ScoreMods();
+  ScoreMods mods = regions ? ScoreMods(*regions, d, causal != 0) : ScoreMods();
   int64_t queryTiles = (d.T + kQueryTile - 1) / kQueryTile;
 
 #pragma omp parallel
@@ -567,7 +572,7 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
   std::vector<Allowed> allowed;
   for (int64_t b = 0; b < d.B; ++b)
     allowed.emplace_back(M + b * d.S, d, causal != 0);
-  ScoreMods mods = regions ? ScoreMods(*regions, d) : ScoreMods();
+  ScoreMods mods = regions ? ScoreMods(*regions, d, causal != 0) : ScoreMods();
   int64_t numCaptures = regions ? regions->numCaptures : 0;
   std::vector<double> captureGrads(numCaptures, 0.0);
   int64_t keyTiles = (d.S + kKeyTile - 1) / kKeyTile, bhs = d.B * d.H;
