@@ -6,7 +6,7 @@ framework reaches with the same model on the same data. This script trains that 
 PyTorch and writes its translations of the test split, which `attnc eval --hyp` scores with
 the same BLEU and chrF2 as attnc's own translations:
 
-    apt-get install -y python3-torch python3-numpy python3-sentencepiece   # Debian, not pip
+    apt-get install -y python3-torch python3-sentencepiece   # Debian, not pip
     scripts/po-corpus.sh
     attnc train models/po-en-de-transformer.yaml          # writes runs/po-en-de-transformer/spm.model
     /usr/bin/python3 scripts/po-reference.py               # writes runs/po-reference/test.hyp
@@ -44,10 +44,8 @@ import copy
 import math
 import os
 import random
-import sys
 import time
 
-import numpy as np
 import sentencepiece as spm
 import torch
 import torch.nn.functional as F
