@@ -9,8 +9,7 @@
 //
 //   attn_rt_flash_attention[_bf16](q, k, v, mask, out, lse, causal, scale)
 //   attn_rt_flash_attention_backward[_bf16](q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv,
-//   causal,
-//                                    scale)
+//       causal, scale)
 //   attn_rt_flash_attention_regions[_bf16](q, k, v, mask, captures, out, lse, causal, has_mask,
 //                                          @attn_score_tile_N, @attn_mask_tile_N)
 //   attn_rt_flash_attention_regions_backward[_bf16](q, k, v, mask, captures, out, lse, d_out,

@@ -367,14 +367,24 @@ double slopeError(float dSlope, const Reference &ref) {
   return std::fabs(dSlope - ref.dSlope) / std::max(1.0, std::fabs(ref.dSlope));
 }
 
-TEST_P(FlashAttentionRegions, MatchesTheMaterialisedReference) {
-  const RegionCase &rc = GetParam();
+// A case's problem with its mod, the float64 reference and the kernels' results.
+struct RegionRun {
+  Reference ref;
+  Results r;
+  float dSlope;
+};
+
+RegionRun runCase(const RegionCase &rc, bool bf16) {
   const Case &c = rc.shape;
   Problem p = problem(c, 29 + c.T * 1000 + c.S);
   p.mod = &rc.mod->mod;
-  Reference ref = reference(p);
-  float dSlope;
-  Results r = runRegions(p, rc.mod, /*bf16=*/false, dSlope);
+  RegionRun run{reference(p), {}, 0.0f};
+  run.r = runRegions(p, rc.mod, bf16, run.dSlope);
+  return run;
+}
+
+TEST_P(FlashAttentionRegions, MatchesTheMaterialisedReference) {
+  auto [ref, r, dSlope] = runCase(GetParam(), /*bf16=*/false);
   EXPECT_LT(relativeError(r.out, ref.out), 1e-5);
   EXPECT_LT(relativeError(r.lse, ref.lse), 1e-5);
   EXPECT_LT(relativeError(r.dq, ref.dq), 1e-5);
@@ -386,13 +396,7 @@ TEST_P(FlashAttentionRegions, MatchesTheMaterialisedReference) {
 // With bf16 tile products: within bfloat16's error of the reference, as the plain kernels'
 // bf16 test (the regions themselves run in f32 on the f32 products).
 TEST_P(FlashAttentionRegions, Bf16StaysWithinBf16sErrorOfTheReference) {
-  const RegionCase &rc = GetParam();
-  const Case &c = rc.shape;
-  Problem p = problem(c, 29 + c.T * 1000 + c.S);
-  p.mod = &rc.mod->mod;
-  Reference ref = reference(p);
-  float dSlope;
-  Results r = runRegions(p, rc.mod, /*bf16=*/true, dSlope);
+  auto [ref, r, dSlope] = runCase(GetParam(), /*bf16=*/true);
   EXPECT_LT(relativeError(r.out, ref.out), 1e-2);
   EXPECT_LT(relativeError(r.lse, ref.lse), 1e-2);
   EXPECT_LT(relativeError(r.dq, ref.dq), 2e-2);
