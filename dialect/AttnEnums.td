@@ -25,12 +25,13 @@ def Attn_ScoreKind : I32EnumAttr<"ScoreKind", "an attention score function", [
 def Attn_ScoreKindAttr : EnumAttr<Attn_Dialect, Attn_ScoreKind, "score">;
 
 // How the runtime initialises an attn.param (zeros, ones, uniform in [-scale, scale], normal
-// with standard deviation scale).
+// with standard deviation scale, constant: every element is scale).
 def Attn_Init : I32EnumAttr<"Init", "a parameter initialisation", [
     I32EnumAttrCase<"zeros", 0>,
     I32EnumAttrCase<"ones", 1>,
     I32EnumAttrCase<"uniform", 2>,
-    I32EnumAttrCase<"normal", 3>]> {
+    I32EnumAttrCase<"normal", 3>,
+    I32EnumAttrCase<"constant", 4>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::attn";
 }

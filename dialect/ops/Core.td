@@ -14,7 +14,8 @@ def Attn_ParamOp : Attn_Op<"param", [Pure]> {
     Reads the parameter `name`. Parameters are owned by the runtime, not by the IR: the
     `attn-params-to-args` pass turns every `attn.param` into an argument of each entry point,
     and the runtime initialises them with `init` (`zeros`, `ones`, `uniform` in
-    `[-scale, scale]`, `normal` with standard deviation `scale`) from a seed.
+    `[-scale, scale]`, `normal` with standard deviation `scale`, `constant`: every element
+    `scale`, a learned scalar's starting value) from a seed.
     `trainable = false` marks state that is not learned (optimizer moments): autodiff
     computes no gradient for it, checkpoints save it all the same.
 

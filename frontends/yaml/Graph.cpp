@@ -155,9 +155,11 @@ private:
           param.shape = readShape(v, "the shape of " + what);
           shaped = true;
         } else if (k.scalar == "init") {
-          static const std::set<std::string> inits = {"zeros", "ones", "uniform", "normal"};
+          static const std::set<std::string> inits = {"zeros", "ones", "uniform", "normal",
+                                                      "constant"};
           if (v.kind != Kind::Scalar || !inits.count(v.scalar))
-            p.error(v.loc, "the init of " + what + " must be zeros, ones, uniform or normal");
+            p.error(v.loc,
+                    "the init of " + what + " must be zeros, ones, uniform, normal or constant");
           else
             param.init = v.scalar;
         } else if (k.scalar == "scale") {

@@ -27,9 +27,9 @@ Tensor initParam(const attn_tensor_info &param, uint64_t seed) {
       std::fill_n(t.data<float>(), n, 1.0f);
     return t;
   }
-  if (init != "uniform" && init != "normal")
+  if (init != "uniform" && init != "normal" && init != "constant")
     throw std::runtime_error("attn: parameter '" + name + "': unknown init '" + init +
-                             "' (expected zeros, ones, uniform or normal)");
+                             "' (expected zeros, ones, uniform, normal or constant)");
   if (t.dtype() != ATTN_F32)
     throw std::runtime_error("attn: parameter '" + name + "': init '" + init +
                              "' needs an f32 tensor, got " + dtypeName(t.dtype()));
@@ -37,6 +37,10 @@ Tensor initParam(const attn_tensor_info &param, uint64_t seed) {
   Rng rng(seed ^ fnv1a64(name));
   float *x = t.data<float>();
   const double scale = param.scale;
+  if (init == "constant") {
+    std::fill_n(x, n, static_cast<float>(scale));
+    return t;
+  }
   if (init == "uniform") {
     for (int64_t i = 0; i < n; ++i)
       x[i] = static_cast<float>((2.0 * rng.nextDouble() - 1.0) * scale);

@@ -7,6 +7,7 @@
 //   Elements are filled in row-major order:
 //     "zeros":   0
 //     "ones":    1
+//     "constant": (float)scale   (a learned scalar's starting value: an ALiBi slope)
 //     "uniform": u = rng.nextDouble();  x = (float)((2*u - 1) * scale)        in [-scale, scale]
 //     "normal":  Box-Muller on pairs of elements (2k, 2k+1):
 //                u1 = rng.nextDouble(); u2 = rng.nextDouble();   (u1 drawn first)
@@ -14,7 +15,7 @@
 //                x[2k]   = (float)(scale * r * cos(2*pi*u2));
 //                x[2k+1] = (float)(scale * r * sin(2*pi*u2));     (dropped if past the end)
 //   All arithmetic before the final float cast is in double.
-//   i32 parameters accept only "zeros" and "ones".
+//   i32 parameters accept only "zeros" and "ones"; "constant" needs f32.
 //   A missing (NULL) or unknown init string throws std::runtime_error naming the parameter.
 #ifndef ATTN_INIT_H
 #define ATTN_INIT_H

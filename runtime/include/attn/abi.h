@@ -29,8 +29,9 @@ typedef struct {
   attn_dtype dtype;
   int32_t rank;
   int64_t shape[ATTN_MAX_RANK];
-  const char *init;       /* parameters only: "zeros" | "ones" | "uniform" | "normal"; else NULL */
-  float scale;            /* uniform: U(-scale, scale); normal: N(0, scale^2) */
+  const char *init;       /* parameters only: "zeros" | "ones" | "uniform" | "normal" |
+                             "constant"; else NULL */
+  float scale;            /* uniform: U(-scale, scale); normal: N(0, scale^2); constant: scale */
 } attn_tensor_info;
 
 typedef void (*attn_entry_fn)(void **args);

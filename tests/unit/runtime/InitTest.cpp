@@ -143,6 +143,14 @@ TEST(Init, ZerosAndOnesExact) {
   EXPECT_EQ(ps[2].shape(), (std::vector<int64_t>{3, 2}));
 }
 
+// A learned scalar's starting value (model.transformer.attention.params): every element is
+// `scale`, bit for bit.
+TEST(Init, ConstantIsItsScale) {
+  attn::Tensor t = attn::initParam(param("self_attn.slope", {3}, "constant", -0.375f), 7);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    EXPECT_EQ(t.data<float>()[i], -0.375f);
+}
+
 TEST(Init, UnknownInitThrows) {
   auto p = param("w", {2}, "xavier", 1.0f);
   try {
