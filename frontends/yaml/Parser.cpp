@@ -211,6 +211,8 @@ public:
     return t;
   }
   Loc mapLoc(const std::string &path) const { return mapLocs_.at(path); }
+  // Whether the map at `path` was validated (a map inside an absent optional section is not).
+  bool hasMap(const std::string &path) const { return mapLocs_.count(path) > 0; }
   const std::map<std::string, Loc> &keyLocs() const { return keyLocs_; }
 
 private:
@@ -591,7 +593,7 @@ Spec buildSpec(const Validator &v, const std::string &file) {
   for (const KeySchema &key : schema()) {
     if (key.type == KeyType::Map) {
       bool optional = bool(key.bind.present);
-      if (key.bind.open && (!optional || v.has(key.path)))
+      if (key.bind.open && (!optional || v.has(key.path)) && v.hasMap(key.path))
         key.bind.open(spec, v.mapLoc(key.path));
       continue;
     }

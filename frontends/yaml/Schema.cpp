@@ -109,6 +109,9 @@ RnnSpec *sectionOf(Spec &s, Tag<RnnSpec>) { return s.model.rnn ? &*s.model.rnn :
 TransformerSpec *sectionOf(Spec &s, Tag<TransformerSpec>) {
   return s.model.transformer ? &*s.model.transformer : nullptr;
 }
+AttentionModSpec *sectionOf(Spec &s, Tag<AttentionModSpec>) {
+  return s.model.transformer ? &s.model.transformer->attention : nullptr;
+}
 ConvSpec *sectionOf(Spec &s, Tag<ConvSpec>) { return s.model.conv ? &*s.model.conv : nullptr; }
 GraphSpec *sectionOf(Spec &s, Tag<GraphSpec>) { return s.model.graph ? &*s.model.graph : nullptr; }
 EmbeddingSpec *sectionOf(Spec &s, Tag<EmbeddingSpec>) { return &s.model.embedding; }
@@ -227,7 +230,10 @@ struct Key {
   }
   template <typename S> Key(std::string path, Loc S::*loc, std::string doc)
       : Key(std::move(path), std::move(doc)) {
-    k.bind.open = [loc](Spec &s, const Loc &where) { section<S>(s)->*loc = where; };
+    k.bind.open = [loc](Spec &s, const Loc &where) {
+      if (S *sec = section<S>(s)) // a map inside an optional section the spec does not have
+        sec->*loc = where;
+    };
   }
   Key &required() { k.required = true; initial.reset(); return *this; }
   Key &oneOf(std::vector<std::string> values) {
@@ -495,6 +501,32 @@ std::vector<KeySchema> buildTable() {
       Key("model.transformer.tie_output", &TransformerSpec::tieOutput,
           "The output layer's weight is the (target) embedding table, transposed (Press & "
           "Wolf); it keeps its own bias."),
+      Map("model.transformer.attention", &AttentionModSpec::loc,
+          "Your own attention, in every self-attention layer (cross attention keeps the "
+          "scaled dot product): a score modification and a mask written as expressions, run "
+          "forward and backward on the flash kernels' GEMM tiles and in cached decoding. See "
+          "docs/transformer.md, \"Your own attention\"."),
+      Key("model.transformer.attention.score_mod", &AttentionModSpec::scoreMod,
+          "A number over `score` (q . k / sqrt(d_model / heads)), the query and key positions "
+          "`i`, `j` (from 0) and the `params`, e.g. `score - slope * abs(i - j)` (ALiBi); "
+          "operators + - * / < <= > >= == != and or not, functions abs exp log sqrt tanh "
+          "sigmoid min max where(c, a, b). Empty: the score."),
+      Key("model.transformer.attention.softcap", &AttentionModSpec::softcap,
+          "Caps the scores: s becomes softcap * tanh(s / softcap), after `score_mod`; 0: no "
+          "cap.")
+          .atLeast(0),
+      Key("model.transformer.attention.mask", &AttentionModSpec::mask,
+          "A condition over `i`, `j` and the `params`: the keys a query may see, e.g. `abs(i - "
+          "j) <= 128 or j < 4`; with padding and (in a decoder) causality. Empty: every key."),
+      Key("model.transformer.attention.sliding_window", &AttentionModSpec::slidingWindow,
+          "Only keys with abs(i - j) < sliding_window (in a decoder: the query and the "
+          "sliding_window - 1 before it); whole tiles outside it are skipped. 0: no window.")
+          .atLeast(0)
+          .atMost(kMaxLength),
+      Key("model.transformer.attention.params", &AttentionModSpec::params,
+          "Learned scalars the expressions read, one per attention layer (`<layer>.self_attn."
+          "<name>` in checkpoints): a map from each name to `{init: value, learn: true}` "
+          "(`learn: false`: a constant)."),
       Optional("model.conv", &ModelSpec::conv,
                "`seq2seq`: a convolutional encoder-decoder (Gehring et al. 2017): token + "
                "learned position embeddings, blocks of convolution -> GLU -> residual scaled "
@@ -545,8 +577,8 @@ std::vector<KeySchema> buildTable() {
           "The parameters: a map from each name to `{shape, init, scale, trainable}`; "
           "`shape` lists sizes or the task's names for them (`batch`; `window`, `features`, "
           "`outputs` for `regress`; `length`, `vocab`, `labels` for `classify` and `tag`); "
-          "`init` is `zeros`, `ones`, `uniform` (in [-scale, scale]) or `normal` (deviation "
-          "`scale`)."),
+          "`init` is `zeros`, `ones`, `uniform` (in [-scale, scale]), `normal` (deviation "
+          "`scale`) or `constant` (every element `scale`)."),
       Key("model.graph.nodes", &GraphSpec::nodes,
           "The ops, in order: a list of `{name, op, inputs, attrs, shape}`; `op` is an attn op "
           "(`dense`, `tanh`, `scaled_dot_product_attention`, ...), `inputs` names the task's "

@@ -234,6 +234,21 @@ struct AttentionSpec {
   bool gaussianWeighting() const { return gaussian.value_or(align == Align::Predictive); }
 };
 
+// model.transformer.attention: a researcher's own score and mask for every self-attention
+// layer (docs/transformer.md, "Your own attention"; the expressions: ScoreExpr.h).
+struct AttentionModSpec {
+  std::string scoreMod;                 // a number over score, i, j and the params; "" = the score
+  double softcap = 0.0;                 // > 0: cap * tanh(s / cap) of score_mod's result
+  std::string mask;                     // a condition over i, j and the params; "" = every key
+  int64_t slidingWindow = 0;            // > 0: only keys with |i - j| < sliding_window
+  YamlTree params{YamlTree::Kind::Map}; // name -> {init, learn}: scalars, one per layer
+  Loc loc;
+
+  bool custom() const {
+    return !scoreMod.empty() || softcap > 0 || !mask.empty() || slidingWindow > 0;
+  }
+};
+
 // A Transformer stack ("Attention Is All You Need"): the encoder-decoder for seq2seq, a
 // decoder-only stack (causal self-attention) for lm, an encoder-only one for tag / classify.
 struct TransformerSpec {
@@ -248,6 +263,7 @@ struct TransformerSpec {
   double dropout = 0.0;        // on embeddings and every sublayer's output, while training
   bool shareEmbeddings = false; // seq2seq: one table (and one vocabulary) for both sides
   bool tieOutput = false;       // the output layer's weight is the target embedding^T
+  AttentionModSpec attention;   // the self-attention's score and mask
   Loc loc;
 };
 

@@ -14,9 +14,10 @@
 // keys and values for the positions so far ([K, H, L, D], L the longest decode), writing
 // the new position's with a one-hot. A step costs one position's projections and
 // feed-forward layers, plus attention over L cached positions (the unwritten ones masked).
+#include "attn/Names.h"
 #include "frontends/yaml/Family.h"
 #include "frontends/yaml/ImportBuilder.h"
-#include "attn/Names.h"
+#include "frontends/yaml/ScoreExpr.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -32,6 +33,9 @@ public:
   using ImportBuilder::ImportBuilder;
 
   OwningOpRef<ModuleOp> run() {
+    std::vector<Diagnostic> diags; // none: the family validated the spec
+    Problems problems(spec, diags);
+    mods = expr::read(spec, problems);
     OwningOpRef<ModuleOp> module = newModule();
     if (spec.task == Task::Seq2seq)
       encoderDecoder(*module);
@@ -44,6 +48,7 @@ public:
 
 private:
   const TransformerSpec &t() const { return *spec.model.transformer; }
+  expr::AttentionMods mods; // model.transformer.attention, read
   int64_t width() const { return t().dModel; }
   int64_t heads() const { return t().heads; }
   int64_t headWidth() const { return t().dModel / t().heads; }
@@ -184,15 +189,112 @@ private:
         b.getI64IntegerAttr(heads()), b.getBoolAttr(causal));
   }
 
+  //===- your own attention (model.transformer.attention) ------------------------------===//
+
+  // The self-attention of layer `prefix` over x [B, T, d], padding `keyMask` [B, T] (null:
+  // none): multi-head attention, or with a score_mod or mask, the same projections around
+  // one attn.fused_attention whose regions compute them.
+  Value selfAttention(const std::string &prefix, const AttentionParams &w, Value x, Value keyMask,
+                      bool causal, Location l) {
+    if (!t().attention.custom())
+      return multiHead(w, x, x, keyMask, causal, l).getOutput();
+    auto project = [&](Value weight, Value bias) {
+      return mlir::attn::splitHeads(b, l, b.create<mlir::attn::DenseOp>(l, x, weight, bias),
+                                    heads());
+    };
+    Value q = project(w.wq, w.bq), k = project(w.wk, w.bk), v = project(w.wv, w.bv);
+    if (!keyMask) {
+      ArrayRef<int64_t> s = cast<RankedTensorType>(x.getType()).getShape();
+      keyMask = b.create<mlir::attn::ConstantOp>(
+          l, DenseElementsAttr::get(f32({s[0], s[1]}), b.getF32FloatAttr(1.0f)));
+    }
+    Value out = customAttention(prefix, q, k, v, keyMask, causal, Value(), l);
+    return b.create<mlir::attn::DenseOp>(l, mlir::attn::mergeHeads(b, l, out), w.wo, w.bo);
+  }
+
+  // attn.fused_attention of q [B, H, T, D], k and v [B, H, S, D] under keyMask [B, S] with
+  // the spec's score and mask; its output [B, H, T, D]. `position` (a decoding step's,
+  // [K, 1], the same in every row) is what the regions add to the query's index i: a step
+  // has one query, at that position.
+  Value customAttention(const std::string &prefix, Value q, Value k, Value v, Value keyMask,
+                        bool causal, Value position, Location l) {
+    SmallVector<Value> captures;
+    SmallVector<std::string> captured;
+    for (const expr::Param &p : mods.params)
+      if (p.learn) {
+        captures.push_back(param(l, prefix + "." + p.name, {}, Init::constant, (float)p.init));
+        captured.push_back(p.name);
+      }
+    if (position) {
+      Value first = b.create<mlir::attn::SliceOp>(l, position, b.getDenseI64ArrayAttr({0, 0}),
+                                                  b.getDenseI64ArrayAttr({1, 1}));
+      captures.push_back(b.create<mlir::attn::ReshapeOp>(l, f32({}), first));
+    }
+    auto op = b.create<mlir::attn::FusedAttentionOp>(
+        l, mlir::attn::FusedAttentionOp::resultTypes(q, k, v, false), q, k, v, keyMask, Value(),
+        captures, b.getBoolAttr(causal), IntegerAttr(), UnitAttr(), UnitAttr(),
+        mlir::attn::PrecisionAttr());
+    OpBuilder::InsertionGuard guard(b);
+    auto scalarType = f32({});
+    // The names the expressions read, from a region's block: i (plus the step's position),
+    // j, the learned params (captures), the fixed ones (constants).
+    auto bind = [&](Block *block, unsigned first) {
+      std::map<std::string, Value> values;
+      Value i = block->getArgument(first);
+      if (position)
+        i = b.create<mlir::attn::AddOp>(l, i, block->getArguments().back());
+      values["i"] = i;
+      values["j"] = block->getArgument(first + 1);
+      for (auto [n, name] : llvm::enumerate(captured))
+        values[name] = block->getArgument(first + 2 + n);
+      for (const expr::Param &p : mods.params)
+        if (!p.learn)
+          values[p.name] = scalar((float)p.init, l);
+      return values;
+    };
+    SmallVector<Type> args(2, scalarType);
+    llvm::append_range(args, TypeRange(captures));
+
+    // score(q, k, i, j, captures) = score_mod(q . k / sqrt(D), i, j), softcapped.
+    int64_t width = cast<RankedTensorType>(q.getType()).getShape()[3];
+    SmallVector<Type> scoreArgs(2, f32({width}));
+    scoreArgs.append(args);
+    Block *block =
+        b.createBlock(&op.getScore(), {}, scoreArgs, SmallVector<Location>(scoreArgs.size(), l));
+    Value dot = b.create<mlir::attn::ReduceSumOp>(
+        l, b.create<mlir::attn::MulOp>(l, block->getArgument(0), block->getArgument(1)),
+        b.getDenseI64ArrayAttr({0}), b.getBoolAttr(false));
+    std::map<std::string, Value> values = bind(block, 2);
+    values["score"] =
+        b.create<mlir::attn::MulOp>(l, dot, scalar(1.0f / std::sqrt((float)width), l));
+    Value s = mods.scoreMod ? expr::build(b, l, *mods.scoreMod, values) : values["score"];
+    if (mods.softcap > 0) {
+      Value cap = scalar((float)mods.softcap, l);
+      s = b.create<mlir::attn::MulOp>(
+          l, cap, b.create<mlir::attn::TanhOp>(l, b.create<mlir::attn::DivOp>(l, s, cap)));
+    }
+    b.create<mlir::attn::YieldOp>(l, s);
+
+    if (mods.mask) {
+      Block *maskBlock =
+          b.createBlock(&op.getMask(), {}, args, SmallVector<Location>(args.size(), l));
+      b.create<mlir::attn::YieldOp>(l, expr::build(b, l, *mods.mask, bind(maskBlock, 0)));
+    }
+    return op.getOutput();
+  }
+
   // The encoder over x [B, S, d] with mask [B, S]: self-attention and feed-forward layers,
   // then the final norm (`<stack>.norm`).
   Value encoderStack(const std::string &stack, Value x, Value mask, Location l) {
     for (int64_t layer = 0; layer < t().layers; ++layer) {
       std::string p = stack + ".layer" + std::to_string(layer);
       AttentionParams sa = attentionParams(p + ".self_attn", l);
-      x = residual(x, p + ".norm1", p + ".attn", [&](Value in) {
-        return multiHead(sa, in, in, mask, /*causal=*/false, l).getOutput();
-      }, l);
+      x = residual(
+          x, p + ".norm1", p + ".attn",
+          [&](Value in) {
+            return selfAttention(p + ".self_attn", sa, in, mask, /*causal=*/false, l);
+          },
+          l);
       x = residual(x, p + ".norm2", p + ".ffn",
                    [&](Value in) { return feedForward(p, in, l); }, l);
     }
@@ -210,9 +312,12 @@ private:
     for (int64_t layer = 0; layer < layers; ++layer) {
       std::string p = "decoder.layer" + std::to_string(layer);
       AttentionParams sa = attentionParams(p + ".self_attn", l);
-      y = residual(y, p + ".norm1", p + ".self", [&](Value in) {
-        return multiHead(sa, in, in, Value(), /*causal=*/true, l).getOutput();
-      }, l);
+      y = residual(
+          y, p + ".norm1", p + ".self",
+          [&](Value in) {
+            return selfAttention(p + ".self_attn", sa, in, Value(), /*causal=*/true, l);
+          },
+          l);
       if (cross) {
         AttentionParams ca = attentionParams(p + ".cross_attn", l);
         y = residual(y, p + ".norm2", p + ".cross", [&](Value in) {
@@ -244,11 +349,11 @@ private:
     Value crossKeys, crossValues; // cross attention [K, H, S, D] (seq2seq)
   };
 
-  // A step of the decoder for y [K, 1, d] at position p: `slot` [K, 1, L, 1] is one at p,
-  // `seen` [K, L] one at positions <= p. Returns the final norm's output and, through
+  // A step of the decoder for y [K, 1, d] at `position` p [K, 1]: `slot` [K, 1, L, 1] is one
+  // at p, `seen` [K, L] one at positions <= p. Returns the final norm's output and, through
   // `caches`, each layer's keys and values with position p written; `weights` gets every
   // layer's cross-attention weights [K, H, 1, S].
-  Value decoderStep(int64_t layers, Value y, Value slot, Value seen, Value memMask,
+  Value decoderStep(int64_t layers, Value y, Value position, Value slot, Value seen, Value memMask,
                     MutableArrayRef<LayerCache> caches, SmallVectorImpl<Value> &weights,
                     Location l) {
     bool cross = memMask != nullptr;
@@ -274,6 +379,13 @@ private:
             l, c.keys, b.create<mlir::attn::MulOp>(l, slot, project(in, sa.wk, sa.bk)));
         c.values = b.create<mlir::attn::AddOp>(
             l, c.values, b.create<mlir::attn::MulOp>(l, slot, project(in, sa.wv, sa.bv)));
+        if (t().attention.custom()) // the spec's score, with i = p
+          return Value(b.create<mlir::attn::DenseOp>(
+              l,
+              mlir::attn::mergeHeads(b, l,
+                                     customAttention(p + ".self_attn", project(in, sa.wq, sa.bq),
+                                                     c.keys, c.values, seen, false, position, l)),
+              sa.wo, sa.bo));
         return attend(sa, in, c.keys, c.values, seen, nullptr);
       }, l);
       if (cross) {
@@ -476,7 +588,8 @@ private:
     StepPosition pos = stepPosition(position, decoderPositions(l), l);
     Value y = embedStep(table, args[0], pos, l);
     SmallVector<Value> weights;
-    y = decoderStep(decoderLayers(), y, pos.slot, pos.seen, args.back(), caches, weights, l);
+    y = decoderStep(decoderLayers(), y, position, pos.slot, pos.seen, args.back(), caches, weights,
+                    l);
     Value stepLogits = outputLayer(
         b.create<mlir::attn::ReshapeOp>(l, f32({rows, width()}), y), table, vocab, l);
     SmallVector<Value> outs = {logSoftmax(stepLogits, l),
@@ -540,7 +653,7 @@ private:
     StepPosition pos = stepPosition(args[1], positionTable("positions", window, l), l);
     Value x = embedStep(table, args[0], pos, l);
     SmallVector<Value> unused;
-    x = decoderStep(t().layers, x, pos.slot, pos.seen, Value(), caches, unused, l);
+    x = decoderStep(t().layers, x, args[1], pos.slot, pos.seen, Value(), caches, unused, l);
     SmallVector<Value> outs = {
         outputLayer(b.create<mlir::attn::ReshapeOp>(l, f32({1, width()}), x), table, vocab, l),
         b.create<mlir::attn::AddOp>(l, args[1], scalar(1.0f, l))};

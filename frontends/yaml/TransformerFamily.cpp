@@ -1,6 +1,7 @@
 // model.transformer: an encoder-decoder (seq2seq), a decoder-only stack (lm) or an
 // encoder-only one (tag, classify); Transformer.cpp imports it.
 #include "frontends/yaml/Family.h"
+#include "frontends/yaml/ScoreExpr.h"
 
 namespace attn::yaml {
 namespace {
@@ -49,6 +50,7 @@ void validate(const Spec &s, Problems &p) {
             "decode.attention_head is " + std::to_string(s.decode.attentionHead) +
                 ", but there are " + std::to_string(t.heads) + " heads",
             "heads count from 1; 0 plots their mean");
+  expr::read(s, p); // model.transformer.attention's params and expressions
   if (s.model.attention)
     p.error(s.model.attention->loc,
             "model.attention is the recurrent decoder's attention; the Transformer has its own",

@@ -1,0 +1,466 @@
+// Parsing and building the expressions of model.transformer.attention (see ScoreExpr.h).
+#include "frontends/yaml/ScoreExpr.h"
+
+#include "dialect/AttnOps.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace attn::yaml::expr {
+namespace {
+
+std::string typeName(Type t) { return t == Type::Bool ? "a condition" : "a number"; }
+
+// The functions an expression may call: their argument types and result.
+struct Function {
+  std::vector<Type> args;
+  Type result;
+};
+const std::map<std::string, Function> &functions() {
+  static const std::map<std::string, Function> table = {
+      {"abs", {{Type::Number}, Type::Number}},
+      {"exp", {{Type::Number}, Type::Number}},
+      {"log", {{Type::Number}, Type::Number}},
+      {"sqrt", {{Type::Number}, Type::Number}},
+      {"tanh", {{Type::Number}, Type::Number}},
+      {"sigmoid", {{Type::Number}, Type::Number}},
+      {"min", {{Type::Number, Type::Number}, Type::Number}},
+      {"max", {{Type::Number, Type::Number}, Type::Number}},
+      {"where", {{Type::Bool, Type::Number, Type::Number}, Type::Number}},
+  };
+  return table;
+}
+
+// Recursive descent over the grammar of ScoreExpr.h; the first error stops it (by exception,
+// caught in parse(), so that no half-built tree escapes).
+class Parser {
+public:
+  Parser(const std::string &text, const std::vector<std::string> &names)
+      : text(text), names(names) {}
+
+  std::unique_ptr<Node> whole(Type want) {
+    skip();
+    if (pos == text.size())
+      fail(1, "the expression is empty");
+    auto node = orExpr();
+    skip();
+    if (pos < text.size())
+      fail(pos + 1, "unexpected '" + text.substr(pos, tokenLength()) +
+                        "' after a complete "
+                        "expression");
+    expect(*node, want, "the expression");
+    return node;
+  }
+
+  struct Failure {
+    Error error;
+  };
+
+private:
+  [[noreturn]] void fail(size_t column, std::string message) {
+    throw Failure{Error{column, std::move(message)}};
+  }
+
+  void skip() {
+    while (pos < text.size() && std::isspace((unsigned char)text[pos]))
+      ++pos;
+  }
+  static bool wordChar(char c) { return std::isalnum((unsigned char)c) || c == '_'; }
+  size_t tokenLength() const {
+    size_t n = 0;
+    if (wordChar(text[pos]))
+      while (pos + n < text.size() && wordChar(text[pos + n]))
+        ++n;
+    return std::max<size_t>(n, 1);
+  }
+  // Consumes `token` (a word must end there: "and" is not the start of "andrew").
+  bool accept(const std::string &token) {
+    skip();
+    if (text.compare(pos, token.size(), token) != 0)
+      return false;
+    size_t end = pos + token.size();
+    if (wordChar(token.back()) && end < text.size() && wordChar(text[end]))
+      return false;
+    pos = end;
+    return true;
+  }
+
+  void expect(const Node &node, Type want, const std::string &what) {
+    if (node.type != want)
+      fail(node.column, what + " must be " + typeName(want) + ", got " + typeName(node.type) +
+                            (want == Type::Number ? " (a comparison, and, or, not)" : ""));
+  }
+
+  std::unique_ptr<Node> make(Node::Kind kind, Type type, std::string op, size_t column) {
+    auto n = std::make_unique<Node>();
+    n->kind = kind;
+    n->type = type;
+    n->op = std::move(op);
+    n->column = column;
+    return n;
+  }
+  std::unique_ptr<Node> binary(std::string op, Type type, std::unique_ptr<Node> lhs,
+                               std::unique_ptr<Node> rhs) {
+    auto n = make(Node::Kind::Binary, type, std::move(op), lhs->column);
+    n->args.push_back(std::move(lhs));
+    n->args.push_back(std::move(rhs));
+    return n;
+  }
+
+  std::unique_ptr<Node> orExpr() {
+    auto lhs = andExpr();
+    while (true) {
+      size_t at = (skip(), pos + 1);
+      if (!accept("or"))
+        return lhs;
+      auto rhs = andExpr();
+      expect(*lhs, Type::Bool, "the left side of 'or' (column " + std::to_string(at) + ")");
+      expect(*rhs, Type::Bool, "the right side of 'or' (column " + std::to_string(at) + ")");
+      lhs = binary("or", Type::Bool, std::move(lhs), std::move(rhs));
+    }
+  }
+  std::unique_ptr<Node> andExpr() {
+    auto lhs = notExpr();
+    while (true) {
+      size_t at = (skip(), pos + 1);
+      if (!accept("and"))
+        return lhs;
+      auto rhs = notExpr();
+      expect(*lhs, Type::Bool, "the left side of 'and' (column " + std::to_string(at) + ")");
+      expect(*rhs, Type::Bool, "the right side of 'and' (column " + std::to_string(at) + ")");
+      lhs = binary("and", Type::Bool, std::move(lhs), std::move(rhs));
+    }
+  }
+  std::unique_ptr<Node> notExpr() {
+    size_t at = (skip(), pos + 1);
+    if (!accept("not"))
+      return compare();
+    auto arg = notExpr();
+    expect(*arg, Type::Bool, "the operand of 'not'");
+    auto n = make(Node::Kind::Unary, Type::Bool, "not", at);
+    n->args.push_back(std::move(arg));
+    return n;
+  }
+  std::unique_ptr<Node> compare() {
+    auto lhs = sum();
+    skip();
+    size_t at = pos + 1;
+    for (const char *op : {"<=", ">=", "==", "!=", "<", ">"}) {
+      if (!accept(op))
+        continue;
+      auto rhs = sum();
+      expect(*lhs, Type::Number, std::string("the left side of '") + op + "'");
+      expect(*rhs, Type::Number, std::string("the right side of '") + op + "'");
+      skip();
+      for (const char *again : {"<", ">", "=", "!"})
+        if (text.compare(pos, 1, again) == 0)
+          fail(pos + 1, "comparisons do not chain (column " + std::to_string(at) +
+                            " compares already): join them with 'and'");
+      return binary(op, Type::Bool, std::move(lhs), std::move(rhs));
+    }
+    return lhs;
+  }
+  std::unique_ptr<Node> sum() {
+    auto lhs = product();
+    while (true) {
+      std::string op = accept("+") ? "+" : accept("-") ? "-" : "";
+      if (op.empty())
+        return lhs;
+      auto rhs = product();
+      expect(*lhs, Type::Number, "the left side of '" + op + "'");
+      expect(*rhs, Type::Number, "the right side of '" + op + "'");
+      lhs = binary(op, Type::Number, std::move(lhs), std::move(rhs));
+    }
+  }
+  std::unique_ptr<Node> product() {
+    auto lhs = unary();
+    while (true) {
+      std::string op = accept("*") ? "*" : accept("/") ? "/" : "";
+      if (op.empty())
+        return lhs;
+      if (op == "*" && text.compare(pos, 1, "*") == 0)
+        fail(pos, "'**' is not an operator here: write x * x, or exp(y * log(x))");
+      auto rhs = unary();
+      expect(*lhs, Type::Number, "the left side of '" + op + "'");
+      expect(*rhs, Type::Number, "the right side of '" + op + "'");
+      lhs = binary(op, Type::Number, std::move(lhs), std::move(rhs));
+    }
+  }
+  std::unique_ptr<Node> unary() {
+    size_t at = (skip(), pos + 1);
+    if (!accept("-"))
+      return primary();
+    auto arg = unary();
+    expect(*arg, Type::Number, "the operand of '-'");
+    auto n = make(Node::Kind::Unary, Type::Number, "-", at);
+    n->args.push_back(std::move(arg));
+    return n;
+  }
+  std::unique_ptr<Node> primary() {
+    skip();
+    size_t at = pos + 1;
+    if (pos == text.size())
+      fail(at, "the expression ends where a value should follow");
+    char c = text[pos];
+    if (accept("(")) {
+      auto inner = orExpr();
+      if (!accept(")"))
+        fail(pos + 1, "expected ')' to close the '(' at column " + std::to_string(at));
+      return inner;
+    }
+    if (std::isdigit((unsigned char)c) || c == '.') {
+      const char *start = text.c_str() + pos;
+      char *end = nullptr;
+      double value = std::strtod(start, &end);
+      if (end == start || (end < text.c_str() + text.size() && wordChar(*end)))
+        fail(at,
+             "'" + text.substr(pos, std::max<size_t>(end - start, 1) + 1) + "' is not a number");
+      pos += end - start;
+      auto n = make(Node::Kind::Number, Type::Number, "", at);
+      n->number = value;
+      return n;
+    }
+    if (!wordChar(c))
+      fail(at, std::string("unexpected '") + c + "' where a value should be");
+    std::string word = text.substr(pos, tokenLength());
+    pos += word.size();
+    if (accept("("))
+      return call(word, at);
+    if (std::find(names.begin(), names.end(), word) != names.end())
+      return make(Node::Kind::Name, Type::Number, word, at);
+    if (functions().count(word))
+      fail(at, "'" + word + "' is a function: write " + word + "(...)");
+    if (word == "h")
+      fail(at, "the head index h is not available: a score may read score, i, j and scalar "
+               "params (per-head terms are not supported yet)");
+    std::string known;
+    for (const std::string &n : names)
+      known += (known.empty() ? "" : ", ") + n;
+    fail(at, "unknown name '" + word + "'; the expression may use " + known);
+  }
+  std::unique_ptr<Node> call(const std::string &name, size_t at) {
+    auto it = functions().find(name);
+    if (it == functions().end()) {
+      std::string known;
+      for (const auto &[f, _] : functions())
+        known += (known.empty() ? "" : ", ") + f;
+      fail(at, "unknown function '" + name + "'; the functions are " + known);
+    }
+    const Function &f = it->second;
+    auto n = make(Node::Kind::Call, f.result, name, at);
+    if (!accept(")"))
+      do
+        n->args.push_back(orExpr());
+      while (accept(","));
+    if (!accept(")"))
+      fail(pos + 1, "expected ')' or ',' in the arguments of " + name + "(...)");
+    if (n->args.size() != f.args.size())
+      fail(at, name + "(...) takes " + std::to_string(f.args.size()) + " argument" +
+                   (f.args.size() == 1 ? "" : "s") + ", got " + std::to_string(n->args.size()));
+    for (size_t k = 0; k < f.args.size(); ++k)
+      expect(*n->args[k], f.args[k], "argument " + std::to_string(k + 1) + " of " + name + "(...)");
+    return n;
+  }
+
+  const std::string &text;
+  const std::vector<std::string> &names;
+  size_t pos = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Node> parse(const std::string &text, const std::vector<std::string> &names,
+                            Type want, Error &error) {
+  try {
+    return Parser(text, names).whole(want);
+  } catch (const Parser::Failure &f) {
+    error = f.error;
+    return nullptr;
+  }
+}
+
+mlir::Value build(mlir::OpBuilder &b, mlir::Location l, const Node &node,
+                  const std::map<std::string, mlir::Value> &values) {
+  using namespace mlir::attn;
+  auto constant = [&](double v) -> mlir::Value {
+    auto type = mlir::RankedTensorType::get({}, b.getF32Type());
+    return b.create<ConstantOp>(l, mlir::DenseElementsAttr::get(type, (float)v));
+  };
+  auto neg = [&](mlir::Value x) -> mlir::Value { return b.create<NegOp>(l, x); };
+  // 1 - x: the complement of a condition.
+  auto complement = [&](mlir::Value x) -> mlir::Value {
+    return b.create<SubOp>(l, constant(1.0), x);
+  };
+  std::vector<mlir::Value> a;
+  for (const auto &arg : node.args)
+    a.push_back(build(b, l, *arg, values));
+  switch (node.kind) {
+  case Node::Kind::Number:
+    return constant(node.number);
+  case Node::Kind::Name:
+    return values.at(node.op);
+  case Node::Kind::Unary:
+    return node.op == "-" ? neg(a[0]) : complement(a[0]);
+  case Node::Kind::Binary: {
+    const std::string &op = node.op;
+    if (op == "+")
+      return b.create<AddOp>(l, a[0], a[1]);
+    if (op == "-")
+      return b.create<SubOp>(l, a[0], a[1]);
+    if (op == "*" || op == "and")
+      return b.create<MulOp>(l, a[0], a[1]);
+    if (op == "/")
+      return b.create<DivOp>(l, a[0], a[1]);
+    if (op == "or")
+      return b.create<MaximumOp>(l, a[0], a[1]);
+    // Comparisons through step (x > 0) and eq, both 0 or 1 with no gradient.
+    if (op == "<")
+      return b.create<StepOp>(l, b.create<SubOp>(l, a[1], a[0]));
+    if (op == ">")
+      return b.create<StepOp>(l, b.create<SubOp>(l, a[0], a[1]));
+    if (op == "<=")
+      return complement(b.create<StepOp>(l, b.create<SubOp>(l, a[0], a[1])));
+    if (op == ">=")
+      return complement(b.create<StepOp>(l, b.create<SubOp>(l, a[1], a[0])));
+    if (op == "==")
+      return b.create<EqOp>(l, a[0], a[1]);
+    return complement(b.create<EqOp>(l, a[0], a[1])); // !=
+  }
+  case Node::Kind::Call: {
+    const std::string &f = node.op;
+    if (f == "abs")
+      return b.create<MaximumOp>(l, a[0], neg(a[0]));
+    if (f == "exp")
+      return b.create<ExpOp>(l, a[0]);
+    if (f == "log")
+      return b.create<LogOp>(l, a[0]);
+    if (f == "sqrt")
+      return b.create<SqrtOp>(l, a[0]);
+    if (f == "tanh")
+      return b.create<TanhOp>(l, a[0]);
+    if (f == "sigmoid")
+      return b.create<SigmoidOp>(l, a[0]);
+    if (f == "max")
+      return b.create<MaximumOp>(l, a[0], a[1]);
+    if (f == "min")
+      return neg(b.create<MaximumOp>(l, neg(a[0]), neg(a[1])));
+    // where(c, x, y) = c x + (1 - c) y: c is exactly 0 or 1.
+    return b.create<AddOp>(l, b.create<MulOp>(l, a[0], a[1]),
+                           b.create<MulOp>(l, complement(a[0]), a[2]));
+  }
+  }
+  return {};
+}
+
+} // namespace attn::yaml::expr
+
+namespace attn::yaml::expr {
+namespace {
+bool isIdentifier(const std::string &s) {
+  if (s.empty() || !(std::isalpha((unsigned char)s[0]) || s[0] == '_'))
+    return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
+}
+} // namespace
+
+AttentionMods read(const Spec &spec, Problems &problems) {
+  const AttentionModSpec &a = spec.model.transformer->attention;
+  const std::string section = "model.transformer.attention";
+  AttentionMods mods;
+  mods.softcap = a.softcap;
+  mods.slidingWindow = a.slidingWindow;
+
+  using Kind = YamlTree::Kind;
+  if (a.params.kind != Kind::Map && a.params.kind != Kind::Null)
+    problems.error(a.params.loc, section + ".params must be a map from names to {init, learn}");
+  for (const auto &[key, value] : a.params.entries) {
+    Param p;
+    p.name = key.scalar;
+    static const std::vector<std::string> reserved = {"score", "i", "j", "h", "and", "or", "not"};
+    if (!isIdentifier(p.name) || functions().count(p.name) ||
+        std::find(reserved.begin(), reserved.end(), p.name) != reserved.end()) {
+      problems.error(key.loc, "'" + p.name +
+                                  "' cannot name a param: a name is letters, digits "
+                                  "and _, and not score, i, j, h, and, or, not or a function");
+      continue;
+    }
+    if (value.kind != Kind::Map) {
+      problems.error(value.loc, "param '" + p.name +
+                                    "' must be a map {init: value, learn: "
+                                    "true|false}");
+      continue;
+    }
+    bool hasInit = false;
+    for (const auto &[k, v] : value.entries) {
+      if (k.scalar == "init") {
+        hasInit = true;
+        std::optional<double> x = v.kind == Kind::Scalar ? parseFloat(v.scalar) : std::nullopt;
+        if (!x)
+          problems.error(v.loc, "the init of param '" + p.name + "' must be a number");
+        else
+          p.init = *x;
+      } else if (k.scalar == "learn") {
+        std::optional<bool> x = v.kind == Kind::Scalar ? parseBool(v.scalar) : std::nullopt;
+        if (!x)
+          problems.error(v.loc, "learn of param '" + p.name + "' must be true or false");
+        else
+          p.learn = *x;
+      } else if (k.scalar == "shape") {
+        problems.error(k.loc, "param '" + p.name +
+                                  "': params are scalars (one per layer); "
+                                  "per-head params (shape [heads]) are not supported yet");
+      } else {
+        problems.error(k.loc, "unknown key '" + k.scalar + "' in param '" + p.name +
+                                  "' (it takes init and learn)");
+      }
+    }
+    if (!hasInit)
+      problems.error(value.loc, "param '" + p.name + "' needs an init (its starting value)");
+    mods.params.push_back(p);
+  }
+
+  std::vector<std::string> names = {"i", "j"};
+  for (const Param &p : mods.params)
+    names.push_back(p.name);
+  auto expression = [&](const std::string &key, const std::string &text, Type want,
+                        const std::vector<std::string> &scope) -> std::unique_ptr<Node> {
+    if (text.empty())
+      return nullptr;
+    Error error;
+    std::unique_ptr<Node> node = parse(text, scope, want, error);
+    if (!node)
+      problems.error(section + "." + key, a.loc,
+                     section + "." + key + " \"" + text + "\", column " +
+                         std::to_string(error.column) + ": " + error.message);
+    return node;
+  };
+  mods.mask = expression("mask", a.mask, Type::Bool, names);
+  if (a.slidingWindow > 0) { // a mask like any other, and the written one's too
+    Error unused;
+    auto window =
+        parse("abs(i - j) < " + std::to_string(a.slidingWindow), {"i", "j"}, Type::Bool, unused);
+    if (mods.mask) {
+      auto both = std::make_unique<Node>();
+      both->kind = Node::Kind::Binary;
+      both->type = Type::Bool;
+      both->op = "and";
+      both->args.push_back(std::move(mods.mask));
+      both->args.push_back(std::move(window));
+      window = std::move(both);
+    }
+    mods.mask = std::move(window);
+  }
+  names.insert(names.begin(), "score");
+  mods.scoreMod = expression("score_mod", a.scoreMod, Type::Number, names);
+  if (!a.mask.empty() || !a.scoreMod.empty() || a.softcap > 0 || a.slidingWindow > 0)
+    return mods;
+  if (!mods.params.empty())
+    problems.error(section + ".params", a.loc,
+                   section + ".params are read by score_mod and mask, and there are none",
+                   "write score_mod or mask, or remove params");
+  return mods;
+}
+
+} // namespace attn::yaml::expr

@@ -1,0 +1,79 @@
+// The expressions of model.transformer.attention (docs/transformer.md, "Your own attention"):
+// `score_mod` changes a score, `mask` says which keys a query may see. Both are arithmetic
+// over scalars (the score, the positions i and j, named learned scalars), parsed here with
+// the column of every mistake, then built as attn ops inside attn.fused_attention's score and
+// mask regions, which attnc differentiates and runs on the flash kernels' GEMM tiles.
+//
+//   expr    := or
+//   or      := and ("or" and)*            booleans
+//   and     := not ("and" not)*
+//   not     := "not" not | compare
+//   compare := sum (("<" | "<=" | ">" | ">=" | "==" | "!=") sum)?   numbers -> a boolean
+//   sum     := product (("+" | "-") product)*
+//   product := unary (("*" | "/") unary)*
+//   unary   := "-" unary | primary
+//   primary := number | name | function "(" expr ("," expr)* ")" | "(" expr ")"
+//
+// Functions: abs, exp, log, sqrt, tanh, sigmoid (a number), min, max (two numbers),
+// where(condition, a, b). A boolean is not a number: `mask` must be a boolean, `score_mod` a
+// number, and `(i < j) * 2` is an error rather than a guess.
+#pragma once
+
+#include "frontends/yaml/Family.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn::yaml::expr {
+
+enum class Type { Number, Bool };
+
+struct Node {
+  enum class Kind { Number, Name, Unary, Binary, Call };
+  Kind kind = Kind::Number;
+  Type type = Type::Number;
+  double number = 0; // Number
+  std::string op;    // Name: the name; Unary, Binary: "-", "not", "+", "<=", "and", ...;
+                     // Call: the function
+  std::vector<std::unique_ptr<Node>> args;
+  size_t column = 1; // where it starts in the text, 1-based
+};
+
+// What is wrong with an expression, and at which column of its text (1-based).
+struct Error {
+  size_t column = 1;
+  std::string message;
+};
+
+// `text` as an expression of type `want` whose names are `names` (each a number). Null, with
+// `error` saying why, when it is not one.
+std::unique_ptr<Node> parse(const std::string &text, const std::vector<std::string> &names,
+                            Type want, Error &error);
+
+// `node` as attn ops on rank-0 f32 tensors at the builder's insertion point, each name bound
+// to its value in `values` (tensor<f32>); a boolean is 1 or 0.
+mlir::Value build(mlir::OpBuilder &b, mlir::Location l, const Node &node,
+                  const std::map<std::string, mlir::Value> &values);
+
+// model.transformer.attention, read and checked: its learned scalars and its expressions.
+struct Param {
+  std::string name;
+  double init = 0.0;
+  bool learn = true; // false: a constant
+};
+struct AttentionMods {
+  std::vector<Param> params;
+  std::unique_ptr<Node> scoreMod, mask; // null where the spec writes none
+  double softcap = 0.0;
+  int64_t slidingWindow = 0;
+};
+
+// Every problem of the section goes to `problems`, at its key (a param's, at its part);
+// what could be read is returned.
+AttentionMods read(const Spec &spec, Problems &problems);
+
+} // namespace attn::yaml::expr

@@ -1,0 +1,186 @@
+// The expressions of model.transformer.attention (frontends/yaml/ScoreExpr.h): what parses,
+// the column and reason of what does not, what the ops they build compute (folded here by
+// evaluating the tree the way build() lowers it), and the section's checks in a spec.
+#include "frontends/yaml/ScoreExpr.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace {
+
+using namespace attn::yaml;
+using expr::Node;
+using expr::Type;
+
+const std::vector<std::string> kNames = {"score", "i", "j", "slope"};
+
+// The value of `n` with score = 2, i = 5, j = 3, slope = 0.25 (a condition: 1 or 0).
+double eval(const Node &n) {
+  std::vector<double> a;
+  for (const auto &arg : n.args)
+    a.push_back(eval(*arg));
+  switch (n.kind) {
+  case Node::Kind::Number:
+    return n.number;
+  case Node::Kind::Name:
+    return n.op == "score" ? 2 : n.op == "i" ? 5 : n.op == "j" ? 3 : 0.25;
+  case Node::Kind::Unary:
+    return n.op == "-" ? -a[0] : 1 - a[0];
+  case Node::Kind::Binary: {
+    const std::string &op = n.op;
+    if (op == "+")
+      return a[0] + a[1];
+    if (op == "-")
+      return a[0] - a[1];
+    if (op == "*" || op == "and")
+      return a[0] * a[1];
+    if (op == "/")
+      return a[0] / a[1];
+    if (op == "or")
+      return std::max(a[0], a[1]);
+    if (op == "<")
+      return a[0] < a[1];
+    if (op == "<=")
+      return a[0] <= a[1];
+    if (op == ">")
+      return a[0] > a[1];
+    if (op == ">=")
+      return a[0] >= a[1];
+    if (op == "==")
+      return a[0] == a[1];
+    return a[0] != a[1];
+  }
+  case Node::Kind::Call:
+    if (n.op == "abs")
+      return std::fabs(a[0]);
+    if (n.op == "tanh")
+      return std::tanh(a[0]);
+    if (n.op == "min")
+      return std::min(a[0], a[1]);
+    if (n.op == "max")
+      return std::max(a[0], a[1]);
+    if (n.op == "where")
+      return a[0] ? a[1] : a[2];
+    if (n.op == "exp")
+      return std::exp(a[0]);
+    return NAN;
+  }
+  return NAN;
+}
+
+double value(const std::string &text, Type want = Type::Number) {
+  expr::Error error;
+  auto node = expr::parse(text, kNames, want, error);
+  EXPECT_TRUE(node) << text << ": column " << error.column << ": " << error.message;
+  return node ? eval(*node) : NAN;
+}
+
+// "column N: message" of an expression that must not parse.
+std::string failure(const std::string &text, Type want = Type::Number) {
+  expr::Error error;
+  auto node = expr::parse(text, kNames, want, error);
+  EXPECT_FALSE(node) << text;
+  return "column " + std::to_string(error.column) + ": " + error.message;
+}
+
+TEST(ScoreExpr, PrecedenceAndAssociativityAreArithmetics) {
+  EXPECT_DOUBLE_EQ(value("score - slope * abs(i - j)"), 2 - 0.25 * 2);
+  EXPECT_DOUBLE_EQ(value("i - j - 1"), 1);
+  EXPECT_DOUBLE_EQ(value("i / j / 2"), 5.0 / 3 / 2);
+  EXPECT_DOUBLE_EQ(value("-i + 2 * (j - 1)"), -1);
+  EXPECT_DOUBLE_EQ(value("30 * tanh(score / 30)"), 30 * std::tanh(2.0 / 30));
+  EXPECT_DOUBLE_EQ(value("where(i > j, score, -1e4)"), 2);
+  EXPECT_DOUBLE_EQ(value("min(i, j) + max(i, j)"), 8);
+  EXPECT_DOUBLE_EQ(value("1.5e1 + .5"), 15.5);
+}
+
+TEST(ScoreExpr, ConditionsCombineWithAndOrNot) {
+  EXPECT_EQ(value("abs(i - j) <= 2 or j < 4", Type::Bool), 1);
+  EXPECT_EQ(value("i < j or j == 4", Type::Bool), 0);
+  EXPECT_EQ(value("not i < j and j != 3", Type::Bool), 0);
+  EXPECT_EQ(value("not (i < j) or j != 3", Type::Bool), 1);
+  EXPECT_EQ(value("i >= 5 and j > 2", Type::Bool), 1);
+}
+
+TEST(ScoreExpr, MistakesAreLocated) {
+  EXPECT_EQ(failure("score - slop * abs(i - j)"),
+            "column 9: unknown name 'slop'; the expression may use score, i, j, slope");
+  EXPECT_EQ(failure("score - slope[h]"), "column 14: unexpected '[' after a complete expression");
+  EXPECT_NE(failure("score - h").find("column 9: the head index h is not available"),
+            std::string::npos);
+  EXPECT_EQ(failure("abs(i - j"), "column 10: expected ')' or ',' in the arguments of abs(...)");
+  EXPECT_EQ(failure("(i - j"), "column 7: expected ')' to close the '(' at column 1");
+  EXPECT_EQ(failure("max(i)"), "column 1: max(...) takes 2 arguments, got 1");
+  EXPECT_EQ(failure("cos(i)"), "column 1: unknown function 'cos'; the functions are abs, exp, "
+                               "log, max, min, sigmoid, sqrt, tanh, where");
+  EXPECT_EQ(failure("score +"), "column 8: the expression ends where a value should follow");
+  EXPECT_EQ(failure(""), "column 1: the expression is empty");
+  EXPECT_EQ(failure("i ** 2"), "column 3: '**' is not an operator here: write x * x, or "
+                               "exp(y * log(x))");
+  EXPECT_EQ(failure("2x"), "column 1: '2x' is not a number");
+  EXPECT_EQ(failure("i < j < 3", Type::Bool),
+            "column 7: comparisons do not chain (column 3 compares already): join them with "
+            "'and'");
+}
+
+TEST(ScoreExpr, ConditionsAndNumbersDoNotMix) {
+  EXPECT_EQ(failure("i - j", Type::Bool), "column 1: the expression must be a condition, got a "
+                                          "number");
+  EXPECT_EQ(failure("score * (i < j)"),
+            "column 10: the right side of '*' must be a number, got a condition (a comparison, "
+            "and, or, not)");
+  EXPECT_EQ(failure("i and j < 2", Type::Bool),
+            "column 1: the left side of 'and' (column 3) must be a condition, got a number");
+  EXPECT_EQ(failure("where(i, 1, 2)"),
+            "column 7: argument 1 of where(...) must be a condition, got a number");
+}
+
+// The section in a spec: each problem at its key (or at the part of params that has it),
+// all reported at once.
+std::string problems(const std::string &attention, const std::string &task = "seq2seq") {
+  std::vector<Diagnostic> diags;
+  std::optional<Spec> spec =
+      parseSpecString("name: m\ntask: " + task +
+                          "\ndata: {builtin: reverse}\nmodel:\n  transformer:\n"
+                          "    d_model: 8\n    heads: 2\n    attention:\n" +
+                          attention,
+                      "m.yaml", {}, diags);
+  if (spec)
+    checkConsistency(*spec, diags);
+  std::string all;
+  for (const Diagnostic &d : diags)
+    all += d.str() + "\n";
+  return all;
+}
+
+TEST(ScoreExpr, TheSectionIsCheckedWhereItIsWritten) {
+  EXPECT_EQ(problems("      score_mod: score - slope * abs(i - j)\n"
+                     "      params: {slope: {init: 0.5}}\n"
+                     "      mask: abs(i - j) < 8 or j == 0\n"
+                     "      sliding_window: 16\n      softcap: 30\n"),
+            "");
+  std::string all = problems("      score_mod: score - slope * i\n"
+                             "      mask: i - j\n"
+                             "      params: {slope: {init: x}, i: {init: 1}, b: {init: 1, "
+                             "shape: [2]}, c: {learn: 1}}\n");
+  EXPECT_NE(all.find("m.yaml:11:30: error: the init of param 'slope' must be a number"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("m.yaml:11:34: error: 'i' cannot name a param"), std::string::npos) << all;
+  EXPECT_NE(all.find("m.yaml:11:61: error: param 'b': params are scalars"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("learn of param 'c' must be true or false"), std::string::npos) << all;
+  EXPECT_NE(all.find("param 'c' needs an init"), std::string::npos) << all;
+  EXPECT_EQ(all.find("param 'slope' needs an init"), std::string::npos) << all; // it has one
+  EXPECT_NE(all.find("m.yaml:10:7: error: model.transformer.attention.mask \"i - j\", column 1: "
+                     "the expression must be a condition, got a number"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(problems("      params: {slope: {init: 1}}\n")
+                .find("model.transformer.attention.params are read by score_mod and mask"),
+            std::string::npos);
+  EXPECT_NE(problems("      sliding_window: -1\n").find("sliding_window"), std::string::npos);
+}
+
+} // namespace
