@@ -39,6 +39,13 @@ tgt_out [B, T] (y1 .. yn eos, then 0), with d = d_model:
   readout   logits = out output.weight + output.bias
   loss      F.cross_entropy(logits, tgt_out, ignore_index=0): the mean over non-pad targets.
 
+The configuration alibi_softcap_window sets model.transformer.attention (score_mod, softcap,
+mask, sliding_window and a learned scalar `slope` per self-attention layer, attnc's
+{encoder,decoder}.layer{l}.self_attn.slope, drawn U(0.2, 0.8)): there every layer's self_attn
+is ModAttention, the same projections with the score and mask written out in torch; cross
+attention stays nn.MultiheadAttention. Its softcap is not shift-invariant, so its key biases
+have gradients (the test measures them as any other).
+
 attnc's weights multiply from the right (x W + b), PyTorch's from the left (x W^T + b), so:
 in_proj_weight [3d, d] = [q.weight^T; k.weight^T; v.weight^T], in_proj_bias = [q.bias; k.bias;
 v.bias], out_proj.weight = out.weight^T, linear{1,2}.weight = linear{1,2}.weight^T (attnc's
@@ -108,6 +115,14 @@ CONFIGS = {
     "post": dict(norm="post", activation="relu"),
     "pre": dict(norm="pre", activation="relu"),
     "pre_gelu": dict(norm="pre", activation="gelu", d_model=32, heads=2, ffn=48),
+    # model.transformer.attention: ALiBi with a learned slope per layer, softcapped, in a
+    # sliding window of 4 with a mask expression on top (ModAttention below).
+    "alibi_softcap_window": dict(norm="pre", activation="relu", d_model=32, heads=2, ffn=32,
+                                 attention=dict(score_mod='"score - slope * abs(i - j)"',
+                                                softcap="2.5",
+                                                mask='"j == 0 or i - j != 1"',
+                                                sliding_window="4",
+                                                params="{slope: {init: 0.5}}")),
 }
 
 
@@ -117,7 +132,8 @@ def full(cfg):
     return c
 
 
-NORMAL, UNIFORM, NORM_WEIGHT, NORM_BIAS = "normal", "uniform", "norm_weight", "norm_bias"
+NORMAL, UNIFORM, NORM_WEIGHT, NORM_BIAS, SLOPE = ("normal", "uniform", "norm_weight",
+                                                  "norm_bias", "slope")
 
 
 def param_shapes(c):
@@ -130,6 +146,8 @@ def param_shapes(c):
         for p in ["q", "k", "v", "out"]:
             shapes.extend([(f"{prefix}.{p}.weight", (d, d), UNIFORM, d),
                            (f"{prefix}.{p}.bias", (d,), UNIFORM, d)])
+        if "attention" in c and prefix.endswith(".self_attn"):
+            shapes.append((prefix + ".slope", (), SLOPE, 0))
 
     def norm(name):
         shapes.extend([(name + ".weight", (d,), NORM_WEIGHT, 0),
@@ -195,6 +213,8 @@ def make_inputs(rng, c):
             v = rng.uniform(-s, s, size=shape)
         elif draw == NORM_WEIGHT:
             v = 1.0 + rng.uniform(-0.2, 0.2, size=shape)
+        elif draw == SLOPE:
+            v = np.array(rng.uniform(0.2, 0.8))
         else:
             v = rng.uniform(-0.2, 0.2, size=shape)
         params[name] = v.astype(np.float32)
@@ -238,6 +258,8 @@ def module_params(c, w):
         out[theirs + ".in_proj_bias"] = torch.cat([w[f"{ours}.{p}.bias"] for p in ["q", "k", "v"]])
         out[theirs + ".out_proj.weight"] = w[ours + ".out.weight"].t()
         out[theirs + ".out_proj.bias"] = w[ours + ".out.bias"]
+        if ours + ".slope" in w:
+            out[theirs + ".slope"] = w[ours + ".slope"]
 
     def same(ours, theirs):
         for part in ["weight", "bias"]:
@@ -266,6 +288,48 @@ def module_params(c, w):
     return out
 
 
+class ModAttention(torch.nn.Module):
+    """nn.MultiheadAttention's self-attention (the same parameter names and call) with the
+    configuration's model.transformer.attention, written out as the docs define it: with
+    score = q . k / sqrt(D) per head and positions i (query), j (key) from 0,
+        s = score - slope * |i - j|,   s = cap * tanh(s / cap),
+        allowed = |i - j| < window  and  (j == 0 or i - j != 1)  and not padding / causal,
+    softmax over the allowed keys. Only the "alibi_softcap_window" configuration uses it."""
+
+    def __init__(self, d, heads, cap, window, dtype):
+        super().__init__()
+        self.heads, self.cap, self.window = heads, cap, window
+        self.in_proj_weight = torch.nn.Parameter(torch.empty(3 * d, d, dtype=dtype))
+        self.in_proj_bias = torch.nn.Parameter(torch.empty(3 * d, dtype=dtype))
+        self.out_proj = torch.nn.Linear(d, d).to(dtype)
+        self.slope = torch.nn.Parameter(torch.empty((), dtype=dtype))
+
+    def forward(self, query, key, value, attn_mask=None, key_padding_mask=None,
+                need_weights=False):
+        B, T, d = query.shape
+        S, H = key.shape[1], self.heads
+        D = d // H
+        w = self.in_proj_weight.chunk(3)
+        b = self.in_proj_bias.chunk(3)
+
+        def heads(x, k):
+            return F.linear(x, w[k], b[k]).reshape(B, -1, H, D).transpose(1, 2)
+
+        q, k, v = heads(query, 0), heads(key, 1), heads(value, 2)
+        i = torch.arange(T, dtype=q.dtype).reshape(T, 1)
+        j = torch.arange(S, dtype=q.dtype).reshape(1, S)
+        s = q @ k.transpose(-1, -2) / math.sqrt(D) - self.slope * (i - j).abs()
+        s = self.cap * torch.tanh(s / self.cap)
+        allowed = ((i - j).abs() < self.window) & ((j == 0) | (i - j != 1))
+        s = s.masked_fill(~allowed, float("-inf"))
+        if attn_mask is not None:       # the decoder's causal mask: 0 or -inf
+            s = s + attn_mask
+        if key_padding_mask is not None:  # True at padding
+            s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+        out = (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(B, T, d)
+        return self.out_proj(out), None
+
+
 def reference(params, data, c, dtype):
     """(loss, {name: grad}) in `dtype`."""
     d = c["d_model"]
@@ -274,6 +338,12 @@ def reference(params, data, c, dtype):
                                  num_decoder_layers=c["layers"], dim_feedforward=c["ffn"],
                                  dropout=0.0, activation=c["activation"], batch_first=True,
                                  norm_first=c["norm"] == "pre").to(dtype)
+    if "attention" in c:
+        a = c["attention"]
+        for stack in [model.encoder, model.decoder]:
+            for layer in stack.layers:
+                layer.self_attn = ModAttention(d, c["heads"], float(a["softcap"]),
+                                               int(a["sliding_window"]), dtype)
     model.train()  # dropout is 0; training mode keeps PyTorch off its inference fast path
     substitutes = module_params(c, leaves)
     assert sorted(substitutes) == sorted(n for n, _ in model.named_parameters()), \
@@ -331,7 +401,9 @@ def main():
         zero = max(float(np.max(np.abs(grads64[n]))) /
                    float(np.max(np.abs(grads64[scale_name(n)])))
                    for n in grads64 if scale_name(n))
-        assert zero < 1e-10, f"{name}: a key bias has a gradient ({zero:.3g} of its scale)"
+        # (A softcap is not shift-invariant: there the key biases have gradients.)
+        assert zero < 1e-10 or "attention" in c, \
+            f"{name}: a key bias has a gradient ({zero:.3g} of its scale)"
         smallest = min(float(np.max(np.abs(grads64[n]))) for n in grads64 if not scale_name(n))
         for n, shape, _, _ in shapes:
             assert grads64[n].shape == shape
@@ -343,7 +415,7 @@ def main():
             tensors.append((f"{name}/grad:{n}", grads64[n].astype(np.float32)))
         meta = {"batch": B, "layers": c["layers"], "d_model": c["d_model"],
                 "heads": c["heads"], "ffn": c["ffn"], "norm": c["norm"],
-                "activation": c["activation"],
+                "activation": c["activation"], **c.get("attention", {}),
                 "source_vocab": SOURCE_VOCAB, "target_vocab": TARGET_VOCAB,
                 "source_length": S, "target_length": T,
                 "float32_max_rel_err": f"{worst:.3g}"}
