@@ -144,7 +144,8 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove,
     `q : tensor<Dxf32>`, `k : tensor<Dxf32>`, the query and key positions `i`, `j`
     (`tensor<f32>`) and the `captures` (loop-invariant tensors the score reads: Bahdanau's
     `v_a [D]`, a temperature `[1]`, a learned slope `[]`); it yields the score,
-    `tensor<f32>`. Its ops are attn's elementwise ops, reductions over the row, broadcasts,
+    `tensor<f32>`. A capture `[H]` whose block argument is `tensor<f32>` is per head: head
+    `h` reads its element `h` (ALiBi's slopes), and its gradient is summed per head. Its ops are attn's elementwise ops, reductions over the row, broadcasts,
     reshapes and constants on rows `[D]` and scalars (`[]`, `[1]`); the verifier names any
     other op or shape. Dot, scaled dot, general (the query projected before the op), cosine
     (both normalised before the op, a temperature captured), additive / concat

@@ -37,6 +37,12 @@ bool score_region::isScalarOrRow(Type type, int64_t width) {
   return isScalar(type) || (t && t.getRank() == 1 && t.getDimSize(0) == width);
 }
 
+bool score_region::isPerHead(Type capture, Type arg, int64_t heads) {
+  auto c = f32TensorType(capture), a = f32TensorType(arg);
+  return c && a && c.getRank() == 1 && c.getDimSize(0) == heads && a.getRank() == 0 &&
+         capture != arg;
+}
+
 bool score_region::isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, EqOp, NegOp, TanhOp, SigmoidOp, ReluOp, ExpOp,
              LogOp, SqrtOp, StepOp, ErfOp, GeluOp, StopGradientOp>(op);
@@ -248,7 +254,8 @@ namespace {
 ArrayRef<int64_t> dims(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
 
 // query [B, H, T, D], keys [B, H, S, D], values [B, H, S, Dv], key_mask [B, S], center
-// [B, H, T], captures scalars or rows of D; the attributes' dependencies.
+// [B, H, T], captures scalars, rows of D or one scalar per head [H]; the attributes'
+// dependencies.
 LogicalResult checkOperands(Operation *op, Value q, Value k, Value v, Value mask, Value center,
                             ValueRange captures, bool causal, std::optional<uint64_t> window,
                             bool gaussian) {
@@ -266,12 +273,14 @@ LogicalResult checkOperands(Operation *op, Value q, Value k, Value v, Value mask
            << typeStr(q.getType()) << ", " << typeStr(k.getType()) << ", "
            << typeStr(v.getType()) << ", " << typeStr(mask.getType())
            << (center ? ", " + typeStr(center.getType()) : std::string());
-  int64_t width = dims(q)[3];
+  int64_t width = dims(q)[3], heads = dims(q)[1];
   for (Value c : captures)
-    if (!score_region::isScalarOrRow(c.getType(), width))
-      return op->emitOpError("captures must be scalars (tensor<f32>, tensor<1xf32>) or rows "
+    if (!score_region::isScalarOrRow(c.getType(), width) &&
+        !score_region::isScalarOrRow(c.getType(), heads))
+      return op->emitOpError("captures must be scalars (tensor<f32>, tensor<1xf32>), rows "
                              "tensor<")
-             << width << "xf32>; got " << typeStr(c.getType());
+             << width << "xf32> or per-head scalars tensor<" << heads << "xf32>; got "
+             << typeStr(c.getType());
   if (causal && dims(q)[2] > dims(k)[2])
     return op->emitOpError("with causal needs at most as many queries as keys; got ")
            << typeStr(q.getType()) << " and " << typeStr(k.getType());
@@ -282,26 +291,39 @@ LogicalResult checkOperands(Operation *op, Value q, Value k, Value v, Value mask
   return success();
 }
 
+// The types the regions read the captures as: each capture's own, or for a capture of one
+// scalar per head [H], tensor<f32> where the score region's argument says so (`score`'s
+// arguments 4...: each head reads its own element).
+SmallVector<Type> captureArgTypes(Value query, ValueRange captures, Block &score) {
+  SmallVector<Type> types;
+  for (auto [n, c] : llvm::enumerate(captures)) {
+    Type arg = 4 + n < score.getNumArguments() ? score.getArgument(4 + n).getType() : Type();
+    types.push_back(arg && score_region::isPerHead(c.getType(), arg, dims(query)[1]) ? arg
+                                                                                     : c.getType());
+  }
+  return types;
+}
+
 // (query row, key row, i, j, captures...): the score region's block argument types.
-SmallVector<Type> scoreArgTypes(Value query, ValueRange captures) {
+SmallVector<Type> scoreArgTypes(Value query, ArrayRef<Type> captures) {
   MLIRContext *ctx = query.getContext();
   auto f32 = Float32Type::get(ctx);
   auto row = RankedTensorType::get({dims(query)[3]}, f32);
   auto scalar = RankedTensorType::get({}, f32);
   SmallVector<Type> types = {row, row, scalar, scalar};
-  llvm::append_range(types, captures.getTypes());
+  llvm::append_range(types, captures);
   return types;
 }
 
 // The mask region's block arguments: i, j (tensor<f32>) and the captures.
-SmallVector<Type> maskArgTypes(Value query, ValueRange captures) {
+SmallVector<Type> maskArgTypes(Value query, ArrayRef<Type> captures) {
   SmallVector<Type> types(2, RankedTensorType::get({}, Float32Type::get(query.getContext())));
-  llvm::append_range(types, captures.getTypes());
+  llvm::append_range(types, captures);
   return types;
 }
 
 // Checks the optional mask region of `op`: (i, j, captures...) -> tensor<f32>.
-LogicalResult verifyMask(Operation *op, Region &mask, Value query, ValueRange captures) {
+LogicalResult verifyMask(Operation *op, Region &mask, Value query, ArrayRef<Type> captures) {
   if (mask.empty())
     return success();
   auto scalar = RankedTensorType::get({}, Float32Type::get(op->getContext()));
@@ -378,10 +400,11 @@ LogicalResult FusedAttentionOp::verify() {
 
 LogicalResult FusedAttentionOp::verifyRegions() {
   auto scalar = RankedTensorType::get({}, Float32Type::get(getContext()));
+  SmallVector<Type> captures = captureArgTypes(getQuery(), getCaptures(), getScoreBlock());
   if (failed(score_region::verify(*this, "score", getScoreBlock(), dims(getQuery())[3],
-                                  scoreArgTypes(getQuery(), getCaptures()), {scalar})))
+                                  scoreArgTypes(getQuery(), captures), {scalar})))
     return failure();
-  return verifyMask(*this, getMask(), getQuery(), getCaptures());
+  return verifyMask(*this, getMask(), getQuery(), captures);
 }
 
 LogicalResult FusedAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
@@ -484,18 +507,20 @@ LogicalResult FusedAttentionGradOp::verify() {
 
 LogicalResult FusedAttentionGradOp::verifyRegions() {
   int64_t width = dims(getQuery())[3];
-  SmallVector<Type> args = scoreArgTypes(getQuery(), getCaptures());
+  // Per-head captures' gradients are yielded per head, as the score reads them.
+  SmallVector<Type> captures = captureArgTypes(getQuery(), getCaptures(), getScore().front());
+  SmallVector<Type> args = scoreArgTypes(getQuery(), captures);
   auto scalar = RankedTensorType::get({}, Float32Type::get(getContext()));
   if (failed(score_region::verify(*this, "score", getScore().front(), width, args, {scalar})))
     return failure();
   SmallVector<Type> gradArgs = args;
   gradArgs.push_back(scalar);
   SmallVector<Type> gradYields = {args[0], args[1]};
-  llvm::append_range(gradYields, getCaptures().getTypes());
+  llvm::append_range(gradYields, captures);
   if (failed(score_region::verify(*this, "score_grad", getScoreGrad().front(), width, gradArgs,
                                   gradYields)))
     return failure();
-  return verifyMask(*this, getMask(), getQuery(), getCaptures());
+  return verifyMask(*this, getMask(), getQuery(), captures);
 }
 
 // The scores again, d_values, the weights' gradient and the score's row gradients.

@@ -20,6 +20,17 @@ namespace mlir::attn::score_region {
 bool isScalar(Type type);
 /// tensor<f32>, tensor<1xf32> or tensor<{width}xf32>.
 bool isScalarOrRow(Type type, int64_t width);
+/// Whether a capture of type `capture`, read by the region argument of type `arg`, is per
+/// head: a tensor<Hxf32> (`heads` = H) that each head reads as its own tensor<f32> (an ALiBi
+/// slope per head).
+bool isPerHead(Type capture, Type arg, int64_t heads);
+/// Whether capture `n` of a fused_attention(_grad) op is per head (its score region's
+/// argument 4 + n is its element).
+template <typename Op> bool isPerHeadCapture(Op op, unsigned n) {
+  return isPerHead(op.getCaptures()[n].getType(),
+                   op.getScore().front().getArgument(4 + n).getType(),
+                   mlir::cast<mlir::RankedTensorType>(op.getQuery().getType()).getShape()[1]);
+}
 /// The elementwise attn ops a region may hold (binary with broadcasting, or unary).
 bool isElementwise(Operation *op);
 

@@ -298,27 +298,45 @@ private:
 };
 
 // An op's score and mask regions, compiled into tile functions (attn/kernels.h), and its
-// scalar captures: what the _regions kernels apply between the GEMMs.
+// scalar captures: what the _regions kernels apply between the GEMMs. The captures are
+// [rows, numCaptures]: one row that every head reads, or one row per head (a per-head capture,
+// an ALiBi slope per head, makes the lowering write each head's values).
 struct Regions {
   attn_tile_fn score = nullptr, mask = nullptr; // mask: null without a mask region
   attn_tile_grad_fn scoreGrad = nullptr;        // the backward's only
   float *captures = nullptr;
   int64_t numCaptures = 0;
+  int64_t rows = 1; // 1, or H
 
-  // t [rows, cols] (ld) = f(t, i, j, captures), t the products q . k.
-  void modify(float *t, int64_t ld, int64_t rows, int64_t cols, int64_t i0, int64_t j0) const {
-    score(t, t, 0, rows * ld, 1, captures, captures, 0, numCaptures, 1, ld, rows, cols, i0, j0);
+  // The row of captures that head h reads.
+  int64_t row(int64_t h) const { return rows == 1 ? 0 : h; }
+  float *of(int64_t h) const { return captures + row(h) * numCaptures; }
+  void check(const char *kernel, int64_t heads) const {
+    if (rows != 1 && rows != heads)
+      fail(kernel, "captures have " + std::to_string(rows) + " rows; expected 1 or the " +
+                       std::to_string(heads) + " heads");
   }
-  // t [rows, cols] (ld) = 1 where the mask region allows (i, j), else 0.
-  void allowedIn(float *t, int64_t ld, int64_t rows, int64_t cols, int64_t i0, int64_t j0) const {
-    mask(t, t, 0, rows * ld, 1, captures, captures, 0, numCaptures, 1, ld, rows, cols, i0, j0);
+
+  // t [rows, cols] (ld) = f(t, i, j, captures of head h), t the products q . k.
+  void modify(int64_t h, float *t, int64_t ld, int64_t rows, int64_t cols, int64_t i0,
+              int64_t j0) const {
+    float *c = of(h);
+    score(t, t, 0, rows * ld, 1, c, c, 0, numCaptures, 1, ld, rows, cols, i0, j0);
   }
-  // ds [rows, cols] (ld) = ds df/d dot at the products `dots`; dCaptures += ds df/d capture.
-  void gradient(float *dots, float *ds, float *dCaptures, int64_t ld, int64_t rows, int64_t cols,
-                int64_t i0, int64_t j0) const {
-    int64_t n = rows * ld, c = numCaptures;
-    scoreGrad(dots, dots, 0, n, 1, ds, ds, 0, n, 1, captures, captures, 0, c, 1, dCaptures,
-              dCaptures, 0, c, 1, ld, rows, cols, i0, j0);
+  // t [rows, cols] (ld) = 1 where head h's mask region allows (i, j), else 0.
+  void allowedIn(int64_t h, float *t, int64_t ld, int64_t rows, int64_t cols, int64_t i0,
+                 int64_t j0) const {
+    float *c = of(h);
+    mask(t, t, 0, rows * ld, 1, c, c, 0, numCaptures, 1, ld, rows, cols, i0, j0);
+  }
+  // ds [rows, cols] (ld) = ds df/d dot at the products `dots`; dCaptures [this.rows,
+  // numCaptures] gains ds df/d capture in head h's row.
+  void gradient(int64_t h, float *dots, float *ds, float *dCaptures, int64_t ld, int64_t rows,
+                int64_t cols, int64_t i0, int64_t j0) const {
+    int64_t n = rows * ld, nc = numCaptures;
+    float *c = of(h), *dc = dCaptures + row(h) * nc;
+    scoreGrad(dots, dots, 0, n, 1, ds, ds, 0, n, 1, c, c, 0, nc, 1, dc, dc, 0, nc, 1, ld, rows,
+              cols, i0, j0);
   }
 };
 
@@ -331,52 +349,54 @@ public:
   enum Verdict : uint8_t { kNone, kSome, kAll };
 
   ScoreMods() = default;
-  // Pairs the causal mask hides from every query are not asked about (half of them).
+  // Pairs the causal mask hides from every query are not asked about (half of them). With
+  // a row of captures per head, each head's mask gets its own verdicts.
   ScoreMods(const Regions &r, const Shape &d, bool causal) : regions_(&r) {
     if (!r.mask)
       return;
     keyTiles_ = (d.S + kKeyTile - 1) / kKeyTile;
-    int64_t queryTiles = (d.T + kQueryTile - 1) / kQueryTile;
-    verdicts_.assign(queryTiles * keyTiles_, kAll);
+    queryTiles_ = (d.T + kQueryTile - 1) / kQueryTile;
+    verdicts_.assign(r.rows * queryTiles_ * keyTiles_, kAll);
 #pragma omp parallel
     {
       Scratch t(kQueryTile * kKeyTile);
-#pragma omp for collapse(2) schedule(dynamic)
-      for (int64_t qt = 0; qt < queryTiles; ++qt)
-        for (int64_t kt = 0; kt < keyTiles_; ++kt) {
-          int64_t q0 = qt * kQueryTile, k0 = kt * kKeyTile;
-          int64_t rows = std::min(kQueryTile, d.T - q0), cols = std::min(kKeyTile, d.S - k0);
-          if (causal && k0 > q0 + rows - 1 + d.S - d.T) {
-            verdicts_[qt * keyTiles_ + kt] = kNone;
-            continue;
+#pragma omp for collapse(3) schedule(dynamic)
+      for (int64_t h = 0; h < r.rows; ++h)
+        for (int64_t qt = 0; qt < queryTiles_; ++qt)
+          for (int64_t kt = 0; kt < keyTiles_; ++kt) {
+            int64_t q0 = qt * kQueryTile, k0 = kt * kKeyTile;
+            int64_t rows = std::min(kQueryTile, d.T - q0), cols = std::min(kKeyTile, d.S - k0);
+            Verdict &v = verdicts_[(h * queryTiles_ + qt) * keyTiles_ + kt];
+            if (causal && k0 > q0 + rows - 1 + d.S - d.T) {
+              v = kNone;
+              continue;
+            }
+            r.allowedIn(h, t.data(), kKeyTile, rows, cols, q0, k0);
+            int64_t allowed = 0;
+            for (int64_t i = 0; i < rows; ++i)
+              for (int64_t j = 0; j < cols; ++j)
+                allowed += t[i * kKeyTile + j] != 0;
+            v = allowed == 0 ? kNone : allowed == rows * cols ? kAll : kSome;
           }
-          r.allowedIn(t.data(), kKeyTile, rows, cols, q0, k0);
-          int64_t allowed = 0;
-          for (int64_t i = 0; i < rows; ++i)
-            for (int64_t j = 0; j < cols; ++j)
-              allowed += t[i * kKeyTile + j] != 0;
-          verdicts_[qt * keyTiles_ + kt] = allowed == 0             ? kNone
-                                           : allowed == rows * cols ? kAll
-                                                                    : kSome;
-        }
     }
   }
 
   bool active() const { return regions_ != nullptr; }
   const Regions &regions() const { return *regions_; }
 
-  // Whether the mask region hides the tile pair of query q0 and key k0 from every query.
-  bool hidden(int64_t q0, int64_t k0) const { return verdict(q0, k0) == kNone; }
+  // Whether head h's mask region hides the tile pair of query q0 and key k0 from every query.
+  bool hidden(int64_t h, int64_t q0, int64_t k0) const { return verdict(h, q0, k0) == kNone; }
 
-  // s [rows, cols] (ld kKeyTile), the products of queries i0.. and keys j0..: the score
+  // s [rows, cols] (ld kKeyTile), head h's products of queries i0.. and keys j0..: the score
   // region's scores, pushed down where the mask region hides the key (`allowed` is scratch).
-  void apply(float *s, int64_t rows, int64_t cols, int64_t i0, int64_t j0, Scratch &allowed) const {
-    regions_->modify(s, kKeyTile, rows, cols, i0, j0);
-    if (verdict(i0, j0) != kSome)
+  void apply(int64_t h, float *s, int64_t rows, int64_t cols, int64_t i0, int64_t j0,
+             Scratch &allowed) const {
+    regions_->modify(h, s, kKeyTile, rows, cols, i0, j0);
+    if (verdict(h, i0, j0) != kSome)
       return;
     if ((int64_t)allowed.size() < rows * kKeyTile)
       allowed.resize(kQueryTile * kKeyTile);
-    regions_->allowedIn(allowed.data(), kKeyTile, rows, cols, i0, j0);
+    regions_->allowedIn(h, allowed.data(), kKeyTile, rows, cols, i0, j0);
     for (int64_t r = 0; r < rows; ++r)
 #pragma omp simd
       for (int64_t c = 0; c < cols; ++c)
@@ -384,30 +404,34 @@ public:
   }
 
 private:
-  Verdict verdict(int64_t i0, int64_t j0) const {
-    return verdicts_.empty() ? kAll : verdicts_[(i0 / kQueryTile) * keyTiles_ + j0 / kKeyTile];
+  Verdict verdict(int64_t h, int64_t i0, int64_t j0) const {
+    if (verdicts_.empty())
+      return kAll;
+    return verdicts_[(regions_->row(h) * queryTiles_ + i0 / kQueryTile) * keyTiles_ +
+                     j0 / kKeyTile];
   }
 
   const Regions *regions_ = nullptr;
-  int64_t keyTiles_ = 0;
-  std::vector<Verdict> verdicts_; // [query tiles, key tiles]; empty without a mask region
+  int64_t queryTiles_ = 0, keyTiles_ = 0;
+  // [capture rows, query tiles, key tiles]; empty without a mask region
+  std::vector<Verdict> verdicts_;
 };
 
 // s [rows, kKeyTile] = scale q[q0..] k[k0..]^T, less kPush where not allowed; q [T, D] and
-// k [S, D] of one (batch, head) (q already scaled where Tiles::kScaledQuery).
+// k [S, D] of one (batch, head h) (q already scaled where Tiles::kScaledQuery).
 // With active `mods` (the _regions kernels, scale 1) the products become the score region's
 // scores, masked by its mask region; `dots` (when not null, ld kKeyTile) keeps the products.
 template <class Tiles>
 void scoreTile(const typename Tiles::Factor *q, const typename Tiles::Factor *k, const Shape &d,
-               const Allowed &allowed, const ScoreMods &mods, int64_t q0, int64_t rows, int64_t k0,
-               int64_t cols, float scale, float *s, float *dots, Scratch &scratch) {
+               const Allowed &allowed, const ScoreMods &mods, int64_t h, int64_t q0, int64_t rows,
+               int64_t k0, int64_t cols, float scale, float *s, float *dots, Scratch &scratch) {
   Tiles::gemm('N', 'T', rows, cols, d.D, Tiles::kScaledQuery ? 1.0f : scale, q + q0 * d.D, d.D,
               k + k0 * d.D, d.D, 0.0f, s, kKeyTile);
   if (dots)
     for (int64_t r = 0; r < rows; ++r)
       std::copy(s + r * kKeyTile, s + r * kKeyTile + cols, dots + r * kKeyTile);
   if (mods.active())
-    mods.apply(s, rows, cols, q0, k0, scratch);
+    mods.apply(h, s, rows, cols, q0, k0, scratch);
   if (allowed.allAllowed(q0, k0, k0 + cols))
     return;
   for (int64_t r = 0; r < rows; ++r) {
@@ -475,6 +499,8 @@ void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_mem
   std::vector<Allowed> allowed;
   for (int64_t b = 0; b < d.B; ++b)
     allowed.emplace_back(M + b * d.S, d, causal != 0);
+  if (regions)
+    regions->check(kernel, d.H);
   ScoreMods mods = regions ? ScoreMods(*regions, d, causal != 0) : ScoreMods();
   int64_t queryTiles = (d.T + kQueryTile - 1) / kQueryTile;
 
@@ -495,7 +521,7 @@ void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_mem
           std::fill(l.begin(), l.end(), 0.0f);
           std::fill(acc.begin(), acc.end(), 0.0f);
           for (int64_t k0 = 0; k0 < d.S; k0 += kKeyTile) {
-            if (allowed[b].skip(q0, q0 + rows, k0) || mods.hidden(q0, k0))
+            if (allowed[b].skip(q0, q0 + rows, k0) || mods.hidden(h, q0, k0))
               continue;
             int64_t cols = std::min(kKeyTile, d.S - k0);
             int64_t band = allowed[b].band(q0, rows, k0, cols);
@@ -507,7 +533,7 @@ void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_mem
               if (seen == 0)
                 continue;
               float *sBand = &s[r0 * kKeyTile], *accBand = &acc[r0 * d.Dv];
-              scoreTile<Tiles>(q1, k1, d, allowed[b], mods, q0 + r0, n, k0, seen, scale, sBand,
+              scoreTile<Tiles>(q1, k1, d, allowed[b], mods, h, q0 + r0, n, k0, seen, scale, sBand,
                                nullptr, maskScratch);
               for (int64_t r = r0; r < r0 + n; ++r) {
                 // The row's own causal prefix: its hidden keys get weight 0 without an exp.
@@ -572,8 +598,10 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
   std::vector<Allowed> allowed;
   for (int64_t b = 0; b < d.B; ++b)
     allowed.emplace_back(M + b * d.S, d, causal != 0);
+  if (regions)
+    regions->check(kernel, d.H);
   ScoreMods mods = regions ? ScoreMods(*regions, d, causal != 0) : ScoreMods();
-  int64_t numCaptures = regions ? regions->numCaptures : 0;
+  int64_t numCaptures = regions ? regions->rows * regions->numCaptures : 0; // [rows, N]
   std::vector<double> captureGrads(numCaptures, 0.0);
   int64_t keyTiles = (d.S + kKeyTile - 1) / kKeyTile, bhs = d.B * d.H;
 
@@ -618,7 +646,7 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
       std::fill(dvTile.begin(), dvTile.end(), 0.0f);
       for (int64_t q0 = 0; q0 < d.T; q0 += kQueryTile) {
         int64_t rows = std::min(kQueryTile, d.T - q0);
-        if (allowed[b].skip(q0, q0 + rows, k0) || mods.hidden(q0, k0))
+        if (allowed[b].skip(q0, q0 + rows, k0) || mods.hidden(h, q0, k0))
           continue;
         int64_t band = allowed[b].band(q0, rows, k0, cols);
         for (int64_t r0 = q0; r0 < q0 + rows; r0 += band) {
@@ -627,7 +655,7 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
           int64_t seen = allowed[b].visible(r0 + n - 1, k0, cols);
           if (seen == 0)
             continue;
-          scoreTile<Tiles>(q1, k1, d, allowed[b], mods, r0, n, k0, seen, scale, p.data(),
+          scoreTile<Tiles>(q1, k1, d, allowed[b], mods, h, r0, n, k0, seen, scale, p.data(),
                            mods.active() ? dots.data() : nullptr, maskScratch);
           for (int64_t r = 0; r < n; ++r) {
             float *row = &p[r * kKeyTile];
@@ -648,8 +676,8 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
           // The score region's backward: dS of the scores to dS of the products (P is 0
           // where a key is hidden, and so is dS).
           if (mods.active())
-            mods.regions().gradient(dots.data(), ds.data(), dCapturesMine.data(), kKeyTile, n, seen,
-                                    r0, k0);
+            mods.regions().gradient(h, dots.data(), ds.data(), dCapturesMine.data(), kKeyTile, n,
+                                    seen, r0, k0);
           // dQ [n, D] += scale dS [n, seen] K [seen, D]
           const Factor *dsTile = Tiles::tile(ds.data(), n, seen, kKeyTile, dsFactors);
           Tiles::gemm('N', 'N', n, d.D, seen, scale, dsTile, kKeyTile, k1 + k0 * d.D, d.D, 1.0f,
@@ -731,16 +759,21 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward_bf16(
 
 namespace {
 // The regions of a _regions call: scale 1 (the score region scales the products itself).
-Regions regionsOf(attn_memref1 *captures, std::vector<float> &buffer, int64_t hasMask,
+// captures [rows, N]: rows 1 (every head's) or H (one per head).
+Regions regionsOf(attn_memref2 *captures, std::vector<float> &buffer, int64_t hasMask,
                   attn_tile_fn score, attn_tile_fn mask, attn_tile_grad_fn scoreGrad = nullptr) {
-  const float *c = rowMajor(*captures, 1, buffer);
-  return Regions{score, hasMask ? mask : nullptr, scoreGrad, const_cast<float *>(c),
+  const float *c = rowMajor(*captures, 2, buffer);
+  return Regions{score,
+                 hasMask ? mask : nullptr,
+                 scoreGrad,
+                 const_cast<float *>(c),
+                 captures->sizes[1],
                  captures->sizes[0]};
 }
 
 template <class Tiles>
 void regionsForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
-                    attn_memref2 *mask, attn_memref1 *captures, attn_memref4 *out,
+                    attn_memref2 *mask, attn_memref2 *captures, attn_memref4 *out,
                     attn_memref3 *lse, int64_t causal, int64_t hasMask, attn_tile_fn score,
                     attn_tile_fn maskFn) {
   std::vector<float> buffer;
@@ -750,24 +783,24 @@ void regionsForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_m
 
 template <class Tiles>
 void regionsBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
-                     attn_memref2 *mask, attn_memref1 *captures, attn_memref4 *out,
+                     attn_memref2 *mask, attn_memref2 *captures, attn_memref4 *out,
                      attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq,
-                     attn_memref4 *dk, attn_memref4 *dv, attn_memref1 *d_captures, int64_t causal,
+                     attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
                      int64_t hasMask, attn_tile_fn score, attn_tile_grad_fn scoreGrad,
                      attn_tile_fn maskFn) {
   std::vector<float> buffer;
   Regions r = regionsOf(captures, buffer, hasMask, score, maskFn, scoreGrad);
-  checkSizes(kernel, "d_captures", *d_captures, 1, {r.numCaptures});
-  RowMajorOut<attn_memref1> dC(*d_captures, 1);
+  checkSizes(kernel, "d_captures", *d_captures, 2, {r.rows, r.numCaptures});
+  RowMajorOut<attn_memref2> dC(*d_captures, 2);
   flashBackward<Tiles>(kernel, q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv, causal, 1.0f, &r,
                        dC.data);
   dC.finish();
 }
 } // namespace
 
-// q, k, v, mask, captures [N] -> out, lse: the score and mask regions as tile functions.
+// q, k, v, mask, captures [1 or H, N] -> out, lse: the score and mask regions as tile functions.
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions(
-    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref1 *captures,
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, attn_tile_fn score,
     attn_tile_fn mask_fn) {
   regionsForward<F32Tiles>("attn_rt_flash_attention_regions", q, k, v, mask, captures, out, lse,
@@ -775,18 +808,18 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions(
 }
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_bf16(
-    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref1 *captures,
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, attn_tile_fn score,
     attn_tile_fn mask_fn) {
   regionsForward<Bf16Tiles>("attn_rt_flash_attention_regions_bf16", q, k, v, mask, captures, out,
                             lse, causal, has_mask, score, mask_fn);
 }
 
-// ... and d_out, d_lse -> dq, dk, dv, d_captures [N].
+// ... and d_out, d_lse -> dq, dk, dv, d_captures [1 or H, N].
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_backward(
-    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref1 *captures,
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
-    attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref1 *d_captures, int64_t causal,
+    attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
     int64_t has_mask, attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn) {
   regionsBackward<F32Tiles>("attn_rt_flash_attention_regions_backward", q, k, v, mask, captures,
                             out, lse, d_out, d_lse, dq, dk, dv, d_captures, causal, has_mask, score,
@@ -794,9 +827,9 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_backwar
 }
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_backward_bf16(
-    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref1 *captures,
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
-    attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref1 *d_captures, int64_t causal,
+    attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
     int64_t has_mask, attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn) {
   regionsBackward<Bf16Tiles>("attn_rt_flash_attention_regions_backward_bf16", q, k, v, mask,
                              captures, out, lse, d_out, d_lse, dq, dk, dv, d_captures, causal,

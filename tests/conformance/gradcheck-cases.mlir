@@ -712,6 +712,64 @@ func.func @fused_attention_alibi() -> (tensor<2x2x3x3xf32>, tensor<2x2x3xf32>) {
   return %o, %lse : tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
 }
 
+// ALiBi as published: a slope per head (a capture tensor<2xf32> that each head reads as its
+// own tensor<f32>), learned, with a mask region that hides key 0; the _regions kernels run it
+// with one row of captures per head.
+func.func @fused_attention_alibi_per_head() -> (tensor<2x2x3x3xf32>, tensor<2x2x3xf32>) {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x2x3x4xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x2x5x4xf32>
+  %v = attn.param "v" {scale = 1.0 : f32} : tensor<2x2x5x3xf32>
+  %slope = attn.param "slope" {scale = 1.0 : f32} : tensor<2xf32>
+  %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0, 0.0]]> : tensor<2x5xf32>
+  %o, %lse = attn.fused_attention %q, %k, %v, %m captures(%slope : tensor<2xf32>) {causal = true}
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %scale = attn.constant dense<0.5> : tensor<f32>
+    %scaled = attn.mul %dot, %scale : tensor<f32>, tensor<f32>
+    %two = attn.constant dense<2.0> : tensor<f32>
+    %shift = attn.add %i, %two : tensor<f32>, tensor<f32>
+    %dist = attn.sub %shift, %j : tensor<f32>, tensor<f32>
+    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>
+    %e = attn.sub %scaled, %bias : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  } mask {
+  ^bb0(%i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %half = attn.constant dense<0.5> : tensor<f32>
+    %past = attn.sub %j, %half : tensor<f32>, tensor<f32>
+    %ok = attn.step %past : tensor<f32>
+    attn.yield %ok : tensor<f32>
+  }
+  return %o, %lse : tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
+}
+
+// A per-head slope beside a row capture (a weighted product, which the generated kernels run,
+// not the _regions ones): both captures' gradients, the slope's per head.
+func.func @fused_attention_weighted_per_head() -> (tensor<2x2x3x3xf32>, tensor<2x2x3xf32>) {
+  %q = attn.param "q" {scale = 1.0 : f32} : tensor<2x2x3x4xf32>
+  %k = attn.param "k" {scale = 1.0 : f32} : tensor<2x2x5x4xf32>
+  %v = attn.param "v" {scale = 1.0 : f32} : tensor<2x2x5x3xf32>
+  %w = attn.param "w" {scale = 1.0 : f32} : tensor<4xf32>
+  %slope = attn.param "slope" {scale = 1.0 : f32} : tensor<2xf32>
+  %m = attn.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0, 0.0]]> : tensor<2x5xf32>
+  %o, %lse = attn.fused_attention %q, %k, %v, %m captures(%w, %slope : tensor<4xf32>, tensor<2xf32>)
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %wd: tensor<4xf32>,
+       %s: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %weighted = attn.mul %prod, %wd : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %weighted {axes = array<i64: 0>} : tensor<4xf32>
+    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>
+    %e = attn.add %dot, %bias : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  }
+  return %o, %lse : tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
+}
+
 // Two heads, the second batch row with two padded keys (their weights must be 0 and pass no
 // gradient).
 func.func @scaled_dot_product_attention() -> (tensor<2x2x3x4xf32>, tensor<2x2x3x5xf32>) {

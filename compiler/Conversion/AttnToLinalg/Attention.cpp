@@ -39,6 +39,7 @@ struct KernelBuilder {
   Value q, k, v, mask, center;
   SmallVector<Value> captures;      // memrefs
   SmallVector<Value> captureScalar; // the f32 of a scalar capture, loaded once; null for rows
+  SmallVector<bool> capturePerHead; // [H], each head reading its element (loaded per row)
   int64_t B = 0, H = 0, T = 0, S = 0, D = 0, Dv = 0;
   bool causal = false;
   std::optional<uint64_t> window;
@@ -109,8 +110,8 @@ struct KernelBuilder {
   }
   // mask[bb, j] != 0, within the window around the centre: (W^2 + 1e-3) - (j - c)^2 > 0
   // as attn.local_window decides it (an integer centre keeps its edges), and the mask region
-  // nonzero.
-  Value allowed(Value bb, Value iF, Value jF, Value j, Value c) {
+  // (with head hh's captures) nonzero.
+  Value allowed(Value bb, Value hh, Value iF, Value jF, Value j, Value c) {
     Value ok = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, load(mask, {bb, j}),
                                        f32(0.0f));
     if (window) {
@@ -125,7 +126,7 @@ struct KernelBuilder {
       ScoreEmitter e(b, loc, D);
       e.bindScalar(maskRegion->getArgument(0), iF);
       e.bindScalar(maskRegion->getArgument(1), jF);
-      bindCaptures(e, *maskRegion, 2);
+      bindCaptures(e, *maskRegion, 2, hh);
       e.emitScalars(*maskRegion);
       Value m = e.scalar(cast<YieldOp>(maskRegion->getTerminator()).getValues()[0]);
       ok = b.create<arith::AndIOp>(
@@ -155,15 +156,17 @@ struct KernelBuilder {
     });
     e.bindScalar(region.getArgument(2), iF);
     e.bindScalar(region.getArgument(3), jF);
-    bindCaptures(e, region, 4);
+    bindCaptures(e, region, 4, hh);
     if (ds)
       e.bindScalar(region.getArgument(4 + captures.size()), ds);
   }
-  // Binds the captures to a region's arguments from `first` on.
-  void bindCaptures(ScoreEmitter &e, Block &region, unsigned first) {
+  // Binds the captures to a region's arguments from `first` on, for head hh.
+  void bindCaptures(ScoreEmitter &e, Block &region, unsigned first, Value hh) {
     for (auto [n, cap] : llvm::enumerate(captures)) {
       Value arg = region.getArgument(first + n);
-      if (captureScalar[n])
+      if (capturePerHead[n])
+        e.bindScalar(arg, load(cap, {hh}));
+      else if (captureScalar[n])
         e.bindScalar(arg, captureScalar[n]);
       else
         e.bindRow(arg, [=, this](OpBuilder &, Location, Value d) { return load(cap, {d}); });
@@ -214,9 +217,10 @@ KernelBuilder startKernel(OpBuilder &b, Op op, StringRef name, func::FuncOp &f,
   kb.v = memrefs.lookup(op.getValues());
   kb.mask = memrefs.lookup(op.getKeyMask());
   kb.center = op.getCenter() ? memrefs.lookup(op.getCenter()) : Value();
-  for (Value c : op.getCaptures()) {
+  for (auto [n, c] : llvm::enumerate(op.getCaptures())) {
     Value m = memrefs.lookup(c);
     kb.captures.push_back(m);
+    kb.capturePerHead.push_back(score_region::isPerHeadCapture(op, n));
     kb.captureScalar.push_back(score_region::isScalar(c.getType()) ? kb.load(m, kb.scalarAt(m))
                                                                    : Value());
   }
@@ -264,8 +268,9 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionKernel(OpBuilder &b,
         // Scores of the allowed keys (-inf for the others) and their maximum.
         Value m = kb.fold(kb.index(0), end, -kInf, [&](Value j, Value acc) {
           Value jF = kb.toF32(j);
-          auto pick = b.create<scf::IfOp>(loc, TypeRange{b.getF32Type()},
-                                          kb.allowed(bb, iF, jF, j, c), /*withElseRegion=*/true);
+          auto pick =
+              b.create<scf::IfOp>(loc, TypeRange{b.getF32Type()}, kb.allowed(bb, hh, iF, jF, j, c),
+                                  /*withElseRegion=*/true);
           {
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPointToStart(pick.thenBlock());
@@ -343,7 +348,7 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionGradKernel(OpBuilder &b
               loc, delta, kb.dot(weights, {bb, hh, i}, dWeights, {bb, hh, i}, kb.S));
         kb.loop(kb.index(0), kb.keyEnd(i), [&](Value j) {
           Value jF = kb.toF32(j);
-          kb.when(kb.allowed(bb, iF, jF, j, c), [&] {
+          kb.when(kb.allowed(bb, hh, iF, jF, j, c), [&] {
             Value s = kb.score(score, bb, hh, i, j, iF, jF);
             Value p = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, lseI));
             Value g = kb.gaussian ? kb.gaussianAt(jF, c) : kb.f32(1.0f);
@@ -373,11 +378,13 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionGradKernel(OpBuilder &b
               kb.addTo(dq, {bb, hh, i, d}, e.element(gradYields[0], d));
               kb.addTo(dk, {bb, hh, j, d}, e.element(gradYields[1], d));
               for (auto [n, dc] : llvm::enumerate(dCaptures))
-                if (!kb.captureScalar[n])
+                if (!kb.captureScalar[n] && !kb.capturePerHead[n])
                   kb.addTo(dc, {d}, e.element(gradYields[2 + n], d));
             });
             for (auto [n, dc] : llvm::enumerate(dCaptures))
-              if (kb.captureScalar[n])
+              if (kb.capturePerHead[n])
+                kb.addTo(dc, {hh}, e.scalar(gradYields[2 + n]));
+              else if (kb.captureScalar[n])
                 kb.addTo(dc, kb.scalarAt(dc), e.scalar(gradYields[2 + n]));
           });
         });

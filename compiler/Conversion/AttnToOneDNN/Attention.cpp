@@ -15,6 +15,7 @@
 //   attn_rt_flash_attention_regions_backward[_bf16](q, k, v, mask, captures, out, lse, d_out,
 //       d_lse, dq, dk, dv, d_captures, causal, has_mask, @attn_score_tile_N,
 //       @attn_score_grad_tile_N, @attn_mask_tile_N)
+//   (captures [1, N], or [H, N] with a per-head capture: the scalar captures, row h head h's)
 //   attn_fused_attention_N(q, k, v, mask[, center], captures..., out, lse[, weights])
 //   attn_fused_attention_grad_N(<the op's operands>, dq, dk, dv[, dcenter], dcaptures...)
 #include "compiler/Conversion/AttnToLinalg/Attention.h"
@@ -27,6 +28,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -53,18 +56,33 @@ template <typename Op> Operation *tiledDot(Op op) {
   return score_region::dotThenScalars(op.getScore().front());
 }
 
-// The scalar captures as one tensor<Nxf32>, the tile functions' captures (a 0 when there are
+// How many rows of captures the _regions kernels get: one that every head reads, or H when a
+// capture is per head (the kernels pass each head its row).
+template <typename Op> int64_t captureRows(Op op) {
+  for (unsigned n = 0; n < op.getCaptures().size(); ++n)
+    if (score_region::isPerHeadCapture(op, n))
+      return cast<RankedTensorType>(op.getQuery().getType()).getShape()[1];
+  return 1;
+}
+
+// The scalar captures as one tensor<rows x N xf32>, the tile functions' captures: row h holds
+// head h's element of a per-head capture and the value of every other (a 0 when there are
 // none: the kernels take N >= 1).
-Value packCaptures(PatternRewriter &rewriter, Location loc, ValueRange captures) {
+template <typename Op> Value packCaptures(PatternRewriter &rewriter, Op op) {
+  Location loc = op.getLoc();
+  ValueRange captures = op.getCaptures();
+  int64_t rows = captureRows(op);
   SmallVector<Value> scalars;
-  for (Value c : captures) {
-    SmallVector<Value> at(cast<RankedTensorType>(c.getType()).getRank(),
-                          rewriter.create<arith::ConstantIndexOp>(loc, 0));
-    scalars.push_back(rewriter.create<tensor::ExtractOp>(loc, c, at));
-  }
+  for (int64_t h = 0; h < rows; ++h)
+    for (auto [n, c] : llvm::enumerate(captures)) {
+      int64_t at = score_region::isPerHeadCapture(op, n) ? h : 0;
+      SmallVector<Value> index(cast<RankedTensorType>(c.getType()).getRank(),
+                               rewriter.create<arith::ConstantIndexOp>(loc, at));
+      scalars.push_back(rewriter.create<tensor::ExtractOp>(loc, c, index));
+    }
   if (scalars.empty())
     scalars.push_back(linalg_lowering::cstF(rewriter, loc, 0.0f));
-  auto type = RankedTensorType::get({(int64_t)scalars.size()}, rewriter.getF32Type());
+  auto type = RankedTensorType::get({rows, (int64_t)scalars.size() / rows}, rewriter.getF32Type());
   return rewriter.create<tensor::FromElementsOp>(loc, type, scalars);
 }
 
@@ -97,7 +115,7 @@ struct FusedAttentionToKernel : OpRewritePattern<FusedAttentionOp> {
   LogicalResult callRegionsKernel(FusedAttentionOp op, PatternRewriter &rewriter,
                                   Operation *dot) const {
     auto [score, mask] = scoreAndMaskTiles(rewriter, op, dot);
-    Value captures = packCaptures(rewriter, op.getLoc(), op.getCaptures());
+    Value captures = packCaptures(rewriter, op);
     rewriter.replaceOp(
         op, callKernel(rewriter, op, precisionKernel("attn_rt_flash_attention_regions", op),
                        {op.getQuery(), op.getKeys(), op.getValues(), op.getKeyMask(), captures},
@@ -132,7 +150,7 @@ struct FusedAttentionGradToKernel : OpRewritePattern<FusedAttentionGradOp> {
         rewriter, op, op.getScoreGrad().front(), gradDot, cotangent,
         freshKernelName(op, "attn_score_grad_tile"));
     ValueRange caps = op.getCaptures();
-    Value captures = packCaptures(rewriter, loc, caps);
+    Value captures = packCaptures(rewriter, op);
     auto packed = cast<RankedTensorType>(captures.getType());
     SmallVector<Type> results{op.getDQuery().getType(), op.getDKeys().getType(),
                               op.getDValues().getType(), packed};
@@ -141,13 +159,20 @@ struct FusedAttentionGradToKernel : OpRewritePattern<FusedAttentionGradOp> {
                    {op.getQuery(), op.getKeys(), op.getValues(), op.getKeyMask(), captures,
                     op.getOutput(), op.getLse(), op.getDOutput(), op.getDLse()},
                    results, {op.getCausal(), !op.getMask().empty()}, {}, {score, grad, mask});
-    // d_rest: each capture's gradient, in the capture's own type.
+    // d_rest: each capture's gradient, in the capture's own type: a per-head capture's
+    // element h from row h, another's the sum of the rows.
     SmallVector<Value> replacements{r[0], r[1], r[2]};
+    auto index = [&](int64_t v) { return rewriter.create<arith::ConstantIndexOp>(loc, v); };
     for (auto [n, c] : llvm::enumerate(caps)) {
-      Value at = rewriter.create<arith::ConstantIndexOp>(loc, n);
-      Value g = rewriter.create<tensor::ExtractOp>(loc, r[3], ValueRange{at});
-      replacements.push_back(
-          rewriter.create<tensor::FromElementsOp>(loc, c.getType(), ValueRange{g}));
+      SmallVector<Value> rows;
+      for (int64_t h = 0; h < packed.getShape()[0]; ++h)
+        rows.push_back(
+            rewriter.create<tensor::ExtractOp>(loc, r[3], ValueRange{index(h), index(n)}));
+      if (!score_region::isPerHeadCapture(op, n))
+        rows = {std::accumulate(rows.begin() + 1, rows.end(), rows[0], [&](Value a, Value b) {
+          return rewriter.create<arith::AddFOp>(loc, a, b).getResult();
+        })};
+      replacements.push_back(rewriter.create<tensor::FromElementsOp>(loc, c.getType(), rows));
     }
     rewriter.replaceOp(op, replacements);
     return success();

@@ -148,30 +148,33 @@ typedef void (*attn_tile_grad_fn)(float *, float *, int64_t, int64_t, int64_t, f
  * compiled as tile functions (above). The same tiles and GEMMs as attn_rt_flash_attention with
  * `score` applied to each tile of products between the GEMMs; `mask` (read when has_mask)
  * classifies every (query tile, key tile) pair once per call, so that tiles it hides from
- * every query are skipped and fully allowed ones are not masked. captures [N] holds the scalar
- * captures (N >= 1). A row with no allowed key: out 0, lse 0. */
+ * every query are skipped and fully allowed ones are not masked. captures [1, N] holds the N >= 1
+ * scalar captures that every head reads; captures [H, N] one row per head (the lowering writes
+ * a capture shared by the heads into every row), each head's row passed to the tile functions
+ * (and its mask verdicts taken per head). A row with no allowed key: out 0, lse 0. */
 void _mlir_ciface_attn_rt_flash_attention_regions(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
-                                                  attn_memref2 *mask, attn_memref1 *captures,
+                                                  attn_memref2 *mask, attn_memref2 *captures,
                                                   attn_memref4 *out, attn_memref3 *lse,
                                                   int64_t causal, int64_t has_mask,
                                                   attn_tile_fn score, attn_tile_fn mask_fn);
-/* Its backward: dq, dk, dv and d_captures [N] (the captures' gradients, overwritten). */
+/* Its backward: dq, dk, dv and d_captures shaped as captures (their gradients, each row the
+ * sum over its heads' tiles; overwritten). */
 void _mlir_ciface_attn_rt_flash_attention_regions_backward(
-    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref1 *captures,
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
-    attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref1 *d_captures, int64_t causal,
+    attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
     int64_t has_mask, attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn);
 /* Both with bf16 tile products, as the _bf16 kernels above. Same arguments. */
 void _mlir_ciface_attn_rt_flash_attention_regions_bf16(attn_memref4 *q, attn_memref4 *k,
                                                        attn_memref4 *v, attn_memref2 *mask,
-                                                       attn_memref1 *captures, attn_memref4 *out,
+                                                       attn_memref2 *captures, attn_memref4 *out,
                                                        attn_memref3 *lse, int64_t causal,
                                                        int64_t has_mask, attn_tile_fn score,
                                                        attn_tile_fn mask_fn);
 void _mlir_ciface_attn_rt_flash_attention_regions_backward_bf16(
-    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref1 *captures,
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
-    attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref1 *d_captures, int64_t causal,
+    attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
     int64_t has_mask, attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn);
 
 #ifdef __cplusplus

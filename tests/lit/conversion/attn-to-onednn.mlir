@@ -150,7 +150,7 @@ func.func @fused_attention_dot(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>,
 // CHECK-DAG: %[[SCORE:.*]] = constant @attn_score_tile_{{[0-9]+}}
 // CHECK-DAG: %[[NOT_CAUSAL:.*]] = arith.constant 0 : i64
 // CHECK-DAG: %[[HAS_MASK:.*]] = arith.constant 1 : i64
-// CHECK: tensor.from_elements %{{.*}} : tensor<1xf32>
+// CHECK: tensor.from_elements %{{.*}} : tensor<1x1xf32>
 // CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NOT_CAUSAL]], %[[HAS_MASK]], %[[SCORE]], %[[MASK]])
 // CHECK-NOT: attn_fused_attention_
 func.func @fused_attention_dot_mask_region(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x3xf32>,
@@ -258,12 +258,12 @@ func.func @fused_attention_weighted(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4x
 // CHECK-DAG: %[[SCORE:.*]] = constant @attn_score_tile_1
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK: %[[SLOPE:.*]] = tensor.extract %arg4[] : tensor<f32>
-// CHECK: tensor.from_elements %[[SLOPE]] : tensor<1xf32>
+// CHECK: tensor.from_elements %[[SLOPE]] : tensor<1x1xf32>
 // CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[ONE]], %[[ONE]], %[[SCORE]], %[[MASK]])
-// CHECK: %[[DCAPS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1xf32>
+// CHECK: %[[DCAPS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x1xf32>
 // CHECK: call @attn_rt_flash_attention_regions_backward({{.*}}, %[[ONE]], %[[ONE]], %[[SCORE_B]], %[[GRAD]], %[[MASK_B]])
 // CHECK: %[[DC:.*]] = bufferization.to_tensor %[[DCAPS]]
-// CHECK: %[[DSLOPE:.*]] = tensor.extract %[[DC]][%{{.*}}] : tensor<1xf32>
+// CHECK: %[[DSLOPE:.*]] = tensor.extract %[[DC]][%{{.*}}, %{{.*}}] : tensor<1x1xf32>
 // CHECK: tensor.from_elements %[[DSLOPE]] : tensor<f32>
 // CHECK: func.func private @attn_score_tile_0(%[[T:.*]]: memref<?xf32>, %[[CAPS:.*]]: memref<?xf32>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
 // CHECK: %[[S:.*]] = memref.load %[[CAPS]][%c0]
@@ -346,4 +346,51 @@ func.func @fused_attention_regions(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf
     attn.yield %in : tensor<f32>
   }
   return %dq, %ds : tensor<2x2x3x4xf32>, tensor<f32>
+}
+
+// -----
+
+// ALiBi with a slope per head (tensor<2xf32> read by each head as its tensor<f32>): the
+// captures go to the _regions kernels as one row per head, and the backward's rows become the
+// slope's two elements.
+// CHECK-LABEL: func @fused_attention_regions_per_head
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[S0:.*]] = tensor.extract %arg4[%[[C0]]] : tensor<2xf32>
+// CHECK-DAG: %[[S1:.*]] = tensor.extract %arg4[%[[C1]]] : tensor<2xf32>
+// CHECK: tensor.from_elements %[[S0]], %[[S1]] : tensor<2x1xf32>
+// CHECK: call @attn_rt_flash_attention_regions_backward
+// CHECK: %[[DC:.*]] = bufferization.to_tensor %{{.*}} : memref<2x1xf32>
+// CHECK-DAG: %[[D0:.*]] = tensor.extract %[[DC]][%[[C0]], %[[C0]]] : tensor<2x1xf32>
+// CHECK-DAG: %[[D1:.*]] = tensor.extract %[[DC]][%[[C1]], %[[C0]]] : tensor<2x1xf32>
+// CHECK: tensor.from_elements %[[D0]], %[[D1]] : tensor<2xf32>
+// CHECK-NOT: attn_fused_attention_grad_
+func.func @fused_attention_regions_per_head(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>,
+                                            %v: tensor<2x2x5x3xf32>, %m: tensor<2x5xf32>,
+                                            %slope: tensor<2xf32>, %o: tensor<2x2x3x3xf32>,
+                                            %lse: tensor<2x2x3xf32>, %do: tensor<2x2x3x3xf32>,
+                                            %dl: tensor<2x2x3xf32>) -> tensor<2xf32> {
+  %dq, %dk, %dv, %ds = attn.fused_attention_grad %q, %k, %v, %m, %o, %lse, %do, %dl captures(%slope : tensor<2xf32>) {causal = true}
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>, tensor<2x2x3x3xf32>,
+        tensor<2x2x3xf32>, tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
+      -> tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>
+    %e = attn.sub %dot, %bias : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  } {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>, %g: tensor<f32>):
+    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %ng = attn.neg %g : tensor<f32>
+    %dslope = attn.mul %ng, %dist : tensor<f32>, tensor<f32>
+    %g1 = attn.reshape %g : tensor<f32> -> tensor<1xf32>
+    %gr = attn.broadcast %g1 : tensor<1xf32> -> tensor<4xf32>
+    %dq_row = attn.mul %gr, %kj : tensor<4xf32>, tensor<4xf32>
+    %dk_row = attn.mul %gr, %qi : tensor<4xf32>, tensor<4xf32>
+    attn.yield %dq_row, %dk_row, %dslope : tensor<4xf32>, tensor<4xf32>, tensor<f32>
+  }
+  return %ds : tensor<2xf32>
 }

@@ -459,7 +459,7 @@ func.func @fused_attention_region_op(%q: tensor<4x1x1x16xf32>, %k: tensor<4x1x10
 // -----
 
 func.func @fused_attention_capture(%q: tensor<4x1x1x16xf32>, %k: tensor<4x1x10x16xf32>, %h: tensor<4x1x10x32xf32>, %m: tensor<4x10xf32>, %w: tensor<16x16xf32>) {
-  // expected-error @+1 {{'attn.fused_attention' op captures must be scalars (tensor<f32>, tensor<1xf32>) or rows tensor<16xf32>; got tensor<16x16xf32>}}
+  // expected-error @+1 {{'attn.fused_attention' op captures must be scalars (tensor<f32>, tensor<1xf32>), rows tensor<16xf32> or per-head scalars tensor<1xf32>; got tensor<16x16xf32>}}
   %o, %lse = attn.fused_attention %q, %k, %h, %m captures(%w : tensor<16x16xf32>) : tensor<4x1x1x16xf32>, tensor<4x1x10x16xf32>, tensor<4x1x10x32xf32>, tensor<4x10xf32> -> tensor<4x1x1x32xf32>, tensor<4x1x1xf32> {
   ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>, %wc: tensor<16x16xf32>):
     %e = attn.reduce_sum %qi {axes = array<i64: 0>} : tensor<16xf32>

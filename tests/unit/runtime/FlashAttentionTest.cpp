@@ -36,14 +36,15 @@ struct Mod {
   double (*score)(double dot, double i, double j, double slope, int64_t D);
   double (*dScoreDDot)(double dot, double i, double j, double slope, int64_t D);
   double (*dScoreDSlope)(double dot, double i, double j, double slope, int64_t D);
-  bool (*allowed)(double i, double j); // null: no mask region
+  bool (*allowed)(double i, double j, double slope); // null: no mask region
 };
 
 struct Problem {
   Case c;
   std::vector<float> q, k, v, mask, dOut, dLse;
   const Mod *mod = nullptr;
-  float slope = 0.3f; // the capture
+  std::vector<float> slopes{0.3f}; // the capture: every head's, or one per head
+  float slope(int64_t h) const { return slopes[slopes.size() == 1 ? 0 : h]; }
 };
 
 Problem problem(const Case &c, uint64_t seed) {
@@ -67,7 +68,7 @@ Problem problem(const Case &c, uint64_t seed) {
 // Float64 results: out, lse, and the gradients of sum(out * dOut) + sum(lse * dLse).
 struct Reference {
   std::vector<double> out, lse, dq, dk, dv;
-  double dSlope = 0;
+  std::vector<double> dSlope; // per row of slopes
 };
 
 Reference reference(const Problem &p) {
@@ -78,6 +79,7 @@ Reference reference(const Problem &p) {
   r.dq.assign(p.q.size(), 0);
   r.dk.assign(p.k.size(), 0);
   r.dv.assign(p.v.size(), 0);
+  r.dSlope.assign(p.slopes.size(), 0);
   double scale = c.scale();
   std::vector<double> s(c.S), w(c.S), dw(c.S), dots(c.S);
   for (int64_t b = 0; b < c.B; ++b)
@@ -85,6 +87,8 @@ Reference reference(const Problem &p) {
       int64_t bh = b * c.H + h;
       const float *q = &p.q[bh * c.T * c.D], *k = &p.k[bh * c.S * c.D], *v = &p.v[bh * c.S * c.Dv],
                   *dOut = &p.dOut[bh * c.T * c.Dv];
+      double slope = p.slope(h);
+      double &dSlope = r.dSlope[p.slopes.size() == 1 ? 0 : h];
       for (int64_t i = 0; i < c.T; ++i) {
         double mx = -INFINITY;
         std::vector<bool> allowed(c.S);
@@ -96,8 +100,8 @@ Reference reference(const Problem &p) {
           dots[j] = dot;
           s[j] = dot * scale;
           if (p.mod) {
-            s[j] = p.mod->score(dot, i, j, p.slope, c.D);
-            allowed[j] = allowed[j] && (!p.mod->allowed || p.mod->allowed(i, j));
+            s[j] = p.mod->score(dot, i, j, slope, c.D);
+            allowed[j] = allowed[j] && (!p.mod->allowed || p.mod->allowed(i, j, slope));
           }
           if (allowed[j])
             mx = std::max(mx, s[j]);
@@ -128,8 +132,8 @@ Reference reference(const Problem &p) {
           double ds = w[j] * (dw[j] - dot) + w[j] * p.dLse[bh * c.T + i];
           double dDot = ds * scale;
           if (p.mod && allowed[j]) {
-            dDot = ds * p.mod->dScoreDDot(dots[j], i, j, p.slope, c.D);
-            r.dSlope += ds * p.mod->dScoreDSlope(dots[j], i, j, p.slope, c.D);
+            dDot = ds * p.mod->dScoreDDot(dots[j], i, j, slope, c.D);
+            dSlope += ds * p.mod->dScoreDSlope(dots[j], i, j, slope, c.D);
           }
           for (int64_t d = 0; d < c.D; ++d) {
             r.dq[(bh * c.T + i) * c.D + d] += dDot * k[j * c.D + d];
@@ -262,9 +266,14 @@ double softcapDDot(double dot, double, double, double, int64_t D) {
 double noSlope(double, double, double, double, int64_t) { return 0; }
 
 // Keys at most 40 positions away: at S = 513 and 128-wide tiles, pairs of every verdict.
-bool window(double i, double j) { return std::fabs(i - j) <= 40; }
+bool window(double i, double j, double) { return std::fabs(i - j) <= 40; }
 // Keys at least 3 positions back: queries 0 .. 2 (and, causal with T > S, more) see none.
-bool lagged(double i, double j) { return j <= i - 3; }
+bool lagged(double i, double j, double) { return j <= i - 3; }
+// Keys at most 400 slope positions away: with a slope per head, each head's own window (120
+// and 240 wide at 0.3 and 0.6), so that the heads' tile verdicts differ.
+bool slopeWindow(double i, double j, double slope) {
+  return std::fabs(i - j) <= 400 * (double)(float)slope;
+}
 
 #define ATTN_TILE_ARGS                                                                             \
   float *, float *t, int64_t, int64_t, int64_t, float *, float *captures, int64_t, int64_t,        \
@@ -292,11 +301,10 @@ void scoreGradTile(ATTN_TILE_GRAD_ARGS) {
     }
   dCaptures[0] += slope;
 }
-template <bool (*Allowed)(double, double)> void maskTile(ATTN_TILE_ARGS) {
-  (void)captures;
+template <bool (*Allowed)(double, double, double)> void maskTile(ATTN_TILE_ARGS) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
-      t[r * ld + c] = Allowed((double)(i0 + r), (double)(j0 + c)) ? 1.0f : 0.0f;
+      t[r * ld + c] = Allowed((double)(i0 + r), (double)(j0 + c), captures[0]) ? 1.0f : 0.0f;
 }
 
 template <double (*F)(double, double, double, double, int64_t)>
@@ -327,21 +335,27 @@ const RegionMod kMods[] = {
      scoreTile<inF32<softcap>>,
      maskTile<lagged>,
      scoreGradTile<inF32<softcapDDot>, inF32<noSlope>>},
+    {{"alibi_slope_window", alibi, alibiDDot, alibiDSlope, slopeWindow},
+     scoreTile<inF32<alibi>>,
+     maskTile<slopeWindow>,
+     scoreGradTile<inF32<alibiDDot>, inF32<alibiDSlope>>},
 };
 
 struct RegionCase {
   Case shape;
   const RegionMod *mod;
+  bool perHead = false; // a slope per head (captures [H, 1]), else one for all (captures [1, 1])
 };
 
 class FlashAttentionRegions : public ::testing::TestWithParam<RegionCase> {};
 
 // The _regions kernels (f32, or with bf16 tile products) on a case: the results and the
-// slope's gradient.
-Results runRegions(const Problem &p, const RegionMod *m, bool bf16, float &dSlope) {
-  std::vector<float> captures{p.slope}, dCaptures{0.0f};
-  auto cap = memref<attn_memref1>(captures, {1});
-  auto dCap = memref<attn_memref1>(dCaptures, {1});
+// slopes' gradients.
+Results runRegions(const Problem &p, const RegionMod *m, bool bf16, std::vector<float> &dSlope) {
+  int64_t rows = (int64_t)p.slopes.size();
+  std::vector<float> captures = p.slopes, dCaptures(rows, 0.0f);
+  auto cap = memref<attn_memref2>(captures, {rows, 1});
+  auto dCap = memref<attn_memref2>(dCaptures, {rows, 1});
   bool hasMask = m->mask != nullptr;
   attn_tile_fn mask = m->mask ? m->mask : m->score;
   auto forward = bf16 ? _mlir_ciface_attn_rt_flash_attention_regions_bf16
@@ -359,26 +373,42 @@ Results runRegions(const Problem &p, const RegionMod *m, bool bf16, float &dSlop
         backward(q, k, v, keyMask, &cap, o, l, dOut, dLse, gq, gk, gv, &dCap, causal, hasMask,
                  m->score, m->grad, mask);
       });
-  dSlope = dCaptures[0];
+  dSlope = dCaptures;
   return r;
 }
 
-double slopeError(float dSlope, const Reference &ref) {
-  return std::fabs(dSlope - ref.dSlope) / std::max(1.0, std::fabs(ref.dSlope));
+double slopeError(const std::vector<float> &dSlope, const Reference &ref) {
+  double worst = 0;
+  for (size_t n = 0; n < dSlope.size(); ++n)
+    worst = std::max(worst, std::fabs(dSlope[n] - ref.dSlope[n]) /
+                                std::max(1.0, std::fabs(ref.dSlope[n])));
+  return worst;
+}
+std::string str(const std::vector<float> &x) {
+  std::string s;
+  for (float v : x)
+    s += std::to_string(v) + " ";
+  return s;
+}
+std::string str(const std::vector<double> &x) {
+  return str(std::vector<float>(x.begin(), x.end()));
 }
 
 // A case's problem with its mod, the float64 reference and the kernels' results.
 struct RegionRun {
   Reference ref;
   Results r;
-  float dSlope;
+  std::vector<float> dSlope;
 };
 
 RegionRun runCase(const RegionCase &rc, bool bf16) {
   const Case &c = rc.shape;
   Problem p = problem(c, 29 + c.T * 1000 + c.S);
   p.mod = &rc.mod->mod;
-  RegionRun run{reference(p), {}, 0.0f};
+  if (rc.perHead)
+    for (int64_t h = 1; h < c.H; ++h)
+      p.slopes.push_back(0.3f * (float)(h + 1));
+  RegionRun run{reference(p), {}, {}};
   run.r = runRegions(p, rc.mod, bf16, run.dSlope);
   return run;
 }
@@ -390,7 +420,7 @@ TEST_P(FlashAttentionRegions, MatchesTheMaterialisedReference) {
   EXPECT_LT(relativeError(r.dq, ref.dq), 1e-5);
   EXPECT_LT(relativeError(r.dk, ref.dk), 1e-5);
   EXPECT_LT(relativeError(r.dv, ref.dv), 1e-5);
-  EXPECT_LT(slopeError(dSlope, ref), 1e-4) << dSlope << " against " << ref.dSlope;
+  EXPECT_LT(slopeError(dSlope, ref), 1e-4) << str(dSlope) << " against " << str(ref.dSlope);
 }
 
 // With bf16 tile products: within bfloat16's error of the reference, as the plain kernels'
@@ -402,7 +432,7 @@ TEST_P(FlashAttentionRegions, Bf16StaysWithinBf16sErrorOfTheReference) {
   EXPECT_LT(relativeError(r.dq, ref.dq), 2e-2);
   EXPECT_LT(relativeError(r.dk, ref.dk), 2e-2);
   EXPECT_LT(relativeError(r.dv, ref.dv), 2e-2);
-  EXPECT_LT(slopeError(dSlope, ref), 2e-2) << dSlope << " against " << ref.dSlope;
+  EXPECT_LT(slopeError(dSlope, ref), 2e-2) << str(dSlope) << " against " << str(ref.dSlope);
 }
 
 std::vector<RegionCase> regionCases() {
@@ -413,6 +443,9 @@ std::vector<RegionCase> regionCases() {
         for (bool causal : {false, true})
           all.push_back({{3, 2, t, s, 33, 17, causal, /*scaled=*/true}, &m});
     all.push_back({{1, 1, 129, 513, 33, 17, /*causal=*/true, /*scaled=*/true}, &m});
+    // A slope per head (ALiBi's): each head reads its own row of captures.
+    for (bool causal : {false, true})
+      all.push_back({{3, 2, 129, 513, 33, 17, causal, /*scaled=*/true}, &m, /*perHead=*/true});
   }
   return all;
 }
@@ -422,7 +455,8 @@ INSTANTIATE_TEST_SUITE_P(Mods, FlashAttentionRegions, ::testing::ValuesIn(region
                            const Case &c = info.param.shape;
                            return std::string(info.param.mod->mod.name) + "_B" +
                                   std::to_string(c.B) + "_T" + std::to_string(c.T) + "_S" +
-                                  std::to_string(c.S) + (c.causal ? "_causal" : "");
+                                  std::to_string(c.S) + (c.causal ? "_causal" : "") +
+                                  (info.param.perHead ? "_per_head" : "");
                          });
 
 } // namespace
