@@ -25,13 +25,15 @@ def Attn_ScoreKind : I32EnumAttr<"ScoreKind", "an attention score function", [
 def Attn_ScoreKindAttr : EnumAttr<Attn_Dialect, Attn_ScoreKind, "score">;
 
 // How the runtime initialises an attn.param (zeros, ones, uniform in [-scale, scale], normal
-// with standard deviation scale, constant: every element is scale).
+// with standard deviation scale, constant: every element is scale, alibi: ALiBi's slopes
+// 2^(-8 (k + 1) / n) over the n elements).
 def Attn_Init : I32EnumAttr<"Init", "a parameter initialisation", [
     I32EnumAttrCase<"zeros", 0>,
     I32EnumAttrCase<"ones", 1>,
     I32EnumAttrCase<"uniform", 2>,
     I32EnumAttrCase<"normal", 3>,
-    I32EnumAttrCase<"constant", 4>]> {
+    I32EnumAttrCase<"constant", 4>,
+    I32EnumAttrCase<"alibi", 5>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::attn";
 }

@@ -15,7 +15,8 @@ def Attn_ParamOp : Attn_Op<"param", [Pure]> {
     `attn-params-to-args` pass turns every `attn.param` into an argument of each entry point,
     and the runtime initialises them with `init` (`zeros`, `ones`, `uniform` in
     `[-scale, scale]`, `normal` with standard deviation `scale`, `constant`: every element
-    `scale`, a learned scalar's starting value) from a seed.
+    `scale`, a learned scalar's starting value; `alibi`: element `k` of `n` is
+    `2^(-8 (k + 1) / n)`, ALiBi's slope of head `k`) from a seed.
     `trainable = false` marks state that is not learned (optimizer moments): autodiff
     computes no gradient for it, checkpoints save it all the same.
 

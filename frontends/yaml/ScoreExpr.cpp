@@ -36,8 +36,9 @@ const std::map<std::string, Function> &functions() {
 // caught in parse(), so that no half-built tree escapes).
 class Parser {
 public:
-  Parser(const std::string &text, const std::vector<std::string> &names)
-      : text(text), names(names) {}
+  Parser(const std::string &text, const std::vector<std::string> &names,
+         const std::vector<std::string> &perHead)
+      : text(text), names(names), perHead(perHead) {}
 
   std::unique_ptr<Node> whole(Type want) {
     skip();
@@ -227,17 +228,32 @@ private:
     pos += word.size();
     if (accept("("))
       return call(word, at);
-    if (std::find(names.begin(), names.end(), word) != names.end())
+    bool indexed = accept("[");
+    if (indexed && !(accept("h") && accept("]")))
+      fail(pos + 1, "a param is indexed by the head alone: write " + word + "[h]");
+    auto known = [](const std::vector<std::string> &v, const std::string &w) {
+      return std::find(v.begin(), v.end(), w) != v.end();
+    };
+    if (known(perHead, word)) {
+      if (!indexed)
+        fail(at, "'" + word + "' holds one value per head: write " + word + "[h]");
+      return make(Node::Kind::Name, Type::Number, word, at);
+    }
+    if (indexed)
+      fail(at, "'" + word + "' is not per head (give it shape: [heads]): write " + word +
+                   " without [h]");
+    if (known(names, word))
       return make(Node::Kind::Name, Type::Number, word, at);
     if (functions().count(word))
       fail(at, "'" + word + "' is a function: write " + word + "(...)");
     if (word == "h")
-      fail(at, "the head index h is not available: a score may read score, i, j and scalar "
-               "params (per-head terms are not supported yet)");
-    std::string known;
+      fail(at, "h indexes a per-head param (slope[h]); it is not a value of its own");
+    std::string all;
     for (const std::string &n : names)
-      known += (known.empty() ? "" : ", ") + n;
-    fail(at, "unknown name '" + word + "'; the expression may use " + known);
+      all += (all.empty() ? "" : ", ") + n;
+    for (const std::string &n : perHead)
+      all += (all.empty() ? "" : ", ") + n + "[h]";
+    fail(at, "unknown name '" + word + "'; the expression may use " + all);
   }
   std::unique_ptr<Node> call(const std::string &name, size_t at) {
     auto it = functions().find(name);
@@ -264,16 +280,16 @@ private:
   }
 
   const std::string &text;
-  const std::vector<std::string> &names;
+  const std::vector<std::string> &names, &perHead;
   size_t pos = 0;
 };
 
 } // namespace
 
 std::unique_ptr<Node> parse(const std::string &text, const std::vector<std::string> &names,
-                            Type want, Error &error) {
+                            Type want, Error &error, const std::vector<std::string> &perHead) {
   try {
-    return Parser(text, names).whole(want);
+    return Parser(text, names, perHead).whole(want);
   } catch (const Parser::Failure &f) {
     error = f.error;
     return nullptr;
@@ -397,8 +413,10 @@ AttentionMods read(const Spec &spec, Problems &problems) {
       if (k.scalar == "init") {
         hasInit = true;
         std::optional<double> x = v.kind == Kind::Scalar ? parseFloat(v.scalar) : std::nullopt;
-        if (!x)
-          problems.error(v.loc, "the init of param '" + p.name + "' must be a number");
+        if (v.kind == Kind::Scalar && v.scalar == "alibi")
+          p.alibi = true;
+        else if (!x)
+          problems.error(v.loc, "the init of param '" + p.name + "' must be a number or alibi");
         else
           p.init = *x;
       } else if (k.scalar == "learn") {
@@ -408,28 +426,37 @@ AttentionMods read(const Spec &spec, Problems &problems) {
         else
           p.learn = *x;
       } else if (k.scalar == "shape") {
-        problems.error(k.loc, "param '" + p.name +
-                                  "': params are scalars (one per layer); "
-                                  "per-head params (shape [heads]) are not supported yet");
+        bool heads = v.kind == Kind::Sequence && v.items.size() == 1 &&
+                     v.items[0].kind == Kind::Scalar && v.items[0].scalar == "heads";
+        bool scalar = v.kind == Kind::Sequence && v.items.empty();
+        if (!heads && !scalar)
+          problems.error(v.loc, "the shape of param '" + p.name +
+                                    "' must be [] (a scalar) or "
+                                    "[heads] (one per head)");
+        p.perHead = heads;
       } else {
         problems.error(k.loc, "unknown key '" + k.scalar + "' in param '" + p.name +
-                                  "' (it takes init and learn)");
+                                  "' (it takes init, shape and learn)");
       }
     }
     if (!hasInit)
       problems.error(value.loc, "param '" + p.name + "' needs an init (its starting value)");
+    if (p.alibi && !p.perHead)
+      problems.error(value.loc, "param '" + p.name +
+                                    "': init alibi gives each head its slope; "
+                                    "give it shape: [heads]");
     mods.params.push_back(p);
   }
 
-  std::vector<std::string> names = {"i", "j"};
+  std::vector<std::string> names = {"i", "j"}, perHead;
   for (const Param &p : mods.params)
-    names.push_back(p.name);
+    (p.perHead ? perHead : names).push_back(p.name);
   auto expression = [&](const std::string &key, const std::string &text, Type want,
                         const std::vector<std::string> &scope) -> std::unique_ptr<Node> {
     if (text.empty())
       return nullptr;
     Error error;
-    std::unique_ptr<Node> node = parse(text, scope, want, error);
+    std::unique_ptr<Node> node = parse(text, scope, want, error, perHead);
     if (!node)
       problems.error(section + "." + key, a.loc,
                      section + "." + key + " \"" + text + "\", column " +

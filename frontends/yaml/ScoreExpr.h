@@ -12,8 +12,11 @@
 //   sum     := product (("+" | "-") product)*
 //   product := unary (("*" | "/") unary)*
 //   unary   := "-" unary | primary
-//   primary := number | name | function "(" expr ("," expr)* ")" | "(" expr ")"
+//   primary := number | name | name "[" "h" "]" | function "(" expr ("," expr)* ")"
+//            | "(" expr ")"
 //
+// `name[h]` reads a per-head param, one value per head, at the head the score is for: ALiBi's
+// `score - slope[h] * abs(i - j)`. A per-head param is always read so, a scalar never.
 // Functions: abs, exp, log, sqrt, tanh, sigmoid (a number), min, max (two numbers),
 // where(condition, a, b). A boolean is not a number: `mask` must be a boolean, `score_mod` a
 // number, and `(i < j) * 2` is an error rather than a guess.
@@ -49,13 +52,13 @@ struct Error {
   std::string message;
 };
 
-// `text` as an expression of type `want` whose names are `names` (each a number). Null, with
-// `error` saying why, when it is not one.
+// `text` as an expression of type `want` whose names are `names` (each a number) and
+// `perHead` (each read as name[h]). Null, with `error` saying why, when it is not one.
 std::unique_ptr<Node> parse(const std::string &text, const std::vector<std::string> &names,
-                            Type want, Error &error);
+                            Type want, Error &error, const std::vector<std::string> &perHead = {});
 
 // `node` as attn ops on rank-0 f32 tensors at the builder's insertion point, each name bound
-// to its value in `values` (tensor<f32>); a boolean is 1 or 0.
+// to its value in `values` (tensor<f32>; a per-head param's, its head's); a boolean is 1 or 0.
 mlir::Value build(mlir::OpBuilder &b, mlir::Location l, const Node &node,
                   const std::map<std::string, mlir::Value> &values);
 
@@ -63,7 +66,9 @@ mlir::Value build(mlir::OpBuilder &b, mlir::Location l, const Node &node,
 struct Param {
   std::string name;
   double init = 0.0;
-  bool learn = true; // false: a constant
+  bool alibi = false;   // init: alibi (per head): 2^(-8 (h + 1) / heads)
+  bool perHead = false; // shape [heads]: one value per head, read as name[h]
+  bool learn = true;    // false: a constant
 };
 struct AttentionMods {
   std::vector<Param> params;

@@ -218,13 +218,30 @@ private:
   // has one query, at that position.
   Value customAttention(const std::string &prefix, Value q, Value k, Value v, Value keyMask,
                         bool causal, Value position, Location l) {
+    // Learned params are captured attn.params ([] or, per head, [H]: each head's region
+    // reads its element); fixed per-head ones captured constants; fixed scalars constants in
+    // the regions.
     SmallVector<Value> captures;
     SmallVector<std::string> captured;
-    for (const expr::Param &p : mods.params)
+    for (const expr::Param &p : mods.params) {
+      if (!p.learn && !p.perHead)
+        continue;
+      SmallVector<int64_t> shape;
+      if (p.perHead)
+        shape.push_back(heads());
+      Init init = p.alibi ? Init::alibi : Init::constant;
       if (p.learn) {
-        captures.push_back(param(l, prefix + "." + p.name, {}, Init::constant, (float)p.init));
-        captured.push_back(p.name);
+        captures.push_back(param(l, prefix + "." + p.name, shape, init, (float)p.init));
+      } else {
+        SmallVector<float> values;
+        for (int64_t h = 0; h < heads(); ++h)
+          values.push_back(p.alibi ? std::exp2(-8.0f * (float)(h + 1) / (float)heads())
+                                   : (float)p.init);
+        captures.push_back(b.create<mlir::attn::ConstantOp>(
+            l, DenseElementsAttr::get(f32(shape), ArrayRef<float>(values))));
       }
+      captured.push_back(p.name);
+    }
     if (position) {
       Value first = b.create<mlir::attn::SliceOp>(l, position, b.getDenseI64ArrayAttr({0, 0}),
                                                   b.getDenseI64ArrayAttr({1, 1}));
@@ -237,7 +254,7 @@ private:
     OpBuilder::InsertionGuard guard(b);
     auto scalarType = f32({});
     // The names the expressions read, from a region's block: i (plus the step's position),
-    // j, the learned params (captures), the fixed ones (constants).
+    // j, the captured params (a per-head one as its head's element), the fixed scalars.
     auto bind = [&](Block *block, unsigned first) {
       std::map<std::string, Value> values;
       Value i = block->getArgument(first);
@@ -248,12 +265,12 @@ private:
       for (auto [n, name] : llvm::enumerate(captured))
         values[name] = block->getArgument(first + 2 + n);
       for (const expr::Param &p : mods.params)
-        if (!p.learn)
+        if (!p.learn && !p.perHead)
           values[p.name] = scalar((float)p.init, l);
       return values;
     };
-    SmallVector<Type> args(2, scalarType);
-    llvm::append_range(args, TypeRange(captures));
+    // i, j and every capture, per-head ones included, are scalars to the regions.
+    SmallVector<Type> args(2 + captures.size(), scalarType);
 
     // score(q, k, i, j, captures) = score_mod(q . k / sqrt(D), i, j), softcapped.
     int64_t width = cast<RankedTensorType>(q.getType()).getShape()[3];

@@ -27,9 +27,9 @@ Tensor initParam(const attn_tensor_info &param, uint64_t seed) {
       std::fill_n(t.data<float>(), n, 1.0f);
     return t;
   }
-  if (init != "uniform" && init != "normal" && init != "constant")
+  if (init != "uniform" && init != "normal" && init != "constant" && init != "alibi")
     throw std::runtime_error("attn: parameter '" + name + "': unknown init '" + init +
-                             "' (expected zeros, ones, uniform, normal or constant)");
+                             "' (expected zeros, ones, uniform, normal, constant or alibi)");
   if (t.dtype() != ATTN_F32)
     throw std::runtime_error("attn: parameter '" + name + "': init '" + init +
                              "' needs an f32 tensor, got " + dtypeName(t.dtype()));
@@ -39,6 +39,11 @@ Tensor initParam(const attn_tensor_info &param, uint64_t seed) {
   const double scale = param.scale;
   if (init == "constant") {
     std::fill_n(x, n, static_cast<float>(scale));
+    return t;
+  }
+  if (init == "alibi") {
+    for (int64_t k = 0; k < n; ++k)
+      x[k] = static_cast<float>(std::exp2(-8.0 * (double)(k + 1) / (double)n));
     return t;
   }
   if (init == "uniform") {

@@ -40,8 +40,8 @@ tgt_out [B, T] (y1 .. yn eos, then 0), with d = d_model:
   loss      F.cross_entropy(logits, tgt_out, ignore_index=0): the mean over non-pad targets.
 
 The configuration alibi_softcap_window sets model.transformer.attention (score_mod, softcap,
-mask, sliding_window and a learned scalar `slope` per self-attention layer, attnc's
-{encoder,decoder}.layer{l}.self_attn.slope, drawn U(0.2, 0.8)): there every layer's self_attn
+mask, sliding_window and a learned slope per head in every self-attention layer, attnc's
+{encoder,decoder}.layer{l}.self_attn.slope [heads], drawn U(0.2, 0.8)): there every layer's self_attn
 is ModAttention, the same projections with the score and mask written out in torch; cross
 attention stays nn.MultiheadAttention. Its softcap is not shift-invariant, so its key biases
 have gradients (the test measures them as any other).
@@ -115,14 +115,14 @@ CONFIGS = {
     "post": dict(norm="post", activation="relu"),
     "pre": dict(norm="pre", activation="relu"),
     "pre_gelu": dict(norm="pre", activation="gelu", d_model=32, heads=2, ffn=48),
-    # model.transformer.attention: ALiBi with a learned slope per layer, softcapped, in a
-    # sliding window of 4 with a mask expression on top (ModAttention below).
+    # model.transformer.attention: ALiBi with a learned slope per head and layer, softcapped, in
+    # a sliding window of 4 with a mask expression on top (ModAttention below).
     "alibi_softcap_window": dict(norm="pre", activation="relu", d_model=32, heads=2, ffn=32,
-                                 attention=dict(score_mod='"score - slope * abs(i - j)"',
+                                 attention=dict(score_mod='"score - slope[h] * abs(i - j)"',
                                                 softcap="2.5",
                                                 mask='"j == 0 or i - j != 1"',
                                                 sliding_window="4",
-                                                params="{slope: {init: 0.5}}")),
+                                                params="{slope: {shape: [heads], init: alibi}}")),
 }
 
 
@@ -147,7 +147,7 @@ def param_shapes(c):
             shapes.extend([(f"{prefix}.{p}.weight", (d, d), UNIFORM, d),
                            (f"{prefix}.{p}.bias", (d,), UNIFORM, d)])
         if "attention" in c and prefix.endswith(".self_attn"):
-            shapes.append((prefix + ".slope", (), SLOPE, 0))
+            shapes.append((prefix + ".slope", (c["heads"],), SLOPE, 0))
 
     def norm(name):
         shapes.extend([(name + ".weight", (d,), NORM_WEIGHT, 0),
@@ -214,7 +214,7 @@ def make_inputs(rng, c):
         elif draw == NORM_WEIGHT:
             v = 1.0 + rng.uniform(-0.2, 0.2, size=shape)
         elif draw == SLOPE:
-            v = np.array(rng.uniform(0.2, 0.8))
+            v = rng.uniform(0.2, 0.8, size=shape)
         else:
             v = rng.uniform(-0.2, 0.2, size=shape)
         params[name] = v.astype(np.float32)
@@ -291,8 +291,8 @@ def module_params(c, w):
 class ModAttention(torch.nn.Module):
     """nn.MultiheadAttention's self-attention (the same parameter names and call) with the
     configuration's model.transformer.attention, written out as the docs define it: with
-    score = q . k / sqrt(D) per head and positions i (query), j (key) from 0,
-        s = score - slope * |i - j|,   s = cap * tanh(s / cap),
+    score = q . k / sqrt(D) per head h and positions i (query), j (key) from 0,
+        s = score - slope[h] * |i - j|,   s = cap * tanh(s / cap),
         allowed = |i - j| < window  and  (j == 0 or i - j != 1)  and not padding / causal,
     softmax over the allowed keys. Only the "alibi_softcap_window" configuration uses it."""
 
@@ -302,7 +302,7 @@ class ModAttention(torch.nn.Module):
         self.in_proj_weight = torch.nn.Parameter(torch.empty(3 * d, d, dtype=dtype))
         self.in_proj_bias = torch.nn.Parameter(torch.empty(3 * d, dtype=dtype))
         self.out_proj = torch.nn.Linear(d, d).to(dtype)
-        self.slope = torch.nn.Parameter(torch.empty((), dtype=dtype))
+        self.slope = torch.nn.Parameter(torch.empty(heads, dtype=dtype))
 
     def forward(self, query, key, value, attn_mask=None, key_padding_mask=None,
                 need_weights=False):
@@ -318,7 +318,7 @@ class ModAttention(torch.nn.Module):
         q, k, v = heads(query, 0), heads(key, 1), heads(value, 2)
         i = torch.arange(T, dtype=q.dtype).reshape(T, 1)
         j = torch.arange(S, dtype=q.dtype).reshape(1, S)
-        s = q @ k.transpose(-1, -2) / math.sqrt(D) - self.slope * (i - j).abs()
+        s = q @ k.transpose(-1, -2) / math.sqrt(D) - self.slope.reshape(H, 1, 1) * (i - j).abs()
         s = self.cap * torch.tanh(s / self.cap)
         allowed = ((i - j).abs() < self.window) & ((j == 0) | (i - j != 1))
         s = s.masked_fill(~allowed, float("-inf"))

@@ -8,6 +8,8 @@
 //     "zeros":   0
 //     "ones":    1
 //     "constant": (float)scale   (a learned scalar's starting value: an ALiBi slope)
+//     "alibi":   x[k] = (float)2^(-8 (k + 1) / n), n = numel   (ALiBi's slope of head k of n;
+//                Press et al. 2022, the geometric sequence for any n)
 //     "uniform": u = rng.nextDouble();  x = (float)((2*u - 1) * scale)        in [-scale, scale]
 //     "normal":  Box-Muller on pairs of elements (2k, 2k+1):
 //                u1 = rng.nextDouble(); u2 = rng.nextDouble();   (u1 drawn first)
@@ -15,7 +17,7 @@
 //                x[2k]   = (float)(scale * r * cos(2*pi*u2));
 //                x[2k+1] = (float)(scale * r * sin(2*pi*u2));     (dropped if past the end)
 //   All arithmetic before the final float cast is in double.
-//   i32 parameters accept only "zeros" and "ones"; "constant" needs f32.
+//   i32 parameters accept only "zeros" and "ones"; "constant" and "alibi" need f32.
 //   A missing (NULL) or unknown init string throws std::runtime_error naming the parameter.
 #ifndef ATTN_INIT_H
 #define ATTN_INIT_H

@@ -30,7 +30,7 @@ typedef struct {
   int32_t rank;
   int64_t shape[ATTN_MAX_RANK];
   const char *init;       /* parameters only: "zeros" | "ones" | "uniform" | "normal" |
-                             "constant"; else NULL */
+                             "constant" | "alibi"; else NULL */
   float scale;            /* uniform: U(-scale, scale); normal: N(0, scale^2); constant: scale */
 } attn_tensor_info;
 

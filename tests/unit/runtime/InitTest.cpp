@@ -151,6 +151,13 @@ TEST(Init, ConstantIsItsScale) {
     EXPECT_EQ(t.data<float>()[i], -0.375f);
 }
 
+// ALiBi's slopes for 8 heads: 1/2, 1/4, ..., 1/256.
+TEST(Init, AlibiIsTheGeometricSequenceOfSlopes) {
+  attn::Tensor t = attn::initParam(param("self_attn.slope", {8}, "alibi", 0.0f), 7);
+  for (int64_t k = 0; k < 8; ++k)
+    EXPECT_EQ(t.data<float>()[k], std::ldexp(1.0f, -(int)(k + 1))) << k;
+}
+
 TEST(Init, UnknownInitThrows) {
   auto p = param("w", {2}, "xavier", 1.0f);
   try {

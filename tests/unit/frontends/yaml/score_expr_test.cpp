@@ -13,7 +13,7 @@ using namespace attn::yaml;
 using expr::Node;
 using expr::Type;
 
-const std::vector<std::string> kNames = {"score", "i", "j", "slope"};
+const std::vector<std::string> kNames = {"score", "i", "j", "slope"}, kPerHead = {"m"};
 
 // The value of `n` with score = 2, i = 5, j = 3, slope = 0.25 (a condition: 1 or 0).
 double eval(const Node &n) {
@@ -23,8 +23,8 @@ double eval(const Node &n) {
   switch (n.kind) {
   case Node::Kind::Number:
     return n.number;
-  case Node::Kind::Name:
-    return n.op == "score" ? 2 : n.op == "i" ? 5 : n.op == "j" ? 3 : 0.25;
+  case Node::Kind::Name: // (m[h]: the head's element, 0.5)
+    return n.op == "score" ? 2 : n.op == "i" ? 5 : n.op == "j" ? 3 : n.op == "m" ? 0.5 : 0.25;
   case Node::Kind::Unary:
     return n.op == "-" ? -a[0] : 1 - a[0];
   case Node::Kind::Binary: {
@@ -71,7 +71,7 @@ double eval(const Node &n) {
 
 double value(const std::string &text, Type want = Type::Number) {
   expr::Error error;
-  auto node = expr::parse(text, kNames, want, error);
+  auto node = expr::parse(text, kNames, want, error, kPerHead);
   EXPECT_TRUE(node) << text << ": column " << error.column << ": " << error.message;
   return node ? eval(*node) : NAN;
 }
@@ -79,7 +79,7 @@ double value(const std::string &text, Type want = Type::Number) {
 // "column N: message" of an expression that must not parse.
 std::string failure(const std::string &text, Type want = Type::Number) {
   expr::Error error;
-  auto node = expr::parse(text, kNames, want, error);
+  auto node = expr::parse(text, kNames, want, error, kPerHead);
   EXPECT_FALSE(node) << text;
   return "column " + std::to_string(error.column) + ": " + error.message;
 }
@@ -93,6 +93,8 @@ TEST(ScoreExpr, PrecedenceAndAssociativityAreArithmetics) {
   EXPECT_DOUBLE_EQ(value("where(i > j, score, -1e4)"), 2);
   EXPECT_DOUBLE_EQ(value("min(i, j) + max(i, j)"), 8);
   EXPECT_DOUBLE_EQ(value("1.5e1 + .5"), 15.5);
+  EXPECT_DOUBLE_EQ(value("score - m[h] * abs(i - j)"), 2 - 0.5 * 2); // a per-head param
+  EXPECT_DOUBLE_EQ(value("score - m[ h ] * i"), 2 - 0.5 * 5);
 }
 
 TEST(ScoreExpr, ConditionsCombineWithAndOrNot) {
@@ -105,10 +107,14 @@ TEST(ScoreExpr, ConditionsCombineWithAndOrNot) {
 
 TEST(ScoreExpr, MistakesAreLocated) {
   EXPECT_EQ(failure("score - slop * abs(i - j)"),
-            "column 9: unknown name 'slop'; the expression may use score, i, j, slope");
-  EXPECT_EQ(failure("score - slope[h]"), "column 14: unexpected '[' after a complete expression");
-  EXPECT_NE(failure("score - h").find("column 9: the head index h is not available"),
-            std::string::npos);
+            "column 9: unknown name 'slop'; the expression may use score, i, j, slope, m[h]");
+  EXPECT_EQ(failure("score - slope[h]"), "column 9: 'slope' is not per head (give it shape: "
+                                         "[heads]): write slope without [h]");
+  EXPECT_EQ(failure("score - m * i"), "column 9: 'm' holds one value per head: write m[h]");
+  EXPECT_EQ(failure("score - m[i]"), "column 11: a param is indexed by the head alone: write "
+                                     "m[h]");
+  EXPECT_EQ(failure("score - h"), "column 9: h indexes a per-head param (slope[h]); it is not a "
+                                  "value of its own");
   EXPECT_EQ(failure("abs(i - j"), "column 10: expected ')' or ',' in the arguments of abs(...)");
   EXPECT_EQ(failure("(i - j"), "column 7: expected ')' to close the '(' at column 1");
   EXPECT_EQ(failure("max(i)"), "column 1: max(...) takes 2 arguments, got 1");
@@ -164,11 +170,16 @@ TEST(ScoreExpr, TheSectionIsCheckedWhereItIsWritten) {
                              "      mask: i - j\n"
                              "      params: {slope: {init: x}, i: {init: 1}, b: {init: 1, "
                              "shape: [2]}, c: {learn: 1}}\n");
-  EXPECT_NE(all.find("m.yaml:11:30: error: the init of param 'slope' must be a number"),
+  EXPECT_EQ(problems("      score_mod: score - m[h] * abs(i - j)\n"
+                     "      params: {m: {shape: [heads], init: alibi, learn: false}}\n"),
+            "");
+  EXPECT_NE(all.find("m.yaml:11:30: error: the init of param 'slope' must be a number or alibi"),
             std::string::npos)
       << all;
   EXPECT_NE(all.find("m.yaml:11:34: error: 'i' cannot name a param"), std::string::npos) << all;
-  EXPECT_NE(all.find("m.yaml:11:61: error: param 'b': params are scalars"), std::string::npos)
+  EXPECT_NE(all.find("m.yaml:11:68: error: the shape of param 'b' must be [] (a scalar) or "
+                     "[heads] (one per head)"),
+            std::string::npos)
       << all;
   EXPECT_NE(all.find("learn of param 'c' must be true or false"), std::string::npos) << all;
   EXPECT_NE(all.find("param 'c' needs an init"), std::string::npos) << all;
