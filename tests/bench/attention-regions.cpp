@@ -1,15 +1,17 @@
 // Benchmark: a researcher's attention on the flash kernels. Causal self-attention with score and
-// mask regions written in attn IR (ALiBi with a learned slope, softcapping, a sliding window as
-// a mask region), compiled as `attnc train` compiles them (attn-autodiff, attn-to-onednn's
-// _regions kernels with the regions as tile functions, the JIT), against the plain scaled dot
-// product compiled the same way (the FlashAttention-2 kernels). Not a test; not run by ctest.
+// mask regions written in attn IR (ALiBi with a learned slope, one for all heads or one per
+// head, softcapping, a sliding window as a mask region), compiled as `attnc train` compiles them
+// (attn-autodiff, attn-to-onednn's _regions kernels with the regions as tile functions, the JIT),
+// against the plain scaled dot product compiled the same way (the FlashAttention-2 kernels). Not a
+// test; not run by ctest.
 //
 //   ninja -C build attn-bench-attention-regions
 //   OMP_NUM_THREADS=1 build/bin/attn-bench-attention-regions [--small] [--only NAME]
 //                                                            [--warmup N] [--reps N]
 //
 // Shapes (f32, causal, D = Dv = 64): B8 H8 T=S=512 and B1 H8 T=S=4096 (--small: the first);
-// --only: that variant (dot, alibi, softcap, window) alone, with the plain kernel's turns.
+// --only: that variant (dot, alibi, alibi_heads, softcap, window) alone, with the plain
+// kernel's turns.
 // @loss = sum(out * g) is the forward, @loss_grad forward and backward. The issue's goals: every
 // region at >= 85% of the plain kernel's speed, forward and forward + backward, and the window
 // of 256 at S = 4096 >= 6x faster than full causal attention. FLOPs are the useful ones, over
@@ -47,18 +49,24 @@ struct Shape {
 struct Variant {
   const char *name;
   const char *score; // reads %dot, %i, %j and the captures; defines %e
-  bool slope;        // captures a learned scalar %s
-  int64_t window;    // > 0: the mask region keeps keys at most window - 1 back
+  enum Slope { kNone, kOne, kPerHead } slope; // captures a learned %s: one, or one per head
+  int64_t window; // > 0: the mask region keeps keys at most window - 1 back
 };
 
 const Variant kVariants[] = {
-    {"dot", "    %e = attn.mul %dot, %c : tensor<f32>, tensor<f32>\n", false, 0},
+    {"dot", "    %e = attn.mul %dot, %c : tensor<f32>, tensor<f32>\n", Variant::kNone, 0},
     {"alibi",
      "    %sc = attn.mul %dot, %c : tensor<f32>, tensor<f32>\n"
      "    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>\n"
      "    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>\n"
      "    %e = attn.sub %sc, %bias : tensor<f32>, tensor<f32>\n",
-     true, 0},
+     Variant::kOne, 0},
+    {"alibi_heads",
+     "    %sc = attn.mul %dot, %c : tensor<f32>, tensor<f32>\n"
+     "    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>\n"
+     "    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>\n"
+     "    %e = attn.sub %sc, %bias : tensor<f32>, tensor<f32>\n",
+     Variant::kPerHead, 0},
     {"softcap 30",
      "    %sc = attn.mul %dot, %c : tensor<f32>, tensor<f32>\n"
      "    %inv = attn.constant dense<0.0333333351> : tensor<f32>\n"
@@ -66,8 +74,8 @@ const Variant kVariants[] = {
      "    %t = attn.tanh %x : tensor<f32>\n"
      "    %cap = attn.constant dense<30.0> : tensor<f32>\n"
      "    %e = attn.mul %t, %cap : tensor<f32>, tensor<f32>\n",
-     false, 0},
-    {"window 256", "    %e = attn.mul %dot, %c : tensor<f32>, tensor<f32>\n", false, 256},
+     Variant::kNone, 0},
+    {"window 256", "    %e = attn.mul %dot, %c : tensor<f32>, tensor<f32>\n", Variant::kNone, 256},
 };
 
 std::string tensorType(std::initializer_list<int64_t> dims) {
@@ -85,11 +93,14 @@ std::string module(const Shape &c, const Variant &v) {
   s << "func.func @loss() -> (tensor<f32> {attn.name = \"loss\"}) {\n";
   for (const char *p : {"q", "k", "v", "g"})
     s << "  %" << p << " = attn.param \"" << p << "\" {scale = 1.0 : f32} : " << x << "\n";
+  // The slope's tensor: one for all heads, or one per head (each head reads its element).
+  std::string slope = v.slope == Variant::kPerHead ? tensorType({c.H}) : "tensor<f32>";
   if (v.slope)
-    s << "  %slope = attn.param \"slope\" {scale = 1.0 : f32} : tensor<f32>\n";
+    s << "  %slope = attn.param \"" << (v.slope == Variant::kPerHead ? "slopes" : "slope")
+      << "\" {scale = 1.0 : f32} : " << slope << "\n";
   s << "  %m = attn.constant dense<1.0> : " << m << "\n"
     << "  %o, %lse = attn.fused_attention %q, %k, %v, %m "
-    << (v.slope ? "captures(%slope : tensor<f32>) " : "") << "{causal = true} : " << x << ", "
+    << (v.slope ? "captures(%slope : " + slope + ") " : "") << "{causal = true} : " << x << ", "
     << x << ", " << x << ", " << m << " -> " << x << ", " << lse << " {\n"
     << "  ^bb0(%qi: " << row << ", %kj: " << row << ", %i: tensor<f32>, %j: tensor<f32>"
     << (v.slope ? ", %s: tensor<f32>" : "") << "):\n"
@@ -194,6 +205,10 @@ int main(int argc, char **argv) {
     for (const char *p : {"q", "k", "v", "g"})
       tensors.emplace(p, random({c.B, c.H, c.S, c.D}, rng));
     tensors.emplace("slope", bench::scalar(0.01f));
+    ::attn::Tensor slopes(ATTN_F32, {c.H});
+    for (int64_t h = 0; h < c.H; ++h)
+      slopes.data<float>()[h] = 0.02f / (float)(h + 1);
+    tensors.emplace("slopes", slopes);
     Compiled plain(c, kVariants[0], tensors);
     for (bool withBackward : {false, true}) {
       const char *mode = withBackward ? "forward+backward" : "forward";
