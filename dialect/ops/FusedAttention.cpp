@@ -445,13 +445,18 @@ LogicalResult FusedAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
   return success();
 }
 
-// bf16: the flash kernels' tiles (a plain dot-product score, no weights); every other form
-// is a generated loop nest, f32 only.
+// bf16: the flash kernels' tiles (a plain dot-product score, or its _regions form: a dot
+// product then scalar code, as attn-to-onednn calls them; no weights); every other form is a
+// generated loop nest, f32 only.
 bool FusedAttentionOp::supportsPrecision(Precision precision) {
-  return precision == Precision::f32 || (flashScale(*this) && !getWithWeights());
+  return precision == Precision::f32 ||
+         ((flashScale(*this) || regionsOnTiles(*this)) && !getWithWeights());
 }
 bool FusedAttentionGradOp::supportsPrecision(Precision precision) {
-  return precision == Precision::f32 || (flashScale(*this) && !getWeights());
+  Operation *gradDot;
+  bool regions = regionsOnTiles(*this) &&
+                 score_region::dotCotangent(getScoreGrad().front(), gradDot).has_value();
+  return precision == Precision::f32 || ((flashScale(*this) || regions) && !getWeights());
 }
 
 // The bf16 tiles pay where the queries and keys fill the flash kernels' 128 x 128 tiles; below,

@@ -75,4 +75,18 @@ template <typename Op> std::optional<float> flashScale(Op op) {
   return score_region::dotProductScale(op.getScore().front());
 }
 
+/// The product `sum(q * k)` of an attn.fused_attention (or _grad) whose score the flash
+/// kernels' _regions form computes on its GEMM tiles: a score of scalar code around that
+/// product (score_region::dotThenScalars), a mask region of scalar code or none, none of the
+/// local attention's centre, window and Gaussian; for the _grad op also a score_grad region
+/// of the form score_region::dotCotangent recognises. Null otherwise. The caller checks for
+/// weights.
+template <typename Op> Operation *regionsOnTiles(Op op) {
+  if (op.getCenter() || op.getWindow() || op.getGaussian())
+    return nullptr;
+  if (!op.getMask().empty() && !score_region::scalarsOnly(op.getMask().front()))
+    return nullptr;
+  return score_region::dotThenScalars(op.getScore().front());
+}
+
 } // namespace mlir::attn

@@ -138,6 +138,34 @@ TEST(Precision, Bf16FlashAttentionTrainsAsF32Does) {
   EXPECT_NE(a, b); // bf16 did round
 }
 
+// The same with an attention of the spec's own (ALiBi with a slope per head, a sliding window
+// of 64): the _regions kernels' bf16 form, forward and backward, the slopes' gradients included.
+TEST(Precision, Bf16RegionsTrainAsF32Does) {
+  if (!attn::cpuHas("avx512bf16").value_or(false))
+    GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  std::string model = std::string(ATTN_SOURCE_DIR) + "/models/char-transformer.yaml", out;
+  std::string sets =
+      " --set data.window=128 --set train.batch_size=8 --set model.transformer.dropout=0"
+      " --set train.eval_every=1000"
+      " --set 'model.transformer.attention.score_mod=\"score - slope[h] * abs(i - j)\"'"
+      " --set 'model.transformer.attention.params={slope: {shape: [heads], init: alibi}}'"
+      " --set model.transformer.attention.sliding_window=64";
+  ASSERT_EQ(attnc("emit " + model + " --stage lowered --train --precision bf16" + sets, &out), 0)
+      << out;
+  EXPECT_NE(out.find("call @attn_rt_flash_attention_regions_bf16("), std::string::npos);
+  EXPECT_NE(out.find("call @attn_rt_flash_attention_regions_backward_bf16("), std::string::npos);
+  std::string f32 = scratch("regions-f32"), bf16 = scratch("regions-bf16");
+  ASSERT_EQ(attnc("train " + model + sets + " --steps 40 --out " + f32, &out), 0) << out;
+  ASSERT_EQ(attnc("train " + model + sets + " --steps 40 --precision bf16 --out " + bf16, &out), 0)
+      << out;
+  auto a = losses(f32), b = losses(bf16);
+  ASSERT_EQ(a.size(), 40u);
+  ASSERT_EQ(b.size(), 40u);
+  for (int64_t s = 1; s <= 40; ++s)
+    EXPECT_NEAR(b[s], a[s], 0.01 * a[s]) << "step " << s;
+  EXPECT_NE(a, b); // bf16 did round
+}
+
 // bf16 on a CPU without AVX512_BF16 is refused where it was asked for, not run slowly: here
 // for the target of an ahead-of-time compile (Skylake-AVX512 has AVX-512 but no bf16).
 TEST(Precision, Bf16ForACpuWithoutTheInstructionsIsRefused) {

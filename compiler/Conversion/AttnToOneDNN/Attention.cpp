@@ -45,17 +45,6 @@ std::string freshKernelName(Operation *op, StringRef base) {
   return name;
 }
 
-// The product `sum(q * k)` of `op`'s score when the _regions kernels can run it: a score of
-// scalar code around that product (score_region::dotThenScalars), a mask region of scalar code
-// or none, and none of the local attention's centre, window and Gaussian. Null otherwise.
-template <typename Op> Operation *tiledDot(Op op) {
-  if (op.getCenter() || op.getWindow() || op.getGaussian())
-    return nullptr;
-  if (!op.getMask().empty() && !score_region::scalarsOnly(op.getMask().front()))
-    return nullptr;
-  return score_region::dotThenScalars(op.getScore().front());
-}
-
 // How many rows of captures the _regions kernels get: one that every head reads, or H when a
 // capture is per head (the kernels pass each head its row).
 template <typename Op> int64_t captureRows(Op op) {
@@ -105,7 +94,7 @@ struct FusedAttentionToKernel : OpRewritePattern<FusedAttentionOp> {
     if (std::optional<float> scale = flashScale(op); scale && !op.getWithWeights())
       return replaceWithKernelCall(op, rewriter, precisionKernel("attn_rt_flash_attention", op),
                                    {op.getCausal()}, {*scale});
-    if (Operation *dot = tiledDot(op); dot && !op.getWithWeights())
+    if (Operation *dot = regionsOnTiles(op); dot && !op.getWithWeights())
       return callRegionsKernel(op, rewriter, dot);
     std::string name = freshKernelName(op, "attn_fused_attention");
     linalg_lowering::defineAttentionKernel(rewriter, op, name);
@@ -132,7 +121,7 @@ struct FusedAttentionGradToKernel : OpRewritePattern<FusedAttentionGradOp> {
       return replaceWithKernelCall(op, rewriter,
                                    precisionKernel("attn_rt_flash_attention_backward", op),
                                    {op.getCausal()}, {*scale});
-    if (Operation *dot = tiledDot(op); dot && !op.getWeights()) {
+    if (Operation *dot = regionsOnTiles(op); dot && !op.getWeights()) {
       Operation *gradDot;
       if (std::optional<Value> x = score_region::dotCotangent(op.getScoreGrad().front(), gradDot))
         return callRegionsKernel(op, rewriter, dot, gradDot, *x);

@@ -57,8 +57,8 @@ func.func @sequence(%x: tensor<2x3x1xf32>, %h0: tensor<2x4xf32>, %wi: tensor<1x1
 // -----
 
 // The flash attention takes bf16 where queries and keys fill its 128 x 128 tiles; a shorter one
-// (and so every decoding step) stays f32, and --remarks says why; a score other than the dot
-// product has no bf16 kernel.
+// (and so every decoding step) stays f32, and --remarks says why; a score the flash kernels do
+// not compute (Bahdanau's, additive) has no bf16 kernel.
 // CHECK-LABEL: func.func @attention(
 // CHECK: attn.fused_attention {{.*}} {causal = true, precision = #attn.precision<bf16>} : tensor<1x2x128x16xf32>
 // CHECK: attn.fused_attention {{.*}} {causal = true} : tensor<1x2x64x16xf32>
@@ -102,4 +102,33 @@ func.func @attention(%q: tensor<1x2x128x16xf32>, %m: tensor<1x128xf32>,
     attn.yield %e : tensor<f32>
   }
   return %o, %o2, %o3 : tensor<1x2x128x16xf32>, tensor<1x2x64x16xf32>, tensor<4x1x1x16xf32>
+}
+
+// -----
+
+// A dot product then scalar code (ALiBi with a slope per head, a mask region) runs on the flash
+// kernels' _regions form, which has bf16 tiles too.
+// CHECK-LABEL: func.func @alibi(
+// CHECK: attn.fused_attention {{.*}} captures(%{{.*}} : tensor<2xf32>) {causal = true, precision = #attn.precision<bf16>}
+func.func @alibi(%q: tensor<1x2x128x16xf32>, %m: tensor<1x128xf32>, %slope: tensor<2xf32>)
+    -> tensor<1x2x128x16xf32> {
+  %o, %lse = attn.fused_attention %q, %q, %q, %m captures(%slope : tensor<2xf32>) {causal = true}
+      : tensor<1x2x128x16xf32>, tensor<1x2x128x16xf32>, tensor<1x2x128x16xf32>, tensor<1x128xf32>
+      -> tensor<1x2x128x16xf32>, tensor<1x2x128xf32> {
+  ^bb0(%qi: tensor<16xf32>, %kj: tensor<16xf32>, %i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %p = attn.mul %qi, %kj : tensor<16xf32>, tensor<16xf32>
+    %d = attn.reduce_sum %p {axes = array<i64: 0>} : tensor<16xf32>
+    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %b = attn.mul %ij, %s : tensor<f32>, tensor<f32>
+    %e = attn.sub %d, %b : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  } mask {
+  ^bb0(%i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %w = attn.constant dense<63.5> : tensor<f32>
+    %room = attn.sub %w, %ij : tensor<f32>, tensor<f32>
+    %in = attn.step %room : tensor<f32>
+    attn.yield %in : tensor<f32>
+  }
+  return %o : tensor<1x2x128x16xf32>
 }
