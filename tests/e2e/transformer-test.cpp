@@ -233,6 +233,9 @@ TEST(ReverseAlibiTransformer, LearnsAndDecodesWithItsOwnAttention) {
   EXPECT_EQ(greedy.substr(0, greedy.find('\n')), "5 4 3 2 1") << greedy;
   EXPECT_EQ(greedy, translate("--no-cache"));
   EXPECT_EQ(translate("--beam 4 --nbest 2"), translate("--beam 4 --nbest 2 --no-cache"));
+  // attnc run takes the spec the checkpoint carries, as translate does.
+  ASSERT_EQ(attnc("run --ckpt " + dir + " --count 2", &out), 0) << out;
+  EXPECT_NE(out.find("reverse-alibi-transformer"), std::string::npos) << out;
 }
 
 TEST(MajorityTransformer, ClassifiesWithAnEncoderOnlyStack) {

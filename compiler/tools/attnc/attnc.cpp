@@ -410,7 +410,10 @@ int main(int argc, char **argv) {
   bool fromCheckpoint = chosen == eval || chosen == translate;
   std::string ckpt = chosen == eval ? evalCkpt : chosen == translate ? translateOptions.ckpt : "";
   bool scoresFiles = chosen == eval && !evalOptions.hyp.empty(); // needs no model
-  if (common.files.empty() && !(fromCheckpoint && !ckpt.empty()) && !scoresFiles) {
+  // run --ckpt, as translate, may take the spec its checkpoint carries.
+  bool runsACheckpoint = chosen == run && !runOptions.ckpt.empty();
+  if (common.files.empty() && !(fromCheckpoint && !ckpt.empty()) && !scoresFiles &&
+      !runsACheckpoint) {
     if (fromCheckpoint)
       return attnc::usageError(name + " needs --ckpt DIR|FILE");
     return attnc::usageError(name + " needs a MODEL.yaml");
