@@ -369,6 +369,70 @@ mlir::Value build(mlir::OpBuilder &b, mlir::Location l, const Node &node,
   return {};
 }
 
+mlir::Value fusedAttention(mlir::OpBuilder &b, mlir::Location l, mlir::Value q, mlir::Value keys,
+                           mlir::Value values, mlir::Value keyMask, bool causal,
+                           const AttentionRegions &r) {
+  using namespace mlir::attn;
+  auto f32 = [&](llvm::ArrayRef<int64_t> shape) {
+    return mlir::RankedTensorType::get(shape, b.getF32Type());
+  };
+  auto constant = [&](double v) -> mlir::Value {
+    return b.create<ConstantOp>(l, mlir::DenseElementsAttr::get(f32({}), (float)v));
+  };
+  llvm::SmallVector<mlir::Value> captures;
+  for (const auto &[name, value] : r.captures)
+    captures.push_back(value);
+  if (r.iOffset)
+    captures.push_back(r.iOffset);
+  auto op = b.create<FusedAttentionOp>(l, FusedAttentionOp::resultTypes(q, keys, values, false), q,
+                                       keys, values, keyMask, mlir::Value(), captures,
+                                       b.getBoolAttr(causal), mlir::IntegerAttr(), mlir::UnitAttr(),
+                                       mlir::UnitAttr(), PrecisionAttr());
+  mlir::OpBuilder::InsertionGuard guard(b);
+  // The names, from a region's block: i (plus the offset), j, the captures (a per-head one
+  // as its head's element), the constants.
+  auto bind = [&](mlir::Block *block, unsigned first) {
+    std::map<std::string, mlir::Value> names;
+    mlir::Value i = block->getArgument(first);
+    if (r.iOffset)
+      i = b.create<AddOp>(l, i, block->getArguments().back());
+    names["i"] = i;
+    names["j"] = block->getArgument(first + 1);
+    for (auto [n, capture] : llvm::enumerate(r.captures))
+      names[capture.first] = block->getArgument(first + 2 + n);
+    for (const auto &[name, value] : r.constants)
+      names[name] = constant(value);
+    return names;
+  };
+  // i, j and every capture, per-head ones included, are scalars to the regions.
+  llvm::SmallVector<mlir::Type> args(2 + captures.size(), f32({}));
+
+  // score(q, k, i, j, captures) = score(scale * sum(q * k), i, j, ...), softcapped.
+  int64_t width = mlir::cast<mlir::RankedTensorType>(q.getType()).getShape()[3];
+  llvm::SmallVector<mlir::Type> scoreArgs(2, f32({width}));
+  scoreArgs.append(args);
+  mlir::Block *block = b.createBlock(&op.getScore(), {}, scoreArgs,
+                                     llvm::SmallVector<mlir::Location>(scoreArgs.size(), l));
+  mlir::Value dot =
+      b.create<ReduceSumOp>(l, b.create<MulOp>(l, block->getArgument(0), block->getArgument(1)),
+                            b.getDenseI64ArrayAttr({0}), b.getBoolAttr(false));
+  std::map<std::string, mlir::Value> names = bind(block, 2);
+  names[r.base] = r.scale == 1.0f ? dot : b.create<MulOp>(l, dot, constant(r.scale)).getResult();
+  mlir::Value s = r.score ? build(b, l, *r.score, names) : names[r.base];
+  if (r.softcap > 0) {
+    mlir::Value cap = constant(r.softcap);
+    s = b.create<MulOp>(l, cap, b.create<TanhOp>(l, b.create<DivOp>(l, s, cap)));
+  }
+  b.create<YieldOp>(l, s);
+
+  if (r.mask) {
+    mlir::Block *maskBlock =
+        b.createBlock(&op.getMask(), {}, args, llvm::SmallVector<mlir::Location>(args.size(), l));
+    b.create<YieldOp>(l, build(b, l, *r.mask, bind(maskBlock, 0)));
+  }
+  return op.getOutput();
+}
+
 } // namespace attn::yaml::expr
 
 namespace attn::yaml::expr {

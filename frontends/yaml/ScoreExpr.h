@@ -62,6 +62,26 @@ std::unique_ptr<Node> parse(const std::string &text, const std::vector<std::stri
 mlir::Value build(mlir::OpBuilder &b, mlir::Location l, const Node &node,
                   const std::map<std::string, mlir::Value> &values);
 
+// What an attn.fused_attention built from expressions computes (fusedAttention below).
+struct AttentionRegions {
+  const Node *score = nullptr; // a number over `base`, i, j and the names; null: `base` itself
+  const Node *mask = nullptr;  // a condition over i, j and the names; null: no mask region
+  double softcap = 0;          // > 0: cap * tanh(s / cap) of the score
+  std::string base = "score";  // the name of scale * sum(q * k)
+  float scale = 1.0f;
+  // Names read from outside the op, its captures: tensor<f32>, or tensor<Hxf32> read per head.
+  std::vector<std::pair<std::string, mlir::Value>> captures;
+  std::map<std::string, double> constants; // names of fixed scalars
+  mlir::Value iOffset; // tensor<f32> added to i (a decoding step's position), or null
+};
+
+// attn.fused_attention of q [B, H, T, D], keys [B, H, S, D], values [B, H, S, Dv] under
+// keyMask [B, S] (and `causal`) with the score and mask regions `r` builds; its output
+// [B, H, T, Dv].
+mlir::Value fusedAttention(mlir::OpBuilder &b, mlir::Location l, mlir::Value q, mlir::Value keys,
+                           mlir::Value values, mlir::Value keyMask, bool causal,
+                           const AttentionRegions &r);
+
 // model.transformer.attention, read and checked: its learned scalars and its expressions.
 struct Param {
   std::string name;

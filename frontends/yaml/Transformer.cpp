@@ -242,62 +242,22 @@ private:
       }
       captured.push_back(p.name);
     }
-    if (position) {
-      Value first = b.create<mlir::attn::SliceOp>(l, position, b.getDenseI64ArrayAttr({0, 0}),
-                                                  b.getDenseI64ArrayAttr({1, 1}));
-      captures.push_back(b.create<mlir::attn::ReshapeOp>(l, f32({}), first));
-    }
-    auto op = b.create<mlir::attn::FusedAttentionOp>(
-        l, mlir::attn::FusedAttentionOp::resultTypes(q, k, v, false), q, k, v, keyMask, Value(),
-        captures, b.getBoolAttr(causal), IntegerAttr(), UnitAttr(), UnitAttr(),
-        mlir::attn::PrecisionAttr());
-    OpBuilder::InsertionGuard guard(b);
-    auto scalarType = f32({});
-    // The names the expressions read, from a region's block: i (plus the step's position),
-    // j, the captured params (a per-head one as its head's element), the fixed scalars.
-    auto bind = [&](Block *block, unsigned first) {
-      std::map<std::string, Value> values;
-      Value i = block->getArgument(first);
-      if (position)
-        i = b.create<mlir::attn::AddOp>(l, i, block->getArguments().back());
-      values["i"] = i;
-      values["j"] = block->getArgument(first + 1);
-      for (auto [n, name] : llvm::enumerate(captured))
-        values[name] = block->getArgument(first + 2 + n);
-      for (const expr::Param &p : mods.params)
-        if (!p.learn && !p.perHead)
-          values[p.name] = scalar((float)p.init, l);
-      return values;
-    };
-    // i, j and every capture, per-head ones included, are scalars to the regions.
-    SmallVector<Type> args(2 + captures.size(), scalarType);
-
-    // score(q, k, i, j, captures) = score_mod(q . k / sqrt(D), i, j), softcapped.
-    int64_t width = cast<RankedTensorType>(q.getType()).getShape()[3];
-    SmallVector<Type> scoreArgs(2, f32({width}));
-    scoreArgs.append(args);
-    Block *block =
-        b.createBlock(&op.getScore(), {}, scoreArgs, SmallVector<Location>(scoreArgs.size(), l));
-    Value dot = b.create<mlir::attn::ReduceSumOp>(
-        l, b.create<mlir::attn::MulOp>(l, block->getArgument(0), block->getArgument(1)),
-        b.getDenseI64ArrayAttr({0}), b.getBoolAttr(false));
-    std::map<std::string, Value> values = bind(block, 2);
-    values["score"] =
-        b.create<mlir::attn::MulOp>(l, dot, scalar(1.0f / std::sqrt((float)width), l));
-    Value s = mods.scoreMod ? expr::build(b, l, *mods.scoreMod, values) : values["score"];
-    if (mods.softcap > 0) {
-      Value cap = scalar((float)mods.softcap, l);
-      s = b.create<mlir::attn::MulOp>(
-          l, cap, b.create<mlir::attn::TanhOp>(l, b.create<mlir::attn::DivOp>(l, s, cap)));
-    }
-    b.create<mlir::attn::YieldOp>(l, s);
-
-    if (mods.mask) {
-      Block *maskBlock =
-          b.createBlock(&op.getMask(), {}, args, SmallVector<Location>(args.size(), l));
-      b.create<mlir::attn::YieldOp>(l, expr::build(b, l, *mods.mask, bind(maskBlock, 0)));
-    }
-    return op.getOutput();
+    expr::AttentionRegions r;
+    r.score = mods.scoreMod.get();
+    r.mask = mods.mask.get();
+    r.softcap = mods.softcap;
+    r.scale = 1.0f / std::sqrt((float)cast<RankedTensorType>(q.getType()).getShape()[3]);
+    for (auto [name, value] : llvm::zip(captured, captures))
+      r.captures.push_back({name, value});
+    for (const expr::Param &p : mods.params)
+      if (!p.learn && !p.perHead)
+        r.constants[p.name] = p.init;
+    if (position) // the step's query is at `position` (the same in every row)
+      r.iOffset = b.create<mlir::attn::ReshapeOp>(
+          l, f32({}),
+          b.create<mlir::attn::SliceOp>(l, position, b.getDenseI64ArrayAttr({0, 0}),
+                                        b.getDenseI64ArrayAttr({1, 1})));
+    return expr::fusedAttention(b, l, q, k, v, keyMask, causal, r);
   }
 
   // The encoder over x [B, S, d] with mask [B, S]: self-attention and feed-forward layers,
