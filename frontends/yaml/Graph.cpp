@@ -3,6 +3,7 @@
 // with no code here), and model.mlir's module checked against the same contract.
 #include "frontends/yaml/Graph.h"
 #include "frontends/yaml/ImportBuilder.h"
+#include "frontends/yaml/ScoreExpr.h"
 
 #include "attn/File.h"
 #include "attn/data/Sine.h"
@@ -155,11 +156,11 @@ private:
           param.shape = readShape(v, "the shape of " + what);
           shaped = true;
         } else if (k.scalar == "init") {
-          static const std::set<std::string> inits = {"zeros", "ones", "uniform", "normal",
-                                                      "constant"};
+          static const std::set<std::string> inits = {"zeros",  "ones",     "uniform",
+                                                      "normal", "constant", "alibi"};
           if (v.kind != Kind::Scalar || !inits.count(v.scalar))
-            p.error(v.loc,
-                    "the init of " + what + " must be zeros, ones, uniform, normal or constant");
+            p.error(v.loc, "the init of " + what +
+                               " must be zeros, ones, uniform, normal, constant or alibi");
           else
             param.init = v.scalar;
         } else if (k.scalar == "scale") {
@@ -574,6 +575,8 @@ private:
   }
 
   FailureOr<Operation *> buildNode(const Node &node) {
+    if (node.op == "fused_attention")
+      return buildAttention(node);
     Location l = loc(node.loc);
     std::string full = "attn." + node.op;
     std::optional<RegisteredOperationName> name =
@@ -736,6 +739,120 @@ private:
     }
     if (!errors.empty())
       return reportAll(node, errors);
+    return op;
+  }
+
+  // `op: fused_attention`, the one op with regions a node writes, as expressions (the
+  // language of model.transformer.attention, ScoreExpr.h): inputs q [B, H, T, D], k [B, H,
+  // S, D], v [B, H, S, Dv], key_mask [B, S], then the captures the expressions read by their
+  // names (scalars, or [H] read per head as name[h]); attrs `score` (a number over score =
+  // q . k / sqrt(D), i, j and the captures; default: score), `mask` (a condition), `softcap`,
+  // `sliding_window`, `causal`. Results: the output [B, H, T, Dv] and the lse [B, H, T].
+  FailureOr<Operation *> buildAttention(const Node &node) {
+    Location l = loc(node.loc);
+    auto fail = [&](const Loc &where, const std::string &message) -> FailureOr<Operation *> {
+      emitError(loc(where)) << "node '" << node.name << "': " << message;
+      return failure();
+    };
+    if (node.inputs.size() < 4)
+      return fail(node.opLoc, "fused_attention takes inputs [q, k, v, key_mask, captures...]");
+    SmallVector<Value> in;
+    for (const auto &[name, where] : node.inputs) {
+      Value v = lookup(name);
+      if (!v)
+        return fail(where, "it reads '" + name + "', but that node has fewer results");
+      in.push_back(v);
+    }
+    auto dims = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+    int64_t ranks[] = {4, 4, 4, 2};
+    for (int n = 0; n < 4; ++n)
+      if ((int64_t)dims(in[n]).size() != ranks[n])
+        return fail(node.inputs[n].second, std::string("fused_attention's ") +
+                                               (n < 3 ? "q, k, v" : "key_mask") +
+                                               " must be of rank " + std::to_string(ranks[n]) +
+                                               ", got " + shapeText(in[n].getType()));
+    int64_t heads = dims(in[0])[1];
+    // The captures: scalars by their names, [H] ones per head (with one head, [1] is both).
+    expr::AttentionRegions r;
+    std::vector<std::string> scalars = {"i", "j"}, perHead;
+    for (size_t n = 4; n < in.size(); ++n) {
+      const auto &[name, where] = node.inputs[n];
+      ArrayRef<int64_t> s = dims(in[n]);
+      bool scalar = s.empty() || (s.size() == 1 && s[0] == 1);
+      if (!scalar && !(s.size() == 1 && s[0] == heads))
+        return fail(where, "capture '" + name + "' must be a scalar or one per head [" +
+                               std::to_string(heads) + "], got " + shapeText(in[n].getType()));
+      if (name.find('.') != std::string::npos)
+        return fail(where, "capture '" + name +
+                               "': expressions read captures by name; give "
+                               "this result a node of its own");
+      if (scalar)
+        scalars.push_back(name);
+      if (!scalar || heads == 1)
+        perHead.push_back(name);
+      r.captures.push_back({name, in[n], !scalar});
+    }
+    std::unique_ptr<expr::Node> score, mask;
+    bool causal = false;
+    int64_t window = 0;
+    for (const Attr &a : node.attrs) {
+      const YamlTree &v = a.value;
+      if (a.name == "score" || a.name == "mask") {
+        bool isScore = a.name == "score";
+        std::vector<std::string> names = scalars;
+        if (isScore)
+          names.insert(names.begin(), "score");
+        expr::Error error;
+        auto parsed =
+            v.kind == Kind::Scalar
+                ? expr::parse(v.scalar, names, isScore ? expr::Type::Number : expr::Type::Bool,
+                              error, perHead)
+                : nullptr;
+        if (!parsed)
+          return fail(v.loc, a.name + " \"" + v.scalar + "\", column " +
+                                 std::to_string(error.column) + ": " + error.message);
+        (isScore ? score : mask) = std::move(parsed);
+      } else if (a.name == "softcap") {
+        std::optional<double> x = asFloat(v);
+        if (!x || *x < 0)
+          return fail(v.loc, "softcap must be a number >= 0 (0: none)");
+        r.softcap = *x;
+      } else if (a.name == "sliding_window") {
+        std::optional<int64_t> x = v.kind == Kind::Scalar ? parseInt(v.scalar) : std::nullopt;
+        if (!x || *x < 0 || *x > (int64_t(1) << 31))
+          return fail(v.loc, "sliding_window must be an integer >= 0 (0: none)");
+        window = *x;
+      } else if (a.name == "causal") {
+        std::optional<bool> x = v.kind == Kind::Scalar ? parseBool(v.scalar) : std::nullopt;
+        if (!x)
+          return fail(v.loc, "causal must be true or false");
+        causal = *x;
+      } else {
+        return fail(v.loc, "fused_attention has no attribute '" + a.name +
+                               "' (it has score, mask, softcap, sliding_window, causal)");
+      }
+    }
+    mask = expr::withWindow(std::move(mask), window);
+    r.score = score.get();
+    r.mask = mask.get();
+    r.scale = 1.0f / std::sqrt((float)dims(in[0])[3]);
+    SmallVector<std::pair<Location, std::string>> errors;
+    Operation *op = nullptr;
+    {
+      ScopedDiagnosticHandler capture(b.getContext(), [&](mlir::Diagnostic &d) {
+        errors.push_back({d.getLocation(), d.str()});
+        return success();
+      });
+      // The op's verifier checks the operands' shapes before anything reads them further.
+      Value out = expr::fusedAttention(b, l, in[0], in[1], in[2], in[3], causal, r);
+      op = out.getDefiningOp();
+      if (failed(verify(op)))
+        errors.push_back({l, "attn.fused_attention cannot take these inputs"});
+    }
+    if (!errors.empty()) {
+      op->erase();
+      return reportAll(node, errors);
+    }
     return op;
   }
 

@@ -580,7 +580,7 @@ std::vector<KeySchema> buildTable() {
           "`shape` lists sizes or the task's names for them (`batch`; `window`, `features`, "
           "`outputs` for `regress`; `length`, `vocab`, `labels` for `classify` and `tag`); "
           "`init` is `zeros`, `ones`, `uniform` (in [-scale, scale]), `normal` (deviation "
-          "`scale`) or `constant` (every element `scale`)."),
+          "`scale`), `constant` (every element `scale`) or `alibi` (ALiBi's slopes)."),
       Key("model.graph.nodes", &GraphSpec::nodes,
           "The ops, in order: a list of `{name, op, inputs, attrs, shape}`; `op` is an attn op "
           "(`dense`, `tanh`, `scaled_dot_product_attention`, ...), `inputs` names the task's "

@@ -234,16 +234,15 @@ private:
     auto known = [](const std::vector<std::string> &v, const std::string &w) {
       return std::find(v.begin(), v.end(), w) != v.end();
     };
-    if (known(perHead, word)) {
-      if (!indexed)
-        fail(at, "'" + word + "' holds one value per head: write " + word + "[h]");
+    // (A name may be both: with one head, a [1] capture is per head and a scalar.)
+    bool scalar = known(names, word), byHead = known(perHead, word);
+    if (indexed ? byHead : scalar)
       return make(Node::Kind::Name, Type::Number, word, at);
-    }
-    if (indexed)
+    if (byHead)
+      fail(at, "'" + word + "' holds one value per head: write " + word + "[h]");
+    if (scalar)
       fail(at, "'" + word + "' is not per head (give it shape: [heads]): write " + word +
                    " without [h]");
-    if (known(names, word))
-      return make(Node::Kind::Name, Type::Number, word, at);
     if (functions().count(word))
       fail(at, "'" + word + "' is a function: write " + word + "(...)");
     if (word == "h")
@@ -294,6 +293,22 @@ std::unique_ptr<Node> parse(const std::string &text, const std::vector<std::stri
     error = f.error;
     return nullptr;
   }
+}
+
+std::unique_ptr<Node> withWindow(std::unique_ptr<Node> mask, int64_t window) {
+  if (window <= 0)
+    return mask;
+  Error unused;
+  auto band = parse("abs(i - j) < " + std::to_string(window), {"i", "j"}, Type::Bool, unused);
+  if (!mask)
+    return band;
+  auto both = std::make_unique<Node>();
+  both->kind = Node::Kind::Binary;
+  both->type = Type::Bool;
+  both->op = "and";
+  both->args.push_back(std::move(mask));
+  both->args.push_back(std::move(band));
+  return both;
 }
 
 mlir::Value build(mlir::OpBuilder &b, mlir::Location l, const Node &node,
@@ -379,11 +394,17 @@ mlir::Value fusedAttention(mlir::OpBuilder &b, mlir::Location l, mlir::Value q, 
   auto constant = [&](double v) -> mlir::Value {
     return b.create<ConstantOp>(l, mlir::DenseElementsAttr::get(f32({}), (float)v));
   };
+  // Every capture is a scalar to the regions: a per-head one its head's tensor<f32>.
   llvm::SmallVector<mlir::Value> captures;
-  for (const auto &[name, value] : r.captures)
-    captures.push_back(value);
-  if (r.iOffset)
+  llvm::SmallVector<mlir::Type> args(2, f32({}));
+  for (const AttentionRegions::Capture &c : r.captures) {
+    captures.push_back(c.value);
+    args.push_back(c.perHead ? f32({}) : c.value.getType());
+  }
+  if (r.iOffset) {
     captures.push_back(r.iOffset);
+    args.push_back(f32({}));
+  }
   auto op = b.create<FusedAttentionOp>(l, FusedAttentionOp::resultTypes(q, keys, values, false), q,
                                        keys, values, keyMask, mlir::Value(), captures,
                                        b.getBoolAttr(causal), mlir::IntegerAttr(), mlir::UnitAttr(),
@@ -398,15 +419,16 @@ mlir::Value fusedAttention(mlir::OpBuilder &b, mlir::Location l, mlir::Value q, 
       i = b.create<AddOp>(l, i, block->getArguments().back());
     names["i"] = i;
     names["j"] = block->getArgument(first + 1);
-    for (auto [n, capture] : llvm::enumerate(r.captures))
-      names[capture.first] = block->getArgument(first + 2 + n);
+    for (auto [n, capture] : llvm::enumerate(r.captures)) {
+      mlir::Value arg = block->getArgument(first + 2 + n);
+      if (arg.getType() != f32({})) // tensor<1xf32>: the scalar the expressions use
+        arg = b.create<ReshapeOp>(l, f32({}), arg);
+      names[capture.name] = arg;
+    }
     for (const auto &[name, value] : r.constants)
       names[name] = constant(value);
     return names;
   };
-  // i, j and every capture, per-head ones included, are scalars to the regions.
-  llvm::SmallVector<mlir::Type> args(2 + captures.size(), f32({}));
-
   // score(q, k, i, j, captures) = score(scale * sum(q * k), i, j, ...), softcapped.
   int64_t width = mlir::cast<mlir::RankedTensorType>(q.getType()).getShape()[3];
   llvm::SmallVector<mlir::Type> scoreArgs(2, f32({width}));
@@ -527,22 +549,8 @@ AttentionMods read(const Spec &spec, Problems &problems) {
                          std::to_string(error.column) + ": " + error.message);
     return node;
   };
-  mods.mask = expression("mask", a.mask, Type::Bool, names);
-  if (a.slidingWindow > 0) { // a mask like any other, and the written one's too
-    Error unused;
-    auto window =
-        parse("abs(i - j) < " + std::to_string(a.slidingWindow), {"i", "j"}, Type::Bool, unused);
-    if (mods.mask) {
-      auto both = std::make_unique<Node>();
-      both->kind = Node::Kind::Binary;
-      both->type = Type::Bool;
-      both->op = "and";
-      both->args.push_back(std::move(mods.mask));
-      both->args.push_back(std::move(window));
-      window = std::move(both);
-    }
-    mods.mask = std::move(window);
-  }
+  // A sliding window is a mask like any other, and the written one's too.
+  mods.mask = withWindow(expression("mask", a.mask, Type::Bool, names), a.slidingWindow);
   names.insert(names.begin(), "score");
   mods.scoreMod = expression("score_mod", a.scoreMod, Type::Number, names);
   if (!a.mask.empty() || !a.scoreMod.empty() || a.softcap > 0 || a.slidingWindow > 0)

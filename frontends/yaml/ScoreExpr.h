@@ -57,6 +57,10 @@ struct Error {
 std::unique_ptr<Node> parse(const std::string &text, const std::vector<std::string> &names,
                             Type want, Error &error, const std::vector<std::string> &perHead = {});
 
+// `mask` and abs(i - j) < window (a sliding window: either alone where the other is absent,
+// null / 0).
+std::unique_ptr<Node> withWindow(std::unique_ptr<Node> mask, int64_t window);
+
 // `node` as attn ops on rank-0 f32 tensors at the builder's insertion point, each name bound
 // to its value in `values` (tensor<f32>; a per-head param's, its head's); a boolean is 1 or 0.
 mlir::Value build(mlir::OpBuilder &b, mlir::Location l, const Node &node,
@@ -69,8 +73,14 @@ struct AttentionRegions {
   double softcap = 0;          // > 0: cap * tanh(s / cap) of the score
   std::string base = "score";  // the name of scale * sum(q * k)
   float scale = 1.0f;
-  // Names read from outside the op, its captures: tensor<f32>, or tensor<Hxf32> read per head.
-  std::vector<std::pair<std::string, mlir::Value>> captures;
+  // Names read from outside the op, its captures: scalars (tensor<f32>, tensor<1xf32>), or
+  // tensor<Hxf32> that each head reads its element of (perHead).
+  struct Capture {
+    std::string name;
+    mlir::Value value;
+    bool perHead = false;
+  };
+  std::vector<Capture> captures;
   std::map<std::string, double> constants; // names of fixed scalars
   mlir::Value iOffset; // tensor<f32> added to i (a decoding step's position), or null
 };

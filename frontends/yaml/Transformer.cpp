@@ -223,6 +223,7 @@ private:
     // the regions.
     SmallVector<Value> captures;
     SmallVector<std::string> captured;
+    SmallVector<bool> capturedPerHead;
     for (const expr::Param &p : mods.params) {
       if (!p.learn && !p.perHead)
         continue;
@@ -241,14 +242,15 @@ private:
             l, DenseElementsAttr::get(f32(shape), ArrayRef<float>(values))));
       }
       captured.push_back(p.name);
+      capturedPerHead.push_back(p.perHead);
     }
     expr::AttentionRegions r;
     r.score = mods.scoreMod.get();
     r.mask = mods.mask.get();
     r.softcap = mods.softcap;
     r.scale = 1.0f / std::sqrt((float)cast<RankedTensorType>(q.getType()).getShape()[3]);
-    for (auto [name, value] : llvm::zip(captured, captures))
-      r.captures.push_back({name, value});
+    for (auto [name, value, perHead] : llvm::zip(captured, captures, capturedPerHead))
+      r.captures.push_back({name, value, perHead});
     for (const expr::Param &p : mods.params)
       if (!p.learn && !p.perHead)
         r.constants[p.name] = p.init;
