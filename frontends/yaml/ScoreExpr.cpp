@@ -47,9 +47,8 @@ public:
     auto node = orExpr();
     skip();
     if (pos < text.size())
-      fail(pos + 1, "unexpected '" + text.substr(pos, tokenLength()) +
-                        "' after a complete "
-                        "expression");
+      fail(pos + 1,
+           "unexpected '" + text.substr(pos, tokenLength()) + "' after a complete expression");
     expect(*node, want, "the expression");
     return node;
   }
@@ -109,7 +108,20 @@ private:
     return n;
   }
 
+  // Nesting (parentheses, arguments, prefix operators) is bounded, so that no text can take
+  // the parser's recursion past the stack.
+  static constexpr int kMaxDepth = 200;
+  struct Nested {
+    Parser &p;
+    explicit Nested(Parser &p) : p(p) {
+      if (++p.depth > kMaxDepth)
+        p.fail(p.pos + 1, "the expression nests deeper than " + std::to_string(kMaxDepth));
+    }
+    ~Nested() { --p.depth; }
+  };
+
   std::unique_ptr<Node> orExpr() {
+    Nested nested(*this);
     auto lhs = andExpr();
     while (true) {
       size_t at = (skip(), pos + 1);
@@ -137,6 +149,7 @@ private:
     size_t at = (skip(), pos + 1);
     if (!accept("not"))
       return compare();
+    Nested nested(*this);
     auto arg = notExpr();
     expect(*arg, Type::Bool, "the operand of 'not'");
     auto n = make(Node::Kind::Unary, Type::Bool, "not", at);
@@ -192,6 +205,7 @@ private:
     size_t at = (skip(), pos + 1);
     if (!accept("-"))
       return primary();
+    Nested nested(*this);
     auto arg = unary();
     expect(*arg, Type::Number, "the operand of '-'");
     auto n = make(Node::Kind::Unary, Type::Number, "-", at);
@@ -281,6 +295,7 @@ private:
   const std::string &text;
   const std::vector<std::string> &names, &perHead;
   size_t pos = 0;
+  int depth = 0;
 };
 
 } // namespace

@@ -126,6 +126,9 @@ TEST(ScoreExpr, MistakesAreLocated) {
   EXPECT_EQ(failure("i ** 2"), "column 3: '**' is not an operator here: write x * x, or "
                                "exp(y * log(x))");
   EXPECT_EQ(failure("2x"), "column 1: '2x' is not a number");
+  EXPECT_EQ(failure(std::string(100000, '(')), "column 201: the expression nests deeper than 200");
+  EXPECT_EQ(failure(std::string(100000, '-') + "1"),
+            "column 201: the expression nests deeper than 200");
   EXPECT_EQ(failure("i < j < 3", Type::Bool),
             "column 7: comparisons do not chain (column 3 compares already): join them with "
             "'and'");
