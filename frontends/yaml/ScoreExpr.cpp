@@ -41,6 +41,11 @@ public:
       : text(text), names(names), perHead(perHead) {}
 
   std::unique_ptr<Node> whole(Type want) {
+    // A bounded text bounds the tree, which build() and the destructors walk recursively
+    // (a chain 1 + 1 + ... nests one level per operator).
+    if (text.size() > kMaxLength)
+      fail(kMaxLength + 1,
+           "the expression is longer than " + std::to_string(kMaxLength) + " characters");
     skip();
     if (pos == text.size())
       fail(1, "the expression is empty");
@@ -111,6 +116,7 @@ private:
   // Nesting (parentheses, arguments, prefix operators) is bounded, so that no text can take
   // the parser's recursion past the stack.
   static constexpr int kMaxDepth = 200;
+  static constexpr size_t kMaxLength = 4096;
   struct Nested {
     Parser &p;
     explicit Nested(Parser &p) : p(p) {

@@ -126,8 +126,12 @@ TEST(ScoreExpr, MistakesAreLocated) {
   EXPECT_EQ(failure("i ** 2"), "column 3: '**' is not an operator here: write x * x, or "
                                "exp(y * log(x))");
   EXPECT_EQ(failure("2x"), "column 1: '2x' is not a number");
-  EXPECT_EQ(failure(std::string(100000, '(')), "column 201: the expression nests deeper than 200");
-  EXPECT_EQ(failure(std::string(100000, '-') + "1"),
+  EXPECT_EQ(failure(std::string(4000, '(')), "column 201: the expression nests deeper than 200");
+  std::string chain = "1";
+  while (chain.size() <= 4096)
+    chain += " + 1";
+  EXPECT_EQ(failure(chain), "column 4097: the expression is longer than 4096 characters");
+  EXPECT_EQ(failure(std::string(4000, '-') + "1"),
             "column 201: the expression nests deeper than 200");
   EXPECT_EQ(failure("i < j < 3", Type::Bool),
             "column 7: comparisons do not chain (column 3 compares already): join them with "
