@@ -528,7 +528,8 @@ std::vector<KeySchema> buildTable() {
           "Learned scalars the expressions read, in every attention layer (`<layer>.self_attn."
           "<name>` in checkpoints): a map from each name to `{init, shape, learn}`; `init` a "
           "number or `alibi` (2^(-8 (h + 1) / heads) for head h); `shape: [heads]` one value "
-          "per head (read as `name[h]`), `[]` (the default) one; `learn: false` a constant."),
+          "per head (read as `name[h]`), `[]` (the default) one; `learn: false` keeps it at "
+          "`init`."),
       Optional("model.conv", &ModelSpec::conv,
                "`seq2seq`: a convolutional encoder-decoder (Gehring et al. 2017): token + "
                "learned position embeddings, blocks of convolution -> GLU -> residual scaled "

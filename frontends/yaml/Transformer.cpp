@@ -218,42 +218,26 @@ private:
   // has one query, at that position.
   Value customAttention(const std::string &prefix, Value q, Value k, Value v, Value keyMask,
                         bool causal, Value position, Location l) {
-    // Learned params are captured attn.params ([] or, per head, [H]: each head's region
-    // reads its element); fixed per-head ones captured constants; fixed scalars constants in
-    // the regions.
-    SmallVector<Value> captures;
-    SmallVector<std::string> captured;
-    SmallVector<bool> capturedPerHead;
-    for (const expr::Param &p : mods.params) {
-      if (!p.learn && !p.perHead)
-        continue;
-      SmallVector<int64_t> shape;
-      if (p.perHead)
-        shape.push_back(heads());
-      Init init = p.alibi ? Init::alibi : Init::constant;
-      if (p.learn) {
-        captures.push_back(param(l, prefix + "." + p.name, shape, init, (float)p.init));
-      } else {
-        SmallVector<float> values;
-        for (int64_t h = 0; h < heads(); ++h)
-          values.push_back(p.alibi ? std::exp2(-8.0f * (float)(h + 1) / (float)heads())
-                                   : (float)p.init);
-        captures.push_back(b.create<mlir::attn::ConstantOp>(
-            l, DenseElementsAttr::get(f32(shape), ArrayRef<float>(values))));
-      }
-      captured.push_back(p.name);
-      capturedPerHead.push_back(p.perHead);
-    }
     expr::AttentionRegions r;
     r.score = mods.scoreMod.get();
     r.mask = mods.mask.get();
     r.softcap = mods.softcap;
     r.scale = 1.0f / std::sqrt((float)cast<RankedTensorType>(q.getType()).getShape()[3]);
-    for (auto [name, value, perHead] : llvm::zip(captured, captures, capturedPerHead))
-      r.captures.push_back({name, value, perHead});
-    for (const expr::Param &p : mods.params)
-      if (!p.learn && !p.perHead)
+    // The params are captured attn.params ([] or, per head, [H]: each head's regions read its
+    // element; learn: false ones not trainable), but fixed scalars, constants in the regions.
+    for (const expr::Param &p : mods.params) {
+      if (!p.learn && !p.perHead) {
         r.constants[p.name] = p.init;
+        continue;
+      }
+      SmallVector<int64_t> shape;
+      if (p.perHead)
+        shape.push_back(heads());
+      Value value = b.create<mlir::attn::ParamOp>(l, f32(shape), prefix + "." + p.name,
+                                                  p.alibi ? Init::alibi : Init::constant,
+                                                  APFloat((float)p.init), p.learn);
+      r.captures.push_back({p.name, value, p.perHead});
+    }
     if (position) // the step's query is at `position` (the same in every row)
       r.iOffset = b.create<mlir::attn::ReshapeOp>(
           l, f32({}),
