@@ -233,9 +233,15 @@ TEST(ReverseAlibiTransformer, LearnsAndDecodesWithItsOwnAttention) {
   EXPECT_EQ(greedy.substr(0, greedy.find('\n')), "5 4 3 2 1") << greedy;
   EXPECT_EQ(greedy, translate("--no-cache"));
   EXPECT_EQ(translate("--beam 4 --nbest 2"), translate("--beam 4 --nbest 2 --no-cache"));
-  // attnc run takes the spec the checkpoint carries, as translate does.
+  // attnc run and compile take the spec the checkpoint carries, as translate does; the
+  // executable decodes as attnc does.
   ASSERT_EQ(attnc("run --ckpt " + dir + " --count 2", &out), 0) << out;
   EXPECT_NE(out.find("reverse-alibi-transformer"), std::string::npos) << out;
+  ASSERT_EQ(attnc("compile --ckpt " + dir + " --exe -o " + dir + "/reverse", &out), 0) << out;
+  std::ofstream(dir + "/inputs.txt") << inputs;
+  std::string exe;
+  ASSERT_EQ(e2e::shell(dir + "/reverse translate < " + dir + "/inputs.txt", &exe), 0) << exe;
+  EXPECT_EQ(exe, greedy);
 }
 
 TEST(MajorityTransformer, ClassifiesWithAnEncoderOnlyStack) {

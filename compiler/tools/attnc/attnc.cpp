@@ -410,8 +410,11 @@ int main(int argc, char **argv) {
   bool fromCheckpoint = chosen == eval || chosen == translate;
   std::string ckpt = chosen == eval ? evalCkpt : chosen == translate ? translateOptions.ckpt : "";
   bool scoresFiles = chosen == eval && !evalOptions.hyp.empty(); // needs no model
-  // run --ckpt, as translate, may take the spec its checkpoint carries.
-  bool runsACheckpoint = chosen == run && !runOptions.ckpt.empty();
+  // run --ckpt and compile --exe|--lib --ckpt, as translate, may take the spec the
+  // checkpoint carries.
+  bool runsACheckpoint = (chosen == run && !runOptions.ckpt.empty()) ||
+                         (chosen == compile && !compileOptions.ckpt.empty() &&
+                          (compileOptions.exe || compileOptions.lib));
   if (common.files.empty() && !(fromCheckpoint && !ckpt.empty()) && !scoresFiles &&
       !runsACheckpoint) {
     if (fromCheckpoint)
