@@ -306,7 +306,8 @@ struct Regions {
   attn_tile_grad_fn scoreGrad = nullptr;        // the backward's only
   float *captures = nullptr;
   int64_t numCaptures = 0;
-  int64_t rows = 1; // 1, or H
+  int64_t rows = 1;         // 1, or H
+  bool maskPerHead = false; // the mask reads a per-head capture: verdicts per head
 
   // The row of captures that head h reads.
   int64_t row(int64_t h) const { return rows == 1 ? 0 : h; }
@@ -349,19 +350,21 @@ public:
   enum Verdict : uint8_t { kNone, kSome, kAll };
 
   ScoreMods() = default;
-  // Pairs the causal mask hides from every query are not asked about (half of them). With
-  // a row of captures per head, each head's mask gets its own verdicts.
+  // Pairs the causal mask hides from every query are not asked about (half of them). A mask
+  // that reads a per-head capture gets verdicts per head; any other, one set for all heads
+  // (taking them per head would cost H times as many mask evaluations).
   ScoreMods(const Regions &r, const Shape &d, bool causal) : regions_(&r) {
     if (!r.mask)
       return;
     keyTiles_ = (d.S + kKeyTile - 1) / kKeyTile;
     queryTiles_ = (d.T + kQueryTile - 1) / kQueryTile;
-    verdicts_.assign(r.rows * queryTiles_ * keyTiles_, kAll);
+    int64_t sets = r.maskPerHead ? r.rows : 1;
+    verdicts_.assign(sets * queryTiles_ * keyTiles_, kAll);
 #pragma omp parallel
     {
       Scratch t(kQueryTile * kKeyTile);
 #pragma omp for collapse(3) schedule(dynamic)
-      for (int64_t h = 0; h < r.rows; ++h)
+      for (int64_t h = 0; h < sets; ++h)
         for (int64_t qt = 0; qt < queryTiles_; ++qt)
           for (int64_t kt = 0; kt < keyTiles_; ++kt) {
             int64_t q0 = qt * kQueryTile, k0 = kt * kKeyTile;
@@ -407,8 +410,8 @@ private:
   Verdict verdict(int64_t h, int64_t i0, int64_t j0) const {
     if (verdicts_.empty())
       return kAll;
-    return verdicts_[(regions_->row(h) * queryTiles_ + i0 / kQueryTile) * keyTiles_ +
-                     j0 / kKeyTile];
+    int64_t set = regions_->maskPerHead ? regions_->row(h) : 0;
+    return verdicts_[(set * queryTiles_ + i0 / kQueryTile) * keyTiles_ + j0 / kKeyTile];
   }
 
   const Regions *regions_ = nullptr;
@@ -759,16 +762,19 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward_bf16(
 
 namespace {
 // The regions of a _regions call: scale 1 (the score region scales the products itself).
-// captures [rows, N]: rows 1 (every head's) or H (one per head).
+// captures [rows, N]: rows 1 (every head's) or H (one per head); hasMask 0 (none), 1, or 2 (a
+// mask that reads a per-head capture).
 Regions regionsOf(attn_memref2 *captures, std::vector<float> &buffer, int64_t hasMask,
                   attn_tile_fn score, attn_tile_fn mask, attn_tile_grad_fn scoreGrad = nullptr) {
-  const float *c = rowMajor(*captures, 2, buffer);
-  return Regions{score,
-                 hasMask ? mask : nullptr,
-                 scoreGrad,
-                 const_cast<float *>(c),
-                 captures->sizes[1],
-                 captures->sizes[0]};
+  Regions r;
+  r.score = score;
+  r.mask = hasMask ? mask : nullptr;
+  r.scoreGrad = scoreGrad;
+  r.captures = const_cast<float *>(rowMajor(*captures, 2, buffer));
+  r.numCaptures = captures->sizes[1];
+  r.rows = captures->sizes[0];
+  r.maskPerHead = hasMask == 2;
+  return r;
 }
 
 template <class Tiles>

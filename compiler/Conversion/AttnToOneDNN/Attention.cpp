@@ -75,6 +75,18 @@ template <typename Op> Value packCaptures(PatternRewriter &rewriter, Op op) {
   return rewriter.create<tensor::FromElementsOp>(loc, type, scalars);
 }
 
+// The kernels' has_mask: 0 without a mask region, 2 when it reads a per-head capture (the
+// kernel then classifies tiles per head), else 1.
+template <typename Op> int64_t maskKind(Op op) {
+  if (op.getMask().empty())
+    return 0;
+  Block &mask = op.getMask().front();
+  for (unsigned n = 0; n < op.getCaptures().size(); ++n)
+    if (score_region::isPerHeadCapture(op, n) && !mask.getArgument(2 + n).use_empty())
+      return 2;
+  return 1;
+}
+
 // The tile functions of `op`'s score (with its product `dot`) and mask regions; the mask's
 // slot holds the score's when there is no mask region (has_mask 0: never called).
 template <typename Op>
@@ -108,8 +120,7 @@ struct FusedAttentionToKernel : OpRewritePattern<FusedAttentionOp> {
     rewriter.replaceOp(
         op, callKernel(rewriter, op, precisionKernel("attn_rt_flash_attention_regions", op),
                        {op.getQuery(), op.getKeys(), op.getValues(), op.getKeyMask(), captures},
-                       op.getResultTypes(), {op.getCausal(), !op.getMask().empty()}, {},
-                       {score, mask}));
+                       op.getResultTypes(), {op.getCausal(), maskKind(op)}, {}, {score, mask}));
     return success();
   }
 };
@@ -147,7 +158,7 @@ struct FusedAttentionGradToKernel : OpRewritePattern<FusedAttentionGradOp> {
         callKernel(rewriter, op, precisionKernel("attn_rt_flash_attention_regions_backward", op),
                    {op.getQuery(), op.getKeys(), op.getValues(), op.getKeyMask(), captures,
                     op.getOutput(), op.getLse(), op.getDOutput(), op.getDLse()},
-                   results, {op.getCausal(), !op.getMask().empty()}, {}, {score, grad, mask});
+                   results, {op.getCausal(), maskKind(op)}, {}, {score, grad, mask});
     // d_rest: each capture's gradient, in the capture's own type: a per-head capture's
     // element h from row h, another's the sum of the rows.
     SmallVector<Value> replacements{r[0], r[1], r[2]};

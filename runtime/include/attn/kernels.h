@@ -150,8 +150,9 @@ typedef void (*attn_tile_grad_fn)(float *, float *, int64_t, int64_t, int64_t, f
  * classifies every (query tile, key tile) pair once per call, so that tiles it hides from
  * every query are skipped and fully allowed ones are not masked. captures [1, N] holds the N >= 1
  * scalar captures that every head reads; captures [H, N] one row per head (the lowering writes
- * a capture shared by the heads into every row), each head's row passed to the tile functions
- * (and its mask verdicts taken per head). A row with no allowed key: out 0, lse 0. */
+ * a capture shared by the heads into every row), each head's row passed to the tile functions.
+ * has_mask: 0 none, 1 a mask region, 2 one that reads a per-head capture (its tile verdicts
+ * are then taken per head). A row with no allowed key: out 0, lse 0. */
 void _mlir_ciface_attn_rt_flash_attention_regions(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
                                                   attn_memref2 *mask, attn_memref2 *captures,
                                                   attn_memref4 *out, attn_memref3 *lse,

@@ -352,14 +352,16 @@ func.func @fused_attention_regions(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf
 
 // ALiBi with a slope per head (tensor<2xf32> read by each head as its tensor<f32>): the
 // captures go to the _regions kernels as one row per head, and the backward's rows become the
-// slope's two elements.
+// slope's two elements; the mask region reads the slope too, so has_mask is 2 (the kernel
+// takes each head's tile verdicts).
 // CHECK-LABEL: func @fused_attention_regions_per_head
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[S0:.*]] = tensor.extract %arg4[%[[C0]]] : tensor<2xf32>
 // CHECK-DAG: %[[S1:.*]] = tensor.extract %arg4[%[[C1]]] : tensor<2xf32>
+// CHECK-DAG: %[[PER_HEAD:.*]] = arith.constant 2 : i64
 // CHECK: tensor.from_elements %[[S0]], %[[S1]] : tensor<2x1xf32>
-// CHECK: call @attn_rt_flash_attention_regions_backward
+// CHECK: call @attn_rt_flash_attention_regions_backward({{.*}}, %[[PER_HEAD]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}) :
 // CHECK: %[[DC:.*]] = bufferization.to_tensor %{{.*}} : memref<2x1xf32>
 // CHECK-DAG: %[[D0:.*]] = tensor.extract %[[DC]][%[[C0]], %[[C0]]] : tensor<2x1xf32>
 // CHECK-DAG: %[[D1:.*]] = tensor.extract %[[DC]][%[[C1]], %[[C0]]] : tensor<2x1xf32>
@@ -391,6 +393,14 @@ func.func @fused_attention_regions_per_head(%q: tensor<2x2x3x4xf32>, %k: tensor<
     %dq_row = attn.mul %gr, %kj : tensor<4xf32>, tensor<4xf32>
     %dk_row = attn.mul %gr, %qi : tensor<4xf32>, tensor<4xf32>
     attn.yield %dq_row, %dk_row, %dslope : tensor<4xf32>, tensor<4xf32>, tensor<f32>
+  } mask {
+  ^bb0(%i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %far = attn.mul %ij, %s : tensor<f32>, tensor<f32>
+    %room = attn.constant dense<1.5> : tensor<f32>
+    %left = attn.sub %room, %far : tensor<f32>, tensor<f32>
+    %in = attn.step %left : tensor<f32>
+    attn.yield %in : tensor<f32>
   }
   return %ds : tensor<2xf32>
 }

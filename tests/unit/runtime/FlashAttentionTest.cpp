@@ -316,6 +316,7 @@ struct RegionMod {
   Mod mod;
   attn_tile_fn score, mask;
   attn_tile_grad_fn grad;
+  bool maskReadsSlope = false; // has_mask 2 with a slope per head: verdicts per head
 };
 
 const RegionMod kMods[] = {
@@ -338,7 +339,15 @@ const RegionMod kMods[] = {
     {{"alibi_slope_window", alibi, alibiDDot, alibiDSlope, slopeWindow},
      scoreTile<inF32<alibi>>,
      maskTile<slopeWindow>,
-     scoreGradTile<inF32<alibiDDot>, inF32<alibiDSlope>>},
+     scoreGradTile<inF32<alibiDDot>, inF32<alibiDSlope>>,
+     /*maskReadsSlope=*/true},
+    // The same per-head windows under a score that does not fade far keys: a head given
+    // another head's tile verdicts loses keys that weigh.
+    {{"softcap_slope_window", softcap, softcapDDot, noSlope, slopeWindow},
+     scoreTile<inF32<softcap>>,
+     maskTile<slopeWindow>,
+     scoreGradTile<inF32<softcapDDot>, inF32<noSlope>>,
+     /*maskReadsSlope=*/true},
 };
 
 struct RegionCase {
@@ -356,7 +365,8 @@ Results runRegions(const Problem &p, const RegionMod *m, bool bf16, std::vector<
   std::vector<float> captures = p.slopes, dCaptures(rows, 0.0f);
   auto cap = memref<attn_memref2>(captures, {rows, 1});
   auto dCap = memref<attn_memref2>(dCaptures, {rows, 1});
-  bool hasMask = m->mask != nullptr;
+  // has_mask as attn-to-onednn passes it: 2 where the mask reads a per-head capture.
+  int64_t hasMask = !m->mask ? 0 : m->maskReadsSlope && rows > 1 ? 2 : 1;
   attn_tile_fn mask = m->mask ? m->mask : m->score;
   auto forward = bf16 ? _mlir_ciface_attn_rt_flash_attention_regions_bf16
                       : _mlir_ciface_attn_rt_flash_attention_regions;
