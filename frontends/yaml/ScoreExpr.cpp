@@ -128,27 +128,22 @@ private:
 
   std::unique_ptr<Node> orExpr() {
     Nested nested(*this);
-    auto lhs = andExpr();
-    while (true) {
-      size_t at = (skip(), pos + 1);
-      if (!accept("or"))
-        return lhs;
-      auto rhs = andExpr();
-      expect(*lhs, Type::Bool, "the left side of 'or' (column " + std::to_string(at) + ")");
-      expect(*rhs, Type::Bool, "the right side of 'or' (column " + std::to_string(at) + ")");
-      lhs = binary("or", Type::Bool, std::move(lhs), std::move(rhs));
-    }
+    return conditions("or", &Parser::andExpr);
   }
-  std::unique_ptr<Node> andExpr() {
-    auto lhs = notExpr();
+  std::unique_ptr<Node> andExpr() { return conditions("and", &Parser::notExpr); }
+  // operand (op operand)*, every operand a condition: `or` over `and`, `and` over `not`.
+  std::unique_ptr<Node> conditions(const std::string &op,
+                                   std::unique_ptr<Node> (Parser::*operand)()) {
+    auto lhs = (this->*operand)();
     while (true) {
       size_t at = (skip(), pos + 1);
-      if (!accept("and"))
+      if (!accept(op))
         return lhs;
-      auto rhs = notExpr();
-      expect(*lhs, Type::Bool, "the left side of 'and' (column " + std::to_string(at) + ")");
-      expect(*rhs, Type::Bool, "the right side of 'and' (column " + std::to_string(at) + ")");
-      lhs = binary("and", Type::Bool, std::move(lhs), std::move(rhs));
+      auto rhs = (this->*operand)();
+      std::string where = "'" + op + "' (column " + std::to_string(at) + ")";
+      expect(*lhs, Type::Bool, "the left side of " + where);
+      expect(*rhs, Type::Bool, "the right side of " + where);
+      lhs = binary(op, Type::Bool, std::move(lhs), std::move(rhs));
     }
   }
   std::unique_ptr<Node> notExpr() {
