@@ -193,7 +193,8 @@ bool Session::import() {
   if (options_.uncachedDecoding && !yaml::parallelDecoder(s)) {
     report({s.model.loc,
             "--no-cache decodes an encoder-decoder (task seq2seq) with model.transformer or "
-            "model.conv without its step cache; this model is task '" +
+            "model.conv, or samples a Transformer language model (task lm), without its step "
+            "cache; this model is task '" +
                 std::string(yaml::nameOf(s.task)) + "' with model." + yaml::architectureOf(s),
             "drop --no-cache"});
     return false;

@@ -490,8 +490,12 @@ inline const char *architectureOf(const Spec &s) {
          : !m.mlir.empty() ? "mlir"
                            : "mlp";
 }
+// Whether the model decodes with --no-cache: its decoder also runs over a whole prefix at once
+// (@decode_full, @step_full), as in training. The graph form's language models have no other
+// step.
 inline bool parallelDecoder(const Spec &s) {
-  return s.task == Task::Seq2seq && (s.model.transformer || s.model.conv);
+  return (s.task == Task::Seq2seq && (s.model.transformer || s.model.conv)) ||
+         (s.task == Task::Lm && (s.model.transformer || s.model.graph));
 }
 // The shapes of task regress (docs/forecasting.md): one-to-many reads one vector per example
 // (data.builtin: wave, or a data.path file of vectors with data.features); a forecaster is an rnn

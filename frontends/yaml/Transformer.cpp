@@ -578,6 +578,7 @@ private:
   //   @loss(tokens [B,T], next [B,T], dropout...) -> cross-entropy over every position
   //   @step(token [1], position [1,1], cache.layer<l>.k/v [1,H,T,D]...)
   //       -> (logits [1,V], position + 1, cache'...), for sampling (at most T positions)
+  //   with --no-cache also @step_full(tokens [1,T]) -> logits [1,T,V] (attn/decode/Sample.h)
   void decoderOnly(ModuleOp module) {
     int64_t batch = spec.train.batchSize, window = spec.data.window, vocab = options.vocabSize;
     Location l = tloc();
@@ -623,6 +624,19 @@ private:
     for (const LayerCache &c : caches)
       outs.append({c.keys, c.values});
     b.create<func::ReturnOp>(l, outs);
+
+    if (!options.decodeFull)
+      return;
+    // The step without the caches (--no-cache): the training network over one window, which
+    // the sampler reads at the last token so far; the reference the cached @step must equal.
+    b.setInsertionPointToEnd(module.getBody());
+    auto full = entry(::attn::names::kStepFull, {i32({1, window})}, {"tokens"},
+                      {f32({1, window, vocab})}, {"logits"}, l);
+    table = embeddingTable("embedding", vocab);
+    Value all = embed(table, positionTable("positions", window, l), full.getArgument(0),
+                      "decoder.embedding", l);
+    all = decoderStack(t().layers, all, Value(), Value(), l);
+    b.create<func::ReturnOp>(l, outputLayer(all, table, vocab, l));
   }
 
   //===- tag, classify -----------------------------------------------------------------===//

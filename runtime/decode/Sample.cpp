@@ -36,11 +36,39 @@ int32_t drawToken(const float *scores, int64_t vocab, double temperature, int64_
   return ids.back();
 }
 
+namespace {
+
+// Without a cache: step_full(tokens [1, L]) -> logits [1, L, V] over the last L tokens at most
+// (the window slides by one), read at the last of them.
+std::vector<int32_t> sampleFull(const Program &program, const std::vector<Tensor> &params,
+                                const std::vector<int32_t> &prime, const SampleOptions &options) {
+  const attn_entry_info &full = program.entry(names::kStepFull);
+  int64_t length = full.inputs[0].shape[1], vocab = full.outputs[0].shape[2];
+  std::vector<Tensor> inputs = {makeTensor(full.inputs[0])};
+  Rng rng(options.seed);
+  std::vector<int32_t> history(prime), generated;
+  for (int64_t t = 0; t < options.length; ++t) {
+    int64_t n = std::min<int64_t>(length, (int64_t)history.size());
+    int32_t *ids = inputs[0].data<int32_t>();
+    std::fill(ids, ids + length, 0); // after the prefix: never read by a causal network
+    std::copy(history.end() - n, history.end(), ids);
+    std::vector<Tensor> outputs = program.call(names::kStepFull, params, inputs);
+    int32_t token = drawToken(outputs[0].data<float>() + (n - 1) * vocab, vocab,
+                              options.temperature, options.topK, rng);
+    history.push_back(token);
+    generated.push_back(token);
+  }
+  return generated;
+}
+
+} // namespace
 
 std::vector<int32_t> sample(const Program &program, const std::vector<Tensor> &params,
                             const std::vector<int32_t> &prime, const SampleOptions &options) {
   if (prime.empty())
     throw std::runtime_error("attn: sampling needs at least one prime token");
+  if (program.findEntry(names::kStepFull))
+    return sampleFull(program, params, prime, options);
   const attn_entry_info &step = program.entry("step");
   int64_t vocab = step.outputs[0].shape[1];
   int64_t capacity = step.capacity; // 0: the state never fills

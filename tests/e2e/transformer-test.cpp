@@ -167,6 +167,13 @@ TEST(CharTransformer, LearnsAndSamplesPastItsWindow) {
       << out;
   std::string text = out.substr(out.find('\n') + 1);
   EXPECT_GE(text.size(), 150u + 4u) << out; // the prime, then 150 characters
+  // Within the window (4 + 59 positions of 64) the cached step draws what the network over
+  // the whole prefix draws (@step_full, --no-cache), character for character.
+  std::string cached, full;
+  std::string flags = " --count 59 --temperature 1 --top-k 0 --sample-seed 7";
+  ASSERT_EQ(attnc("run --ckpt " + dir + flags, &cached), 0) << cached;
+  ASSERT_EQ(attnc("run --ckpt " + dir + flags + " --no-cache", &full), 0) << full;
+  EXPECT_EQ(cached, full);
 }
 
 // One vocabulary and one table for source, target and output (share_embeddings, tie_output).

@@ -91,8 +91,9 @@ attention weights while writing the best output, source tokens across, output to
 --sample draws each token from the model's distribution (decode.sample, greedy rows only),
 divided by --temperature T and among the --top-k K likeliest (decode.temperature, top_k),
 from --sample-seed N (decode.seed). --no-cache (model.transformer, model.conv) decodes by
-recomputing the decoder over the whole prefix at every step (@decode_full) instead of using
-the step cache: the reference for the cache, with the same outputs.)";
+recomputing the decoder over the whole prefix at every step (@decode_full; a Transformer
+language model's run: @step_full) instead of using the step cache: the reference for the
+cache, with the same outputs.)";
 
 constexpr const char *kCompileHelp =
     R"(Compiles ahead of time for --cpu: native (default: this machine, with all its features, e.g.
@@ -184,7 +185,8 @@ void addDecode(CLI::App *verb, Raw &raw, attnc::DecodeFlags &d, attnc::Common &c
   verb->add_option("--top-k", raw.topK, "sample among the K likeliest")->type_name("K");
   verb->add_option("--sample-seed", raw.sampleSeed, "sampling seed")->type_name("N");
   verb->add_flag("--no-cache", c.noCache,
-                 "model.transformer, model.conv: decode without the step cache (@decode_full)");
+                 "model.transformer, model.conv: decode without the step cache (@decode_full, "
+                 "@step_full)");
 }
 
 // The checked values of `raw`: numbers, and the flags that stand for spec keys.

@@ -42,6 +42,10 @@ inline constexpr const char *kLogProbs = "log_probs";
 inline constexpr const char *kAttention = "attention";
 // A cached Transformer's @step / @decode_step input: the position being decoded.
 inline constexpr const char *kPosition = "position";
+// A language model's step without a cache (the graph form's): @step_full(tokens: i32 [1, L])
+// -> (logits: f32 [1, L, V]), the network over L positions; the sampler runs it on the tokens
+// so far and reads the logits at the last (attn/decode/Sample.h).
+inline constexpr const char *kStepFull = "step_full";
 // The entry-point attribute (an i64) that says how many steps a step entry's carried state
 // holds (a cached Transformer's cache length): attn_entry_info::capacity.
 inline constexpr const char *kCapacityAttr = "attn.capacity";

@@ -8,6 +8,10 @@
 // states are its position and key/value caches [1, H, L, D]) holds at most L positions. When
 // they are full, the states start again at zero and the last L / 2 tokens are fed again (a
 // sliding window).
+// A program with the uncached `step_full` (the graph form's language models, a Transformer's
+// compiled with --no-cache; attn/Names.h) samples with it instead: each token runs the
+// network over the last L tokens at most (a window sliding by one) and reads the logits at
+// the last. Within the first L positions it draws what the cached step draws.
 #ifndef ATTN_DECODE_SAMPLE_H
 #define ATTN_DECODE_SAMPLE_H
 
