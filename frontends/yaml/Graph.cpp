@@ -6,6 +6,7 @@
 #include "frontends/yaml/ScoreExpr.h"
 
 #include "attn/File.h"
+#include "attn/Names.h"
 #include "attn/data/Sine.h"
 
 #include "dialect/AttnDialect.h"
@@ -321,6 +322,8 @@ private:
 std::vector<std::pair<std::string, std::string>> Reader::inputsOf(const Spec &s) {
   if (s.task == Task::Regress)
     return {{"x", "[batch, window] (or [batch, features]) f32"}};
+  if (s.task == Task::Lm)
+    return {{"tokens", "[batch, length] character ids"}, {"mask", "[batch, length] all 1"}};
   return {{"src", "[batch, length] token ids"}, {"src_mask", "[batch, length] 1 at tokens"}};
 }
 
@@ -334,6 +337,9 @@ std::vector<std::pair<std::string, std::string>> dimSymbols(const Spec &s) {
     else
       out.push_back({"window", "data.window"});
     out.push_back({"outputs", "model.output.size"});
+  } else if (s.task == Task::Lm) {
+    out.push_back({"length", "data.window"});
+    out.push_back({"vocab", "the characters' vocabulary"});
   } else {
     out.push_back({"length", "the compiled sequence length"});
     out.push_back({"vocab", "the tokens' vocabulary"});
@@ -347,7 +353,8 @@ Graph readGraph(const Spec &spec, Problems &problems) { return Reader(spec, prob
 
 namespace {
 
-// The contract of a task's entry points: @forward(inputs) -> output, @loss(inputs, label).
+// The contract of a task's entry points: @forward(inputs) -> output, @loss(inputs, label);
+// for lm, @loss(tokens, next) and @step_full(tokens) -> logits at batch 1.
 struct Io {
   std::string name;
   RankedTensorType type;
@@ -355,12 +362,16 @@ struct Io {
 struct TaskIo {
   SmallVector<Io> inputs;
   Io label, output;
+  // Values the graph reads beside its inputs, all ones: lm's `mask` (its windows of text
+  // have no padding; fused_attention takes a key mask).
+  SmallVector<Io> ones;
   std::map<std::string, int64_t> dims; // the shape names' values
 };
 
-TaskIo taskIo(const Spec &s, const ImportOptions &o, MLIRContext &ctx) {
+TaskIo taskIo(const Spec &s, const ImportOptions &o, MLIRContext &ctx,
+              std::optional<int64_t> batchSize = std::nullopt) {
   Type f32 = Float32Type::get(&ctx), i32 = IntegerType::get(&ctx, 32);
-  int64_t batch = s.train.batchSize;
+  int64_t batch = batchSize.value_or(s.train.batchSize);
   TaskIo io;
   io.dims["batch"] = batch;
   if (s.task == Task::Regress) {
@@ -373,6 +384,16 @@ TaskIo taskIo(const Spec &s, const ImportOptions &o, MLIRContext &ctx) {
     io.inputs = {{"x", RankedTensorType::get({batch, width}, f32)}};
     io.label = {"target", RankedTensorType::get({batch, outputs}, f32)};
     io.output = {"y", RankedTensorType::get({batch, outputs}, f32)};
+    return io;
+  }
+  if (s.task == Task::Lm) {
+    int64_t length = s.data.window, vocab = o.vocabSize;
+    io.dims["length"] = length;
+    io.dims["vocab"] = vocab;
+    io.inputs = {{"tokens", RankedTensorType::get({batch, length}, i32)}};
+    io.ones = {{"mask", RankedTensorType::get({batch, length}, f32)}};
+    io.label = {"next", RankedTensorType::get({batch, length}, i32)};
+    io.output = {"logits", RankedTensorType::get({batch, length, vocab}, f32)};
     return io;
   }
   int64_t length = o.sourceLength, labels = o.targetVocab;
@@ -430,6 +451,9 @@ public:
       names.push_back(in.name);
     }
 
+    if (spec.task == Task::Lm)
+      return succeeded(languageModel(*module, l)) ? std::move(module) : nullptr;
+
     b.setInsertionPointToEnd(module->getBody());
     auto forward = entry("forward", inputs, names, {io.output.type}, {io.output.name}, l);
     FailureOr<Value> y = network(forward.getArguments());
@@ -454,6 +478,33 @@ public:
   }
 
 private:
+  // lm: @loss(tokens, next) -> cross-entropy at every position, and
+  //   @step_full(tokens [1, length]) -> logits [1, length, vocab],
+  // the same network at batch 1, which the sampler runs on the tokens so far and reads at the
+  // last one (attn/decode/Sample.h). The network must be causal (position t reads tokens <= t):
+  // training would otherwise learn to read the next character, which sampling does not have.
+  LogicalResult languageModel(ModuleOp module, Location l) {
+    const Io &tokens = io.inputs.front();
+    b.setInsertionPointToEnd(module.getBody());
+    auto loss = entry("loss", {tokens.type, io.label.type}, {tokens.name, io.label.name},
+                      {RankedTensorType::get({}, b.getF32Type())}, {"loss"}, l);
+    FailureOr<Value> y = network(loss.getArguments().take_front());
+    if (failed(y))
+      return failure();
+    // Every character id is a real character (text has no padding): nothing is ignored.
+    returnPaddedCrossEntropy(*y, loss.getArgument(1), l, /*ignore=*/-1);
+
+    io = taskIo(spec, options, *b.getContext(), /*batchSize=*/1);
+    b.setInsertionPointToEnd(module.getBody());
+    auto step = entry(::attn::names::kStepFull, {io.inputs.front().type}, {tokens.name},
+                      {io.output.type}, {io.output.name}, l);
+    y = network(step.getArguments());
+    if (failed(y))
+      return failure();
+    b.create<func::ReturnOp>(l, *y);
+    return success();
+  }
+
   // A shape's sizes, the names given their values; a failure (reported at `where`) past
   // attnc's bound on a tensor, which the importer checks again for every op.
   FailureOr<SmallVector<int64_t>> shape(const std::vector<Dim> &dims, const Loc &where) {
@@ -473,7 +524,18 @@ private:
     env.clear();
     for (auto [in, arg] : llvm::zip(io.inputs, args))
       env[in.name] = {arg};
+    for (const Io &one : io.ones)
+      env[one.name] = {b.create<mlir::attn::ConstantOp>(loc(spec.model.graph->loc),
+                                                        DenseElementsAttr::get(one.type, 1.0f))};
     for (const Param &p : graph.params) {
+      // One parameter for every batch: the step's (batch 1) and each data-parallel rank's.
+      for (const Dim &d : p.shape)
+        if (d.symbol == "batch") {
+          emitError(loc(d.loc)) << "parameter '" << p.name
+                                << "' has a size 'batch'; a parameter is the same for every "
+                                   "batch size (sampling runs batch 1, mpirun a shard)";
+          return failure();
+        }
       Init init = *mlir::attn::symbolizeInit(p.init);
       FailureOr<SmallVector<int64_t>> sizes = shape(p.shape, p.loc);
       if (failed(sizes))

@@ -1,5 +1,5 @@
 // model.graph and model.mlir: networks a researcher writes in attn ops, for regress, classify
-// and tag; Graph.cpp reads and imports them.
+// and tag, and (model.graph) lm; Graph.cpp reads and imports them.
 #include "frontends/yaml/Graph.h"
 
 namespace attn::yaml {
@@ -11,13 +11,16 @@ void validate(const Spec &s, Problems &p) {
   bool graph = s.model.graph.has_value();
   const char *form = graph ? "model.graph" : "model.mlir";
   Loc at = graph ? s.model.graph->loc : s.locOf("model.mlir", s.model.loc);
-  if (s.task != Task::Regress && s.task != Task::Classify && s.task != Task::Tag) {
+  bool lm = graph && s.task == Task::Lm;
+  if (s.task != Task::Regress && s.task != Task::Classify && s.task != Task::Tag && !lm) {
     p.error(at,
             std::string(form) +
-                " fills the entry points of task 'regress', 'classify' or "
-                "'tag', not '" +
-                nameOf(s.task) + "'",
-            "set one of those tasks, or use model.rnn, model.transformer or model.conv");
+                (graph ? " fills the entry points of task 'regress', 'classify', 'tag' or 'lm'"
+                       : " fills the entry points of task 'regress', 'classify' or 'tag'") +
+                ", not '" + nameOf(s.task) + "'",
+            s.task == Task::Lm
+                ? "write the network as model.graph, or use model.rnn or model.transformer"
+                : "set one of those tasks, or use model.rnn, model.transformer or model.conv");
     return;
   }
   if (s.model.embedding.dim != EmbeddingSpec().dim)
@@ -27,6 +30,8 @@ void validate(const Spec &s, Problems &p) {
             "remove model.embedding, and declare the table in the graph");
   if (s.task == Task::Regress)
     kRegressorFamily.validate(s, p); // the data, and output.size against the horizon
+  else if (lm)
+    checkTextData(s, p);
   else
     checkLabelledData(s, p);
   if (graph)
@@ -36,8 +41,8 @@ void validate(const Spec &s, Problems &p) {
 } // namespace
 
 const Family kGraphFamily = {"graph",
-                             "networks written as attn ops (model.graph) or as a module of attn "
-                             "IR (model.mlir), for regress, classify and tag",
+                             "networks written as attn ops (model.graph: regress, classify, tag, "
+                             "lm) or as a module of attn IR (model.mlir: regress, classify, tag)",
                              claims, validate, graph::importGraph};
 
 } // namespace attn::yaml

@@ -1,7 +1,8 @@
 // The graph form from the CLI (docs/graph.md): models/mlp-sine.yaml written as model.graph
 // nodes and as a hand-written attn module (model.mlir) trains to the family model's losses
 // step for step; a model no family has (self-attention pooling over the majority task)
-// learns its task; the module compiles to a standalone executable.
+// learns its task; a language model of nodes learns and samples; the module compiles to a
+// standalone executable.
 #include "AttncProcess.h"
 
 #include "attn/train/MetricsLog.h"
@@ -64,6 +65,25 @@ TEST(Graph, SelfAttentionPoolingLearnsTheMajority) {
   out.clear();
   ASSERT_EQ(attnc("run " + spec + " --ckpt " + dir, &out), 0) << out;
   EXPECT_NE(out.find("(right)"), std::string::npos) << out;
+}
+
+// task lm in the graph form: a causal ALiBi attention block as nodes learns the text, samples
+// past its window through @step_full, and its executable samples the same characters.
+TEST(Graph, LanguageModelLearnsAndSamplesPastItsWindow) {
+  std::string dir = scratch("lm"), out;
+  ASSERT_EQ(attnc("train " + kModels + "char-alibi-graph.yaml --out " + dir, &out), 0) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("best validation loss ([0-9.]+)"))) << out;
+  EXPECT_LT(std::stod(m[1]), 2.4) << out; // (2.19; a character's unigram entropy is about 3)
+  std::string sampled;
+  const std::string flags = " --count 150 --temperature 0.5";
+  ASSERT_EQ(attnc("run --ckpt " + dir + flags, &sampled), 0) << sampled;
+  std::string text = sampled.substr(sampled.find('\n') + 1);
+  EXPECT_GE(text.size(), 150u + 4u) << sampled; // the prime, then 150 characters: past 64
+  ASSERT_EQ(attnc("compile --ckpt " + dir + " --exe -o " + dir + "/lm", &out), 0) << out;
+  std::string exe;
+  ASSERT_EQ(e2e::shell(dir + "/lm run" + flags, &exe), 0) << exe;
+  EXPECT_EQ(exe.substr(exe.find('\n') + 1), text);
 }
 
 // A hand-written module, trained, then compiled ahead of time with its weights.
