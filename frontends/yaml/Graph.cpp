@@ -324,6 +324,11 @@ std::vector<std::pair<std::string, std::string>> Reader::inputsOf(const Spec &s)
     return {{"x", "[batch, window] (or [batch, features]) f32"}};
   if (s.task == Task::Lm)
     return {{"tokens", "[batch, length] character ids"}, {"mask", "[batch, length] all 1"}};
+  if (s.task == Task::Seq2seq)
+    return {{"src", "[batch, source] token ids"},
+            {"src_mask", "[batch, source] 1 at tokens"},
+            {"tgt_in", "[batch, target] bos, then the target's tokens"},
+            {"tgt_mask", "[batch, target] all 1"}};
   return {{"src", "[batch, length] token ids"}, {"src_mask", "[batch, length] 1 at tokens"}};
 }
 
@@ -340,6 +345,11 @@ std::vector<std::pair<std::string, std::string>> dimSymbols(const Spec &s) {
   } else if (s.task == Task::Lm) {
     out.push_back({"length", "data.window"});
     out.push_back({"vocab", "the characters' vocabulary"});
+  } else if (s.task == Task::Seq2seq) {
+    out.push_back({"source", "the compiled source length"});
+    out.push_back({"target", "the compiled target length (decoding: the longest output)"});
+    out.push_back({"source_vocab", "the sources' vocabulary"});
+    out.push_back({"target_vocab", "the targets' vocabulary"});
   } else {
     out.push_back({"length", "the compiled sequence length"});
     out.push_back({"vocab", "the tokens' vocabulary"});
@@ -354,7 +364,9 @@ Graph readGraph(const Spec &spec, Problems &problems) { return Reader(spec, prob
 namespace {
 
 // The contract of a task's entry points: @forward(inputs) -> output, @loss(inputs, label);
-// for lm, @loss(tokens, next) and @step_full(tokens) -> logits at batch 1.
+// for lm, @loss(tokens, next) and @step_full(tokens) -> logits at batch 1; for seq2seq,
+// @loss(src, src_mask, tgt_in, tgt_out) and @decode_full(src, src_mask, tgt_in) -> log_probs
+// at the decoder's rows and longest output.
 struct Io {
   std::string name;
   RankedTensorType type;
@@ -362,14 +374,32 @@ struct Io {
 struct TaskIo {
   SmallVector<Io> inputs;
   Io label, output;
-  // Values the graph reads beside its inputs, all ones: lm's `mask` (its windows of text
-  // have no padding; fused_attention takes a key mask).
+  // Values the graph reads beside its inputs, all ones, for fused_attention's key mask: lm's
+  // `mask` (its windows of text have no padding) and seq2seq's `tgt_mask`.
   SmallVector<Io> ones;
   std::map<std::string, int64_t> dims; // the shape names' values
 };
 
+// Why a parameter's shape may not use the shape name `dim` (nullopt: it may): a parameter is
+// one tensor for every entry point and every program, but these sizes differ between them.
+std::optional<std::string> varies(const Spec &s, const ImportOptions &o, const std::string &dim) {
+  if (dim == "batch")
+    return std::string("sampling and decoding run other batch sizes, and mpirun a shard");
+  if (s.task != Task::Seq2seq || (dim != "source" && dim != "target"))
+    return std::nullopt;
+  if (s.train.batchTokens > 0)
+    return std::string("train.batch_tokens compiles the step for several lengths");
+  if (dim == "source" && !s.decode.buckets.empty())
+    return std::string("decode.buckets compiles shorter sources");
+  if (dim == "target" && s.decode.maxLength > o.targetLength)
+    return "decoding runs decode.max_length (" + std::to_string(s.decode.maxLength) +
+           ") positions, training " + std::to_string(o.targetLength);
+  return std::nullopt;
+}
+
 TaskIo taskIo(const Spec &s, const ImportOptions &o, MLIRContext &ctx,
-              std::optional<int64_t> batchSize = std::nullopt) {
+              std::optional<int64_t> batchSize = std::nullopt,
+              std::optional<int64_t> targetLength = std::nullopt) {
   Type f32 = Float32Type::get(&ctx), i32 = IntegerType::get(&ctx, 32);
   int64_t batch = batchSize.value_or(s.train.batchSize);
   TaskIo io;
@@ -394,6 +424,21 @@ TaskIo taskIo(const Spec &s, const ImportOptions &o, MLIRContext &ctx,
     io.ones = {{"mask", RankedTensorType::get({batch, length}, f32)}};
     io.label = {"next", RankedTensorType::get({batch, length}, i32)};
     io.output = {"logits", RankedTensorType::get({batch, length, vocab}, f32)};
+    return io;
+  }
+  if (s.task == Task::Seq2seq) {
+    int64_t source = o.sourceLength, target = targetLength.value_or(o.targetLength);
+    io.dims["source"] = source;
+    io.dims["target"] = target;
+    io.dims["source_vocab"] = o.sourceVocab;
+    io.dims["target_vocab"] = o.targetVocab;
+    io.inputs = {{"src", RankedTensorType::get({batch, source}, i32)},
+                 {"src_mask", RankedTensorType::get({batch, source}, f32)},
+                 {"tgt_in", RankedTensorType::get({batch, target}, i32)}};
+    // A causal decoder reads no padding (it follows eos) from a position the loss counts.
+    io.ones = {{"tgt_mask", RankedTensorType::get({batch, target}, f32)}};
+    io.label = {"tgt_out", RankedTensorType::get({batch, target}, i32)};
+    io.output = {"logits", RankedTensorType::get({batch, target, o.targetVocab}, f32)};
     return io;
   }
   int64_t length = o.sourceLength, labels = o.targetVocab;
@@ -453,6 +498,8 @@ public:
 
     if (spec.task == Task::Lm)
       return succeeded(languageModel(*module, l)) ? std::move(module) : nullptr;
+    if (spec.task == Task::Seq2seq)
+      return succeeded(encoderDecoder(*module, l)) ? std::move(module) : nullptr;
 
     b.setInsertionPointToEnd(module->getBody());
     auto forward = entry("forward", inputs, names, {io.output.type}, {io.output.name}, l);
@@ -505,6 +552,44 @@ private:
     return success();
   }
 
+  // seq2seq: @loss(src, src_mask, tgt_in, tgt_out) -> cross-entropy, padding ignored, and
+  //   @decode_full(src [K, S], src_mask [K, S], tgt_in [K, L]) -> log_probs [K, L, V],
+  // the same network at the decoder's K rows (decode.beam, else decode.batch) and L positions
+  // (the longest output), which greedy, beam and sampled decoding run on the prefix so far
+  // (attn/decode/Seq2Seq.h, ProgramPrefixModel). As for lm, the decoder must be causal.
+  LogicalResult encoderDecoder(ModuleOp module, Location l) {
+    SmallVector<Type> types;
+    SmallVector<StringRef> names;
+    for (const Io &in : io.inputs) {
+      types.push_back(in.type);
+      names.push_back(in.name);
+    }
+    types.push_back(io.label.type);
+    names.push_back(io.label.name);
+    b.setInsertionPointToEnd(module.getBody());
+    auto loss =
+        entry("loss", types, names, {RankedTensorType::get({}, b.getF32Type())}, {"loss"}, l);
+    FailureOr<Value> y = network(loss.getArguments().drop_back());
+    if (failed(y))
+      return failure();
+    returnPaddedCrossEntropy(*y, loss.getArguments().back(), l);
+
+    int64_t rows = spec.decode.beam > 1 ? spec.decode.beam : spec.decode.batch;
+    io = taskIo(spec, options, *b.getContext(), rows,
+                std::max(options.targetLength, spec.decode.maxLength));
+    types.clear();
+    for (const Io &in : io.inputs)
+      types.push_back(in.type);
+    names.pop_back();
+    b.setInsertionPointToEnd(module.getBody());
+    auto full = entry("decode_full", types, names, {io.output.type}, {::attn::names::kLogProbs}, l);
+    y = network(full.getArguments());
+    if (failed(y))
+      return failure();
+    b.create<func::ReturnOp>(l, logSoftmax(*y, l));
+    return success();
+  }
+
   // A shape's sizes, the names given their values; a failure (reported at `where`) past
   // attnc's bound on a tensor, which the importer checks again for every op.
   FailureOr<SmallVector<int64_t>> shape(const std::vector<Dim> &dims, const Loc &where) {
@@ -528,12 +613,10 @@ private:
       env[one.name] = {b.create<mlir::attn::ConstantOp>(loc(spec.model.graph->loc),
                                                         DenseElementsAttr::get(one.type, 1.0f))};
     for (const Param &p : graph.params) {
-      // One parameter for every batch: the step's (batch 1) and each data-parallel rank's.
       for (const Dim &d : p.shape)
-        if (d.symbol == "batch") {
-          emitError(loc(d.loc)) << "parameter '" << p.name
-                                << "' has a size 'batch'; a parameter is the same for every "
-                                   "batch size (sampling runs batch 1, mpirun a shard)";
+        if (std::optional<std::string> why = varies(spec, options, d.symbol)) {
+          emitError(loc(d.loc)) << "parameter '" << p.name << "' has a size '" << d.symbol
+                                << "', which differs between the programs that share it: " << *why;
           return failure();
         }
       Init init = *mlir::attn::symbolizeInit(p.init);

@@ -1,5 +1,5 @@
 // model.graph and model.mlir: networks a researcher writes in attn ops, for regress, classify
-// and tag, and (model.graph) lm; Graph.cpp reads and imports them.
+// and tag, and (model.graph) lm and seq2seq; Graph.cpp reads and imports them.
 #include "frontends/yaml/Graph.h"
 
 namespace attn::yaml {
@@ -11,16 +11,16 @@ void validate(const Spec &s, Problems &p) {
   bool graph = s.model.graph.has_value();
   const char *form = graph ? "model.graph" : "model.mlir";
   Loc at = graph ? s.model.graph->loc : s.locOf("model.mlir", s.model.loc);
-  bool lm = graph && s.task == Task::Lm;
-  if (s.task != Task::Regress && s.task != Task::Classify && s.task != Task::Tag && !lm) {
+  bool decodes = graph && (s.task == Task::Lm || s.task == Task::Seq2seq);
+  if (s.task != Task::Regress && s.task != Task::Classify && s.task != Task::Tag && !decodes) {
     p.error(at,
             std::string(form) +
-                (graph ? " fills the entry points of task 'regress', 'classify', 'tag' or 'lm'"
+                (graph ? " fills the entry points of task 'regress', 'classify', 'tag', 'lm' or "
+                         "'seq2seq'"
                        : " fills the entry points of task 'regress', 'classify' or 'tag'") +
                 ", not '" + nameOf(s.task) + "'",
-            s.task == Task::Lm
-                ? "write the network as model.graph, or use model.rnn or model.transformer"
-                : "set one of those tasks, or use model.rnn, model.transformer or model.conv");
+            "write the network as model.graph, or use a family (model.rnn, model.transformer, "
+            "model.conv)");
     return;
   }
   if (s.model.embedding.dim != EmbeddingSpec().dim)
@@ -30,9 +30,18 @@ void validate(const Spec &s, Problems &p) {
             "remove model.embedding, and declare the table in the graph");
   if (s.task == Task::Regress)
     kRegressorFamily.validate(s, p); // the data, and output.size against the horizon
-  else if (lm)
+  else if (s.task == Task::Lm)
     checkTextData(s, p);
-  else
+  else if (s.task == Task::Seq2seq) {
+    checkSeq2SeqData(s, p);
+    checkDecoding(s, p);
+    if (s.train.teacherForcing.schedule != TeacherSchedule::Constant ||
+        s.train.teacherForcing.ratio < 1.0)
+      p.error(s.train.teacherForcing.loc,
+              "scheduled sampling feeds a recurrent decoder its own predictions step by step; a "
+              "graph's decoder trains on all positions at once",
+              "remove train.teacher_forcing (teacher forcing is what it trains with)");
+  } else
     checkLabelledData(s, p);
   if (graph)
     graph::readGraph(s, p);
@@ -42,7 +51,8 @@ void validate(const Spec &s, Problems &p) {
 
 const Family kGraphFamily = {"graph",
                              "networks written as attn ops (model.graph: regress, classify, tag, "
-                             "lm) or as a module of attn IR (model.mlir: regress, classify, tag)",
+                             "lm, seq2seq) or as a module of attn IR (model.mlir: regress, "
+                             "classify, tag)",
                              claims, validate, graph::importGraph};
 
 } // namespace attn::yaml

@@ -573,27 +573,30 @@ std::vector<KeySchema> buildTable() {
           "N(0, sqrt(4 p / n)), other layers N(0, sqrt(p / n)), n its inputs, p = 1 - "
           "dropout; zero biases); `pytorch`: nn.Linear / nn.Conv1d / nn.Embedding defaults."),
       Optional("model.graph", &ModelSpec::graph,
-               "`regress`, `classify`, `tag`, `lm`: the network as attn ops wired by name, between "
-               "the task's inputs and its output (the loss is the task's; an `lm` graph must "
-               "be causal, and samples through `@step_full`). See docs/graph.md.")
+               "`regress`, `classify`, `tag`, `lm`, `seq2seq`: the network as attn ops wired by "
+               "name, between the task's inputs and its output (the loss is the task's; an "
+               "`lm` graph and a `seq2seq` graph's decoder must be causal, and decode through "
+               "`@step_full` and `@decode_full`). See docs/graph.md.")
           .exclusive("architecture"),
       Key("model.graph.params", &GraphSpec::params,
           "The parameters: a map from each name to `{shape, init, scale, trainable}`; "
           "`shape` lists sizes or the task's names for them (`window`, `features`, `outputs` "
           "for `regress`; `length`, `vocab`, `labels` for `classify` and `tag`; `length` "
-          "(`data.window`), `vocab` for `lm`; not `batch`, which only nodes' shapes use); "
+          "(`data.window`), `vocab` for `lm`; `source`, `target`, `source_vocab`, "
+          "`target_vocab` for `seq2seq`; not `batch`, which only nodes' shapes use); "
           "`init` is `zeros`, `ones`, `uniform` (in [-scale, scale]), `normal` (deviation "
           "`scale`), `constant` (every element `scale`) or `alibi` (ALiBi's slopes)."),
       Key("model.graph.nodes", &GraphSpec::nodes,
           "The ops, in order: a list of `{name, op, inputs, attrs, shape}`; `op` is an attn op "
           "(`dense`, `tanh`, `scaled_dot_product_attention`, ...), `inputs` names the task's "
-          "inputs (`x`; `src`, `src_mask`; `tokens`, `mask` for `lm`), parameters and earlier "
-          "nodes (`node.1` is a node's second result).")
+          "inputs (`x`; `src`, `src_mask`; `tokens`, `mask` for `lm`; `src`, `src_mask`, "
+          "`tgt_in`, `tgt_mask` for `seq2seq`), parameters and earlier nodes (`node.1` is a "
+          "node's second result).")
           .required(),
       Key("model.graph.output", &GraphSpec::output,
           "The node (or input) that is the task's output: the prediction (`regress`) or the "
-          "scores (`classify`, `tag`) or the next-character logits `[batch, length, vocab]` "
-          "(`lm`).")
+          "scores (`classify`, `tag`) or the next-token logits (`[batch, length, vocab]` for "
+          "`lm`, `[batch, target, target_vocab]` for `seq2seq`).")
           .required(),
       Key("model.mlir", &ModelSpec::mlir,
           "`regress`, `classify`, `tag`: a file of attn IR (relative to the spec) that "

@@ -462,8 +462,6 @@ struct SpecDifference {
 // those for which `relevant(key)` holds.
 std::vector<SpecDifference> specDifferences(const Spec &stored, const Spec &given,
                                             bool (*relevant)(const std::string &key));
-// A seq2seq model whose decoder reads every target position at once in training (a
-// Transformer's or a convolutional one), so it can also decode by recomputing the prefix.
 // The programs decode.buckets and decode.batch_buckets add to a seq2seq model's: each a
 // (source length, rows) pair, 0 for the model's own (data.max_len, decode.batch); every
 // length with the full rows, then every fewer rows with every length.
@@ -491,11 +489,11 @@ inline const char *architectureOf(const Spec &s) {
                            : "mlp";
 }
 // Whether the model decodes with --no-cache: its decoder also runs over a whole prefix at once
-// (@decode_full, @step_full), as in training. The graph form's language models have no other
-// step.
+// (@decode_full, @step_full), as in training. The graph form's decoders have no other step.
 inline bool parallelDecoder(const Spec &s) {
-  return (s.task == Task::Seq2seq && (s.model.transformer || s.model.conv)) ||
-         (s.task == Task::Lm && (s.model.transformer || s.model.graph));
+  return ((s.task == Task::Seq2seq || s.task == Task::Lm) &&
+          (s.model.transformer || s.model.graph)) ||
+         (s.task == Task::Seq2seq && s.model.conv);
 }
 // The shapes of task regress (docs/forecasting.md): one-to-many reads one vector per example
 // (data.builtin: wave, or a data.path file of vectors with data.features); a forecaster is an rnn

@@ -11,9 +11,11 @@ using decode::Hypothesis;
 Seq2SeqDecoder::Seq2SeqDecoder(const Program &program, const std::vector<Tensor> &params,
                                const PairData &data, const DecodeConfig &config)
     : program(program), params(params), data(data), config_(config) {
-  const attn_entry_info &encode = program.entry("encode");
-  rows = encode.inputs[0].shape[0];
-  sourceLength = encode.inputs[0].shape[1];
+  // (A graph's encoder-decoder has only decode_full, which reads the same sources.)
+  const attn_entry_info *encode = program.findEntry("encode");
+  const attn_entry_info &reads = encode ? *encode : program.entry("decode_full");
+  rows = reads.inputs[0].shape[0];
+  sourceLength = reads.inputs[0].shape[1];
 }
 
 std::vector<std::string> unknownTokens(const std::string &line, const data::Vocab &vocab,
@@ -188,9 +190,9 @@ void Seq2SeqDecoder::batchOf(const std::vector<Encoded> &sources, size_t first, 
 }
 
 bool Seq2SeqDecoder::hasAttention() const {
-  const attn_entry_info &step = program.entry("decode_step");
-  for (int32_t i = 0; i < step.num_outputs; ++i)
-    if (step.outputs[i].name && std::string(step.outputs[i].name) == kAttentionResult)
+  const attn_entry_info *step = program.findEntry("decode_step");
+  for (int32_t i = 0; step && i < step->num_outputs; ++i)
+    if (step->outputs[i].name && std::string(step->outputs[i].name) == kAttentionResult)
       return true;
   return false;
 }

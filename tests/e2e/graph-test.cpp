@@ -1,8 +1,8 @@
 // The graph form from the CLI (docs/graph.md): models/mlp-sine.yaml written as model.graph
 // nodes and as a hand-written attn module (model.mlir) trains to the family model's losses
 // step for step; a model no family has (self-attention pooling over the majority task)
-// learns its task; a language model of nodes learns and samples; the module compiles to a
-// standalone executable.
+// learns its task; a language model and an encoder-decoder of nodes learn, sample and
+// translate; the module compiles to a standalone executable.
 #include "AttncProcess.h"
 
 #include "attn/train/MetricsLog.h"
@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <regex>
 
 namespace {
@@ -84,6 +85,29 @@ TEST(Graph, LanguageModelLearnsAndSamplesPastItsWindow) {
   std::string exe;
   ASSERT_EQ(e2e::shell(dir + "/lm run" + flags, &exe), 0) << exe;
   EXPECT_EQ(exe.substr(exe.find('\n') + 1), text);
+}
+
+// task seq2seq in the graph form: an encoder and a decoder layer as nodes learn to reverse;
+// translate decodes through @decode_full greedily and with a beam, and the executable does
+// as attnc does.
+TEST(Graph, EncoderDecoderLearnsAndTranslates) {
+  std::string dir = scratch("seq2seq"), out;
+  ASSERT_EQ(attnc("train " + kModels + "reverse-graph.yaml --out " + dir, &out), 0) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("exact match ([0-9.]+)%"))) << out;
+  EXPECT_GE(std::stod(m[1]), 90.0) << out; // (97%)
+  const std::string inputs = "1 2 3 4 5\n3 1 4 1 5 9 2\n7 7 1\n";
+  std::string greedy, beam;
+  ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir, inputs, dir, &greedy), 0) << greedy;
+  EXPECT_EQ(greedy, "5 4 3 2 1\n2 9 5 1 4 1 3\n1 7 7\n");
+  ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir + " --beam 4", inputs, dir, &beam), 0)
+      << beam;
+  EXPECT_EQ(beam, greedy); // (each output is far likelier than any other)
+  ASSERT_EQ(attnc("compile --ckpt " + dir + " --exe -o " + dir + "/reverse", &out), 0) << out;
+  std::ofstream(dir + "/inputs.txt") << inputs;
+  std::string exe;
+  ASSERT_EQ(e2e::shell(dir + "/reverse translate < " + dir + "/inputs.txt", &exe), 0) << exe;
+  EXPECT_EQ(exe, greedy);
 }
 
 // A hand-written module, trained, then compiled ahead of time with its weights.

@@ -1,7 +1,8 @@
 // Decoding with a compiled seq2seq model (its @encode and @decode_step entries): greedily or
 // by sampling, K sentences at once, or by beam search, one sentence at a time (see
 // attn/decode/Beam.h). A program that also has @decode_full (a Transformer compiled without
-// its cache) decodes through it instead, recomputing the prefix at every step. Shared by
+// its cache), or has only it (the graph form's encoder-decoders), decodes through it instead,
+// recomputing the prefix at every step. Shared by
 // `attnc translate`, `run`, `train` / `eval` (accuracy) and ahead-of-time programs.
 #ifndef ATTN_TASK_SEQ2SEQDECODER_H
 #define ATTN_TASK_SEQ2SEQDECODER_H
