@@ -188,6 +188,9 @@ void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix) {
   // Allocations go through the runtime's recycling allocator (attn/Alloc.h).
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
   memrefToLLVM.useGenericFunctions = true;
+  // Blocks come 64-byte aligned from the allocator, not by rounding an address up in integer
+  // arithmetic, so that LLVM sees which allocation each buffer is (Target/Object.cpp).
+  memrefToLLVM.useAlignedAlloc = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

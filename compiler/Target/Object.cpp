@@ -74,10 +74,30 @@ static std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &cpu
   if (native)
     for (auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
       features.AddFeature(feature, enabled);
+  // Loops over strided views (a transpose, a head's columns) stay scalar rather than
+  // vectorised with gathers and scatters: on this project's AVX-512 machines (AMD Zen 4) those
+  // are microcoded and slower than the scalar loop. Once LLVM can tell buffers apart
+  // (declareAllocatorNoAlias) it vectorises many such loops, and without this a Transformer's
+  // greedy decoding took 1.3x as long (dates-transformer: 19.5 ms against 15.0 ms).
+  features.AddFeature("prefer-no-gather", true);
+  features.AddFeature("prefer-no-scatter", true);
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, native ? llvm::sys::getHostCPUName() : llvm::StringRef(cpu), features.getString(),
       options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+}
+
+// The runtime's allocator (attn/Alloc.h) hands out blocks that no live pointer reaches, as
+// malloc does. Saying so (noalias results, and aligned blocks from the allocator itself, so
+// that no integer arithmetic hides where a buffer came from: Pipelines.cpp) lets LLVM's alias
+// analysis tell a program's buffers apart. A loop that reads one buffer and writes another
+// then needs no runtime overlap check, nor the scalar copy of itself the check falls back to:
+// reverse-alibi-transformer's LLVM IR shrank from 9.3 to 3.9 MB and its inference program
+// compiles in 4.9 s instead of 11.9.
+static void declareAllocatorNoAlias(llvm::Module &module) {
+  for (const char *name : {"_mlir_memref_to_llvm_alloc", "_mlir_memref_to_llvm_aligned_alloc"})
+    if (llvm::Function *f = module.getFunction(name))
+      f->addRetAttr(llvm::Attribute::NoAlias);
 }
 
 std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
@@ -87,6 +107,7 @@ std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
   auto module = mlir::translateModuleToLLVMIR(llvmModule, context);
   if (!module)
     return nullptr;
+  declareAllocatorNoAlias(*module);
   std::string error;
   auto machine = targetMachine(cpu, error);
   if (!machine) {
@@ -171,6 +192,7 @@ std::string compileObjects(mlir::ModuleOp llvmModule, const std::string &cpu, un
   std::unique_ptr<llvm::Module> module = mlir::translateModuleToLLVMIR(llvmModule, context);
   if (!module)
     return "cannot translate the module to LLVM IR";
+  declareAllocatorNoAlias(*module);
   module->setDataLayout(machine->createDataLayout());
   module->setTargetTriple(machine->getTargetTriple().str());
   // Each function goes to the part with the least code so far, largest first, so that the
