@@ -515,22 +515,31 @@ std::unique_ptr<Model> Session::loadTrainingBucket(const BucketShape &shape,
   if (!bucket || !bucket->runTo(Stage::Grad))
     return nullptr;
   // Only what a training step calls (StepRunner): decoding's entries would double the compile
-  // of every shape.
-  const std::set<llvm::StringRef> steps = {"train_step", "loss_grad", "apply_update",
-                                           "loss_weight"};
-  for (auto f : bucket->module().getOps<mlir::func::FuncOp>())
-    if (f.isPublic() && !steps.count(f.getSymName()))
-      f.setPrivate();
-  mlir::PassManager dce(&bucket->context());
-  dce.addPass(mlir::createSymbolDCEPass());
-  if (failed(dce.run(bucket->module())))
+  // of every shape, and one process never calls a rank's @loss_grad.
+  bool sharded = ranks && ranks->size() > 1;
+  std::set<llvm::StringRef> steps = {"train_step"};
+  if (sharded)
+    steps.insert({"loss_grad", "apply_update", "loss_weight"});
+  if (!bucket->removeEntries([&](llvm::StringRef name) { return !steps.count(name); }))
     return nullptr;
   std::unique_ptr<Model> m =
-      ranks && ranks->size() > 1 ? bucket->loadModelOnce(*ranks, compileWait) : bucket->loadModel();
+      sharded ? bucket->loadModelOnce(*ranks, compileWait) : bucket->loadModel();
   if (!m || !sharesParameters(*bucket, "train.batch_tokens"))
     return nullptr;
   m->params.clear(); // this program's serve
   return m;
+}
+
+bool Session::removeEntries(llvm::function_ref<bool(llvm::StringRef)> unused) {
+  for (auto f : module().getOps<mlir::func::FuncOp>())
+    if (f.isPublic() && unused(f.getSymName()))
+      f.setPrivate();
+  mlir::PassManager dce(context_.get());
+  dce.addPass(mlir::createSymbolDCEPass());
+  if (succeeded(dce.run(module())))
+    return true;
+  diagnostics() << "attnc: error: removing unused entry points failed\n";
+  return false;
 }
 
 bool Session::sharesParameters(const Session &bucket, const std::string &key) const {

@@ -133,6 +133,10 @@ public:
   /// with the spec's `train:` settings, or, for a module given by setModule, Adam at its
   /// defaults (the learning rate is an input of @train_step either way).
   bool runTo(Stage stage);
+  /// Removes the public entries `unused` names, and what only they call, from the module
+  /// (before its lowering): what a run never calls is not compiled. False (reported) if
+  /// that fails.
+  bool removeEntries(llvm::function_ref<bool(llvm::StringRef)> unused);
   /// Where the module is now.
   std::optional<Stage> stage() const { return stage_; }
   /// The module (or the spec) at `stage`, as text (LLVM: the optimised LLVM IR).
