@@ -95,7 +95,7 @@ TEST(Graph, EncoderDecoderLearnsAndTranslates) {
   ASSERT_EQ(attnc("train " + kModels + "reverse-graph.yaml --out " + dir, &out), 0) << out;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(out, m, std::regex("exact match ([0-9.]+)%"))) << out;
-  EXPECT_GE(std::stod(m[1]), 90.0) << out; // (97%)
+  EXPECT_GE(std::stod(m[1]), 90.0) << out; // (98%)
   const std::string inputs = "1 2 3 4 5\n3 1 4 1 5 9 2\n7 7 1\n";
   std::string greedy, beam;
   ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir, inputs, dir, &greedy), 0) << greedy;
