@@ -531,7 +531,7 @@ private:
   // last one (attn/decode/Sample.h). The network must be causal (position t reads tokens <= t):
   // training would otherwise learn to read the next character, which sampling does not have.
   LogicalResult languageModel(ModuleOp module, Location l) {
-    const Io &tokens = io.inputs.front();
+    const Io tokens = io.inputs.front(); // (a copy: io is rebuilt for the step below)
     b.setInsertionPointToEnd(module.getBody());
     auto loss = entry("loss", {tokens.type, io.label.type}, {tokens.name, io.label.name},
                       {RankedTensorType::get({}, b.getF32Type())}, {"loss"}, l);

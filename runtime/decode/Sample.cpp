@@ -43,6 +43,11 @@ namespace {
 std::vector<int32_t> sampleFull(const Program &program, const std::vector<Tensor> &params,
                                 const std::vector<int32_t> &prime, const SampleOptions &options) {
   const attn_entry_info &full = program.entry(names::kStepFull);
+  if (full.num_inputs != 1 || full.num_outputs != 1 || full.inputs[0].dtype != ATTN_I32 ||
+      full.inputs[0].rank != 2 || full.inputs[0].shape[0] != 1 || full.outputs[0].rank != 3 ||
+      full.outputs[0].shape[1] != full.inputs[0].shape[1])
+    throw std::runtime_error("attn: model '" + program.name() + "': entry '" + names::kStepFull +
+                             "' must take tokens i32 [1, L] and return logits f32 [1, L, V]");
   int64_t length = full.inputs[0].shape[1], vocab = full.outputs[0].shape[2];
   std::vector<Tensor> inputs = {makeTensor(full.inputs[0])};
   Rng rng(options.seed);
