@@ -890,9 +890,10 @@ private:
   // `op: fused_attention`, the one op with regions a node writes, as expressions (the
   // language of model.transformer.attention, ScoreExpr.h): inputs q [B, H, T, D], k [B, H,
   // S, D], v [B, H, S, Dv], key_mask [B, S], then the captures the expressions read by their
-  // names (scalars, or [H] read per head as name[h]); attrs `score` (a number over score =
-  // q . k / sqrt(D), i, j and the captures; default: score), `mask` (a condition), `softcap`,
-  // `sliding_window`, `causal`. Results: the output [B, H, T, Dv] and the lse [B, H, T].
+  // names (scalars, [H] read per head as name[h], or tables [H, N] read as name[h, index]);
+  // attrs `score` (a number over score = q . k / sqrt(D), i, j and the captures; default:
+  // score), `mask` (a condition), `softcap`, `sliding_window`, `causal`. Results: the output [B, H,
+  // T, Dv] and the lse [B, H, T].
   FailureOr<Operation *> buildAttention(const Node &node) {
     Location l = loc(node.loc);
     auto fail = [&](const Loc &where, const std::string &message) -> FailureOr<Operation *> {
@@ -920,17 +921,25 @@ private:
     // The captures: scalars by their names, [H] ones per head (with one head, [1] is both).
     expr::AttentionRegions r;
     std::vector<std::string> scalars = {"i", "j"}, perHead;
+    std::map<std::string, int64_t> tables;
     for (size_t n = 4; n < in.size(); ++n) {
       const auto &[name, where] = node.inputs[n];
       ArrayRef<int64_t> s = dims(in[n]);
       bool scalar = s.empty() || (s.size() == 1 && s[0] == 1);
-      if (!scalar && !(s.size() == 1 && s[0] == heads))
-        return fail(where, "capture '" + name + "' must be a scalar or one per head [" +
-                               std::to_string(heads) + "], got " + shapeText(in[n].getType()));
+      bool table = s.size() == 2 && s[0] == heads && s[1] >= 1 && s[1] <= 256;
+      if (!scalar && !(s.size() == 1 && s[0] == heads) && !table)
+        return fail(where, "capture '" + name + "' must be a scalar, one per head [" +
+                               std::to_string(heads) + "] or a table [" + std::to_string(heads) +
+                               ", N] (N up to 256), got " + shapeText(in[n].getType()));
       if (name.find('.') != std::string::npos)
         return fail(where, "capture '" + name +
                                "': expressions read captures by name; give "
                                "this result a node of its own");
+      if (table) { // read as name[h, index]
+        tables[name] = s[1];
+        expr::addTable(b, l, r, name, in[n]);
+        continue;
+      }
       if (scalar)
         scalars.push_back(name);
       if (!scalar || heads == 1)
@@ -951,7 +960,7 @@ private:
         auto parsed =
             v.kind == Kind::Scalar
                 ? expr::parse(v.scalar, names, isScore ? expr::Type::Number : expr::Type::Bool,
-                              error, perHead)
+                              error, perHead, tables)
                 : nullptr;
         if (!parsed)
           return fail(v.loc, a.name + " \"" + v.scalar + "\", column " +

@@ -508,8 +508,8 @@ std::vector<KeySchema> buildTable() {
           "docs/transformer.md, \"Your own attention\"."),
       Key("model.transformer.attention.score_mod", &AttentionModSpec::scoreMod,
           "A number over `score` (q . k / sqrt(d_model / heads)), the query and key positions "
-          "`i`, `j` (from 0) and the `params` (a per-head one as `name[h]`), e.g. `score - "
-          "slope[h] * abs(i - j)` (ALiBi); "
+          "`i`, `j` (from 0) and the `params` (a per-head one as `name[h]`, a table as "
+          "`name[h, index]`), e.g. `score - slope[h] * abs(i - j)` (ALiBi); "
           "operators + - * / < <= > >= == != and or not, functions abs exp log sqrt tanh "
           "sigmoid min max where(c, a, b). Empty: the score."),
       Key("model.transformer.attention.softcap", &AttentionModSpec::softcap,
@@ -528,8 +528,9 @@ std::vector<KeySchema> buildTable() {
           "Learned scalars the expressions read, in every attention layer (`<layer>.self_attn."
           "<name>` in checkpoints): a map from each name to `{init, shape, learn}`; `init` a "
           "number or `alibi` (2^(-8 (h + 1) / heads) for head h); `shape: [heads]` one value "
-          "per head (read as `name[h]`), `[]` (the default) one; `learn: false` keeps it at "
-          "`init`."),
+          "per head (read as `name[h]`), `[heads, N]` a table of N per head (read as `name[h, "
+          "index]` at the nearest column, clamped: T5's relative bias), `[]` (the default) "
+          "one; `learn: false` keeps it at `init`."),
       Optional("model.conv", &ModelSpec::conv,
                "`seq2seq`: a convolutional encoder-decoder (Gehring et al. 2017): token + "
                "learned position embeddings, blocks of convolution -> GLU -> residual scaled "

@@ -32,13 +32,16 @@ const std::map<std::string, Function> &functions() {
   return table;
 }
 
+// A table's columns: each is a capture of the regions and a step of the lookup's chain.
+constexpr int64_t kMaxColumns = 256;
+
 // Recursive descent over the grammar of ScoreExpr.h; the first error stops it (by exception,
 // caught in parse(), so that no half-built tree escapes).
 class Parser {
 public:
   Parser(const std::string &text, const std::vector<std::string> &names,
-         const std::vector<std::string> &perHead)
-      : text(text), names(names), perHead(perHead) {}
+         const std::vector<std::string> &perHead, const std::map<std::string, int64_t> &tables)
+      : text(text), names(names), perHead(perHead), tables(tables) {}
 
   std::unique_ptr<Node> whole(Type want) {
     // A bounded text bounds the tree, which build() and the destructors walk recursively
@@ -244,8 +247,29 @@ private:
     if (accept("("))
       return call(word, at);
     bool indexed = accept("[");
-    if (indexed && !(accept("h") && accept("]")))
-      fail(pos + 1, "a param is indexed by the head alone: write " + word + "[h]");
+    std::unique_ptr<Node> index; // a table's column: name[h, index]
+    if (indexed) {
+      if (!accept("h"))
+        fail(pos + 1, "a param is indexed by the head first: write " + word + "[h] (or " + word +
+                          "[h, index] for a table)");
+      if (accept(",")) {
+        index = orExpr();
+        expect(*index, Type::Number, "the index of " + word + "[h, ...]");
+      }
+      if (!accept("]"))
+        fail(pos + 1, "expected ']' after " + word + "[h" + (index ? ", index" : ""));
+    }
+    if (auto table = tables.find(word); table != tables.end()) {
+      if (!index)
+        fail(at, "'" + word + "' is a table of " + std::to_string(table->second) +
+                     " values per head: write " + word + "[h, index]");
+      auto n = make(Node::Kind::Name, Type::Number, word, at);
+      n->args.push_back(std::move(index));
+      return n;
+    }
+    if (index)
+      fail(at, "'" + word + "' is not a table (give it shape: [heads, N]): write " + word +
+                   (indexed ? "[h]" : ""));
     auto known = [](const std::vector<std::string> &v, const std::string &w) {
       return std::find(v.begin(), v.end(), w) != v.end();
     };
@@ -267,6 +291,8 @@ private:
       all += (all.empty() ? "" : ", ") + n;
     for (const std::string &n : perHead)
       all += (all.empty() ? "" : ", ") + n + "[h]";
+    for (const auto &[n, columns] : tables)
+      all += (all.empty() ? "" : ", ") + n + "[h, index]";
     fail(at, "unknown name '" + word + "'; the expression may use " + all);
   }
   std::unique_ptr<Node> call(const std::string &name, size_t at) {
@@ -295,6 +321,7 @@ private:
 
   const std::string &text;
   const std::vector<std::string> &names, &perHead;
+  const std::map<std::string, int64_t> &tables;
   size_t pos = 0;
   int depth = 0;
 };
@@ -302,9 +329,10 @@ private:
 } // namespace
 
 std::unique_ptr<Node> parse(const std::string &text, const std::vector<std::string> &names,
-                            Type want, Error &error, const std::vector<std::string> &perHead) {
+                            Type want, Error &error, const std::vector<std::string> &perHead,
+                            const std::map<std::string, int64_t> &tables) {
   try {
-    return Parser(text, names, perHead).whole(want);
+    return Parser(text, names, perHead, tables).whole(want);
   } catch (const Parser::Failure &f) {
     error = f.error;
     return nullptr;
@@ -345,8 +373,20 @@ mlir::Value build(mlir::OpBuilder &b, mlir::Location l, const Node &node,
   switch (node.kind) {
   case Node::Kind::Number:
     return constant(node.number);
-  case Node::Kind::Name:
-    return values.at(node.op);
+  case Node::Kind::Name: {
+    if (a.empty())
+      return values.at(node.op);
+    // name[h, index]: the column nearest the index, clamped to the table (its columns are
+    // the captures name[0], name[1], ...): column c wherever index > c - 1/2, the last such.
+    mlir::Value v = values.at(node.op + "[0]");
+    for (int64_t c = 1;; ++c) {
+      auto column = values.find(node.op + "[" + std::to_string(c) + "]");
+      if (column == values.end())
+        return v;
+      mlir::Value past = b.create<StepOp>(l, b.create<SubOp>(l, a[0], constant(c - 0.5)));
+      v = b.create<AddOp>(l, v, b.create<MulOp>(l, past, b.create<SubOp>(l, column->second, v)));
+    }
+  }
   case Node::Kind::Unary:
     return node.op == "-" ? neg(a[0]) : complement(a[0]);
   case Node::Kind::Binary: {
@@ -398,6 +438,18 @@ mlir::Value build(mlir::OpBuilder &b, mlir::Location l, const Node &node,
   }
   }
   return {};
+}
+
+void addTable(mlir::OpBuilder &b, mlir::Location l, AttentionRegions &r, const std::string &name,
+              mlir::Value table) {
+  llvm::ArrayRef<int64_t> shape = mlir::cast<mlir::RankedTensorType>(table.getType()).getShape();
+  auto column = mlir::RankedTensorType::get({shape[0]}, b.getF32Type());
+  for (int64_t c = 0; c < shape[1]; ++c) {
+    mlir::Value slice = b.create<mlir::attn::SliceOp>(l, table, b.getDenseI64ArrayAttr({0, c}),
+                                                      b.getDenseI64ArrayAttr({shape[0], 1}));
+    r.captures.push_back({name + "[" + std::to_string(c) + "]",
+                          b.create<mlir::attn::ReshapeOp>(l, column, slice), /*perHead=*/true});
+  }
 }
 
 mlir::Value fusedAttention(mlir::OpBuilder &b, mlir::Location l, mlir::Value q, mlir::Value keys,
@@ -528,14 +580,20 @@ AttentionMods read(const Spec &spec, Problems &problems) {
         else
           p.learn = *x;
       } else if (k.scalar == "shape") {
-        bool heads = v.kind == Kind::Sequence && v.items.size() == 1 &&
+        bool heads = v.kind == Kind::Sequence && !v.items.empty() && v.items.size() <= 2 &&
                      v.items[0].kind == Kind::Scalar && v.items[0].scalar == "heads";
         bool scalar = v.kind == Kind::Sequence && v.items.empty();
-        if (!heads && !scalar)
+        std::optional<int64_t> columns;
+        if (heads && v.items.size() == 2)
+          columns = v.items[1].kind == Kind::Scalar ? parseInt(v.items[1].scalar) : std::nullopt;
+        if ((!heads && !scalar) || (columns && (*columns < 1 || *columns > kMaxColumns)) ||
+            (heads && v.items.size() == 2 && !columns))
           problems.error(v.loc, "the shape of param '" + p.name +
-                                    "' must be [] (a scalar) or "
-                                    "[heads] (one per head)");
-        p.perHead = heads;
+                                    "' must be [] (a scalar), [heads] (one per head) or "
+                                    "[heads, N] (a table of N per head, N from 1 to " +
+                                    std::to_string(kMaxColumns) + ")");
+        p.perHead = heads && !columns;
+        p.columns = columns.value_or(0);
       } else {
         problems.error(k.loc, "unknown key '" + k.scalar + "' in param '" + p.name +
                                   "' (it takes init, shape and learn)");
@@ -551,14 +609,18 @@ AttentionMods read(const Spec &spec, Problems &problems) {
   }
 
   std::vector<std::string> names = {"i", "j"}, perHead;
+  std::map<std::string, int64_t> tables;
   for (const Param &p : mods.params)
-    (p.perHead ? perHead : names).push_back(p.name);
+    if (p.columns)
+      tables[p.name] = p.columns;
+    else
+      (p.perHead ? perHead : names).push_back(p.name);
   auto expression = [&](const std::string &key, const std::string &text, Type want,
                         const std::vector<std::string> &scope) -> std::unique_ptr<Node> {
     if (text.empty())
       return nullptr;
     Error error;
-    std::unique_ptr<Node> node = parse(text, scope, want, error, perHead);
+    std::unique_ptr<Node> node = parse(text, scope, want, error, perHead, tables);
     if (!node)
       problems.error(section + "." + key, a.loc,
                      section + "." + key + " \"" + text + "\", column " +

@@ -12,11 +12,14 @@
 //   sum     := product (("+" | "-") product)*
 //   product := unary (("*" | "/") unary)*
 //   unary   := "-" unary | primary
-//   primary := number | name | name "[" "h" "]" | function "(" expr ("," expr)* ")"
-//            | "(" expr ")"
+//   primary := number | name | name "[" "h" "]" | name "[" "h" "," expr "]"
+//            | function "(" expr ("," expr)* ")" | "(" expr ")"
 //
 // `name[h]` reads a per-head param, one value per head, at the head the score is for: ALiBi's
 // `score - slope[h] * abs(i - j)`. A per-head param is always read so, a scalar never.
+// `name[h, index]` reads a table, N values per head (shape [heads, N]), at the column nearest
+// the index, clamped to 0 .. N - 1: T5's learned relative bias
+// `score + bias[h, min(max(i - j, -8), 8) + 8]` over a [heads, 17] table.
 // Functions: abs, exp, log, sqrt, tanh, sigmoid (a number), min, max (two numbers),
 // where(condition, a, b). A boolean is not a number: `mask` must be a boolean, `score_mod` a
 // number, and `(i < j) * 2` is an error rather than a guess.
@@ -52,17 +55,21 @@ struct Error {
   std::string message;
 };
 
-// `text` as an expression of type `want` whose names are `names` (each a number) and
-// `perHead` (each read as name[h]). Null, with `error` saying why, when it is not one.
+// `text` as an expression of type `want` whose names are `names` (each a number), `perHead`
+// (each read as name[h]) and `tables` (name -> N, each read as name[h, index]). Null, with
+// `error` saying why, when it is not one. A table read is a Name node whose one argument is
+// the index.
 std::unique_ptr<Node> parse(const std::string &text, const std::vector<std::string> &names,
-                            Type want, Error &error, const std::vector<std::string> &perHead = {});
+                            Type want, Error &error, const std::vector<std::string> &perHead = {},
+                            const std::map<std::string, int64_t> &tables = {});
 
 // `mask` and abs(i - j) < window (a sliding window: either alone where the other is absent,
 // null / 0).
 std::unique_ptr<Node> withWindow(std::unique_ptr<Node> mask, int64_t window);
 
 // `node` as attn ops on rank-0 f32 tensors at the builder's insertion point, each name bound
-// to its value in `values` (tensor<f32>; a per-head param's, its head's); a boolean is 1 or 0.
+// to its value in `values` (tensor<f32>; a per-head param's, its head's; a table's column c
+// as `name[c]`); a boolean is 1 or 0.
 mlir::Value build(mlir::OpBuilder &b, mlir::Location l, const Node &node,
                   const std::map<std::string, mlir::Value> &values);
 
@@ -85,6 +92,11 @@ struct AttentionRegions {
   mlir::Value iOffset; // tensor<f32> added to i (a decoding step's position), or null
 };
 
+// A table [H, N] that the expressions read as name[h, index]: its N columns as the per-head
+// captures name[0] ... name[N-1] of `r` (slices of the table, so that its gradient is theirs).
+void addTable(mlir::OpBuilder &b, mlir::Location l, AttentionRegions &r, const std::string &name,
+              mlir::Value table);
+
 // attn.fused_attention of q [B, H, T, D], keys [B, H, S, D], values [B, H, S, Dv] under
 // keyMask [B, S] (and `causal`) with the score and mask regions `r` builds; its output
 // [B, H, T, Dv].
@@ -98,6 +110,7 @@ struct Param {
   double init = 0.0;
   bool alibi = false;   // init: alibi (per head): 2^(-8 (h + 1) / heads)
   bool perHead = false; // shape [heads]: one value per head, read as name[h]
+  int64_t columns = 0;  // shape [heads, N]: a table of N per head, read as name[h, index]
   bool learn = true;    // false: a constant
 };
 struct AttentionMods {

@@ -224,19 +224,25 @@ private:
     r.softcap = mods.softcap;
     r.scale = 1.0f / std::sqrt((float)cast<RankedTensorType>(q.getType()).getShape()[3]);
     // The params are captured attn.params ([] or, per head, [H]: each head's regions read its
-    // element; learn: false ones not trainable), but fixed scalars, constants in the regions.
+    // element; a table [H, N] as its N columns; learn: false ones not trainable), but fixed
+    // scalars, constants in the regions.
     for (const expr::Param &p : mods.params) {
       if (!p.learn && !p.perHead) {
         r.constants[p.name] = p.init;
         continue;
       }
       SmallVector<int64_t> shape;
-      if (p.perHead)
+      if (p.perHead || p.columns)
         shape.push_back(heads());
+      if (p.columns)
+        shape.push_back(p.columns);
       Value value = b.create<mlir::attn::ParamOp>(l, f32(shape), prefix + "." + p.name,
                                                   p.alibi ? Init::alibi : Init::constant,
                                                   APFloat((float)p.init), p.learn);
-      r.captures.push_back({p.name, value, p.perHead});
+      if (p.columns)
+        expr::addTable(b, l, r, p.name, value);
+      else
+        r.captures.push_back({p.name, value, p.perHead});
     }
     if (position) // the step's query is at `position` (the same in every row)
       r.iOffset = b.create<mlir::attn::ReshapeOp>(

@@ -123,7 +123,14 @@ CONFIGS = {
                                                 mask='"j == 0 or i - j != 1"',
                                                 sliding_window="4",
                                                 params="{slope: {shape: [heads], init: alibi}}")),
+    # T5's relative bias: a learned table of 7 values per head and layer, read at the clamped
+    # distance i - j (ModAttention's "table").
+    "relative_table": dict(norm="pre", activation="relu", d_model=32, heads=2, ffn=32,
+                           mod="table",
+                           attention=dict(score_mod='"score + rel[h, min(max(i - j, -3), 3) + 3]"',
+                                          params="{rel: {shape: [heads, 7], init: 0}}")),
 }
+TABLE_RADIUS = 3  # relative_table's columns: distances -3 .. 3
 
 
 def full(cfg):
@@ -132,8 +139,8 @@ def full(cfg):
     return c
 
 
-NORMAL, UNIFORM, NORM_WEIGHT, NORM_BIAS, SLOPE = ("normal", "uniform", "norm_weight",
-                                                  "norm_bias", "slope")
+NORMAL, UNIFORM, NORM_WEIGHT, NORM_BIAS, SLOPE, TABLE = ("normal", "uniform", "norm_weight",
+                                                         "norm_bias", "slope", "table")
 
 
 def param_shapes(c):
@@ -147,7 +154,10 @@ def param_shapes(c):
             shapes.extend([(f"{prefix}.{p}.weight", (d, d), UNIFORM, d),
                            (f"{prefix}.{p}.bias", (d,), UNIFORM, d)])
         if "attention" in c and prefix.endswith(".self_attn"):
-            shapes.append((prefix + ".slope", (c["heads"],), SLOPE, 0))
+            if c.get("mod") == "table":
+                shapes.append((prefix + ".rel", (c["heads"], 2 * TABLE_RADIUS + 1), TABLE, 0))
+            else:
+                shapes.append((prefix + ".slope", (c["heads"],), SLOPE, 0))
 
     def norm(name):
         shapes.extend([(name + ".weight", (d,), NORM_WEIGHT, 0),
@@ -215,6 +225,8 @@ def make_inputs(rng, c):
             v = 1.0 + rng.uniform(-0.2, 0.2, size=shape)
         elif draw == SLOPE:
             v = rng.uniform(0.2, 0.8, size=shape)
+        elif draw == TABLE:
+            v = rng.uniform(-0.5, 0.5, size=shape)
         else:
             v = rng.uniform(-0.2, 0.2, size=shape)
         params[name] = v.astype(np.float32)
@@ -258,8 +270,9 @@ def module_params(c, w):
         out[theirs + ".in_proj_bias"] = torch.cat([w[f"{ours}.{p}.bias"] for p in ["q", "k", "v"]])
         out[theirs + ".out_proj.weight"] = w[ours + ".out.weight"].t()
         out[theirs + ".out_proj.bias"] = w[ours + ".out.bias"]
-        if ours + ".slope" in w:
-            out[theirs + ".slope"] = w[ours + ".slope"]
+        for extra in ["slope", "rel"]:
+            if f"{ours}.{extra}" in w:
+                out[f"{theirs}.{extra}"] = w[f"{ours}.{extra}"]
 
     def same(ours, theirs):
         for part in ["weight", "bias"]:
@@ -294,15 +307,20 @@ class ModAttention(torch.nn.Module):
     score = q . k / sqrt(D) per head h and positions i (query), j (key) from 0,
         s = score - slope[h] * |i - j|,   s = cap * tanh(s / cap),
         allowed = |i - j| < window  and  (j == 0 or i - j != 1)  and not padding / causal,
-    softmax over the allowed keys. Only the "alibi_softcap_window" configuration uses it."""
+    softmax over the allowed keys ("alibi_softcap_window"); or, in "relative_table" (T5's bias),
+        s = score + rel[h, min(max(i - j, -3), 3) + 3]
+    over every key but padding and the decoder's future."""
 
-    def __init__(self, d, heads, cap, window, dtype):
+    def __init__(self, d, heads, cap, window, dtype, mod="alibi"):
         super().__init__()
-        self.heads, self.cap, self.window = heads, cap, window
+        self.heads, self.cap, self.window, self.mod = heads, cap, window, mod
         self.in_proj_weight = torch.nn.Parameter(torch.empty(3 * d, d, dtype=dtype))
         self.in_proj_bias = torch.nn.Parameter(torch.empty(3 * d, dtype=dtype))
         self.out_proj = torch.nn.Linear(d, d).to(dtype)
-        self.slope = torch.nn.Parameter(torch.empty(heads, dtype=dtype))
+        if mod == "table":
+            self.rel = torch.nn.Parameter(torch.empty(heads, 2 * TABLE_RADIUS + 1, dtype=dtype))
+        else:
+            self.slope = torch.nn.Parameter(torch.empty(heads, dtype=dtype))
 
     def forward(self, query, key, value, attn_mask=None, key_padding_mask=None,
                 need_weights=False):
@@ -318,10 +336,15 @@ class ModAttention(torch.nn.Module):
         q, k, v = heads(query, 0), heads(key, 1), heads(value, 2)
         i = torch.arange(T, dtype=q.dtype).reshape(T, 1)
         j = torch.arange(S, dtype=q.dtype).reshape(1, S)
-        s = q @ k.transpose(-1, -2) / math.sqrt(D) - self.slope.reshape(H, 1, 1) * (i - j).abs()
-        s = self.cap * torch.tanh(s / self.cap)
-        allowed = ((i - j).abs() < self.window) & ((j == 0) | (i - j != 1))
-        s = s.masked_fill(~allowed, float("-inf"))
+        if self.mod == "table":
+            column = ((i - j).clamp(-TABLE_RADIUS, TABLE_RADIUS) + TABLE_RADIUS).to(torch.int64)
+            s = q @ k.transpose(-1, -2) / math.sqrt(D) + self.rel[:, column]  # [H, T, S]
+        else:
+            s = (q @ k.transpose(-1, -2) / math.sqrt(D) -
+                 self.slope.reshape(H, 1, 1) * (i - j).abs())
+            s = self.cap * torch.tanh(s / self.cap)
+            allowed = ((i - j).abs() < self.window) & ((j == 0) | (i - j != 1))
+            s = s.masked_fill(~allowed, float("-inf"))
         if attn_mask is not None:       # the decoder's causal mask: 0 or -inf
             s = s + attn_mask
         if key_padding_mask is not None:  # True at padding
@@ -342,8 +365,9 @@ def reference(params, data, c, dtype):
         a = c["attention"]
         for stack in [model.encoder, model.decoder]:
             for layer in stack.layers:
-                layer.self_attn = ModAttention(d, c["heads"], float(a["softcap"]),
-                                               int(a["sliding_window"]), dtype)
+                layer.self_attn = ModAttention(d, c["heads"], float(a.get("softcap", 0)),
+                                               int(a.get("sliding_window", 0)), dtype,
+                                               c.get("mod", "alibi"))
     model.train()  # dropout is 0; training mode keeps PyTorch off its inference fast path
     substitutes = module_params(c, leaves)
     assert sorted(substitutes) == sorted(n for n, _ in model.named_parameters()), \

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 namespace {
@@ -112,8 +113,8 @@ TEST(ScoreExpr, MistakesAreLocated) {
   EXPECT_EQ(failure("score - slope[h]"), "column 9: 'slope' is not per head (give it shape: "
                                          "[heads]): write slope without [h]");
   EXPECT_EQ(failure("score - m * i"), "column 9: 'm' holds one value per head: write m[h]");
-  EXPECT_EQ(failure("score - m[i]"), "column 11: a param is indexed by the head alone: write "
-                                     "m[h]");
+  EXPECT_EQ(failure("score - m[i]"), "column 11: a param is indexed by the head first: write "
+                                     "m[h] (or m[h, index] for a table)");
   EXPECT_EQ(failure("score - h"), "column 9: h indexes a per-head param (slope[h]); it is not a "
                                   "value of its own");
   EXPECT_EQ(failure("abs(i - j"), "column 10: expected ')' or ',' in the arguments of abs(...)");
@@ -138,6 +139,41 @@ TEST(ScoreExpr, MistakesAreLocated) {
             "'and'");
 }
 
+// name[h, index] reads a table (shape [heads, N]): the index is an expression of its own,
+// which build() turns into the clamped nearest column (checked against PyTorch by the
+// relative_table reference); a table is read only so, and only a table so.
+TEST(ScoreExpr, TablesAreReadAtAnIndex) {
+  const std::map<std::string, int64_t> tables = {{"rel", 5}};
+  auto parse = [&](const std::string &text, expr::Error &error) {
+    return expr::parse(text, kNames, Type::Number, error, kPerHead, tables);
+  };
+  expr::Error error;
+  auto node = parse("score + rel[h, min(max(i - j, -2), 2) + 2] * m[h]", error);
+  ASSERT_TRUE(node) << error.message;
+  const Node &read = *node->args[1]->args[0];
+  EXPECT_EQ(read.kind, Node::Kind::Name);
+  EXPECT_EQ(read.op, "rel");
+  ASSERT_EQ(read.args.size(), 1u);
+  EXPECT_DOUBLE_EQ(eval(*read.args[0]), 4); // i - j = 2, the last column
+  auto fails = [&](const std::string &text) {
+    expr::Error e;
+    EXPECT_FALSE(parse(text, e)) << text;
+    return "column " + std::to_string(e.column) + ": " + e.message;
+  };
+  EXPECT_EQ(fails("score + rel[h]"),
+            "column 9: 'rel' is a table of 5 values per head: write rel[h, index]");
+  EXPECT_EQ(fails("score + rel"),
+            "column 9: 'rel' is a table of 5 values per head: write rel[h, index]");
+  EXPECT_EQ(fails("score + m[h, 1]"),
+            "column 9: 'm' is not a table (give it shape: [heads, N]): write m[h]");
+  EXPECT_EQ(fails("score + rel[h, i < j]"),
+            "column 16: the index of rel[h, ...] must be a number, got a condition (a "
+            "comparison, and, or, not)");
+  EXPECT_EQ(fails("score + rel[h, 1"), "column 17: expected ']' after rel[h, index");
+  EXPECT_EQ(fails("slop"), "column 1: unknown name 'slop'; the expression may use score, i, j, "
+                           "slope, m[h], rel[h, index]");
+}
+
 TEST(ScoreExpr, ConditionsAndNumbersDoNotMix) {
   EXPECT_EQ(failure("i - j", Type::Bool), "column 1: the expression must be a condition, got a "
                                           "number");
@@ -154,9 +190,12 @@ TEST(ScoreExpr, ConditionsAndNumbersDoNotMix) {
 // a crash or a hang: 20000 mutations (characters inserted, deleted, replaced, from the
 // language's alphabet and beyond) of valid expressions of both types.
 TEST(ScoreExpr, MutatedTextsParseOrFailWithAColumn) {
-  const std::vector<std::string> seeds = {
-      "score - m[h] * abs(i - j)", "where(i > j, score, -1e4) / 2", "abs(i - j) <= 128 or j < 4",
-      "not (i < j) and j != 3 or i >= 5", "30 * tanh(score / 30) + min(i, max(j, .5))"};
+  const std::vector<std::string> seeds = {"score - m[h] * abs(i - j)",
+                                          "where(i > j, score, -1e4) / 2",
+                                          "abs(i - j) <= 128 or j < 4",
+                                          "not (i < j) and j != 3 or i >= 5",
+                                          "30 * tanh(score / 30) + min(i, max(j, .5))",
+                                          "score + rel[h, min(max(i - j, -2), 2) + 2]"};
   const std::string alphabet = "ijhms()[],.+-*/<>=! 0123456789eabcdnortwx_\"'\t#{}:";
   std::mt19937 rng(7);
   int parsed = 0;
@@ -180,7 +219,7 @@ TEST(ScoreExpr, MutatedTextsParseOrFailWithAColumn) {
     }
     for (Type want : {Type::Number, Type::Bool}) {
       expr::Error error;
-      auto node = expr::parse(text, kNames, want, error, kPerHead);
+      auto node = expr::parse(text, kNames, want, error, kPerHead, {{"rel", 5}});
       if (node) {
         ++parsed;
         EXPECT_EQ(node->type, want) << text;
@@ -229,8 +268,9 @@ TEST(ScoreExpr, TheSectionIsCheckedWhereItIsWritten) {
             std::string::npos)
       << all;
   EXPECT_NE(all.find("m.yaml:11:34: error: 'i' cannot name a param"), std::string::npos) << all;
-  EXPECT_NE(all.find("m.yaml:11:68: error: the shape of param 'b' must be [] (a scalar) or "
-                     "[heads] (one per head)"),
+  EXPECT_NE(all.find("m.yaml:11:68: error: the shape of param 'b' must be [] (a scalar), "
+                     "[heads] (one per head) or [heads, N] (a table of N per head, N from 1 "
+                     "to 256)"),
             std::string::npos)
       << all;
   EXPECT_NE(all.find("learn of param 'c' must be true or false"), std::string::npos) << all;
