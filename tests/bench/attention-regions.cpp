@@ -10,7 +10,7 @@
 //                                                            [--warmup N] [--reps N]
 //
 // Shapes (f32, causal, D = Dv = 64): B8 H8 T=S=512 and B1 H8 T=S=4096 (--small: the first);
-// --only: the variants whose name starts so (dot, alibi, alibi_heads, softcap, window), with
+// --only: the variants whose name starts so (dot, alibi, alibi_heads, softcap, window, t5), with
 // the plain kernel's turns.
 // @loss = sum(out * g) is the forward, @loss_grad forward and backward. The issue's goals: every
 // region at >= 85% of the plain kernel's speed, forward and forward + backward, and the window
@@ -51,7 +51,37 @@ struct Variant {
   const char *score; // reads %dot, %i, %j and the captures; defines %e
   enum Slope { kNone, kOne, kPerHead } slope; // captures a learned %s: one, or one per head
   int64_t window; // > 0: the mask region keeps keys at most window - 1 back
+  // > 0: also a learned table "rel" [H, columns] (T5's relative bias), captured as its
+  // columns %t0, %t1, ... (one per head each), as the expressions' rel[h, index] is
+  int64_t columns = 0;
 };
+
+// T5's bias over 17 distances (i - j clipped at 16: the attention is causal), read as the
+// importer builds rel[h, min(i - j, 16)]: a chain of steps over the columns.
+std::string tableScore(int64_t columns) {
+  std::ostringstream s;
+  s << "    %sc = attn.mul %dot, %c : tensor<f32>, tensor<f32>\n"
+    << "    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>\n"
+    << "    %top = attn.constant dense<" << columns - 1 << ".0> : tensor<f32>\n"
+    << "    %nij = attn.neg %ij : tensor<f32>\n"
+    << "    %ntop = attn.neg %top : tensor<f32>\n"
+    << "    %nidx = attn.maximum %nij, %ntop : tensor<f32>, tensor<f32>\n"
+    << "    %idx = attn.neg %nidx : tensor<f32>\n";
+  std::string v = "%t0"; // the column so far
+  for (int64_t c = 1; c < columns; ++c) {
+    std::string n = std::to_string(c);
+    s << "    %th" << n << " = attn.constant dense<" << c - 0.5 << "> : tensor<f32>\n"
+      << "    %d" << n << " = attn.sub %idx, %th" << n << " : tensor<f32>, tensor<f32>\n"
+      << "    %p" << n << " = attn.step %d" << n << " : tensor<f32>\n"
+      << "    %g" << n << " = attn.sub %t" << n << ", " << v << " : tensor<f32>, tensor<f32>\n"
+      << "    %m" << n << " = attn.mul %p" << n << ", %g" << n << " : tensor<f32>, tensor<f32>\n"
+      << "    %v" << n << " = attn.add " << v << ", %m" << n << " : tensor<f32>, tensor<f32>\n";
+    v = "%v" + n;
+  }
+  s << "    %e = attn.add %sc, " << v << " : tensor<f32>, tensor<f32>\n";
+  return s.str();
+}
+const std::string kTableScore = tableScore(17);
 
 const Variant kVariants[] = {
     {"dot", "    %e = attn.mul %dot, %c : tensor<f32>, tensor<f32>\n", Variant::kNone, 0},
@@ -84,6 +114,7 @@ const Variant kVariants[] = {
      "    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>\n"
      "    %e = attn.sub %sc, %bias : tensor<f32>, tensor<f32>\n",
      Variant::kPerHead, 256},
+    {"t5 table 17", kTableScore.c_str(), Variant::kNone, 0, 17},
 };
 
 std::string tensorType(std::initializer_list<int64_t> dims) {
@@ -106,12 +137,29 @@ std::string module(const Shape &c, const Variant &v) {
   if (v.slope)
     s << "  %slope = attn.param \"" << (v.slope == Variant::kPerHead ? "slopes" : "slope")
       << "\" {scale = 1.0 : f32} : " << slope << "\n";
+  // A table's columns: slices of "rel" [H, N], each captured per head.
+  std::string columns, columnTypes, columnArgs;
+  if (v.columns) {
+    std::string table = tensorType({c.H, v.columns}), column = tensorType({c.H});
+    s << "  %rel = attn.param \"rel\" {scale = 1.0 : f32} : " << table << "\n";
+    for (int64_t n = 0; n < v.columns; ++n) {
+      s << "  %rs" << n << " = attn.slice %rel {offsets = array<i64: 0, " << n
+        << ">, sizes = array<i64: " << c.H << ", 1>} : " << table << "\n"
+        << "  %rc" << n << " = attn.reshape %rs" << n << " : " << tensorType({c.H, 1}) << " -> "
+        << column << "\n";
+      columns += (n ? ", %rc" : "%rc") + std::to_string(n);
+      columnTypes += (n ? ", " : "") + column;
+      columnArgs += ", %t" + std::to_string(n) + ": tensor<f32>";
+    }
+  }
   s << "  %m = attn.constant dense<1.0> : " << m << "\n"
     << "  %o, %lse = attn.fused_attention %q, %k, %v, %m "
-    << (v.slope ? "captures(%slope : " + slope + ") " : "") << "{causal = true} : " << x << ", "
-    << x << ", " << x << ", " << m << " -> " << x << ", " << lse << " {\n"
+    << (v.slope ? "captures(%slope : " + slope + ") " : "")
+    << (v.columns ? "captures(" + columns + " : " + columnTypes + ") " : "")
+    << "{causal = true} : " << x << ", " << x << ", " << x << ", " << m << " -> " << x << ", "
+    << lse << " {\n"
     << "  ^bb0(%qi: " << row << ", %kj: " << row << ", %i: tensor<f32>, %j: tensor<f32>"
-    << (v.slope ? ", %s: tensor<f32>" : "") << "):\n"
+    << (v.slope ? ", %s: tensor<f32>" : "") << columnArgs << "):\n"
     << "    %pr = attn.mul %qi, %kj : " << row << ", " << row << "\n"
     << "    %dot = attn.reduce_sum %pr {axes = array<i64: 0>} : " << row << "\n"
     << "    %c = attn.constant dense<0.125> : tensor<f32>\n"
@@ -218,6 +266,10 @@ int main(int argc, char **argv) {
     for (int64_t h = 0; h < c.H; ++h)
       slopes.data<float>()[h] = 0.02f / (float)(h + 1);
     tensors.emplace("slopes", slopes);
+    ::attn::Tensor rel(ATTN_F32, {c.H, 17});
+    for (int64_t n = 0; n < rel.numel(); ++n)
+      rel.data<float>()[n] = 0.1f * (float)((n * 7) % 11) - 0.5f;
+    tensors.emplace("rel", rel);
     Compiled plain(c, kVariants[0], tensors);
     for (bool withBackward : {false, true}) {
       const char *mode = withBackward ? "forward+backward" : "forward";
