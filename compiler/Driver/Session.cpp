@@ -515,11 +515,12 @@ std::unique_ptr<Model> Session::loadTrainingBucket(const BucketShape &shape,
   if (!bucket || !bucket->runTo(Stage::Grad))
     return nullptr;
   // Only what a training step calls (StepRunner): decoding's entries would double the compile
-  // of every shape, and one process never calls a rank's @loss_grad.
+  // of every shape. (@loss_grad stays even on one process: the manifest lists parameters in
+  // the order the entries first read them, and the trainer matches a bucket's to this
+  // program's, whose @loss reads them in @loss_grad's order.)
   bool sharded = ranks && ranks->size() > 1;
-  std::set<llvm::StringRef> steps = {"train_step"};
-  if (sharded)
-    steps.insert({"loss_grad", "apply_update", "loss_weight"});
+  const std::set<llvm::StringRef> steps = {"train_step", "loss_grad", "apply_update",
+                                           "loss_weight"};
   if (!bucket->removeEntries([&](llvm::StringRef name) { return !steps.count(name); }))
     return nullptr;
   std::unique_ptr<Model> m =
