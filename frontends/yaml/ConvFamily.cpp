@@ -15,12 +15,7 @@ void validate(const Spec &s, Problems &p) {
             "set task: seq2seq, or use model.rnn or model.transformer");
     return; // nothing else about it means anything
   }
-  if (s.train.teacherForcing.schedule != TeacherSchedule::Constant ||
-      s.train.teacherForcing.ratio < 1.0)
-    p.error(s.train.teacherForcing.loc,
-            "scheduled sampling feeds a recurrent decoder its own predictions step by step; the "
-            "convolutional decoder trains on all positions at once",
-            "remove train.teacher_forcing (teacher forcing is what it trains with)");
+  checkTeacherForced(s, p, "the convolutional decoder");
   if (s.model.attention)
     p.error(s.model.attention->loc,
             "model.attention is the recurrent decoder's attention; every block of the "

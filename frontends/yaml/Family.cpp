@@ -106,6 +106,15 @@ void checkDecoding(const Spec &s, Problems &p) {
             "raise decode.beam or lower decode.nbest");
 }
 
+void checkTeacherForced(const Spec &s, Problems &p, const std::string &decoder) {
+  if (s.train.teacherForcing.schedule != TeacherSchedule::Constant ||
+      s.train.teacherForcing.ratio < 1.0)
+    p.error(s.train.teacherForcing.loc,
+            "scheduled sampling feeds a recurrent decoder its own predictions step by step; " +
+                decoder + " trains on all positions at once",
+            "remove train.teacher_forcing (teacher forcing is what it trains with)");
+}
+
 void checkLabelledData(const Spec &s, Problems &p) {
   std::string wants = s.task == Task::Tag ? "pos" : "majority";
   if (!s.data.builtin.empty() && s.data.builtin != wants)

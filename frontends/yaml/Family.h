@@ -60,6 +60,9 @@ extern const Family kRegressorFamily;     // RegressorFamily.cpp: regress (mlp, 
 void checkSeq2SeqData(const Spec &spec, Problems &problems);
 /// decode: what a seq2seq model's decoding asks (sampling and beams, n-best).
 void checkDecoding(const Spec &spec, Problems &problems);
+/// train.teacher_forcing refused for a decoder that trains on all positions at once
+/// (`decoder`: "the Transformer's decoder", ...): scheduled sampling needs a step-by-step one.
+void checkTeacherForced(const Spec &spec, Problems &problems, const std::string &decoder);
 /// tag / classify: labelled sequences, valid lengths.
 void checkLabelledData(const Spec &spec, Problems &problems);
 /// Tasks that read numbers or text, not pairs: data.path is refused; false when it is there.

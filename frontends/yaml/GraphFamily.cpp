@@ -35,12 +35,7 @@ void validate(const Spec &s, Problems &p) {
   else if (s.task == Task::Seq2seq) {
     checkSeq2SeqData(s, p);
     checkDecoding(s, p);
-    if (s.train.teacherForcing.schedule != TeacherSchedule::Constant ||
-        s.train.teacherForcing.ratio < 1.0)
-      p.error(s.train.teacherForcing.loc,
-              "scheduled sampling feeds a recurrent decoder its own predictions step by step; a "
-              "graph's decoder trains on all positions at once",
-              "remove train.teacher_forcing (teacher forcing is what it trains with)");
+    checkTeacherForced(s, p, "a graph's decoder");
   } else
     checkLabelledData(s, p);
   if (graph)

@@ -28,12 +28,8 @@ void validate(const Spec &s, Problems &p) {
             "decoder), not '" +
                 nameOf(s.task) + "'",
             "remove them, or set task: seq2seq");
-  if (s.task == Task::Seq2seq && (s.train.teacherForcing.schedule != TeacherSchedule::Constant ||
-                                  s.train.teacherForcing.ratio < 1.0))
-    p.error(s.train.teacherForcing.loc,
-            "scheduled sampling feeds a recurrent decoder its own predictions step by step; the "
-            "Transformer's decoder trains on all positions at once",
-            "remove train.teacher_forcing (teacher forcing is what it trains with)");
+  if (s.task == Task::Seq2seq)
+    checkTeacherForced(s, p, "the Transformer's decoder");
   if (t.tieOutput && (s.task == Task::Tag || s.task == Task::Classify))
     p.error(t.loc,
             "tie_output shares the embedding table with the output layer, but task '" +
