@@ -486,84 +486,57 @@ public:
       : ImportBuilder(spec, options, ctx), graph(std::move(graph)), io(taskIo(spec, options, ctx)) {
   }
 
+  // regress, classify, tag: @forward then @loss. lm: @loss, then @step_full(tokens [1, L]) ->
+  // logits [1, L, V], the network at batch 1, which the sampler runs on the tokens so far and
+  // reads at the last (attn/decode/Sample.h). seq2seq: @loss, then @decode_full(src [K, S],
+  // src_mask, tgt_in [K, L]) -> log_probs [K, L, V] at the decoder's K rows (decode.beam, else
+  // decode.batch) and L positions (the longest output), which greedy, beam and sampled
+  // decoding run on the prefix so far (attn/decode/Seq2Seq.h, ProgramPrefixModel). Either
+  // decoder must be causal (position t reads tokens <= t): training would otherwise learn to
+  // read the next token, which decoding does not have.
   OwningOpRef<ModuleOp> build() {
     OwningOpRef<ModuleOp> module = newModule();
     Location l = loc(spec.model.graph->loc);
-    SmallVector<Type> inputs;
-    SmallVector<StringRef> names;
-    for (const Io &in : io.inputs) {
-      inputs.push_back(in.type);
-      names.push_back(in.name);
+    if (spec.task == Task::Lm || spec.task == Task::Seq2seq) {
+      if (failed(lossEntry(*module, l)))
+        return nullptr;
+      bool lm = spec.task == Task::Lm;
+      io = lm ? taskIo(spec, options, *b.getContext(), /*batchSize=*/1)
+              : taskIo(spec, options, *b.getContext(),
+                       spec.decode.beam > 1 ? spec.decode.beam : spec.decode.batch,
+                       std::max(options.targetLength, spec.decode.maxLength));
+      if (failed(outputEntry(*module, lm ? ::attn::names::kStepFull : "decode_full",
+                             lm ? io.output.name : ::attn::names::kLogProbs,
+                             /*logProbs=*/!lm, l)))
+        return nullptr;
+      return module;
     }
-
-    if (spec.task == Task::Lm)
-      return succeeded(languageModel(*module, l)) ? std::move(module) : nullptr;
-    if (spec.task == Task::Seq2seq)
-      return succeeded(encoderDecoder(*module, l)) ? std::move(module) : nullptr;
-
-    b.setInsertionPointToEnd(module->getBody());
-    auto forward = entry("forward", inputs, names, {io.output.type}, {io.output.name}, l);
-    FailureOr<Value> y = network(forward.getArguments());
-    if (failed(y))
+    if (failed(outputEntry(*module, "forward", io.output.name, /*logProbs=*/false, l)) ||
+        failed(lossEntry(*module, l)))
       return nullptr;
-    b.create<func::ReturnOp>(l, *y);
-
-    inputs.push_back(io.label.type);
-    names.push_back(io.label.name);
-    b.setInsertionPointToEnd(module->getBody());
-    auto loss =
-        entry("loss", inputs, names, {RankedTensorType::get({}, b.getF32Type())}, {"loss"}, l);
-    y = network(loss.getArguments().drop_back());
-    if (failed(y))
-      return nullptr;
-    Value label = loss.getArguments().back();
-    if (spec.task == Task::Regress)
-      b.create<func::ReturnOp>(l, b.create<mlir::attn::MseOp>(l, *y, label).getResult());
-    else
-      returnPaddedCrossEntropy(*y, label, l);
     return module;
   }
 
 private:
-  // lm: @loss(tokens, next) -> cross-entropy at every position, and
-  //   @step_full(tokens [1, length]) -> logits [1, length, vocab],
-  // the same network at batch 1, which the sampler runs on the tokens so far and reads at the
-  // last one (attn/decode/Sample.h). The network must be causal (position t reads tokens <= t):
-  // training would otherwise learn to read the next character, which sampling does not have.
-  LogicalResult languageModel(ModuleOp module, Location l) {
-    const Io tokens = io.inputs.front(); // (a copy: io is rebuilt for the step below)
+  // @<name>(the task's inputs) -> the network's output (its log_softmax with `logProbs`),
+  // named `result`.
+  LogicalResult outputEntry(ModuleOp module, StringRef name, StringRef result, bool logProbs,
+                            Location l) {
+    auto [types, names] = signature();
     b.setInsertionPointToEnd(module.getBody());
-    auto loss = entry("loss", {tokens.type, io.label.type}, {tokens.name, io.label.name},
-                      {RankedTensorType::get({}, b.getF32Type())}, {"loss"}, l);
-    FailureOr<Value> y = network(loss.getArguments().take_front());
+    auto f = entry(name, types, names, {io.output.type}, {result}, l);
+    FailureOr<Value> y = network(f.getArguments());
     if (failed(y))
       return failure();
-    // Every character id is a real character (text has no padding): nothing is ignored.
-    returnPaddedCrossEntropy(*y, loss.getArgument(1), l, /*ignore=*/-1);
-
-    io = taskIo(spec, options, *b.getContext(), /*batchSize=*/1);
-    b.setInsertionPointToEnd(module.getBody());
-    auto step = entry(::attn::names::kStepFull, {io.inputs.front().type}, {tokens.name},
-                      {io.output.type}, {io.output.name}, l);
-    y = network(step.getArguments());
-    if (failed(y))
-      return failure();
-    b.create<func::ReturnOp>(l, *y);
+    b.create<func::ReturnOp>(l, logProbs ? logSoftmax(*y, l) : *y);
     return success();
   }
 
-  // seq2seq: @loss(src, src_mask, tgt_in, tgt_out) -> cross-entropy, padding ignored, and
-  //   @decode_full(src [K, S], src_mask [K, S], tgt_in [K, L]) -> log_probs [K, L, V],
-  // the same network at the decoder's K rows (decode.beam, else decode.batch) and L positions
-  // (the longest output), which greedy, beam and sampled decoding run on the prefix so far
-  // (attn/decode/Seq2Seq.h, ProgramPrefixModel). As for lm, the decoder must be causal.
-  LogicalResult encoderDecoder(ModuleOp module, Location l) {
-    SmallVector<Type> types;
-    SmallVector<StringRef> names;
-    for (const Io &in : io.inputs) {
-      types.push_back(in.type);
-      names.push_back(in.name);
-    }
+  // @loss(the task's inputs, its label) -> the task's loss: the mean squared error
+  // (regress), else the cross-entropy with padding ignored (lm: every character id is a real
+  // character, none is).
+  LogicalResult lossEntry(ModuleOp module, Location l) {
+    auto [types, names] = signature();
     types.push_back(io.label.type);
     names.push_back(io.label.name);
     b.setInsertionPointToEnd(module.getBody());
@@ -572,22 +545,24 @@ private:
     FailureOr<Value> y = network(loss.getArguments().drop_back());
     if (failed(y))
       return failure();
-    returnPaddedCrossEntropy(*y, loss.getArguments().back(), l);
-
-    int64_t rows = spec.decode.beam > 1 ? spec.decode.beam : spec.decode.batch;
-    io = taskIo(spec, options, *b.getContext(), rows,
-                std::max(options.targetLength, spec.decode.maxLength));
-    types.clear();
-    for (const Io &in : io.inputs)
-      types.push_back(in.type);
-    names.pop_back();
-    b.setInsertionPointToEnd(module.getBody());
-    auto full = entry("decode_full", types, names, {io.output.type}, {::attn::names::kLogProbs}, l);
-    y = network(full.getArguments());
-    if (failed(y))
-      return failure();
-    b.create<func::ReturnOp>(l, logSoftmax(*y, l));
+    Value label = loss.getArguments().back();
+    if (spec.task == Task::Regress)
+      b.create<func::ReturnOp>(l, b.create<mlir::attn::MseOp>(l, *y, label).getResult());
+    else if (spec.task == Task::Lm)
+      returnPaddedCrossEntropy(*y, label, l, /*ignore=*/-1);
+    else
+      returnPaddedCrossEntropy(*y, label, l);
     return success();
+  }
+
+  // The task's inputs' types and names (they live in `io`, which outlives the entry's build).
+  std::pair<SmallVector<Type>, SmallVector<StringRef>> signature() const {
+    std::pair<SmallVector<Type>, SmallVector<StringRef>> out;
+    for (const Io &in : io.inputs) {
+      out.first.push_back(in.type);
+      out.second.push_back(in.name);
+    }
+    return out;
   }
 
   // A shape's sizes, the names given their values; a failure (reported at `where`) past
@@ -926,11 +901,12 @@ private:
       const auto &[name, where] = node.inputs[n];
       ArrayRef<int64_t> s = dims(in[n]);
       bool scalar = s.empty() || (s.size() == 1 && s[0] == 1);
-      bool table = s.size() == 2 && s[0] == heads && s[1] >= 1 && s[1] <= 256;
+      bool table = s.size() == 2 && s[0] == heads && s[1] >= 1 && s[1] <= expr::kMaxTableColumns;
       if (!scalar && !(s.size() == 1 && s[0] == heads) && !table)
         return fail(where, "capture '" + name + "' must be a scalar, one per head [" +
                                std::to_string(heads) + "] or a table [" + std::to_string(heads) +
-                               ", N] (N up to 256), got " + shapeText(in[n].getType()));
+                               ", N] (N up to " + std::to_string(expr::kMaxTableColumns) +
+                               "), got " + shapeText(in[n].getType()));
       if (name.find('.') != std::string::npos)
         return fail(where, "capture '" + name +
                                "': expressions read captures by name; give "

@@ -32,9 +32,6 @@ const std::map<std::string, Function> &functions() {
   return table;
 }
 
-// A table's columns: each is a capture of the regions and a step of the lookup's chain.
-constexpr int64_t kMaxColumns = 256;
-
 // Recursive descent over the grammar of ScoreExpr.h; the first error stops it (by exception,
 // caught in parse(), so that no half-built tree escapes).
 class Parser {
@@ -586,12 +583,12 @@ AttentionMods read(const Spec &spec, Problems &problems) {
         std::optional<int64_t> columns;
         if (heads && v.items.size() == 2)
           columns = v.items[1].kind == Kind::Scalar ? parseInt(v.items[1].scalar) : std::nullopt;
-        if ((!heads && !scalar) || (columns && (*columns < 1 || *columns > kMaxColumns)) ||
+        if ((!heads && !scalar) || (columns && (*columns < 1 || *columns > kMaxTableColumns)) ||
             (heads && v.items.size() == 2 && !columns))
           problems.error(v.loc, "the shape of param '" + p.name +
                                     "' must be [] (a scalar), [heads] (one per head) or "
                                     "[heads, N] (a table of N per head, N from 1 to " +
-                                    std::to_string(kMaxColumns) + ")");
+                                    std::to_string(kMaxTableColumns) + ")");
         p.perHead = heads && !columns;
         p.columns = columns.value_or(0);
       } else {

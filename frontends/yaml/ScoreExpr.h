@@ -92,6 +92,10 @@ struct AttentionRegions {
   mlir::Value iOffset; // tensor<f32> added to i (a decoding step's position), or null
 };
 
+// The most columns a table may have: each is a capture of the regions and a step of the
+// lookup's chain.
+constexpr int64_t kMaxTableColumns = 256;
+
 // A table [H, N] that the expressions read as name[h, index]: its N columns as the per-head
 // captures name[0] ... name[N-1] of `r` (slices of the table, so that its gradient is theirs).
 void addTable(mlir::OpBuilder &b, mlir::Location l, AttentionRegions &r, const std::string &name,
