@@ -70,10 +70,13 @@ def Attn_PeepholeFormAttr : EnumAttr<Attn_Dialect, Attn_PeepholeForm, "peephole_
 
 // The number type a product computes in (attn-precision; docs/precision.md). f32: today's
 // kernels. bf16: both factors rounded to bfloat16 and multiplied with f32 accumulation, the
-// result f32 (AVX512_BF16's vdpbf16ps, oneDNN's bf16 matmul).
+// result f32 (AVX512_BF16's vdpbf16ps, oneDNN's bf16 matmul). int8 (inference only): a
+// parameter's weights quantised once per output channel, the other factor per row at each
+// call, multiplied with int32 sums (AVX512_VNNI's vpdpbusd, oneDNN's int8 matmul).
 def Attn_Precision : I32EnumAttr<"Precision", "the number type of an op's products", [
     I32EnumAttrCase<"f32", 0>,
-    I32EnumAttrCase<"bf16", 1>]> {
+    I32EnumAttrCase<"bf16", 1>,
+    I32EnumAttrCase<"int8", 2>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::attn";
 }

@@ -74,12 +74,14 @@ def Attn_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
   let cppNamespace = "::mlir::attn";
   let description = [{
     An op whose products can compute in a lower precision than f32 (`attn.matmul`,
-    `attn.dense`, the flash form of `attn.fused_attention` and its `_grad`). Its operands and result stay f32 tensors: the kernel rounds the factors to
-    the precision as it packs them into its tiles and accumulates in f32, so a policy costs
-    no extra pass over memory and needs no casts between ops. The op holds its precision in
-    an optional `precision` attribute (absent: f32); `attn-precision` sets it from a policy,
-    and the op's gradient rule gives the products of its backward the same precision. The
-    verifier refuses a precision the op has no kernel for.
+    `attn.dense`, the flash form of `attn.fused_attention` and its `_grad`; for int8,
+    `attn.dense` with a parameter's weight). Its operands and result stay f32 tensors: the
+    kernel rounds (or quantises) the factors to the precision as it reads them and sums in f32
+    (int32 for int8), so a policy inserts no casts between ops and changes no op's type. The
+    op holds its precision in an optional `precision` attribute (absent: f32); `attn-precision`
+    sets it from a policy, and the op's gradient rule gives the products of its backward the
+    same precision (int8 is for inference: its products have no gradient rule). The verifier
+    refuses a precision the op has no kernel for.
   }];
   let methods = [
     InterfaceMethod<[{ Whether the op has a kernel computing in `precision`. }],
@@ -91,6 +93,13 @@ def Attn_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
       }],
       "bool", "gainsFrom", (ins "::mlir::attn::Precision":$precision), [{}],
       /*defaultImplementation=*/[{ return true; }]>,
+    InterfaceMethod<[{
+        Why the op stays f32 where `gainsFrom(precision)` is false: `--remarks` prints it.
+      }],
+      "std::string", "whyNotGains", (ins "::mlir::attn::Precision":$precision), [{}],
+      /*defaultImplementation=*/[{
+        return (::mlir::attn::stringifyPrecision(precision) + " is slower at its sizes").str();
+      }]>,
     InterfaceMethod<[{ The precision the op's products compute in (f32 when unset). }],
       "::mlir::attn::Precision", "getComputePrecision", (ins), [{}],
       /*defaultImplementation=*/[{

@@ -241,17 +241,26 @@ std::string Session::precision(bool training) const {
     return options_.precision;
   if (!spec_)
     return "f32";
-  return yaml::nameOf(training ? spec_->train.precision : spec_->decode.precision);
+  return training ? yaml::nameOf(spec_->train.precision) : yaml::nameOf(spec_->decode.precision);
 }
 
 bool Session::precisionRuns(bool training, const std::string &cpu) const {
+  // oneDNN's bf16 and int8 matmuls emulate the instructions where they are missing, slower
+  // than f32: such a program there would be a slower f32 one, so it is refused rather than run.
+  struct Needs {
+    const char *policy, *feature, *isa;
+  };
+  static const Needs kNeeds[] = {{"bf16", "avx512bf16", "AVX512_BF16"},
+                                 {"int8", "avx512vnni", "AVX512_VNNI"}};
   std::string policy = precision(training);
-  if (policy != "bf16")
+  const Needs *needs = nullptr;
+  for (const Needs &n : kNeeds)
+    if (policy == n.policy)
+      needs = &n;
+  if (!needs)
     return true;
-  // oneDNN's bf16 matmul emulates the instructions where they are missing, slower than f32:
-  // a bf16 program there would be a slower f32 one, so it is refused rather than run.
   std::string features = "," + target::cpuFeatures(cpu) + ",";
-  if (features.find(",avx512bf16,") != std::string::npos)
+  if (features.find("," + std::string(needs->feature) + ",") != std::string::npos)
     return true;
   std::string key = training ? "train.precision" : "decode.precision";
   std::string which = cpu.empty() || cpu == "native" ? "this CPU (" + target::cpuName(cpu) + ")"
@@ -259,7 +268,8 @@ bool Session::precisionRuns(bool training, const std::string &cpu) const {
   yaml::Loc loc = spec_ ? spec_->locOf(key, training ? spec_->train.loc : spec_->decode.loc)
                         : yaml::Loc{};
   report({loc,
-          key + " is bf16, but " + which + " has no AVX512_BF16 instructions (avx512bf16)",
+          key + " is " + policy + ", but " + which + " has no " + needs->isa + " instructions (" +
+              needs->feature + ")",
           "use precision f32 (--precision f32), or compile for a CPU that has them"});
   return false;
 }

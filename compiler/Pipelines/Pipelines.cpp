@@ -110,7 +110,7 @@ struct TrainingPipelineOptions : public PassPipelineOptions<TrainingPipelineOpti
                             llvm::cl::desc("also @apply_update and @loss_weight"),
                             llvm::cl::init(false)};
   Option<std::string> precision{*this, "precision",
-                                llvm::cl::desc("attn-precision's policy: f32 | bf16"),
+                                llvm::cl::desc("attn-precision's policy: f32 | bf16 | int8"),
                                 llvm::cl::init("f32")};
 };
 

@@ -43,6 +43,8 @@ JitProgram::load(const std::vector<std::string> &objects, const Manifest &manife
   add("_mlir_ciface_attn_rt_dense", (void *)&_mlir_ciface_attn_rt_dense);
   add("_mlir_ciface_attn_rt_matmul_bf16", (void *)&_mlir_ciface_attn_rt_matmul_bf16);
   add("_mlir_ciface_attn_rt_dense_bf16", (void *)&_mlir_ciface_attn_rt_dense_bf16);
+  add("_mlir_ciface_attn_rt_dense_int8", (void *)&_mlir_ciface_attn_rt_dense_int8);
+  add("_mlir_ciface_attn_rt_matmul_int8", (void *)&_mlir_ciface_attn_rt_matmul_int8);
   add("_mlir_ciface_attn_rt_rnn_forward", (void *)&_mlir_ciface_attn_rt_rnn_forward);
   add("_mlir_ciface_attn_rt_rnn_backward", (void *)&_mlir_ciface_attn_rt_rnn_backward);
   add("_mlir_ciface_attn_rt_flash_attention", (void *)&_mlir_ciface_attn_rt_flash_attention);

@@ -167,7 +167,7 @@ def AttnStoreScanResiduals : Pass<"attn-store-scan-residuals", "mlir::ModuleOp">
 }
 
 def AttnPrecision : Pass<"attn-precision"> {
-  let summary = "sets the number type of every product to a policy (f32 | bf16)";
+  let summary = "sets the number type of every product to a policy (f32 | bf16 | int8)";
   let description = [{
     Mixed precision as a rewrite, not a code path per model (docs/precision.md). Every op with
     `PrecisionOpInterface` (`attn.matmul`, `attn.dense`, `attn.fused_attention` and its
@@ -184,10 +184,15 @@ def AttnPrecision : Pass<"attn-precision"> {
     make. With `remarks`, each product op that stays f32 under a lower policy says why (no
     bf16 kernel: a fused attention with another score than the dot product, the recurrent
     sequence ops; or one too small to gain).
+
+    `int8` is for inference programs: it goes to the dense layers whose weight is a parameter
+    (the kernel quantises it once per output channel and keeps the copy while the buffer
+    lives); products of two activations (`attn.matmul`, attention) stay f32, and an int8
+    product refuses to be differentiated.
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"f32\"",
-           "the precision products compute in: f32 (unchanged) | bf16">,
+           "the precision products compute in: f32 (unchanged) | bf16 | int8">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "report each product that stays f32 under the policy, and why (as a remark)">
   ];

@@ -18,7 +18,7 @@ struct ApplyPolicy : mlir::attn::impl::AttnPrecisionBase<ApplyPolicy> {
     std::optional<Precision> target = symbolizePrecision(policy);
     if (!target) {
       getOperation()->emitError("attn-precision: unknown policy '")
-          << policy << "' (f32 | bf16)";
+          << policy << "' (f32 | bf16 | int8)";
       return signalPassFailure();
     }
     if (*target == Precision::f32)
@@ -36,8 +36,8 @@ struct ApplyPolicy : mlir::attn::impl::AttnPrecisionBase<ApplyPolicy> {
         }
         if (!product.gainsFrom(*target)) {
           if (remarks)
-            op->emitRemark() << "'" << op->getName() << "' stays f32: "
-                             << stringifyPrecision(*target) << " is slower at its sizes";
+            op->emitRemark() << "'" << op->getName()
+                             << "' stays f32: " << product.whyNotGains(*target);
           return;
         }
         product.setComputePrecision(*target);

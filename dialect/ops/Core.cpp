@@ -1,6 +1,7 @@
 // Shape rules and verifiers of the core ops (ops/Core.td).
 #include "dialect/AttnOps.h"
 #include "dialect/FlopCount.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -117,9 +118,50 @@ double DenseOp::getFlops() {
          (double)cast<RankedTensorType>(getWeight().getType()).getShape()[0];
 }
 
-// Both run on oneDNN's f32 and bf16 matmul kernels (runtime/cpu/matmul.cpp).
-bool MatmulOp::supportsPrecision(Precision) { return true; }
+// Both run on oneDNN's f32 and bf16 matmul kernels (runtime/cpu/matmul.cpp). int8 is for a
+// product with a weight, quantised once per output channel: a dense layer's, or a matmul's
+// right-hand side shared by every batch (the tied output layer's embedding table).
+bool MatmulOp::supportsPrecision(Precision p) {
+  return p != Precision::int8 ||
+         (!getTransposeLhs() && cast<RankedTensorType>(getRhs().getType()).getRank() == 2);
+}
 bool DenseOp::supportsPrecision(Precision) { return true; }
+
+// Whether `v` is a parameter: an attn.param, an entry's parameter argument
+// (attn-params-to-args), or a scan body's use of one.
+static bool isParameter(Value v) {
+  while (v) {
+    if (v.getDefiningOp<ParamOp>())
+      return true;
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg)
+      return false;
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (auto func = dyn_cast<FunctionOpInterface>(owner))
+      return arg.getOwner()->isEntryBlock() && func.getArgAttr(arg.getArgNumber(), "attn.param");
+    auto scan = dyn_cast<ScanOp>(owner);
+    v = scan ? scan.getInvariant(v) : Value();
+  }
+  return false;
+}
+
+// int8 pays when the weights are quantised once and read many times: the kernels keep a
+// parameter's int8 copy for as long as its buffer lives; a computed weight would be quantised
+// at every call (one more pass over it than f32 makes).
+static constexpr const char *kComputedWeight =
+    "its weight is computed, not a parameter (int8 quantises a parameter once)";
+bool MatmulOp::gainsFrom(Precision p) { return p != Precision::int8 || isParameter(getRhs()); }
+std::string MatmulOp::whyNotGains(Precision p) {
+  if (p == Precision::int8)
+    return kComputedWeight;
+  return (stringifyPrecision(p) + " is slower at its sizes").str();
+}
+bool DenseOp::gainsFrom(Precision p) { return p != Precision::int8 || isParameter(getWeight()); }
+std::string DenseOp::whyNotGains(Precision p) {
+  if (p == Precision::int8)
+    return kComputedWeight;
+  return (stringifyPrecision(p) + " is slower at its sizes").str();
+}
 
 // stop_gradient: only its gradient rule differs from the identity's.
 SmallVector<Value> StopGradientOp::decompose(OpBuilder &) { return {getInput()}; }

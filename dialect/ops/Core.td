@@ -53,7 +53,8 @@ def Attn_ConstantOp : Attn_Op<"constant",
 
 def Attn_MatmulOp : Attn_Op<"matmul", [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
-                                       DeclareOpInterfaceMethods<Attn_PrecisionOpInterface>,
+                                       DeclareOpInterfaceMethods<Attn_PrecisionOpInterface,
+                                           ["gainsFrom", "whyNotGains"]>,
                                        DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "(batched) matrix product with optional transposes";
   let description = [{
@@ -63,7 +64,9 @@ def Attn_MatmulOp : Attn_Op<"matmul", [Pure, Attn_RuntimeKernel, DeclareOpInterf
     be equal, or one side has none (rank 2): it is then shared by every batch.
 
     `precision` (`attn-precision`): `bf16` rounds both factors to bfloat16 and accumulates in
-    f32; operands and result stay f32.
+    f32; operands and result stay f32. `int8` (inference) as for `attn.dense`, where `rhs` is
+    one `[K, N]` weight for every batch and `lhs` is not transposed (the tied output layer's
+    product with the embedding table).
 
     ```mlir
     %y = attn.matmul %q, %k {transpose_rhs = true} : tensor<4x10x16xf32>, tensor<4x12x16xf32>
@@ -92,13 +95,18 @@ def Attn_MatmulOp : Attn_Op<"matmul", [Pure, Attn_RuntimeKernel, DeclareOpInterf
 
 def Attn_DenseOp : Attn_Op<"dense", [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
-                                       DeclareOpInterfaceMethods<Attn_PrecisionOpInterface>,
+                                       DeclareOpInterfaceMethods<Attn_PrecisionOpInterface,
+                                           ["gainsFrom", "whyNotGains"]>,
                                      DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "affine layer: input x weight + bias";
   let description = [{
     `result = input x weight + bias` over the last dimension: `input` is `[..., K]`, `weight`
     `[K, N]`, the optional `bias` `[N]`, the result `[..., N]`. `precision` as for
-    `attn.matmul` (the bias is added in f32).
+    `attn.matmul` (the bias is added in f32), or `int8` (inference): the weight quantised to
+    int8 per output column (scale max|w[:, n]| / 127), each input row per call (max|x[m, :]| /
+    127), the product summed in int32 and scaled back to f32. `attn-precision` gives int8 only
+    to a dense layer whose weight is a parameter, whose int8 copy the kernel keeps; int8 has
+    no gradient rule.
 
     ```mlir
     %y = attn.dense %x, %w, %b : tensor<32x16xf32>, tensor<16x64xf32>, tensor<64xf32>

@@ -175,6 +175,11 @@ LogicalResult StopGradientOp::buildGradient(OpBuilder &, ValueRange, Grads &out)
 
 //===- linear algebra ----------------------------------------------------------------------===//
 
+// Quantisation is not differentiable (rounding has a zero gradient almost everywhere).
+static constexpr const char *kInt8NotDifferentiable =
+    "computes in int8, which is for inference: a program that is differentiated computes in "
+    "f32 or bf16";
+
 // C = A' B' with A' = op(A), B' = op(B): dA' = g B'^T and dB' = A'^T g, transposed back where
 // the operand was transposed. A shared (rank-2) operand sums over the batch.
 LogicalResult MatmulOp::buildGradient(OpBuilder &b, ValueRange grads, Grads &out) {
@@ -182,6 +187,8 @@ LogicalResult MatmulOp::buildGradient(OpBuilder &b, ValueRange grads, Grads &out
   Value g = grads[0], x = getLhs(), y = getRhs();
   bool tx = getTransposeLhs(), ty = getTransposeRhs();
   PrecisionAttr p = getPrecisionAttr();
+  if (getComputePrecision() == Precision::int8)
+    return emitOpError(kInt8NotDifferentiable);
   Value dx = tx ? matmul(b, l, y, g, ty, true, p) : matmul(b, l, g, y, false, !ty, p);
   auto xShape = tensorOf(x).getShape(), gShape = tensorOf(g).getShape();
   if (!tx && xShape.size() > 2 && tensorOf(y).getRank() == 2) {
@@ -209,6 +216,8 @@ LogicalResult DenseOp::buildGradient(OpBuilder &b, ValueRange grads, Grads &out)
   Value g2 = reshape(b, l, grads[0], {rows, n});
   Value x2 = reshape(b, l, getInput(), {rows, k});
   PrecisionAttr p = getPrecisionAttr();
+  if (getComputePrecision() == Precision::int8)
+    return emitOpError(kInt8NotDifferentiable);
   out.push_back(reshape(b, l, matmul(b, l, g2, getWeight(), false, true, p), xShape));
   out.push_back(matmul(b, l, x2, g2, true, false, p));
   if (getBias())

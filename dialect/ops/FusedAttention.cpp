@@ -448,15 +448,18 @@ LogicalResult FusedAttentionOp::buildGradient(OpBuilder &b, ValueRange grads,
 // bf16: the flash kernels' tiles (a plain dot-product score, or its _regions form: a dot
 // product then scalar code, as attn-to-onednn calls them; no weights); every other form is a
 // generated loop nest, f32 only.
+// No int8 form: int8 is for products with a weight, and attention multiplies activations.
 bool FusedAttentionOp::supportsPrecision(Precision precision) {
   return precision == Precision::f32 ||
-         ((flashScale(*this) || regionsOnTiles(*this)) && !getWithWeights());
+         (precision == Precision::bf16 && (flashScale(*this) || regionsOnTiles(*this)) &&
+          !getWithWeights());
 }
 bool FusedAttentionGradOp::supportsPrecision(Precision precision) {
   Operation *gradDot;
   bool regions = regionsOnTiles(*this) &&
                  score_region::dotCotangent(getScoreGrad().front(), gradDot).has_value();
-  return precision == Precision::f32 || ((flashScale(*this) || regions) && !getWeights());
+  return precision == Precision::f32 ||
+         (precision == Precision::bf16 && (flashScale(*this) || regions) && !getWeights());
 }
 
 // The bf16 tiles pay where the queries and keys fill the flash kernels' 128 x 128 tiles; below,

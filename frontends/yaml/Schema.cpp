@@ -895,7 +895,11 @@ std::vector<KeySchema> buildTable() {
       Key("decode.seed", &DecodeSpec::seed, "Sampling: the seed.").atLeast(0),
       Key("decode.precision", &DecodeSpec::precision,
           "The number type of the inference programs' products (`attnc run`, `eval`, "
-          "`translate`, `compile`; any task): `f32` or `bf16`, as `train.precision` says."),
+          "`translate`, `compile`; any task): `f32` or `bf16`, as `train.precision` says, or "
+          "`int8`: the dense layers whose weight is a parameter (projections, feed-forward, "
+          "cells, the output layer) multiply int8 weights, quantised once per output channel, "
+          "by int8 rows quantised at each call, with int32 sums; attention, softmax and norms "
+          "stay f32. `int8` needs a CPU with AVX512_VNNI."),
   };
 }
 

@@ -117,10 +117,15 @@ template <> struct EnumNames<TeacherSchedule> {
                                                         "inverse_sigmoid"};
 };
 
-// The number type a program's products compute in (attn-precision; docs/precision.md).
+// The number type a program's products compute in (attn-precision; docs/precision.md). int8
+// is for inference programs only: decode.precision has it, train.precision has not.
 enum class Precision { F32, Bf16 };
 template <> struct EnumNames<Precision> {
   static constexpr std::array<const char *, 2> names = {"f32", "bf16"};
+};
+enum class DecodePrecision { F32, Bf16, Int8 };
+template <> struct EnumNames<DecodePrecision> {
+  static constexpr std::array<const char *, 3> names = {"f32", "bf16", "int8"};
 };
 
 // The spelling of `e` in a spec file ("lstm" for Cell::Lstm).
@@ -372,7 +377,7 @@ struct DecodeSpec {
   double temperature = 1.0;   // sampling: logits / temperature
   int64_t topK = 0;           // sampling: only from the k likeliest tokens; 0 = all
   uint64_t seed = 1;          // sampling
-  Precision precision = Precision::F32; // the inference programs' products
+  DecodePrecision precision = DecodePrecision::F32; // the inference programs' products
   Loc loc;
 };
 

@@ -1,6 +1,7 @@
 #include "attn/Alloc.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -87,9 +88,17 @@ void *bufferAlloc(size_t bytes) {
   return withHeader(block, c);
 }
 
+namespace {
+std::atomic<FreeListener> freeListener{nullptr};
+} // namespace
+
+void setFreeListener(FreeListener listener) { freeListener.store(listener); }
+
 void bufferFree(void *p) {
   if (!p)
     return;
+  if (FreeListener listener = freeListener.load(std::memory_order_acquire))
+    listener(p);
   void *block = static_cast<char *>(p) - kAlign;
   int64_t c = static_cast<Header *>(block)->sizeClass;
   if (c < 0) {

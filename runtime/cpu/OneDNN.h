@@ -49,6 +49,7 @@ enum Kind : int64_t {
   kDenseBf16 = 6,
   kToBf16 = 7,        // the reorder rounding an f32 factor to bfloat16
   kFlashTileBf16 = 8, // a bf16 tile product of the flash attention kernels
+  kDenseInt8 = 9,
 };
 
 /// The primitives of every kernel, by key. Bounded (a pathological caller cannot grow it

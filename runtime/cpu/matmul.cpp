@@ -13,6 +13,10 @@
 // (measured: the f32 kernel ran), so the rounding is explicit. Its cost is one pass over each
 // factor, against the 2 M N K flops of the product.
 //
+// The _int8 dense kernel (attn-precision's int8 policy, inference only) quantises the weight
+// per output column once and keeps that copy for as long as the weight's buffer lives (the
+// runtime's allocator tells it when the buffer is freed, attn/Alloc.h); see dense_int8 below.
+//
 // These functions are called from compiled code through a C ABI: they must not throw. Invalid
 // shapes or a oneDNN failure print a message to stderr and abort.
 #include "attn/cpu/Matmul.h"
@@ -25,9 +29,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -195,6 +202,138 @@ bool anyZero(const View &v) {
   return std::any_of(v.sizes.begin(), v.sizes.end(), [](int64_t d) { return d == 0; });
 }
 
+//===- int8 ----------------------------------------------------------------------------===//
+
+// Rounds to nearest (ties away from zero) in a form the compiler vectorises; |v| <= 127.
+inline int8_t toInt8(float v) {
+  return static_cast<int8_t>(static_cast<int>(v + (v < 0 ? -0.5f : 0.5f)));
+}
+
+// A weight's int8 copy: w [K, N] quantised per output column n with scale s[n] = max_k
+// |w[k, n]| / 127, in the layouts the primitives asked for (oneDNN's blocked VNNI layout, with
+// the compensation its s8 x s8 products need), made from `plain` on first use of each.
+struct Int8Weight {
+  std::vector<int8_t> plain; // [K, N] row-major
+  std::vector<float> scales; // [N]
+  std::mutex mutex;          // guards `packed`
+  std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed;
+
+  // The copy in `layout` (made once, then shared by every call that asks for it).
+  dnnl::memory in(const dnnl::memory::desc &layout, int64_t K, int64_t N) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto &[desc, memory] : packed)
+      if (desc == layout)
+        return memory;
+    dnnl::memory::desc from({K, N}, dnnl::memory::data_type::s8, dims{N, 1});
+    dnnl::memory src(from, engine(), plain.data()), dst(layout, engine());
+    dnnl::reorder(src, dst).execute(onednn::stream(), src, dst);
+    onednn::stream().wait();
+    packed.emplace_back(layout, dst);
+    return dst;
+  }
+};
+
+// The int8 copies, by the weight's buffer (the block bufferAlloc gave: a memref's `allocated`)
+// and its view into it (address and strides: a slice of a parameter is a view of its buffer).
+// A buffer's copies are dropped when it is freed (forgetFreed, the allocator's free
+// listener; a constant's buffer is never freed, nor written): compiled code never
+// writes a parameter, and the runtime replaces a parameter by a new tensor rather than
+// writing it, so while a buffer lives its contents are the ones quantised.
+struct Int8Weights {
+  std::mutex mutex;
+  std::atomic<size_t> size{0};
+  std::unordered_map<const void *, std::vector<std::pair<Key, std::shared_ptr<Int8Weight>>>>
+      byAddress;
+};
+
+Int8Weights &int8Weights() {
+  static Int8Weights *weights = new Int8Weights; // never destroyed: frees run at exit too
+  return *weights;
+}
+
+void forgetFreed(void *p) {
+  Int8Weights &w = int8Weights();
+  if (w.size.load(std::memory_order_relaxed) == 0)
+    return;
+  std::lock_guard<std::mutex> lock(w.mutex);
+  auto it = w.byAddress.find(p);
+  if (it == w.byAddress.end())
+    return;
+  w.size -= it->second.size();
+  w.byAddress.erase(it);
+}
+
+// w: a [K, N] view at `data`, in the buffer `block`.
+std::shared_ptr<Int8Weight> int8Weight(const View &w, const void *block, const float *data) {
+  static const bool listening = (setFreeListener(forgetFreed), true);
+  (void)listening;
+  Int8Weights &cache = int8Weights();
+  Key key{reinterpret_cast<intptr_t>(data)};
+  appendView(key, w);
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    for (auto &[k, entry] : cache.byAddress[block])
+      if (k == key)
+        return entry;
+  }
+  const int64_t K = w.sizes[0], N = w.sizes[1], sk = w.strides[0], sn = w.strides[1];
+  auto entry = std::make_shared<Int8Weight>();
+  entry->plain.resize(K * N);
+  entry->scales.resize(N);
+  for (int64_t n = 0; n < N; ++n) {
+    float amax = 0;
+    for (int64_t k = 0; k < K; ++k)
+      amax = std::max(amax, std::fabs(data[k * sk + n * sn]));
+    float scale = amax > 0 ? amax / 127.0f : 1.0f, inv = 1.0f / scale;
+    entry->scales[n] = scale;
+    for (int64_t k = 0; k < K; ++k)
+      entry->plain[k * N + n] = toInt8(data[k * sk + n * sn] * inv);
+  }
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  cache.byAddress[block].emplace_back(key, entry);
+  ++cache.size;
+  return entry;
+}
+
+// x [M, K] (a view at `data`) quantised per row into this thread's buffers: q [M, K]
+// row-major, scales [M] (s[m] = max_k |x[m, k]| / 127).
+void quantiseRows(const View &x, const float *data, std::vector<int8_t, BufferAllocator<int8_t>> &q,
+                  std::vector<float> &scales) {
+  const int64_t M = x.sizes[0], K = x.sizes[1], sm = x.strides[0], sk = x.strides[1];
+  q.resize(M * K);
+  scales.resize(M);
+  for (int64_t m = 0; m < M; ++m) {
+    const float *row = data + m * sm;
+    int8_t *out = q.data() + m * K;
+    float amax = 0;
+    if (sk == 1) {
+#pragma omp simd reduction(max : amax)
+      for (int64_t k = 0; k < K; ++k)
+        amax = std::max(amax, std::fabs(row[k]));
+    } else {
+      for (int64_t k = 0; k < K; ++k)
+        amax = std::max(amax, std::fabs(row[k * sk]));
+    }
+    float scale = amax > 0 ? amax / 127.0f : 1.0f, inv = 1.0f / scale;
+    scales[m] = scale;
+    if (sk == 1) {
+#pragma omp simd
+      for (int64_t k = 0; k < K; ++k)
+        out[k] = toInt8(row[k] * inv);
+    } else {
+      for (int64_t k = 0; k < K; ++k)
+        out[k] = toInt8(row[k * sk] * inv);
+    }
+  }
+}
+
+// An int8 matmul primitive: q [M, K] s8 x the weight's s8 copy, summed in int32 and scaled
+// per column by the weight's scales into the f32 y.
+struct CachedInt8 {
+  dnnl::matmul prim;
+  dnnl::memory::desc scratch, weights;
+};
+
 } // namespace
 
 size_t cachedPrimitiveCount() { return onednn::cachedCount(); }
@@ -319,6 +458,123 @@ static void dense(const char *kName, Factors factors, attn_memref2 *x, attn_memr
   }
 }
 
+// x: [M, K], w: [K, N] (in the buffer wBlock), bias: [N] (or none), y: [M, N], views at x, w,
+// bias, y;
+// y[m, n] = sx[m] sw[n] sum_k qx[m, k] qw[k, n] + bias[n], with qx, sx the rows of x quantised
+// at this call and qw, sw the weight's kept int8 copy (int8Weight).
+static void int8Product(const char *kName, View vx, const float *x, const View &vw,
+                        const void *wBlock, const float *w, const float *bias, int64_t biasStride,
+                        View vy, float *y) {
+  const int64_t M = vy.sizes[0], N = vy.sizes[1], K = vx.sizes[1];
+  const int64_t sm = vy.strides[0], sn = vy.strides[1];
+  auto biasAt = [&](int64_t n) { return bias ? bias[n * biasStride] : 0.0f; };
+  if (anyZero(vy))
+    return;
+  if (K == 0) { // empty sum: y = bias broadcast over rows
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n)
+        y[m * sm + n * sn] = biasAt(n);
+    return;
+  }
+  canonicaliseUnitStrides(vy);
+
+  static thread_local std::vector<int8_t, attn::BufferAllocator<int8_t>> qx;
+  static thread_local std::vector<float> sx;
+  std::shared_ptr<Int8Weight> weight = int8Weight(vw, wBlock, w);
+  quantiseRows(vx, x, qx, sx);
+  try {
+    withThreadsFor(2.0 * M * N * K, [&] {
+      Key key{onednn::kDenseInt8};
+      appendView(key, vy);
+      key.push_back(K);
+      dnnl::memory::desc src({M, K}, dnnl::memory::data_type::s8, dims{K, 1});
+      std::shared_ptr<CachedInt8> prim = onednn::cached<CachedInt8>(key, [&] {
+        dnnl::memory::desc anyWeights({K, N}, dnnl::memory::data_type::s8,
+                                      dnnl::memory::format_tag::any);
+        dnnl::primitive_attr attr = userScratchpad();
+        attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});
+        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, anyWeights, mdOf(vy)), attr,
+                                        engine());
+        return CachedInt8{dnnl::matmul(pd), pd.scratchpad_desc(), pd.weights_desc()};
+      });
+      dnnl::memory memX(src, engine(), qx.data());
+      dnnl::memory memW = weight->in(prim->weights, K, N);
+      dnnl::memory memY(mdOf(vy), engine(), y);
+      dnnl::memory memScales({{N}, dnnl::memory::data_type::f32, dims{1}}, engine(),
+                             weight->scales.data());
+      onednn::execute(prim->prim,
+                      {{DNNL_ARG_SRC, memX},
+                       {DNNL_ARG_WEIGHTS, memW},
+                       {DNNL_ARG_DST, memY},
+                       {DNNL_ARG_ATTR_OUTPUT_SCALES, memScales}},
+                      prim->scratch);
+    });
+  } catch (const dnnl::error &e) {
+    fail(kName, std::string("oneDNN error: ") + e.what() + " (x " + dimsStr(vx.sizes) + ", w " +
+                    dimsStr(vw.sizes) + ", y " + dimsStr(vy.sizes) + ")");
+  }
+  // The rows' scales and the bias (oneDNN's bias would be added before the row scale).
+  for (int64_t m = 0; m < M; ++m) {
+    float *out = y + m * sm, s = sx[m];
+    if (sn == 1 && bias && biasStride == 1) {
+#pragma omp simd
+      for (int64_t n = 0; n < N; ++n)
+        out[n] = out[n] * s + bias[n];
+    } else {
+      for (int64_t n = 0; n < N; ++n)
+        out[n * sn] = out[n * sn] * s + biasAt(n);
+    }
+  }
+}
+
+// x: [M, K], w: [K, N], bias: [N], y: [M, N].
+static void denseInt8(attn_memref2 *x, attn_memref2 *w, attn_memref1 *bias, attn_memref2 *y) {
+  View vx = viewOf(*x, 2), vw = viewOf(*w, 2), vy = viewOf(*y, 2);
+  const int64_t M = vy.sizes[0], N = vy.sizes[1], K = vx.sizes[1];
+  if (vx.sizes[0] != M || vw.sizes[0] != K || vw.sizes[1] != N || bias->sizes[0] != N)
+    fail("attn_rt_dense_int8", "incompatible shapes: x " + dimsStr(vx.sizes) + ", w " +
+                                   dimsStr(vw.sizes) + ", bias " + dimsStr({bias->sizes[0]}) +
+                                   " -> y " + dimsStr(vy.sizes));
+  int8Product("attn_rt_dense_int8", vx, x->aligned + x->offset, vw, w->allocated,
+              w->aligned + w->offset, bias->aligned + bias->offset, bias->strides[0], vy,
+              y->aligned + y->offset);
+}
+
+// a: [Ba, M, K], b: one weight [1, K, N] (memref [1, N, K] when trans_b), c: [B, M, N]: the
+// tied output layer's logits against the embedding table, say. The batches are one matrix of
+// B M rows where the strides allow (a decoding step's [rows, 1, K]), else one product each.
+static void matmulInt8(attn_memref3 *a, attn_memref3 *b, attn_memref3 *c, int64_t trans_a,
+                       int64_t trans_b) {
+  const char *kName = "attn_rt_matmul_int8";
+  View va = viewOf(*a, 3), vb = viewOf(*b, 3), vc = viewOf(*c, 3);
+  if (trans_b)
+    transposeLast2(vb);
+  const int64_t B = vc.sizes[0], M = vc.sizes[1], N = vc.sizes[2], K = va.sizes[2];
+  if (trans_a || vb.sizes[0] != 1 || va.sizes[0] != B || va.sizes[1] != M || vb.sizes[1] != K ||
+      vb.sizes[2] != N)
+    fail(kName, "expects a [B, M, K] x one [K, N] weight (no transposed a): op(a) " +
+                    dimsStr(va.sizes) + (trans_a ? " transposed" : "") + " x op(b) " +
+                    dimsStr(vb.sizes) + " -> c " + dimsStr(vc.sizes));
+  View vw{{K, N}, {vb.strides[1], vb.strides[2]}};
+  const float *x = a->aligned + a->offset, *w = b->aligned + b->offset;
+  float *y = c->aligned + c->offset;
+  if (M == 1) { // the batches are the rows
+    int8Product(kName, View{{B, K}, {va.strides[0], va.strides[2]}}, x, vw, b->allocated, w,
+                nullptr, 0, View{{B, N}, {vc.strides[0], vc.strides[2]}}, y);
+    return;
+  }
+  bool flat = B == 1 || (va.strides[0] == M * va.strides[1] && vc.strides[0] == M * vc.strides[1]);
+  if (flat) {
+    int8Product(kName, View{{B * M, K}, {va.strides[1], va.strides[2]}}, x, vw, b->allocated, w,
+                nullptr, 0, View{{B * M, N}, {vc.strides[1], vc.strides[2]}}, y);
+    return;
+  }
+  for (int64_t i = 0; i < B; ++i)
+    int8Product(kName, View{{M, K}, {va.strides[1], va.strides[2]}}, x + i * va.strides[0], vw,
+                b->allocated, w, nullptr, 0, View{{M, N}, {vc.strides[1], vc.strides[2]}},
+                y + i * vc.strides[0]);
+}
+
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_memref3 *b,
                                                         attn_memref3 *c, int64_t trans_a,
                                                         int64_t trans_b) {
@@ -339,4 +595,15 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_mem
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense_bf16(attn_memref2 *x, attn_memref2 *w,
                                                             attn_memref1 *bias, attn_memref2 *y) {
   dense("attn_rt_dense_bf16", Factors::bf16, x, w, bias, y);
+}
+
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense_int8(attn_memref2 *x, attn_memref2 *w,
+                                                            attn_memref1 *bias, attn_memref2 *y) {
+  denseInt8(x, w, bias, y);
+}
+
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul_int8(attn_memref3 *a, attn_memref3 *b,
+                                                             attn_memref3 *c, int64_t trans_a,
+                                                             int64_t trans_b) {
+  matmulInt8(a, b, c, trans_a, trans_b);
 }

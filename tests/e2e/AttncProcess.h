@@ -7,8 +7,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <regex>
+#include <sstream>
 #include <string>
 
 namespace e2e {
@@ -58,6 +60,36 @@ inline int attncWithInput(const std::string &args, const std::string &input,
   std::fputs(input.c_str(), f);
   std::fclose(f);
   return attnc(args + " < " + file, out);
+}
+
+// `count` dates between 1950 and 2029, one per line, in the formats the builtin dates data
+// writes (its held-out-like inputs: a decoder's outputs on them are compared, not graded).
+inline std::string datesInputs(int count) {
+  static const char *kFormats[] = {"%d %B %Y",  "%m/%d/%y", "%A, %B %d %Y", "%b %d, %Y",
+                                   "%B %d, %Y", "%d.%m.%y", "%a, %d %b %Y", "%d %b %Y"};
+  std::string lines;
+  for (int i = 0; i < count; ++i) {
+    std::tm day{};
+    day.tm_year = 50 + (i * 7919) % 80, day.tm_mon = (i * 31) % 12, day.tm_mday = 1 + (i * 13) % 28;
+    day.tm_hour = 12;
+    std::mktime(&day); // fills in the weekday
+    char buf[64];
+    std::strftime(buf, sizeof buf, kFormats[i % 8], &day);
+    lines += std::string(buf) + "\n";
+  }
+  return lines;
+}
+
+// The share of lines of `a` equal to the same line of `b` (1 when both are empty).
+inline double sameLines(const std::string &a, const std::string &b) {
+  std::istringstream x(a), y(b);
+  std::string l, r;
+  int same = 0, total = 0;
+  while (std::getline(x, l)) {
+    ++total;
+    same += std::getline(y, r) && l == r;
+  }
+  return total ? double(same) / total : 1.0;
 }
 
 } // namespace e2e

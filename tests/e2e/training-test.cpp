@@ -175,6 +175,28 @@ TEST(Precision, Bf16ForACpuWithoutTheInstructionsIsRefused) {
   EXPECT_EQ(attnc("compile " + model + " --cpu skylake-avx512 -o " + object, &out), 0) << out;
 }
 
+// int8 needs AVX512_VNNI (skylake-avx512 has none; cascadelake has), and is for inference:
+// train.precision has no int8.
+TEST(Precision, Int8ForACpuWithoutTheInstructionsOrForTrainingIsRefused) {
+  std::string model = std::string(ATTN_SOURCE_DIR) + "/models/mlp-sine.yaml", out;
+  std::string object = scratch("int8-skx") + "/mlp.o";
+  EXPECT_NE(attnc("compile " + model + " --precision int8 --cpu skylake-avx512 -o " + object, &out),
+            0);
+  EXPECT_NE(out.find("decode.precision is int8, but the target CPU skylake-avx512 has no "
+                     "AVX512_VNNI instructions (avx512vnni)"),
+            std::string::npos)
+      << out;
+  EXPECT_FALSE(fs::exists(object));
+  EXPECT_EQ(attnc("compile " + model + " --precision int8 --cpu cascadelake -o " + object, &out), 0)
+      << out;
+  out.clear();
+  EXPECT_NE(
+      attnc("train " + model + " --precision int8 --steps 1 --out " + scratch("int8-train"), &out),
+      0);
+  EXPECT_NE(out.find("train.precision"), std::string::npos) << out;
+  EXPECT_NE(out.find("int8"), std::string::npos) << out;
+}
+
 // The uninterrupted run and the resumed one of `model` (with `extra` options) agree exactly.
 void expectResumeEqualsTheUninterruptedRun(const std::string &model, const std::string &name,
                                            const std::string &extra) {

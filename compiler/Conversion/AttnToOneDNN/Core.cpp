@@ -82,20 +82,25 @@ struct DenseToKernel : OpRewritePattern<DenseOp> {
     for (int64_t d : inShape.drop_back())
       rows *= d;
     Value x = reshape(rewriter, loc, op.getInput(), {rows, inShape.back()});
-    if (!op.getBias()) {
-      int64_t n = op.getType().getShape().back();
+    int64_t n = op.getType().getShape().back();
+    Value bias = op.getBias();
+    if (!bias && op.getComputePrecision() != Precision::int8) {
       Value y = emitMatmul(rewriter, op, x, op.getWeight(), false, false, {rows, n});
       rewriter.replaceOp(op, reshape(rewriter, loc, y, op.getType().getShape()));
       return success();
     }
-    auto kernel = declareKernel(rewriter, op, precisionKernel("attn_rt_dense", op), {2, 2, 1, 2}, 0);
-    int64_t n = op.getType().getShape().back();
+    // int8 has only the dense kernel (a weight to quantise once): a zero bias, which its
+    // rescaling pass adds for free.
+    if (!bias)
+      bias = rewriter.create<arith::ConstantOp>(
+          loc, DenseElementsAttr::get(RankedTensorType::get({n}, rewriter.getF32Type()), 0.0f));
+    auto kernel =
+        declareKernel(rewriter, op, precisionKernel("attn_rt_dense", op), {2, 2, 1, 2}, 0);
     auto [buffer, view] = allocKernelResult(rewriter, loc, {rows, n});
     rewriter.create<func::CallOp>(loc, kernel,
                                   ValueRange{asKernelOperand(rewriter, loc, x),
                                              asKernelOperand(rewriter, loc, op.getWeight()),
-                                             asKernelOperand(rewriter, loc, op.getBias()),
-                                             view});
+                                             asKernelOperand(rewriter, loc, bias), view});
     rewriter.replaceOp(op, reshape(rewriter, loc, asTensor(rewriter, loc, buffer),
                                    op.getType().getShape()));
     return success();

@@ -103,7 +103,8 @@ SmallVector<Value> callKernel(PatternRewriter &rewriter, Operation *from, String
 }
 
 std::string precisionKernel(StringRef name, PrecisionOpInterface op) {
-  return op.getComputePrecision() == Precision::bf16 ? (name + "_bf16").str() : name.str();
+  Precision p = op.getComputePrecision();
+  return p == Precision::f32 ? name.str() : (name + "_" + stringifyPrecision(p)).str();
 }
 
 } // namespace mlir::attn::onednn

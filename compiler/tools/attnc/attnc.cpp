@@ -129,7 +129,7 @@ struct Raw {
   std::vector<std::string> layers, sets;
   std::string seed, count, steps, temperature, sampleSeed, topK, beam, nbest, prime;
   std::string lengthPenalty;
-  std::string precision; // "", f32 or bf16: train.precision or decode.precision, by verb
+  std::string precision; // "", f32, bf16 or int8: train.precision or decode.precision, by verb
   std::string
       noFuse; // "", or what --no-fuse names: all, or a list of attention | recurrence | hoist
   bool sample = false;
@@ -161,8 +161,8 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
                    "the number type of the program's products (docs/precision.md): sets "
                    "train.precision for train (and emit --train or --stage grad), "
                    "decode.precision for the other verbs")
-      ->check(CLI::IsMember({"f32", "bf16"}))
-      ->type_name("f32|bf16");
+      ->check(CLI::IsMember({"f32", "bf16", "int8"}))
+      ->type_name("f32|bf16|int8");
   verb->add_option("--cache-dir", c.cacheDir,
                    "the compile cache (default $XDG_CACHE_HOME/attnc, else ~/.cache/attnc)")
       ->type_name("DIR");
@@ -391,7 +391,8 @@ int main(int argc, char **argv) {
     if (!raw.precision.empty()) {
       bool training = train->parsed() || (emit->parsed() && (emitOptions.train ||
                                                               emitOptions.stage == "grad"));
-      if (training || bench->parsed()) // bench times the train step and decoding
+      // bench times the train step and decoding; int8 is for decoding only (train refuses it).
+      if (training || (bench->parsed() && raw.precision != "int8"))
         common.overrides.push_back({"train.precision", raw.precision});
       if (!training)
         common.overrides.push_back({"decode.precision", raw.precision});

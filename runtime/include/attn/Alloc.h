@@ -34,6 +34,13 @@ struct BufferUse {
 BufferUse bufferUse();
 void resetBufferPeak();
 
+// Data derived from a buffer's contents and kept across calls (the int8 copy of a weight that
+// runtime/cpu's attn_rt_dense_int8 keeps) must be dropped when the buffer is freed: a
+// recycled block's next contents are another tensor's. The listener runs in bufferFree(p) for
+// every block, before it can be handed out again. One listener per process (null: none).
+using FreeListener = void (*)(void *p);
+void setFreeListener(FreeListener listener);
+
 // A standard allocator on bufferAlloc, for the runtime kernels' own temporaries: recycled and
 // 64-byte aligned. Alignment matters beyond speed: oneDNN's small-GEMM paths and vectorised
 // row loops can round differently at another alignment, and where malloc puts a buffer

@@ -44,6 +44,18 @@ void _mlir_ciface_attn_rt_matmul_bf16(attn_memref3 *a, attn_memref3 *b, attn_mem
 void _mlir_ciface_attn_rt_dense_bf16(attn_memref2 *x, attn_memref2 *w, attn_memref1 *bias,
                                      attn_memref2 *y);
 
+/* The same products in int8 (attn-precision's int8 policy, inference; oneDNN's
+ * avx512_core_vnni matmul): the weight (w; matmul: b, one [K, N] for every batch, a not
+ * transposed) quantised per output column once and kept while its buffer lives, the rows of x
+ * (a) per row at each call, int32 sums scaled back to f32. Same arguments as the f32 forms.
+ * The kept copy is dropped when attn::bufferFree frees the weight's buffer (attn/Alloc.h):
+ * a weight must live in such a buffer (every Tensor's does) and not be written while it is
+ * kept. */
+void _mlir_ciface_attn_rt_dense_int8(attn_memref2 *x, attn_memref2 *w, attn_memref1 *bias,
+                                     attn_memref2 *y);
+void _mlir_ciface_attn_rt_matmul_int8(attn_memref3 *a, attn_memref3 *b, attn_memref3 *c,
+                                      int64_t trans_a, int64_t trans_b);
+
 /* The cells of the recurrent kernels (`kind`). */
 enum { ATTN_RNN_VANILLA = 0, ATTN_RNN_GRU = 1, ATTN_RNN_LSTM = 2 };
 

@@ -28,6 +28,19 @@ func.func @dense(%x: tensor<2x3x8xf32>, %w: tensor<8x4xf32>, %b: tensor<4xf32>) 
   return %y : tensor<2x3x4xf32>
 }
 
+// int8 calls the _int8 kernels; a dense without a bias too (with a zero bias: int8 has only
+// the dense kernel's form for a layer).
+// CHECK-LABEL: func @dense_int8
+// CHECK: call @attn_rt_dense_int8
+// CHECK: call @attn_rt_dense_int8
+// CHECK: call @attn_rt_matmul_int8
+func.func @dense_int8(%x: tensor<6x8xf32>, %w: tensor<8x4xf32>, %b: tensor<4xf32>, %e: tensor<5x4xf32>) -> (tensor<6x4xf32>, tensor<6x4xf32>, tensor<6x5xf32>) {
+  %y = attn.dense %x, %w, %b {precision = #attn.precision<int8>} : tensor<6x8xf32>, tensor<8x4xf32>, tensor<4xf32>
+  %z = attn.dense %x, %w {precision = #attn.precision<int8>} : tensor<6x8xf32>, tensor<8x4xf32>
+  %l = attn.matmul %z, %e {precision = #attn.precision<int8>, transpose_rhs = true} : tensor<6x4xf32>, tensor<5x4xf32>
+  return %y, %z, %l : tensor<6x4xf32>, tensor<6x4xf32>, tensor<6x5xf32>
+}
+
 // Without a bias, dense is a matmul.
 // CHECK-LABEL: func @dense_no_bias
 // CHECK: call @attn_rt_matmul

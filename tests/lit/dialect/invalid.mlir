@@ -594,3 +594,12 @@ func.func @glu_odd(%x: tensor<4x7xf32>) {
   %y = attn.glu %x : tensor<4x7xf32>
   return
 }
+
+// -----
+
+// int8 is for a product with one weight: a batched right-hand side has no int8 kernel.
+func.func @matmul_int8_batched(%a: tensor<2x3x8xf32>, %b: tensor<2x8x4xf32>) {
+  // expected-error @+1 {{'attn.matmul' op has no kernel computing in int8}}
+  %c = attn.matmul %a, %b {precision = #attn.precision<int8>} : tensor<2x3x8xf32>, tensor<2x8x4xf32>
+  return
+}

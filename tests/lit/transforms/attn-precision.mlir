@@ -3,6 +3,8 @@
 // RUN: attn-opt %s -split-input-file -attn-precision="policy=bf16 remarks=true" 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: not attn-opt %s -split-input-file -attn-precision=policy=int4 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: attn-opt %s -attn-precision=policy=bf16 -attn-autodiff | FileCheck %s --check-prefix=GRAD
+// RUN: attn-opt %s -split-input-file -attn-precision="policy=int8 remarks=true" 2>&1 | FileCheck %s --check-prefix=INT8
+// RUN: not attn-opt %s -attn-precision=policy=int8 -attn-autodiff 2>&1 | FileCheck %s --check-prefix=INT8GRAD
 
 // Every product takes the policy; operands and results stay f32, so nothing else changes.
 // CHECK-LABEL: func.func @loss(
@@ -13,7 +15,13 @@
 // F32-LABEL: func.func @loss(
 // F32-NOT: precision
 // F32: attn.mse
-// BAD: error: attn-precision: unknown policy 'int4' (f32 | bf16)
+// BAD: error: attn-precision: unknown policy 'int4' (f32 | bf16 | int8)
+// int8 takes the products with a parameter's weight: here both.
+// INT8-LABEL: func.func @loss(
+// INT8: attn.matmul %{{.*}}, %{{.*}} {precision = #attn.precision<int8>} : tensor<4x8xf32>, tensor<8x8xf32>
+// INT8: attn.dense %{{.*}}, %{{.*}}, %{{.*}} {precision = #attn.precision<int8>}
+// int8 is for inference: a program with an int8 product is not differentiated.
+// INT8GRAD: error: 'attn.dense' op computes in int8, which is for inference: a program that is differentiated computes in f32 or bf16
 // The backward of a bf16 product is bf16 products (attn-autodiff through the gradient rules).
 // GRAD-LABEL: func.func @loss_grad(
 // GRAD: attn.matmul %{{.*}}, %{{.*}} {precision = #attn.precision<bf16>, transpose_rhs = true}
@@ -131,4 +139,39 @@ func.func @alibi(%q: tensor<1x2x128x16xf32>, %m: tensor<1x128xf32>, %slope: tens
     attn.yield %in : tensor<f32>
   }
   return %o : tensor<1x2x128x16xf32>
+}
+
+// -----
+
+// int8 goes to the products whose weight is a parameter, which the kernels quantise once: an
+// attn.param, an entry's parameter argument (attn-params-to-args), one used inside a scan,
+// and the tied output layer's table (a matmul with one [N, K] weight, transposed). A weight
+// that is computed, and products of two activations, stay f32.
+// INT8: remark: 'attn.matmul' stays f32: its weight is computed, not a parameter (int8 quantises a parameter once)
+// INT8: remark: 'attn.matmul' stays f32: it has no int8 kernel
+// INT8-LABEL: func.func @int8(
+// INT8: attn.dense %{{.*}}, %{{.*}}, %{{.*}} {precision = #attn.precision<int8>}
+// INT8: attn.dense %{{.*}}, %{{.*}} {precision = #attn.precision<int8>}
+// INT8: attn.matmul %{{.*}}, %{{.*}} : tensor<2x3x8xf32>, tensor<8x8xf32>
+// INT8: attn.matmul %{{.*}}, %{{.*}} {transpose_rhs = true} : tensor<2x3x8xf32>, tensor<2x3x8xf32>
+// INT8: attn.matmul %{{.*}}, %{{.*}} {precision = #attn.precision<int8>, transpose_rhs = true} : tensor<2x3x8xf32>, tensor<5x8xf32>
+// INT8: attn.scan
+// INT8: attn.dense %{{.*}}, %{{.*}} {precision = #attn.precision<int8>}
+func.func @int8(%w: tensor<8x8xf32> {attn.param = "w"}, %b: tensor<8xf32> {attn.param = "b"},
+                %x: tensor<2x3x8xf32>, %k: tensor<8x8xf32>) -> (tensor<2x3x3xf32>, tensor<2x3x5xf32>, tensor<2x8xf32>) {
+  %emb = attn.param "emb" : tensor<5x8xf32>
+  %h = attn.dense %x, %w, %b : tensor<2x3x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  %g = attn.dense %h, %w : tensor<2x3x8xf32>, tensor<8x8xf32>
+  %a = attn.matmul %g, %k : tensor<2x3x8xf32>, tensor<8x8xf32>
+  %s = attn.matmul %a, %a {transpose_rhs = true} : tensor<2x3x8xf32>, tensor<2x3x8xf32>
+  %l = attn.matmul %g, %emb {transpose_rhs = true} : tensor<2x3x8xf32>, tensor<5x8xf32>
+  %h0 = attn.constant dense<0.0> : tensor<2x8xf32>
+  %last, %all = attn.scan inits(%h0) over(%x) {axis = 1 : i64}
+      : (tensor<2x8xf32>, tensor<2x3x8xf32>) -> (tensor<2x8xf32>, tensor<2x3x8xf32>) {
+  ^bb0(%prev: tensor<2x8xf32>, %x_t: tensor<2x8xf32>):
+    %p = attn.dense %prev, %w : tensor<2x8xf32>, tensor<8x8xf32>
+    %n = attn.add %p, %x_t : tensor<2x8xf32>, tensor<2x8xf32>
+    attn.yield %n, %n : tensor<2x8xf32>, tensor<2x8xf32>
+  }
+  return %s, %l, %last : tensor<2x3x3xf32>, tensor<2x3x5xf32>, tensor<2x8xf32>
 }

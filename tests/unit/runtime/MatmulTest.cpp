@@ -1,6 +1,8 @@
 // The oneDNN kernels against naive loops, over the memref views compiled code may pass.
-#include "attn/Random.h"
 #include "attn/cpu/Matmul.h"
+#include "attn/Alloc.h"
+#include "attn/Cpu.h"
+#include "attn/Random.h"
 #include "attn/kernels.h"
 
 #include <gtest/gtest.h>
@@ -9,14 +11,17 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace {
 
-// A rank-3 strided view into a buffer owned by the test.
+// A rank-3 strided view into a buffer owned by the test (the runtime's buffers, as compiled
+// programs' are: the int8 kernels keep a weight's copy until its buffer is freed).
 struct View3 {
-  std::vector<float> buf;
+  std::vector<float, attn::BufferAllocator<float>> buf;
   attn_memref3 ref;
   // Element (i, j, k) of the view.
   float &at(int64_t i, int64_t j, int64_t k) {
@@ -224,5 +229,155 @@ void denseAgainstLoops(bool bf16) {
 
 TEST(Dense, MatchesLoops) { denseAgainstLoops(false); }
 TEST(DenseBf16, MatchesLoopsOverRoundedFactors) { denseAgainstLoops(true); }
+
+//===- int8 ----------------------------------------------------------------------------===//
+
+bool hasVnni() { return attn::cpuHas("avx512vnni").value_or(false); }
+
+// v quantised as the int8 kernels do: to nearest, ties away from zero, on the scale amax / 127.
+int quantise(float v, float scale) {
+  float q = v * (1.0f / scale);
+  return static_cast<int>(q + (q < 0 ? -0.5f : 0.5f));
+}
+float scaleOf(float amax) { return amax > 0 ? amax / 127.0f : 1.0f; }
+
+// The int8 product's reference: x [M, K] quantised per row, w [K, N] per column, the integer
+// sums exact, scaled back in double, plus bias[n]. `f32` gets the unquantised product.
+void int8Reference(int64_t M, int64_t K, int64_t N, const std::function<float(int64_t, int64_t)> &x,
+                   const std::function<float(int64_t, int64_t)> &w,
+                   const std::function<float(int64_t)> &bias, std::vector<double> &want,
+                   std::vector<double> &f32) {
+  std::vector<float> sx(M), sw(N);
+  for (int64_t m = 0; m < M; ++m) {
+    float amax = 0;
+    for (int64_t k = 0; k < K; ++k)
+      amax = std::max(amax, std::fabs(x(m, k)));
+    sx[m] = scaleOf(amax);
+  }
+  for (int64_t n = 0; n < N; ++n) {
+    float amax = 0;
+    for (int64_t k = 0; k < K; ++k)
+      amax = std::max(amax, std::fabs(w(k, n)));
+    sw[n] = scaleOf(amax);
+  }
+  want.assign(M * N, 0);
+  f32.assign(M * N, 0);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      int64_t sum = 0;
+      double exact = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        sum += quantise(x(m, k), sx[m]) * quantise(w(k, n), sw[n]);
+        exact += double(x(m, k)) * w(k, n);
+      }
+      want[m * N + n] = double(sx[m]) * sw[n] * double(sum) + bias(n);
+      f32[m * N + n] = exact + bias(n);
+    }
+}
+
+// The kernel's result equals the reference over the quantised factors to f32 rounding, and is
+// not the f32 product (quantisation moved it).
+void expectInt8(const std::vector<double> &want, const std::vector<double> &f32,
+                const std::function<float(int64_t)> &got) {
+  double differs = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got(i), want[i], 1e-5 * (1 + std::fabs(want[i]))) << "at " << i;
+    differs = std::max(differs, std::fabs(got(i) - f32[i]));
+  }
+  EXPECT_GT(differs, 1e-4);
+}
+
+TEST(DenseInt8, MatchesLoopsOverQuantisedFactors) {
+  if (!hasVnni())
+    GTEST_SKIP() << "no AVX512_VNNI";
+  attn::Rng rng(3);
+  for (int64_t M : {1, 7}) {
+    const int64_t K = 13, N = 5;
+    View3 x = makeView(1, M, K, rng, /*rowPad=*/2, /*offset=*/3);
+    View3 w = makeView(1, K, N, rng);
+    View3 y = makeView(1, M, N, rng, /*rowPad=*/1);
+    std::vector<float, attn::BufferAllocator<float>> bias(2 * N);
+    for (float &v : bias)
+      v = static_cast<float>(rng.nextDouble());
+    auto to2 = [](const attn_memref3 &m) {
+      return attn_memref2{
+          m.allocated, m.aligned, m.offset, {m.sizes[1], m.sizes[2]}, {m.strides[1], m.strides[2]}};
+    };
+    attn_memref2 x2 = to2(x.ref), w2 = to2(w.ref), y2 = to2(y.ref);
+    attn_memref1 b1{bias.data(), bias.data(), 1, {N}, {2}}; // every other element: strided
+    _mlir_ciface_attn_rt_dense_int8(&x2, &w2, &b1, &y2);
+    std::vector<double> want, f32;
+    int8Reference(
+        M, K, N, [&](int64_t m, int64_t k) { return x.at(0, m, k); },
+        [&](int64_t k, int64_t n) { return w.at(0, k, n); },
+        [&](int64_t n) { return bias[1 + 2 * n]; }, want, f32);
+    expectInt8(want, f32, [&](int64_t i) { return y.at(0, i / N, i % N); });
+  }
+}
+
+// The tied output layer's form: a batch of [M, K] rows against one [N, K] weight, transposed;
+// with M = 1 (a decoding step), contiguous batches (one product), and padded rows (one each).
+TEST(MatmulInt8, MatchesLoopsOverQuantisedFactors) {
+  if (!hasVnni())
+    GTEST_SKIP() << "no AVX512_VNNI";
+  attn::Rng rng(5);
+  struct Shape {
+    int64_t B, M, rowPad;
+  };
+  for (Shape sh : {Shape{6, 1, 0}, Shape{3, 4, 0}, Shape{3, 4, 2}}) {
+    const int64_t K = 19, N = 11;
+    View3 a = makeView(sh.B, sh.M, K, rng, sh.rowPad);
+    View3 b = makeView(1, N, K, rng);
+    View3 c = makeView(sh.B, sh.M, N, rng, sh.rowPad);
+    _mlir_ciface_attn_rt_matmul_int8(&a.ref, &b.ref, &c.ref, 0, 1);
+    for (int64_t i = 0; i < sh.B; ++i) {
+      std::vector<double> want, f32;
+      int8Reference(
+          sh.M, K, N, [&](int64_t m, int64_t k) { return a.at(i, m, k); },
+          [&](int64_t k, int64_t n) { return b.at(0, n, k); }, [](int64_t) { return 0.0f; }, want,
+          f32);
+      SCOPED_TRACE("batch " + std::to_string(i) + " of B" + std::to_string(sh.B) + " M" +
+                   std::to_string(sh.M) + " pad " + std::to_string(sh.rowPad));
+      expectInt8(want, f32, [&](int64_t j) { return c.at(i, j / N, j % N); });
+    }
+  }
+}
+
+// The kernel keeps a weight's int8 copy, by address, until the buffer is freed: a new weight
+// in the same (recycled) block is quantised again, not read from the old copy.
+TEST(DenseInt8, QuantisesAgainAWeightInARecycledBuffer) {
+  if (!hasVnni())
+    GTEST_SKIP() << "no AVX512_VNNI";
+  const int64_t M = 3, K = 128, N = 128; // 64 KiB: a recycled size class, not malloc's
+  attn::Rng rng(9);
+  std::vector<float, attn::BufferAllocator<float>> x(M * K), y(M * N), bias(N, 0.0f);
+  for (float &v : x)
+    v = static_cast<float>(2 * rng.nextDouble() - 1);
+  // Runs the kernel with w filled from `value` and checks y against the int8 reference.
+  auto check = [&](float *w, float value) {
+    for (int64_t i = 0; i < K * N; ++i)
+      w[i] = value * static_cast<float>(1 + (i % 7));
+    attn_memref2 x2{x.data(), x.data(), 0, {M, K}, {K, 1}}, w2{w, w, 0, {K, N}, {N, 1}},
+        y2{y.data(), y.data(), 0, {M, N}, {N, 1}};
+    attn_memref1 b1{bias.data(), bias.data(), 0, {N}, {1}};
+    _mlir_ciface_attn_rt_dense_int8(&x2, &w2, &b1, &y2);
+    std::vector<double> want, f32;
+    int8Reference(
+        M, K, N, [&](int64_t m, int64_t k) { return x[m * K + k]; },
+        [&](int64_t k, int64_t n) { return w[k * N + n]; }, [](int64_t) { return 0.0f; }, want,
+        f32);
+    expectInt8(want, f32, [&](int64_t i) { return y[i]; });
+  };
+  float *w = static_cast<float *>(attn::bufferAlloc(K * N * sizeof(float)));
+  check(w, 1.0f);
+  attn::bufferFree(w);
+  float *again = static_cast<float *>(attn::bufferAlloc(K * N * sizeof(float)));
+  ASSERT_EQ(again, w) << "the allocator did not recycle the block: the test tests nothing";
+  {
+    SCOPED_TRACE("the recycled buffer");
+    check(again, -3.0f);
+  }
+  attn::bufferFree(again);
+}
 
 } // namespace
