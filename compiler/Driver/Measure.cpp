@@ -3,6 +3,7 @@
 #include "compiler/Transforms/Passes.h"
 #include "dialect/FlopCount.h"
 
+#include "attn/Alloc.h"
 #include "attn/kernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -48,6 +49,25 @@ double gemmGflops(int64_t n, int reps, bool bf16) {
   for (int r = 0; r < reps; ++r) {
     double t0 = seconds();
     matmul(&ma, &mb, &mc, 0, 0);
+    best = std::min(best, seconds() - t0);
+  }
+  return 2.0 * n * n * n / best / 1e9;
+}
+
+double gemmInt8Gops(int64_t n, int reps) {
+  std::vector<float, BufferAllocator<float>> x(n * n), w(n * n), bias(n, 0.0f), y(n * n);
+  for (int64_t i = 0; i < n * n; ++i)
+    x[i] = (float)((i * 7) % 13) / 13.0f, w[i] = (float)((i * 5) % 11) / 11.0f;
+  auto view = [n](std::vector<float, BufferAllocator<float>> &v) {
+    return attn_memref2{v.data(), v.data(), 0, {n, n}, {n, 1}};
+  };
+  attn_memref2 mx = view(x), mw = view(w), my = view(y);
+  attn_memref1 mb{bias.data(), bias.data(), 0, {n}, {1}};
+  _mlir_ciface_attn_rt_dense_int8(&mx, &mw, &mb, &my); // quantises and keeps w
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    double t0 = seconds();
+    _mlir_ciface_attn_rt_dense_int8(&mx, &mw, &mb, &my);
     best = std::min(best, seconds() - t0);
   }
   return 2.0 * n * n * n / best / 1e9;

@@ -24,6 +24,11 @@ std::map<std::string, double> entryFlops(mlir::ModuleOp module);
 /// conversions against 2 n^3 flops), the peak a bf16 program is measured against.
 double gemmGflops(int64_t n = 1024, int reps = 7, bool bf16 = false);
 
+/// The same for attnc's int8 dense kernel (attn_rt_dense_int8: the weight quantised once and
+/// kept, the rows of x quantised at each call, int32 sums rescaled), in GOP/s: the peak an
+/// int8 program's products are measured against.
+double gemmInt8Gops(int64_t n = 1024, int reps = 7);
+
 /// Seconds on a steady clock.
 double seconds();
 

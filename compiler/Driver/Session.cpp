@@ -519,6 +519,22 @@ std::unique_ptr<Session> Session::bucketSession(const BucketShape &shape) {
   return bucket;
 }
 
+std::unique_ptr<Model> Session::loadInferenceModel(yaml::DecodePrecision precision) {
+  SessionOptions o = options_;
+  o.precision = yaml::nameOf(precision);
+  auto inference = std::make_unique<Session>(o);
+  if (!inference->loadSpecText(yaml::specToYaml(*spec_), spec_->file + " (" + o.precision + ")"))
+    return nullptr;
+  inference->name_ = name_ + "-" + o.precision; // its own symbols
+  inference->setImportOptions(importOptions_ ? *importOptions_ : importOptions(compiledData()));
+  if (!inference->precisionRuns(/*training=*/false, "native"))
+    return nullptr;
+  std::unique_ptr<Model> m = inference->loadModel();
+  if (m)
+    m->params.clear();
+  return m;
+}
+
 std::unique_ptr<Model> Session::loadTrainingBucket(const BucketShape &shape,
                                                    dist::Communicator *ranks, double compileWait) {
   std::unique_ptr<Session> bucket = bucketSession(shape);

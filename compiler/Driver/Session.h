@@ -176,6 +176,11 @@ public:
   std::unique_ptr<Model> loadTrainingBucket(const BucketShape &shape,
                                             dist::Communicator *ranks = nullptr,
                                             double compileWait = 1800);
+  /// This model's inference programs (no training pipeline) compiled with their products
+  /// in `precision` (decode.precision's policies), JIT-loaded, as a Model without parameters
+  /// (attn::paramsFor gives it a trained program's): `attnc bench` times decoding in two
+  /// precisions side by side with it. Null (reported) on failure.
+  std::unique_ptr<Model> loadInferenceModel(yaml::DecodePrecision precision);
   /// Whether each parameter of `bucket` (compiled) is one of this program's (compiled), by
   /// name and shape; reported, as a fault of the spec's key `key`, when not.
   bool sharesParameters(const Session &bucket, const std::string &key = "decode.buckets") const;

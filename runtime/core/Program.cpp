@@ -20,6 +20,23 @@ std::vector<int64_t> infoShape(const attn_tensor_info &info) {
 
 Tensor makeTensor(const attn_tensor_info &info) { return Tensor(info.dtype, infoShape(info)); }
 
+std::vector<Tensor> paramsFor(const Program &to, const Program &from,
+                              const std::vector<Tensor> &fromParams) {
+  const attn_program_info &mine = to.info(), &its = from.info();
+  std::vector<Tensor> params;
+  for (int i = 0; i < mine.num_params; ++i) {
+    int j = 0;
+    while (j < its.num_params && std::strcmp(its.params[j].name, mine.params[i].name) != 0)
+      ++j;
+    if (j == its.num_params || infoShape(its.params[j]) != infoShape(mine.params[i]))
+      throw std::runtime_error(
+          "attn: the program '" + to.name() + "' has the parameter '" + mine.params[i].name + "' " +
+          shapeToString(infoShape(mine.params[i])) + ", which '" + from.name() + "' has not");
+    params.push_back(fromParams.at(j));
+  }
+  return params;
+}
+
 namespace {
 
 std::string describe(attn_dtype dtype, const std::vector<int64_t> &shape) {

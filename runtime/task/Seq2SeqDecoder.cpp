@@ -39,16 +39,7 @@ Encoded Seq2SeqDecoder::encode(const std::string &line) const {
 
 void Seq2SeqDecoder::addBucket(const Program &program) {
   auto bucket = std::make_unique<Bucket>();
-  const attn_program_info &mine = this->program.info(), &its = program.info();
-  for (int i = 0; i < its.num_params; ++i) {
-    int j = 0;
-    while (j < mine.num_params && std::strcmp(mine.params[j].name, its.params[i].name) != 0)
-      ++j;
-    if (j == mine.num_params)
-      throw std::runtime_error(std::string("attn: a length bucket has the parameter '") +
-                               its.params[i].name + "', which the model has not");
-    bucket->params.push_back(params[j]);
-  }
+  bucket->params = paramsFor(program, this->program, params);
   bucket->decoder = std::make_unique<Seq2SeqDecoder>(program, bucket->params, data, config_);
   const Seq2SeqDecoder &d = *bucket->decoder;
   if (d.sourceLength > sourceLength || d.rows > rows ||

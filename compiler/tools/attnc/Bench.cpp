@@ -5,6 +5,7 @@
 #include "compiler/Driver/Measure.h"
 #include "compiler/Driver/TaskConfig.h"
 
+#include "attn/Program.h"
 #include "attn/task/Data.h"
 #include "attn/task/Seq2SeqDecoder.h"
 #include "attn/task/StepInputs.h"
@@ -46,6 +47,60 @@ std::string rate(double flops, double secs, double peak) {
   std::snprintf(buf, sizeof buf, "%.4f GFLOP, %.1f GFLOP/s = %.1f%% of peak", flops / 1e9,
                 flops / secs / 1e9, 100.0 * flops / secs / 1e9 / peak);
   return buf;
+}
+
+// decode.precision (bf16 or int8) against f32, on the same weights (`trained`'s) and the same
+// sentences: the inference programs compiled both ways, greedy decoding timed in turns.
+int benchDecodingPrecision(attn::driver::Session &session, const attn::driver::Model &trained,
+                           const attn::task::PairData &data,
+                           const std::vector<attn::task::Encoded> &sources, double flops,
+                           int64_t decodes) {
+  using attn::yaml::DecodePrecision;
+  const attn::yaml::Spec &s = session.spec();
+  DecodePrecision low = s.decode.precision;
+  std::string lowName = attn::yaml::nameOf(low);
+  double peak = low == DecodePrecision::Int8 ? attn::driver::gemmInt8Gops()
+                                             : attn::driver::gemmGflops(1024, 7, /*bf16=*/true);
+  std::printf("calibration: %s GEMM 1024^3: oneDNN (attnc's %s) %.1f G%s/s = the peak "
+              "(decode.precision %s)\n",
+              lowName.c_str(), low == DecodePrecision::Int8 ? "dense_int8" : "matmul_bf16", peak,
+              low == DecodePrecision::Int8 ? "OP" : "FLOP", lowName.c_str());
+  struct Side {
+    std::unique_ptr<attn::driver::Model> model;
+    std::vector<attn::Tensor> params;
+    std::unique_ptr<attn::task::Seq2SeqDecoder> decoder;
+    std::vector<double> times;
+    std::vector<std::vector<attn::decode::Hypothesis>> outputs;
+  };
+  Side sides[2];
+  DecodePrecision precisions[2] = {DecodePrecision::F32, low};
+  for (int i = 0; i < 2; ++i) {
+    sides[i].model = session.loadInferenceModel(precisions[i]);
+    if (!sides[i].model)
+      return 1;
+    const attn::Program &program = *sides[i].model->program;
+    sides[i].params = attn::paramsFor(program, *trained.program, trained.params);
+    sides[i].decoder = std::make_unique<attn::task::Seq2SeqDecoder>(program, sides[i].params, data,
+                                                                    attn::driver::decodeConfig(s));
+  }
+  for (int64_t k = 0; k < 1 + decodes; ++k) // in turns, the first untimed
+    for (Side &side : sides) {
+      double start = attn::driver::seconds();
+      side.outputs = side.decoder->decode(sources);
+      if (k > 0)
+        side.times.push_back(attn::driver::seconds() - start);
+    }
+  size_t same = 0;
+  for (size_t j = 0; j < sources.size(); ++j)
+    same += sides[0].outputs[j][0].tokens == sides[1].outputs[j][0].tokens;
+  double f32 = median(sides[0].times), lowTime = median(sides[1].times);
+  std::printf("greedy decoding by the inference programs, f32: %s\n",
+              times(sides[0].times).c_str());
+  std::printf("greedy decoding by the inference programs, %s: %s = %.2fx f32; the same "
+              "tokens on %zu of %zu sentences\n",
+              lowName.c_str(), times(sides[1].times).c_str(), f32 / lowTime, same, sources.size());
+  std::printf("  FLOPs per batch (%s): %s\n", lowName.c_str(), rate(flops, lowTime, peak).c_str());
+  return 0;
 }
 
 } // namespace
@@ -136,6 +191,8 @@ int bench(attn::driver::Session &session, const Common &, const BenchOptions &o)
     std::printf("greedy decoding of %zu sentences (%lld rows, %zu steps): %s\n", sources.size(),
                 (long long)decoder.batchRows(), longest + 1, times(decodeTimes).c_str());
     std::printf("  FLOPs per batch: %s\n", rate(decodeFlops, median(decodeTimes), peak).c_str());
+    if (s.decode.precision != attn::yaml::DecodePrecision::F32)
+      return benchDecodingPrecision(session, *model, *data, sources, decodeFlops, o.decodes);
   }
   return 0;
 }

@@ -70,6 +70,7 @@ struct BenchOptions {
   int64_t steps = 20;  // timed train steps
   int64_t warmup = 3;  // untimed steps first
   int64_t decodes = 3; // timed decoding batches (seq2seq)
+  std::string ckpt;    // start from this checkpoint's weights
 };
 
 /// Prints `attnc: error: msg` and a pointer to --help; returns the exit code 2.

@@ -110,12 +110,16 @@ libstdc++, libgomp and oneDNN only (docs/deploy.md).
 With --lib, OUT is a library with the C API of attn/capi.h (LIB.a: the model and the whole
 runtime in one archive; LIB.so: a shared library), and --header (default LIB.h) its header.)";
 
-constexpr const char *kBenchHelp = R"(Compiles the spec's train step and times it on batches drawn from the spec's data (after
+constexpr const char *kBenchHelp =
+    R"(Compiles the spec's train step and times it on batches drawn from the spec's data (after
 --warmup untimed steps, the median of --steps timed ones), and for a seq2seq model its
 greedy decoding of one compiled batch; prints the FLOPs per step counted from the compiled
 program (its matrix products) and the fraction of the machine's f32 GEMM peak that is, the
-peak measured in the same run (oneDNN, 1024^3, at OMP_NUM_THREADS threads). Nothing is
-written. tests/bench compares the same figures with PyTorch.)";
+peak measured in the same run (oneDNN, 1024^3, at OMP_NUM_THREADS threads). With
+--precision bf16 or int8 (decode.precision), a seq2seq model's inference programs are also
+compiled in f32 and in that precision and their greedy decodings timed in turns on the same
+weights, with the bf16 or int8 GEMM peak of the same run. Nothing is written. tests/bench
+compares the same figures with PyTorch.)";
 
 constexpr const char *kDescription =
     "attnc: compile and run sequence models written in YAML\n\n"
@@ -377,6 +381,11 @@ int main(int argc, char **argv) {
   bench->add_option("--steps", benchOptions.steps, "timed train steps")->check(CLI::Range(1, 100000));
   bench->add_option("--warmup", benchOptions.warmup, "untimed steps first")
       ->check(CLI::Range(0, 100000));
+  bench
+      ->add_option("--ckpt", benchOptions.ckpt,
+                   "start from this checkpoint's weights (DIR: its best, else last): decoding "
+                   "then times a trained model's outputs")
+      ->type_name("DIR|FILE");
 
   try {
     // An unknown verb is named as one (CLI11 would only say a subcommand is required).
@@ -471,7 +480,7 @@ int main(int argc, char **argv) {
         return attnc::eval(session, common, evalCkpt, evalOptions);
       if (chosen == translate)
         return attnc::translate(session, common, translateOptions);
-      if (int rc = attnc::load(session, common))
+      if (int rc = attnc::load(session, common, chosen == bench ? benchOptions.ckpt : ""))
         return rc;
       if (chosen == train)
         return attnc::train(session, common, trainOptions);

@@ -15,6 +15,13 @@ std::vector<int64_t> infoShape(const attn_tensor_info &info);
 // A zero-filled tensor with the dtype and shape of a manifest entry.
 Tensor makeTensor(const attn_tensor_info &info);
 
+class Program;
+// The parameters `to` takes, in its manifest's order, copied by name from `from`'s (a bucket
+// or another precision of the same model). Throws std::runtime_error naming a parameter
+// `from` has not, or has in another shape.
+std::vector<Tensor> paramsFor(const Program &to, const Program &from,
+                              const std::vector<Tensor> &fromParams);
+
 class Program {
 public:
   // Wraps a manifest; it must outlive the Program (it normally is static data of the compiled
