@@ -34,7 +34,7 @@ def parse_args(doc, batches, warmup, reps, iters, **flags):
     p.add_argument("--reps", type=int, default=reps)
     p.add_argument("--iters", type=int, default=iters)
     p.add_argument("--serve", action="store_true")
-    p.add_argument("--precision", choices=("f32", "bf16"), default="f32")
+    p.add_argument("--precision", choices=("f32", "bf16", "int8"), default="f32")
     for name, default in flags.items():
         flag = "--" + name.replace("_", "-")
         if isinstance(default, tuple):

@@ -6,7 +6,9 @@
 //   greedy  greedy decoding of a batch of sources, 32 tokens: attnc's @encode and 32 cached
 //           @decode_step calls against nn.Transformer's usual loop, the encoder once and the
 //           decoder over the whole prefix for every new token (torch.no_grad, eval mode), and
-//           against the key/value-cached loop a PyTorch user writes with the same layers.
+//           against the key/value-cached loop a PyTorch user writes with the same layers;
+//           and in int8 (decode.precision: int8) against that cached loop with every decoder
+//           projection through PyTorch's dynamic int8 linear (fbgemm, or oneDNN's).
 // Not a test; not run by ctest.
 //
 //   ninja -C build attn-bench-transformer
@@ -40,6 +42,8 @@
 #include "attn/Program.h"
 #include "attn/Tensor.h"
 #include "attn/decode/Seq2Seq.h"
+
+#include "compiler/Driver/Measure.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -189,6 +193,11 @@ int main(int argc, char **argv) {
     decodeArgs.insert(decodeArgs.end(), {"--mode", mode});
     side->launch(python, script, decodeArgs);
   }
+  // And the cached loop through PyTorch's dynamic int8 linear (timed with attnc's int8 below).
+  PyTorchBaseline torchInt8;
+  std::vector<std::string> int8Args = torchArgs;
+  int8Args.insert(int8Args.end(), {"--mode", "greedy-cached", "--precision", "int8"});
+  torchInt8.launch(python, script, int8Args);
   bench::Calibration calibration = bench::calibrate(torchDecode);
   calibration.print(threads);
   std::vector<double> dAttn;
@@ -239,6 +248,48 @@ int main(int argc, char **argv) {
   if (mdCached > 0)
     std::printf("; PyTorch cached %s", calibration.rate(decodeFlops, mdCached).c_str());
   std::printf("\n");
+
+  // int8 decoding (decode.precision: int8, docs/precision.md): attnc's inference programs
+  // compiled in int8 on the same initial weights, timed in turns with PyTorch's cached loop
+  // through its dynamic int8 linear, against the f32 decoding above and the int8 GEMM of this
+  // run. The tokens are compared with the f32 decoding's, not required equal.
+  double mdInt8 = 0, mdTorchInt8 = 0;
+  if (auto int8 = side.session->loadInferenceModel(::attn::yaml::DecodePrecision::Int8)) {
+    std::vector<::attn::Tensor> int8Params =
+        ::attn::paramsFor(*int8->program, *side.program, initial);
+    std::vector<int32_t> int8Tokens;
+    auto decodeInt8 = [&] {
+      int8Tokens = greedyTokens(*int8->program, int8Params, batches[0][0], batches[0][1],
+                                z.decodeTokens);
+    };
+    double int8Peak = ::attn::driver::gemmInt8Gops();
+    std::vector<double> dInt8, dTorch8;
+    bench::timeInterleaved(timing, decodeInt8, torchInt8, dInt8, dTorch8);
+    size_t same = 0;
+    for (size_t i = 0; i < tokens.size(); ++i)
+      same += int8Tokens[i] == tokens[i];
+    mdInt8 = median(dInt8);
+    std::printf("\nint8 greedy decoding (decode.precision int8); calibration: int8 GEMM 1024^3: "
+                "oneDNN (attnc's dense_int8) %.1f GOP/s\n",
+                int8Peak);
+    std::printf("  attnc int8     : %9.1f ms  %s = %.2fx attnc's f32 decoding; %zu of %zu tokens "
+                "as f32's\n",
+                mdInt8 * 1e3, bench::spread(dInt8, 1e3, 1).c_str(), mdAttn / mdInt8, same,
+                tokens.size());
+    if (torchInt8.ready) {
+      if (int code = torchInt8.quit())
+        std::fprintf(stderr, "note: the PyTorch int8 side exited with %d\n", code);
+      mdTorchInt8 = median(dTorch8);
+      std::printf("  PyTorch int8   : %9.1f ms  %s  (the cached loop, every decoder projection "
+                  "through quantized::linear_dynamic), at its best\n",
+                  mdTorchInt8 * 1e3, bench::spread(dTorch8, 1e3, 1).c_str());
+      torchInt8.printAllocators("    ", 1e3, "ms");
+    } else {
+      std::printf("note: no PyTorch int8 decoder: %s\n", torchInt8.note.c_str());
+    }
+  } else {
+    std::printf("note: no int8 decoding (see the error above)\n");
+  }
 
   // The training step.
   PyTorchBaseline torchTrain;
@@ -318,6 +369,8 @@ int main(int argc, char **argv) {
   row("train step", mAttn, mTorch, "1.5");
   row("greedy 32 tok", mdAttn, mdTorch, "5");
   row("greedy, cached", mdAttn, mdCached, "-");
+  if (mdInt8 > 0)
+    row("greedy int8", mdInt8, mdTorchInt8, "-");
 
   std::printf("  attention fusion speeds attnc's train step up %.2fx (unfused %.1f ms)\n",
               mUnfused / mFused, mUnfused * 1e3);

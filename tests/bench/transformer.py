@@ -12,6 +12,11 @@ torch.nn.Transformer(batch_first=True):
 --mode train: one training step (forward, backward, torch.optim.Adam).
 --mode train --precision bf16: the same step under torch.autocast('cpu', dtype=torch.bfloat16),
     PyTorch's mixed precision (the products in bf16, the loss, the weights and Adam in f32).
+--mode greedy-cached --precision int8: the cached loop with every decoder projection (attention's
+    q/k/v and output, feed-forward, output layer) through PyTorch's dynamic int8 linear, what
+    torch.ao.quantization.quantize_dynamic gives nn.Linear (fbgemm, or oneDNN where PyTorch
+    has no fbgemm: the weight quantised per output channel once and prepacked, the rows
+    quantised per call); the encoder stays f32.
 --mode greedy: greedy decoding of --decode-tokens tokens for the first batch's sources, in
     eval mode under torch.no_grad(): the encoder once, then for every new token the decoder
     over the whole prefix (nn.Transformer has no cache) and the output layer at the last
@@ -141,6 +146,24 @@ def main():
         src, src_mask = batches[0][0], batches[0][1]
         heads = a.heads
         dh = d // heads
+        lin = F.linear
+        if a.precision == "int8":
+            # fbgemm where this PyTorch has it; Debian's has oneDNN's (the library attnc uses)
+            engines = torch.backends.quantized.supported_engines
+            torch.backends.quantized.engine = next(e for e in ("fbgemm", "x86", "onednn")
+                                                   if e in engines)
+            packed = {}  # (address, shape) of a weight -> its prepacked int8 form
+
+            def lin(x, w, b):
+                key = (w.data_ptr(), tuple(w.shape))
+                if key not in packed:
+                    w = w.detach().contiguous()
+                    scales = (w.abs().amax(1) / 127).clamp(min=1e-12).double()
+                    zeros = torch.zeros(w.shape[0], dtype=torch.long)
+                    wq = torch.quantize_per_channel(w, scales, zeros, 0, torch.qint8)
+                    packed[key] = torch.ops.quantized.linear_prepack(wq, b.detach())
+                y = torch.ops.quantized.linear_dynamic(x.reshape(-1, x.shape[-1]), packed[key])
+                return y.reshape(*x.shape[:-1], y.shape[-1])
 
         def split(x):  # [B, L, d] -> [B, heads, L, dh]
             return x.view(x.shape[0], x.shape[1], heads, dh).transpose(1, 2)
@@ -152,7 +175,7 @@ def main():
                 scores = scores + bias
             out = torch.softmax(scores, -1) @ v
             out = out.transpose(1, 2).reshape(q.shape[0], 1, d)
-            return F.linear(out, mha.out_proj.weight, mha.out_proj.bias)
+            return lin(out, mha.out_proj.weight, mha.out_proj.bias)
 
         def greedy_cached():
             with torch.no_grad():
@@ -163,8 +186,8 @@ def main():
                 cross = []  # per layer: the memory's keys and values
                 for layer in layers:
                     w, b = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
-                    k = F.linear(memory, w[d:2 * d], b[d:2 * d])
-                    v = F.linear(memory, w[2 * d:], b[2 * d:])
+                    k = lin(memory, w[d:2 * d], b[d:2 * d])
+                    v = lin(memory, w[2 * d:], b[2 * d:])
                     cross.append((split(k), split(v)))
                 cache = [None] * len(layers)  # per layer: (keys, values) of the prefix
                 tok = torch.full((src.shape[0], 1), 1, dtype=torch.long)  # bos
@@ -173,7 +196,7 @@ def main():
                     x = model.tgt_embed(tok) * math.sqrt(d) + model.pe[t:t + 1]
                     for l, layer in enumerate(layers):
                         sa = layer.self_attn
-                        q, k, v = F.linear(x, sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1)
+                        q, k, v = lin(x, sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1)
                         q, k, v = split(q), split(k), split(v)
                         if cache[l] is not None:
                             k = torch.cat([cache[l][0], k], 2)
@@ -181,18 +204,21 @@ def main():
                         cache[l] = (k, v)
                         x = layer.norm1(x + attend(sa, q, k, v, None))
                         ca = layer.multihead_attn
-                        q = split(F.linear(x, ca.in_proj_weight[:d], ca.in_proj_bias[:d]))
+                        q = split(lin(x, ca.in_proj_weight[:d], ca.in_proj_bias[:d]))
                         x = layer.norm2(x + attend(ca, q, cross[l][0], cross[l][1], bias))
-                        ff = layer.linear2(torch.relu(layer.linear1(x)))
+                        ff = lin(torch.relu(lin(x, layer.linear1.weight, layer.linear1.bias)),
+                                 layer.linear2.weight, layer.linear2.bias)
                         x = layer.norm3(x + ff)
-                    logits = model.out(model.transformer.decoder.norm(x))[:, -1]
+                    y = model.transformer.decoder.norm(x)
+                    logits = lin(y, model.out.weight, model.out.bias)[:, -1]
                     tok = logits.argmax(-1, keepdim=True)
                     total += int(tok.sum())
                 return torch.tensor(float(total), dtype=torch.float64)
 
         med = time_steps(greedy_cached, a, torch.__version__)
         if not a.serve:
-            print(f"PyTorch {torch.__version__} cached greedy decoding, {a.threads} thread(s): "
+            print(f"PyTorch {torch.__version__} cached greedy decoding ({a.precision}), "
+                  f"{a.threads} thread(s): "
                   f"{med * 1e3:.2f} ms")
         return 0
 
