@@ -229,7 +229,11 @@ struct Bundle {
 
 std::string makeBundle(Session &session, const std::string &cpu, const std::string &weightsFile,
                        Bundle &b) {
-  if (!session.runTo(Stage::Grad) || !session.runTo(Stage::LLVM))
+  // The bundle's program trains too, in train.precision; where decode.precision differs (int8
+  // decoding, which has no training), it is the inference program alone, in decode.precision:
+  // such an executable or library decodes and refuses to train (StepRunner).
+  bool trains = session.trainsInDecodePrecision();
+  if ((trains && !session.runTo(Stage::Grad)) || !session.runTo(Stage::LLVM))
     return "the model does not compile";
   llvm::SmallString<128> dir;
   if (llvm::sys::fs::createUniqueDirectory("attnc-bundle", dir))

@@ -176,6 +176,9 @@ public:
   std::unique_ptr<Model> loadTrainingBucket(const BucketShape &shape,
                                             dist::Communicator *ranks = nullptr,
                                             double compileWait = 1800);
+  /// Whether the training and the inference programs compute in one precision: a program
+  /// with both (an executable's) is compiled through the training pipeline only then.
+  bool trainsInDecodePrecision() const { return precision(true) == precision(false); }
   /// This model's inference programs (no training pipeline) compiled with their products
   /// in `precision` (decode.precision's policies), JIT-loaded, as a Model without parameters
   /// (attn::paramsFor gives it a trained program's): `attnc bench` times decoding in two

@@ -422,6 +422,13 @@ StepRunner::Impl::make(const Program &program, std::vector<Tensor> &params,
                        dist::Communicator *comm, const std::vector<const Program *> &buckets) {
   if (!source)
     source = owned.get();
+  // An inference program (an executable or library compiled with decode.precision int8, say)
+  // has the model's parameters but no step to change them.
+  if (!program.findEntry("train_step") && !program.findEntry("loss_grad"))
+    throw std::runtime_error("attn: the program '" + program.name() +
+                             "' was compiled for inference only (it has no @train_step): it "
+                             "decodes but does not train; compile the model with its "
+                             "decode.precision equal to its train.precision to train it");
   std::unique_ptr<Impl> impl(new Impl{
       params, std::move(owned), *source, std::move(hook), comm, shardOf(comm), {}, {}, {}});
   for (const Program *p : buckets)

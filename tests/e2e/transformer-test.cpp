@@ -176,6 +176,20 @@ TEST_F(DatesTransformer, Int8DecodingKeepsTheF32ExactMatchAndTokens) {
       e2e::attncWithInput("translate --ckpt " + dir + " --precision int8", inputs, dir, &int8), 0)
       << int8;
   EXPECT_GE(e2e::sameLines(int8, f32), 0.98) << "int8:\n" << int8 << "f32:\n" << f32;
+  // An int8 executable (ahead-of-time code, quantising the weights in its own process)
+  // translates as the JIT does.
+  std::string scratch = e2e::scratch("transformer", "dates-int8"), out, exeInt8;
+  ASSERT_EQ(
+      attnc("compile --ckpt " + dir + " --exe --precision int8 -o " + scratch + "/dates", &out), 0)
+      << out;
+  std::ofstream(scratch + "/inputs.txt") << inputs;
+  ASSERT_EQ(e2e::shell(scratch + "/dates translate < " + scratch + "/inputs.txt", &exeInt8), 0)
+      << exeInt8;
+  EXPECT_EQ(exeInt8, int8);
+  // It is the inference program alone (int8 has no training): it refuses to train, saying so.
+  std::string trained;
+  EXPECT_NE(e2e::shell(scratch + "/dates train --steps 1 --out " + scratch + "/run", &trained), 0);
+  EXPECT_NE(trained.find("compiled for inference only"), std::string::npos) << trained;
 }
 
 // A decoder-only LM: it learns (well below the uniform loss, ln(vocab) > 3.5) and samples
