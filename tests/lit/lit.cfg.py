@@ -19,3 +19,13 @@ config.substitutions.append(("%bin", config.attn_binary_dir))
 config.environment["PATH"] = os.pathsep.join(
     [config.attn_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "/usr/bin:/bin")])
 llvm_config.add_tool_substitutions(["FileCheck", "not", "count"], [config.llvm_tools_dir])
+
+# CPU features the precision policies need (docs/precision.md): `REQUIRES: avx512vnni`.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = cpuinfo.read()
+    for flag, feature in [("avx512_vnni", "avx512vnni"), ("avx512_bf16", "avx512bf16")]:
+        if " " + flag in flags:
+            config.available_features.add(feature)
+except OSError:
+    pass
