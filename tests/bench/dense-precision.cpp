@@ -1,0 +1,85 @@
+// Benchmark: attnc's dense kernels in f32, bf16 and int8 (attn_rt_dense, _bf16, _int8) at the
+// shapes decoding meets, timed in turns: the ceiling that bf16 and int8 decoding can reach on
+// a model's products (docs/precision.md), beside the 1024^3 GEMM calibrations of the same run.
+// attnc against attnc, no PyTorch side: attn-bench-transformer times PyTorch's int8 decoding.
+//
+//   ninja -C build attn-bench-dense-precision
+//   OMP_NUM_THREADS=1 build/bin/attn-bench-dense-precision
+//
+// Each row: x [M, K] times a weight [K, N] plus a bias, the weight a runtime buffer (as a
+// program's parameters are) so that the int8 kernel quantises it once and keeps it; x is
+// quantised (int8) or rounded (bf16) at every call, as in decoding.
+#include "BenchSupport.h"
+
+#include "attn/Alloc.h"
+#include "attn/Cpu.h"
+
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+using Floats = std::vector<float, ::attn::BufferAllocator<float>>;
+using Dense = void (*)(attn_memref2 *, attn_memref2 *, attn_memref1 *, attn_memref2 *);
+
+struct Row {
+  const char *what;
+  int64_t M, K, N;
+};
+
+} // namespace
+
+int main() {
+  bench::programName = "attn-bench-dense-precision";
+  if (!::attn::cpuHas("avx512vnni").value_or(false) ||
+      !::attn::cpuHas("avx512bf16").value_or(false))
+    bench::die("this CPU lacks AVX512_VNNI or AVX512_BF16: no int8 or bf16 kernels to time");
+  std::printf("%s\n", bench::threadsNote().c_str());
+  std::printf("calibration, 1024^3: f32 GEMM %.1f GFLOP/s, bf16 GEMM %.1f GFLOP/s, int8 dense "
+              "%.1f GOP/s (attnc's kernels)\n",
+              ::attn::driver::gemmGflops(), ::attn::driver::gemmGflops(1024, 7, /*bf16=*/true),
+              ::attn::driver::gemmInt8Gops());
+  const Row rows[] = {
+      {"dates Transformer step, a projection", 50, 64, 64},
+      {"dates Bahdanau step, GRU gates", 50, 64, 192},
+      {"d_model 256, a projection", 32, 256, 256},
+      {"d_model 256, feed-forward in", 32, 256, 1024},
+      {"d_model 256, feed-forward out", 32, 1024, 256},
+      {"d_model 256, output layer of 5853", 32, 256, 5853},
+      {"d_model 512, one sentence", 1, 512, 512},
+      {"d_model 512, feed-forward in", 64, 512, 2048},
+  };
+  const Dense kernels[3] = {_mlir_ciface_attn_rt_dense, _mlir_ciface_attn_rt_dense_bf16,
+                            _mlir_ciface_attn_rt_dense_int8};
+  std::printf("%-60s %10s %16s %16s\n", "x [M, K] w [K, N]", "f32 us", "bf16 us (x f32)",
+              "int8 us (x f32)");
+  ::attn::Rng rng(1);
+  for (const Row &r : rows) {
+    Floats x(r.M * r.K), w(r.K * r.N), b(r.N), y(r.M * r.N);
+    for (Floats *v : {&x, &w, &b})
+      for (float &e : *v)
+        e = (float)(2 * rng.nextDouble() - 1);
+    attn_memref2 mx{x.data(), x.data(), 0, {r.M, r.K}, {r.K, 1}},
+        mw{w.data(), w.data(), 0, {r.K, r.N}, {r.N, 1}},
+        my{y.data(), y.data(), 0, {r.M, r.N}, {r.N, 1}};
+    attn_memref1 mb{b.data(), b.data(), 0, {r.N}, {1}};
+    // Enough calls per timing for a millisecond or so of work, the median of 7 turns.
+    int calls = std::max(1, (int)(2e8 / (2.0 * r.M * r.K * r.N)));
+    std::vector<double> times[3];
+    for (Dense f : kernels) // warm-up: primitives made, the int8 weight quantised
+      for (int i = 0; i < 3; ++i)
+        f(&mx, &mw, &mb, &my);
+    for (int turn = 0; turn < 7; ++turn)
+      for (int k = 0; k < 3; ++k)
+        times[k].push_back(bench::perStep(calls, [&] { kernels[k](&mx, &mw, &mb, &my); }));
+    double t[3];
+    for (int k = 0; k < 3; ++k)
+      t[k] = bench::median(times[k]) * 1e6;
+    char label[96];
+    std::snprintf(label, sizeof label, "%s: [%lld, %lld] [%lld, %lld]", r.what, (long long)r.M,
+                  (long long)r.K, (long long)r.K, (long long)r.N);
+    std::printf("%-60s %10.1f %9.1f (%.2fx) %9.1f (%.2fx)\n", label, t[0], t[1], t[0] / t[1], t[2],
+                t[0] / t[2]);
+  }
+  return 0;
+}
