@@ -209,11 +209,40 @@ inline int8_t toInt8(float v) {
   return static_cast<int8_t>(static_cast<int>(v + (v < 0 ? -0.5f : 0.5f)));
 }
 
+// x [M, K] (a view at `data`) quantised per row: q [M, K] row-major, scales [M] (s[m] =
+// max_k |x[m, k]| / 127). A weight's columns are the rows of its transposed view.
+void quantiseRows(const View &x, const float *data, int8_t *q, float *scales) {
+  const int64_t M = x.sizes[0], K = x.sizes[1], sm = x.strides[0], sk = x.strides[1];
+  for (int64_t m = 0; m < M; ++m) {
+    const float *row = data + m * sm;
+    int8_t *out = q + m * K;
+    float amax = 0;
+    if (sk == 1) {
+#pragma omp simd reduction(max : amax)
+      for (int64_t k = 0; k < K; ++k)
+        amax = std::max(amax, std::fabs(row[k]));
+    } else {
+      for (int64_t k = 0; k < K; ++k)
+        amax = std::max(amax, std::fabs(row[k * sk]));
+    }
+    float scale = amax > 0 ? amax / 127.0f : 1.0f, inv = 1.0f / scale;
+    scales[m] = scale;
+    if (sk == 1) {
+#pragma omp simd
+      for (int64_t k = 0; k < K; ++k)
+        out[k] = toInt8(row[k] * inv);
+    } else {
+      for (int64_t k = 0; k < K; ++k)
+        out[k] = toInt8(row[k * sk] * inv);
+    }
+  }
+}
+
 // A weight's int8 copy: w [K, N] quantised per output column n with scale s[n] = max_k
 // |w[k, n]| / 127, in the layouts the primitives asked for (oneDNN's blocked VNNI layout, with
 // the compensation its s8 x s8 products need), made from `plain` on first use of each.
 struct Int8Weight {
-  std::vector<int8_t> plain; // [K, N] row-major
+  std::vector<int8_t> plain; // [K, N] column-major: row n of the transposed view is column n
   std::vector<float> scales; // [N]
   std::mutex mutex;          // guards `packed`
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed;
@@ -224,7 +253,7 @@ struct Int8Weight {
     for (auto &[desc, memory] : packed)
       if (desc == layout)
         return memory;
-    dnnl::memory::desc from({K, N}, dnnl::memory::data_type::s8, dims{N, 1});
+    dnnl::memory::desc from({K, N}, dnnl::memory::data_type::s8, dims{1, K});
     dnnl::memory src(from, engine(), plain.data()), dst(layout, engine());
     dnnl::reorder(src, dst).execute(onednn::stream(), src, dst);
     onednn::stream().wait();
@@ -276,55 +305,16 @@ std::shared_ptr<Int8Weight> int8Weight(const View &w, const void *block, const f
       if (k == key)
         return entry;
   }
-  const int64_t K = w.sizes[0], N = w.sizes[1], sk = w.strides[0], sn = w.strides[1];
+  const int64_t K = w.sizes[0], N = w.sizes[1];
   auto entry = std::make_shared<Int8Weight>();
   entry->plain.resize(K * N);
   entry->scales.resize(N);
-  for (int64_t n = 0; n < N; ++n) {
-    float amax = 0;
-    for (int64_t k = 0; k < K; ++k)
-      amax = std::max(amax, std::fabs(data[k * sk + n * sn]));
-    float scale = amax > 0 ? amax / 127.0f : 1.0f, inv = 1.0f / scale;
-    entry->scales[n] = scale;
-    for (int64_t k = 0; k < K; ++k)
-      entry->plain[k * N + n] = toInt8(data[k * sk + n * sn] * inv);
-  }
+  quantiseRows(View{{N, K}, {w.strides[1], w.strides[0]}}, data, entry->plain.data(),
+               entry->scales.data());
   std::lock_guard<std::mutex> lock(cache.mutex);
   cache.byAddress[block].emplace_back(key, entry);
   ++cache.size;
   return entry;
-}
-
-// x [M, K] (a view at `data`) quantised per row into this thread's buffers: q [M, K]
-// row-major, scales [M] (s[m] = max_k |x[m, k]| / 127).
-void quantiseRows(const View &x, const float *data, std::vector<int8_t, BufferAllocator<int8_t>> &q,
-                  std::vector<float> &scales) {
-  const int64_t M = x.sizes[0], K = x.sizes[1], sm = x.strides[0], sk = x.strides[1];
-  q.resize(M * K);
-  scales.resize(M);
-  for (int64_t m = 0; m < M; ++m) {
-    const float *row = data + m * sm;
-    int8_t *out = q.data() + m * K;
-    float amax = 0;
-    if (sk == 1) {
-#pragma omp simd reduction(max : amax)
-      for (int64_t k = 0; k < K; ++k)
-        amax = std::max(amax, std::fabs(row[k]));
-    } else {
-      for (int64_t k = 0; k < K; ++k)
-        amax = std::max(amax, std::fabs(row[k * sk]));
-    }
-    float scale = amax > 0 ? amax / 127.0f : 1.0f, inv = 1.0f / scale;
-    scales[m] = scale;
-    if (sk == 1) {
-#pragma omp simd
-      for (int64_t k = 0; k < K; ++k)
-        out[k] = toInt8(row[k] * inv);
-    } else {
-      for (int64_t k = 0; k < K; ++k)
-        out[k] = toInt8(row[k * sk] * inv);
-    }
-  }
 }
 
 // An int8 matmul primitive: q [M, K] s8 x the weight's s8 copy, summed in int32 and scaled
@@ -481,7 +471,9 @@ static void int8Product(const char *kName, View vx, const float *x, const View &
   static thread_local std::vector<int8_t, attn::BufferAllocator<int8_t>> qx;
   static thread_local std::vector<float> sx;
   std::shared_ptr<Int8Weight> weight = int8Weight(vw, wBlock, w);
-  quantiseRows(vx, x, qx, sx);
+  qx.resize(M * K);
+  sx.resize(M);
+  quantiseRows(vx, x, qx.data(), sx.data());
   try {
     withThreadsFor(2.0 * M * N * K, [&] {
       Key key{onednn::kDenseInt8};
