@@ -2,6 +2,8 @@
 // scratch directory per test.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +92,46 @@ inline double sameLines(const std::string &a, const std::string &b) {
     same += std::getline(y, r) && l == r;
   }
   return total ? double(same) / total : 1.0;
+}
+
+// A checkpoint decoded in f32 and in `precision` (docs/precision.md's decoding gates): eval's
+// reports and the translations of `inputs` (written to a file in `dir`) each way. `refused`:
+// this CPU lacks the instructions (the run is to be skipped); else `rc` is the first failing
+// command's status and `log` its output.
+struct Decodings {
+  bool refused = false;
+  int rc = 0;
+  std::string log, f32Eval, eval, f32, translated;
+};
+inline Decodings decodeBothWays(const std::string &dir, const std::string &precision,
+                                const std::string &inputs) {
+  Decodings d;
+  std::string flag = " --precision " + precision;
+  struct Run {
+    std::string args, *out;
+    bool input;
+  };
+  for (const Run &run : {Run{"eval --ckpt " + dir, &d.f32Eval, false},
+                         Run{"eval --ckpt " + dir + flag, &d.eval, false},
+                         Run{"translate --ckpt " + dir, &d.f32, true},
+                         Run{"translate --ckpt " + dir + flag, &d.translated, true}}) {
+    d.rc = run.input ? attncWithInput(run.args, inputs, dir, run.out) : attnc(run.args, run.out);
+    if (d.rc != 0) {
+      d.refused = run.out->find(" instructions (avx512") != std::string::npos;
+      d.log = run.args + ":\n" + *run.out;
+      break;
+    }
+  }
+  return d;
+}
+
+// The decoding gate itself: `precision`'s exact match within 1 point of f32's, and the same
+// tokens on >= 98% of the translated lines.
+inline void expectTheF32Decoding(const Decodings &d) {
+  EXPECT_NEAR(exactMatch(d.eval), exactMatch(d.f32Eval), 1.0) << d.f32Eval << d.eval;
+  EXPECT_GE(sameLines(d.translated, d.f32), 0.98) << "translated:\n"
+                                                  << d.translated << "f32:\n"
+                                                  << d.f32;
 }
 
 } // namespace e2e
