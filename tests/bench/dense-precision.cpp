@@ -35,10 +35,13 @@ int main() {
       !::attn::cpuHas("avx512bf16").value_or(false))
     bench::die("this CPU lacks AVX512_VNNI or AVX512_BF16: no int8 or bf16 kernels to time");
   std::printf("%s\n", bench::threadsNote().c_str());
+  // Each kernel's peak: its own 1024^3 product in this run.
+  const double peaks[3] = {::attn::driver::gemmGflops(),
+                           ::attn::driver::gemmGflops(1024, 7, /*bf16=*/true),
+                           ::attn::driver::gemmInt8Gops()};
   std::printf("calibration, 1024^3: f32 GEMM %.1f GFLOP/s, bf16 GEMM %.1f GFLOP/s, int8 dense "
-              "%.1f GOP/s (attnc's kernels)\n",
-              ::attn::driver::gemmGflops(), ::attn::driver::gemmGflops(1024, 7, /*bf16=*/true),
-              ::attn::driver::gemmInt8Gops());
+              "%.1f GOP/s (attnc's kernels); each row's %% is of its kernel's peak\n",
+              peaks[0], peaks[1], peaks[2]);
   const Row rows[] = {
       {"dates Transformer step, a projection", 50, 64, 64},
       {"dates Bahdanau step, GRU gates", 50, 64, 192},
@@ -51,8 +54,8 @@ int main() {
   };
   const Dense kernels[3] = {_mlir_ciface_attn_rt_dense, _mlir_ciface_attn_rt_dense_bf16,
                             _mlir_ciface_attn_rt_dense_int8};
-  std::printf("%-60s %10s %16s %16s\n", "x [M, K] w [K, N]", "f32 us", "bf16 us (x f32)",
-              "int8 us (x f32)");
+  std::printf("%-60s %16s %24s %24s\n", "x [M, K] w [K, N]", "f32 us (% peak)",
+              "bf16 us (x f32, % peak)", "int8 us (x f32, % peak)");
   ::attn::Rng rng(1);
   for (const Row &r : rows) {
     Floats x(r.M * r.K), w(r.K * r.N), b(r.N), y(r.M * r.N);
@@ -78,8 +81,10 @@ int main() {
     char label[96];
     std::snprintf(label, sizeof label, "%s: [%lld, %lld] [%lld, %lld]", r.what, (long long)r.M,
                   (long long)r.K, (long long)r.K, (long long)r.N);
-    std::printf("%-60s %10.1f %9.1f (%.2fx) %9.1f (%.2fx)\n", label, t[0], t[1], t[0] / t[1], t[2],
-                t[0] / t[2]);
+    double ops = 2.0 * r.M * r.K * r.N;
+    auto pct = [&](int k) { return ops / (t[k] * 1e-6) / 1e9 / peaks[k] * 100; };
+    std::printf("%-60s %9.1f (%2.0f%%) %9.1f (%.2fx, %2.0f%%) %9.1f (%.2fx, %2.0f%%)\n", label,
+                t[0], pct(0), t[1], t[0] / t[1], pct(1), t[2], t[0] / t[2], pct(2));
   }
   return 0;
 }

@@ -276,16 +276,21 @@ int main(int argc, char **argv) {
                 "as f32's\n",
                 mdInt8 * 1e3, bench::spread(dInt8, 1e3, 1).c_str(), mdAttn / mdInt8, same,
                 tokens.size());
+    // The products' rate against the int8 peak (attnc's @encode + steps, as for f32 above).
+    auto int8Rate = [&](double seconds) { return decodeFlops / seconds / 1e9 / int8Peak * 100; };
+    std::printf("  FLOPs per decoding %.3f G: attnc int8 %.1f%% of the int8 peak",
+                decodeFlops / 1e9, int8Rate(mdInt8));
     if (torchInt8.ready) {
       if (int code = torchInt8.quit())
         std::fprintf(stderr, "note: the PyTorch int8 side exited with %d\n", code);
       mdTorchInt8 = median(dTorch8);
+      std::printf("; PyTorch int8 %.1f%%\n", int8Rate(mdTorchInt8));
       std::printf("  PyTorch int8   : %9.1f ms  %s  (the cached loop, every decoder projection "
                   "through quantized::linear_dynamic), at its best\n",
                   mdTorchInt8 * 1e3, bench::spread(dTorch8, 1e3, 1).c_str());
       torchInt8.printAllocators("    ", 1e3, "ms");
     } else {
-      std::printf("note: no PyTorch int8 decoder: %s\n", torchInt8.note.c_str());
+      std::printf("\nnote: no PyTorch int8 decoder: %s\n", torchInt8.note.c_str());
     }
   } else {
     std::printf("note: no int8 decoding (see the error above)\n");
