@@ -74,8 +74,9 @@ def Attn_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
   let cppNamespace = "::mlir::attn";
   let description = [{
     An op whose products can compute in a lower precision than f32 (`attn.matmul`,
-    `attn.dense`, the flash form of `attn.fused_attention` and its `_grad`; for int8,
-    `attn.dense` with a parameter's weight). Its operands and result stay f32 tensors: the
+    `attn.dense`, the flash form of `attn.fused_attention` and its `_grad`, the recurrent
+    sequence ops and their `_grad` in bf16; for int8, `attn.dense` with a parameter's
+    weight). Its operands and result stay f32 tensors: the
     kernel rounds (or quantises) the factors to the precision as it reads them and sums in f32
     (int32 for int8), so a policy inserts no casts between ops and changes no op's type. The
     op holds its precision in an optional `precision` attribute (absent: f32); `attn-precision`

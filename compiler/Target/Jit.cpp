@@ -47,6 +47,8 @@ JitProgram::load(const std::vector<std::string> &objects, const Manifest &manife
   add("_mlir_ciface_attn_rt_matmul_int8", (void *)&_mlir_ciface_attn_rt_matmul_int8);
   add("_mlir_ciface_attn_rt_rnn_forward", (void *)&_mlir_ciface_attn_rt_rnn_forward);
   add("_mlir_ciface_attn_rt_rnn_backward", (void *)&_mlir_ciface_attn_rt_rnn_backward);
+  add("_mlir_ciface_attn_rt_rnn_forward_bf16", (void *)&_mlir_ciface_attn_rt_rnn_forward_bf16);
+  add("_mlir_ciface_attn_rt_rnn_backward_bf16", (void *)&_mlir_ciface_attn_rt_rnn_backward_bf16);
   add("_mlir_ciface_attn_rt_flash_attention", (void *)&_mlir_ciface_attn_rt_flash_attention);
   add("_mlir_ciface_attn_rt_flash_attention_bf16",
       (void *)&_mlir_ciface_attn_rt_flash_attention_bf16);

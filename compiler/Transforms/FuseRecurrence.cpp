@@ -144,9 +144,10 @@ SmallVector<Value> lstmLayer(OpBuilder &b, Location loc, ScanOp scan, LstmCellOp
     h0 = b.create<SubOp>(loc, h0, bProj);
   }
   SmallVector<Value> results;
-  llvm::append_range(results, b.create<LstmOp>(loc, x, h0, inits[1], invariant(cell.getWIh()),
-                                               wHh, bias, invariant(cell.getWPeephole()),
-                                               invariant(cell.getWProj()), mask, reverse)
+  llvm::append_range(results, b.create<LstmOp>(loc, x, h0, inits[1], invariant(cell.getWIh()), wHh,
+                                               bias, invariant(cell.getWPeephole()),
+                                               invariant(cell.getWProj()), mask, reverse,
+                                               /*training=*/false, /*precision=*/nullptr)
                                   ->getResults());
   if (bProj)
     for (unsigned k : {0, 1}) // outputs, h_n
@@ -169,11 +170,13 @@ void fuse(ScanOp scan, const Match &m) {
   SmallVector<Value> results; // outputs, then the final states
   if (isa<RnnCellOp>(m.cell))
     llvm::append_range(results, b.create<RnnOp>(loc, x, inits[0], weights[0], weights[1],
-                                                weights[2], m.mask, reverse)
+                                                weights[2], m.mask, reverse, /*training=*/false,
+                                                /*precision=*/nullptr)
                                     ->getResults());
   else if (isa<GruCellOp>(m.cell))
     llvm::append_range(results, b.create<GruOp>(loc, x, inits[0], weights[0], weights[1],
-                                                weights[2], weights[3], m.mask, reverse)
+                                                weights[2], weights[3], m.mask, reverse,
+                                                /*training=*/false, /*precision=*/nullptr)
                                     ->getResults());
   else
     results = lstmLayer(b, loc, scan, cast<LstmCellOp>(m.cell), x, inits, m.mask, reverse);

@@ -171,7 +171,8 @@ def AttnPrecision : Pass<"attn-precision"> {
   let description = [{
     Mixed precision as a rewrite, not a code path per model (docs/precision.md). Every op with
     `PrecisionOpInterface` (`attn.matmul`, `attn.dense`, `attn.fused_attention` and its
-    `_grad`) whose precision is not set yet gets the policy's, where the op has a kernel for
+    `_grad`, the recurrent sequence ops `attn.rnn`, `attn.gru`, `attn.lstm`) whose precision
+    is not set yet gets the policy's, where the op has a kernel for
     it and gains from it at its shapes (`gainsFrom`: the flash attention's bf16 tiles only
     from 128 queries and keys); a precision set before (by hand, or by a gradient rule from
     its forward product) is kept. Operands and results stay f32: the kernels round the
@@ -182,8 +183,8 @@ def AttnPrecision : Pass<"attn-precision"> {
     the backward of a bf16 product bf16 products; and again after attn-decompose, for the
     products that decompositions (multi-head attention, convolutions, cells inside scans)
     make. With `remarks`, each product op that stays f32 under a lower policy says why (no
-    bf16 kernel: a fused attention with another score than the dot product, the recurrent
-    sequence ops; or one too small to gain).
+    bf16 kernel: a fused attention with another score than the dot product, an LSTM with a
+    projection; or one too small to gain).
 
     `int8` is for inference programs: it goes to the dense layers whose weight is a parameter
     (the kernel quantises it once per output channel and keeps the copy while the buffer

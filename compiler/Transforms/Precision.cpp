@@ -41,13 +41,7 @@ struct ApplyPolicy : mlir::attn::impl::AttnPrecisionBase<ApplyPolicy> {
           return;
         }
         product.setComputePrecision(*target);
-        return;
       }
-      // Other products (the recurrent sequence ops and their backward) compute in f32
-      // whatever the policy.
-      if (remarks && isa<FlopCountOpInterface>(op) && !isa<ScanOp>(op))
-        op->emitRemark() << "'" << op->getName() << "' stays f32: it has no "
-                         << stringifyPrecision(*target) << " kernel yet";
     });
   }
 };

@@ -579,3 +579,18 @@ double GruGradOp::getFlops() { return 2 * sequenceFlops(getInput(), getWIh(), ge
 double LstmGradOp::getFlops() {
   return 2 * sequenceFlops(getInput(), getWIh(), getWHh(), getWProj());
 }
+
+// oneDNN's RNN primitives have bf16 forms (avx512_core_bf16), not int8 ones that train or
+// keep f32 states: int8 leaves the layers f32. Nor a bf16 LSTM with a projection: oneDNN
+// 2.6's bf16 LSTMP is 0.2 away from the layer it should compute (RecurrentTest), so it
+// stays f32.
+bool RnnOp::supportsPrecision(Precision p) { return p != Precision::int8; }
+bool GruOp::supportsPrecision(Precision p) { return p != Precision::int8; }
+bool LstmOp::supportsPrecision(Precision p) {
+  return p == Precision::f32 || (p == Precision::bf16 && !getWProj());
+}
+bool RnnGradOp::supportsPrecision(Precision p) { return p != Precision::int8; }
+bool GruGradOp::supportsPrecision(Precision p) { return p != Precision::int8; }
+bool LstmGradOp::supportsPrecision(Precision p) {
+  return p == Precision::f32 || (p == Precision::bf16 && !getWProj());
+}

@@ -212,9 +212,14 @@ def Attn_GruCellOp : Attn_Op<"gru_cell", [Pure, DeclareOpInterfaceMethods<InferT
 
 // A whole recurrent layer over x [B, T, I]: outputs [B, T, H] (every step's hidden state, in
 // time order also when `reverse`) and the final states. Lowered to oneDNN's RNN primitives.
+// `precision` bf16 (attn-precision): the layer's sequences, hidden states and weights are
+// rounded to bfloat16 as the kernel reads them (oneDNN's bf16 RNN), the gates sum in f32; the
+// LSTM's cell state stays f32. The backward op takes its forward's precision and writes f32
+// gradients.
 class Attn_SequenceOp<string mnemonic, list<Trait> traits = []>
     : Attn_Op<mnemonic, traits # [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
                          DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
+                         DeclareOpInterfaceMethods<Attn_PrecisionOpInterface>,
                          DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
                                                    ["prepareForGradient"]>]>;
 
@@ -222,7 +227,8 @@ class Attn_SequenceOp<string mnemonic, list<Trait> traits = []>
 // the gradients of the forward's operands (same types, same order) out.
 class Attn_SequenceGradOp<string mnemonic, list<Trait> traits = []>
     : Attn_Op<mnemonic, traits # [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
-                         DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>]>;
+                         DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
+                         DeclareOpInterfaceMethods<Attn_PrecisionOpInterface>]>;
 
 def Attn_RnnOp : Attn_SequenceOp<"rnn"> {
   let summary = "a vanilla (tanh) RNN layer over a whole sequence";
@@ -253,7 +259,7 @@ def Attn_RnnOp : Attn_SequenceOp<"rnn"> {
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$w_ax,
                        Attn_FloatTensor:$w_aa, Attn_FloatTensor:$bias,
                        Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse,
-                       UnitAttr:$training);
+                       UnitAttr:$training, OptionalAttr<Attn_PrecisionAttr>:$precision);
   let results = (outs Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n);
   let assemblyFormat = [{
     $input `,` $h0 `,` $w_ax `,` $w_aa `,` $bias (`mask` `(` $mask^ `:` type($mask) `)`)?
@@ -278,7 +284,8 @@ def Attn_GruOp : Attn_SequenceOp<"gru"> {
   }];
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$w_ih,
                        Attn_FloatTensor:$w_hh, Attn_FloatTensor:$b_ih, Attn_FloatTensor:$b_hh,
-                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse, UnitAttr:$training);
+                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse, UnitAttr:$training,
+                       OptionalAttr<Attn_PrecisionAttr>:$precision);
   let results = (outs Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n);
   let assemblyFormat = [{
     $input `,` $h0 `,` $w_ih `,` $w_hh `,` $b_ih `,` $b_hh
@@ -315,7 +322,8 @@ def Attn_LstmOp : Attn_SequenceOp<"lstm", [AttrSizedOperandSegments]> {
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$h0, Attn_FloatTensor:$c0,
                        Attn_FloatTensor:$w_ih, Attn_FloatTensor:$w_hh, Attn_FloatTensor:$bias,
                        Optional<Attn_FloatTensor>:$w_peephole, Optional<Attn_FloatTensor>:$w_proj,
-                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse, UnitAttr:$training);
+                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse, UnitAttr:$training,
+                       OptionalAttr<Attn_PrecisionAttr>:$precision);
   let results = (outs Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n, Attn_FloatTensor:$c_n);
   let assemblyFormat = [{
     $input `,` $h0 `,` $c0 `,` $w_ih `,` $w_hh `,` $bias
@@ -345,7 +353,8 @@ def Attn_RnnGradOp : Attn_SequenceGradOp<"rnn_grad"> {
                        Attn_FloatTensor:$w_aa, Attn_FloatTensor:$bias,
                        Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n,
                        Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n,
-                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse);
+                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse,
+                       OptionalAttr<Attn_PrecisionAttr>:$precision);
   let results = (outs Attn_FloatTensor:$d_input, Attn_FloatTensor:$d_h0,
                       Attn_FloatTensor:$d_w_ax, Attn_FloatTensor:$d_w_aa,
                       Attn_FloatTensor:$d_bias);
@@ -374,7 +383,8 @@ def Attn_GruGradOp : Attn_SequenceGradOp<"gru_grad"> {
                        Attn_FloatTensor:$w_hh, Attn_FloatTensor:$b_ih, Attn_FloatTensor:$b_hh,
                        Attn_FloatTensor:$outputs, Attn_FloatTensor:$h_n,
                        Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n,
-                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse);
+                       Optional<Attn_FloatTensor>:$mask, UnitAttr:$reverse,
+                       OptionalAttr<Attn_PrecisionAttr>:$precision);
   let results = (outs Attn_FloatTensor:$d_input, Attn_FloatTensor:$d_h0,
                       Attn_FloatTensor:$d_w_ih, Attn_FloatTensor:$d_w_hh,
                       Attn_FloatTensor:$d_b_ih, Attn_FloatTensor:$d_b_hh);
@@ -408,7 +418,7 @@ def Attn_LstmGradOp : Attn_SequenceGradOp<"lstm_grad", [AttrSizedOperandSegments
                        Attn_FloatTensor:$d_outputs, Attn_FloatTensor:$d_h_n,
                        Attn_FloatTensor:$d_c_n, Optional<Attn_FloatTensor>:$w_peephole,
                        Optional<Attn_FloatTensor>:$w_proj, Optional<Attn_FloatTensor>:$mask,
-                       UnitAttr:$reverse);
+                       UnitAttr:$reverse, OptionalAttr<Attn_PrecisionAttr>:$precision);
   let results = (outs Attn_FloatTensor:$d_input, Attn_FloatTensor:$d_h0, Attn_FloatTensor:$d_c0,
                       Attn_FloatTensor:$d_w_ih, Attn_FloatTensor:$d_w_hh,
                       Attn_FloatTensor:$d_bias, Variadic<Attn_FloatTensor>:$d_extra);

@@ -202,7 +202,7 @@ LogicalResult buildSequenceGradient(Op op, OpBuilder &b, ValueRange grads,
     grad = b.create<LstmGradOp>(op.getLoc(), op.getInput(), op.getH0(), op.getC0(), op.getWIh(),
                                 op.getWHh(), op.getBias(), r[0], r[1], r[2], grads[0], grads[1],
                                 grads[2], op.getWPeephole(), op.getWProj(), op.getMask(),
-                                op.getReverse());
+                                op.getReverse(), /*precision=*/nullptr);
   } else {
     // The forward's operands but the mask, its results and their gradients, then the mask.
     SmallVector<Value> operands(op->getOperands());
@@ -216,6 +216,9 @@ LogicalResult buildSequenceGradient(Op op, OpBuilder &b, ValueRange grads,
     if (op.getReverse())
       grad->setAttr("reverse", b.getUnitAttr());
   }
+  // The backward computes in the forward's precision (its bf16 primitive reads the bf16
+  // workspace the forward kept).
+  cast<PrecisionOpInterface>(grad).setComputePrecision(op.getComputePrecision());
   // The operands' gradients in the forward's order; the mask (data) has none.
   out.append(grad->getResults().begin(), grad->getResults().end());
   if (op.getMask())

@@ -10,7 +10,7 @@
 //   OMP_NUM_THREADS=1 build/bin/attn-bench-recurrent-train-step
 //   OMP_NUM_THREADS=2 build/bin/attn-bench-recurrent-train-step
 //   ... [--cell lstm|gru|both] [--batch N] [--length N] [--input N] [--hidden N]
-//       [--warmup N] [--reps N] [--iters N] [--no-unfused]
+//       [--warmup N] [--reps N] [--iters N] [--no-unfused] [--no-bf16]
 //
 // The model is built here as attn IR (the YAML frontend's regression task reads one value per
 // step): @loss(x [B, T, I], y [B, 1]) = mse(dense(h_T), y) over a scan of lstm_cell / gru_cell
@@ -23,10 +23,13 @@
 // same repetitions: how close the fused step is to what its kernels allow. Timing:
 // warm-up, then repetitions of ITERS steps alternating the attnc variants and PyTorch;
 // medians per step. The PyTorch side is tests/bench/recurrent-train-step.py (/usr/bin/python3,
-// or $ATTN_BENCH_PYTHON), driven over a pipe.
+// or $ATTN_BENCH_PYTHON), driven over a pipe. Then the fused step in bf16 (train.precision:
+// bf16: oneDNN's bf16 RNN primitives, bf16 head) in turns with the f32 one, against PyTorch's
+// step under torch.autocast('cpu', dtype=torch.bfloat16) and the bf16 GEMM peak of the run.
 
 #include "BenchSupport.h"
 
+#include "attn/Cpu.h"
 #include "attn/Random.h"
 #include "attn/Tensor.h"
 #include "attn/checkpoint/Checkpoint.h"
@@ -42,6 +45,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -121,18 +125,25 @@ std::string lossModule(const std::string &cell, const Sizes &z) {
 // on the same sizes and batch-major `ntc` layout, weights reordered once into their formats,
 // buffers oneDNN's own, timed alone (no head, loss, Adam, weight reorders or the runtime's
 // copies), in the same repetitions as the steps (these VMs' speed drifts within a run). The
-// fused step's share of time in them says how much is left to take outside them.
+// fused step's share of time in them says how much is left to take outside them. With
+// `bf16`, the bf16 primitives the bf16 step calls (bf16 data and weights, f32 gradients).
 struct Primitives {
   std::function<void()> forward, backward; // one call each
   double flops = 0;                        // per forward + backward: 3x the forward's matmuls
 };
 
+// A layer's descriptors: the data the primitives read and write, and the gradients (f32).
+struct LayerDescs {
+  dnnl::memory::desc src, state, wl, wi, bias, dst, dsrc, dstate, dwl, dwi, ddst;
+};
+
 template <typename Fwd, typename Bwd, typename MakeFwd, typename MakeBwd>
-Primitives makePrimitives(const Sizes &z, int64_t gates, int64_t biasGates, bool lstm,
+Primitives makePrimitives(const Sizes &z, int64_t gates, int64_t biasGates, bool lstm, bool bf16,
                           MakeFwd makeFwd, MakeBwd makeBwd) {
   using md = dnnl::memory::desc;
   using tag = dnnl::memory::format_tag;
   const auto f32 = dnnl::memory::data_type::f32;
+  const auto data = bf16 ? dnnl::memory::data_type::bf16 : f32;
   int64_t B = z.batch, T = z.length, I = z.input, H = z.hidden;
   struct State {
     dnnl::engine eng{dnnl::engine::kind::cpu, 0};
@@ -142,21 +153,40 @@ Primitives makePrimitives(const Sizes &z, int64_t gates, int64_t biasGates, bool
     Bwd bwd;
   };
   auto st = std::make_shared<State>();
-  md src({T, B, I}, f32, tag::ntc), dst({T, B, H}, f32, tag::ntc),
-      state({1, 1, B, H}, f32, tag::ldnc), wl({1, 1, I, gates, H}, f32, tag::any),
-      wi({1, 1, H, gates, H}, f32, tag::any), bias({1, 1, biasGates, H}, f32, tag::ldgo);
-  typename Fwd::primitive_desc fpd(makeFwd(src, state, wl, wi, bias, dst), st->eng);
-  typename Bwd::primitive_desc bpd(makeBwd(src, state, wl, wi, bias, dst), st->eng, fpd);
-  // Small values, so that nothing saturates or underflows into denormals.
-  auto mem = [&](const md &d) {
-    dnnl::memory m(d, st->eng);
-    float *p = static_cast<float *>(m.get_data_handle());
-    for (size_t i = 0, n = d.get_size() / sizeof(float); i < n; ++i)
-      p[i] = 0.01f * (float)((i * 7) % 13) - 0.06f;
-    return m;
+  LayerDescs d{md({T, B, I}, data, tag::ntc),
+               md({1, 1, B, H}, data, tag::ldnc),
+               md({1, 1, I, gates, H}, data, tag::any),
+               md({1, 1, H, gates, H}, data, tag::any),
+               md({1, 1, biasGates, H}, f32, tag::ldgo),
+               md({T, B, H}, data, tag::ntc),
+               md({T, B, I}, f32, tag::ntc),
+               md({1, 1, B, H}, f32, tag::ldnc),
+               md({1, 1, I, gates, H}, f32, tag::any),
+               md({1, 1, H, gates, H}, f32, tag::any),
+               md({T, B, H}, f32, tag::ntc)};
+  md cState({1, 1, B, H}, f32, tag::ldnc); // the LSTM's c: f32 in either
+  typename Fwd::primitive_desc fpd(makeFwd(d), st->eng);
+  typename Bwd::primitive_desc bpd(makeBwd(d), st->eng, fpd);
+  // Small values, so that nothing saturates or underflows into denormals; bf16 memories get
+  // the same values rounded (their upper halves).
+  auto mem = [&](const md &m) {
+    dnnl::memory out(m, st->eng);
+    bool half = m.data_type() == dnnl::memory::data_type::bf16;
+    for (size_t i = 0, n = m.get_size() / (half ? 2 : 4); i < n; ++i) {
+      float v = 0.01f * (float)((i * 7) % 13) - 0.06f;
+      if (half) {
+        uint32_t u;
+        std::memcpy(&u, &v, 4);
+        static_cast<uint16_t *>(out.get_data_handle())[i] = (uint16_t)(u >> 16);
+      } else {
+        static_cast<float *>(out.get_data_handle())[i] = v;
+      }
+    }
+    return out;
   };
-  dnnl::memory x = mem(src), h0 = mem(state), c0 = mem(state), b = mem(bias), y = mem(dst),
-               hn = mem(state), cn = mem(state), ws = mem(fpd.workspace_desc());
+  const md &src = d.src, &state = d.state, &bias = d.bias, &dst = d.dst;
+  dnnl::memory x = mem(src), h0 = mem(state), c0 = mem(cState), b = mem(bias), y = mem(dst),
+               hn = mem(state), cn = mem(cState), ws = mem(fpd.workspace_desc());
   st->fargs = {{DNNL_ARG_SRC_LAYER, x},
                {DNNL_ARG_SRC_ITER, h0},
                {DNNL_ARG_WEIGHTS_LAYER, mem(fpd.weights_layer_desc())},
@@ -172,16 +202,16 @@ Primitives makePrimitives(const Sizes &z, int64_t gates, int64_t biasGates, bool
   st->bargs = st->fargs;
   st->bargs[DNNL_ARG_WEIGHTS_LAYER] = mem(bpd.weights_layer_desc());
   st->bargs[DNNL_ARG_WEIGHTS_ITER] = mem(bpd.weights_iter_desc());
-  st->bargs.insert({{DNNL_ARG_DIFF_SRC_LAYER, mem(src)},
-                    {DNNL_ARG_DIFF_SRC_ITER, mem(state)},
+  st->bargs.insert({{DNNL_ARG_DIFF_SRC_LAYER, mem(d.dsrc)},
+                    {DNNL_ARG_DIFF_SRC_ITER, mem(d.dstate)},
                     {DNNL_ARG_DIFF_WEIGHTS_LAYER, mem(bpd.diff_weights_layer_desc())},
                     {DNNL_ARG_DIFF_WEIGHTS_ITER, mem(bpd.diff_weights_iter_desc())},
                     {DNNL_ARG_DIFF_BIAS, mem(bias)},
-                    {DNNL_ARG_DIFF_DST_LAYER, mem(dst)},
-                    {DNNL_ARG_DIFF_DST_ITER, mem(state)}});
+                    {DNNL_ARG_DIFF_DST_LAYER, mem(d.ddst)},
+                    {DNNL_ARG_DIFF_DST_ITER, mem(d.dstate)}});
   if (lstm)
     st->bargs.insert(
-        {{DNNL_ARG_DIFF_SRC_ITER_C, mem(state)}, {DNNL_ARG_DIFF_DST_ITER_C, mem(state)}});
+        {{DNNL_ARG_DIFF_SRC_ITER_C, mem(cState)}, {DNNL_ARG_DIFF_DST_ITER_C, mem(cState)}});
   st->fwd = Fwd(fpd);
   st->bwd = Bwd(bpd);
   return {[st] {
@@ -195,29 +225,36 @@ Primitives makePrimitives(const Sizes &z, int64_t gates, int64_t biasGates, bool
           3.0 * 2 * B * T * (I + H) * gates * H};
 }
 
-Primitives makePrimitives(const std::string &cell, const Sizes &z) {
+Primitives makePrimitives(const std::string &cell, const Sizes &z, bool bf16) {
   const auto training = dnnl::prop_kind::forward_training;
   const auto backward = dnnl::prop_kind::backward;
   const auto dir = dnnl::rnn_direction::unidirectional_left2right;
   using md = dnnl::memory::desc;
-  if (cell == "lstm")
+  if (cell == "lstm") {
+    // The cell state: f32 in either precision.
+    md c({1, 1, z.batch, z.hidden}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ldnc);
     return makePrimitives<dnnl::lstm_forward, dnnl::lstm_backward>(
-        z, 4, 4, /*lstm=*/true,
-        [&](md s, md h, md wl, md wi, md b, md d) {
-          return dnnl::lstm_forward::desc(training, dir, s, h, h, wl, wi, b, d, h, h);
+        z, 4, 4, /*lstm=*/true, bf16,
+        [&](const LayerDescs &d) {
+          return dnnl::lstm_forward::desc(training, dir, d.src, d.state, c, d.wl, d.wi, d.bias,
+                                          d.dst, d.state, c);
         },
-        [&](md s, md h, md wl, md wi, md b, md d) {
-          return dnnl::lstm_backward::desc(backward, dir, s, h, h, wl, wi, b, d, h, h, s, h, h, wl,
-                                           wi, b, d, h, h);
+        [&](const LayerDescs &d) {
+          return dnnl::lstm_backward::desc(backward, dir, d.src, d.state, c, d.wl, d.wi, d.bias,
+                                           d.dst, d.state, c, d.dsrc, d.dstate, c, d.dwl, d.dwi,
+                                           d.bias, d.ddst, d.dstate, c);
         });
+  }
   return makePrimitives<dnnl::lbr_gru_forward, dnnl::lbr_gru_backward>(
-      z, 3, 4, /*lstm=*/false,
-      [&](md s, md h, md wl, md wi, md b, md d) {
-        return dnnl::lbr_gru_forward::desc(training, dir, s, h, wl, wi, b, d, h);
+      z, 3, 4, /*lstm=*/false, bf16,
+      [&](const LayerDescs &d) {
+        return dnnl::lbr_gru_forward::desc(training, dir, d.src, d.state, d.wl, d.wi, d.bias, d.dst,
+                                           d.state);
       },
-      [&](md s, md h, md wl, md wi, md b, md d) {
-        return dnnl::lbr_gru_backward::desc(backward, dir, s, h, wl, wi, b, d, h, s, h, wl, wi, b,
-                                            d, h);
+      [&](const LayerDescs &d) {
+        return dnnl::lbr_gru_backward::desc(backward, dir, d.src, d.state, d.wl, d.wi, d.bias,
+                                            d.dst, d.state, d.dsrc, d.dstate, d.dwl, d.dwi, d.bias,
+                                            d.ddst, d.dstate);
       });
 }
 
@@ -233,11 +270,12 @@ struct Variant {
 // `recurrence`: attn-fuse-recurrence (oneDNN's sequence ops); `hoist`: the input projection
 // taken out of a generic scan (attn-hoist-scan-projections).
 TrainStepProgram compileVariant(const std::string &text, bool recurrence, bool hoist,
-                                const std::string &name) {
+                                const std::string &name, const std::string &precision = "f32") {
   double t0 = seconds();
   ::attn::driver::SessionOptions o;
   o.fuseRecurrence = recurrence;
   o.hoist = hoist;
+  o.precision = precision;
   auto session = std::make_unique<::attn::driver::Session>(o);
   auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &session->context());
   if (!module || mlir::failed(mlir::verify(*module)))
@@ -250,7 +288,7 @@ void usage() {
   std::fprintf(stderr,
                "usage: attn-bench-recurrent-train-step [--cell lstm|gru|both] [--batch N]\n"
                "         [--length N] [--input N] [--hidden N] [--warmup N] [--reps N]\n"
-               "         [--iters N] [--no-unfused]\n"
+               "         [--iters N] [--no-unfused] [--no-bf16]\n"
                "threads: OMP_NUM_THREADS (both attnc's oneDNN and torch.set_num_threads)\n");
   std::exit(2);
 }
@@ -264,6 +302,8 @@ int main(int argc, char **argv) {
   Sizes z;
   bench::Timing timing{/*warmup=*/5, /*reps=*/7, /*iters=*/10};
   bool unfused = true;
+  // bf16 where the CPU has it (oneDNN's bf16 primitives would run as slow emulation elsewhere).
+  bool bf16 = ::attn::cpuHas("avx512bf16").value_or(false);
   for (bench::Args args(argc, argv, usage); args.next();) {
     if (args.flag == "--cell") {
       std::string c = args.value();
@@ -283,6 +323,8 @@ int main(int argc, char **argv) {
       z.hidden = std::atoll(args.value().c_str());
     else if (args.flag == "--no-unfused")
       unfused = false;
+    else if (args.flag == "--no-bf16")
+      bf16 = false;
     else if (!timing.parse(args))
       usage();
   }
@@ -338,14 +380,26 @@ int main(int argc, char **argv) {
       ::attn::checkpoint::save(dataFile, ckpt);
     }
 
+    std::vector<std::string> torchArgs = {"--cell",    cell,
+                                          "--data",    dataFile,
+                                          "--threads", std::to_string(threads),
+                                          "--batch",   std::to_string(z.batch),
+                                          "--length",  std::to_string(z.length),
+                                          "--input",   std::to_string(z.input),
+                                          "--hidden",  std::to_string(z.hidden),
+                                          "--batches", std::to_string(NB),
+                                          "--lr",      std::to_string(kLr),
+                                          "--warmup",  std::to_string(warmup),
+                                          "--iters",   std::to_string(iters)};
     PyTorchBaseline torch;
-    torch.launch(python, script,
-                 {"--cell", cell, "--data", dataFile, "--threads", std::to_string(threads),
-                  "--batch", std::to_string(z.batch), "--length", std::to_string(z.length),
-                  "--input", std::to_string(z.input), "--hidden", std::to_string(z.hidden),
-                  "--batches", std::to_string(NB), "--lr", std::to_string(kLr), "--warmup",
-                  std::to_string(warmup), "--iters", std::to_string(iters)});
+    torch.launch(python, script, torchArgs);
     bool haveTorch = torch.ready;
+    // PyTorch's autocast step, timed after the f32 ones, started while the data file is there.
+    PyTorchBaseline torchBf16;
+    if (bf16) {
+      torchArgs.insert(torchArgs.end(), {"--precision", "bf16"});
+      torchBf16.launch(python, script, torchArgs);
+    }
     if (!calibration) {
       calibration = bench::calibrate(torch);
       calibration->print(threads);
@@ -357,7 +411,7 @@ int main(int argc, char **argv) {
       int k = (int)(train.steps % NB);
       train.step({xs[k], ys[k]}, kLr);
     };
-    Primitives prims = makePrimitives(cell, z);
+    Primitives prims = makePrimitives(cell, z, /*bf16=*/false);
     for (Variant &side : sides)
       for (int i = 0; i < warmup; ++i)
         step(side.train);
@@ -433,10 +487,36 @@ int main(int argc, char **argv) {
     } else {
       std::printf("note: no PyTorch comparison: %s\n", torch.note.c_str());
     }
-    bench::printTableRow(*calibration, (cell == "lstm" ? "LSTM" : "GRU") +
-                                           std::string(" train step (fused)"),
-                         sides[0].train.flops.at("train_step"), median(sides[0].times), &torch,
-                         {2, 85});
+    std::string workload = (cell == "lstm" ? "LSTM" : "GRU") + std::string(" train step (fused)");
+    bench::printTableRow(*calibration, workload, sides[0].train.flops.at("train_step"),
+                         median(sides[0].times), &torch, {2, 85});
+    if (bf16) { // (docs/precision.md)
+      TrainStepProgram bf16Train = compileVariant(text, /*recurrence=*/true, /*hoist=*/true,
+                                                  "bench_" + cell + "_bf16", "bf16");
+      if (!bench::compareBf16Step(
+              workload, timing, bf16Train, [&] { step(bf16Train); }, sides[0].train,
+              [&] { step(sides[0].train); }, torchBf16, {2, 0}))
+        rc = 1;
+      // The bf16 ceiling: oneDNN's bf16 primitives alone, in turns with the f32 ones.
+      Primitives prims16 = makePrimitives(cell, z, /*bf16=*/true);
+      auto both = [](Primitives &p) {
+        return [&p] {
+          p.forward();
+          p.backward();
+        };
+      };
+      for (int i = 0; i < warmup; ++i)
+        both(prims16)();
+      std::vector<double> t16, t32;
+      for (int r = 0; r < reps; ++r) {
+        t16.push_back(bench::perStep(iters, both(prims16)));
+        t32.push_back(bench::perStep(iters, both(prims)));
+        bench::settle();
+      }
+      std::printf("  ceiling, oneDNN's bf16 %s primitives alone (forward training + backward): "
+                  "%.2f ms against their f32 forms' %.2f ms: %.2fx\n",
+                  cell.c_str(), median(t16) * 1e3, median(t32) * 1e3, median(t32) / median(t16));
+    }
   }
   return rc;
 }

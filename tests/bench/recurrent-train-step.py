@@ -18,14 +18,16 @@ Protocol with --serve: after the warm-up it prints "ready TORCH_VERSION FIRST_LO
 LAST_WARMUP_LOSS", then for each "rep" line on stdin runs --iters steps and prints the seconds
 per step; "quit" (or end of input) prints "median SECONDS" and exits. Without --serve it runs
 --reps repetitions and prints the median. If torch cannot be imported it prints "error: ..."
-and exits with status 3.
+and exits with status 3. --precision bf16: the step under torch.autocast('cpu',
+dtype=torch.bfloat16) (bench_io.autocast).
 """
 
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import import_torch, parse_args, read_safetensors, time_training  # noqa: E402
+from bench_io import (autocast, import_torch, parse_args, read_safetensors,  # noqa: E402
+                      time_training)
 
 
 def main():
@@ -68,7 +70,7 @@ def main():
         return torch.mean((head(states[:, -1, :]) - target) ** 2)
 
     return time_training(
-        a, torch, opt, list(zip(xs, ts)), loss_of,
+        a, torch, opt, list(zip(xs, ts)), autocast(a, torch, loss_of),
         lambda med: f"PyTorch {torch.__version__} {a.cell}, {a.threads} thread(s): "
                     f"{med * 1e3:.2f} ms/step")
 

@@ -91,10 +91,16 @@ struct KernelResults {
   }
 };
 
-// What a pattern calls, and which ops it leaves (attn-to-cuda's subset).
+// What a pattern calls, and which ops it leaves (attn-to-cuda's subset). The CPU's kernels
+// have a bf16 form (`_bf16`) for an op computing in bf16; the GPU's loop computes in f32
+// whatever the op's precision, as its flash attention does.
 struct Target {
   std::string forward, backward;
   RecurrentRefusal refusal;
+  bool hasBf16 = false;
+  std::string kernel(const std::string &name, Operation *op) const {
+    return hasBf16 ? precisionKernel(name, cast<PrecisionOpInterface>(op)) : name;
+  }
 };
 
 bool takes(const Target &target, Operation *op) {
@@ -110,8 +116,8 @@ template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
     if (!takes(target, op))
       return failure();
     Location loc = op.getLoc();
-    auto kernel =
-        declareKernel(rewriter, op, target.forward, {3, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 2, 2}, 6);
+    auto kernel = declareKernel(rewriter, op, target.kernel(target.forward, op),
+                                {3, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 2, 2}, 6);
     SmallVector<Value> args;
     SmallVector<Value> operands = forwardOperands(op->getOperands(), kind);
     Value peephole = peepholeOf(op), projection = projectionOf(op), mask = op.getMask();
@@ -145,7 +151,7 @@ template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
       return failure();
     Location loc = op.getLoc();
     auto kernel = declareKernel(
-        rewriter, op, target.backward,
+        rewriter, op, target.kernel(target.backward, op),
         {3, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 2, 2, 3, 2, 2, 3, 2, 2, 2, 2, 1, 1, 2, 2}, 5);
     Value peephole = peepholeOf(op), projection = projectionOf(op), mask = op.getMask();
     // The fixed forward operands; the results then add d_w_peephole and d_w_proj if present.
@@ -184,7 +190,7 @@ template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
 } // namespace
 
 void mlir::attn::onednn::populateRecurrentPatterns(RewritePatternSet &patterns) {
-  Target cpu{"attn_rt_rnn_forward", "attn_rt_rnn_backward", {}};
+  Target cpu{"attn_rt_rnn_forward", "attn_rt_rnn_backward", {}, /*hasBf16=*/true};
   patterns.add<SequenceToKernel<RnnOp>, SequenceToKernel<GruOp>, SequenceToKernel<LstmOp>,
                SequenceGradToKernel<RnnGradOp>, SequenceGradToKernel<GruGradOp>,
                SequenceGradToKernel<LstmGradOp>>(patterns.getContext(), cpu);

@@ -98,9 +98,27 @@ void _mlir_ciface_attn_rt_rnn_backward(
     attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n,
     attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
     attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
-    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole,
-    attn_memref2 *d_w_proj, int64_t kind, int64_t reverse, int64_t peephole,
-    int64_t projection, int64_t masked);
+    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, attn_memref2 *d_w_proj,
+    int64_t kind, int64_t reverse, int64_t peephole, int64_t projection, int64_t masked);
+
+/* The same layers in bf16 (attn-precision's bf16 policy; oneDNN's avx512_core_bf16 RNN
+ * primitives): same arguments, same f32 memrefs. The kernel rounds x, h0 and the weights to
+ * bfloat16 as it reads them; the gates sum in f32, the outputs and h_n are the primitive's
+ * bf16 states widened back to f32; the LSTM's cell state, the peepholes and the biases stay
+ * f32, and so does every gradient the backward writes (oneDNN's bf16 backward). */
+void _mlir_ciface_attn_rt_rnn_forward_bf16(
+    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref2 *w_proj,
+    attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind,
+    int64_t reverse, int64_t training, int64_t peephole, int64_t projection, int64_t masked);
+void _mlir_ciface_attn_rt_rnn_backward_bf16(
+    attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref2 *w_proj,
+    attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n,
+    attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
+    attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
+    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, attn_memref2 *d_w_proj,
+    int64_t kind, int64_t reverse, int64_t peephole, int64_t projection, int64_t masked);
 
 /* Flash attention: attn.fused_attention whose score is a plain dot product, per batch b and
  * head h,

@@ -97,6 +97,17 @@ func.func @masked_gru(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor<2
   return %g#2 : tensor<2x24xf32>
 }
 
+// In bf16 (attn-precision), a layer and its backward call the kernels' _bf16 form, same
+// arguments.
+// CHECK-LABEL: func @bf16_gru
+// CHECK: call @attn_rt_rnn_forward_bf16(
+// CHECK: call @attn_rt_rnn_backward_bf16(
+func.func @bf16_gru(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %bi: tensor<24xf32>, %bh: tensor<24xf32>, %dhs: tensor<4x6x8xf32>) -> tensor<2x24xf32> {
+  %hs, %h = attn.gru %x, %h0, %wi, %wh, %bi, %bh {precision = #attn.precision<bf16>, training} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
+  %g:6 = attn.gru_grad %x, %h0, %wi, %wh, %bi, %bh, %hs, %h, %dhs, %h0 {precision = #attn.precision<bf16>} : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>, tensor<4x6x8xf32>, tensor<4x8xf32>
+  return %g#2 : tensor<2x24xf32>
+}
+
 // A projected LSTM (LSTMP) and its backward: w_proj is the ninth memref, `projection` the
 // flag before `masked`; d_w_proj the backward's last result (after d_w_peephole's stand-in).
 // CHECK-LABEL: func @lstm_projection

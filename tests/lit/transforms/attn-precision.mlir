@@ -5,6 +5,8 @@
 // RUN: attn-opt %s -attn-precision=policy=bf16 -attn-autodiff | FileCheck %s --check-prefix=GRAD
 // RUN: attn-opt %s -split-input-file -attn-precision="policy=int8 remarks=true" 2>&1 | FileCheck %s --check-prefix=INT8
 // RUN: not attn-opt %s -attn-precision=policy=int8 -attn-autodiff 2>&1 | FileCheck %s --check-prefix=INT8GRAD
+// RUN: attn-opt %s -split-input-file -attn-precision="policy=int8 remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=INT8REMARK
+// RUN: attn-opt %s -attn-precision=policy=bf16 -attn-autodiff=func=seqloss | FileCheck %s --check-prefix=SEQGRAD
 
 // Every product takes the policy; operands and results stay f32, so nothing else changes.
 // CHECK-LABEL: func.func @loss(
@@ -51,15 +53,29 @@ func.func @pinned(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// Products without a bf16 kernel yet stay f32, and --remarks says so.
-// REMARK: remark: 'attn.lstm' stays f32: it has no bf16 kernel yet
-// CHECK-LABEL: func.func @sequence(
-// CHECK: attn.lstm
+// The recurrent sequence ops take bf16 (oneDNN's bf16 RNN), and their backward op the
+// forward's precision. An LSTM with a projection has no bf16 kernel (oneDNN 2.6's bf16 LSTMP
+// computes another layer), nor a sequence op an int8 one: they stay f32, and --remarks says so.
+// CHECK-LABEL: func.func @seqloss(
+// CHECK: attn.lstm {{.*}} {precision = #attn.precision<bf16>}
+// CHECK: attn.lstm {{.*}} projection(
 // CHECK-NOT: precision
-func.func @sequence(%x: tensor<2x3x1xf32>, %h0: tensor<2x4xf32>, %wi: tensor<1x16xf32>,
-                    %wh: tensor<4x16xf32>, %b: tensor<16xf32>) -> tensor<2x3x4xf32> {
+// CHECK: attn.reduce_mean
+// REMARK: remark: 'attn.lstm' stays f32: it has no bf16 kernel
+// INT8REMARK: remark: 'attn.lstm' stays f32: it has no int8 kernel
+// SEQGRAD-LABEL: func.func @seqloss_grad(
+// SEQGRAD: attn.lstm {{.*}} {precision = #attn.precision<bf16>, training}
+// SEQGRAD: attn.lstm_grad {{.*}} {precision = #attn.precision<bf16>}
+func.func @seqloss(%x: tensor<2x3x1xf32>, %h0: tensor<2x4xf32>, %p0: tensor<2x2xf32>) -> tensor<f32> {
+  %wi = attn.param "wi" : tensor<1x16xf32>
+  %wh = attn.param "wh" : tensor<4x16xf32>
+  %b = attn.param "b" : tensor<16xf32>
+  %wh2 = attn.param "wh2" : tensor<2x16xf32>
+  %wp = attn.param "wp" : tensor<4x2xf32>
   %hs, %h, %c = attn.lstm %x, %h0, %h0, %wi, %wh, %b : tensor<2x3x1xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x16xf32>, tensor<4x16xf32>, tensor<16xf32>
-  return %hs : tensor<2x3x4xf32>
+  %ps, %p, %pc = attn.lstm %x, %p0, %h0, %wi, %wh2, %b projection(%wp : tensor<4x2xf32>) : tensor<2x3x1xf32>, tensor<2x2xf32>, tensor<2x4xf32>, tensor<1x16xf32>, tensor<2x16xf32>, tensor<16xf32>
+  %l1 = attn.reduce_mean %hs {axes = array<i64: 0, 1, 2>} : tensor<2x3x4xf32>
+  return %l1 : tensor<f32>
 }
 
 // -----
