@@ -2,6 +2,7 @@
 // through MLIR's registered-op interfaces (so every attn op, today's and tomorrow's, is a node
 // with no code here), and model.mlir's module checked against the same contract.
 #include "frontends/yaml/Graph.h"
+#include "frontends/yaml/GraphStep.h"
 #include "frontends/yaml/ImportBuilder.h"
 #include "frontends/yaml/ScoreExpr.h"
 
@@ -488,11 +489,12 @@ public:
 
   // regress, classify, tag: @forward then @loss. lm: @loss, then @step_full(tokens [1, L]) ->
   // logits [1, L, V], the network at batch 1, which the sampler runs on the tokens so far and
-  // reads at the last (attn/decode/Sample.h). seq2seq: @loss, then @decode_full(src [K, S],
-  // src_mask, tgt_in [K, L]) -> log_probs [K, L, V] at the decoder's K rows (decode.beam, else
-  // decode.batch) and L positions (the longest output), which greedy, beam and sampled
-  // decoding run on the prefix so far (attn/decode/Seq2Seq.h, ProgramPrefixModel). Either
-  // decoder must be causal (position t reads tokens <= t): training would otherwise learn to
+  // reads at the last (attn/decode/Sample.h); where the network runs one position at a time
+  // (GraphStep.h) and not --no-cache, @step in its place, the cached step. seq2seq: @loss, then
+  // @decode_full(src [K, S], src_mask, tgt_in [K, L]) -> log_probs [K, L, V] at the decoder's K
+  // rows (decode.beam, else decode.batch) and L positions (the longest output), which greedy, beam
+  // and sampled decoding run on the prefix so far (attn/decode/Seq2Seq.h, ProgramPrefixModel).
+  // Either decoder must be causal (position t reads tokens <= t): training would otherwise learn to
   // read the next token, which decoding does not have.
   OwningOpRef<ModuleOp> build() {
     OwningOpRef<ModuleOp> module = newModule();
@@ -509,6 +511,8 @@ public:
                              lm ? io.output.name : ::attn::names::kLogProbs,
                              /*logProbs=*/!lm, l)))
         return nullptr;
+      if (lm && !options.decodeFull)
+        cachedStep(*module, l);
       return module;
     }
     if (failed(outputEntry(*module, "forward", io.output.name, /*logProbs=*/false, l)) ||
@@ -518,6 +522,115 @@ public:
   }
 
 private:
+  // What the network's build does differently at one position (stepEntry): the position's
+  // one-hot slot [1, 1, L, 1] and the positions seen so far [1, L] (the key mask), i's
+  // offset in the attention's expressions; each fused_attention node's caches in, in node
+  // order, and out.
+  struct Step {
+    Value slot, seen, iOffset;
+    SmallVector<Value> cachesIn, cachesOut;
+  };
+
+  // lm: @step in place of @step_full where the network runs one position at a time; else
+  // @step_full stays, with the reason in its `attn.uncached` attribute (docs/graph.md).
+  void cachedStep(ModuleOp module, Location l) {
+    auto full = module.lookupSymbol<func::FuncOp>(::attn::names::kStepFull);
+    auto uncached = [&](const std::string &why) {
+      full->setAttr("attn.uncached", b.getStringAttr(why));
+    };
+    for (const Param &p : graph.params)
+      for (const Dim &d : p.shape)
+        if (d.symbol == "length")
+          return uncached("parameter '" + p.name +
+                          "' has a size 'length': it is read by the "
+                          "positions' index");
+    Value output = cast<func::ReturnOp>(full.getBody().front().getTerminator()).getOperand(0);
+    if (auto why = whyNotPositionWise(full, full.getArgument(0), env.at("mask").front(), output)) {
+      std::string where;
+      if (auto at = dyn_cast<FileLineColLoc>(why->first))
+        where = at.getFilename().str() + ":" + std::to_string(at.getLine()) + ":" +
+                std::to_string(at.getColumn()) + ": ";
+      return uncached(where + why->second);
+    }
+    // What the network makes of one position, which its shapes may not allow (a node whose
+    // shape needs all of them): then it stays uncached, and says why.
+    std::string error;
+    func::FuncOp step;
+    {
+      ScopedDiagnosticHandler capture(b.getContext(), [&](mlir::Diagnostic &d) {
+        if (error.empty())
+          error = d.str();
+        return success();
+      });
+      step = stepEntry(module, l);
+    }
+    if (!step)
+      return uncached("the network does not build at one position: " + error);
+    full.erase();
+  }
+
+  // @step(token i32 [1, 1], position f32 [1, 1], cache.<node>.k [1, H, L, D], cache.<node>.v
+  // [1, H, L, Dv] per fused_attention node) -> (logits [1, V], position + 1, the caches with
+  // the position written): the network at batch 1 and length 1, each attention attending
+  // over its caches with i = the position. Null (the function erased) when it does not build.
+  func::FuncOp stepEntry(ModuleOp module, Location l) {
+    int64_t window = spec.data.window, vocab = cast<RankedTensorType>(io.output.type).getShape()[2];
+    Type f32s = b.getF32Type(), i32s = b.getIntegerType(32);
+    SmallVector<Type> types = {RankedTensorType::get({1, 1}, i32s),
+                               RankedTensorType::get({1, 1}, f32s)};
+    SmallVector<std::string> names = {"token", ::attn::names::kPosition};
+    for (const auto &[node, k, v] : attentionCaches) {
+      types.append({k, v});
+      names.append({"cache." + node + ".k", "cache." + node + ".v"});
+    }
+    SmallVector<Type> results(types);
+    results[0] = RankedTensorType::get({1, vocab}, f32s);
+    SmallVector<StringRef> refs(names.begin(), names.end()), resultRefs(refs);
+    resultRefs[0] = io.output.name;
+    b.setInsertionPointToEnd(module.getBody());
+    auto f = entry(::attn::names::kStep, types, refs, results, resultRefs, l);
+    // The caches hold `window` positions: the sampler restarts them when they are full.
+    f->setAttr(::attn::names::kCapacityAttr, b.getI64IntegerAttr(window));
+    Value position = f.getArgument(1);
+    SmallVector<float> iota;
+    for (int64_t j = 0; j < window; ++j)
+      iota.push_back((float)j);
+    Value js = b.create<mlir::attn::ConstantOp>(
+        l, DenseElementsAttr::get(RankedTensorType::get({1, window}, f32s), ArrayRef<float>(iota)));
+    Value oneHot = b.create<mlir::attn::EqOp>(l, js, position); // [1, L]
+    Step at;
+    at.slot =
+        b.create<mlir::attn::ReshapeOp>(l, RankedTensorType::get({1, 1, window, 1}, f32s), oneHot);
+    // p - j + 0.5 > 0  <=>  j <= p
+    at.seen = b.create<mlir::attn::StepOp>(
+        l, b.create<mlir::attn::AddOp>(l, b.create<mlir::attn::SubOp>(l, position, js),
+                                       constant(0.5f, l)));
+    at.iOffset = b.create<mlir::attn::ReshapeOp>(l, RankedTensorType::get({}, f32s), position);
+    at.cachesIn.assign(f.getArguments().begin() + 2, f.getArguments().end());
+    TaskIo whole = io;
+    io.dims["length"] = 1;
+    io.inputs[0].type = RankedTensorType::get({1, 1}, i32s);
+    io.output.type = RankedTensorType::get({1, 1, vocab}, f32s);
+    step = &at;
+    FailureOr<Value> y = network(f.getArgument(0));
+    step = nullptr;
+    io = std::move(whole);
+    if (failed(y)) {
+      f.erase();
+      return nullptr;
+    }
+    SmallVector<Value> outs = {b.create<mlir::attn::ReshapeOp>(l, results[0], *y),
+                               b.create<mlir::attn::AddOp>(l, position, constant(1.0f, l))};
+    outs.append(at.cachesOut);
+    b.create<func::ReturnOp>(l, outs);
+    return f;
+  }
+
+  Value constant(float v, Location l) {
+    return b.create<mlir::attn::ConstantOp>(
+        l, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()), v));
+  }
+
   // @<name>(the task's inputs) -> the network's output (its log_softmax with `logProbs`),
   // named `result`.
   LogicalResult outputEntry(ModuleOp module, StringRef name, StringRef result, bool logProbs,
@@ -582,11 +695,15 @@ private:
   // The graph in the current function, from its arguments; its output.
   FailureOr<Value> network(ValueRange args) {
     env.clear();
+    if (!step)
+      attentionCaches.clear();
     for (auto [in, arg] : llvm::zip(io.inputs, args))
       env[in.name] = {arg};
-    for (const Io &one : io.ones)
-      env[one.name] = {b.create<mlir::attn::ConstantOp>(loc(spec.model.graph->loc),
-                                                        DenseElementsAttr::get(one.type, 1.0f))};
+    for (const Io &one : io.ones) // at one position, lm's mask: the positions seen so far
+      env[one.name] = {
+          step ? step->seen
+               : b.create<mlir::attn::ConstantOp>(loc(spec.model.graph->loc),
+                                                  DenseElementsAttr::get(one.type, 1.0f))};
     for (const Param &p : graph.params) {
       for (const Dim &d : p.shape)
         if (std::optional<std::string> why = varies(spec, options, d.symbol)) {
@@ -966,6 +1083,22 @@ private:
     r.score = score.get();
     r.mask = mask.get();
     r.scale = 1.0f / std::sqrt((float)dims(in[0])[3]);
+    if (!step) { // the caches a step of this network would keep (their sizes at batch 1)
+      attentionCaches.push_back({node.name, in[1].getType(), in[2].getType()});
+    } else { // one query at the step's position over the keys and values so far
+      size_t at = step->cachesOut.size() / 2;
+      if (at >= step->cachesIn.size() / 2)
+        return fail(node.opLoc, "one attention more at one position than over the window");
+      // The caches are zero at the position: adding the one-hot times the row writes it.
+      for (int kv : {1, 2}) {
+        Value cache = step->cachesIn[2 * at + kv - 1];
+        in[kv] = b.create<mlir::attn::AddOp>(l, cache,
+                                             b.create<mlir::attn::MulOp>(l, step->slot, in[kv]));
+        step->cachesOut.push_back(in[kv]);
+      }
+      causal = false; // the seen mask holds it
+      r.iOffset = step->iOffset;
+    }
     SmallVector<std::pair<Location, std::string>> errors;
     Operation *op = nullptr;
     {
@@ -996,6 +1129,14 @@ private:
   Graph graph;
   TaskIo io;
   std::map<std::string, SmallVector<Value>> env;
+  // Each fused_attention node's name and the types of its keys and values at batch 1, from
+  // the last build over the whole window; the step being built, or null.
+  struct AttentionCache {
+    std::string node;
+    Type keys, values;
+  };
+  SmallVector<AttentionCache> attentionCaches;
+  Step *step = nullptr;
 };
 
 // model.mlir: the module, checked against the task's contract and given its names.

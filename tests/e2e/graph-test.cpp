@@ -69,7 +69,10 @@ TEST(Graph, SelfAttentionPoolingLearnsTheMajority) {
 }
 
 // task lm in the graph form: a causal ALiBi attention block as nodes learns the text, samples
-// past its window through @step_full, and its executable samples the same characters.
+// past its window through its cached @step, and its executable samples the same characters;
+// within the window the cached step draws what the network over the whole prefix draws
+// (@step_full, --no-cache), character for character (temperature 1, every character a
+// candidate: a key written at the wrong position, or an i off by one in ALiBi, fails it).
 TEST(Graph, LanguageModelLearnsAndSamplesPastItsWindow) {
   std::string dir = scratch("lm"), out;
   ASSERT_EQ(attnc("train " + kModels + "char-alibi-graph.yaml --out " + dir, &out), 0) << out;
@@ -85,6 +88,11 @@ TEST(Graph, LanguageModelLearnsAndSamplesPastItsWindow) {
   std::string exe;
   ASSERT_EQ(e2e::shell(dir + "/lm run" + flags, &exe), 0) << exe;
   EXPECT_EQ(exe.substr(exe.find('\n') + 1), text);
+  std::string cached, full;
+  const std::string window = " --count 59 --temperature 1 --top-k 0 --sample-seed 7";
+  ASSERT_EQ(attnc("run --ckpt " + dir + window, &cached), 0) << cached;
+  ASSERT_EQ(attnc("run --ckpt " + dir + window + " --no-cache", &full), 0) << full;
+  EXPECT_EQ(cached, full);
 }
 
 // task seq2seq in the graph form: an encoder and a decoder layer as nodes learn to reverse;

@@ -90,10 +90,10 @@ attention weights while writing the best output, source tokens across, output to
 (a Transformer: the cross attention of decode.attention_layer / attention_head).
 --sample draws each token from the model's distribution (decode.sample, greedy rows only),
 divided by --temperature T and among the --top-k K likeliest (decode.temperature, top_k),
-from --sample-seed N (decode.seed). --no-cache (model.transformer, model.conv) decodes by
+from --sample-seed N (decode.seed). --no-cache (model.transformer, model.conv, a graph lm) decodes by
 recomputing the decoder over the whole prefix at every step (@decode_full; a Transformer
-language model's run: @step_full) instead of using the step cache: the reference for the
-cache, with the same outputs.)";
+or graph language model's run: @step_full) instead of using the step cache: the reference for
+the cache, with the same outputs.)";
 
 constexpr const char *kCompileHelp =
     R"(Compiles ahead of time for --cpu: native (default: this machine, with all its features, e.g.
@@ -189,8 +189,8 @@ void addDecode(CLI::App *verb, Raw &raw, attnc::DecodeFlags &d, attnc::Common &c
   verb->add_option("--top-k", raw.topK, "sample among the K likeliest")->type_name("K");
   verb->add_option("--sample-seed", raw.sampleSeed, "sampling seed")->type_name("N");
   verb->add_flag("--no-cache", c.noCache,
-                 "model.transformer, model.conv: decode without the step cache (@decode_full, "
-                 "@step_full)");
+                 "model.transformer, model.conv, model.graph's lm: decode without the step "
+                 "cache (@decode_full, @step_full)");
 }
 
 // The checked values of `raw`: numbers, and the flags that stand for spec keys.
