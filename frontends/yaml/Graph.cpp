@@ -511,8 +511,12 @@ public:
                              lm ? io.output.name : ::attn::names::kLogProbs,
                              /*logProbs=*/!lm, l)))
         return nullptr;
-      if (lm && !options.decodeFull)
-        cachedStep(*module, l);
+      if (!options.decodeFull) {
+        if (lm)
+          cachedStep(*module, l);
+        else
+          cachedDecoder(*module, l);
+      }
       return module;
     }
     if (failed(outputEntry(*module, "forward", io.output.name, /*logProbs=*/false, l)) ||
@@ -522,113 +526,297 @@ public:
   }
 
 private:
-  // What the network's build does differently at one position (stepEntry): the position's
-  // one-hot slot [1, 1, L, 1] and the positions seen so far [1, L] (the key mask), i's
-  // offset in the attention's expressions; each fused_attention node's caches in, in node
-  // order, and out.
+  // What the network's build does differently at one position (stepEntry, decodeStepEntry):
+  // the position's one-hot [K, L] and slot [K, 1, L, 1], the positions seen so far [K, L] (a
+  // cached attention's key mask), i's offset in the attentions' expressions; the caches of
+  // the cached attentions in, in node order, and out; the window's sizes (the parameters'
+  // shapes), the parameters read as tables of positions (their row at the position), the
+  // nodes not built (the encoder's, whose values `given` holds), and the attention nodes
+  // whose keys and values the step caches.
   struct Step {
-    Value slot, seen, iOffset;
+    Value oneHot, slot, seen, iOffset;
     SmallVector<Value> cachesIn, cachesOut;
+    std::map<std::string, int64_t> fullDims;
+    std::set<std::string> tables, skip, cached;
+    std::map<std::string, Value> given;
   };
+
+  // Why the decoding network just built (`full`, from `tokens` to `output`) cannot run one
+  // position at a time; else the plan (GraphStep.h) in `plan` and "".
+  std::string stepPlan(func::FuncOp full, Value tokens, Value mask, StepPlan &plan) {
+    auto why = whyNotPositionWise(full, tokens, mask, lastOutput, plan);
+    if (!why)
+      return "";
+    std::string where;
+    if (auto at = dyn_cast<FileLineColLoc>(why->first))
+      where = at.getFilename().str() + ":" + std::to_string(at.getLine()) + ":" +
+              std::to_string(at.getColumn()) + ": ";
+    return where + why->second;
+  }
+
+  // The step's position inputs made into `at`'s one-hot, slot, seen mask and i offset, for
+  // `position` f32 [K, 1] over a window of `window` positions.
+  void positionOf(Step &at, Value position, int64_t window, Location l) {
+    int64_t rows = cast<RankedTensorType>(position.getType()).getShape()[0];
+    SmallVector<float> iota;
+    for (int64_t j = 0; j < window; ++j)
+      iota.push_back((float)j);
+    Value js = b.create<mlir::attn::ConstantOp>(
+        l, DenseElementsAttr::get(f32({1, window}), ArrayRef<float>(iota)));
+    at.oneHot = b.create<mlir::attn::EqOp>(l, js, position); // [K, L]
+    at.slot = b.create<mlir::attn::ReshapeOp>(l, f32({rows, 1, window, 1}), at.oneHot);
+    // p - j + 0.5 > 0  <=>  j <= p
+    at.seen = b.create<mlir::attn::StepOp>(
+        l, b.create<mlir::attn::AddOp>(l, b.create<mlir::attn::SubOp>(l, position, js),
+                                       constant(0.5f, l)));
+    // The same position in every row: the first row's.
+    at.iOffset = b.create<mlir::attn::ReshapeOp>(
+        l, f32({}),
+        b.create<mlir::attn::SliceOp>(l, position, b.getDenseI64ArrayAttr({0, 0}),
+                                      b.getDenseI64ArrayAttr({1, 1})));
+  }
+
+  // The cached attentions' caches, [K, H, L, D] keys and values per node: types and names.
+  void cacheSignature(const Step &at, SmallVectorImpl<Type> &types,
+                      SmallVectorImpl<std::string> &names) {
+    for (const AttentionCache &c : attentionCaches)
+      if (at.cached.count(c.node)) {
+        types.append({c.keys, c.values});
+        names.append({"cache." + c.node + ".k", "cache." + c.node + ".v"});
+      }
+  }
+
+  // Builds `build` with the diagnostics kept: the first one, or "" when it built.
+  template <typename F> std::string quietly(F build) {
+    std::string error;
+    ScopedDiagnosticHandler capture(b.getContext(), [&](mlir::Diagnostic &d) {
+      if (error.empty())
+        error = d.str();
+      return success();
+    });
+    if (!build() && error.empty())
+      error = "it does not build";
+    return error;
+  }
 
   // lm: @step in place of @step_full where the network runs one position at a time; else
   // @step_full stays, with the reason in its `attn.uncached` attribute (docs/graph.md).
   void cachedStep(ModuleOp module, Location l) {
     auto full = module.lookupSymbol<func::FuncOp>(::attn::names::kStepFull);
-    auto uncached = [&](const std::string &why) {
-      full->setAttr("attn.uncached", b.getStringAttr(why));
-    };
-    for (const Param &p : graph.params)
-      for (const Dim &d : p.shape)
-        if (d.symbol == "length")
-          return uncached("parameter '" + p.name +
-                          "' has a size 'length': it is read by the "
-                          "positions' index");
-    Value output = cast<func::ReturnOp>(full.getBody().front().getTerminator()).getOperand(0);
-    if (auto why = whyNotPositionWise(full, full.getArgument(0), env.at("mask").front(), output)) {
-      std::string where;
-      if (auto at = dyn_cast<FileLineColLoc>(why->first))
-        where = at.getFilename().str() + ":" + std::to_string(at.getLine()) + ":" +
-                std::to_string(at.getColumn()) + ": ";
-      return uncached(where + why->second);
-    }
-    // What the network makes of one position, which its shapes may not allow (a node whose
-    // shape needs all of them): then it stays uncached, and says why.
-    std::string error;
-    func::FuncOp step;
-    {
-      ScopedDiagnosticHandler capture(b.getContext(), [&](mlir::Diagnostic &d) {
-        if (error.empty())
-          error = d.str();
-        return success();
-      });
-      step = stepEntry(module, l);
-    }
-    if (!step)
-      return uncached("the network does not build at one position: " + error);
+    StepPlan plan;
+    std::string why = stepPlan(full, full.getArgument(0), env.at("mask").front(), plan);
+    if (why.empty())
+      why = quietly([&] { return stepEntry(module, plan, l); });
+    if (!why.empty())
+      return full->setAttr("attn.uncached", b.getStringAttr(why));
     full.erase();
   }
 
+  // A Step for `plan` at the current insertion point.
+  Step stepFor(const StepPlan &plan) {
+    Step at;
+    at.fullDims = io.dims;
+    at.tables = plan.tables;
+    for (const auto &[c, cached] : llvm::zip(attentionCaches, plan.cached))
+      if (cached)
+        at.cached.insert(c.node);
+    return at;
+  }
+
   // @step(token i32 [1, 1], position f32 [1, 1], cache.<node>.k [1, H, L, D], cache.<node>.v
-  // [1, H, L, Dv] per fused_attention node) -> (logits [1, V], position + 1, the caches with
-  // the position written): the network at batch 1 and length 1, each attention attending
-  // over its caches with i = the position. Null (the function erased) when it does not build.
-  func::FuncOp stepEntry(ModuleOp module, Location l) {
+  // [1, H, L, Dv] per cached attention node) -> (logits [1, V], position + 1, the caches with
+  // the position written): the network at batch 1 and length 1. False (the function erased)
+  // when it does not build.
+  bool stepEntry(ModuleOp module, const StepPlan &plan, Location l) {
     int64_t window = spec.data.window, vocab = cast<RankedTensorType>(io.output.type).getShape()[2];
-    Type f32s = b.getF32Type(), i32s = b.getIntegerType(32);
-    SmallVector<Type> types = {RankedTensorType::get({1, 1}, i32s),
-                               RankedTensorType::get({1, 1}, f32s)};
+    Step at = stepFor(plan);
+    SmallVector<Type> types = {i32({1, 1}), f32({1, 1})};
     SmallVector<std::string> names = {"token", ::attn::names::kPosition};
-    for (const auto &[node, k, v] : attentionCaches) {
-      types.append({k, v});
-      names.append({"cache." + node + ".k", "cache." + node + ".v"});
-    }
+    cacheSignature(at, types, names);
     SmallVector<Type> results(types);
-    results[0] = RankedTensorType::get({1, vocab}, f32s);
+    results[0] = f32({1, vocab});
     SmallVector<StringRef> refs(names.begin(), names.end()), resultRefs(refs);
     resultRefs[0] = io.output.name;
     b.setInsertionPointToEnd(module.getBody());
     auto f = entry(::attn::names::kStep, types, refs, results, resultRefs, l);
     // The caches hold `window` positions: the sampler restarts them when they are full.
     f->setAttr(::attn::names::kCapacityAttr, b.getI64IntegerAttr(window));
-    Value position = f.getArgument(1);
-    SmallVector<float> iota;
-    for (int64_t j = 0; j < window; ++j)
-      iota.push_back((float)j);
-    Value js = b.create<mlir::attn::ConstantOp>(
-        l, DenseElementsAttr::get(RankedTensorType::get({1, window}, f32s), ArrayRef<float>(iota)));
-    Value oneHot = b.create<mlir::attn::EqOp>(l, js, position); // [1, L]
-    Step at;
-    at.slot =
-        b.create<mlir::attn::ReshapeOp>(l, RankedTensorType::get({1, 1, window, 1}, f32s), oneHot);
-    // p - j + 0.5 > 0  <=>  j <= p
-    at.seen = b.create<mlir::attn::StepOp>(
-        l, b.create<mlir::attn::AddOp>(l, b.create<mlir::attn::SubOp>(l, position, js),
-                                       constant(0.5f, l)));
-    at.iOffset = b.create<mlir::attn::ReshapeOp>(l, RankedTensorType::get({}, f32s), position);
+    positionOf(at, f.getArgument(1), window, l);
     at.cachesIn.assign(f.getArguments().begin() + 2, f.getArguments().end());
-    TaskIo whole = io;
-    io.dims["length"] = 1;
-    io.inputs[0].type = RankedTensorType::get({1, 1}, i32s);
-    io.output.type = RankedTensorType::get({1, 1, vocab}, f32s);
-    step = &at;
-    FailureOr<Value> y = network(f.getArgument(0));
-    step = nullptr;
-    io = std::move(whole);
+    FailureOr<Value> y = atOnePosition(at, {f.getArgument(0)}, vocab);
     if (failed(y)) {
       f.erase();
-      return nullptr;
+      return false;
     }
     SmallVector<Value> outs = {b.create<mlir::attn::ReshapeOp>(l, results[0], *y),
-                               b.create<mlir::attn::AddOp>(l, position, constant(1.0f, l))};
+                               b.create<mlir::attn::AddOp>(l, f.getArgument(1), constant(1.0f, l))};
     outs.append(at.cachesOut);
     b.create<func::ReturnOp>(l, outs);
-    return f;
+    return true;
+  }
+
+  // The network at one position with `at`, its inputs `args` (the task's, null where the step
+  // has none), the decoder's length 1: its output [K, 1, vocab].
+  FailureOr<Value> atOnePosition(Step &at, ArrayRef<Value> args, int64_t vocab) {
+    TaskIo whole = io;
+    std::string length = spec.task == Task::Lm ? "length" : "target";
+    io.dims[length] = 1;
+    int64_t rows = io.dims["batch"];
+    Io &tokens = io.inputs[spec.task == Task::Lm ? 0 : 2];
+    tokens.type = i32({rows, 1});
+    io.output.type = f32({rows, 1, vocab});
+    step = &at;
+    FailureOr<Value> y = network(args);
+    step = nullptr;
+    io = std::move(whole);
+    return y;
+  }
+
+  // seq2seq: @encode and @decode_step where the decoder runs one position at a time; else
+  // @decode_full alone, with the reason in its `attn.uncached` attribute.
+  void cachedDecoder(ModuleOp module, Location l) {
+    auto full = module.lookupSymbol<func::FuncOp>("decode_full");
+    StepPlan plan;
+    std::string why = stepPlan(full, full.getArgument(2), env.at("tgt_mask").front(), plan);
+    if (why.empty())
+      why = quietly([&] { return decoderEntries(module, plan, l); });
+    if (!why.empty())
+      return full->setAttr("attn.uncached", b.getStringAttr(why));
+    full.erase();
+  }
+
+  // The nodes that read the target (tgt_in, tgt_mask), and those that read the source
+  // (src, src_mask) but not the target: the encoder, which @encode runs once.
+  std::pair<std::set<std::string>, std::set<std::string>> decoderAndEncoder() {
+    std::set<std::string> target = {"tgt_in", "tgt_mask"}, source = {"src", "src_mask"};
+    auto base = [](const std::string &name) {
+      std::optional<std::pair<std::string, size_t>> ref = resultRef(name);
+      return ref ? ref->first : name;
+    };
+    for (const Node &node : graph.nodes)
+      for (const auto &[in, where] : node.inputs) {
+        if (target.count(base(in)) || target.count(in))
+          target.insert(node.name);
+        else if (source.count(base(in)) || source.count(in))
+          source.insert(node.name);
+      }
+    for (const Node &node : graph.nodes)
+      if (target.count(node.name))
+        source.erase(node.name);
+    return {target, source};
+  }
+
+  // @encode(src [K, S], src_mask [K, S]) -> (position [K, 1] zeros, the caches (zeros), the
+  // encoder's values the decoder reads, `memory.<name>`), and @decode_step(token i32 [K, 1],
+  // position, the caches, the encoder's values, src/src_mask where the decoder reads them)
+  // -> (log_probs [K, V], position + 1, the caches with the position written). False (the
+  // functions erased) when either does not build.
+  bool decoderEntries(ModuleOp module, const StepPlan &plan, Location l) {
+    int64_t rows = io.dims["batch"], length = io.dims["target"];
+    int64_t vocab = cast<RankedTensorType>(io.output.type).getShape()[2];
+    auto [decoder, encoder] = decoderAndEncoder();
+    // What the decoder reads of the encoder (values, or src / src_mask themselves).
+    std::vector<std::string> reads;
+    for (const Node &node : graph.nodes)
+      if (decoder.count(node.name))
+        for (const auto &[in, where] : node.inputs) {
+          std::optional<std::pair<std::string, size_t>> ref = resultRef(in);
+          std::string base = encoder.count(in) ? in : ref ? ref->first : in;
+          if (encoder.count(base) && std::find(reads.begin(), reads.end(), in) == reads.end())
+            reads.push_back(in);
+        }
+
+    // @encode: the nodes that do not read the target.
+    Step at = stepFor(plan);
+    SmallVector<Type> carried = {f32({rows, 1})};
+    SmallVector<std::string> carriedNames = {::attn::names::kPosition};
+    cacheSignature(at, carried, carriedNames);
+    b.setInsertionPointToEnd(module.getBody());
+    auto [inTypes, inNames] = signature();
+    inTypes.pop_back(); // tgt_in
+    inNames.pop_back();
+    auto enc = entry("encode", inTypes, inNames, {}, {}, l);
+    skipped = decoder;
+    FailureOr<Value> built = network(enc.getArguments(), /*output=*/false);
+    skipped.clear();
+    if (failed(built)) {
+      enc.erase();
+      return false;
+    }
+    SmallVector<Value> outs;
+    for (Type t : carried)
+      outs.push_back(b.create<mlir::attn::ConstantOp>(
+          l, DenseElementsAttr::get(cast<RankedTensorType>(t), 0.0f)));
+    SmallVector<Type> encTypes(carried);
+    SmallVector<std::string> encNames(carriedNames);
+    SmallVector<Type> givenTypes;
+    SmallVector<std::string> givenNames;
+    for (const std::string &name : reads) {
+      if (name == "src" || name == "src_mask") { // the runtime hands encode's inputs on
+        givenTypes.push_back(env.at(name).front().getType());
+        givenNames.push_back(name);
+        continue;
+      }
+      Value v = lookup(name);
+      auto type = cast<RankedTensorType>(v.getType());
+      if (type.getRank() == 0 || type.getShape()[0] != rows) {
+        emitError(l) << "the decoder reads '" << name << "' " << shapeText(type)
+                     << ", which does not hold the decoder's " << rows
+                     << " rows first (beam search reorders every state by its rows)";
+        enc.erase();
+        return false;
+      }
+      outs.push_back(v);
+      encTypes.push_back(type);
+      encNames.push_back("memory." + name);
+      givenTypes.push_back(type);
+      givenNames.push_back("memory." + name);
+    }
+    b.create<func::ReturnOp>(l, outs);
+    SmallVector<StringRef> encRefs(encNames.begin(), encNames.end());
+    enc.setFunctionType(b.getFunctionType(enc.getArgumentTypes(), encTypes));
+    for (auto [k, n] : llvm::enumerate(encRefs))
+      enc.setResultAttr(k, "attn.name", b.getStringAttr(n));
+
+    // @decode_step: the nodes that read the target, at one position.
+    SmallVector<Type> types = {i32({rows, 1})};
+    SmallVector<std::string> names = {"token"};
+    types.append(carried);
+    names.append(carriedNames);
+    types.append(givenTypes);
+    names.append(givenNames);
+    SmallVector<Type> results = {f32({rows, vocab})};
+    results.append(carried);
+    SmallVector<StringRef> refs(names.begin(), names.end());
+    SmallVector<StringRef> resultRefs = {::attn::names::kLogProbs};
+    for (const std::string &n : carriedNames)
+      resultRefs.push_back(n);
+    b.setInsertionPointToEnd(module.getBody());
+    auto f = entry("decode_step", types, refs, results, resultRefs, l);
+    positionOf(at, f.getArgument(1), length, l);
+    unsigned numCaches = carried.size() - 1;
+    at.cachesIn.assign(f.getArguments().begin() + 2, f.getArguments().begin() + 2 + numCaches);
+    at.skip = encoder;
+    for (auto [k, name] : llvm::enumerate(reads))
+      at.given[name] = f.getArgument(2 + numCaches + k);
+    Value srcArg = at.given.count("src") ? at.given["src"] : Value();
+    Value maskArg = at.given.count("src_mask") ? at.given["src_mask"] : Value();
+    FailureOr<Value> y = atOnePosition(at, {srcArg, maskArg, f.getArgument(0)}, vocab);
+    if (failed(y)) {
+      f.erase();
+      enc.erase();
+      return false;
+    }
+    SmallVector<Value> stepOuts = {
+        logSoftmax(b.create<mlir::attn::ReshapeOp>(l, results[0], *y), l),
+        b.create<mlir::attn::AddOp>(l, f.getArgument(1), constant(1.0f, l))};
+    stepOuts.append(at.cachesOut);
+    b.create<func::ReturnOp>(l, stepOuts);
+    return true;
   }
 
   Value constant(float v, Location l) {
-    return b.create<mlir::attn::ConstantOp>(
-        l, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()), v));
+    return b.create<mlir::attn::ConstantOp>(l, DenseElementsAttr::get(f32({}), v));
   }
 
   // @<name>(the task's inputs) -> the network's output (its log_softmax with `logProbs`),
@@ -680,10 +868,11 @@ private:
 
   // A shape's sizes, the names given their values; a failure (reported at `where`) past
   // attnc's bound on a tensor, which the importer checks again for every op.
-  FailureOr<SmallVector<int64_t>> shape(const std::vector<Dim> &dims, const Loc &where) {
+  FailureOr<SmallVector<int64_t>> shape(const std::vector<Dim> &dims, const Loc &where,
+                                        const std::map<std::string, int64_t> *values = nullptr) {
     SmallVector<int64_t> out;
     for (const Dim &d : dims)
-      out.push_back(d.symbol.empty() ? d.value : io.dims.at(d.symbol));
+      out.push_back(d.symbol.empty() ? d.value : (values ? *values : io.dims).at(d.symbol));
     if (!fits(out)) {
       emitError(loc(where)) << "this shape has more than 2^28 elements, attnc's bound on a "
                                "tensor (1 GiB of f32)";
@@ -692,13 +881,18 @@ private:
     return out;
   }
 
-  // The graph in the current function, from its arguments; its output.
-  FailureOr<Value> network(ValueRange args) {
+  // The graph in the current function, from its arguments (null: an input the function has
+  // not, which no node it builds reads); its output, checked against the task's when `output`.
+  FailureOr<Value> network(ValueRange args, bool output = true) {
     env.clear();
     if (!step)
       attentionCaches.clear();
     for (auto [in, arg] : llvm::zip(io.inputs, args))
-      env[in.name] = {arg};
+      if (arg)
+        env[in.name] = {arg};
+    if (step)
+      for (const auto &[name, value] : step->given)
+        env[name] = {value};
     for (const Io &one : io.ones) // at one position, lm's mask: the positions seen so far
       env[one.name] = {
           step ? step->seen
@@ -712,20 +906,43 @@ private:
           return failure();
         }
       Init init = *mlir::attn::symbolizeInit(p.init);
-      FailureOr<SmallVector<int64_t>> sizes = shape(p.shape, p.loc);
+      // At one position, a parameter keeps the window's sizes (one tensor for every program).
+      FailureOr<SmallVector<int64_t>> sizes =
+          shape(p.shape, p.loc, step ? &step->fullDims : nullptr);
       if (failed(sizes))
         return failure();
-      auto value = b.create<mlir::attn::ParamOp>(loc(p.loc), f32(*sizes), p.name, init,
-                                                 APFloat(static_cast<float>(p.scale)), p.trainable);
+      Location at = loc(p.loc);
+      Value value = b.create<mlir::attn::ParamOp>(
+          at, f32(*sizes), p.name, init, APFloat(static_cast<float>(p.scale)), p.trainable);
+      if (step && step->tables.count(p.name)) {
+        // A table of positions [L, ...] read at one position: its row there, [K, 1, ...]
+        // (the one-hot [K, L] times the table as [L, rest]).
+        int64_t rows = cast<RankedTensorType>(step->oneHot.getType()).getShape()[0], rest = 1;
+        SmallVector<int64_t> row = {rows, 1};
+        for (int64_t d : ArrayRef<int64_t>(*sizes).drop_front()) {
+          rest *= d;
+          row.push_back(d);
+        }
+        Value flat = b.create<mlir::attn::ReshapeOp>(at, f32({(*sizes)[0], rest}), value);
+        value = b.create<mlir::attn::ReshapeOp>(
+            at, f32(row),
+            b.create<mlir::attn::MatmulOp>(at, step->oneHot, flat, b.getBoolAttr(false),
+                                           b.getBoolAttr(false)));
+      }
       env[p.name] = {value};
     }
     for (const Node &node : graph.nodes) {
+      if (skipped.count(node.name) || (step && step->skip.count(node.name)))
+        continue;
       FailureOr<Operation *> op = buildNode(node);
       if (failed(op))
         return failure();
       env[node.name] = SmallVector<Value>((*op)->getResults());
     }
+    if (!output)
+      return Value();
     Value out = lookup(graph.output);
+    lastOutput = out;
     if (!out) {
       emitError(loc(graph.outputLoc))
           << "model.graph.output '" << graph.output << "': that node has fewer results";
@@ -1083,20 +1300,22 @@ private:
     r.score = score.get();
     r.mask = mask.get();
     r.scale = 1.0f / std::sqrt((float)dims(in[0])[3]);
-    if (!step) { // the caches a step of this network would keep (their sizes at batch 1)
+    if (!step) { // the caches a step of this network would keep (their sizes at decoding)
       attentionCaches.push_back({node.name, in[1].getType(), in[2].getType()});
-    } else { // one query at the step's position over the keys and values so far
-      size_t at = step->cachesOut.size() / 2;
-      if (at >= step->cachesIn.size() / 2)
-        return fail(node.opLoc, "one attention more at one position than over the window");
-      // The caches are zero at the position: adding the one-hot times the row writes it.
-      for (int kv : {1, 2}) {
-        Value cache = step->cachesIn[2 * at + kv - 1];
-        in[kv] = b.create<mlir::attn::AddOp>(l, cache,
-                                             b.create<mlir::attn::MulOp>(l, step->slot, in[kv]));
-        step->cachesOut.push_back(in[kv]);
+    } else {                               // one query at the step's position
+      if (step->cached.count(node.name)) { // over the keys and values so far
+        size_t at = step->cachesOut.size() / 2;
+        if (at >= step->cachesIn.size() / 2)
+          return fail(node.opLoc, "one attention more at one position than over the window");
+        // The caches are zero at the position: adding the one-hot times the row writes it.
+        for (int kv : {1, 2}) {
+          Value cache = step->cachesIn[2 * at + kv - 1];
+          in[kv] = b.create<mlir::attn::AddOp>(l, cache,
+                                               b.create<mlir::attn::MulOp>(l, step->slot, in[kv]));
+          step->cachesOut.push_back(in[kv]);
+        }
+        causal = false; // the seen mask (its key mask at one position) holds it
       }
-      causal = false; // the seen mask holds it
       r.iOffset = step->iOffset;
     }
     SmallVector<std::pair<Location, std::string>> errors;
@@ -1137,6 +1356,9 @@ private:
   };
   SmallVector<AttentionCache> attentionCaches;
   Step *step = nullptr;
+  // The nodes network() leaves out (@encode: the decoder's); its last output.
+  std::set<std::string> skipped;
+  Value lastOutput;
 };
 
 // model.mlir: the module, checked against the task's contract and given its names.

@@ -5,6 +5,7 @@
 #include "dialect/AttnOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace attn::yaml::graph {
 
@@ -21,7 +22,7 @@ ArrayRef<int64_t> dims(Value v) { return cast<RankedTensorType>(v.getType()).get
 // only they compute) is the same at every position.
 class Positions {
 public:
-  Positions(Value tokens, Value mask) : mask(mask) { axis[tokens] = 1; }
+  Positions(Value tokens, Value mask, StepPlan &plan) : mask(mask), plan(plan) { axis[tokens] = 1; }
 
   // Why `op` breaks the rule, or "" when its results follow it (their axes recorded).
   std::string visit(Operation *op) {
@@ -94,16 +95,37 @@ private:
       }
     if (!at)
       return "";
-    for (Value v : op->getOperands()) {
+    for (OpOperand &use : op->getOpOperands()) {
+      Value v = use.get();
       int64_t k = *at - (rank - (int64_t)dims(v).size());
-      if (!axisOf(v) && k >= 0 && dims(v)[k] != 1)
-        return "it reads a value that differs from position to position (a table of positions "
-               "is read by the positions' index, which one position at a time does not have)";
+      if (axisOf(v) || k < 0 || dims(v)[k] == 1)
+        continue;
+      // A table of positions [L, ...] beside values [B, L, ...]: a step reads its row.
+      auto param = v.getDefiningOp<ParamOp>();
+      if (!param || k != 0 || *at != 1 || (int64_t)dims(v).size() + 1 != rank)
+        return "it reads a value that differs from position to position other than as a table "
+               "of positions [length, ...] beside values [batch, length, ...]";
+      tableUses.insert(&use);
+      plan.tables.insert(param.getName().str());
     }
     axis[op->getResult(0)] = *at;
     return "";
   }
 
+public:
+  // A table of positions must be read as one everywhere: its row is all a step has of it.
+  std::optional<std::pair<Location, std::string>> tablesReadAsTables() const {
+    for (OpOperand *use : tableUses)
+      for (OpOperand &other : use->get().getUses())
+        if (!tableUses.count(&other))
+          return std::make_pair(other.getOwner()->getLoc(),
+                                "parameter '" +
+                                    use->get().getDefiningOp<ParamOp>().getName().str() +
+                                    "' is a table of positions elsewhere, and read otherwise here");
+    return std::nullopt;
+  }
+
+private:
   // An op on the rows of `input` (its last dimension), with operands the same for each row.
   std::string rowWise(Operation *op, Value input, ArrayRef<Value> fixed) {
     for (Value v : fixed)
@@ -151,22 +173,30 @@ private:
   }
 
   // A causal self-attention over the task's key mask: each position reads the keys and values
-  // of positions up to its own, which a step keeps (its cache).
+  // of positions up to its own, which a step keeps (its cache). Or an attention over keys and
+  // values that do not depend on the positions (an encoder's), which a step reads whole.
   std::string attend(FusedAttentionOp attention) {
     for (Value v : attention.getCaptures())
       if (axisOf(v))
         return "its captures depend on the positions";
-    if (!attention.getCausal())
-      return "it is not causal: each position reads later ones, which a step has not seen";
+    std::optional<int64_t> q = axisOf(attention.getQuery()), k = axisOf(attention.getKeys()),
+                           v = axisOf(attention.getValues());
+    bool self = k || v || axisOf(attention.getKeyMask());
+    plan.cached.push_back(q && self);
+    if (!q && !self)
+      return ""; // the encoder's own
+    if (!q || *q != 2 || (self && (!k || !v || *k != 2 || *v != 2)))
+      return "its queries (and a self-attention's keys and values) must hold the positions on "
+             "axis 2 ([batch, heads, length, width])";
     if (attention.getCenter() || attention.getWindow())
       return "a local (Luong) window has no cached form";
-    if (attention.getKeyMask() != mask)
-      return "its key mask is not the task's `mask`";
-    for (Value v : {attention.getQuery(), attention.getKeys(), attention.getValues()}) {
-      std::optional<int64_t> a = axisOf(v);
-      if (!a || *a != 2)
-        return "its queries, keys and values must hold the positions on axis 2 ([batch, heads, "
-               "length, width])";
+    if (self) {
+      if (!attention.getCausal())
+        return "it is not causal: each position reads later ones, which a step has not seen";
+      if (attention.getKeyMask() != mask)
+        return "its key mask is not the task's target mask";
+    } else if (attention.getCausal()) {
+      return "it is causal over keys that are not the positions'";
     }
     axis[attention.getOutput()] = 2;
     axis[attention.getLse()] = 2;
@@ -174,21 +204,27 @@ private:
   }
 
   Value mask;
+  StepPlan &plan;
   llvm::DenseMap<Value, int64_t> axis;
+  llvm::SmallPtrSet<OpOperand *, 8> tableUses;
 };
 
 } // namespace
 
-std::optional<std::pair<Location, std::string>> whyNotPositionWise(func::FuncOp f, Value tokens,
-                                                                   Value mask, Value output) {
-  Positions positions(tokens, mask);
+std::optional<std::pair<Location, std::string>>
+whyNotPositionWise(func::FuncOp f, Value tokens, Value mask, Value output, StepPlan &plan) {
+  Positions positions(tokens, mask, plan);
   for (Operation &op : f.getBody().front()) {
     if (isa<func::ReturnOp>(op))
       break;
     std::string why = positions.visit(&op);
     if (!why.empty())
       return std::make_pair(op.getLoc(), "'" + op.getName().getStringRef().str() + "': " + why);
+    if (&op == output.getDefiningOp())
+      break; // (what the entry adds after the network is its own: log_softmax)
   }
+  if (auto why = positions.tablesReadAsTables())
+    return why;
   if (positions.axisOf(output) != std::optional<int64_t>(1))
     return std::make_pair(output.getLoc(),
                           std::string("the output does not hold the positions on axis 1"));

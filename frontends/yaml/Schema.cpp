@@ -577,8 +577,9 @@ std::vector<KeySchema> buildTable() {
                "`regress`, `classify`, `tag`, `lm`, `seq2seq`: the network as attn ops wired by "
                "name, between the task's inputs and its output (the loss is the task's; an "
                "`lm` graph and a `seq2seq` graph's decoder must be causal; an `lm` samples "
-               "through its cached `@step` where the network allows it, else `@step_full`, a "
-               "`seq2seq` decodes through `@decode_full`). See docs/graph.md.")
+               "and a `seq2seq` decodes through cached `@step` / `@encode` + `@decode_step` "
+               "where the network allows it, else `@step_full` / `@decode_full`). See "
+               "docs/graph.md.")
           .exclusive("architecture"),
       Key("model.graph.params", &GraphSpec::params,
           "The parameters: a map from each name to `{shape, init, scale, trainable}`; "

@@ -57,9 +57,12 @@ ProgramStepModel::ProgramStepModel(const Program &program, const std::vector<Ten
     throw std::runtime_error(where + ": entry 'decode_step' must take a token and return "
                                      "log-probabilities first");
   const attn_tensor_info &token = dec.inputs[0], &logProbs = dec.outputs[0];
-  if (token.dtype != ATTN_I32 || token.rank != 1 || token.shape[0] < 1)
+  // (A graph's decoder reads its tokens as [K, 1], one position of tgt_in.)
+  if (token.dtype != ATTN_I32 || token.shape[0] < 1 ||
+      !(token.rank == 1 || (token.rank == 2 && token.shape[1] == 1)))
     throw std::runtime_error(where + ": decode_step's first input '" + nameOf(token) +
-                             "' must be the token, i32 [K], but it is " + describe(token));
+                             "' must be the token, i32 [K] or [K, 1], but it is " +
+                             describe(token));
   rows_ = token.shape[0];
   if (logProbs.dtype != ATTN_F32 || logProbs.rank != 2 || logProbs.shape[0] != rows_)
     throw std::runtime_error(where + ": decode_step's first result '" + nameOf(logProbs) +

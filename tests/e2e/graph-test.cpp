@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <fstream>
 #include <regex>
+#include <sstream>
+#include <vector>
 
 namespace {
 
@@ -96,8 +98,10 @@ TEST(Graph, LanguageModelLearnsAndSamplesPastItsWindow) {
 }
 
 // task seq2seq in the graph form: an encoder and a decoder layer as nodes learn to reverse;
-// translate decodes through @decode_full greedily and with a beam, and the executable does
-// as attnc does.
+// translate decodes through the cached @encode / @decode_step greedily and with a beam, as
+// the uncached @decode_full (--no-cache) does: the same outputs, the same n-best lists with
+// log-probabilities within 1e-5 (the sums run in another order); the executable does as attnc
+// does.
 TEST(Graph, EncoderDecoderLearnsAndTranslates) {
   std::string dir = scratch("seq2seq"), out;
   ASSERT_EQ(attnc("train " + kModels + "reverse-graph.yaml --out " + dir, &out), 0) << out;
@@ -111,6 +115,34 @@ TEST(Graph, EncoderDecoderLearnsAndTranslates) {
   ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir + " --beam 4", inputs, dir, &beam), 0)
       << beam;
   EXPECT_EQ(beam, greedy); // (each output is far likelier than any other)
+  std::string uncached;
+  ASSERT_EQ(e2e::attncWithInput("translate --ckpt " + dir + " --no-cache", inputs, dir, &uncached),
+            0)
+      << uncached;
+  EXPECT_EQ(uncached, greedy);
+  // "i ||| tokens ||| log_prob=X score=Y" per hypothesis: tokens equal, X within 1e-5.
+  auto nbest = [&](const std::string &flags) {
+    std::string out;
+    EXPECT_EQ(e2e::attncWithInput("translate --ckpt " + dir + " --beam 4 --nbest 3" + flags, inputs,
+                                  dir, &out),
+              0)
+        << out;
+    std::vector<std::pair<std::string, double>> lines;
+    std::regex line("(.*) \\|\\|\\| log_prob=([-0-9.e]+) .*");
+    std::istringstream in(out);
+    std::smatch m;
+    for (std::string l; std::getline(in, l);)
+      if (std::regex_match(l, m, line))
+        lines.push_back({m[1], std::stod(m[2])});
+    return lines;
+  };
+  auto cachedList = nbest(""), uncachedList = nbest(" --no-cache");
+  ASSERT_EQ(cachedList.size(), 9u);
+  ASSERT_EQ(uncachedList.size(), cachedList.size());
+  for (size_t i = 0; i < cachedList.size(); ++i) {
+    EXPECT_EQ(cachedList[i].first, uncachedList[i].first);
+    EXPECT_NEAR(cachedList[i].second, uncachedList[i].second, 1e-5);
+  }
   ASSERT_EQ(attnc("compile --ckpt " + dir + " --exe -o " + dir + "/reverse", &out), 0) << out;
   std::ofstream(dir + "/inputs.txt") << inputs;
   std::string exe;

@@ -2,13 +2,15 @@
 //
 // The program has two entries, with K the batch size it was compiled for:
 //   encode(src: i32 [K, S], src_mask: f32 [K, S]) -> (named results ...)
-//   decode_step(token: i32 [K], named inputs ...) -> (log_probs: f32 [K, V], named results ...)
+//   decode_step(token: i32 [K] (or [K, 1]), named inputs ...)
+//       -> (log_probs: f32 [K, V], named results ...)
 // Every decode_step input after `token` is matched BY NAME to an encode result and starts as
 // that result, or, if encode has no such result, is one of encode's own inputs (e.g.
-// "src_mask", which attention reads at every step) and starts as that input. After each step, a decode_step result named like one of its inputs replaces
-// that input (recurrent state, e.g. "h"); inputs it does not return keep their value (e.g.
-// "context", an encoder "memory"); results named like no input are ignored. reorder()
-// gathers dim 0 (the rows) of every decode_step input. All of them must have K rows.
+// "src_mask", which attention reads at every step) and starts as that input. After each step, a
+// decode_step result named like one of its inputs replaces that input (recurrent state, e.g. "h");
+// inputs it does not return keep their value (e.g. "context", an encoder "memory"); results named
+// like no input are ignored. reorder() gathers dim 0 (the rows) of every decode_step input. All of
+// them must have K rows.
 #ifndef ATTN_DECODE_SEQ2SEQ_H
 #define ATTN_DECODE_SEQ2SEQ_H
 
