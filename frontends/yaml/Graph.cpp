@@ -493,8 +493,9 @@ public:
   // (GraphStep.h) and not --no-cache, @step in its place, the cached step. seq2seq: @loss, then
   // @decode_full(src [K, S], src_mask, tgt_in [K, L]) -> log_probs [K, L, V] at the decoder's K
   // rows (decode.beam, else decode.batch) and L positions (the longest output), which greedy, beam
-  // and sampled decoding run on the prefix so far (attn/decode/Seq2Seq.h, ProgramPrefixModel).
-  // Either decoder must be causal (position t reads tokens <= t): training would otherwise learn to
+  // and sampled decoding run on the prefix so far (attn/decode/Seq2Seq.h, ProgramPrefixModel);
+  // where the decoder runs one position at a time and not --no-cache, @encode and @decode_step
+  // in its place (ProgramStepModel). Either decoder must be causal (position t reads tokens <= t): training would otherwise learn to
   // read the next token, which decoding does not have.
   OwningOpRef<ModuleOp> build() {
     OwningOpRef<ModuleOp> module = newModule();
@@ -526,7 +527,7 @@ public:
   }
 
 private:
-  // What the network's build does differently at one position (stepEntry, decodeStepEntry):
+  // What the network's build does differently at one position (stepEntry, decoderEntries):
   // the position's one-hot [K, L] and slot [K, 1, L, 1], the positions seen so far [K, L] (a
   // cached attention's key mask), i's offset in the attentions' expressions; the caches of
   // the cached attentions in, in node order, and out; the window's sizes (the parameters'
