@@ -495,8 +495,8 @@ public:
   // rows (decode.beam, else decode.batch) and L positions (the longest output), which greedy, beam
   // and sampled decoding run on the prefix so far (attn/decode/Seq2Seq.h, ProgramPrefixModel);
   // where the decoder runs one position at a time and not --no-cache, @encode and @decode_step
-  // in its place (ProgramStepModel). Either decoder must be causal (position t reads tokens <= t): training would otherwise learn to
-  // read the next token, which decoding does not have.
+  // in its place (ProgramStepModel). Either decoder must be causal (position t reads tokens <= t):
+  // training would otherwise learn to read the next token, which decoding does not have.
   OwningOpRef<ModuleOp> build() {
     OwningOpRef<ModuleOp> module = newModule();
     Location l = loc(spec.model.graph->loc);
