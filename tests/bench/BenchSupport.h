@@ -268,11 +268,13 @@ struct Calibration {
 
 // A session for a benchmark's program (its diagnostics on stderr).
 inline std::unique_ptr<::attn::driver::Session> newSession(bool fuse = true, bool hoist = true,
-                                                           bool fuseRecurrence = true) {
+                                                           bool fuseRecurrence = true,
+                                                           const std::string &precision = "f32") {
   ::attn::driver::SessionOptions o;
   o.fuse = fuse;
   o.hoist = hoist;
   o.fuseRecurrence = fuseRecurrence;
+  o.precision = precision;
   return std::make_unique<::attn::driver::Session>(o);
 }
 

@@ -29,12 +29,16 @@
 // batches; the step-1 loss must agree to 1e-4 relative (exit status 1 otherwise). Timing:
 // warm-up, then repetitions of ITERS steps alternating attnc and PyTorch; medians per step. The
 // PyTorch side is tests/bench/attention-train-step.py (/usr/bin/python3, or
-// $ATTN_BENCH_PYTHON).
+// $ATTN_BENCH_PYTHON). Then, on a CPU with AVX512_BF16, each configuration's step in bf16
+// (train.precision: bf16: the encoder's GRU on oneDNN's bf16 RNN primitives, the decoder
+// scan's products in bf16) in turns with the f32 one, against PyTorch's step under
+// torch.autocast('cpu', dtype=torch.bfloat16) and the bf16 GEMM peak.
 #include "frontends/yaml/Importer.h"
 #include "frontends/yaml/Spec.h"
 
 #include "BenchSupport.h"
 
+#include "attn/Cpu.h"
 #include "attn/Program.h"
 #include "attn/Tensor.h"
 
@@ -94,9 +98,10 @@ std::string specText(const Sizes &z, int64_t encHidden, int64_t decHidden) {
 // One configuration's train step compiled as `attnc train` compiles it: fusion (nothing here is
 // a plain one-cell scan), hoisting out of the scans (unless `hoist` is false: `attnc
 // --no-fuse=hoist`), autodiff, Adam step, JIT.
-TrainStepProgram compileConfig(const Config &c, const Sizes &z, bool hoist) {
+TrainStepProgram compileConfig(const Config &c, const Sizes &z, bool hoist,
+                               const std::string &precision = "f32") {
   double t0 = seconds();
-  auto session = bench::newSession(/*fuse=*/true, hoist);
+  auto session = bench::newSession(/*fuse=*/true, hoist, /*fuseRecurrence=*/true, precision);
   if (!session->loadSpecText(specText(z, c.encHidden, c.decHidden), "bahdanau-bench.yaml"))
     die("the benchmark's spec does not parse");
   ::attn::yaml::ImportOptions options;
@@ -148,6 +153,8 @@ int main(int argc, char **argv) {
   Sizes z;
   bench::Timing timing{/*warmup=*/3, /*reps=*/5, /*iters=*/5};
   bool breakdown = false, hoist = true;
+  // bf16 where the CPU has it (oneDNN would emulate its instructions elsewhere).
+  bool bf16 = ::attn::cpuHas("avx512bf16").value_or(false);
   for (bench::Args args(argc, argv, usage); args.next();) {
     if (args.flag == "--config")
       which = args.value();
@@ -191,14 +198,29 @@ int main(int argc, char **argv) {
 
     PyTorchBaseline torch;
     auto str = [](int64_t v) { return std::to_string(v); };
-    torch.launch(python, script,
-                 {"--data", dataFile, "--threads", str(threads), "--batch", str(z.batch),
-                  "--src-len", str(z.srcLen), "--tgt-len", str(z.tgtLen), "--src-vocab",
-                  str(z.srcVocab), "--tgt-vocab", str(z.tgtVocab), "--embed", str(z.embed),
-                  "--enc-hidden", str(c->encHidden), "--dec-hidden", str(c->decHidden),
-                  "--att-dim", str(z.attDim), "--batches", str(NB), "--lr", std::to_string(kLr),
-                  "--warmup", str(warmup), "--iters", str(iters)});
+    std::vector<std::string> torchArgs = {"--data",       dataFile,
+                                          "--threads",    str(threads),
+                                          "--batch",      str(z.batch),
+                                          "--src-len",    str(z.srcLen),
+                                          "--tgt-len",    str(z.tgtLen),
+                                          "--src-vocab",  str(z.srcVocab),
+                                          "--tgt-vocab",  str(z.tgtVocab),
+                                          "--embed",      str(z.embed),
+                                          "--enc-hidden", str(c->encHidden),
+                                          "--dec-hidden", str(c->decHidden),
+                                          "--att-dim",    str(z.attDim),
+                                          "--batches",    str(NB),
+                                          "--lr",         std::to_string(kLr),
+                                          "--warmup",     str(warmup),
+                                          "--iters",      str(iters)};
+    torch.launch(python, script, torchArgs);
     bool haveTorch = torch.ready;
+    // PyTorch's autocast step, timed after the f32 ones, started while the data file is there.
+    PyTorchBaseline torchBf16;
+    if (bf16) {
+      torchArgs.insert(torchArgs.end(), {"--precision", "bf16"});
+      torchBf16.launch(python, script, torchArgs);
+    }
     std::filesystem::remove(dataFile);
     if (!calibration) {
       calibration = bench::calibrate(torch);
@@ -257,9 +279,16 @@ int main(int argc, char **argv) {
                   "%.1f ms, norm + adam (@train_step - @loss_grad) %.1f ms\n",
                   fwd * 1e3, (grad - fwd) * 1e3, (mAttn - grad) * 1e3);
     }
-    bench::printTableRow(*calibration, "Bahdanau seq2seq train step (`" + c->key + "` sizes)",
-                         side.flops["train_step"], mAttn, &torch, {3, 60});
+    std::string workload = "Bahdanau seq2seq train step (`" + c->key + "` sizes)";
+    bench::printTableRow(*calibration, workload, side.flops["train_step"], mAttn, &torch, {3, 60});
     rows.push_back(row);
+    if (bf16) { // (docs/precision.md)
+      TrainStepProgram bf16Side = compileConfig(*c, z, hoist, "bf16");
+      if (!bench::compareBf16Step(workload, timing, bf16Side,
+                                  [&] { bf16Side.step(batches[bf16Side.steps % NB], kLr); }, side,
+                                  step, torchBf16, {2, 0}))
+        rc = 1;
+    }
   }
 
   std::printf("\nsummary (%d thread%s; ratio above 1: attnc faster; target: 3)\n", threads,

@@ -30,8 +30,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import (import_torch, parse_args, read_safetensors, seq2seq_batches,  # noqa: E402
-                      seq2seq_loss, time_training, unused_weights)
+from bench_io import (autocast, import_torch, parse_args, read_safetensors,  # noqa: E402
+                      seq2seq_batches, seq2seq_loss, time_training, unused_weights)
 
 
 def main():
@@ -121,7 +121,7 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
 
     return time_training(
-        a, torch, opt, batches, seq2seq_loss(model, F),
+        a, torch, opt, batches, autocast(a, torch, seq2seq_loss(model, F)),
         lambda med: f"PyTorch {torch.__version__} Bahdanau seq2seq (enc {He} x2, dec {Hd}), "
                     f"{a.threads} thread(s): {med * 1e3:.2f} ms/step")
 

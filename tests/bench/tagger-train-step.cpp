@@ -20,11 +20,15 @@
 //
 // Both sides start from the same weights and cycle through the same NB batches; the step-1
 // loss must agree to 1e-4 relative (exit status 1 otherwise). The PyTorch side is
-// tests/bench/tagger-train-step.py (/usr/bin/python3, or $ATTN_BENCH_PYTHON).
+// tests/bench/tagger-train-step.py (/usr/bin/python3, or $ATTN_BENCH_PYTHON). Then, on a CPU
+// with AVX512_BF16, the step in bf16 (train.precision: bf16: the masked GRU layers on oneDNN's
+// bf16 RNN primitives, the products in bf16) in turns with the f32 one, against PyTorch's
+// step under torch.autocast('cpu', dtype=torch.bfloat16) and the bf16 GEMM peak.
 #include "frontends/yaml/Importer.h"
 
 #include "BenchSupport.h"
 
+#include "attn/Cpu.h"
 #include "attn/Program.h"
 #include "attn/Tensor.h"
 
@@ -149,35 +153,47 @@ int main(int argc, char **argv) {
   if (!hoist)
     std::printf("attnc without the scan rewrites (--no-hoist)\n");
 
-  double t0 = seconds();
-  auto session = bench::newSession(/*fuse=*/true, hoist, fuseRecurrence);
-  if (!session->loadSpecText(specText(z), "tagger-bench.yaml"))
-    die("the benchmark's spec does not parse");
-  ::attn::yaml::ImportOptions options;
-  options.sourceVocab = z.vocab;
-  options.targetVocab = z.tags;
-  options.sourceLength = z.length;
-  session->setImportOptions(options);
-  TrainStepProgram side(std::move(session), /*seed=*/1, t0);
+  // The step compiled as `attnc train` compiles it, in `precision`.
+  auto compile = [&](const std::string &precision) {
+    double t0 = seconds();
+    auto session = bench::newSession(/*fuse=*/true, hoist, fuseRecurrence, precision);
+    if (!session->loadSpecText(specText(z), "tagger-bench.yaml"))
+      die("the benchmark's spec does not parse");
+    ::attn::yaml::ImportOptions options;
+    options.sourceVocab = z.vocab;
+    options.targetVocab = z.tags;
+    options.sourceLength = z.length;
+    session->setImportOptions(options);
+    return TrainStepProgram(std::move(session), /*seed=*/1, t0);
+  };
+  TrainStepProgram side = compile("f32");
   std::vector<std::vector<::attn::Tensor>> batches = taggerBatches(z);
 
   std::string dataFile = bench::tempDataFile("attn-bench-tagger");
   writeData(dataFile, side.weights(), batches);
   PyTorchBaseline torch;
   auto str = [](int64_t v) { return std::to_string(v); };
-  torch.launch(bench::benchPython(), script, {"--data",    dataFile,
-                                              "--threads", str(threads),
-                                              "--batch",   str(z.batch),
-                                              "--length",  str(z.length),
-                                              "--vocab",   str(z.vocab),
-                                              "--tags",    str(z.tags),
-                                              "--embed",   str(z.embed),
-                                              "--hidden",  str(z.hidden),
-                                              "--layers",  str(z.layers),
-                                              "--batches", str(NB),
-                                              "--lr",      std::to_string(kLr),
-                                              "--warmup",  str(timing.warmup),
-                                              "--iters",   str(timing.iters)});
+  std::vector<std::string> torchArgs = {"--data",    dataFile,
+                                        "--threads", str(threads),
+                                        "--batch",   str(z.batch),
+                                        "--length",  str(z.length),
+                                        "--vocab",   str(z.vocab),
+                                        "--tags",    str(z.tags),
+                                        "--embed",   str(z.embed),
+                                        "--hidden",  str(z.hidden),
+                                        "--layers",  str(z.layers),
+                                        "--batches", str(NB),
+                                        "--lr",      std::to_string(kLr),
+                                        "--warmup",  str(timing.warmup),
+                                        "--iters",   str(timing.iters)};
+  torch.launch(bench::benchPython(), script, torchArgs);
+  // PyTorch's autocast step, timed after the f32 ones, started while the data file is there.
+  bool bf16 = ::attn::cpuHas("avx512bf16").value_or(false);
+  PyTorchBaseline torchBf16;
+  if (bf16) {
+    torchArgs.insert(torchArgs.end(), {"--precision", "bf16"});
+    torchBf16.launch(bench::benchPython(), script, torchArgs);
+  }
   std::filesystem::remove(dataFile);
   bench::Calibration calibration = bench::calibrate(torch);
   calibration.print(threads);
@@ -229,5 +245,12 @@ int main(int argc, char **argv) {
   std::printf("\n");
   bench::printTableRow(calibration, "masked bidirectional GRU tagger train step (real tokens)",
                        flops * tokens / positions, mAttn, &torch, {2, 0});
+  if (bf16) { // (docs/precision.md; the share of the peak on every position, as counted)
+    TrainStepProgram bf16Side = compile("bf16");
+    if (!bench::compareBf16Step("masked bidirectional GRU tagger train step", timing, bf16Side,
+                                [&] { bf16Side.step(batches[bf16Side.steps % NB], kLr); }, side,
+                                step, torchBf16, {2, 0}))
+      rc = 1;
+  }
   return rc;
 }

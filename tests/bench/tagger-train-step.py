@@ -23,8 +23,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import (import_torch, parse_args, read_safetensors, time_training,  # noqa: E402
-                      unused_weights)
+from bench_io import (autocast, import_torch, parse_args, read_safetensors,  # noqa: E402
+                      time_training, unused_weights)
 
 
 def main():
@@ -99,7 +99,7 @@ def main():
 
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     return time_training(
-        a, torch, opt, batches, loss_of,
+        a, torch, opt, batches, autocast(a, torch, loss_of),
         lambda med: f"PyTorch {torch.__version__} packed bidirectional GRU tagger "
                     f"({a.layers} x {a.hidden}), {a.threads} thread(s): {med * 1e3:.2f} ms/step")
 
