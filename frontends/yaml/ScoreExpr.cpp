@@ -374,15 +374,29 @@ mlir::Value build(mlir::OpBuilder &b, mlir::Location l, const Node &node,
     if (a.empty())
       return values.at(node.op);
     // name[h, index]: the column nearest the index, clamped to the table (its columns are
-    // the captures name[0], name[1], ...): column c wherever index > c - 1/2, the last such.
-    mlir::Value v = values.at(node.op + "[0]");
+    // the captures name[0], name[1], ...): column 0 plus each step up from column c - 1 to c
+    // wherever index > c - 1/2. The steps (differences of captures) do not depend on i and j,
+    // and the terms are summed as a tree: no chain through the columns, which would bound a
+    // score tile's throughput by the latency of one add per column.
+    std::vector<mlir::Value> terms = {values.at(node.op + "[0]")};
+    mlir::Value previous = terms.front();
     for (int64_t c = 1;; ++c) {
       auto column = values.find(node.op + "[" + std::to_string(c) + "]");
       if (column == values.end())
-        return v;
+        break;
       mlir::Value past = b.create<StepOp>(l, b.create<SubOp>(l, a[0], constant(c - 0.5)));
-      v = b.create<AddOp>(l, v, b.create<MulOp>(l, past, b.create<SubOp>(l, column->second, v)));
+      terms.push_back(b.create<MulOp>(l, past, b.create<SubOp>(l, column->second, previous)));
+      previous = column->second;
     }
+    while (terms.size() > 1) {
+      std::vector<mlir::Value> sums;
+      for (size_t k = 0; k + 1 < terms.size(); k += 2)
+        sums.push_back(b.create<AddOp>(l, terms[k], terms[k + 1]));
+      if (terms.size() % 2)
+        sums.push_back(terms.back());
+      terms = std::move(sums);
+    }
+    return terms.front();
   }
   case Node::Kind::Unary:
     return node.op == "-" ? neg(a[0]) : complement(a[0]);

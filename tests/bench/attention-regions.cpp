@@ -57,7 +57,8 @@ struct Variant {
 };
 
 // T5's bias over 17 distances (i - j clipped at 16: the attention is causal), read as the
-// importer builds rel[h, min(i - j, 16)]: a chain of steps over the columns.
+// importer builds rel[h, min(i - j, 16)] (ScoreExpr.cpp): column 0 plus each step up to
+// column c where the index passes c - 1/2, the terms summed as a tree.
 std::string tableScore(int64_t columns) {
   std::ostringstream s;
   s << "    %sc = attn.mul %dot, %c : tensor<f32>, tensor<f32>\n"
@@ -67,18 +68,30 @@ std::string tableScore(int64_t columns) {
     << "    %ntop = attn.neg %top : tensor<f32>\n"
     << "    %nidx = attn.maximum %nij, %ntop : tensor<f32>, tensor<f32>\n"
     << "    %idx = attn.neg %nidx : tensor<f32>\n";
-  std::string v = "%t0"; // the column so far
+  std::vector<std::string> terms = {"%t0"};
   for (int64_t c = 1; c < columns; ++c) {
-    std::string n = std::to_string(c);
+    std::string n = std::to_string(c), previous = "%t" + std::to_string(c - 1);
     s << "    %th" << n << " = attn.constant dense<" << c - 0.5 << "> : tensor<f32>\n"
       << "    %d" << n << " = attn.sub %idx, %th" << n << " : tensor<f32>, tensor<f32>\n"
       << "    %p" << n << " = attn.step %d" << n << " : tensor<f32>\n"
-      << "    %g" << n << " = attn.sub %t" << n << ", " << v << " : tensor<f32>, tensor<f32>\n"
-      << "    %m" << n << " = attn.mul %p" << n << ", %g" << n << " : tensor<f32>, tensor<f32>\n"
-      << "    %v" << n << " = attn.add " << v << ", %m" << n << " : tensor<f32>, tensor<f32>\n";
-    v = "%v" + n;
+      << "    %g" << n << " = attn.sub %t" << n << ", " << previous
+      << " : tensor<f32>, tensor<f32>\n"
+      << "    %m" << n << " = attn.mul %p" << n << ", %g" << n << " : tensor<f32>, tensor<f32>\n";
+    terms.push_back("%m" + n);
   }
-  s << "    %e = attn.add %sc, " << v << " : tensor<f32>, tensor<f32>\n";
+  for (int level = 0; terms.size() > 1; ++level) {
+    std::vector<std::string> sums;
+    for (size_t k = 0; k + 1 < terms.size(); k += 2) {
+      std::string sum = "%s" + std::to_string(level) + "_" + std::to_string(k);
+      s << "    " << sum << " = attn.add " << terms[k] << ", " << terms[k + 1]
+        << " : tensor<f32>, tensor<f32>\n";
+      sums.push_back(sum);
+    }
+    if (terms.size() % 2)
+      sums.push_back(terms.back());
+    terms = sums;
+  }
+  s << "    %e = attn.add %sc, " << terms.front() << " : tensor<f32>, tensor<f32>\n";
   return s.str();
 }
 const std::string kTableScore = tableScore(17);
