@@ -1,5 +1,5 @@
-// Whether a language model's graph can run one position at a time (GraphStep.h): the axis of
-// the positions followed through every op of the network.
+// Whether a graph's decoding network (a language model's, an encoder-decoder's) can run one
+// position at a time (GraphStep.h): the axis of the positions followed through every op.
 #include "frontends/yaml/GraphStep.h"
 
 #include "dialect/AttnOps.h"

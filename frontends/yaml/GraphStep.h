@@ -1,7 +1,9 @@
-// A language model's cached step from its graph (docs/graph.md, "Sampling"): the network
-// runs one position at a time when every value at position t is computed from the inputs at
-// t alone, or through causal self-attention from those at positions <= t, whose keys and
-// values the step keeps (the caches). This tells whether a network is such.
+// A graph's cached decoding step (docs/graph.md: a language model's @step, an encoder-decoder's
+// @decode_step): the network runs one position at a time when every value at position t is
+// computed from the inputs at t alone, from values the same at every position (parameters,
+// the encoder's), through a table of positions read at t, or through causal self-attention
+// from the positions <= t, whose keys and values the step keeps (the caches). This tells
+// whether a network is such.
 #pragma once
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
