@@ -28,6 +28,11 @@
 // keeps every segment's inputs, outputs and workspace. A mask with other values than 0 and 1
 // runs one step per segment over every row, blending the states as the scan does.
 //
+// bf16 (the _bf16 kernels, attn-precision's bf16 policy): the same layers on oneDNN's bf16
+// primitives, the data and weights rounded on the way in (Descs says which), the results
+// widened on the way out, every gradient f32. oneDNN 2.6's bf16 LSTMP computes another layer
+// than its f32 one, so a projected LSTM has no bf16 form (the kernel refuses it).
+//
 // Called from compiled code through a C ABI: these functions must not throw; a oneDNN error
 // prints a message to stderr and aborts.
 #include "attn/cpu/Recurrent.h"
