@@ -512,12 +512,8 @@ public:
                              lm ? io.output.name : ::attn::names::kLogProbs,
                              /*logProbs=*/!lm, l)))
         return nullptr;
-      if (!options.decodeFull) {
-        if (lm)
-          cachedStep(*module, l);
-        else
-          cachedDecoder(*module, l);
-      }
+      if (!options.decodeFull)
+        cached(*module, l);
       return module;
     }
     if (failed(outputEntry(*module, "forward", io.output.name, /*logProbs=*/false, l)) ||
@@ -600,14 +596,19 @@ private:
     return error;
   }
 
-  // lm: @step in place of @step_full where the network runs one position at a time; else
-  // @step_full stays, with the reason in its `attn.uncached` attribute (docs/graph.md).
-  void cachedStep(ModuleOp module, Location l) {
-    auto full = module.lookupSymbol<func::FuncOp>(::attn::names::kStepFull);
+  // The cached entries in place of the uncached one, `full` (lm: @step for @step_full;
+  // seq2seq: @encode and @decode_step for @decode_full), where its network runs one position
+  // at a time; else `full` stays, with the reason in its `attn.uncached` attribute
+  // (docs/graph.md).
+  void cached(ModuleOp module, Location l) {
+    bool lm = spec.task == Task::Lm;
+    auto full = module.lookupSymbol<func::FuncOp>(lm ? ::attn::names::kStepFull : "decode_full");
     StepPlan plan;
-    std::string why = stepPlan(full, full.getArgument(0), env.at("mask").front(), plan);
+    Value tokens = full.getArgument(lm ? 0 : 2); // tokens, tgt_in
+    std::string why = stepPlan(full, tokens, env.at(lm ? "mask" : "tgt_mask").front(), plan);
     if (why.empty())
-      why = quietly([&] { return stepEntry(module, plan, l); });
+      why = quietly(
+          [&] { return lm ? stepEntry(module, plan, l) : decoderEntries(module, plan, l); });
     if (!why.empty())
       return full->setAttr("attn.uncached", b.getStringAttr(why));
     full.erase();
@@ -673,32 +674,21 @@ private:
     return y;
   }
 
-  // seq2seq: @encode and @decode_step where the decoder runs one position at a time; else
-  // @decode_full alone, with the reason in its `attn.uncached` attribute.
-  void cachedDecoder(ModuleOp module, Location l) {
-    auto full = module.lookupSymbol<func::FuncOp>("decode_full");
-    StepPlan plan;
-    std::string why = stepPlan(full, full.getArgument(2), env.at("tgt_mask").front(), plan);
-    if (why.empty())
-      why = quietly([&] { return decoderEntries(module, plan, l); });
-    if (!why.empty())
-      return full->setAttr("attn.uncached", b.getStringAttr(why));
-    full.erase();
+  // The node (or input) an input name reads: `x` for `x` and for its result `x.1`.
+  static std::string nodeOf(const std::string &input) {
+    std::optional<std::pair<std::string, size_t>> ref = resultRef(input);
+    return ref ? ref->first : input;
   }
 
   // The nodes that read the target (tgt_in, tgt_mask), and those that read the source
   // (src, src_mask) but not the target: the encoder, which @encode runs once.
   std::pair<std::set<std::string>, std::set<std::string>> decoderAndEncoder() {
     std::set<std::string> target = {"tgt_in", "tgt_mask"}, source = {"src", "src_mask"};
-    auto base = [](const std::string &name) {
-      std::optional<std::pair<std::string, size_t>> ref = resultRef(name);
-      return ref ? ref->first : name;
-    };
     for (const Node &node : graph.nodes)
       for (const auto &[in, where] : node.inputs) {
-        if (target.count(base(in)) || target.count(in))
+        if (target.count(nodeOf(in)))
           target.insert(node.name);
-        else if (source.count(base(in)) || source.count(in))
+        else if (source.count(nodeOf(in)))
           source.insert(node.name);
       }
     for (const Node &node : graph.nodes)
@@ -720,12 +710,9 @@ private:
     std::vector<std::string> reads;
     for (const Node &node : graph.nodes)
       if (decoder.count(node.name))
-        for (const auto &[in, where] : node.inputs) {
-          std::optional<std::pair<std::string, size_t>> ref = resultRef(in);
-          std::string base = encoder.count(in) ? in : ref ? ref->first : in;
-          if (encoder.count(base) && std::find(reads.begin(), reads.end(), in) == reads.end())
+        for (const auto &[in, where] : node.inputs)
+          if (encoder.count(nodeOf(in)) && std::find(reads.begin(), reads.end(), in) == reads.end())
             reads.push_back(in);
-        }
 
     // @encode: the nodes that do not read the target.
     Step at = stepFor(plan);
@@ -774,9 +761,8 @@ private:
       givenNames.push_back("memory." + name);
     }
     b.create<func::ReturnOp>(l, outs);
-    SmallVector<StringRef> encRefs(encNames.begin(), encNames.end());
     enc.setFunctionType(b.getFunctionType(enc.getArgumentTypes(), encTypes));
-    for (auto [k, n] : llvm::enumerate(encRefs))
+    for (auto [k, n] : llvm::enumerate(encNames))
       enc.setResultAttr(k, "attn.name", b.getStringAttr(n));
 
     // @decode_step: the nodes that read the target, at one position.

@@ -272,11 +272,7 @@ struct Variant {
 TrainStepProgram compileVariant(const std::string &text, bool recurrence, bool hoist,
                                 const std::string &name, const std::string &precision = "f32") {
   double t0 = seconds();
-  ::attn::driver::SessionOptions o;
-  o.fuseRecurrence = recurrence;
-  o.hoist = hoist;
-  o.precision = precision;
-  auto session = std::make_unique<::attn::driver::Session>(o);
+  auto session = bench::newSession(/*fuse=*/true, hoist, recurrence, precision);
   auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &session->context());
   if (!module || mlir::failed(mlir::verify(*module)))
     die("the benchmark's module does not parse");
