@@ -87,4 +87,45 @@ def AttnToLinalg : Pass<"attn-to-linalg", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def AttnLinalgToGPU : Pass<"attn-linalg-to-gpu"> {
+  let summary = "makes each linalg op on buffers a GPU kernel: a gpu.launch of one thread per point";
+  let description = [{
+    The compiler's generated kernels (docs/cuda.md, "Generated kernels"). Runs on bufferized
+    code, where every elementwise chain, reduction, transpose, fill and copy that no runtime
+    kernel computes is one linalg op. Each becomes a `gpu.launch` of 1-D blocks of
+    `block-size` threads, one thread per point of the op's parallel loops: the thread turns
+    its number into the loop indices (the last loop fastest, so that neighbouring threads
+    touch neighbouring elements), and runs the op's reductions itself, innermost, in the
+    order the CPU's loops take them, so each output element is the same sum on both. Where a
+    reduction loop comes before a parallel one (a bias gradient's column sums), the op is
+    interchanged first. An op with no parallel loop (a sum to one value) runs in one thread.
+    The launch's grid has at least one block (CUDA refuses an empty one); threads past the
+    last point do nothing. Ops already inside a launch or a gpu.module are left alone.
+
+    The same launches lower to PTX for the GPU and, through attn-gpu-launch-to-loops, to
+    CPU loops: the check that the kernels' indexing computes what the CPU program computes
+    runs on machines without a GPU.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256", "threads per block">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect"];
+}
+
+def AttnGPULaunchToLoops : Pass<"attn-gpu-launch-to-loops"> {
+  let summary = "runs each gpu.launch on the CPU: the scf.parallel over its grid and blocks";
+  let description = [{
+    `--device cuda-on-cpu` (docs/cuda.md): the program of `--device cuda` with its
+    generated kernels run on the CPU from the same gpu-dialect code, for checking them
+    without a GPU. A `gpu.launch` becomes an `scf.parallel` over (block x, y, z, thread x,
+    y, z), from 0 to its grid and block sizes; the body's block and thread ids are the
+    loop's indices and its grid and block dimensions the launch's sizes (as block
+    arguments, or as `gpu.block_id` ... ops). A launch whose threads must run at the same
+    time (barriers, shuffles, workgroup memory) has no such form and is an error naming
+    the op.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

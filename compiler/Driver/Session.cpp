@@ -300,7 +300,7 @@ bool Session::runPasses(Stage stage) {
     pipelines::buildAttnToLowered(pm, fusion, options_.device);
     break;
   case Stage::LLVM:
-    pipelines::buildLoweredToLLVM(pm, target::entryPrefix(manifest_->cname));
+    pipelines::buildLoweredToLLVM(pm, target::entryPrefix(manifest_->cname), options_.device);
     break;
   default:
     return false;
@@ -391,9 +391,8 @@ std::string Session::compileKey() {
   llvm::raw_string_ostream os(text);
   os << CompileCache::identity() << "\nprogram " << name_ << ", at stage " << stageName(*stage_)
      << "\nfuse recurrence " << fusionOptions(false).recurrence << " attention "
-     << fusionOptions(false).attention << " hoist " << fusionOptions(false).hoist
-     << "\nprecision " << precision(trained_) << "\ndevice "
-     << (options_.device == pipelines::Device::CUDA ? "cuda" : "cpu") << "\n";
+     << fusionOptions(false).attention << " hoist " << fusionOptions(false).hoist << "\nprecision "
+     << precision(trained_) << "\ndevice " << pipelines::deviceName(options_.device) << "\n";
   // LLVM's own options change its code (configureLLVM).
   if (const char *llvmArgs = std::getenv("ATTN_LLVM_ARGS"))
     os << "llvm " << llvmArgs << "\n";
@@ -438,7 +437,7 @@ bool Session::compiledObjects(std::vector<std::string> &objects) {
 }
 
 std::string deviceUnavailable(pipelines::Device device) {
-  if (device == pipelines::Device::CPU)
+  if (device != pipelines::Device::CUDA)
     return "";
 #ifdef ATTN_HAVE_CUDA
   return attn::cuda::deviceUnavailable();

@@ -4,6 +4,7 @@
 #include "compiler/Transforms/Passes.h"
 #include "dialect/AttnDialect.h"
 
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
@@ -11,7 +12,6 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
-#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -43,10 +44,9 @@ namespace attn::pipelines {
 
 void registerDialects(DialectRegistry &registry) {
   registry.insert<mlir::attn::AttnDialect, affine::AffineDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
-                  math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect, func::FuncDialect,
+                  gpu::GPUDialect, linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect, tensor::TensorDialect>();
   // One-shot bufferization needs each dialect's bufferization model.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(registry);
@@ -121,7 +121,21 @@ std::optional<Device> parseDevice(const std::string &name) {
     return Device::CPU;
   if (name == "cuda")
     return Device::CUDA;
+  if (name == "cuda-on-cpu")
+    return Device::CUDAOnCPU;
   return std::nullopt;
+}
+
+const char *deviceName(Device device) {
+  switch (device) {
+  case Device::CPU:
+    return "cpu";
+  case Device::CUDA:
+    return "cuda";
+  case Device::CUDAOnCPU:
+    return "cuda-on-cpu";
+  }
+  return "cpu";
 }
 
 void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion, Device device) {
@@ -153,7 +167,7 @@ void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion, Device d
   pm.addPass(mlir::attn::createAttnToOneDNN());
 }
 
-void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix) {
+void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix, Device device) {
   bufferization::OneShotBufferizationOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   // A scan step produces fresh buffers for its carried values; the loop may hand them on.
@@ -178,6 +192,11 @@ void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix) {
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(mlir::attn::createAttnPackedEntries(mlir::attn::AttnPackedEntriesOptions{entryPrefix}));
   pm.addPass(mlir::attn::createAttnOutlineLoops());
+  // The generated GPU kernels, checked on the CPU: the same launches, their grids as loops.
+  if (device == Device::CUDAOnCPU) {
+    pm.addPass(mlir::attn::createAttnLinalgToGPU());
+    pm.addPass(mlir::attn::createAttnGPULaunchToLoops());
+  }
   pm.addPass(createConvertLinalgToLoopsPass());
   // Polynomial tanh/exp/log: plain arithmetic that LLVM can vectorize, unlike libm calls.
   pm.addPass(mlir::attn::createAttnExpandMath());

@@ -61,11 +61,16 @@ struct TrainingOptions {
 void buildTraining(mlir::OpPassManager &pm, const TrainingOptions &options);
 
 /// Where the runtime kernels run: the CPU (oneDNN and attnc's kernels), or, for what the GPU
-/// kernels compute, an NVIDIA GPU (attn-to-cuda; docs/cuda.md).
-enum class Device { CPU, CUDA };
+/// kernels compute, an NVIDIA GPU (attn-to-cuda; docs/cuda.md). CUDAOnCPU is the check of
+/// the compiler's generated GPU kernels without a GPU: every linalg op becomes a gpu.launch
+/// (attn-linalg-to-gpu), which then runs as CPU loops (attn-gpu-launch-to-loops); the
+/// runtime's kernels stay the CPU's.
+enum class Device { CPU, CUDA, CUDAOnCPU };
 
-/// "cpu" | "cuda"; nullopt for anything else.
+/// "cpu" | "cuda" | "cuda-on-cpu"; nullopt for anything else.
 std::optional<Device> parseDevice(const std::string &name);
+/// The spelling parseDevice reads.
+const char *deviceName(Device device);
 
 /// attn -> tensors of linalg/tensor/scf/arith/math plus func.calls of runtime kernels. Starts
 /// with buildFusion; with Device::CUDA, attn-to-cuda runs before attn-to-onednn.
@@ -73,7 +78,9 @@ void buildAttnToLowered(mlir::OpPassManager &pm, const FusionOptions &fusion = {
                         Device device = Device::CPU);
 
 /// Lowered tensors -> LLVM dialect. Entry points become `<entryPrefix><name>(void **args)`.
-void buildLoweredToLLVM(mlir::OpPassManager &pm, const std::string &entryPrefix);
+/// With Device::CUDAOnCPU the loops go through the GPU kernels' form first.
+void buildLoweredToLLVM(mlir::OpPassManager &pm, const std::string &entryPrefix,
+                        Device device = Device::CPU);
 
 /// Registers our passes and the pipelines `attn-train` (attn -> grad), `attn-lower`
 /// (attn -> lowered) and `attn-lower-to-llvm` (lowered -> LLVM) for attn-opt.

@@ -251,10 +251,15 @@ std::vector<std::string> modelNames() {
   return names;
 }
 
-class ModelGradcheck : public ::testing::TestWithParam<std::string> {};
+// A model of models/, shrunk, its @loss and @loss_grad compiled, and random inputs of @loss.
+struct ShrunkModel {
+  std::unique_ptr<attn::driver::Model> model;
+  std::vector<::attn::Tensor> inputs;
+};
 
-TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
-  std::string path = std::string(ATTN_SOURCE_DIR) + "/models/" + GetParam() + ".yaml";
+// models/NAME.yaml shrunk, compiled for `device`, into `out` (a void function: gtest's ASSERTs).
+void loadShrunkModel(const std::string &name, attn::pipelines::Device device, ShrunkModel &out) {
+  std::string path = std::string(ATTN_SOURCE_DIR) + "/models/" + name + ".yaml";
   std::vector<::attn::yaml::Diagnostic> diags;
   auto plain = ::attn::yaml::parseSpecFile(path, {}, diags);
   ASSERT_TRUE(plain) << (diags.empty() ? "" : diags[0].str());
@@ -295,7 +300,9 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
   auto spec = ::attn::yaml::parseSpecFile(path, small, diags);
   ASSERT_TRUE(spec) << (diags.empty() ? "" : diags.back().str());
 
-  attn::driver::Session session;
+  attn::driver::SessionOptions sessionOptions;
+  sessionOptions.device = device;
+  attn::driver::Session session(sessionOptions);
   mlir::MLIRContext &context = session.context();
   ::attn::yaml::ImportOptions options;
   if (spec->task == ::attn::yaml::Task::Lm)
@@ -312,15 +319,13 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
   mlir::PassManager pm(&context);
   pm.addPass(mlir::attn::createAttnAutodiff());
   ASSERT_TRUE(mlir::succeeded(pm.run(session.module())));
-  std::unique_ptr<attn::driver::Model> model = session.loadModel(/*seed=*/11);
-  ASSERT_TRUE(model);
-  const ::attn::Program &program = *model->program;
-  std::vector<::attn::Tensor> params = model->params;
+  out.model = session.loadModel(/*seed=*/11);
+  ASSERT_TRUE(out.model);
 
   // Random inputs of the loss: values in [-1, 1], ids within the vocabulary.
-  const attn_entry_info &loss = program.entry("loss");
+  const attn_entry_info &loss = out.model->program->entry("loss");
   ::attn::Rng rng(5);
-  std::vector<::attn::Tensor> inputs;
+  std::vector<::attn::Tensor> &inputs = out.inputs;
   for (int i = 0; i < loss.num_inputs; ++i) {
     ::attn::Tensor t = ::attn::makeTensor(loss.inputs[i]);
     std::string name = loss.inputs[i].name;
@@ -343,7 +348,38 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
     }
     inputs.push_back(std::move(t));
   }
-  checkGradients(program, params, inputs, "models/" + GetParam() + ".yaml");
+}
+
+class ModelGradcheck : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
+  ShrunkModel m;
+  ASSERT_NO_FATAL_FAILURE(loadShrunkModel(GetParam(), attn::pipelines::Device::CPU, m));
+  checkGradients(*m.model->program, m.model->params, m.inputs, "models/" + GetParam() + ".yaml");
+}
+
+// The compiler's generated GPU kernels (attn-linalg-to-gpu), run on the CPU from the same
+// gpu-dialect code (`--device cuda-on-cpu`), compute the CPU program's loss and gradients:
+// the kernels' indexing is checked on machines with no GPU. Each thread sums its reductions
+// in the CPU loops' order, so the two agree to f32 rounding (in practice bit for bit).
+TEST_P(ModelGradcheck, GeneratedGpuKernelsComputeTheCpuProgram) {
+  ShrunkModel cpu, gpu;
+  ASSERT_NO_FATAL_FAILURE(loadShrunkModel(GetParam(), attn::pipelines::Device::CPU, cpu));
+  ASSERT_NO_FATAL_FAILURE(loadShrunkModel(GetParam(), attn::pipelines::Device::CUDAOnCPU, gpu));
+  std::vector<::attn::Tensor> a =
+      cpu.model->program->call("loss_grad", cpu.model->params, cpu.inputs);
+  std::vector<::attn::Tensor> b =
+      gpu.model->program->call("loss_grad", gpu.model->params, gpu.inputs);
+  ASSERT_EQ(a.size(), b.size());
+  const attn_entry_info &entry = cpu.model->program->entry("loss_grad");
+  for (size_t o = 0; o < a.size(); ++o) {
+    ASSERT_EQ(a[o].numel(), b[o].numel());
+    for (int64_t i = 0; i < a[o].numel(); ++i) {
+      float x = a[o].data<float>()[i], y = b[o].data<float>()[i];
+      ASSERT_NEAR(y, x, 1e-5f * std::max(1.0f, std::fabs(x)))
+          << "models/" << GetParam() << ".yaml: " << entry.outputs[o].name << "[" << i << "]";
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelGradcheck, ::testing::ValuesIn(modelNames()),

@@ -160,4 +160,20 @@ TEST(DeviceCuda, TrainsToTheCpuLossesOnAGpu) {
     EXPECT_NEAR(gpu[i], cpu[i], 2e-2 * std::fabs(cpu[i])) << "step " << i + 1;
 }
 
+// `--device cuda-on-cpu`: the compiler's generated GPU kernels run as CPU loops. A whole
+// training run (the optimizer's update and the clipping included, which the shrunk models'
+// check in attn-gradcheck-tests does not reach) gives the CPU run's losses, on any machine.
+TEST(DeviceCudaOnCpu, TrainsToTheCpuLosses) {
+  std::string dir = e2e::scratch("device", "on-cpu"), out;
+  const std::string common = "train " + kModel + " --steps 6 --no-compile-cache";
+  ASSERT_EQ(e2e::attnc(common + " --out " + dir + "/cpu", &out), 0) << out;
+  ASSERT_EQ(e2e::attnc(common + " --device cuda-on-cpu --out " + dir + "/gpu", &out), 0) << out;
+  std::vector<double> cpu = losses(dir + "/cpu/metrics.jsonl"),
+                      gpu = losses(dir + "/gpu/metrics.jsonl");
+  ASSERT_EQ(cpu.size(), gpu.size());
+  ASSERT_GE(cpu.size(), 6u);
+  for (size_t i = 0; i < cpu.size(); ++i)
+    EXPECT_NEAR(gpu[i], cpu[i], 1e-5 * std::fabs(cpu[i])) << "step " << i + 1;
+}
+
 } // namespace
