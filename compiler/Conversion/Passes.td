@@ -102,9 +102,9 @@ def AttnLinalgToGPU : Pass<"attn-linalg-to-gpu"> {
     The launch's grid has at least one block (CUDA refuses an empty one); threads past the
     last point do nothing. Ops already inside a launch or a gpu.module are left alone.
 
-    The same launches lower to PTX for the GPU and, through attn-gpu-launch-to-loops, to
-    CPU loops: the check that the kernels' indexing computes what the CPU program computes
-    runs on machines without a GPU.
+    attn-gpu-launch-to-loops lowers the same launches to CPU loops (`--device
+    cuda-on-cpu`): the check that the kernels compute what the CPU program computes runs
+    on machines without a GPU.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256", "threads per block">,
@@ -116,8 +116,8 @@ def AttnLinalgToGPU : Pass<"attn-linalg-to-gpu"> {
 def AttnGPULaunchToLoops : Pass<"attn-gpu-launch-to-loops"> {
   let summary = "runs each gpu.launch on the CPU: the scf.parallel over its grid and blocks";
   let description = [{
-    `--device cuda-on-cpu` (docs/cuda.md): the program of `--device cuda` with its
-    generated kernels run on the CPU from the same gpu-dialect code, for checking them
+    `--device cuda-on-cpu` (docs/cuda.md): the generated GPU kernels of
+    attn-linalg-to-gpu run on the CPU from the same gpu-dialect code, for checking them
     without a GPU. A `gpu.launch` becomes an `scf.parallel` over (block x, y, z, thread x,
     y, z), from 0 to its grid and block sizes; the body's block and thread ids are the
     loop's indices and its grid and block dimensions the launch's sizes (as block
