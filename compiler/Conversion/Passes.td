@@ -128,4 +128,21 @@ def AttnGPULaunchToLoops : Pass<"attn-gpu-launch-to-loops"> {
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def AttnNVVMMath : Pass<"attn-nvvm-math"> {
+  let summary = "gives the libdevice functions that are one PTX instruction that instruction as body";
+  let description = [{
+    After convert-gpu-to-nvvm, in the generated kernels' gpu.modules (`attnc emit
+    --stage=ptx`). That lowering calls NVIDIA's libdevice for f32 math (`__nv_floorf`,
+    `__nv_sqrtf`, ...); libdevice is bitcode in the CUDA toolkit, which attnc does not need
+    in order to compile. The transcendental functions never reach it (attn-expand-math makes
+    them polynomials first); what does is rounding, square roots, absolute values, minima,
+    maxima, copysign and fma, each one PTX instruction, and the reciprocal square root,
+    `1 / sqrt(x)` as the CPU computes it. Their declarations become internal,
+    always-inlined functions of the LLVM intrinsic that NVPTX selects that instruction for
+    (`llvm.floor.f32` is `cvt.rmi.f32.f32`, `llvm.sqrt.f32` the IEEE `sqrt.rn.f32`). A
+    call of any other libdevice function is an error naming it.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

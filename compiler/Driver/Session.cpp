@@ -14,6 +14,7 @@
 #endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -29,7 +30,7 @@ namespace attn::driver {
 
 namespace {
 
-constexpr const char *kStageNames[] = {"spec", "attn", "fused", "grad", "lowered", "llvm"};
+constexpr const char *kStageNames[] = {"spec", "attn", "fused", "grad", "lowered", "llvm", "ptx"};
 
 mlir::DialectRegistry makeRegistry() {
   mlir::DialectRegistry registry;
@@ -40,7 +41,7 @@ mlir::DialectRegistry makeRegistry() {
 } // namespace
 
 std::optional<Stage> parseStage(const std::string &name) {
-  for (int i = 0; i <= (int)Stage::LLVM; ++i)
+  for (int i = 0; i <= (int)Stage::PTX; ++i)
     if (name == kStageNames[i])
       return (Stage)i;
   return std::nullopt;
@@ -369,6 +370,8 @@ bool Session::runTo(Stage target) {
 std::optional<std::string> Session::print(Stage stage) {
   if (stage == Stage::Spec)
     return yaml::specToYaml(*spec_);
+  if (stage == Stage::PTX)
+    return printPTX();
   if (!runTo(stage))
     return std::nullopt;
   std::string text;
@@ -383,6 +386,27 @@ std::optional<std::string> Session::print(Stage stage) {
     module_->print(os);
     os << "\n";
   }
+  return os.str();
+}
+
+std::optional<std::string> Session::printPTX() {
+  if (!runTo(Stage::Lowered))
+    return std::nullopt;
+  // On a copy: the session's module stays at the lowered stage.
+  mlir::OwningOpRef<mlir::ModuleOp> kernels = module_->clone();
+  mlir::PassManager pm(context_.get());
+  pipelines::buildLoweredToPTX(pm);
+  if (failed(pm.run(*kernels)))
+    return std::nullopt;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  kernels->walk([&](mlir::gpu::BinaryOp binary) {
+    for (mlir::Attribute a : binary.getObjects()) {
+      // (The serializer keeps the C string's terminating NUL, which ptxas refuses.)
+      llvm::StringRef ptx = mlir::cast<mlir::gpu::ObjectAttr>(a).getObject().getValue();
+      os << "// kernel module @" << binary.getSymName() << "\n" << ptx.rtrim('\0') << "\n";
+    }
+  });
   return os.str();
 }
 

@@ -30,7 +30,8 @@
 namespace attn::driver {
 
 /// The stages `attnc emit --stage` prints, in pipeline order.
-enum class Stage { Spec, Attn, Fused, Grad, Lowered, LLVM };
+/// PTX is a product of Lowered beside LLVM: the generated GPU kernels (print only).
+enum class Stage { Spec, Attn, Fused, Grad, Lowered, LLVM, PTX };
 /// "spec" | "attn" | "fused" | "grad" | "lowered" | "llvm"; nullopt for anything else.
 std::optional<Stage> parseStage(const std::string &name);
 const char *stageName(Stage stage);
@@ -204,6 +205,8 @@ private:
   bool parsed(std::optional<yaml::Spec> spec, const std::vector<yaml::Diagnostic> &diags);
   bool import();
   bool runPasses(Stage stage);
+  /// The generated GPU kernels' PTX, from a copy of the module at the lowered stage.
+  std::optional<std::string> printPTX();
   void report(const yaml::Diagnostic &d) const;
   /// Which structural fusions the options ask for (remarks off), and the precision of a
   /// training (`training`) or an inference program.

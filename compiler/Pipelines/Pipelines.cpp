@@ -8,6 +8,7 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
@@ -22,7 +23,9 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
@@ -34,8 +37,11 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -43,10 +49,11 @@ using namespace mlir;
 namespace attn::pipelines {
 
 void registerDialects(DialectRegistry &registry) {
-  registry.insert<mlir::attn::AttnDialect, affine::AffineDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, cf::ControlFlowDialect, func::FuncDialect,
-                  gpu::GPUDialect, linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect, tensor::TensorDialect>();
+  registry
+      .insert<mlir::attn::AttnDialect, affine::AffineDialect, arith::ArithDialect,
+              bufferization::BufferizationDialect, cf::ControlFlowDialect, func::FuncDialect,
+              gpu::GPUDialect, linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
+              memref::MemRefDialect, NVVM::NVVMDialect, scf::SCFDialect, tensor::TensorDialect>();
   // One-shot bufferization needs each dialect's bufferization model.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(registry);
@@ -56,6 +63,10 @@ void registerDialects(DialectRegistry &registry) {
   // Translation of the final module to LLVM IR.
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // The generated GPU kernels' PTX (buildLoweredToPTX).
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
 
 void buildFusion(OpPassManager &pm, const FusionOptions &o) {
@@ -167,7 +178,10 @@ void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion, Device d
   pm.addPass(mlir::attn::createAttnToOneDNN());
 }
 
-void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix, Device device) {
+namespace {
+// Tensors -> buffers: one-shot bufferization, outputs as caller-provided buffers, buffer
+// deallocation. The CPU's and the GPU kernels' lowerings start here.
+void buildBufferization(OpPassManager &pm) {
   bufferization::OneShotBufferizationOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   // A scan step produces fresh buffers for its carried values; the loop may hand them on.
@@ -190,6 +204,11 @@ void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix, Devic
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+}
+} // namespace
+
+void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix, Device device) {
+  buildBufferization(pm);
   pm.addPass(mlir::attn::createAttnPackedEntries(mlir::attn::AttnPackedEntriesOptions{entryPrefix}));
   pm.addPass(mlir::attn::createAttnOutlineLoops());
   // The generated GPU kernels, checked on the CPU: the same launches, their grids as loops.
@@ -216,6 +235,29 @@ void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix, Devic
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(mlir::attn::createAttnInternalize(mlir::attn::AttnInternalizeOptions{entryPrefix}));
+}
+
+void buildLoweredToPTX(OpPassManager &pm, const std::string &chip) {
+  buildBufferization(pm);
+  pm.addPass(mlir::attn::createAttnLinalgToGPU());
+  pm.addPass(createGpuKernelOutliningPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = chip;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(mlir::attn::createAttnExpandMath());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createConvertSCFToCFPass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  // What convert-gpu-to-nvvm has no lowering for (math.fma), and libdevice's one-instruction
+  // functions as those instructions: no libdevice to link.
+  kernels.addPass(createConvertMathToLLVMPass());
+  kernels.addPass(mlir::attn::createAttnNVVMMath());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa"; // PTX text
+  pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
 void registerPassesAndPipelines() {

@@ -82,6 +82,12 @@ void buildAttnToLowered(mlir::OpPassManager &pm, const FusionOptions &fusion = {
 void buildLoweredToLLVM(mlir::OpPassManager &pm, const std::string &entryPrefix,
                         Device device = Device::CPU);
 
+/// Lowered tensors -> the generated GPU kernels compiled to PTX for `chip`: bufferization as
+/// for the CPU, attn-linalg-to-gpu, kernel outlining, the kernels through NVVM (their math
+/// as attn-expand-math's polynomials: no libdevice), and gpu-module-to-binary's PTX. The
+/// host code stays unlowered: only the kernels are the product (`attnc emit --stage=ptx`).
+void buildLoweredToPTX(mlir::OpPassManager &pm, const std::string &chip = "sm_90");
+
 /// Registers our passes and the pipelines `attn-train` (attn -> grad), `attn-lower`
 /// (attn -> lowered) and `attn-lower-to-llvm` (lowered -> LLVM) for attn-opt.
 void registerPassesAndPipelines();

@@ -21,13 +21,14 @@ int check(attn::driver::Session &session, const Common &) {
 int emit(attn::driver::Session &session, const Common &, const EmitOptions &o) {
   std::optional<attn::driver::Stage> stage = attn::driver::parseStage(o.stage);
   if (!stage)
-    return usageError("--stage must be spec, attn, fused, grad, lowered or llvm (got '" +
+    return usageError("--stage must be spec, attn, fused, grad, lowered, llvm or ptx (got '" +
                       o.stage + "')");
   // The lowered and LLVM stages come from the inference program unless --train takes the
   // compilation through autodiff and the train step first, as `attnc train` does.
   if (o.train && *stage < attn::driver::Stage::Lowered)
-    return usageError("--train goes with --stage=lowered or llvm (the grad stage is always the "
-                      "training program)");
+    return usageError(
+        "--train goes with --stage=lowered, llvm or ptx (the grad stage is always the "
+        "training program)");
   if (o.train && !session.runTo(attn::driver::Stage::Grad))
     return 1;
   std::optional<std::string> text = session.print(*stage);

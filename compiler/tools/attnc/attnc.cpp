@@ -33,7 +33,9 @@ constexpr const char *kEmitHelp = R"(Prints one stage of the compilation:
             (@loss_grad, @train_step)
   lowered   after attn-lower: linalg/tensor/scf on tensors plus oneDNN kernel calls
   llvm      the optimised LLVM IR that is JIT-compiled or written as an object
-lowered and llvm show the inference program (@forward, @loss, decoding steps); with --train,
+  ptx       the compiler's generated GPU kernels (every loop nest no runtime kernel computes),
+            as PTX for sm_90 (docs/cuda.md, "Generated kernels")
+lowered, llvm and ptx show the inference program (@forward, @loss, decoding steps); with --train,
 the training program that attnc train compiles (through the grad stage).)";
 
 constexpr const char *kRunHelp = R"(Compiles the model in-process and runs its forward pass with the parameters of a trained
@@ -300,7 +302,8 @@ int main(int argc, char **argv) {
   CLI::App *check = verb("check", "parse and validate the spec, build its attn IR", kCheckHelp,
                          false);
   CLI::App *emit = verb("emit", "print one stage of the compilation (--stage)", kEmitHelp, false);
-  emit->add_option("--stage", emitOptions.stage, "spec | attn | fused | grad | lowered | llvm")
+  emit->add_option("--stage", emitOptions.stage,
+                   "spec | attn | fused | grad | lowered | llvm | ptx")
       ->required();
   emit->add_option("-o,--output", emitOptions.output, "write to FILE instead of stdout");
   emit->add_flag("--train", emitOptions.train,
