@@ -45,22 +45,22 @@ def AttnToOneDNN : Pass<"attn-to-onednn", "mlir::ModuleOp"> {
 }
 
 def AttnToCUDA : Pass<"attn-to-cuda", "mlir::ModuleOp"> {
-  let summary = "runs the fused attention and the LSTM/GRU layers on the GPU: calls of the runtime's CUDA kernels";
+  let summary = "runs the fused attention and the recurrent layers on the GPU: calls of the runtime's CUDA kernels";
   let description = [{
     `--device cuda` (docs/cuda.md). An `attn.fused_attention` and its `_grad` that the GPU's
     FlashAttention-2 kernels compute (a plain dot-product score `c * sum(q * k)` with no
     captures, centre, window, mask region or read weights, head dim 64 or 128 for both keys
     and values) become calls of `@attn_rt_cuda_flash_attention[_backward]`, with the CPU
     flash kernels' operands, causality and scale; the runtime copies the operands to the
-    device in bf16, runs the kernels and copies the results back in f32. An `attn.lstm` or
-    `attn.gru` and its `_grad`, masked or not, become calls of `@attn_rt_cuda_rnn_forward` /
-    `_backward`, with the CPU RNN kernels' operands and kind; the runtime runs the GPU's
-    sequence loop in f32 (cuBLASLt GEMMs, one kernel per step for the gates, a mask's blend
-    per step); a projected LSTM stays. Every other op stays for attn-to-onednn, which runs
-    right after it: a matmul, a layer norm, a vanilla RNN, a projected LSTM, an attention of
-    another score run on the CPU. With `remarks`,
-    each attention or recurrent layer left on the CPU says why (once). Like attn-to-onednn it
-    rewrites only attn ops, and runs last but one in `attn-lower`.
+    device in bf16, runs the kernels and copies the results back in f32. An `attn.lstm`,
+    `attn.gru` or `attn.rnn` and its `_grad`, masked or not, become calls of
+    `@attn_rt_cuda_rnn_forward` / `_backward`, with the CPU RNN kernels' operands and kind;
+    the runtime runs the GPU's sequence loop in f32 (cuBLASLt GEMMs, one kernel per step for
+    the gates, a mask's blend per step); a projected LSTM stays. Every other op stays for
+    attn-to-onednn, which runs right after it: a matmul, a layer norm, a projected LSTM, an
+    attention of another score run on the CPU. With `remarks`, each attention or recurrent
+    layer left on the CPU says why (once). Like attn-to-onednn it rewrites only attn ops, and
+    runs last but one in `attn-lower`.
   }];
   let options = [
     Option<"remarks", "remarks", "bool", "false",

@@ -1,6 +1,6 @@
 // The GPU kernels of one recurrent step's gates (attn/cuda/Kernels.h has the contracts): the
-// LSTM with or without diagonal peepholes, and the three GRU forms of attn.gru_cell (pytorch,
-// seed, minimal), forward and backward, f32 throughout.
+// vanilla RNN, the LSTM with or without diagonal peepholes, and the three GRU forms of
+// attn.gru_cell (pytorch, seed, minimal), forward and backward, f32 throughout.
 //
 // A step on the GPU is GEMMs (cuBLASLt: x W_ih for all steps at once, h<t-1> W_hh per step)
 // and one of these kernels: every elementwise op of the cell's gates in one pass over [B, H],
@@ -32,6 +32,28 @@ __device__ __forceinline__ int64_t elementStride() { return int64_t(gridDim.x) *
 
 // expf, not __expf: the CPU path's accuracy, at a cost that is small next to the GEMMs.
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+//===- vanilla RNN --------------------------------------------------------------------------===//
+
+// z [B, H] = x W_ax + h<t-1> W_aa + b. Writes h = tanh(z) to h and to gates [B, H] (the
+// backward's 1 - h^2; h itself may be blended by a mask afterwards).
+__global__ void __launch_bounds__(kThreads)
+    rnnForward(int64_t B, int64_t H, const float *__restrict__ z, float *__restrict__ gates,
+               float *__restrict__ h) {
+  for (int64_t e = firstElement(); e < B * H; e += elementStride()) {
+    const float y = tanhf(z[e]);
+    gates[e] = y;
+    h[e] = y;
+  }
+}
+
+// dh [B, H] reaching h<t>. Writes dz [B, H] = dh (1 - h^2).
+__global__ void __launch_bounds__(kThreads)
+    rnnBackward(int64_t B, int64_t H, const float *__restrict__ gates, const float *__restrict__ dh,
+                float *__restrict__ dz) {
+  for (int64_t e = firstElement(); e < B * H; e += elementStride())
+    dz[e] = dh[e] * (1.0f - gates[e] * gates[e]);
+}
 
 //===- LSTM ---------------------------------------------------------------------------------===//
 

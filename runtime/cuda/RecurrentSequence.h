@@ -1,4 +1,4 @@
-// The recurrent sequence loop of attn.lstm and attn.gru (PyTorch's form) over the step
+// The recurrent sequence loop of attn.rnn, attn.lstm and attn.gru (PyTorch's form) over the step
 // kernels of RecurrentKernels.cuh, forward and backward, written once over a `Backend` that
 // supplies memory, GEMMs and the kernels' launches: recurrent_kernels.cu's runs on the GPU
 // (cuBLASLt and real launches), tests/cuda's on the CPU (loops and the emulator), so the
@@ -12,12 +12,13 @@
 //   Status reorder(B, T, C, reverse, toSteps, in, out);    // RecurrentKernels.cuh's reorderSteps
 //   Status sumRows(rows, cols, in, out);
 //   Status blend(B, H, m, prev, next, out), split(B, H, m, d, dCell, dPrev);   // masked steps
-//   and the step kernels of attn/cuda/Kernels.h: lstmForward, lstmBackward, gruForward,
-//   gruBackward, with those functions' arguments.
+//   and the step kernels of attn/cuda/Kernels.h: rnnForward, rnnBackward, lstmForward,
+//   lstmBackward, gruForward, gruBackward, with those functions' arguments.
 //
 // Shapes: x [B, T, I], h0, c0, h_n, c_n [B, H], outputs [B, T, H] (time order, as attnc's
-// sequence ops), w_ih [I, G], w_hh [H, G] with G = 4H (LSTM: i, f, g, o) or 3H (GRU: r, z, n);
-// the LSTM's one bias b_ih [4H] (b_hh unused), the GRU's b_ih and b_hh [3H]; the LSTM's
+// sequence ops), w_ih [I, G], w_hh [H, G] with G = 4H (LSTM: i, f, g, o), 3H (GRU: r, z, n) or
+// H (vanilla RNN); the LSTM's and the RNN's one bias b_ih [G] (b_hh unused), the GRU's b_ih
+// and b_hh [3H]; the LSTM's
 // diagonal peephole [3, H] or null; mask [B, T, 1] or null: a step of a row with mask m updates
 // each state as s + m (cell(x, s) - s), so a 0 holds the state (padding) and the output
 // repeats it. Inside, everything runs in processing order: step k is time T-1-k when
@@ -39,7 +40,7 @@ namespace attn::cuda::sequence {
   } while (0)
 
 inline int64_t gatesOf(RecurrentCell cell, int64_t H) {
-  return (cell == RecurrentCell::Lstm ? 4 : 3) * H;
+  return (cell == RecurrentCell::Lstm ? 4 : cell == RecurrentCell::Gru ? 3 : 1) * H;
 }
 
 // What the forward keeps for the backward, in processing order: the states before and after
@@ -58,7 +59,7 @@ Status forward(Backend &be, const RecurrentShape &s, RecurrentCell cell, const R
                const float *x, const float *h0, const float *c0, const float *mask,
                float *outputs, float *hn, float *cn, Trace &trace) {
   const int64_t B = s.batch, T = s.steps, I = s.input, H = s.hidden, G = gatesOf(cell, H);
-  const bool lstm = cell == RecurrentCell::Lstm;
+  const bool lstm = cell == RecurrentCell::Lstm, rnn = cell == RecurrentCell::Rnn;
   // Every step's input projection in one GEMM ([B T, I] x [I, G] + b_ih), then in steps.
   float *xwBatch = be.scratch(B * T * G), *xw = be.scratch(T * B * G);
   ATTN_TRY(be.gemm(B * T, G, I, false, false, x, w.wIh, xwBatch, w.bIh));
@@ -74,7 +75,7 @@ Status forward(Backend &be, const RecurrentShape &s, RecurrentCell cell, const R
     ATTN_TRY(be.reorder(B, T, 1, s.reverse, true, mask, trace.mask));
     trace.cellC = lstm ? be.scratch(T * B * H) : nullptr;
   }
-  float *rec = be.scratch(B * G); // h<t-1> W_hh (+ b_hh), then (LSTM) the whole z
+  float *rec = be.scratch(B * G); // h<t-1> W_hh (+ b_hh), then (LSTM, RNN) the whole z
   float *hCell = mask ? be.scratch(B * H) : nullptr;
   for (int64_t k = 0; k < T; ++k) {
     const float *hPrev = trace.h + k * B * H, *xwk = xw + k * B * G;
@@ -82,10 +83,13 @@ Status forward(Backend &be, const RecurrentShape &s, RecurrentCell cell, const R
     // With a mask, the cell writes beside the states, and the blend writes the states.
     float *hOut = mask ? hCell : hNext;
     float *cOut = lstm ? (mask ? trace.cellC + k * B * H : trace.c + (k + 1) * B * H) : nullptr;
-    if (lstm) {
+    if (lstm || rnn) {
       ATTN_TRY(be.gemm(B, G, H, false, false, hPrev, w.wHh, rec, nullptr));
       ATTN_TRY(be.add(B * G, xwk, rec, rec));
-      ATTN_TRY(be.lstmForward(B, H, rec, trace.c + k * B * H, w.peephole, gates, cOut, hOut));
+      if (lstm)
+        ATTN_TRY(be.lstmForward(B, H, rec, trace.c + k * B * H, w.peephole, gates, cOut, hOut));
+      else
+        ATTN_TRY(be.rnnForward(B, H, rec, gates, hOut));
     } else {
       ATTN_TRY(be.gemm(B, G, H, false, false, hPrev, w.wHh, rec, w.bHh));
       ATTN_TRY(be.gruForward(B, H, xwk, rec, hPrev, gates, hOut));
@@ -113,7 +117,7 @@ Status backward(Backend &be, const RecurrentShape &s, RecurrentCell cell,
                 const float *mask, const float *dOutputs, const float *dhn, const float *dcn,
                 const RecurrentGradients &d) {
   const int64_t B = s.batch, T = s.steps, I = s.input, H = s.hidden, G = gatesOf(cell, H);
-  const bool lstm = cell == RecurrentCell::Lstm;
+  const bool lstm = cell == RecurrentCell::Lstm, gru = cell == RecurrentCell::Gru;
   Trace trace;
   float *outputs = be.scratch(B * T * H), *hn = be.scratch(B * H),
         *cn = lstm ? be.scratch(B * H) : nullptr;
@@ -121,8 +125,8 @@ Status backward(Backend &be, const RecurrentShape &s, RecurrentCell cell,
 
   float *dOut = be.scratch(T * B * H);
   ATTN_TRY(be.reorder(B, T, H, s.reverse, true, dOutputs, dOut));
-  // dz (LSTM) or da (GRU) of every step, and the GRU's dbh; the peepholes' per-row shares.
-  float *dz = be.scratch(T * B * G), *dbh = lstm ? nullptr : be.scratch(T * B * G);
+  // dz (LSTM, RNN) or da (GRU) of every step, and the GRU's dbh; the peepholes' per-row shares.
+  float *dz = be.scratch(T * B * G), *dbh = gru ? be.scratch(T * B * G) : nullptr;
   float *peepRows = w.peephole ? be.scratch(T * B * 3 * H) : nullptr;
   float *dh = be.scratch(B * H), *dhCarry = be.scratch(B * H), *direct = be.scratch(B * H);
   float *dc[2] = {lstm ? be.scratch(B * H) : nullptr, lstm ? be.scratch(B * H) : nullptr};
@@ -151,6 +155,9 @@ Status backward(Backend &be, const RecurrentShape &s, RecurrentCell cell,
         ATTN_TRY(be.add(B * H, dc[1], dcHeld, dc[1]));
       std::swap(dc[0], dc[1]);
       ATTN_TRY(be.gemm(B, H, G, false, true, dzk, w.wHh, dhCarry, nullptr));
+    } else if (!gru) {
+      ATTN_TRY(be.rnnBackward(B, H, gates, dhCell, dzk));
+      ATTN_TRY(be.gemm(B, H, G, false, true, dzk, w.wHh, dhCarry, nullptr));
     } else {
       float *dbhk = dbh + k * B * G;
       ATTN_TRY(be.gruBackward(B, H, gates, hPrev, dhCell, dzk, dbhk, direct));
@@ -165,10 +172,10 @@ Status backward(Backend &be, const RecurrentShape &s, RecurrentCell cell,
     ATTN_TRY(be.copy(B * H, dc[0], d.c0));
 
   // W_hh: the states each step read, [T B, H]^T, times what reached h<t-1> W_hh, [T B, G].
-  const float *dRec = lstm ? dz : dbh;
+  const float *dRec = gru ? dbh : dz;
   ATTN_TRY(be.gemm(H, G, T * B, true, false, trace.h, dRec, d.wHh, nullptr));
   ATTN_TRY(be.sumRows(T * B, G, dz, d.bIh));
-  if (!lstm)
+  if (gru)
     ATTN_TRY(be.sumRows(T * B, G, dbh, d.bHh));
   if (peepRows)
     ATTN_TRY(be.sumRows(T * B, 3 * H, peepRows, d.peephole));

@@ -197,8 +197,9 @@ RecurrentCell cellOf(const char *kernel, int64_t kind) {
     return RecurrentCell::Lstm;
   if (kind == ATTN_RNN_GRU)
     return RecurrentCell::Gru;
-  fail(kernel, "the GPU's sequence loop has the LSTM and the GRU, not kind " +
-                   std::to_string(kind));
+  if (kind == ATTN_RNN_VANILLA)
+    return RecurrentCell::Rnn;
+  fail(kernel, "the GPU's sequence loop has no RNN kind " + std::to_string(kind));
 }
 
 RecurrentShape sequenceShape(const attn_memref3 &x, const attn_memref2 &h0, int64_t reverse) {
@@ -212,7 +213,8 @@ RecurrentShape sequenceShape(const attn_memref3 &x, const attn_memref2 &h0, int6
 }
 
 // A layer's operands on the device, from the RNN kernels' memrefs (attn/kernels.h): those
-// the cell reads (c0 and the peepholes for the LSTM, b_hh for the GRU, the mask if any).
+// the cell reads (c0 and the peepholes for the LSTM, b_hh for the GRU, the mask if any; the
+// LSTM's and the vanilla RNN's one bias is b_ih).
 struct LayerOnDevice {
   RecurrentCell cell;
   RecurrentShape shape;
@@ -231,7 +233,7 @@ struct LayerOnDevice {
     wIh = onDevice<attn_memref2, 2>(kernel, *w_ih);
     wHh = onDevice<attn_memref2, 2>(kernel, *w_hh);
     bIh = onDevice<attn_memref1, 1>(kernel, *b_ih);
-    if (!lstm)
+    if (gru())
       bHh = onDevice<attn_memref1, 1>(kernel, *b_hh);
     if (withPeephole)
       peephole = onDevice<attn_memref2, 2>(kernel, *w_peephole);
@@ -239,6 +241,7 @@ struct LayerOnDevice {
       mask = onDevice<attn_memref3, 3>(kernel, *mask_);
   }
   bool lstm() const { return cell == RecurrentCell::Lstm; }
+  bool gru() const { return cell == RecurrentCell::Gru; }
   RecurrentWeights weights() const {
     return {wIh.as<float>(), wHh.as<float>(), bIh.as<float>(), bHh.as<float>(),
             peephole.as<float>()};
@@ -294,7 +297,7 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
                rc0 = lstm ? resultFor(kernel, *d_c0) : DeviceBuffer(),
                rwih = resultFor(kernel, *d_w_ih), rwhh = resultFor(kernel, *d_w_hh),
                rbih = resultFor(kernel, *d_b_ih),
-               rbhh = lstm ? DeviceBuffer() : resultFor(kernel, *d_b_hh),
+               rbhh = l.gru() ? resultFor(kernel, *d_b_hh) : DeviceBuffer(),
                rwp = peephole ? resultFor(kernel, *d_w_peephole) : DeviceBuffer();
   const RecurrentGradients g{rx.as<float>(),   rh0.as<float>(),  rc0.as<float>(),
                              rwih.as<float>(), rwhh.as<float>(), rbih.as<float>(),
@@ -302,8 +305,8 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
   check(kernel, recurrentBackward(l.shape, l.cell, l.weights(), l.x.as<float>(),
                                   l.h0.as<float>(), l.c0.as<float>(), l.mask.as<float>(),
                                   gOut.as<float>(), ghn.as<float>(), gcn.as<float>(), g));
-  // An LSTM's d_b_hh is its d_b_ih (one bias), a GRU's d_c0 its d_h0: the lowering passes the
-  // same buffer, which the kernel writes once.
+  // An LSTM's or a vanilla RNN's d_b_hh is its d_b_ih (one bias), a GRU's or an RNN's d_c0
+  // its d_h0: the lowering passes the same buffer, which the kernel writes once.
   toHost<attn_memref3, 3>(kernel, rx, *d_x);
   toHost<attn_memref2, 2>(kernel, rh0, *d_h0);
   toHost<attn_memref2, 2>(kernel, rwih, *d_w_ih);
@@ -311,7 +314,7 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
   toHost<attn_memref1, 1>(kernel, rbih, *d_b_ih);
   if (lstm)
     toHost<attn_memref2, 2>(kernel, rc0, *d_c0);
-  else
+  if (l.gru())
     toHost<attn_memref1, 1>(kernel, rbhh, *d_b_hh);
   if (peephole)
     toHost<attn_memref2, 2>(kernel, rwp, *d_w_peephole);

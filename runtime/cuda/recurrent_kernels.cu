@@ -39,6 +39,16 @@ Status cell(const char *op, int64_t batch, int64_t hidden, void *stream,
 
 } // namespace
 
+Status rnnCellForward(int64_t batch, int64_t hidden, const float *z, float *gates, float *h,
+                      void *stream) {
+  return cell("rnn_cell", batch, hidden, stream, rnnForward, z, gates, h);
+}
+
+Status rnnCellBackward(int64_t batch, int64_t hidden, const float *gates, const float *dh,
+                       float *dz, void *stream) {
+  return cell("rnn_cell backward", batch, hidden, stream, rnnBackward, gates, dh, dz);
+}
+
 Status lstmCellForward(int64_t batch, int64_t hidden, const float *z, const float *cPrev,
                        const float *peephole, float *gates, float *c, float *h, void *stream) {
   return cell("lstm_cell", batch, hidden, stream, lstmForward, z, cPrev, peephole, gates, c, h);
@@ -185,6 +195,12 @@ struct GpuBackend {
     return launch("recurrent mask split", splitMasked, dim3(elementBlocks(B * H)),
                   dim3(kThreads), 0, cudaStream_t(nullptr), B, H, m, d, dCell, dPrev);
   }
+  template <typename... Args> Status rnnForward(Args... args) {
+    return failure ? rnnCellForward(args...) : failure;
+  }
+  template <typename... Args> Status rnnBackward(Args... args) {
+    return failure ? rnnCellBackward(args...) : failure;
+  }
   template <typename... Args> Status lstmForward(Args... args) {
     return failure ? lstmCellForward(args...) : failure;
   }
@@ -209,6 +225,8 @@ Status checkSequence(const char *op, const RecurrentShape &s, const RecurrentWei
   if (cell == RecurrentCell::Gru && (w.peephole || !w.bHh))
     return Status::error(std::string("attn::cuda ") + op +
                          ": a GRU has b_hh and no peepholes");
+  if (cell == RecurrentCell::Rnn && w.peephole)
+    return Status::error(std::string("attn::cuda ") + op + ": a vanilla RNN has no peepholes");
   return {};
 }
 

@@ -1,4 +1,5 @@
-// One recurrent step of attn.lstm_cell and attn.gru_cell's three forms in double on the CPU,
+// One recurrent step of attn.rnn_cell, attn.lstm_cell and attn.gru_cell's three forms in
+// double on the CPU,
 // with the cases and checks that both tests of the GPU recurrent kernels share:
 // recurrent-kernels-test.cpp (on a GPU) and emulated-recurrent-kernels-test.cpp (the same
 // kernels on tests/cuda/WarpEmulator.h, in CI).
@@ -19,7 +20,7 @@
 
 namespace attn::cuda::testing {
 
-enum class Cell { Lstm, LstmPeephole, Gru, GruMinimal, GruSeed };
+enum class Cell { Rnn, Lstm, LstmPeephole, Gru, GruMinimal, GruSeed };
 
 struct CellCase {
   const char *name;
@@ -32,7 +33,9 @@ inline void PrintTo(const CellCase &c, std::ostream *os) { *os << c.name; }
 
 // Hidden sizes below, at and past one block of 128 threads, and not multiples of 32.
 inline std::vector<CellCase> cellCases() {
-  return {{"lstm 3x20", Cell::Lstm, 3, 20},
+  return {{"rnn 3x20", Cell::Rnn, 3, 20},
+          {"rnn 2x130", Cell::Rnn, 2, 130},
+          {"lstm 3x20", Cell::Lstm, 3, 20},
           {"lstm 2x130", Cell::Lstm, 2, 130},
           {"lstm peephole 5x33", Cell::LstmPeephole, 5, 33},
           {"gru 4x33", Cell::Gru, 4, 33},
@@ -47,9 +50,9 @@ using Tensors = std::map<std::string, std::vector<float>>;
 
 struct CellProblem {
   CellCase c;
-  // Inputs: lstm z [B, 4H], cPrev [B, H], peephole [3, H]; gru a, bh [B, 3H]; gru minimal a,
-  // bh [B, 2H]; gru seed a [B, 3H], bur [B, 2H], whc [H, H] (W_hh[:, c]), bhc [H]; all hPrev
-  // [B, H] (but the LSTM's, whose h<t-1> is in z) and dh [B, H]; lstm dcNext [B, H].
+  // Inputs: rnn z [B, H]; lstm z [B, 4H], cPrev [B, H], peephole [3, H]; gru a, bh [B, 3H]; gru
+  // minimal a, bh [B, 2H]; gru seed a [B, 3H], bur [B, 2H], whc [H, H] (W_hh[:, c]), bhc [H]; all
+  // hPrev [B, H] (but the LSTM's, whose h<t-1> is in z) and dh [B, H]; lstm dcNext [B, H].
   Tensors in;
   // The definition's outputs: h (lstm: and c) and the gradients of L with respect to each
   // differentiable input, named "d" + its name.
@@ -68,6 +71,11 @@ inline Vars forward(Cell cell, int64_t B, int64_t H, const Vars &in) {
   std::vector<double> &h = out["h"];
   h.assign(B * H, 0.0);
   auto at = [&](const char *name, int64_t i) { return in.at(name)[i]; };
+  if (cell == Cell::Rnn) {
+    for (int64_t e = 0; e < B * H; ++e)
+      h[e] = std::tanh(at("z", e));
+    return out;
+  }
   if (cell == Cell::Lstm || cell == Cell::LstmPeephole) {
     std::vector<double> &c = out["c"];
     c.assign(B * H, 0.0);
@@ -148,6 +156,9 @@ inline CellProblem makeCellProblem(const CellCase &c, std::mt19937 &rng) {
       differentiable.push_back(name);
   };
   switch (c.cell) {
+  case Cell::Rnn:
+    draw("z", B * H, 1.0f, true);
+    break;
   case Cell::Lstm:
   case Cell::LstmPeephole:
     draw("z", B * 4 * H, 1.0f, true);
@@ -229,8 +240,8 @@ std::vector<double> columns(const std::vector<T> &m, int64_t rows, int64_t cols,
 
 // What a run of the kernels returns, by the names of CellProblem::want (the kernels' own
 // outputs, recombined by the test where one gradient is split between a kernel and a GEMM):
-// lstm h, c, dz, dcPrev, dpeephole; gru h, da, dbh, dhPrev; gru minimal h, dz (for da and
-// dbh), dhPrev; gru seed h, da, dbur (da's u and r blocks), dhPrev, dwhc.
+// rnn h, dz; lstm h, c, dz, dcPrev, dpeephole; gru h, da, dbh, dhPrev; gru minimal h, dz (for da
+// and dbh), dhPrev; gru seed h, da, dbur (da's u and r blocks), dhPrev, dwhc.
 using CellOutputs = Tensors;
 
 inline std::vector<std::string> compare(const CellProblem &p, const CellOutputs &got) {
@@ -276,7 +287,9 @@ struct SequenceCase {
 inline void PrintTo(const SequenceCase &c, std::ostream *os) { *os << c.name; }
 
 inline std::vector<SequenceCase> sequenceCases() {
-  return {{"lstm", RecurrentCell::Lstm, 2, 4, 3, 5, false, false},
+  return {{"rnn", RecurrentCell::Rnn, 2, 4, 3, 5, false, false},
+          {"rnn masked reverse", RecurrentCell::Rnn, 4, 4, 3, 3, true, false, Mask::Padding},
+          {"lstm", RecurrentCell::Lstm, 2, 4, 3, 5, false, false},
           {"lstm reverse peephole", RecurrentCell::Lstm, 3, 3, 2, 4, true, true},
           {"gru", RecurrentCell::Gru, 2, 4, 3, 5, false, false},
           {"gru reverse", RecurrentCell::Gru, 3, 3, 4, 3, true, false},
@@ -307,14 +320,19 @@ struct SequenceProblem {
   std::map<std::string, std::vector<double>> want;
 };
 
+// The width of a layer's gates: 4H (LSTM), 3H (GRU), H (vanilla RNN).
+inline int64_t gatesOf(RecurrentCell cell, int64_t H) {
+  return (cell == RecurrentCell::Lstm ? 4 : cell == RecurrentCell::Gru ? 3 : 1) * H;
+}
+
 namespace detail {
 
 // The layer's forward over time (processing order reversed with `reverse`), from the step
 // equations above: outputs [B, T, H], hn (and cn).
 inline Vars sequenceForward(const SequenceCase &c, const Vars &in) {
   const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden;
-  const bool lstm = c.cell == RecurrentCell::Lstm;
-  const int64_t G = (lstm ? 4 : 3) * H;
+  const bool lstm = c.cell == RecurrentCell::Lstm, gru = c.cell == RecurrentCell::Gru;
+  const int64_t G = gatesOf(c.cell, H);
   std::vector<double> h = in.at("h0"), cs = lstm ? in.at("c0") : std::vector<double>();
   Vars out;
   out["outputs"].assign(B * T * H, 0.0);
@@ -324,7 +342,7 @@ inline Vars sequenceForward(const SequenceCase &c, const Vars &in) {
     std::vector<double> xw(B * G), hw(B * G);
     for (int64_t b = 0; b < B; ++b)
       for (int64_t g = 0; g < G; ++g) {
-        double sx = in.at("bIh")[g], sh = lstm ? 0.0 : in.at("bHh")[g];
+        double sx = in.at("bIh")[g], sh = gru ? in.at("bHh")[g] : 0.0;
         for (int64_t i = 0; i < I; ++i)
           sx += in.at("x")[(b * T + t) * I + i] * in.at("wIh")[i * G + g];
         for (int64_t j = 0; j < H; ++j)
@@ -333,18 +351,22 @@ inline Vars sequenceForward(const SequenceCase &c, const Vars &in) {
         hw[b * G + g] = sh;
       }
     Vars step;
-    if (lstm) {
+    if (!gru) {
       std::vector<double> z(B * G);
       for (int64_t e = 0; e < B * G; ++e)
         z[e] = xw[e] + hw[e];
-      step = {{"z", z}, {"cPrev", cs}};
+      step = {{"z", z}};
+      if (lstm)
+        step["cPrev"] = cs;
       if (c.peephole)
         step["peephole"] = in.at("peephole");
     } else {
       step = {{"a", xw}, {"bh", hw}, {"hPrev", h}};
     }
-    Vars next = forward(lstm ? (c.peephole ? Cell::LstmPeephole : Cell::Lstm) : Cell::Gru, B, H,
-                        step);
+    const Cell stepCell = lstm  ? (c.peephole ? Cell::LstmPeephole : Cell::Lstm)
+                          : gru ? Cell::Gru
+                                : Cell::Rnn;
+    Vars next = forward(stepCell, B, H, step);
     // s' = s + m (cell(x, s) - s) with the row's mask at time t.
     for (int64_t b = 0; b < B; ++b) {
       const double m = c.mask == Mask::None ? 1.0 : in.at("mask")[b * T + t];
@@ -383,7 +405,7 @@ inline double sequenceObjective(const SequenceCase &c, const Vars &in) {
 inline SequenceProblem makeSequenceProblem(const SequenceCase &c, std::mt19937 &rng) {
   const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden;
   const bool lstm = c.cell == RecurrentCell::Lstm;
-  const int64_t G = (lstm ? 4 : 3) * H;
+  const int64_t G = gatesOf(c.cell, H);
   const float w = float(1.0 / std::sqrt(double(H)));
   SequenceProblem p{c, {}, {}};
   std::vector<std::string> differentiable;
@@ -402,7 +424,7 @@ inline SequenceProblem makeSequenceProblem(const SequenceCase &c, std::mt19937 &
     if (c.peephole)
       draw("peephole", 3 * H, 0.5f, true);
     draw("dcn", B * H, 1.0f, false);
-  } else {
+  } else if (c.cell == RecurrentCell::Gru) {
     draw("bHh", G, w, true);
   }
   draw("dOutputs", B * T * H, 1.0f, false);

@@ -44,6 +44,13 @@ CellOutputs run(const CellProblem &p) {
   CellOutputs out;
   std::vector<float> &h = out["h"] = poisoned(B * H);
   switch (p.c.cell) {
+  case Cell::Rnn: {
+    std::vector<float> gates = poisoned(B * H);
+    step(B, H, k::rnnForward, x("z"), gates.data(), h.data());
+    std::vector<float> &dz = out["dz"] = poisoned(B * H);
+    step(B, H, k::rnnBackward, static_cast<const float *>(gates.data()), x("dh"), dz.data());
+    break;
+  }
   case Cell::Lstm:
   case Cell::LstmPeephole: {
     const float *peep = p.c.cell == Cell::LstmPeephole ? x("peephole") : nullptr;
@@ -153,6 +160,14 @@ struct HostBackend {
            rows, cols, in, out);
     return {};
   }
+  template <typename... Args> Status rnnForward(int64_t B, int64_t H, Args... args) {
+    step(B, H, k::rnnForward, args...);
+    return {};
+  }
+  template <typename... Args> Status rnnBackward(int64_t B, int64_t H, Args... args) {
+    step(B, H, k::rnnBackward, args...);
+    return {};
+  }
   template <typename... Args> Status lstmForward(int64_t B, int64_t H, Args... args) {
     step(B, H, k::lstmForward, args...);
     return {};
@@ -179,7 +194,7 @@ TEST_P(EmulatedRecurrentSequence, MatchesTheLayer) {
   const SequenceProblem p = makeSequenceProblem(GetParam(), rng);
   const SequenceCase &c = p.c;
   const bool lstm = c.cell == RecurrentCell::Lstm;
-  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden, G = (lstm ? 4 : 3) * H;
+  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden, G = gatesOf(c.cell, H);
   const RecurrentShape shape{B, T, I, H, c.reverse};
   auto in = [&](const char *name) { return p.in.count(name) ? p.in.at(name).data() : nullptr; };
   const RecurrentWeights w{in("wIh"), in("wHh"), in("bIh"), in("bHh"), in("peephole")};
@@ -199,7 +214,7 @@ TEST_P(EmulatedRecurrentSequence, MatchesTheLayer) {
     got[name] = poisoned(n);
   if (lstm)
     got["dc0"] = poisoned(B * H);
-  else
+  if (c.cell == RecurrentCell::Gru)
     got["dbHh"] = poisoned(G);
   if (c.peephole)
     got["dpeephole"] = poisoned(3 * H);

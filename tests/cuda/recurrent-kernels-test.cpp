@@ -25,6 +25,14 @@ CellOutputs run(const CellProblem &p) {
     out["h"] = downloaded<float>(h, B * H);
   };
   switch (p.c.cell) {
+  case Cell::Rnn: {
+    DeviceBuffer gates = poisonedFloats(B * H), dz = poisonedFloats(B * H);
+    check(rnnCellForward(B, H, x("z"), gates.as<float>(), h.as<float>()), "rnn_cell");
+    check(rnnCellBackward(B, H, gates.as<float>(), x("dh"), dz.as<float>()), "rnn_cell backward");
+    done("rnn_cell");
+    out["dz"] = downloaded<float>(dz, B * H);
+    break;
+  }
   case Cell::Lstm:
   case Cell::LstmPeephole: {
     const float *peep = p.c.cell == Cell::LstmPeephole ? x("peephole") : nullptr;
@@ -114,7 +122,7 @@ CellOutputs run(const CellProblem &p) {
 Tensors runSequence(const SequenceProblem &p) {
   const SequenceCase &c = p.c;
   const bool lstm = c.cell == RecurrentCell::Lstm;
-  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden, G = (lstm ? 4 : 3) * H;
+  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden, G = gatesOf(c.cell, H);
   std::map<std::string, DeviceBuffer> in;
   for (const auto &[name, v] : p.in)
     in.emplace(name, uploaded(v));
@@ -132,10 +140,14 @@ Tensors runSequence(const SequenceProblem &p) {
         *cn = result("cn", B * H, lstm);
   check(recurrentForward(shape, c.cell, w, x("x"), x("h0"), x("c0"), x("mask"), outputs, hn, cn),
         "recurrent forward");
-  const RecurrentGradients d{result("dx", B * T * I, true),   result("dh0", B * H, true),
-                             result("dc0", B * H, lstm),       result("dwIh", I * G, true),
-                             result("dwHh", H * G, true),      result("dbIh", G, true),
-                             result("dbHh", G, !lstm),         result("dpeephole", 3 * H, c.peephole)};
+  const RecurrentGradients d{result("dx", B * T * I, true),
+                             result("dh0", B * H, true),
+                             result("dc0", B * H, lstm),
+                             result("dwIh", I * G, true),
+                             result("dwHh", H * G, true),
+                             result("dbIh", G, true),
+                             result("dbHh", G, c.cell == RecurrentCell::Gru),
+                             result("dpeephole", 3 * H, c.peephole)};
   check(recurrentBackward(shape, c.cell, w, x("x"), x("h0"), x("c0"), x("mask"), x("dOutputs"),
                           x("dhn"), x("dcn"), d),
         "recurrent backward");

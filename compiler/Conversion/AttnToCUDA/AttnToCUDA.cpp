@@ -59,8 +59,6 @@ template <typename Op> struct ToCudaCall : OpRewritePattern<Op> {
 
 // Why the GPU's sequence loop (attn/cuda/Recurrent.h) cannot run a recurrent op, or "".
 std::string sequenceWhyNotOnGpu(Operation *op) {
-  if (isa<RnnOp, RnnGradOp>(op))
-    return "the GPU's sequence loop has the LSTM and the GRU, not the vanilla RNN";
   auto lstm = dyn_cast<LstmOp>(op);
   auto grad = dyn_cast<LstmGradOp>(op);
   if ((lstm && lstm.getWProj()) || (grad && grad.getWProj()))

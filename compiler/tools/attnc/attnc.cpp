@@ -176,7 +176,7 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
                  "compile the program even if the compile cache holds it, and do not store it");
   verb->add_option("--device", c.device,
                    "cpu (default); cuda: the fused attentions the GPU kernels compute and the "
-                   "LSTM/GRU layers run on an NVIDIA GPU, the rest on the CPU; cuda-on-cpu: "
+                   "recurrent layers run on an NVIDIA GPU, the rest on the CPU; cuda-on-cpu: "
                    "the compiler's generated GPU kernels, run as CPU loops, to check them "
                    "without a GPU (docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda", "cuda-on-cpu"}))

@@ -92,15 +92,15 @@ func.func @lstm_on_the_gpu(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %c0: ten
   return %g#3 : tensor<2x32xf32>
 }
 
-// A masked GRU goes too, with its mask and the masked flag (the last operand); a vanilla RNN
-// stays for attn-to-onednn, with a remark.
-// CHECK-LABEL: func @masked_gru_goes_vanilla_stays
+// A masked GRU goes too, with its mask and the masked flag (the last operand), and so does a
+// vanilla RNN (kind 0, not masked).
+// CHECK-LABEL: func @masked_gru_and_vanilla_rnn_go
 // CHECK-DAG: %[[GRU:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[VANILLA:.*]] = arith.constant 0 : i64
 // CHECK: call @attn_rt_cuda_rnn_forward({{.*}}, %[[GRU]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[GRU]])
-// CHECK: attn.rnn
-// CHECK-NOT: call @attn_rt_cuda
-// REMARK: remark: stays on the CPU: the GPU's sequence loop has the LSTM and the GRU, not the vanilla RNN
-func.func @masked_gru_goes_vanilla_stays(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %bi: tensor<24xf32>, %bh: tensor<24xf32>, %m: tensor<4x6x1xf32>, %wax: tensor<2x8xf32>, %waa: tensor<8x8xf32>, %ba: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+// CHECK: call @attn_rt_cuda_rnn_forward({{.*}}, %[[VANILLA]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[VANILLA]])
+// CHECK-NOT: attn.rnn
+func.func @masked_gru_and_vanilla_rnn_go(%x: tensor<4x6x2xf32>, %h0: tensor<4x8xf32>, %wi: tensor<2x24xf32>, %wh: tensor<8x24xf32>, %bi: tensor<24xf32>, %bh: tensor<24xf32>, %m: tensor<4x6x1xf32>, %wax: tensor<2x8xf32>, %waa: tensor<8x8xf32>, %ba: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %hs, %h = attn.gru %x, %h0, %wi, %wh, %bi, %bh mask(%m : tensor<4x6x1xf32>) : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<24xf32>
   %rs, %r = attn.rnn %x, %h0, %wax, %waa, %ba : tensor<4x6x2xf32>, tensor<4x8xf32>, tensor<2x8xf32>, tensor<8x8xf32>, tensor<8xf32>
   return %h, %r : tensor<4x8xf32>, tensor<4x8xf32>

@@ -76,6 +76,14 @@ Status adamUpdate(int64_t n, const AdamOptions &options, float lr, int64_t step,
 // reaching h<t> (its output's plus, through W_hh, step t+1's); what it writes to dhPrev is the
 // direct part, to which the caller adds its GEMM's (dz W_hh^T). Shapes: batch B, hidden H.
 
+// Vanilla RNN (attn.rnn_cell): z [B, H] = x W_ax + h<t-1> W_aa + b; h = tanh(z) [B, H], kept
+// in gates [B, H] for the backward.
+Status rnnCellForward(int64_t batch, int64_t hidden, const float *z, float *gates, float *h,
+                      void *stream = nullptr);
+// Writes dz [B, H] = dh (1 - h^2): the gradient of z (for W_ax, b and dh<t-1> = dz W_aa^T).
+Status rnnCellBackward(int64_t batch, int64_t hidden, const float *gates, const float *dh,
+                       float *dz, void *stream = nullptr);
+
 // LSTM (gates i, f, g, o: PyTorch's order). z [B, 4H] = x W_ih + h<t-1> W_hh + b; cPrev, c, h
 // [B, H]; peephole [3, H] (diagonal: i, f read c<t-1>, o reads c<t>) or null; gates [B, 4H].
 Status lstmCellForward(int64_t batch, int64_t hidden, const float *z, const float *cPrev,

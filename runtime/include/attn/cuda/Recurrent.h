@@ -1,4 +1,4 @@
-// attn.lstm and attn.gru (PyTorch's form) over a whole sequence on the GPU, forward and
+// attn.rnn, attn.lstm and attn.gru (PyTorch's form) over a whole sequence on the GPU, forward and
 // backward, in f32 device memory: per step a cuBLASLt GEMM (h<t-1> W_hh) and one kernel for
 // all of the gates (attn/cuda/Kernels.h), with the input projection of every step one GEMM
 // before the loop and the weight gradients one GEMM each after it. The layouts are attnc's
@@ -6,8 +6,10 @@
 //
 //   x [B, T, I], h0, c0, h_n, c_n [B, H], outputs [B, T, H] (the hidden state of every step,
 //   in time order; `reverse` runs the steps from the last to the first),
-//   w_ih [I, G], w_hh [H, G]: G = 4H for the LSTM (gates i, f, g, o), 3H for the GRU (r, z, n);
-//   biases: the LSTM's one [4H] in bIh; the GRU's b_ih and b_hh [3H];
+//   w_ih [I, G], w_hh [H, G]: G = 4H for the LSTM (gates i, f, g, o), 3H for the GRU (r, z, n),
+//   H for the vanilla RNN (h = tanh(x w_ax + h<t-1> w_aa + b));
+//   biases: the LSTM's one [4H] and the vanilla RNN's one [H] in bIh; the GRU's b_ih and b_hh
+//   [3H];
 //   the LSTM's diagonal peephole [3, H] (i and f read c<t-1>, o reads c<t>) or null;
 //   mask [B, T, 1] or null: each step of a row updates each state as s + m (cell(x, s) - s),
 //   so a 0 holds the state (padding, anywhere in the row) and the output repeats it, as the
@@ -26,7 +28,7 @@
 
 namespace attn::cuda {
 
-enum class RecurrentCell { Lstm, Gru };
+enum class RecurrentCell { Rnn, Lstm, Gru };
 
 struct RecurrentShape {
   int64_t batch = 0, steps = 0, input = 0, hidden = 0;
