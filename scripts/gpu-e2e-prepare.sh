@@ -4,7 +4,7 @@
 # GPU (`attnc compile --device cuda --exe`) and the losses of the same training on the CPU
 # (`attnc train`, whose losses the executable's `train` reproduces bit for bit on the CPU);
 # once, the libraries the executables load that the GPU machine lacks (oneDNN, its OpenCL
-# loader, OpenMP). All in build/gpu-e2e.tar.gz (about 18 MB), which scripts/gpu-check.sh
+# loader, OpenMP). All in build/gpu-e2e.tar.gz (about 20 MB), which scripts/gpu-check.sh
 # unpacks and runs when it travels with the tree:
 #
 #   scripts/gpu-e2e-prepare.sh [STEPS]     # here (default 40 steps per model, as the e2e test on a GPU)
@@ -19,11 +19,12 @@ mkdir -p "$stage/lib"
 echo "$steps" >"$stage/steps"
 # name, then the spec and its overrides. The Transformer's attention: one head of 64, the GPU
 # kernels' head dim (the spec's four heads have 16). The forecaster: two LSTM layers. The
-# tagger: masked (padded) GRU layers in both directions.
+# tagger: masked (padded) GRU layers in both directions. The sine: a vanilla RNN layer.
 models=(
   "char-transformer models/char-transformer.yaml --set model.transformer.heads=1"
   "sines-forecast models/sines-forecast.yaml"
   "pos-tagger models/pos-tagger.yaml"
+  "rnn-sine models/rnn-sine.yaml"
 )
 for entry in "${models[@]}"; do
   read -r -a words <<<"$entry"
