@@ -5,6 +5,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::attn {
@@ -95,8 +96,15 @@ struct LinalgToGPU : mlir::attn::impl::AttnLinalgToGPUBase<LinalgToGPU> {
     if (parallel)
       for (auto [lb, ub, step] :
            llvm::zip(parallel.getLowerBound(), parallel.getUpperBound(), parallel.getStep())) {
+        // ceil((ub - lb) / step) in the ops every lowering has (linalg's steps are 1).
         Value span = rewriter.create<arith::SubIOp>(loc, ub, lb);
-        trips.push_back(rewriter.create<arith::CeilDivSIOp>(loc, span, step));
+        if (!matchPattern(step, m_One()))
+          span = rewriter.create<arith::DivUIOp>(
+              loc,
+              rewriter.create<arith::AddIOp>(loc, span,
+                                             rewriter.create<arith::SubIOp>(loc, step, one)),
+              step);
+        trips.push_back(span);
         points = rewriter.create<arith::MulIOp>(loc, points, trips.back());
       }
     // Without parallel loops (a reduction to one value) one thread runs the whole nest.
