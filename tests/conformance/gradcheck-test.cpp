@@ -12,6 +12,7 @@
 
 #include "attn/Cpu.h"
 #include "attn/Init.h"
+#include "attn/Names.h"
 #include "attn/Program.h"
 #include "attn/Random.h"
 #include "attn/data/Text.h"
@@ -251,14 +252,18 @@ std::vector<std::string> modelNames() {
   return names;
 }
 
-// A model of models/, shrunk, its @loss and @loss_grad compiled, and random inputs of @loss.
+// A model of models/, shrunk, its @loss and @loss_grad (and, training, @train_step) compiled,
+// and random inputs of @loss.
 struct ShrunkModel {
   std::unique_ptr<attn::driver::Model> model;
   std::vector<::attn::Tensor> inputs;
 };
 
 // models/NAME.yaml shrunk, compiled for `device`, into `out` (a void function: gtest's ASSERTs).
-void loadShrunkModel(const std::string &name, attn::pipelines::Device device, ShrunkModel &out) {
+// `training`: through the training pipeline, as `attnc train` compiles it (the spec's optimizer
+// and clipping in @train_step); else attn-autodiff alone.
+void loadShrunkModel(const std::string &name, attn::pipelines::Device device, ShrunkModel &out,
+                     bool training = false) {
   std::string path = std::string(ATTN_SOURCE_DIR) + "/models/" + name + ".yaml";
   std::vector<::attn::yaml::Diagnostic> diags;
   auto plain = ::attn::yaml::parseSpecFile(path, {}, diags);
@@ -315,10 +320,12 @@ void loadShrunkModel(const std::string &name, attn::pipelines::Device device, Sh
   }
   ASSERT_TRUE(session.loadSpec(path, small));
   session.setImportOptions(options);
-  ASSERT_TRUE(session.runTo(attn::driver::Stage::Attn));
-  mlir::PassManager pm(&context);
-  pm.addPass(mlir::attn::createAttnAutodiff());
-  ASSERT_TRUE(mlir::succeeded(pm.run(session.module())));
+  ASSERT_TRUE(session.runTo(training ? attn::driver::Stage::Grad : attn::driver::Stage::Attn));
+  if (!training) {
+    mlir::PassManager pm(&context);
+    pm.addPass(mlir::attn::createAttnAutodiff());
+    ASSERT_TRUE(mlir::succeeded(pm.run(session.module())));
+  }
   out.model = session.loadModel(/*seed=*/11);
   ASSERT_TRUE(out.model);
 
@@ -358,27 +365,71 @@ TEST_P(ModelGradcheck, MatchesFiniteDifferences) {
   checkGradients(*m.model->program, m.model->params, m.inputs, "models/" + GetParam() + ".yaml");
 }
 
-// The compiler's generated GPU kernels (attn-linalg-to-gpu), run on the CPU from the same
-// gpu-dialect code (`--device cuda-on-cpu`), compute the CPU program's loss and gradients:
-// the kernels' indexing is checked on machines with no GPU. Each thread sums its reductions
-// in the CPU loops' order, so the two agree to f32 rounding (in practice bit for bit).
-TEST_P(ModelGradcheck, GeneratedGpuKernelsComputeTheCpuProgram) {
-  ShrunkModel cpu, gpu;
-  ASSERT_NO_FATAL_FAILURE(loadShrunkModel(GetParam(), attn::pipelines::Device::CPU, cpu));
-  ASSERT_NO_FATAL_FAILURE(loadShrunkModel(GetParam(), attn::pipelines::Device::CUDAOnCPU, gpu));
-  std::vector<::attn::Tensor> a =
-      cpu.model->program->call("loss_grad", cpu.model->params, cpu.inputs);
-  std::vector<::attn::Tensor> b =
-      gpu.model->program->call("loss_grad", gpu.model->params, gpu.inputs);
+// Each output of `entry` in `b` equals the one in `a` within 1e-5 relative (absolute below 1).
+void expectSameOutputs(const std::vector<::attn::Tensor> &a, const std::vector<::attn::Tensor> &b,
+                       const attn_entry_info &entry, const std::string &label) {
   ASSERT_EQ(a.size(), b.size());
-  const attn_entry_info &entry = cpu.model->program->entry("loss_grad");
   for (size_t o = 0; o < a.size(); ++o) {
     ASSERT_EQ(a[o].numel(), b[o].numel());
     for (int64_t i = 0; i < a[o].numel(); ++i) {
       float x = a[o].data<float>()[i], y = b[o].data<float>()[i];
       ASSERT_NEAR(y, x, 1e-5f * std::max(1.0f, std::fabs(x)))
-          << "models/" << GetParam() << ".yaml: " << entry.outputs[o].name << "[" << i << "]";
+          << label << ": " << entry.outputs[o].name << "[" << i << "]";
     }
+  }
+}
+
+// The compiler's generated GPU kernels (attn-linalg-to-gpu), run on the CPU from the same
+// gpu-dialect code (`--device cuda-on-cpu`), compute the CPU program: the loss and every
+// gradient of @loss_grad, then the loss and gradient norm of three steps of @train_step (the
+// spec's optimizer and clipping, each program carrying its own updates). So the kernels'
+// indexing is checked on machines with no GPU. Each thread sums its reductions in the CPU
+// loops' order; the CPU's vectorised loops may reassociate (the reductions allow it), so
+// the two agree to f32 rounding, not always bit for bit.
+TEST_P(ModelGradcheck, GeneratedGpuKernelsComputeTheCpuProgram) {
+  ShrunkModel cpu, gpu;
+  ASSERT_NO_FATAL_FAILURE(loadShrunkModel(GetParam(), attn::pipelines::Device::CPU, cpu, true));
+  ASSERT_NO_FATAL_FAILURE(
+      loadShrunkModel(GetParam(), attn::pipelines::Device::CUDAOnCPU, gpu, true));
+  const std::string label = "models/" + GetParam() + ".yaml";
+  const ::attn::Program &program = *cpu.model->program;
+  ASSERT_NO_FATAL_FAILURE(
+      expectSameOutputs(program.call("loss_grad", cpu.model->params, cpu.inputs),
+                        gpu.model->program->call("loss_grad", gpu.model->params, gpu.inputs),
+                        program.entry("loss_grad"), label + " @loss_grad"));
+
+  // train_step's inputs: the loss's, then lr and step; its `update:NAME` outputs replace the
+  // parameter (or optimizer state) NAME.
+  const attn_entry_info &step = program.entry("train_step");
+  const attn_program_info &info = program.info();
+  std::vector<int> target(step.num_outputs, -1);
+  const std::string prefix = ::attn::names::kUpdatePrefix;
+  for (int o = 0; o < step.num_outputs; ++o)
+    for (int p = 0; p < info.num_params; ++p)
+      if (step.outputs[o].name == prefix + info.params[p].name)
+        target[o] = p;
+  ASSERT_GT(std::count_if(target.begin(), target.end(), [](int t) { return t >= 0; }), 0);
+  for (int s = 1; s <= 3; ++s) {
+    std::vector<std::vector<::attn::Tensor>> outputs;
+    for (ShrunkModel *m : {&cpu, &gpu}) {
+      std::vector<::attn::Tensor> inputs = m->inputs;
+      inputs.push_back(::attn::Tensor::f32({}, {1e-2f}));
+      inputs.push_back(::attn::Tensor::f32({}, {(float)s}));
+      outputs.push_back(m->model->program->call("train_step", m->model->params, inputs));
+    }
+    // The loss and the gradient norm. Not each updated parameter: Adam divides a gradient by
+    // its own magnitude, so where one is near 0 (1e-8) its last bits, which reassociated sums
+    // may change, decide the step; the next steps' losses see the parameters.
+    for (int o : {0, 1}) {
+      float x = outputs[0][o].data<float>()[0], y = outputs[1][o].data<float>()[0];
+      EXPECT_NEAR(y, x, 1e-5f * std::max(1.0f, std::fabs(x)))
+          << label << " @train_step, step " << s << ": " << step.outputs[o].name;
+    }
+    for (int o = 0; o < step.num_outputs; ++o)
+      if (target[o] >= 0) {
+        cpu.model->params[target[o]] = outputs[0][o];
+        gpu.model->params[target[o]] = outputs[1][o];
+      }
   }
 }
 
