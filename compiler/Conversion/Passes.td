@@ -96,7 +96,8 @@ def AttnLinalgToGPU : Pass<"attn-linalg-to-gpu"> {
     `block-size` threads, one thread per point of the op's parallel loops: the thread turns
     its number into the loop indices (the last loop fastest, so that neighbouring threads
     touch neighbouring elements), and runs the op's reductions itself, innermost, in the
-    order the CPU's loops take them, so each output element is the same sum on both. Where a
+    order the CPU's loops take them, so each output element is the CPU's sum (up to the
+    reassociation the CPU's vectorised loops may apply). Where a
     reduction loop comes before a parallel one (a bias gradient's column sums), the op is
     interchanged first. An op with no parallel loop (a sum to one value) runs in one thread.
     The launch's grid has at least one block (CUDA refuses an empty one); threads past the

@@ -18,7 +18,7 @@ using namespace mlir;
 namespace {
 
 // The loop order with the parallel loops first, each group in its own order: the reductions
-// then run innermost, in a thread, in the order the CPU's loops take them (the same sums).
+// then run innermost, in a thread, in the order the CPU's loops take them.
 std::optional<SmallVector<unsigned>> parallelFirst(linalg::LinalgOp op) {
   SmallVector<unsigned> parallel, reduction;
   for (auto [i, type] : llvm::enumerate(op.getIteratorTypesArray()))
