@@ -146,37 +146,34 @@ TEST(DeviceCuda, AheadOfTimeProgramsSayTheyNeedAGpu) {
   }
 }
 
+// `attnc train SPEC --steps N` on the CPU and with `--device DEVICE`: each step's loss within
+// `tolerance` relative of the CPU's.
+void expectTheCpuLosses(const std::string &spec, const std::string &device, int steps,
+                        double tolerance) {
+  std::string dir = e2e::scratch("device", device), out;
+  const std::string common =
+      "train " + spec + " --steps " + std::to_string(steps) + " --no-compile-cache";
+  ASSERT_EQ(e2e::attnc(common + " --out " + dir + "/cpu", &out), 0) << out;
+  ASSERT_EQ(e2e::attnc(common + " --device " + device + " --out " + dir + "/device", &out), 0)
+      << out;
+  std::vector<double> cpu = losses(dir + "/cpu/metrics.jsonl"),
+                      other = losses(dir + "/device/metrics.jsonl");
+  ASSERT_EQ(cpu.size(), other.size());
+  ASSERT_GE(cpu.size(), (size_t)steps);
+  for (size_t i = 0; i < cpu.size(); ++i)
+    EXPECT_NEAR(other[i], cpu[i], tolerance * std::fabs(cpu[i])) << "step " << i + 1;
+}
+
 TEST(DeviceCuda, TrainsToTheCpuLossesOnAGpu) {
   if (!cudaUnavailable().empty())
     GTEST_SKIP() << cudaUnavailable();
-  std::string dir = e2e::scratch("device", "gpu"), out;
-  const std::string common = "train " + kModel + kOneHead + " --steps 40 --no-compile-cache";
-  ASSERT_EQ(e2e::attnc(common + " --out " + dir + "/cpu", &out), 0) << out;
-  ASSERT_EQ(e2e::attnc(common + " --device cuda --out " + dir + "/cuda", &out), 0) << out;
-  std::vector<double> cpu = losses(dir + "/cpu/metrics.jsonl"),
-                      gpu = losses(dir + "/cuda/metrics.jsonl");
-  ASSERT_EQ(cpu.size(), gpu.size());
-  ASSERT_GE(cpu.size(), 40u);
   // The attention runs in bf16 on the GPU: close to the f32 CPU run, not equal.
-  for (size_t i = 0; i < cpu.size(); ++i)
-    EXPECT_NEAR(gpu[i], cpu[i], 2e-2 * std::fabs(cpu[i])) << "step " << i + 1;
+  expectTheCpuLosses(kModel + kOneHead, "cuda", 40, 2e-2);
 }
 
 // `--device cuda-on-cpu`: the compiler's generated GPU kernels run as CPU loops. A whole
-// training run (the optimizer's update and the clipping included, which the shrunk models'
-// check in attn-gradcheck-tests does not reach) gives the CPU run's losses, on any machine.
-TEST(DeviceCudaOnCpu, TrainsToTheCpuLosses) {
-  std::string dir = e2e::scratch("device", "on-cpu"), out;
-  const std::string common = "train " + kModel + " --steps 6 --no-compile-cache";
-  ASSERT_EQ(e2e::attnc(common + " --out " + dir + "/cpu", &out), 0) << out;
-  ASSERT_EQ(e2e::attnc(common + " --device cuda-on-cpu --out " + dir + "/gpu", &out), 0) << out;
-  std::vector<double> cpu = losses(dir + "/cpu/metrics.jsonl"),
-                      gpu = losses(dir + "/gpu/metrics.jsonl");
-  ASSERT_EQ(cpu.size(), gpu.size());
-  ASSERT_GE(cpu.size(), 6u);
-  for (size_t i = 0; i < cpu.size(); ++i)
-    EXPECT_NEAR(gpu[i], cpu[i], 1e-5 * std::fabs(cpu[i])) << "step " << i + 1;
-}
+// `attnc train` run, as a user starts it, gives the CPU run's losses, on any machine.
+TEST(DeviceCudaOnCpu, TrainsToTheCpuLosses) { expectTheCpuLosses(kModel, "cuda-on-cpu", 6, 1e-5); }
 
 // Every model's training program: its generated kernels compile to PTX for sm_90 (through
 // LLVM's NVPTX backend: no CUDA toolkit needed), one module per kernel, calling no libdevice
