@@ -23,7 +23,12 @@ def AttnToOneDNN : Pass<"attn-to-onednn", "mlir::ModuleOp"> {
     (`@attn_rt_flash_attention_regions[_backward]`): the products stay GEMM tiles, and the
     regions become private tile functions, `@attn_score_tile_N`, `@attn_mask_tile_N` and
     `@attn_score_grad_tile_N` (the score's derivative with respect to the product, and its
-    captures' gradients summed per tile), whose addresses the call passes. Every other
+    captures' gradients summed per tile), whose addresses the call passes. A mask region
+    that is a sliding window (`e < c` or `e <= c` of a constant, e one of `i - j`, `j - i`,
+    `abs(i - j)`: the spec's `sliding_window`) gets no tile function: the call passes the
+    window's sides (`window_left`, `window_right`), and the kernels skip and band its tiles
+    from the indices, as they do the causal mask's, with no pass over the tile pairs to
+    classify them (a window of `W` then costs `O(S W)` in full). Every other
     `attn.fused_attention` and
     `attn.fused_attention_grad` calls a kernel generated for it, `@attn_fused_attention_N` / `@attn_fused_attention_grad_N`, a private
     function over the op's static shapes, one query row at a time: a loop over the keys

@@ -8,6 +8,8 @@
 
 #include "mlir/IR/IRMapping.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -246,6 +248,70 @@ bool score_region::scalarsOnly(Block &block) {
     if (llvm::any_of(op.getResults(), isRowValue))
       return false;
   return true;
+}
+
+namespace {
+// Which of i - j, j - i and abs(i - j) (of the mask region's arguments i, j) `e` is: the
+// window's sides it bounds (left for i - j, right for j - i, both for the absolute value).
+std::optional<std::pair<bool, bool>> windowDistance(Value e, Value i, Value j) {
+  auto difference = [&](Value v) -> std::optional<std::pair<bool, bool>> {
+    auto sub = v.getDefiningOp<SubOp>();
+    if (sub && sub.getLhs() == i && sub.getRhs() == j)
+      return std::make_pair(true, false);
+    if (sub && sub.getLhs() == j && sub.getRhs() == i)
+      return std::make_pair(false, true);
+    return std::nullopt;
+  };
+  if (auto d = difference(e))
+    return d;
+  // abs(d) = maximum(d, -d), the operands in either order
+  auto max = e.getDefiningOp<MaximumOp>();
+  if (!max)
+    return std::nullopt;
+  for (auto [a, b] : {std::pair(max.getLhs(), max.getRhs()), std::pair(max.getRhs(), max.getLhs())})
+    if (auto neg = b.getDefiningOp<NegOp>(); neg && neg.getInput() == a && difference(a))
+      return std::make_pair(true, true);
+  return std::nullopt;
+}
+} // namespace
+
+std::optional<score_region::Window> score_region::slidingWindow(Block &block) {
+  if (block.getNumArguments() < 2 || block.empty())
+    return std::nullopt;
+  auto yield = dyn_cast<YieldOp>(block.back());
+  if (!yield || yield.getValues().size() != 1)
+    return std::nullopt;
+  Value in = yield.getValues()[0], i = block.getArgument(0), j = block.getArgument(1);
+  // e < c is step(c - e); e <= c is 1 - step(e - c). Distances are integers: e <= ceil(c) - 1
+  // and e <= floor(c).
+  Value e;
+  std::optional<float> c;
+  double bound = 0;
+  if (auto step = in.getDefiningOp<StepOp>()) {
+    auto sub = step.getInput().getDefiningOp<SubOp>();
+    if (!sub || !(c = splatValue(sub.getLhs())))
+      return std::nullopt;
+    e = sub.getRhs();
+    bound = std::ceil((double)*c) - 1;
+  } else if (auto complement = in.getDefiningOp<SubOp>()) {
+    auto step = complement.getRhs().getDefiningOp<StepOp>();
+    auto sub = step ? step.getInput().getDefiningOp<SubOp>() : SubOp();
+    if (splatValue(complement.getLhs()) != 1.0f || !sub || !(c = splatValue(sub.getRhs())))
+      return std::nullopt;
+    e = sub.getLhs();
+    bound = std::floor((double)*c);
+  } else {
+    return std::nullopt;
+  }
+  std::optional<std::pair<bool, bool>> sides = windowDistance(e, i, j);
+  if (!sides || !(bound >= 0) || bound > (double)(1LL << 40))
+    return std::nullopt;
+  Window w;
+  if (sides->first)
+    w.left = (int64_t)bound;
+  if (sides->second)
+    w.right = (int64_t)bound;
+  return w;
 }
 
 //===- fused_attention ---------------------------------------------------------------------===//

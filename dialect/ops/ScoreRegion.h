@@ -59,6 +59,18 @@ std::optional<Value> dotCotangent(Block &grad, Operation *&dot);
 /// Whether every value of `block` (a mask region) is a scalar.
 bool scalarsOnly(Block &block);
 
+/// A sliding window: query i sees key j where i - left <= j <= i + right; -1 leaves a side open.
+struct Window {
+  int64_t left = -1, right = -1;
+};
+/// The window a mask region `block` (arguments i, j, captures) is, when it is only that: the
+/// comparison `e < c` or `e <= c` of a constant c with e one of i - j (keys at most that far
+/// back), j - i (ahead) or abs(i - j) (both), as attn's expressions build them (`step(c - e)`,
+/// `1 - step(e - c)`; the spec's `sliding_window: W` is `abs(i - j) < W`). A lowering may then
+/// compute it from the indices instead of calling the region. nullopt for any other mask, and
+/// for one that hides every key.
+std::optional<Window> slidingWindow(Block &block);
+
 } // namespace mlir::attn::score_region
 
 namespace mlir::attn {

@@ -44,9 +44,10 @@ namespace {
 // 128 x 128: per tile 4 MFLOP of GEMMs (D = 64) against 16 K exponentials, and oneDNN's per-call cost
 // spread over enough work (64 x 64 tiles ran the forward at 50% of the GEMM peak, these at 64%).
 constexpr int64_t kQueryTile = 128, kKeyTile = 128;
-// A causal tile that crosses the diagonal is computed in bands of this many query rows, each
-// over the keys its last row may see: about half such a tile's work instead of all of it.
-constexpr int64_t kBand = 32;
+// A causal tile that crosses the diagonal (or a window's edge) is computed in bands of this
+// many query rows, each over the keys its rows may see: 3/4 of such a tile's work instead of
+// all of it. (Bands of 32 do 5/8 of it, but in twice the GEMM calls, and were slower on Zen 5.)
+constexpr int64_t kBand = 64;
 // What a score loses where its key is not allowed: enough for fastExp to give its weight
 // exactly 0 next to any allowed key's score. A row with no allowed key at all is the fused
 // op's zero row (output 0, lse 0, no gradient), recognised by Allowed::emptyRow, not computed.
@@ -227,11 +228,21 @@ struct Bf16Tiles {
   }
 };
 
-// Which keys a query i of one batch row may see: mask[j] != 0 and, when causal, j <= i + S - T.
+// A sliding window (FlashAttention-2's window_size): query i sees key j only where
+// i - left <= j <= i + right, -1 leaving a side open. i is the query's index, as the mask
+// region that the lowering recognised as this window reads it.
+struct Window {
+  int64_t left = -1, right = -1;
+};
+
+// Which keys a query i of one batch row may see: mask[j] != 0, j within the window, and, when
+// causal, j <= i + S - T. The window is the _regions kernels' only (their empty-row test,
+// the running max, finds the rows it leaves without keys, so tiles it hides are skipped
+// without asking whether each row sees a key elsewhere).
 class Allowed {
 public:
-  Allowed(const float *mask, const Shape &d, bool causal)
-      : mask_(mask), offset_(d.S - d.T), S_(d.S), causal_(causal) {
+  Allowed(const float *mask, const Shape &d, bool causal, Window window = {})
+      : mask_(mask), offset_(d.S - d.T), S_(d.S), causal_(causal), window_(window) {
     first_ = S_;
     for (int64_t j = S_ - 1; j >= 0; --j)
       if (mask[j] != 0)
@@ -248,14 +259,16 @@ public:
   }
 
   // Whether every query of [q0, q1) may see every key of the tile [k0, k1): nothing to mask.
-  bool allAllowed(int64_t q0, int64_t k0, int64_t k1) const {
-    return tileOpen_[k0 / kKeyTile] && (!causal_ || k1 - 1 <= q0 + offset_) && !emptyRow(q0);
+  bool allAllowed(int64_t q0, int64_t q1, int64_t k0, int64_t k1) const {
+    return tileOpen_[k0 / kKeyTile] && !emptyRow(q0) && visible(q0, k0, k1 - k0) == k1 - k0 &&
+           from(q1 - 1, k0, k1 - k0) == 0;
   }
 
   // Pushes the scores row[0..cols) of query i against keys k0.. down where not allowed: the
-  // causal part is a suffix of the row, the padding a lookup; both loops vectorise.
+  // causal part and the window's keys ahead are a suffix, the padding a lookup; the loops
+  // vectorise. (The window's far keys, a prefix, the callers give weight 0 without an exp.)
   void push(int64_t i, int64_t k0, int64_t cols, float *row) const {
-    int64_t limit = causal_ ? std::clamp<int64_t>(i + offset_ + 1 - k0, 0, cols) : cols;
+    int64_t limit = visible(i, k0, cols);
     for (int64_t c = limit; c < cols; ++c)
       row[c] -= kPush;
     if (tileOpen_[k0 / kKeyTile])
@@ -265,15 +278,26 @@ public:
       row[c] -= m[c] == 0 ? kPush : 0.0f;
   }
 
-  // How many of the keys [k0, k0 + cols) query i may see by the causal mask (a prefix).
+  // How many of the keys [k0, k0 + cols) query i may see by the causal mask and the window's
+  // right side (a prefix).
   int64_t visible(int64_t i, int64_t k0, int64_t cols) const {
-    return causal_ ? std::clamp<int64_t>(i + offset_ + 1 - k0, 0, cols) : cols;
+    int64_t n = causal_ ? std::clamp<int64_t>(i + offset_ + 1 - k0, 0, cols) : cols;
+    return window_.right < 0
+               ? n
+               : std::min(n, std::clamp<int64_t>(i + window_.right + 1 - k0, 0, cols));
+  }
+
+  // How many of the keys [k0, k0 + cols) are too far back for query i's window (a prefix).
+  int64_t from(int64_t i, int64_t k0, int64_t cols) const {
+    return window_.left < 0 ? 0 : std::clamp<int64_t>(i - window_.left - k0, 0, cols);
   }
 
   // The query rows per band of the tile (queries [q0, q0 + rows), keys [k0, k0 + cols)): kBand
-  // where the causal mask hides part of the tile from its first row, else the whole tile.
+  // where the causal mask or the window hides part of the tile from its first row (or the
+  // window from its last), else the whole tile. Each band computes only the keys between its
+  // first row's first and its last row's last visible one.
   int64_t band(int64_t q0, int64_t rows, int64_t k0, int64_t cols) const {
-    return visible(q0, k0, cols) < cols ? kBand : rows;
+    return visible(q0, k0, cols) < cols || from(q0 + rows - 1, k0, cols) > 0 ? kBand : rows;
   }
 
   // Whether query i sees no key at all.
@@ -282,16 +306,22 @@ public:
   // Whether key tile [k0, k0 + kKeyTile) can be left out for queries [q0, q1): when every one
   // of them sees an allowed key (so its running max is a real score) and none of these keys,
   // their weights are exactly 0 (fastExp of less than -1e9 + a real score).
+  // The window's hidden tiles are skipped whatever the rows see (the class comment says why).
   bool skip(int64_t q0, int64_t q1, int64_t k0) const {
     bool rowsSeeSomething = causal_ ? first_ <= q0 + offset_ : first_ < S_;
     bool noneHere = tileMasked_[k0 / kKeyTile] || (causal_ && k0 > q1 - 1 + offset_);
-    return rowsSeeSomething && noneHere;
+    int64_t cols = std::min(kKeyTile, S_ - k0);
+    bool outOfWindow = from(q0, k0, cols) == cols || visible(q1 - 1, k0, cols) == 0;
+    return (rowsSeeSomething && noneHere) || (outOfWindow && hasWindow());
   }
+
+  bool hasWindow() const { return window_.left >= 0 || window_.right >= 0; }
 
 private:
   const float *mask_;
   int64_t offset_, S_;
   bool causal_;
+  Window window_;
   int64_t first_;                // the first unmasked key; S when there is none
   std::vector<bool> tileMasked_; // per key tile: every key masked
   std::vector<bool> tileOpen_;   // per key tile: no key masked
@@ -304,6 +334,7 @@ private:
 struct Regions {
   attn_tile_fn score = nullptr, mask = nullptr; // mask: null without a mask region
   attn_tile_grad_fn scoreGrad = nullptr;        // the backward's only
+  Window window;                                // a mask region recognised as a sliding window
   float *captures = nullptr;
   int64_t numCaptures = 0;
   int64_t rows = 1;         // 1, or H
@@ -435,7 +466,7 @@ void scoreTile(const typename Tiles::Factor *q, const typename Tiles::Factor *k,
       std::copy(s + r * kKeyTile, s + r * kKeyTile + cols, dots + r * kKeyTile);
   if (mods.active())
     mods.apply(h, s, rows, cols, q0, k0, scratch);
-  if (allowed.allAllowed(q0, k0, k0 + cols))
+  if (allowed.allAllowed(q0, q0 + rows, k0, k0 + cols))
     return;
   for (int64_t r = 0; r < rows; ++r) {
     float *row = s + r * kKeyTile;
@@ -501,7 +532,7 @@ void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_mem
   RowMajorOut<attn_memref3> L(*lse, 3);
   std::vector<Allowed> allowed;
   for (int64_t b = 0; b < d.B; ++b)
-    allowed.emplace_back(M + b * d.S, d, causal != 0);
+    allowed.emplace_back(M + b * d.S, d, causal != 0, regions ? regions->window : Window{});
   if (regions)
     regions->check(kernel, d.H);
   ScoreMods mods = regions ? ScoreMods(*regions, d, causal != 0) : ScoreMods();
@@ -529,30 +560,34 @@ void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_mem
             int64_t cols = std::min(kKeyTile, d.S - k0);
             int64_t band = allowed[b].band(q0, rows, k0, cols);
             for (int64_t r0 = 0; r0 < rows; r0 += band) {
-              // Rows [r0, r0 + n) over the first `seen` keys of the tile: the others are
-              // causally hidden from all of them.
+              // Rows [r0, r0 + n) over the `seen` keys from j0: the others are hidden from all
+              // of them, by the causal mask or the window.
               int64_t n = std::min(band, rows - r0);
-              int64_t seen = allowed[b].visible(q0 + r0 + n - 1, k0, cols);
-              if (seen == 0)
+              int64_t lo = allowed[b].from(q0 + r0, k0, cols), j0 = k0 + lo;
+              int64_t seen = allowed[b].visible(q0 + r0 + n - 1, k0, cols) - lo;
+              if (seen <= 0)
                 continue;
               float *sBand = &s[r0 * kKeyTile], *accBand = &acc[r0 * d.Dv];
-              scoreTile<Tiles>(q1, k1, d, allowed[b], mods, h, q0 + r0, n, k0, seen, scale, sBand,
+              scoreTile<Tiles>(q1, k1, d, allowed[b], mods, h, q0 + r0, n, j0, seen, scale, sBand,
                                nullptr, maskScratch);
               for (int64_t r = r0; r < r0 + n; ++r) {
-                // The row's own causal prefix: its hidden keys get weight 0 without an exp.
+                // The row's own keys [first, mine): those before (out of its window) and after
+                // (causally hidden) get weight 0 without an exp.
                 float *row = &s[r * kKeyTile];
-                int64_t mine = allowed[b].visible(q0 + r, k0, seen);
+                int64_t mine = allowed[b].visible(q0 + r, j0, seen);
+                int64_t first = std::min(allowed[b].from(q0 + r, j0, seen), mine);
+                std::fill(row, row + first, 0.0f);
                 std::fill(row + mine, row + seen, 0.0f);
-                if (mine == 0)
+                if (mine == first)
                   continue;
-                float correction = onlineSoftmaxRow(row, mine, m[r], l[r]);
+                float correction = onlineSoftmaxRow(row + first, mine - first, m[r], l[r]);
                 if (correction != 1.0f)
                   for (int64_t c = 0; c < d.Dv; ++c)
                     acc[r * d.Dv + c] *= correction;
               }
               // acc [n, Dv] += p [n, seen] v [seen, Dv]
               const Factor *pBand = Tiles::tile(sBand, n, seen, kKeyTile, pFactors);
-              Tiles::gemm('N', 'N', n, d.Dv, seen, 1.0f, pBand, kKeyTile, v1 + k0 * d.Dv, d.Dv,
+              Tiles::gemm('N', 'N', n, d.Dv, seen, 1.0f, pBand, kKeyTile, v1 + j0 * d.Dv, d.Dv,
                           1.0f, accBand, d.Dv);
             }
           }
@@ -600,7 +635,7 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
   RowMajorOut<attn_memref4> dQ(*dq, 4), dK(*dk, 4), dV(*dv, 4);
   std::vector<Allowed> allowed;
   for (int64_t b = 0; b < d.B; ++b)
-    allowed.emplace_back(M + b * d.S, d, causal != 0);
+    allowed.emplace_back(M + b * d.S, d, causal != 0, regions ? regions->window : Window{});
   if (regions)
     regions->check(kernel, d.H);
   ScoreMods mods = regions ? ScoreMods(*regions, d, causal != 0) : ScoreMods();
@@ -653,26 +688,31 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
           continue;
         int64_t band = allowed[b].band(q0, rows, k0, cols);
         for (int64_t r0 = q0; r0 < q0 + rows; r0 += band) {
-          // Query rows [r0, r0 + n) against the first `seen` keys of the tile, as in the forward.
+          // Query rows [r0, r0 + n) against the `seen` keys from j0 (lo in the tile), as in the
+          // forward.
           int64_t n = std::min(band, q0 + rows - r0);
-          int64_t seen = allowed[b].visible(r0 + n - 1, k0, cols);
-          if (seen == 0)
+          int64_t lo = allowed[b].from(r0, k0, cols), j0 = k0 + lo;
+          int64_t seen = allowed[b].visible(r0 + n - 1, k0, cols) - lo;
+          if (seen <= 0)
             continue;
-          scoreTile<Tiles>(q1, k1, d, allowed[b], mods, h, r0, n, k0, seen, scale, p.data(),
+          scoreTile<Tiles>(q1, k1, d, allowed[b], mods, h, r0, n, j0, seen, scale, p.data(),
                            mods.active() ? dots.data() : nullptr, maskScratch);
           for (int64_t r = 0; r < n; ++r) {
             float *row = &p[r * kKeyTile];
-            // A zero row has no weights and no gradient; a row's causally hidden keys none.
-            int64_t mine = allowed[b].emptyRow(r0 + r) ? 0 : allowed[b].visible(r0 + r, k0, seen);
+            // A zero row has no weights and no gradient; a row's keys out of its window or
+            // causally hidden none.
+            int64_t mine = allowed[b].emptyRow(r0 + r) ? 0 : allowed[b].visible(r0 + r, j0, seen);
+            int64_t first = std::min(allowed[b].from(r0 + r, j0, seen), mine);
+            std::fill(row, row + first, 0.0f);
             std::fill(row + mine, row + seen, 0.0f);
-            probabilityRow(row, mine, lse1[r0 + r]);
+            probabilityRow(row + first, mine - first, lse1[r0 + r]);
           }
           // dV [seen, Dv] += P^T [seen, n] dO [n, Dv]
           const Factor *pTile = Tiles::tile(p.data(), n, seen, kKeyTile, pFactors);
           Tiles::gemm('T', 'N', seen, d.Dv, n, 1.0f, pTile, kKeyTile, do1 + r0 * d.Dv, d.Dv, 1.0f,
-                      dvTile.data(), d.Dv);
+                      dvTile.data() + lo * d.Dv, d.Dv);
           // dP [n, seen] = dO [n, Dv] V^T [Dv, seen]; then dS = P (dP - delta)
-          Tiles::gemm('N', 'T', n, seen, d.Dv, 1.0f, do1 + r0 * d.Dv, d.Dv, v1 + k0 * d.Dv, d.Dv,
+          Tiles::gemm('N', 'T', n, seen, d.Dv, 1.0f, do1 + r0 * d.Dv, d.Dv, v1 + j0 * d.Dv, d.Dv,
                       0.0f, ds.data(), kKeyTile);
           for (int64_t r = 0; r < n; ++r)
             scoreGradientRow(&p[r * kKeyTile], &ds[r * kKeyTile], seen, delta1[r0 + r]);
@@ -680,14 +720,14 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
           // where a key is hidden, and so is dS).
           if (mods.active())
             mods.regions().gradient(h, dots.data(), ds.data(), dCapturesMine.data(), kKeyTile, n,
-                                    seen, r0, k0);
+                                    seen, r0, j0);
           // dQ [n, D] += scale dS [n, seen] K [seen, D]
           const Factor *dsTile = Tiles::tile(ds.data(), n, seen, kKeyTile, dsFactors);
-          Tiles::gemm('N', 'N', n, d.D, seen, scale, dsTile, kKeyTile, k1 + k0 * d.D, d.D, 1.0f,
+          Tiles::gemm('N', 'N', n, d.D, seen, scale, dsTile, kKeyTile, k1 + j0 * d.D, d.D, 1.0f,
                       dq1 + r0 * d.D, d.D);
           // dK [seen, D] += scale dS^T [seen, n] Q [n, D]
           Tiles::gemm('T', 'N', seen, d.D, n, dkScale, dsTile, kKeyTile, q1 + r0 * d.D, d.D, 1.0f,
-                      dkTile.data(), d.D);
+                      dkTile.data() + lo * d.D, d.D);
         }
       }
       std::copy(dkTile.begin(), dkTile.begin() + cols * d.D, dK.data + (bh * d.S + k0) * d.D);
@@ -763,10 +803,15 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward_bf16(
 namespace {
 // The regions of a _regions call: scale 1 (the score region scales the products itself).
 // captures [rows, N]: rows 1 (every head's) or H (one per head); hasMask 0 (none), 1, or 2 (a
-// mask that reads a per-head capture).
-Regions regionsOf(attn_memref2 *captures, std::vector<float> &buffer, int64_t hasMask,
-                  attn_tile_fn score, attn_tile_fn mask, attn_tile_grad_fn scoreGrad = nullptr) {
+// mask that reads a per-head capture); window left and right -1 (no window) or >= 0.
+Regions regionsOf(const char *kernel, attn_memref2 *captures, std::vector<float> &buffer,
+                  int64_t hasMask, Window window, attn_tile_fn score, attn_tile_fn mask,
+                  attn_tile_grad_fn scoreGrad = nullptr) {
+  if (window.left < -1 || window.right < -1)
+    fail(kernel, "window sides are -1 (none) or >= 0; got " + std::to_string(window.left) + ", " +
+                     std::to_string(window.right));
   Regions r;
+  r.window = window;
   r.score = score;
   r.mask = hasMask ? mask : nullptr;
   r.scoreGrad = scoreGrad;
@@ -780,10 +825,10 @@ Regions regionsOf(attn_memref2 *captures, std::vector<float> &buffer, int64_t ha
 template <class Tiles>
 void regionsForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
                     attn_memref2 *mask, attn_memref2 *captures, attn_memref4 *out,
-                    attn_memref3 *lse, int64_t causal, int64_t hasMask, attn_tile_fn score,
-                    attn_tile_fn maskFn) {
+                    attn_memref3 *lse, int64_t causal, int64_t hasMask, Window window,
+                    attn_tile_fn score, attn_tile_fn maskFn) {
   std::vector<float> buffer;
-  Regions r = regionsOf(captures, buffer, hasMask, score, maskFn);
+  Regions r = regionsOf(kernel, captures, buffer, hasMask, window, score, maskFn);
   flashForward<Tiles>(kernel, q, k, v, mask, out, lse, causal, 1.0f, &r);
 }
 
@@ -792,10 +837,10 @@ void regionsBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_
                      attn_memref2 *mask, attn_memref2 *captures, attn_memref4 *out,
                      attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq,
                      attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
-                     int64_t hasMask, attn_tile_fn score, attn_tile_grad_fn scoreGrad,
-                     attn_tile_fn maskFn) {
+                     int64_t hasMask, Window window, attn_tile_fn score,
+                     attn_tile_grad_fn scoreGrad, attn_tile_fn maskFn) {
   std::vector<float> buffer;
-  Regions r = regionsOf(captures, buffer, hasMask, score, maskFn, scoreGrad);
+  Regions r = regionsOf(kernel, captures, buffer, hasMask, window, score, maskFn, scoreGrad);
   checkSizes(kernel, "d_captures", *d_captures, 2, {r.rows, r.numCaptures});
   RowMajorOut<attn_memref2> dC(*d_captures, 2);
   flashBackward<Tiles>(kernel, q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv, causal, 1.0f, &r,
@@ -807,18 +852,18 @@ void regionsBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_
 // q, k, v, mask, captures [1 or H, N] -> out, lse: the score and mask regions as tile functions.
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions(
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
-    attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, attn_tile_fn score,
-    attn_tile_fn mask_fn) {
+    attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, int64_t window_left,
+    int64_t window_right, attn_tile_fn score, attn_tile_fn mask_fn) {
   regionsForward<F32Tiles>("attn_rt_flash_attention_regions", q, k, v, mask, captures, out, lse,
-                           causal, has_mask, score, mask_fn);
+                           causal, has_mask, {window_left, window_right}, score, mask_fn);
 }
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_bf16(
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
-    attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, attn_tile_fn score,
-    attn_tile_fn mask_fn) {
+    attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, int64_t window_left,
+    int64_t window_right, attn_tile_fn score, attn_tile_fn mask_fn) {
   regionsForward<Bf16Tiles>("attn_rt_flash_attention_regions_bf16", q, k, v, mask, captures, out,
-                            lse, causal, has_mask, score, mask_fn);
+                            lse, causal, has_mask, {window_left, window_right}, score, mask_fn);
 }
 
 // ... and d_out, d_lse -> dq, dk, dv, d_captures [1 or H, N].
@@ -826,18 +871,20 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_backwar
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
     attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
-    int64_t has_mask, attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn) {
+    int64_t has_mask, int64_t window_left, int64_t window_right, attn_tile_fn score,
+    attn_tile_grad_fn score_grad, attn_tile_fn mask_fn) {
   regionsBackward<F32Tiles>("attn_rt_flash_attention_regions_backward", q, k, v, mask, captures,
-                            out, lse, d_out, d_lse, dq, dk, dv, d_captures, causal, has_mask, score,
-                            score_grad, mask_fn);
+                            out, lse, d_out, d_lse, dq, dk, dv, d_captures, causal, has_mask,
+                            {window_left, window_right}, score, score_grad, mask_fn);
 }
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_backward_bf16(
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
     attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
-    int64_t has_mask, attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn) {
+    int64_t has_mask, int64_t window_left, int64_t window_right, attn_tile_fn score,
+    attn_tile_grad_fn score_grad, attn_tile_fn mask_fn) {
   regionsBackward<Bf16Tiles>("attn_rt_flash_attention_regions_backward_bf16", q, k, v, mask,
                              captures, out, lse, d_out, d_lse, dq, dk, dv, d_captures, causal,
-                             has_mask, score, score_grad, mask_fn);
+                             has_mask, {window_left, window_right}, score, score_grad, mask_fn);
 }

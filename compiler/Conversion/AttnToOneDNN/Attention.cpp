@@ -11,11 +11,14 @@
 //   attn_rt_flash_attention_backward[_bf16](q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv,
 //       causal, scale)
 //   attn_rt_flash_attention_regions[_bf16](q, k, v, mask, captures, out, lse, causal, has_mask,
-//                                          @attn_score_tile_N, @attn_mask_tile_N)
+//       window_left, window_right, @attn_score_tile_N, @attn_mask_tile_N)
 //   attn_rt_flash_attention_regions_backward[_bf16](q, k, v, mask, captures, out, lse, d_out,
-//       d_lse, dq, dk, dv, d_captures, causal, has_mask, @attn_score_tile_N,
-//       @attn_score_grad_tile_N, @attn_mask_tile_N)
-//   (captures [1, N], or [H, N] with a per-head capture: the scalar captures, row h head h's)
+//       d_lse, dq, dk, dv, d_captures, causal, has_mask, window_left, window_right,
+//       @attn_score_tile_N, @attn_score_grad_tile_N, @attn_mask_tile_N)
+//   (captures [1, N], or [H, N] with a per-head capture: the scalar captures, row h head h's;
+//   a mask region that is a sliding window (score_region::slidingWindow) is passed as the
+//   window's sides, with no mask tile function: the kernels skip and band its tiles from the
+//   indices, as they do the causal mask's)
 //   attn_fused_attention_N(q, k, v, mask[, center], captures..., out, lse[, weights])
 //   attn_fused_attention_grad_N(<the op's operands>, dq, dk, dv[, dcenter], dcaptures...)
 #include "compiler/Conversion/AttnToLinalg/Attention.h"
@@ -75,10 +78,22 @@ template <typename Op> Value packCaptures(PatternRewriter &rewriter, Op op) {
   return rewriter.create<tensor::FromElementsOp>(loc, type, scalars);
 }
 
-// The kernels' has_mask: 0 without a mask region, 2 when it reads a per-head capture (the
-// kernel then classifies tiles per head), else 1.
-template <typename Op> int64_t maskKind(Op op) {
+// The mask region as the kernels' window_left and window_right: the window it is, or -1, -1
+// (no window; a mask region that is not one is called as a tile function).
+template <typename Op> score_region::Window windowOf(Op op) {
   if (op.getMask().empty())
+    return {};
+  return score_region::slidingWindow(op.getMask().front()).value_or(score_region::Window{});
+}
+template <typename Op> bool maskIsWindow(Op op) {
+  score_region::Window w = windowOf(op);
+  return w.left >= 0 || w.right >= 0;
+}
+
+// The kernels' has_mask: 0 without a mask region (or with one they apply as a window), 2 when
+// it reads a per-head capture (the kernel then classifies tiles per head), else 1.
+template <typename Op> int64_t maskKind(Op op) {
+  if (op.getMask().empty() || maskIsWindow(op))
     return 0;
   Block &mask = op.getMask().front();
   for (unsigned n = 0; n < op.getCaptures().size(); ++n)
@@ -88,16 +103,22 @@ template <typename Op> int64_t maskKind(Op op) {
 }
 
 // The tile functions of `op`'s score (with its product `dot`) and mask regions; the mask's
-// slot holds the score's when there is no mask region (has_mask 0: never called).
+// slot holds the score's when there is no mask function (has_mask 0: never called).
 template <typename Op>
 std::pair<func::FuncOp, func::FuncOp> scoreAndMaskTiles(PatternRewriter &rewriter, Op op,
                                                         Operation *dot) {
   func::FuncOp score = linalg_lowering::defineScoreTile(rewriter, op, op.getScore().front(), dot,
                                                         freshKernelName(op, "attn_score_tile"));
-  if (op.getMask().empty())
+  if (maskKind(op) == 0)
     return {score, score};
   return {score, linalg_lowering::defineMaskTile(rewriter, op, op.getMask().front(),
                                                  freshKernelName(op, "attn_mask_tile"))};
+}
+
+// The _regions kernels' flags: causal, has_mask, window_left, window_right.
+template <typename Op> SmallVector<int64_t> maskFlags(Op op) {
+  score_region::Window w = windowOf(op);
+  return {op.getCausal(), maskKind(op), w.left, w.right};
 }
 
 struct FusedAttentionToKernel : OpRewritePattern<FusedAttentionOp> {
@@ -120,7 +141,7 @@ struct FusedAttentionToKernel : OpRewritePattern<FusedAttentionOp> {
     rewriter.replaceOp(
         op, callKernel(rewriter, op, precisionKernel("attn_rt_flash_attention_regions", op),
                        {op.getQuery(), op.getKeys(), op.getValues(), op.getKeyMask(), captures},
-                       op.getResultTypes(), {op.getCausal(), maskKind(op)}, {}, {score, mask}));
+                       op.getResultTypes(), maskFlags(op), {}, {score, mask}));
     return success();
   }
 };
@@ -158,7 +179,7 @@ struct FusedAttentionGradToKernel : OpRewritePattern<FusedAttentionGradOp> {
         callKernel(rewriter, op, precisionKernel("attn_rt_flash_attention_regions_backward", op),
                    {op.getQuery(), op.getKeys(), op.getValues(), op.getKeyMask(), captures,
                     op.getOutput(), op.getLse(), op.getDOutput(), op.getDLse()},
-                   results, {op.getCausal(), maskKind(op)}, {}, {score, grad, mask});
+                   results, maskFlags(op), {}, {score, grad, mask});
     // d_rest: each capture's gradient, in the capture's own type: a per-head capture's
     // element h from row h, another's the sum of the rows.
     SmallVector<Value> replacements{r[0], r[1], r[2]};

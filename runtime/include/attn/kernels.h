@@ -182,11 +182,16 @@ typedef void (*attn_tile_grad_fn)(float *, float *, int64_t, int64_t, int64_t, f
  * scalar captures that every head reads; captures [H, N] one row per head (the lowering writes
  * a capture shared by the heads into every row), each head's row passed to the tile functions.
  * has_mask: 0 none, 1 a mask region, 2 one that reads a per-head capture (its tile verdicts
- * are then taken per head). A row with no allowed key: out 0, lse 0. */
+ * are then taken per head). window_left, window_right: a sliding window (FlashAttention-2's
+ * window_size; the lowering's form of a mask region it recognises as one): query i sees key j
+ * only where i - window_left <= j <= i + window_right, -1 leaving a side open; the tiles
+ * outside it are skipped and its edge tiles computed in bands, with no mask function.
+ * A row with no allowed key: out 0, lse 0. */
 void _mlir_ciface_attn_rt_flash_attention_regions(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
                                                   attn_memref2 *mask, attn_memref2 *captures,
                                                   attn_memref4 *out, attn_memref3 *lse,
                                                   int64_t causal, int64_t has_mask,
+                                                  int64_t window_left, int64_t window_right,
                                                   attn_tile_fn score, attn_tile_fn mask_fn);
 /* Its backward: dq, dk, dv and d_captures shaped as captures (their gradients, each row the
  * sum over its heads' tiles; overwritten). */
@@ -194,19 +199,19 @@ void _mlir_ciface_attn_rt_flash_attention_regions_backward(
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
     attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
-    int64_t has_mask, attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn);
+    int64_t has_mask, int64_t window_left, int64_t window_right, attn_tile_fn score,
+    attn_tile_grad_fn score_grad, attn_tile_fn mask_fn);
 /* Both with bf16 tile products, as the _bf16 kernels above. Same arguments. */
-void _mlir_ciface_attn_rt_flash_attention_regions_bf16(attn_memref4 *q, attn_memref4 *k,
-                                                       attn_memref4 *v, attn_memref2 *mask,
-                                                       attn_memref2 *captures, attn_memref4 *out,
-                                                       attn_memref3 *lse, int64_t causal,
-                                                       int64_t has_mask, attn_tile_fn score,
-                                                       attn_tile_fn mask_fn);
+void _mlir_ciface_attn_rt_flash_attention_regions_bf16(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
+    attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, int64_t window_left,
+    int64_t window_right, attn_tile_fn score, attn_tile_fn mask_fn);
 void _mlir_ciface_attn_rt_flash_attention_regions_backward_bf16(
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
     attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
-    int64_t has_mask, attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn);
+    int64_t has_mask, int64_t window_left, int64_t window_right, attn_tile_fn score,
+    attn_tile_grad_fn score_grad, attn_tile_fn mask_fn);
 
 #ifdef __cplusplus
 }

@@ -174,8 +174,9 @@ func.func @fused_attention_dot(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>,
 // CHECK-DAG: %[[SCORE:.*]] = constant @attn_score_tile_{{[0-9]+}}
 // CHECK-DAG: %[[NOT_CAUSAL:.*]] = arith.constant 0 : i64
 // CHECK-DAG: %[[HAS_MASK:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[NO_WINDOW:.*]] = arith.constant -1 : i64
 // CHECK: tensor.from_elements %{{.*}} : tensor<1x1xf32>
-// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NOT_CAUSAL]], %[[HAS_MASK]], %[[SCORE]], %[[MASK]])
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NOT_CAUSAL]], %[[HAS_MASK]], %[[NO_WINDOW]], %[[NO_WINDOW]], %[[SCORE]], %[[MASK]])
 // CHECK-NOT: attn_fused_attention_
 func.func @fused_attention_dot_mask_region(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x3xf32>,
                                            %m: tensor<2x5xf32>) -> tensor<2x2x3x3xf32> {
@@ -269,7 +270,7 @@ func.func @fused_attention_weighted(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4x
 // -----
 
 // A score of scalar code around the dot product (ALiBi with a learned slope) under a mask region
-// of scalar code (a window of four keys), forward and backward: the flash kernels' _regions form
+// of scalar code (every key but the first), forward and backward: the flash kernels' _regions form
 // with the regions as tile functions. A score tile reads the product from the tile and writes
 // the score back, the positions i0 + r and j0 + c; the mask tile writes 1 or 0; the backward's
 // writes the product's gradient (ds itself here) where ds is nonzero and sums the slope's over
@@ -281,11 +282,12 @@ func.func @fused_attention_weighted(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4x
 // CHECK-DAG: %[[MASK:.*]] = constant @attn_mask_tile_1
 // CHECK-DAG: %[[SCORE:.*]] = constant @attn_score_tile_1
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[NO_WINDOW:.*]] = arith.constant -1 : i64
 // CHECK: %[[SLOPE:.*]] = tensor.extract %arg4[] : tensor<f32>
 // CHECK: tensor.from_elements %[[SLOPE]] : tensor<1x1xf32>
-// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[ONE]], %[[ONE]], %[[SCORE]], %[[MASK]])
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[ONE]], %[[ONE]], %[[NO_WINDOW]], %[[NO_WINDOW]], %[[SCORE]], %[[MASK]])
 // CHECK: %[[DCAPS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x1xf32>
-// CHECK: call @attn_rt_flash_attention_regions_backward({{.*}}, %[[ONE]], %[[ONE]], %[[SCORE_B]], %[[GRAD]], %[[MASK_B]])
+// CHECK: call @attn_rt_flash_attention_regions_backward({{.*}}, %[[ONE]], %[[ONE]], %[[NO_WINDOW]], %[[NO_WINDOW]], %[[SCORE_B]], %[[GRAD]], %[[MASK_B]])
 // CHECK: %[[DC:.*]] = bufferization.to_tensor %[[DCAPS]]
 // CHECK: %[[DSLOPE:.*]] = tensor.extract %[[DC]][%{{.*}}, %{{.*}}] : tensor<1x1xf32>
 // CHECK: tensor.from_elements %[[DSLOPE]] : tensor<f32>
@@ -334,10 +336,9 @@ func.func @fused_attention_regions(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf
     attn.yield %e : tensor<f32>
   } mask {
   ^bb0(%i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
-    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>
-    %room = attn.constant dense<3.5> : tensor<f32>
-    %left = attn.sub %room, %ij : tensor<f32>, tensor<f32>
-    %in = attn.step %left : tensor<f32>
+    %half = attn.constant dense<0.5> : tensor<f32>
+    %after = attn.sub %j, %half : tensor<f32>, tensor<f32>
+    %in = attn.step %after : tensor<f32>
     attn.yield %in : tensor<f32>
   }
   %dq, %dk, %dv, %ds = attn.fused_attention_grad %q, %k, %v, %m, %o, %lse, %do, %dl captures(%slope : tensor<f32>) {causal = true}
@@ -363,10 +364,9 @@ func.func @fused_attention_regions(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf
     attn.yield %dq_row, %dk_row, %dslope : tensor<4xf32>, tensor<4xf32>, tensor<f32>
   } mask {
   ^bb0(%i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
-    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>
-    %room = attn.constant dense<3.5> : tensor<f32>
-    %left = attn.sub %room, %ij : tensor<f32>, tensor<f32>
-    %in = attn.step %left : tensor<f32>
+    %half = attn.constant dense<0.5> : tensor<f32>
+    %after = attn.sub %j, %half : tensor<f32>, tensor<f32>
+    %in = attn.step %after : tensor<f32>
     attn.yield %in : tensor<f32>
   }
   return %dq, %ds : tensor<2x2x3x4xf32>, tensor<f32>
@@ -385,7 +385,7 @@ func.func @fused_attention_regions(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf
 // CHECK-DAG: %[[S1:.*]] = tensor.extract %arg4[%[[C1]]] : tensor<2xf32>
 // CHECK-DAG: %[[PER_HEAD:.*]] = arith.constant 2 : i64
 // CHECK: tensor.from_elements %[[S0]], %[[S1]] : tensor<2x1xf32>
-// CHECK: call @attn_rt_flash_attention_regions_backward({{.*}}, %[[PER_HEAD]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}) :
+// CHECK: call @attn_rt_flash_attention_regions_backward({{.*}}, %[[PER_HEAD]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}) :
 // CHECK: %[[DC:.*]] = bufferization.to_tensor %{{.*}} : memref<2x1xf32>
 // CHECK-DAG: %[[D0:.*]] = tensor.extract %[[DC]][%[[C0]], %[[C0]]] : tensor<2x1xf32>
 // CHECK-DAG: %[[D1:.*]] = tensor.extract %[[DC]][%[[C1]], %[[C0]]] : tensor<2x1xf32>
@@ -427,4 +427,103 @@ func.func @fused_attention_regions_per_head(%q: tensor<2x2x3x4xf32>, %k: tensor<
     attn.yield %in : tensor<f32>
   }
   return %ds : tensor<2xf32>
+}
+
+// -----
+
+// Mask regions that are sliding windows, as attn's expressions build them: `i - j < 255.5`
+// (keys at most 255 back, step(c - e)), the spec's `sliding_window: 8` (`abs(i - j) < 8`: 7
+// each way) and `j - i <= 2` (two ahead, 1 - step(e - c)). The kernels get the window's sides,
+// has_mask 0 and no mask tile function; a mask that hides every key (`i - j < 0`) keeps its
+// tile function.
+// CHECK-LABEL: func @fused_attention_sliding_windows
+// CHECK-DAG: %[[NONE:.*]] = arith.constant -1 : i64
+// CHECK-DAG: %[[NO_MASK:.*]] = arith.constant 0 : i64
+// CHECK-DAG: %[[BACK:.*]] = arith.constant 255 : i64
+// CHECK-DAG: %[[SEVEN:.*]] = arith.constant 7 : i64
+// CHECK-DAG: %[[AHEAD:.*]] = arith.constant 2 : i64
+// CHECK-DAG: %[[HAS_MASK:.*]] = arith.constant 1 : i64
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NO_MASK]], %[[BACK]], %[[NONE]], %[[SCORE0:[^,]*]], %[[SCORE0]])
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NO_MASK]], %[[SEVEN]], %[[SEVEN]], %[[SCORE1:[^,]*]], %[[SCORE1]])
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NO_MASK]], %[[NONE]], %[[AHEAD]], %[[SCORE2:[^,]*]], %[[SCORE2]])
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[HAS_MASK]], %[[NONE]], %[[NONE]], %{{[^,]*}}, %[[EMPTY:[^)]*]])
+// CHECK-NOT: func.func private @attn_mask_tile_{{[0-9]+}}(
+// CHECK: func.func private @attn_mask_tile_0(
+// CHECK-NOT: func.func private @attn_mask_tile_{{[0-9]+}}(
+func.func @fused_attention_sliding_windows(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>,
+                                           %v: tensor<2x2x5x3xf32>, %m: tensor<2x5xf32>)
+    -> (tensor<2x2x3x3xf32>, tensor<2x2x3x3xf32>, tensor<2x2x3x3xf32>, tensor<2x2x3x3xf32>) {
+  %o0, %l0 = attn.fused_attention %q, %k, %v, %m {causal = true}
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %c = attn.constant dense<0.5> : tensor<f32>
+    %e = attn.mul %dot, %c : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  } mask {
+  ^bb0(%i: tensor<f32>, %j: tensor<f32>):
+    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %room = attn.constant dense<255.5> : tensor<f32>
+    %left = attn.sub %room, %ij : tensor<f32>, tensor<f32>
+    %in = attn.step %left : tensor<f32>
+    attn.yield %in : tensor<f32>
+  }
+  %o1, %l1 = attn.fused_attention %q, %k, %v, %m
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %c = attn.constant dense<0.5> : tensor<f32>
+    %e = attn.mul %dot, %c : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  } mask {
+  ^bb0(%i: tensor<f32>, %j: tensor<f32>):
+    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %nij = attn.neg %ij : tensor<f32>
+    %abs = attn.maximum %ij, %nij : tensor<f32>, tensor<f32>
+    %w = attn.constant dense<8.0> : tensor<f32>
+    %room = attn.sub %w, %abs : tensor<f32>, tensor<f32>
+    %in = attn.step %room : tensor<f32>
+    attn.yield %in : tensor<f32>
+  }
+  %o2, %l2 = attn.fused_attention %q, %k, %v, %m
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %c = attn.constant dense<0.5> : tensor<f32>
+    %e = attn.mul %dot, %c : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  } mask {
+  ^bb0(%i: tensor<f32>, %j: tensor<f32>):
+    %ji = attn.sub %j, %i : tensor<f32>, tensor<f32>
+    %two = attn.constant dense<2.0> : tensor<f32>
+    %past = attn.sub %ji, %two : tensor<f32>, tensor<f32>
+    %out = attn.step %past : tensor<f32>
+    %one = attn.constant dense<1.0> : tensor<f32>
+    %in = attn.sub %one, %out : tensor<f32>, tensor<f32>
+    attn.yield %in : tensor<f32>
+  }
+  %o3, %l3 = attn.fused_attention %q, %k, %v, %m
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>
+      -> tensor<2x2x3x3xf32>, tensor<2x2x3xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %c = attn.constant dense<0.5> : tensor<f32>
+    %e = attn.mul %dot, %c : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  } mask {
+  ^bb0(%i: tensor<f32>, %j: tensor<f32>):
+    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %zero = attn.constant dense<0.0> : tensor<f32>
+    %left = attn.sub %zero, %ij : tensor<f32>, tensor<f32>
+    %in = attn.step %left : tensor<f32>
+    attn.yield %in : tensor<f32>
+  }
+  return %o0, %o1, %o2, %o3 : tensor<2x2x3x3xf32>, tensor<2x2x3x3xf32>, tensor<2x2x3x3xf32>, tensor<2x2x3x3xf32>
 }

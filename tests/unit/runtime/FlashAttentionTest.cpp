@@ -267,6 +267,12 @@ double noSlope(double, double, double, double, int64_t) { return 0; }
 
 // Keys at most 40 positions away: at S = 513 and 128-wide tiles, pairs of every verdict.
 bool window(double i, double j, double) { return std::fabs(i - j) <= 40; }
+// The windows that the kernels take as arguments instead of a mask function (window_left,
+// window_right), as the reference's mask: 40 each way (the same keys as `window` above), at most
+// 100 back (non-causal: every key ahead too), at most 20 ahead (causal: the diagonal's band).
+bool band40(double i, double j, double) { return i - 40 <= j && j <= i + 40; }
+bool back100(double i, double j, double) { return i - 100 <= j; }
+bool ahead20(double i, double j, double) { return j <= i + 20; }
 // Keys at least 3 positions back: queries 0 .. 2 (and, causal with T > S, more) see none.
 bool lagged(double i, double j, double) { return j <= i - 3; }
 // Keys at most 400 slope positions away: with a slope per head, each head's own window (120
@@ -317,6 +323,7 @@ struct RegionMod {
   attn_tile_fn score, mask;
   attn_tile_grad_fn grad;
   bool maskReadsSlope = false; // has_mask 2 with a slope per head: verdicts per head
+  int64_t windowLeft = -1, windowRight = -1; // the mask as the kernels' window arguments
 };
 
 const RegionMod kMods[] = {
@@ -348,6 +355,27 @@ const RegionMod kMods[] = {
      maskTile<slopeWindow>,
      scoreGradTile<inF32<softcapDDot>, inF32<noSlope>>,
      /*maskReadsSlope=*/true},
+    {{"alibi_window_arguments", alibi, alibiDDot, alibiDSlope, band40},
+     scoreTile<inF32<alibi>>,
+     nullptr,
+     scoreGradTile<inF32<alibiDDot>, inF32<alibiDSlope>>,
+     false,
+     40,
+     40},
+    {{"softcap_window_back", softcap, softcapDDot, noSlope, back100},
+     scoreTile<inF32<softcap>>,
+     nullptr,
+     scoreGradTile<inF32<softcapDDot>, inF32<noSlope>>,
+     false,
+     100,
+     -1},
+    {{"softcap_window_ahead", softcap, softcapDDot, noSlope, ahead20},
+     scoreTile<inF32<softcap>>,
+     nullptr,
+     scoreGradTile<inF32<softcapDDot>, inF32<noSlope>>,
+     false,
+     -1,
+     20},
 };
 
 struct RegionCase {
@@ -375,13 +403,15 @@ Results runRegions(const Problem &p, const RegionMod *m, bool bf16, std::vector<
   Results r = run(
       p,
       [&](attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *keyMask, attn_memref4 *o,
-          attn_memref3 *l, int64_t causal,
-          float) { forward(q, k, v, keyMask, &cap, o, l, causal, hasMask, m->score, mask); },
+          attn_memref3 *l, int64_t causal, float) {
+        forward(q, k, v, keyMask, &cap, o, l, causal, hasMask, m->windowLeft, m->windowRight,
+                m->score, mask);
+      },
       [&](attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *keyMask, attn_memref4 *o,
           attn_memref3 *l, attn_memref4 *dOut, attn_memref3 *dLse, attn_memref4 *gq,
           attn_memref4 *gk, attn_memref4 *gv, int64_t causal, float) {
         backward(q, k, v, keyMask, &cap, o, l, dOut, dLse, gq, gk, gv, &dCap, causal, hasMask,
-                 m->score, m->grad, mask);
+                 m->windowLeft, m->windowRight, m->score, m->grad, mask);
       });
   dSlope = dCaptures;
   return r;
