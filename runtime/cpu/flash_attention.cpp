@@ -332,7 +332,9 @@ private:
 // [rows, numCaptures]: one row that every head reads, or one row per head (a per-head capture,
 // an ALiBi slope per head, makes the lowering write each head's values).
 struct Regions {
-  attn_tile_fn score = nullptr, mask = nullptr; // mask: null without a mask region
+  // score: null where the score is the scaled product itself (only the mask differs from the
+  // plain kernel's); mask: null without a mask region
+  attn_tile_fn score = nullptr, mask = nullptr;
   attn_tile_grad_fn scoreGrad = nullptr;        // the backward's only
   Window window;                                // a mask region recognised as a sliding window
   float *captures = nullptr;
@@ -352,6 +354,8 @@ struct Regions {
   // t [rows, cols] (ld) = f(t, i, j, captures of head h), t the products q . k.
   void modify(int64_t h, float *t, int64_t ld, int64_t rows, int64_t cols, int64_t i0,
               int64_t j0) const {
+    if (!score)
+      return;
     float *c = of(h);
     score(t, t, 0, rows * ld, 1, c, c, 0, numCaptures, 1, ld, rows, cols, i0, j0);
   }
@@ -365,6 +369,8 @@ struct Regions {
   // numCaptures] gains ds df/d capture in head h's row.
   void gradient(int64_t h, float *dots, float *ds, float *dCaptures, int64_t ld, int64_t rows,
                 int64_t cols, int64_t i0, int64_t j0) const {
+    if (!scoreGrad)
+      return;
     int64_t n = rows * ld, nc = numCaptures;
     float *c = of(h), *dc = dCaptures + row(h) * nc;
     scoreGrad(dots, dots, 0, n, 1, ds, ds, 0, n, 1, c, c, 0, nc, 1, dc, dc, 0, nc, 1, ld, rows,
@@ -665,7 +671,8 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
         dvTile(kKeyTile * d.Dv), maskScratch;
     // The products before the score region (its derivative reads them) and this thread's
     // share of the captures' gradients.
-    Scratch dots(mods.active() ? kQueryTile * kKeyTile : 0), dCapturesMine(numCaptures, 0.0f);
+    bool keepDots = mods.active() && mods.regions().scoreGrad;
+    Scratch dots(keepDots ? kQueryTile * kKeyTile : 0), dCapturesMine(numCaptures, 0.0f);
     Bf16Scratch pFactors, dsFactors; // P and dS rounded, where Tiles rounds
     float *dqBase = dQ.data;
     if (splitKeys) {
@@ -696,7 +703,7 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
           if (seen <= 0)
             continue;
           scoreTile<Tiles>(q1, k1, d, allowed[b], mods, h, r0, n, j0, seen, scale, p.data(),
-                           mods.active() ? dots.data() : nullptr, maskScratch);
+                           keepDots ? dots.data() : nullptr, maskScratch);
           for (int64_t r = 0; r < n; ++r) {
             float *row = &p[r * kKeyTile];
             // A zero row has no weights and no gradient; a row's keys out of its window or
@@ -718,7 +725,7 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
             scoreGradientRow(&p[r * kKeyTile], &ds[r * kKeyTile], seen, delta1[r0 + r]);
           // The score region's backward: dS of the scores to dS of the products (P is 0
           // where a key is hidden, and so is dS).
-          if (mods.active())
+          if (keepDots)
             mods.regions().gradient(h, dots.data(), ds.data(), dCapturesMine.data(), kKeyTile, n,
                                     seen, r0, j0);
           // dQ [n, D] += scale dS [n, seen] K [seen, D]
@@ -801,20 +808,21 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_backward_bf16(
 }
 
 namespace {
-// The regions of a _regions call: scale 1 (the score region scales the products itself).
-// captures [rows, N]: rows 1 (every head's) or H (one per head); hasMask 0 (none), 1, or 2 (a
-// mask that reads a per-head capture); window left and right -1 (no window) or >= 0.
+// The regions of a _regions call. captures [rows, N]: rows 1 (every head's) or H (one per
+// head); hasMask 0 (none), 1, or 2 (a mask that reads a per-head capture); window left and right
+// -1 (no window) or >= 0; hasScore 0 where the score is the scaled product (the score
+// functions are then not called).
 Regions regionsOf(const char *kernel, attn_memref2 *captures, std::vector<float> &buffer,
-                  int64_t hasMask, Window window, attn_tile_fn score, attn_tile_fn mask,
-                  attn_tile_grad_fn scoreGrad = nullptr) {
+                  int64_t hasMask, Window window, int64_t hasScore, attn_tile_fn score,
+                  attn_tile_fn mask, attn_tile_grad_fn scoreGrad = nullptr) {
   if (window.left < -1 || window.right < -1)
     fail(kernel, "window sides are -1 (none) or >= 0; got " + std::to_string(window.left) + ", " +
                      std::to_string(window.right));
   Regions r;
   r.window = window;
-  r.score = score;
+  r.score = hasScore ? score : nullptr;
   r.mask = hasMask ? mask : nullptr;
-  r.scoreGrad = scoreGrad;
+  r.scoreGrad = hasScore ? scoreGrad : nullptr;
   r.captures = const_cast<float *>(rowMajor(*captures, 2, buffer));
   r.numCaptures = captures->sizes[1];
   r.rows = captures->sizes[0];
@@ -826,10 +834,10 @@ template <class Tiles>
 void regionsForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
                     attn_memref2 *mask, attn_memref2 *captures, attn_memref4 *out,
                     attn_memref3 *lse, int64_t causal, int64_t hasMask, Window window,
-                    attn_tile_fn score, attn_tile_fn maskFn) {
+                    int64_t hasScore, float scale, attn_tile_fn score, attn_tile_fn maskFn) {
   std::vector<float> buffer;
-  Regions r = regionsOf(kernel, captures, buffer, hasMask, window, score, maskFn);
-  flashForward<Tiles>(kernel, q, k, v, mask, out, lse, causal, 1.0f, &r);
+  Regions r = regionsOf(kernel, captures, buffer, hasMask, window, hasScore, score, maskFn);
+  flashForward<Tiles>(kernel, q, k, v, mask, out, lse, causal, scale, &r);
 }
 
 template <class Tiles>
@@ -837,13 +845,14 @@ void regionsBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_
                      attn_memref2 *mask, attn_memref2 *captures, attn_memref4 *out,
                      attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse, attn_memref4 *dq,
                      attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
-                     int64_t hasMask, Window window, attn_tile_fn score,
-                     attn_tile_grad_fn scoreGrad, attn_tile_fn maskFn) {
+                     int64_t hasMask, Window window, int64_t hasScore, float scale,
+                     attn_tile_fn score, attn_tile_grad_fn scoreGrad, attn_tile_fn maskFn) {
   std::vector<float> buffer;
-  Regions r = regionsOf(kernel, captures, buffer, hasMask, window, score, maskFn, scoreGrad);
+  Regions r =
+      regionsOf(kernel, captures, buffer, hasMask, window, hasScore, score, maskFn, scoreGrad);
   checkSizes(kernel, "d_captures", *d_captures, 2, {r.rows, r.numCaptures});
   RowMajorOut<attn_memref2> dC(*d_captures, 2);
-  flashBackward<Tiles>(kernel, q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv, causal, 1.0f, &r,
+  flashBackward<Tiles>(kernel, q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv, causal, scale, &r,
                        dC.data);
   dC.finish();
 }
@@ -853,17 +862,21 @@ void regionsBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions(
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, int64_t window_left,
-    int64_t window_right, attn_tile_fn score, attn_tile_fn mask_fn) {
+    int64_t window_right, int64_t has_score, float scale, attn_tile_fn score,
+    attn_tile_fn mask_fn) {
   regionsForward<F32Tiles>("attn_rt_flash_attention_regions", q, k, v, mask, captures, out, lse,
-                           causal, has_mask, {window_left, window_right}, score, mask_fn);
+                           causal, has_mask, {window_left, window_right}, has_score, scale, score,
+                           mask_fn);
 }
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_bf16(
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, int64_t window_left,
-    int64_t window_right, attn_tile_fn score, attn_tile_fn mask_fn) {
+    int64_t window_right, int64_t has_score, float scale, attn_tile_fn score,
+    attn_tile_fn mask_fn) {
   regionsForward<Bf16Tiles>("attn_rt_flash_attention_regions_bf16", q, k, v, mask, captures, out,
-                            lse, causal, has_mask, {window_left, window_right}, score, mask_fn);
+                            lse, causal, has_mask, {window_left, window_right}, has_score, scale,
+                            score, mask_fn);
 }
 
 // ... and d_out, d_lse -> dq, dk, dv, d_captures [1 or H, N].
@@ -871,20 +884,22 @@ extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_backwar
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
     attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
-    int64_t has_mask, int64_t window_left, int64_t window_right, attn_tile_fn score,
-    attn_tile_grad_fn score_grad, attn_tile_fn mask_fn) {
+    int64_t has_mask, int64_t window_left, int64_t window_right, int64_t has_score, float scale,
+    attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn) {
   regionsBackward<F32Tiles>("attn_rt_flash_attention_regions_backward", q, k, v, mask, captures,
                             out, lse, d_out, d_lse, dq, dk, dv, d_captures, causal, has_mask,
-                            {window_left, window_right}, score, score_grad, mask_fn);
+                            {window_left, window_right}, has_score, scale, score, score_grad,
+                            mask_fn);
 }
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_flash_attention_regions_backward_bf16(
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
     attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
-    int64_t has_mask, int64_t window_left, int64_t window_right, attn_tile_fn score,
-    attn_tile_grad_fn score_grad, attn_tile_fn mask_fn) {
+    int64_t has_mask, int64_t window_left, int64_t window_right, int64_t has_score, float scale,
+    attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn) {
   regionsBackward<Bf16Tiles>("attn_rt_flash_attention_regions_backward_bf16", q, k, v, mask,
                              captures, out, lse, d_out, d_lse, dq, dk, dv, d_captures, causal,
-                             has_mask, {window_left, window_right}, score, score_grad, mask_fn);
+                             has_mask, {window_left, window_right}, has_score, scale, score,
+                             score_grad, mask_fn);
 }

@@ -11,14 +11,15 @@
 //   attn_rt_flash_attention_backward[_bf16](q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv,
 //       causal, scale)
 //   attn_rt_flash_attention_regions[_bf16](q, k, v, mask, captures, out, lse, causal, has_mask,
-//       window_left, window_right, @attn_score_tile_N, @attn_mask_tile_N)
+//       window_left, window_right, has_score, scale, @attn_score_tile_N, @attn_mask_tile_N)
 //   attn_rt_flash_attention_regions_backward[_bf16](q, k, v, mask, captures, out, lse, d_out,
-//       d_lse, dq, dk, dv, d_captures, causal, has_mask, window_left, window_right,
-//       @attn_score_tile_N, @attn_score_grad_tile_N, @attn_mask_tile_N)
+//       d_lse, dq, dk, dv, d_captures, causal, has_mask, window_left, window_right, has_score,
+//       scale, @attn_score_tile_N, @attn_score_grad_tile_N, @attn_mask_tile_N)
 //   (captures [1, N], or [H, N] with a per-head capture: the scalar captures, row h head h's;
 //   a mask region that is a sliding window (score_region::slidingWindow) is passed as the
 //   window's sides, with no mask tile function: the kernels skip and band its tiles from the
-//   indices, as they do the causal mask's)
+//   indices, as they do the causal mask's; a score that is c * sum(q * k), under a mask, is
+//   passed as has_score 0 and scale c: the GEMMs scale the products and no score function runs)
 //   attn_fused_attention_N(q, k, v, mask[, center], captures..., out, lse[, weights])
 //   attn_fused_attention_grad_N(<the op's operands>, dq, dk, dv[, dcenter], dcaptures...)
 #include "compiler/Conversion/AttnToLinalg/Attention.h"
@@ -115,10 +116,15 @@ std::pair<func::FuncOp, func::FuncOp> scoreAndMaskTiles(PatternRewriter &rewrite
                                                  freshKernelName(op, "attn_mask_tile"))};
 }
 
-// The _regions kernels' flags: causal, has_mask, window_left, window_right.
-template <typename Op> SmallVector<int64_t> maskFlags(Op op) {
+// The _regions kernels' flags: causal, has_mask, window_left, window_right, has_score.
+template <typename Op> SmallVector<int64_t> regionFlags(Op op) {
   score_region::Window w = windowOf(op);
-  return {op.getCausal(), maskKind(op), w.left, w.right};
+  bool product = score_region::dotProductScale(op.getScore().front()).has_value();
+  return {op.getCausal(), maskKind(op), w.left, w.right, !product};
+}
+// Their scale: c for a score c * sum(q * k) (has_score 0), else 1 (the score function scales).
+template <typename Op> SmallVector<float> regionScale(Op op) {
+  return {score_region::dotProductScale(op.getScore().front()).value_or(1.0f)};
 }
 
 struct FusedAttentionToKernel : OpRewritePattern<FusedAttentionOp> {
@@ -141,7 +147,7 @@ struct FusedAttentionToKernel : OpRewritePattern<FusedAttentionOp> {
     rewriter.replaceOp(
         op, callKernel(rewriter, op, precisionKernel("attn_rt_flash_attention_regions", op),
                        {op.getQuery(), op.getKeys(), op.getValues(), op.getKeyMask(), captures},
-                       op.getResultTypes(), maskFlags(op), {}, {score, mask}));
+                       op.getResultTypes(), regionFlags(op), regionScale(op), {score, mask}));
     return success();
   }
 };
@@ -179,7 +185,7 @@ struct FusedAttentionGradToKernel : OpRewritePattern<FusedAttentionGradOp> {
         callKernel(rewriter, op, precisionKernel("attn_rt_flash_attention_regions_backward", op),
                    {op.getQuery(), op.getKeys(), op.getValues(), op.getKeyMask(), captures,
                     op.getOutput(), op.getLse(), op.getDOutput(), op.getDLse()},
-                   results, maskFlags(op), {}, {score, grad, mask});
+                   results, regionFlags(op), regionScale(op), {score, grad, mask});
     // d_rest: each capture's gradient, in the capture's own type: a per-head capture's
     // element h from row h, another's the sum of the rows.
     SmallVector<Value> replacements{r[0], r[1], r[2]};

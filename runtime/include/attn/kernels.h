@@ -186,32 +186,33 @@ typedef void (*attn_tile_grad_fn)(float *, float *, int64_t, int64_t, int64_t, f
  * window_size; the lowering's form of a mask region it recognises as one): query i sees key j
  * only where i - window_left <= j <= i + window_right, -1 leaving a side open; the tiles
  * outside it are skipped and its edge tiles computed in bands, with no mask function.
+ * The products are scale * q . k (the GEMMs' alpha); has_score 0: that is the score (a score
+ * region c * sum(q * k) under a mask: scale c, and `score` and `score_grad` are not called);
+ * has_score 1: `score` applies to them (the lowering passes scale 1).
  * A row with no allowed key: out 0, lse 0. */
-void _mlir_ciface_attn_rt_flash_attention_regions(attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
-                                                  attn_memref2 *mask, attn_memref2 *captures,
-                                                  attn_memref4 *out, attn_memref3 *lse,
-                                                  int64_t causal, int64_t has_mask,
-                                                  int64_t window_left, int64_t window_right,
-                                                  attn_tile_fn score, attn_tile_fn mask_fn);
+void _mlir_ciface_attn_rt_flash_attention_regions(
+    attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
+    attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, int64_t window_left,
+    int64_t window_right, int64_t has_score, float scale, attn_tile_fn score, attn_tile_fn mask_fn);
 /* Its backward: dq, dk, dv and d_captures shaped as captures (their gradients, each row the
  * sum over its heads' tiles; overwritten). */
 void _mlir_ciface_attn_rt_flash_attention_regions_backward(
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
     attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
-    int64_t has_mask, int64_t window_left, int64_t window_right, attn_tile_fn score,
-    attn_tile_grad_fn score_grad, attn_tile_fn mask_fn);
+    int64_t has_mask, int64_t window_left, int64_t window_right, int64_t has_score, float scale,
+    attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn);
 /* Both with bf16 tile products, as the _bf16 kernels above. Same arguments. */
 void _mlir_ciface_attn_rt_flash_attention_regions_bf16(
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, int64_t causal, int64_t has_mask, int64_t window_left,
-    int64_t window_right, attn_tile_fn score, attn_tile_fn mask_fn);
+    int64_t window_right, int64_t has_score, float scale, attn_tile_fn score, attn_tile_fn mask_fn);
 void _mlir_ciface_attn_rt_flash_attention_regions_backward_bf16(
     attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *mask, attn_memref2 *captures,
     attn_memref4 *out, attn_memref3 *lse, attn_memref4 *d_out, attn_memref3 *d_lse,
     attn_memref4 *dq, attn_memref4 *dk, attn_memref4 *dv, attn_memref2 *d_captures, int64_t causal,
-    int64_t has_mask, int64_t window_left, int64_t window_right, attn_tile_fn score,
-    attn_tile_grad_fn score_grad, attn_tile_fn mask_fn);
+    int64_t has_mask, int64_t window_left, int64_t window_right, int64_t has_score, float scale,
+    attn_tile_fn score, attn_tile_grad_fn score_grad, attn_tile_fn mask_fn);
 
 #ifdef __cplusplus
 }

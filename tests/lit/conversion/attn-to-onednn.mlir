@@ -167,16 +167,18 @@ func.func @fused_attention_dot(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>,
   return %dq, %dk, %dv : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>
 }
 
-// The same score with a mask region: the flash kernels' _regions form, the score and the mask
-// each a tile function (has_mask 1), no captures (one 0 in their place).
+// The same score with a mask region: the flash kernels' _regions form, the mask a tile function
+// (has_mask 1), no captures (one 0 in their place); the score is the product itself (has_score
+// 0, scale 1), so the kernels call no score function.
 // CHECK-LABEL: func @fused_attention_dot_mask_region
 // CHECK-DAG: %[[MASK:.*]] = constant @attn_mask_tile_{{[0-9]+}}
 // CHECK-DAG: %[[SCORE:.*]] = constant @attn_score_tile_{{[0-9]+}}
 // CHECK-DAG: %[[NOT_CAUSAL:.*]] = arith.constant 0 : i64
 // CHECK-DAG: %[[HAS_MASK:.*]] = arith.constant 1 : i64
 // CHECK-DAG: %[[NO_WINDOW:.*]] = arith.constant -1 : i64
+// CHECK-DAG: %[[UNSCALED:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK: tensor.from_elements %{{.*}} : tensor<1x1xf32>
-// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NOT_CAUSAL]], %[[HAS_MASK]], %[[NO_WINDOW]], %[[NO_WINDOW]], %[[SCORE]], %[[MASK]])
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NOT_CAUSAL]], %[[HAS_MASK]], %[[NO_WINDOW]], %[[NO_WINDOW]], %[[NOT_CAUSAL]], %[[UNSCALED]], %[[SCORE]], %[[MASK]])
 // CHECK-NOT: attn_fused_attention_
 func.func @fused_attention_dot_mask_region(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x3xf32>,
                                            %m: tensor<2x5xf32>) -> tensor<2x2x3x3xf32> {
@@ -283,11 +285,12 @@ func.func @fused_attention_weighted(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4x
 // CHECK-DAG: %[[SCORE:.*]] = constant @attn_score_tile_1
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK-DAG: %[[NO_WINDOW:.*]] = arith.constant -1 : i64
+// CHECK-DAG: %[[UNSCALED:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK: %[[SLOPE:.*]] = tensor.extract %arg4[] : tensor<f32>
 // CHECK: tensor.from_elements %[[SLOPE]] : tensor<1x1xf32>
-// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[ONE]], %[[ONE]], %[[NO_WINDOW]], %[[NO_WINDOW]], %[[SCORE]], %[[MASK]])
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[ONE]], %[[ONE]], %[[NO_WINDOW]], %[[NO_WINDOW]], %[[ONE]], %[[UNSCALED]], %[[SCORE]], %[[MASK]])
 // CHECK: %[[DCAPS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x1xf32>
-// CHECK: call @attn_rt_flash_attention_regions_backward({{.*}}, %[[ONE]], %[[ONE]], %[[NO_WINDOW]], %[[NO_WINDOW]], %[[SCORE_B]], %[[GRAD]], %[[MASK_B]])
+// CHECK: call @attn_rt_flash_attention_regions_backward({{.*}}, %[[ONE]], %[[ONE]], %[[NO_WINDOW]], %[[NO_WINDOW]], %[[ONE]], %[[UNSCALED]], %[[SCORE_B]], %[[GRAD]], %[[MASK_B]])
 // CHECK: %[[DC:.*]] = bufferization.to_tensor %[[DCAPS]]
 // CHECK: %[[DSLOPE:.*]] = tensor.extract %[[DC]][%{{.*}}, %{{.*}}] : tensor<1x1xf32>
 // CHECK: tensor.from_elements %[[DSLOPE]] : tensor<f32>
@@ -385,7 +388,7 @@ func.func @fused_attention_regions(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf
 // CHECK-DAG: %[[S1:.*]] = tensor.extract %arg4[%[[C1]]] : tensor<2xf32>
 // CHECK-DAG: %[[PER_HEAD:.*]] = arith.constant 2 : i64
 // CHECK: tensor.from_elements %[[S0]], %[[S1]] : tensor<2x1xf32>
-// CHECK: call @attn_rt_flash_attention_regions_backward({{.*}}, %[[PER_HEAD]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}) :
+// CHECK: call @attn_rt_flash_attention_regions_backward({{.*}}, %[[PER_HEAD]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}) :
 // CHECK: %[[DC:.*]] = bufferization.to_tensor %{{.*}} : memref<2x1xf32>
 // CHECK-DAG: %[[D0:.*]] = tensor.extract %[[DC]][%[[C0]], %[[C0]]] : tensor<2x1xf32>
 // CHECK-DAG: %[[D1:.*]] = tensor.extract %[[DC]][%[[C1]], %[[C0]]] : tensor<2x1xf32>
@@ -435,7 +438,8 @@ func.func @fused_attention_regions_per_head(%q: tensor<2x2x3x4xf32>, %k: tensor<
 // (keys at most 255 back, step(c - e)), the spec's `sliding_window: 8` (`abs(i - j) < 8`: 7
 // each way) and `j - i <= 2` (two ahead, 1 - step(e - c)). The kernels get the window's sides,
 // has_mask 0 and no mask tile function; a mask that hides every key (`i - j < 0`) keeps its
-// tile function.
+// tile function. Each score is 0.5 * sum(q * k): has_score 0 and scale 0.5, the score tile
+// function passed but never called.
 // CHECK-LABEL: func @fused_attention_sliding_windows
 // CHECK-DAG: %[[NONE:.*]] = arith.constant -1 : i64
 // CHECK-DAG: %[[NO_MASK:.*]] = arith.constant 0 : i64
@@ -443,10 +447,11 @@ func.func @fused_attention_regions_per_head(%q: tensor<2x2x3x4xf32>, %k: tensor<
 // CHECK-DAG: %[[SEVEN:.*]] = arith.constant 7 : i64
 // CHECK-DAG: %[[AHEAD:.*]] = arith.constant 2 : i64
 // CHECK-DAG: %[[HAS_MASK:.*]] = arith.constant 1 : i64
-// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NO_MASK]], %[[BACK]], %[[NONE]], %[[SCORE0:[^,]*]], %[[SCORE0]])
-// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NO_MASK]], %[[SEVEN]], %[[SEVEN]], %[[SCORE1:[^,]*]], %[[SCORE1]])
-// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NO_MASK]], %[[NONE]], %[[AHEAD]], %[[SCORE2:[^,]*]], %[[SCORE2]])
-// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[HAS_MASK]], %[[NONE]], %[[NONE]], %{{[^,]*}}, %[[EMPTY:[^)]*]])
+// CHECK-DAG: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NO_MASK]], %[[BACK]], %[[NONE]], %[[NO_MASK]], %[[HALF]], %[[SCORE0:[^,]*]], %[[SCORE0]])
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NO_MASK]], %[[SEVEN]], %[[SEVEN]], %[[NO_MASK]], %[[HALF]], %[[SCORE1:[^,]*]], %[[SCORE1]])
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[NO_MASK]], %[[NONE]], %[[AHEAD]], %[[NO_MASK]], %[[HALF]], %[[SCORE2:[^,]*]], %[[SCORE2]])
+// CHECK: call @attn_rt_flash_attention_regions({{.*}}, %[[HAS_MASK]], %[[NONE]], %[[NONE]], %[[NO_MASK]], %[[HALF]], %{{[^,]*}}, %[[EMPTY:[^)]*]])
 // CHECK-NOT: func.func private @attn_mask_tile_{{[0-9]+}}(
 // CHECK: func.func private @attn_mask_tile_0(
 // CHECK-NOT: func.func private @attn_mask_tile_{{[0-9]+}}(

@@ -264,6 +264,8 @@ double softcapDDot(double dot, double, double, double, int64_t D) {
   return (1 - t * t) * inverseRootD(D);
 }
 double noSlope(double, double, double, double, int64_t) { return 0; }
+// The plain score under a mask: the kernels get it as has_score 0 and the scale.
+double scaledDot(double dot, double, double, double, int64_t D) { return dot * inverseRootD(D); }
 
 // Keys at most 40 positions away: at S = 513 and 128-wide tiles, pairs of every verdict.
 bool window(double i, double j, double) { return std::fabs(i - j) <= 40; }
@@ -324,6 +326,7 @@ struct RegionMod {
   attn_tile_grad_fn grad;
   bool maskReadsSlope = false; // has_mask 2 with a slope per head: verdicts per head
   int64_t windowLeft = -1, windowRight = -1; // the mask as the kernels' window arguments
+  bool productScore = false; // has_score 0: the score is the scaled product (scale 1/sqrt(D))
 };
 
 const RegionMod kMods[] = {
@@ -376,6 +379,23 @@ const RegionMod kMods[] = {
      false,
      -1,
      20},
+    // The score functions passed are softcap's, which has_score 0 must leave uncalled.
+    {{"product_window_arguments", scaledDot, alibiDDot, noSlope, band40},
+     scoreTile<inF32<softcap>>,
+     nullptr,
+     scoreGradTile<inF32<softcapDDot>, inF32<noSlope>>,
+     false,
+     40,
+     40,
+     /*productScore=*/true},
+    {{"product_lagged", scaledDot, alibiDDot, noSlope, lagged},
+     scoreTile<inF32<softcap>>,
+     maskTile<lagged>,
+     scoreGradTile<inF32<softcapDDot>, inF32<noSlope>>,
+     false,
+     -1,
+     -1,
+     /*productScore=*/true},
 };
 
 struct RegionCase {
@@ -396,6 +416,8 @@ Results runRegions(const Problem &p, const RegionMod *m, bool bf16, std::vector<
   // has_mask as attn-to-onednn passes it: 2 where the mask reads a per-head capture.
   int64_t hasMask = !m->mask ? 0 : m->maskReadsSlope && rows > 1 ? 2 : 1;
   attn_tile_fn mask = m->mask ? m->mask : m->score;
+  int64_t hasScore = m->productScore ? 0 : 1;
+  float scale = m->productScore ? (float)inverseRootD(p.c.D) : 1.0f;
   auto forward = bf16 ? _mlir_ciface_attn_rt_flash_attention_regions_bf16
                       : _mlir_ciface_attn_rt_flash_attention_regions;
   auto backward = bf16 ? _mlir_ciface_attn_rt_flash_attention_regions_backward_bf16
@@ -405,13 +427,13 @@ Results runRegions(const Problem &p, const RegionMod *m, bool bf16, std::vector<
       [&](attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *keyMask, attn_memref4 *o,
           attn_memref3 *l, int64_t causal, float) {
         forward(q, k, v, keyMask, &cap, o, l, causal, hasMask, m->windowLeft, m->windowRight,
-                m->score, mask);
+                hasScore, scale, m->score, mask);
       },
       [&](attn_memref4 *q, attn_memref4 *k, attn_memref4 *v, attn_memref2 *keyMask, attn_memref4 *o,
           attn_memref3 *l, attn_memref4 *dOut, attn_memref3 *dLse, attn_memref4 *gq,
           attn_memref4 *gk, attn_memref4 *gv, int64_t causal, float) {
         backward(q, k, v, keyMask, &cap, o, l, dOut, dLse, gq, gk, gv, &dCap, causal, hasMask,
-                 m->windowLeft, m->windowRight, m->score, m->grad, mask);
+                 m->windowLeft, m->windowRight, hasScore, scale, m->score, m->grad, mask);
       });
   dSlope = dCaptures;
   return r;
