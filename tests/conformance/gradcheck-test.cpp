@@ -17,6 +17,7 @@
 #include "attn/Random.h"
 #include "attn/data/Text.h"
 #include "frontends/yaml/Importer.h"
+#include "tests/support/Models.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -243,15 +244,6 @@ INSTANTIATE_TEST_SUITE_P(Ops, Gradcheck, ::testing::ValuesIn(caseNames()),
 
 // Every model of models/, shrunk so that finite differences stay cheap: its @loss through
 // the importer, attn-autodiff and the JIT, on random data.
-std::vector<std::string> modelNames() {
-  std::vector<std::string> names;
-  for (const auto &e : std::filesystem::directory_iterator(std::string(ATTN_SOURCE_DIR) + "/models"))
-    if (e.path().extension() == ".yaml")
-      names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // A model of models/, shrunk, its @loss and @loss_grad (and, training, @train_step) compiled,
 // and random inputs of @loss.
 struct ShrunkModel {
@@ -433,11 +425,7 @@ TEST_P(ModelGradcheck, GeneratedGpuKernelsComputeTheCpuProgram) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ModelGradcheck, ::testing::ValuesIn(modelNames()),
-                         [](const auto &info) {
-                           std::string n = info.param;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Models, ModelGradcheck, ::testing::ValuesIn(attn::testing::modelNames()),
+                         [](const auto &info) { return attn::testing::testName(info.param); });
 
 } // namespace

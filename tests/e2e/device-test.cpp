@@ -2,6 +2,7 @@
 // leaves on the CPU, what it says on a machine with no usable GPU (before any work), and, on a
 // machine with one, training to the CPU's losses.
 #include "AttncProcess.h"
+#include "tests/support/Models.h"
 
 #include <gtest/gtest.h>
 
@@ -181,16 +182,6 @@ TEST(DeviceCudaOnCpu, TrainsToTheCpuLosses) { expectTheCpuLosses(kModel, "cuda-o
 // between them hold every kind of loop the importer makes (recurrent layers with masks,
 // attention with layer norm and the optimizer, convolutions with GLU): ptxas takes about
 // 10 ms a module, and the 33 models have 17,000.
-std::vector<std::string> modelNames() {
-  std::vector<std::string> names;
-  for (const auto &e :
-       std::filesystem::directory_iterator(std::string(ATTN_SOURCE_DIR) + "/models"))
-    if (e.path().extension() == ".yaml")
-      names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 class GeneratedKernels : public ::testing::TestWithParam<std::string> {};
 
 // A data file models/NAME.yaml reads that is not there ("" when all are): corpora/ is built
@@ -251,11 +242,7 @@ TEST_P(GeneratedKernels, CompileToPtx) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, GeneratedKernels, ::testing::ValuesIn(modelNames()),
-                         [](const auto &info) {
-                           std::string n = info.param;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Models, GeneratedKernels, ::testing::ValuesIn(attn::testing::modelNames()),
+                         [](const auto &info) { return attn::testing::testName(info.param); });
 
 } // namespace
