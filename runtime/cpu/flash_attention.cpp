@@ -258,22 +258,18 @@ public:
     }
   }
 
-  // Whether every query of [q0, q1) may see every key of the tile [k0, k1): nothing to mask.
-  bool allAllowed(int64_t q0, int64_t q1, int64_t k0, int64_t k1) const {
-    return tileOpen_[k0 / kKeyTile] && !emptyRow(q0) && visible(q0, k0, k1 - k0) == k1 - k0 &&
-           from(q1 - 1, k0, k1 - k0) == 0;
-  }
+  // Whether the scores of queries q0.. against the key tile at k0 need push: a padded key in
+  // the tile, or a query from q0 on that sees no key at all (emptyRow is monotone in i).
+  bool needsPush(int64_t q0, int64_t k0) const { return !tileOpen_[k0 / kKeyTile] || emptyRow(q0); }
 
-  // Pushes the scores row[0..cols) of query i against keys k0.. down where not allowed: the
-  // causal part and the window's keys ahead are a suffix, the padding a lookup; the loops
-  // vectorise. (The window's far keys, a prefix, the callers give weight 0 without an exp.)
+  // Pushes the scores row[0..cols) of query i against keys k0.. down where the padding hides
+  // them (a lookup, vectorised). The keys the causal mask or the window hide from the row, a
+  // suffix and a prefix of it, the callers give weight 0 without an exp and are left alone.
   void push(int64_t i, int64_t k0, int64_t cols, float *row) const {
-    int64_t limit = visible(i, k0, cols);
-    for (int64_t c = limit; c < cols; ++c)
-      row[c] -= kPush;
     if (tileOpen_[k0 / kKeyTile])
       return;
     const float *m = mask_ + k0;
+    int64_t limit = visible(i, k0, cols);
     for (int64_t c = 0; c < limit; ++c)
       row[c] -= m[c] == 0 ? kPush : 0.0f;
   }
@@ -457,10 +453,11 @@ private:
   std::vector<Verdict> verdicts_;
 };
 
-// s [rows, kKeyTile] = scale q[q0..] k[k0..]^T, less kPush where not allowed; q [T, D] and
-// k [S, D] of one (batch, head h) (q already scaled where Tiles::kScaledQuery).
-// With active `mods` (the _regions kernels, scale 1) the products become the score region's
-// scores, masked by its mask region; `dots` (when not null, ld kKeyTile) keeps the products.
+// s [rows, kKeyTile] = scale q[q0..] k[k0..]^T, less kPush where the padding hides a key (the
+// causal mask's and the window's hidden keys are left to the callers), 0 in a row with no key;
+// q [T, D] and k [S, D] of one (batch, head h) (q already scaled where Tiles::kScaledQuery).
+// With active `mods` (the _regions kernels) the products become the score region's scores,
+// masked by its mask region; `dots` (when not null, ld kKeyTile) keeps the products.
 template <class Tiles>
 void scoreTile(const typename Tiles::Factor *q, const typename Tiles::Factor *k, const Shape &d,
                const Allowed &allowed, const ScoreMods &mods, int64_t h, int64_t q0, int64_t rows,
@@ -472,7 +469,7 @@ void scoreTile(const typename Tiles::Factor *q, const typename Tiles::Factor *k,
       std::copy(s + r * kKeyTile, s + r * kKeyTile + cols, dots + r * kKeyTile);
   if (mods.active())
     mods.apply(h, s, rows, cols, q0, k0, scratch);
-  if (allowed.allAllowed(q0, q0 + rows, k0, k0 + cols))
+  if (!allowed.needsPush(q0, k0))
     return;
   for (int64_t r = 0; r < rows; ++r) {
     float *row = s + r * kKeyTile;
