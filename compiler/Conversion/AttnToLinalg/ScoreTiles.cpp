@@ -7,10 +7,15 @@
 //       t[r ld + c] = f(x, i, j, captures)              score
 //       t[r ld + c] = mask(i, j, captures) != 0          mask
 //       ds[r ld + c] = ds != 0 ? X : 0,  dcap += ...     score_grad
+//
+// What a region computes from the positions only through i - j (T5's bucketed relative bias,
+// ALiBi's slope * |i - j|) is the same along each diagonal of the tile: it is computed once per
+// diagonal, rows + cols - 1 times, into a table before the loops, which read it (Diagonals).
 #include "compiler/Conversion/AttnToLinalg/ScoreTiles.h"
 #include "compiler/Conversion/AttnToLinalg/Generics.h"
 #include "compiler/Conversion/AttnToLinalg/ScoreEmitter.h"
 #include "dialect/AttnOps.h"
+#include "dialect/ops/ScoreRegion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -60,9 +65,10 @@ struct Tile {
     return b.create<arith::SIToFPOp>(loc, b.getF32Type(), i64);
   }
 
-  // body(at, i, j, sums) for every element, carrying f32 `sums` (from `inits`) through both
-  // loops; returns their final values.
-  using Body = function_ref<SmallVector<Value>(Value at, Value i, Value j, ValueRange sums)>;
+  // body(at, r, c, i, j, sums) for every element, carrying f32 `sums` (from `inits`) through
+  // both loops; returns their final values.
+  using Body = function_ref<SmallVector<Value>(Value at, Value r, Value c, Value i, Value j,
+                                               ValueRange sums)>;
   SmallVector<Value> forEach(ValueRange inits, Body body) {
     Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
     Value one = b.create<arith::ConstantIndexOp>(loc, 1);
@@ -79,7 +85,7 @@ struct Tile {
         startBody(inner);
         Value c = inner.getInductionVar();
         Value at = b.create<arith::AddIOp>(loc, rowStart, c);
-        yield(inner, body(at, i, position(j0, c), inner.getRegionIterArgs()));
+        yield(inner, body(at, r, c, i, position(j0, c), inner.getRegionIterArgs()));
       }
       yield(outer, inner.getResults());
     }
@@ -99,6 +105,128 @@ struct Tile {
     if (loop.getNumRegionIterArgs() != 0)
       b.create<scf::YieldOp>(loc, values);
   }
+};
+
+// The values of a region that depend on the positions only through i - j, with constants and
+// captures, that values of another kind use: each is the same along a diagonal of a tile, so it
+// is tabulated per diagonal before the tile's loops and read in them. Index k = r - c + cols - 1
+// holds diagonal i - j = i0 - j0 - (cols - 1) + k.
+class Diagonals {
+public:
+  // i, j: the region's position arguments; invariants: its captures.
+  Diagonals(Block &region, Value i, Value j, ValueRange invariants)
+      : region(region), invariant(invariants.begin(), invariants.end()) {
+    auto in = [](llvm::DenseSet<Value> &set) {
+      return [&set](Value v) { return set.contains(v); };
+    };
+    for (Operation &op : region.without_terminator()) {
+      Value r = op.getResult(0);
+      if (!score_region::isScalar(r.getType()) || isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
+        continue;
+      if (auto sub = dyn_cast<SubOp>(op); sub && sub.getLhs() == i && sub.getRhs() == j) {
+        relative.insert(r);
+        differences.push_back(r);
+      } else if (isa<ConstantOp>(op)) {
+        invariant.insert(r);
+      } else if (llvm::all_of(op.getOperands(), [&](Value v) {
+                   return relative.contains(v) || invariant.contains(v);
+                 })) {
+        (llvm::any_of(op.getOperands(), in(relative)) ? relative : invariant).insert(r);
+      }
+    }
+    // The roots: relative values something else reads (i - j alone is not worth a table).
+    for (Operation &op : region.without_terminator()) {
+      Value r = op.getResult(0);
+      if (!relative.contains(r) || llvm::is_contained(differences, r))
+        continue;
+      if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+            return user->getNumResults() == 0 || !relative.contains(user->getResult(0));
+          }))
+        roots.push_back(r);
+    }
+  }
+
+  // Whether `v` depends on the positions only through i - j, or not on them at all.
+  bool isRelative(Value v) const { return relative.contains(v); }
+  bool isInvariant(Value v) const { return invariant.contains(v); }
+  // Tabulates `v` too, as the region computes it with the arguments `tabulate` binds (without
+  // binding it in the loops): a value that is a function of i - j under those bindings.
+  void tabulateAlso(Value v) {
+    if (!llvm::is_contained(extras, v))
+      extras.push_back(v);
+  }
+
+  // Before the loops of `tile`: one table per root, rows + cols - 1 long (`span`), filled by
+  // the region emitted with i - j = each diagonal (`bind` binds its other arguments for the
+  // emitter), and `zeroed` more tables of zeros (sums per diagonal, zeroTable).
+  void tabulate(OpBuilder &b, Location loc, const Tile &tile,
+                function_ref<void(ScoreEmitter &)> bind, unsigned zeroed = 0) {
+    if (roots.empty() && extras.empty() && zeroed == 0)
+      return;
+    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    span = b.create<arith::SubIOp>(loc, b.create<arith::AddIOp>(loc, tile.rows, tile.cols), one);
+    Value n = b.create<arith::MaxSIOp>(loc, span, one);
+    auto newTable = [&] {
+      return b.create<memref::AllocaOp>(
+          loc, MemRefType::get({ShapedType::kDynamic}, b.getF32Type()), ValueRange{n});
+    };
+    for (size_t k = 0; k < roots.size() + extras.size(); ++k)
+      tables.push_back(newTable());
+    for (unsigned k = 0; k < zeroed; ++k)
+      zeroTables.push_back(newTable());
+    // diagonal(k) = i0 - j0 - cols + 1 + k
+    Value first = b.create<arith::AddIOp>(
+        loc,
+        b.create<arith::SubIOp>(loc, tile.i0, b.create<arith::AddIOp>(loc, tile.j0, tile.cols)),
+        one);
+    auto loop = b.create<scf::ForOp>(loc, zero, span, one);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Value k = loop.getInductionVar();
+    for (Value table : zeroTables)
+      b.create<memref::StoreOp>(loc, cstF(b, loc, 0.0f), table, ValueRange{k});
+    Value d =
+        b.create<arith::IndexCastOp>(loc, b.getI64Type(), b.create<arith::AddIOp>(loc, first, k));
+    Value dF = b.create<arith::SIToFPOp>(loc, b.getF32Type(), d);
+    ScoreEmitter e(b, loc, /*width=*/1);
+    bind(e);
+    for (Value difference : differences)
+      e.bindScalar(difference, dF);
+    e.emitScalars(region);
+    for (auto [value, table] : llvm::zip(llvm::concat<Value>(roots, extras), tables))
+      b.create<memref::StoreOp>(loc, e.scalar(value), table, ValueRange{k});
+  }
+
+  // The table index of row r and column c of `tile`.
+  static Value index(OpBuilder &b, Location loc, const Tile &tile, Value r, Value c) {
+    Value last = b.create<arith::SubIOp>(loc, tile.cols, b.create<arith::ConstantIndexOp>(loc, 1));
+    return b.create<arith::AddIOp>(loc, b.create<arith::SubIOp>(loc, r, c), last);
+  }
+
+  // In the loops, at row r and column c of `tile`: the tabulated values, bound for `e` (which
+  // then leaves out the ops that compute them).
+  void bind(ScoreEmitter &e, OpBuilder &b, Location loc, const Tile &tile, Value r, Value c) const {
+    if (roots.empty())
+      return;
+    Value k = index(b, loc, tile, r, c);
+    for (auto [root, table] : llvm::zip(roots, tables))
+      e.bindScalar(root, b.create<memref::LoadOp>(loc, table, ValueRange{k}));
+  }
+
+  // After tabulate: the table of `v` (tabulateAlso), the n-th table of zeros, and their length.
+  Value table(Value v) const {
+    return tables[roots.size() + (llvm::find(extras, v) - extras.begin())];
+  }
+  Value zeroTable(unsigned n) const { return zeroTables[n]; }
+  Value length() const { return span; }
+
+private:
+  Block &region;
+  llvm::DenseSet<Value> relative, invariant;
+  SmallVector<Value> differences;                       // the region's i - j
+  SmallVector<Value> roots, extras, tables, zeroTables; // tables: the roots', then the extras'
+  Value span;
 };
 
 // Binds the arguments of `region` from `first` on to the captures' f32s.
@@ -137,12 +265,22 @@ func::FuncOp mlir::attn::linalg_lowering::defineScoreTile(OpBuilder &b, Operatio
   Value t = f.getArgument(0);
   SmallVector<Value> captures = loadCaptures(b, loc, f.getArgument(1), score.getNumArguments() - 4);
   Tile tile(b, loc, f.getArguments().drop_front(2));
-  tile.forEach({}, [&](Value at, Value i, Value j, ValueRange) {
+  Diagonals diagonals(score, score.getArgument(2), score.getArgument(3),
+                      score.getArguments().drop_front(4));
+  Value none = cstF(b, loc, 0.0f);
+  diagonals.tabulate(b, loc, tile, [&](ScoreEmitter &e) {
+    e.bindScalar(dot->getResult(0), none);
+    e.bindScalar(score.getArgument(2), none);
+    e.bindScalar(score.getArgument(3), none);
+    bindCaptures(e, score, 4, captures);
+  });
+  tile.forEach({}, [&](Value at, Value r, Value c, Value i, Value j, ValueRange) {
     ScoreEmitter e(b, loc, /*width=*/1);
     e.bindScalar(dot->getResult(0), b.create<memref::LoadOp>(loc, t, at));
     e.bindScalar(score.getArgument(2), i);
     e.bindScalar(score.getArgument(3), j);
     bindCaptures(e, score, 4, captures);
+    diagonals.bind(e, b, loc, tile, r, c);
     e.emitScalars(score);
     b.create<memref::StoreOp>(loc, e.scalar(yielded(score, 0)), t, at);
     return SmallVector<Value>{};
@@ -159,11 +297,20 @@ func::FuncOp mlir::attn::linalg_lowering::defineMaskTile(OpBuilder &b, Operation
   Value t = f.getArgument(0);
   SmallVector<Value> captures = loadCaptures(b, loc, f.getArgument(1), mask.getNumArguments() - 2);
   Tile tile(b, loc, f.getArguments().drop_front(2));
-  tile.forEach({}, [&](Value at, Value i, Value j, ValueRange) {
+  Diagonals diagonals(mask, mask.getArgument(0), mask.getArgument(1),
+                      mask.getArguments().drop_front(2));
+  Value none = cstF(b, loc, 0.0f);
+  diagonals.tabulate(b, loc, tile, [&](ScoreEmitter &e) {
+    e.bindScalar(mask.getArgument(0), none);
+    e.bindScalar(mask.getArgument(1), none);
+    bindCaptures(e, mask, 2, captures);
+  });
+  tile.forEach({}, [&](Value at, Value r, Value c, Value i, Value j, ValueRange) {
     ScoreEmitter e(b, loc, /*width=*/1);
     e.bindScalar(mask.getArgument(0), i);
     e.bindScalar(mask.getArgument(1), j);
     bindCaptures(e, mask, 2, captures);
+    diagonals.bind(e, b, loc, tile, r, c);
     e.emitScalars(mask);
     Value open = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, e.scalar(yielded(mask, 0)),
                                          cstF(b, loc, 0.0f));
@@ -187,25 +334,101 @@ func::FuncOp mlir::attn::linalg_lowering::defineScoreGradTile(OpBuilder &b, Oper
   SmallVector<Value> captures = loadCaptures(b, loc, f.getArgument(2), numCaptures);
   Tile tile(b, loc, f.getArguments().drop_front(4));
   Value zero = cstF(b, loc, 0.0f);
+  Value dsArg = grad.getArgument(4 + numCaptures);
+  Diagonals diagonals(grad, grad.getArgument(2), grad.getArgument(3),
+                      grad.getArguments().slice(4, numCaptures));
+  // The captures whose gradient is ds p(i - j) (ALiBi's slope: -ds (i - j); a table's column:
+  // ds times its steps): the loops sum ds per diagonal, and each such gradient is
+  // sum_k sums[k] p(k) after them, one multiply-add per diagonal instead of one per score.
+  // p(k) is the gradient with ds = 1, tabulated with the other diagonals' values.
+  auto scalesWith = [&](Value v) { return diagonals.isRelative(v) || diagonals.isInvariant(v); };
+  std::function<bool(Value)> linearInDs = [&](Value v) {
+    if (v == dsArg)
+      return true;
+    Operation *op = v.getDefiningOp();
+    if (isa_and_nonnull<NegOp, ReshapeOp>(op))
+      return score_region::isScalar(v.getType()) && linearInDs(op->getOperand(0));
+    if (isa_and_nonnull<AddOp, SubOp>(op))
+      return linearInDs(op->getOperand(0)) && linearInDs(op->getOperand(1));
+    if (isa_and_nonnull<MulOp>(op))
+      return (linearInDs(op->getOperand(0)) && scalesWith(op->getOperand(1))) ||
+             (scalesWith(op->getOperand(0)) && linearInDs(op->getOperand(1)));
+    if (isa_and_nonnull<DivOp>(op))
+      return linearInDs(op->getOperand(0)) && scalesWith(op->getOperand(1));
+    return false;
+  };
+  SmallVector<unsigned> perDiagonal;
+  for (unsigned n = 0; n < numCaptures; ++n)
+    if (linearInDs(yielded(grad, 2 + n))) {
+      diagonals.tabulateAlso(yielded(grad, 2 + n));
+      perDiagonal.push_back(n);
+    }
+  diagonals.tabulate(
+      b, loc, tile,
+      [&](ScoreEmitter &e) {
+        if (dot)
+          e.bindScalar(dot->getResult(0), zero);
+        e.bindScalar(grad.getArgument(2), zero);
+        e.bindScalar(grad.getArgument(3), zero);
+        bindCaptures(e, grad, 4, captures);
+        e.bindScalar(dsArg, cstF(b, loc, 1.0f));
+      },
+      /*zeroed=*/perDiagonal.empty() ? 0 : 1);
+  auto isPerDiagonal = [&](unsigned n) { return llvm::is_contained(perDiagonal, n); };
   SmallVector<Value> inits(numCaptures, zero);
-  SmallVector<Value> sums = tile.forEach(inits, [&](Value at, Value i, Value j, ValueRange acc) {
-    ScoreEmitter e(b, loc, /*width=*/1);
-    Value g = b.create<memref::LoadOp>(loc, ds, at);
-    if (dot)
-      e.bindScalar(dot->getResult(0), b.create<memref::LoadOp>(loc, dots, at));
-    e.bindScalar(grad.getArgument(2), i);
-    e.bindScalar(grad.getArgument(3), j);
-    bindCaptures(e, grad, 4, captures);
-    e.bindScalar(grad.getArgument(4 + numCaptures), g);
-    e.emitScalars(grad);
-    Value live = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, g, zero);
-    auto where = [&](Value x) { return b.create<arith::SelectOp>(loc, live, x, zero); };
-    b.create<memref::StoreOp>(loc, where(e.scalar(cotangent)), ds, at);
-    SmallVector<Value> next;
-    for (unsigned n = 0; n < numCaptures; ++n)
-      next.push_back(sumBody(b, loc, {acc[n], where(e.scalar(yielded(grad, 2 + n)))}));
-    return next;
-  });
+  SmallVector<Value> sums =
+      tile.forEach(inits, [&](Value at, Value r, Value c, Value i, Value j, ValueRange acc) {
+        ScoreEmitter e(b, loc, /*width=*/1);
+        Value g = b.create<memref::LoadOp>(loc, ds, at);
+        if (dot)
+          e.bindScalar(dot->getResult(0), b.create<memref::LoadOp>(loc, dots, at));
+        e.bindScalar(grad.getArgument(2), i);
+        e.bindScalar(grad.getArgument(3), j);
+        bindCaptures(e, grad, 4, captures);
+        e.bindScalar(grad.getArgument(4 + numCaptures), g);
+        diagonals.bind(e, b, loc, tile, r, c);
+        e.emitScalars(grad);
+        Value live = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, g, zero);
+        auto where = [&](Value x) { return b.create<arith::SelectOp>(loc, live, x, zero); };
+        b.create<memref::StoreOp>(loc, where(e.scalar(cotangent)), ds, at);
+        if (!perDiagonal.empty()) {
+          Value k = Diagonals::index(b, loc, tile, r, c);
+          Value sumsTable = diagonals.zeroTable(0);
+          Value old = b.create<memref::LoadOp>(loc, sumsTable, ValueRange{k});
+          b.create<memref::StoreOp>(loc, b.create<arith::AddFOp>(loc, old, where(g)), sumsTable,
+                                    ValueRange{k});
+        }
+        SmallVector<Value> next;
+        for (unsigned n = 0; n < numCaptures; ++n)
+          next.push_back(isPerDiagonal(n)
+                             ? acc[n]
+                             : sumBody(b, loc, {acc[n], where(e.scalar(yielded(grad, 2 + n)))}));
+        return next;
+      });
+  if (!perDiagonal.empty()) {
+    // sum_k ds_k p(k), where ds_k != 0 (a diagonal of hidden keys has no gradient, whatever p)
+    Value c0 = b.create<arith::ConstantIndexOp>(loc, 0),
+          c1 = b.create<arith::ConstantIndexOp>(loc, 1);
+    SmallVector<Value> totals(perDiagonal.size(), zero);
+    auto loop = b.create<scf::ForOp>(loc, c0, diagonals.length(), c1, totals);
+    {
+      OpBuilder::InsertionGuard inside(b);
+      b.setInsertionPointToEnd(loop.getBody());
+      Value k = loop.getInductionVar();
+      Value s = b.create<memref::LoadOp>(loc, diagonals.zeroTable(0), ValueRange{k});
+      Value live = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, s, zero);
+      SmallVector<Value> next;
+      for (auto [n, total] : llvm::zip(perDiagonal, loop.getRegionIterArgs())) {
+        Value p =
+            b.create<memref::LoadOp>(loc, diagonals.table(yielded(grad, 2 + n)), ValueRange{k});
+        Value term = b.create<arith::SelectOp>(loc, live, b.create<arith::MulFOp>(loc, s, p), zero);
+        next.push_back(sumBody(b, loc, {total, term}));
+      }
+      b.create<scf::YieldOp>(loc, next);
+    }
+    for (auto [n, total] : llvm::zip(perDiagonal, loop.getResults()))
+      sums[n] = total;
+  }
   for (auto [n, sum] : llvm::enumerate(sums)) {
     Value at = b.create<arith::ConstantIndexOp>(loc, n);
     Value old = b.create<memref::LoadOp>(loc, dCaptures, at);

@@ -274,9 +274,12 @@ func.func @fused_attention_weighted(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4x
 // A score of scalar code around the dot product (ALiBi with a learned slope) under a mask region
 // of scalar code (every key but the first), forward and backward: the flash kernels' _regions form
 // with the regions as tile functions. A score tile reads the product from the tile and writes
-// the score back, the positions i0 + r and j0 + c; the mask tile writes 1 or 0; the backward's
-// writes the product's gradient (ds itself here) where ds is nonzero and sums the slope's over
-// the tile, added into d_captures, which becomes the slope's gradient.
+// the score back, the positions i0 + r and j0 + c (the bias s (i - j), the same along each
+// diagonal of the tile, from a table made per diagonal before the loops, index r - c + cols - 1);
+// the mask tile writes 1 or 0; the backward's writes the product's gradient (ds itself here)
+// where ds is nonzero and sums the slope's over the tile (it is ds p, p = -(i - j) the gradient
+// at ds = 1: ds is summed per diagonal in the loops and weighed by p, tabulated per diagonal,
+// after them), added into d_captures, which becomes the slope's gradient.
 // CHECK-LABEL: func @fused_attention_regions
 // CHECK-DAG: %[[MASK_B:.*]] = constant @attn_mask_tile_0
 // CHECK-DAG: %[[GRAD:.*]] = constant @attn_score_grad_tile_0
@@ -296,13 +299,17 @@ func.func @fused_attention_weighted(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4x
 // CHECK: tensor.from_elements %[[DSLOPE]] : tensor<f32>
 // CHECK: func.func private @attn_score_tile_0(%[[T:.*]]: memref<?xf32>, %[[CAPS:.*]]: memref<?xf32>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
 // CHECK: %[[S:.*]] = memref.load %[[CAPS]][%c0]
-// CHECK: scf.for
-// CHECK: %[[I:.*]] = arith.sitofp
-// CHECK: scf.for
-// CHECK: %[[J:.*]] = arith.sitofp
+// CHECK: %[[TABLE:.*]] = memref.alloca(%{{.*}}) : memref<?xf32>
+// CHECK: scf.for %[[K:.*]] = %c0 to
+// CHECK: %[[D:.*]] = arith.sitofp
+// CHECK: %[[BIAS_D:.*]] = arith.mulf %[[D]], %[[S]]
+// CHECK: memref.store %[[BIAS_D]], %[[TABLE]][%[[K]]]
+// CHECK: scf.for %[[R:.*]] = %c0 to
+// CHECK: scf.for %[[C:.*]] = %c0 to
 // CHECK: %[[DOT:.*]] = memref.load %[[T]][%[[AT:.*]]]
-// CHECK: %[[DIST:.*]] = arith.subf %[[I]], %[[J]]
-// CHECK: %[[BIAS:.*]] = arith.mulf %[[DIST]], %[[S]]
+// CHECK: %[[R_C:.*]] = arith.subi %[[R]], %[[C]]
+// CHECK: %[[DIAGONAL:.*]] = arith.addi %[[R_C]]
+// CHECK: %[[BIAS:.*]] = memref.load %[[TABLE]][%[[DIAGONAL]]]
 // CHECK: %[[E:.*]] = arith.subf %[[DOT]], %[[BIAS]]
 // CHECK: memref.store %[[E]], %[[T]][%[[AT]]]
 // CHECK: func.func private @attn_mask_tile_0(
@@ -310,18 +317,34 @@ func.func @fused_attention_weighted(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4x
 // CHECK: %[[OPEN:.*]] = arith.select
 // CHECK: memref.store %[[OPEN]]
 // CHECK: func.func private @attn_score_grad_tile_0(%{{.*}}: memref<?xf32>, %[[DS:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[DC_ARG:.*]]: memref<?xf32>,
-// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %cst) -> (f32)
-// CHECK: scf.for {{.*}} iter_args(%[[ACC2:.*]] = %[[ACC]]) -> (f32)
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[P_T:.*]] = memref.alloca
+// CHECK: %[[DS_SUMS:.*]] = memref.alloca
+// CHECK: scf.for %[[K:.*]] = %c0 to
+// CHECK: memref.store %[[ZERO]], %[[DS_SUMS]][%[[K]]]
+// CHECK: %[[D:.*]] = arith.sitofp
+// CHECK: %[[NEG_ONE:.*]] = arith.negf %[[ONE]]
+// CHECK: %[[P_K:.*]] = arith.mulf %[[NEG_ONE]], %[[D]]
+// CHECK: memref.store %[[P_K]], %[[P_T]][%[[K]]]
+// CHECK: scf.for
+// CHECK: scf.for
 // CHECK: %[[G:.*]] = memref.load %[[DS]][%[[GAT:.*]]]
-// CHECK: %[[NEG:.*]] = arith.negf %[[G]]
-// CHECK: %[[DSL:.*]] = arith.mulf %[[NEG]]
-// CHECK: %[[LIVE:.*]] = arith.cmpf one, %[[G]], %cst
-// CHECK: %[[X:.*]] = arith.select %[[LIVE]], %[[G]], %cst
+// CHECK: %[[LIVE:.*]] = arith.cmpf one, %[[G]], %[[ZERO]]
+// CHECK: %[[X:.*]] = arith.select %[[LIVE]], %[[G]], %[[ZERO]]
 // CHECK: memref.store %[[X]], %[[DS]][%[[GAT]]]
-// CHECK: %[[PART:.*]] = arith.select %[[LIVE]], %[[DSL]], %cst
-// CHECK: arith.addf %[[ACC2]], %[[PART]] fastmath<reassoc>
+// CHECK: %[[AT_K:.*]] = arith.addi
+// CHECK: %[[SUM:.*]] = memref.load %[[DS_SUMS]][%[[AT_K]]]
+// CHECK: %[[G_LIVE:.*]] = arith.select %[[LIVE]], %[[G]], %[[ZERO]]
+// CHECK: %[[NEXT:.*]] = arith.addf %[[SUM]], %[[G_LIVE]]
+// CHECK: memref.store %[[NEXT]], %[[DS_SUMS]][%[[AT_K]]]
+// CHECK: %[[DSLOPE:.*]] = scf.for %[[K2:.*]] = %c0 to {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32)
+// CHECK: %[[S:.*]] = memref.load %[[DS_SUMS]][%[[K2]]]
+// CHECK: %[[P:.*]] = memref.load %[[P_T]][%[[K2]]]
+// CHECK: %[[SP:.*]] = arith.mulf %[[S]], %[[P]]
+// CHECK: arith.addf %[[ACC]], %{{.*}} fastmath<reassoc>
 // CHECK: %[[OLD:.*]] = memref.load %[[DC_ARG]][%c0]
-// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]]
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[DSLOPE]]
 // CHECK: memref.store %[[NEW]], %[[DC_ARG]][%c0]
 func.func @fused_attention_regions(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x3xf32>,
                                    %m: tensor<2x5xf32>, %slope: tensor<f32>, %do: tensor<2x2x3x3xf32>,
