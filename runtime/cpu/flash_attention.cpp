@@ -34,6 +34,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -141,30 +142,59 @@ void gemmBf16(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha, co
   int32_t alphaBits;
   std::memcpy(&alphaBits, &alpha, sizeof alphaBits);
   onednn::Key key{onednn::kFlashTileBf16, ta, tb, M, N, K, lda, ldb, ldc, alphaBits, beta != 0};
-  auto product = onednn::cached<TileProduct>(key, [&] {
-    // op(A) [M, K] and op(B) [K, N] as strides over the stored, row-major matrices.
-    dnnl::memory::desc a({M, K}, dt::bf16, ta == 'N' ? dnnl::memory::dims{lda, 1}
-                                                       : dnnl::memory::dims{1, lda});
-    dnnl::memory::desc b({K, N}, dt::bf16, tb == 'N' ? dnnl::memory::dims{ldb, 1}
-                                                       : dnnl::memory::dims{1, ldb});
-    dnnl::memory::desc c({M, N}, dt::f32, {ldc, 1});
-    dnnl::primitive_attr attr = onednn::userScratchpad();
-    if (alpha != 1.0f)
-      attr.set_output_scales(0, {alpha});
-    if (beta != 0) {
-      dnnl::post_ops sum;
-      sum.append_sum(1.0f);
-      attr.set_post_ops(sum);
-    }
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, onednn::engine());
-    return TileProduct{dnnl::matmul(pd), a, b, c, pd.scratchpad_desc()};
-  });
-  dnnl::engine &e = onednn::engine();
-  onednn::execute(product->prim,
-                  {{DNNL_ARG_SRC, dnnl::memory(product->a, e, const_cast<Bf16 *>(A))},
-                   {DNNL_ARG_WEIGHTS, dnnl::memory(product->b, e, const_cast<Bf16 *>(B))},
-                   {DNNL_ARG_DST, dnnl::memory(product->c, e, C)}},
-                  product->scratch);
+  // This thread's memory objects for the product, made once and repointed per call: making
+  // three dnnl::memory, a scratchpad and an argument map per call cost about as much as a
+  // 64-row tile product itself.
+  struct Bound {
+    std::shared_ptr<TileProduct> product;
+    dnnl::memory a, b, c;
+    std::vector<char, attn::BufferAllocator<char>> scratchBuffer;
+    std::unordered_map<int, dnnl::memory> args;
+  };
+  static thread_local std::map<onednn::Key, Bound> bound;
+  auto it = bound.find(key);
+  if (it == bound.end()) {
+    if (bound.size() >= 256) // as many shapes as ragged batches may bring, and no more
+      bound.clear();
+    auto product = onednn::cached<TileProduct>(key, [&] {
+      // op(A) [M, K] and op(B) [K, N] as strides over the stored, row-major matrices.
+      dnnl::memory::desc a({M, K}, dt::bf16,
+                           ta == 'N' ? dnnl::memory::dims{lda, 1} : dnnl::memory::dims{1, lda});
+      dnnl::memory::desc b({K, N}, dt::bf16,
+                           tb == 'N' ? dnnl::memory::dims{ldb, 1} : dnnl::memory::dims{1, ldb});
+      dnnl::memory::desc c({M, N}, dt::f32, {ldc, 1});
+      dnnl::primitive_attr attr = onednn::userScratchpad();
+      if (alpha != 1.0f)
+        attr.set_output_scales(0, {alpha});
+      if (beta != 0) {
+        dnnl::post_ops sum;
+        sum.append_sum(1.0f);
+        attr.set_post_ops(sum);
+      }
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, onednn::engine());
+      return TileProduct{dnnl::matmul(pd), a, b, c, pd.scratchpad_desc()};
+    });
+    dnnl::engine &e = onednn::engine();
+    Bound fresh{product,
+                dnnl::memory(product->a, e, DNNL_MEMORY_NONE),
+                dnnl::memory(product->b, e, DNNL_MEMORY_NONE),
+                dnnl::memory(product->c, e, DNNL_MEMORY_NONE),
+                {},
+                {}};
+    fresh.scratchBuffer.resize(std::max<size_t>(product->scratch.get_size(), 1));
+    fresh.args = {
+        {DNNL_ARG_SRC, fresh.a},
+        {DNNL_ARG_WEIGHTS, fresh.b},
+        {DNNL_ARG_DST, fresh.c},
+        {DNNL_ARG_SCRATCHPAD, dnnl::memory(product->scratch, e, fresh.scratchBuffer.data())}};
+    it = bound.emplace(key, std::move(fresh)).first;
+  }
+  Bound &p = it->second;
+  p.a.set_data_handle(const_cast<Bf16 *>(A));
+  p.b.set_data_handle(const_cast<Bf16 *>(B));
+  p.c.set_data_handle(C);
+  p.product->prim.execute(onednn::stream(), p.args);
+  onednn::stream().wait();
 }
 
 // The number type of the tile products, as the kernels below are instantiated:
