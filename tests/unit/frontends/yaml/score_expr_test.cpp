@@ -1,7 +1,14 @@
 // The expressions of model.transformer.attention (frontends/yaml/ScoreExpr.h): what parses,
 // the column and reason of what does not, what the ops they build compute (folded here by
 // evaluating the tree the way build() lowers it), and the section's checks in a spec.
+#include "dialect/AttnDialect.h"
+#include "dialect/AttnOps.h"
+#include "dialect/ops/ScoreRegion.h"
 #include "frontends/yaml/ScoreExpr.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/MLIRContext.h"
 
 #include <gtest/gtest.h>
 
@@ -284,6 +291,49 @@ TEST(ScoreExpr, TheSectionIsCheckedWhereItIsWritten) {
                 .find("model.transformer.attention.params are read by score_mod and mask"),
             std::string::npos);
   EXPECT_NE(problems("      sliding_window: -1\n").find("sliding_window"), std::string::npos);
+}
+
+// The masks that are sliding windows reach the flash kernels as window arguments: the region
+// build() makes of them is one score_region::slidingWindow reads the window back from (the
+// spec's sliding_window, comparisons of i - j, j - i and abs(i - j) with a number), and a mask
+// that is not only a window, or one that hides every key, is not read as one.
+TEST(ScoreExpr, WindowMasksBuildRegionsTheLoweringReadsAsWindows) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::attn::AttnDialect>();
+  auto window = [&](std::unique_ptr<Node> mask) -> std::optional<std::pair<int64_t, int64_t>> {
+    mlir::Block block;
+    mlir::OpBuilder b(&context);
+    auto scalar = mlir::RankedTensorType::get({}, b.getF32Type());
+    mlir::Location l = b.getUnknownLoc();
+    std::map<std::string, mlir::Value> values;
+    for (const char *name : {"i", "j", "slope"})
+      values[name] = block.addArgument(scalar, l);
+    b.setInsertionPointToEnd(&block);
+    b.create<mlir::attn::YieldOp>(l, mlir::ValueRange{expr::build(b, l, *mask, values)});
+    auto w = mlir::attn::score_region::slidingWindow(block);
+    if (!w)
+      return std::nullopt;
+    return std::make_pair(w->left, w->right);
+  };
+  auto text = [&](const std::string &t) {
+    expr::Error error;
+    auto node = expr::parse(t, {"i", "j", "slope"}, Type::Bool, error);
+    EXPECT_TRUE(node) << t << ": " << error.message;
+    return node;
+  };
+  using W = std::optional<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(window(expr::withWindow(nullptr, 6)), W({5, 5}));
+  EXPECT_EQ(window(text("i - j < 256")), W({255, -1}));
+  EXPECT_EQ(window(text("i - j <= 255.5")), W({255, -1}));
+  EXPECT_EQ(window(text("j - i <= 2")), W({-1, 2}));
+  EXPECT_EQ(window(text("abs(i - j) <= 128")), W({128, 128}));
+  EXPECT_EQ(window(text("i - j < 0.5")), W({0, -1}));
+  EXPECT_EQ(window(text("abs(i - j) <= 128 or j < 4")), std::nullopt);
+  EXPECT_EQ(window(expr::withWindow(text("j < 4"), 6)), std::nullopt);
+  EXPECT_EQ(window(text("i - j < slope")), std::nullopt);
+  EXPECT_EQ(window(text("i - j < 0")), std::nullopt);
+  EXPECT_EQ(window(text("i >= j")), std::nullopt);
+  EXPECT_EQ(window(text("2 * (i - j) < 8")), std::nullopt);
 }
 
 } // namespace
