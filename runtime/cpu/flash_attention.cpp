@@ -392,11 +392,10 @@ struct Regions {
     mask(t, t, 0, rows * ld, 1, c, c, 0, numCaptures, 1, ld, rows, cols, i0, j0);
   }
   // ds [rows, cols] (ld) = ds df/d dot at the products `dots`; dCaptures [this.rows,
-  // numCaptures] gains ds df/d capture in head h's row.
+  // numCaptures] gains ds df/d capture in head h's row. Only with a scoreGrad (the caller's
+  // check: a product score has none).
   void gradient(int64_t h, float *dots, float *ds, float *dCaptures, int64_t ld, int64_t rows,
                 int64_t cols, int64_t i0, int64_t j0) const {
-    if (!scoreGrad)
-      return;
     int64_t n = rows * ld, nc = numCaptures;
     float *c = of(h), *dc = dCaptures + row(h) * nc;
     scoreGrad(dots, dots, 0, n, 1, ds, ds, 0, n, 1, c, c, 0, nc, 1, dc, dc, 0, nc, 1, ld, rows,

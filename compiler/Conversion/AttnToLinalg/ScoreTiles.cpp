@@ -116,9 +116,6 @@ public:
   // i, j: the region's position arguments; invariants: its captures.
   Diagonals(Block &region, Value i, Value j, ValueRange invariants)
       : region(region), invariant(invariants.begin(), invariants.end()) {
-    auto in = [](llvm::DenseSet<Value> &set) {
-      return [&set](Value v) { return set.contains(v); };
-    };
     for (Operation &op : region.without_terminator()) {
       Value r = op.getResult(0);
       if (!score_region::isScalar(r.getType()) || isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
@@ -131,7 +128,9 @@ public:
       } else if (llvm::all_of(op.getOperands(), [&](Value v) {
                    return relative.contains(v) || invariant.contains(v);
                  })) {
-        (llvm::any_of(op.getOperands(), in(relative)) ? relative : invariant).insert(r);
+        bool readsRelative =
+            llvm::any_of(op.getOperands(), [&](Value v) { return relative.contains(v); });
+        (readsRelative ? relative : invariant).insert(r);
       }
     }
     // The roots: relative values something else reads (i - j alone is not worth a table).
@@ -158,10 +157,10 @@ public:
 
   // Before the loops of `tile`: one table per root, rows + cols - 1 long (`span`), filled by
   // the region emitted with i - j = each diagonal (`bind` binds its other arguments for the
-  // emitter), and `zeroed` more tables of zeros (sums per diagonal, zeroTable).
+  // emitter), and, `withSums`, one of zeros (`sums`: for sums per diagonal).
   void tabulate(OpBuilder &b, Location loc, const Tile &tile,
-                function_ref<void(ScoreEmitter &)> bind, unsigned zeroed = 0) {
-    if (roots.empty() && extras.empty() && zeroed == 0)
+                function_ref<void(ScoreEmitter &)> bind, bool withSums = false) {
+    if (roots.empty() && extras.empty() && !withSums)
       return;
     Value one = b.create<arith::ConstantIndexOp>(loc, 1);
     Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
@@ -173,8 +172,8 @@ public:
     };
     for (size_t k = 0; k < roots.size() + extras.size(); ++k)
       tables.push_back(newTable());
-    for (unsigned k = 0; k < zeroed; ++k)
-      zeroTables.push_back(newTable());
+    if (withSums)
+      sumsTable = newTable();
     // diagonal(k) = i0 - j0 - cols + 1 + k
     Value first = b.create<arith::AddIOp>(
         loc,
@@ -184,8 +183,8 @@ public:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
     Value k = loop.getInductionVar();
-    for (Value table : zeroTables)
-      b.create<memref::StoreOp>(loc, cstF(b, loc, 0.0f), table, ValueRange{k});
+    if (withSums)
+      b.create<memref::StoreOp>(loc, cstF(b, loc, 0.0f), sumsTable, ValueRange{k});
     Value d =
         b.create<arith::IndexCastOp>(loc, b.getI64Type(), b.create<arith::AddIOp>(loc, first, k));
     Value dF = b.create<arith::SIToFPOp>(loc, b.getF32Type(), d);
@@ -214,19 +213,19 @@ public:
       e.bindScalar(root, b.create<memref::LoadOp>(loc, table, ValueRange{k}));
   }
 
-  // After tabulate: the table of `v` (tabulateAlso), the n-th table of zeros, and their length.
+  // After tabulate: the table of `v` (tabulateAlso), the table of zeros, and their length.
   Value table(Value v) const {
     return tables[roots.size() + (llvm::find(extras, v) - extras.begin())];
   }
-  Value zeroTable(unsigned n) const { return zeroTables[n]; }
+  Value sums() const { return sumsTable; }
   Value length() const { return span; }
 
 private:
   Block &region;
   llvm::DenseSet<Value> relative, invariant;
   SmallVector<Value> differences;                       // the region's i - j
-  SmallVector<Value> roots, extras, tables, zeroTables; // tables: the roots', then the extras'
-  Value span;
+  SmallVector<Value> roots, extras, tables;             // tables: the roots', then the extras'
+  Value sumsTable, span;
 };
 
 // Binds the arguments of `region` from `first` on to the captures' f32s.
@@ -373,7 +372,7 @@ func::FuncOp mlir::attn::linalg_lowering::defineScoreGradTile(OpBuilder &b, Oper
         bindCaptures(e, grad, 4, captures);
         e.bindScalar(dsArg, cstF(b, loc, 1.0f));
       },
-      /*zeroed=*/perDiagonal.empty() ? 0 : 1);
+      /*withSums=*/!perDiagonal.empty());
   auto isPerDiagonal = [&](unsigned n) { return llvm::is_contained(perDiagonal, n); };
   SmallVector<Value> inits(numCaptures, zero);
   SmallVector<Value> sums =
@@ -393,7 +392,7 @@ func::FuncOp mlir::attn::linalg_lowering::defineScoreGradTile(OpBuilder &b, Oper
         b.create<memref::StoreOp>(loc, where(e.scalar(cotangent)), ds, at);
         if (!perDiagonal.empty()) {
           Value k = Diagonals::index(b, loc, tile, r, c);
-          Value sumsTable = diagonals.zeroTable(0);
+          Value sumsTable = diagonals.sums();
           Value old = b.create<memref::LoadOp>(loc, sumsTable, ValueRange{k});
           b.create<memref::StoreOp>(loc, b.create<arith::AddFOp>(loc, old, where(g)), sumsTable,
                                     ValueRange{k});
@@ -415,7 +414,7 @@ func::FuncOp mlir::attn::linalg_lowering::defineScoreGradTile(OpBuilder &b, Oper
       OpBuilder::InsertionGuard inside(b);
       b.setInsertionPointToEnd(loop.getBody());
       Value k = loop.getInductionVar();
-      Value s = b.create<memref::LoadOp>(loc, diagonals.zeroTable(0), ValueRange{k});
+      Value s = b.create<memref::LoadOp>(loc, diagonals.sums(), ValueRange{k});
       Value live = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, s, zero);
       SmallVector<Value> next;
       for (auto [n, total] : llvm::zip(perDiagonal, loop.getRegionIterArgs())) {

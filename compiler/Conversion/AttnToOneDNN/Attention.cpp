@@ -79,22 +79,18 @@ template <typename Op> Value packCaptures(PatternRewriter &rewriter, Op op) {
   return rewriter.create<tensor::FromElementsOp>(loc, type, scalars);
 }
 
-// The mask region as the kernels' window_left and window_right: the window it is, or -1, -1
-// (no window; a mask region that is not one is called as a tile function).
-template <typename Op> score_region::Window windowOf(Op op) {
+// The window the mask region is, which the kernels take as window_left and window_right;
+// nullopt without one (a mask region that is not a window is called as a tile function).
+template <typename Op> std::optional<score_region::Window> windowOf(Op op) {
   if (op.getMask().empty())
-    return {};
-  return score_region::slidingWindow(op.getMask().front()).value_or(score_region::Window{});
-}
-template <typename Op> bool maskIsWindow(Op op) {
-  score_region::Window w = windowOf(op);
-  return w.left >= 0 || w.right >= 0;
+    return std::nullopt;
+  return score_region::slidingWindow(op.getMask().front());
 }
 
 // The kernels' has_mask: 0 without a mask region (or with one they apply as a window), 2 when
 // it reads a per-head capture (the kernel then classifies tiles per head), else 1.
 template <typename Op> int64_t maskKind(Op op) {
-  if (op.getMask().empty() || maskIsWindow(op))
+  if (op.getMask().empty() || windowOf(op))
     return 0;
   Block &mask = op.getMask().front();
   for (unsigned n = 0; n < op.getCaptures().size(); ++n)
@@ -118,7 +114,7 @@ std::pair<func::FuncOp, func::FuncOp> scoreAndMaskTiles(PatternRewriter &rewrite
 
 // The _regions kernels' flags: causal, has_mask, window_left, window_right, has_score.
 template <typename Op> SmallVector<int64_t> regionFlags(Op op) {
-  score_region::Window w = windowOf(op);
+  score_region::Window w = windowOf(op).value_or(score_region::Window{});
   bool product = score_region::dotProductScale(op.getScore().front()).has_value();
   return {op.getCausal(), maskKind(op), w.left, w.right, !product};
 }
