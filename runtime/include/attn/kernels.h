@@ -184,8 +184,10 @@ typedef void (*attn_tile_grad_fn)(float *, float *, int64_t, int64_t, int64_t, f
  * has_mask: 0 none, 1 a mask region, 2 one that reads a per-head capture (its tile verdicts
  * are then taken per head). window_left, window_right: a sliding window (FlashAttention-2's
  * window_size; the lowering's form of a mask region it recognises as one): query i sees key j
- * only where i - window_left <= j <= i + window_right, -1 leaving a side open; the tiles
- * outside it are skipped and its edge tiles computed in bands, with no mask function.
+ * only where i - window_left <= j <= i + window_right, -1 leaving a side open; nothing outside
+ * it is computed, and no mask function runs (a narrow window bounded on both sides goes in
+ * bands of 64 queries over all their keys, forward, and of 32 keys over all their queries,
+ * backward; a wider one in tiles, the tiles outside it skipped).
  * The products are scale * q . k (the GEMMs' alpha); has_score 0: that is the score (a score
  * region c * sum(q * k) under a mask: scale c, and `score` and `score_grad` are not called);
  * has_score 1: `score` applies to them (the lowering passes scale 1).
