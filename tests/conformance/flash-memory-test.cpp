@@ -4,7 +4,8 @@
 // allocator's peak of large blocks stays below 16 times q + k + v + output (8 MiB together).
 // Unfused, the scores, weights and their gradients alone would be over 1 GiB. The same at
 // T = S = 4096, D = 16 for scores and masks on the flash kernels' _regions form (ALiBi,
-// softcapping, a sliding window) and for a score the generated kernels compute.
+// softcapping, a sliding window, T5's relative bias) and for a score the generated kernels
+// compute.
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Driver/Session.h"
 #include "compiler/Pipelines/Pipelines.h"
@@ -40,8 +41,10 @@ func.func @loss() -> (tensor<f32> {attn.name = "loss"}) {
 }
 )mlir";
 
-// The captures a module's regions take: none, a learned scalar %s, or a learned row %wr.
-enum class Capture { none, slope, row };
+// The captures a module's regions take: none, a learned scalar %s, a learned row %wr, or a
+// learned table of kColumns distances %t0, %t1, ... (T5's relative bias, one head).
+enum class Capture { none, slope, row, table };
+constexpr int kColumns = 5;
 
 // Causal fused attention at T = S = 4096, D = 16 with the score region's body `score` (it
 // defines %e), the `capture`, and `mask` as the mask region's body over %i, %j (yielding %in)
@@ -57,6 +60,16 @@ std::string regionModule(const std::string &score, Capture capture, const std::s
     param = "  %w = attn.param \"w\" {scale = 1.0 : f32} : tensor<16xf32>\n";
     captures = "captures(%w : tensor<16xf32>) ";
     arg = ", %wr: tensor<16xf32>";
+  } else if (capture == Capture::table) {
+    std::string names, types;
+    for (int n = 0; n < kColumns; ++n) {
+      std::string c = std::to_string(n);
+      param += "  %rel" + c + " = attn.param \"rel" + c + "\" {scale = 0.5 : f32} : tensor<f32>\n";
+      names += (n ? ", %rel" : "%rel") + c;
+      types += n ? ", tensor<f32>" : "tensor<f32>";
+      arg += ", %t" + c + ": tensor<f32>";
+    }
+    captures = "captures(" + names + " : " + types + ") ";
   }
   std::string text =
       "func.func @loss() -> (tensor<f32> {attn.name = \"loss\"}) {\n"
@@ -105,6 +118,23 @@ const char *kWindow = "    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>\n"
                       "    %room = attn.constant dense<255.5> : tensor<f32>\n"
                       "    %left = attn.sub %room, %ij : tensor<f32>, tensor<f32>\n"
                       "    %in = attn.step %left : tensor<f32>\n";
+// The dot product plus T5's bias rel[min(i - j, kColumns - 1)] (the attention is causal), as
+// the importer builds a table lookup: column 0 plus each step up to column c where the index
+// passes c - 1/2. The lowering tabulates it per tile diagonal.
+std::string tableScore() {
+  std::string s = std::string(kDot) + "    %ij = attn.sub %i, %j : tensor<f32>, tensor<f32>\n" +
+                  "    %e0 = attn.add %d, %t0 : tensor<f32>, tensor<f32>\n";
+  for (int n = 1; n < kColumns; ++n) {
+    std::string c = std::to_string(n), previous = std::to_string(n - 1);
+    s += "    %th" + c + " = attn.constant dense<" + std::to_string(n - 0.5) + "> : tensor<f32>\n" +
+         "    %x" + c + " = attn.sub %ij, %th" + c + " : tensor<f32>, tensor<f32>\n" + "    %p" +
+         c + " = attn.step %x" + c + " : tensor<f32>\n" + "    %g" + c + " = attn.sub %t" + c +
+         ", %t" + previous + " : tensor<f32>, tensor<f32>\n" + "    %m" + c + " = attn.mul %p" + c +
+         ", %g" + c + " : tensor<f32>, tensor<f32>\n" + "    %e" + (n + 1 < kColumns ? c : "") +
+         " = attn.add %e" + previous + ", %m" + c + " : tensor<f32>, tensor<f32>\n";
+  }
+  return s;
+}
 // A product weighted per feature (it reads q and k beyond the dot product): the generated
 // kernels, whose scratch is one row of S.
 const char *kWeighted = "    %qk = attn.mul %qi, %kj : tensor<16xf32>, tensor<16xf32>\n"
@@ -168,13 +198,16 @@ TEST(FlashAttentionMemory, TrainingNeverHoldsTheScores) {
 }
 
 // The flash kernels' _regions form: a score region with a learned capture, one whose
-// derivative reads the product, and a mask region (with and without the score's capture).
+// derivative reads the product, a mask region (with and without the score's capture), and a
+// learned table of relative biases.
 TEST(FlashAttentionMemory, ScoreRegionsNeverHoldTheScores) {
   expectNoScoreBuffer(regionModule(kAlibi, Capture::slope), 4096, 16,
                       "attn_rt_flash_attention_regions_backward");
   expectNoScoreBuffer(regionModule(kSoftcap, Capture::none), 4096, 16,
                       "attn_rt_flash_attention_regions_backward");
   expectNoScoreBuffer(regionModule(kAlibi, Capture::slope, kWindow), 4096, 16,
+                      "attn_rt_flash_attention_regions_backward");
+  expectNoScoreBuffer(regionModule(tableScore(), Capture::table), 4096, 16,
                       "attn_rt_flash_attention_regions_backward");
 }
 
