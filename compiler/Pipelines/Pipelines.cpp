@@ -73,7 +73,7 @@ void buildFusion(OpPassManager &pm, const FusionOptions &o) {
   if (o.recurrence)
     pm.addPass(mlir::attn::createAttnFuseRecurrence({o.remarks}));
   if (o.attention)
-    pm.addPass(mlir::attn::createAttnFuseAttention({o.remarks}));
+    pm.addPass(mlir::attn::createAttnFuseAttention({o.remarks, o.precision}));
   // After the fusions, which want to see whole cells and whole attention.
   if (o.hoist)
     pm.addPass(mlir::attn::createAttnHoistScanProjections());

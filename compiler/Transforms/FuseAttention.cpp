@@ -124,6 +124,12 @@ struct FuseAttention : mlir::attn::impl::AttnFuseAttentionBase<FuseAttention> {
     SmallVector<ScaledDotProductAttentionOp> attentions;
     getOperation()->walk([&](ScaledDotProductAttentionOp op) { attentions.push_back(op); });
     for (ScaledDotProductAttentionOp op : attentions) {
+      if (unfusedIsFaster(op)) {
+        if (remarks)
+          op.emitRemark("not fused: with bf16 products the unfused attention is faster at "
+                        "fewer than 128 queries or keys (the fused kernels compute it in f32)");
+        continue;
+      }
       OpBuilder b(op);
       Location l = op.getLoc();
       Value mask = op.getKeyMask() ? op.getKeyMask() : onesMask(b, l, op.getKeys());
@@ -142,6 +148,17 @@ struct FuseAttention : mlir::attn::impl::AttnFuseAttentionBase<FuseAttention> {
         op.getWeights().replaceAllUsesWith(fused.getWeights()[0]);
       op->erase();
     }
+  }
+
+  // Under a bf16 policy: an attention the flash kernels would compute in f32 (too short for
+  // their bf16 tiles) whose unfused products, batched over the heads, are large enough to gain
+  // from bf16 (Passes.td has the measurements).
+  bool unfusedIsFaster(ScaledDotProductAttentionOp op) {
+    if (precision != stringifyPrecision(Precision::bf16) ||
+        FusedAttentionOp::fillsBf16Tiles(op.getQuery(), op.getKeys()))
+      return false;
+    constexpr int64_t kMinLength = 16;
+    return dims(op.getQuery())[2] >= kMinLength && dims(op.getKeys())[2] >= kMinLength;
   }
 
   // An RNN decoder's attention (one query per row) as the fused op with B = B, H = T = 1.

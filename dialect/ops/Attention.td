@@ -178,7 +178,9 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove,
     products in bf16 with f32 sums, the regions, the online softmax and the accumulators f32
     (`attn_rt_flash_attention[_regions]_bf16`); the gradient op takes the forward's
     precision. bf16 pays only where queries and keys fill the kernels' 128 x 128
-    tiles: a policy leaves shorter attention (and every decoding step) in f32.
+    tiles: a policy leaves shorter attention (and every decoding step) in f32, and
+    attn-fuse-attention under a bf16 policy leaves a shorter dot-product attention of at
+    least 16 queries and keys unfused, its batched products bf16.
 
     ```mlir
     // the Transformer's causal self-attention: 8 heads of 64, scaled dot
@@ -230,6 +232,9 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove,
     /// Builds the result types for operands of these types (with weights when `withWeights`).
     static ::llvm::SmallVector<::mlir::Type> resultTypes(::mlir::Value query,
         ::mlir::Value keys, ::mlir::Value values, bool withWeights);
+    /// Whether queries [B, H, T, D] and keys [B, H, S, D] fill the flash kernels' bf16 tiles
+    /// (T and S at least 128), below which bf16 does not pay in the fused kernels.
+    static bool fillsBf16Tiles(::mlir::Value query, ::mlir::Value keys);
   }];
 }
 

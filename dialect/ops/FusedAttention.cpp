@@ -532,7 +532,7 @@ bool FusedAttentionGradOp::supportsPrecision(Precision precision) {
 // the per-product overhead and the rounding of the tiles outweigh the faster products
 // (measured, one thread: 64 x 64 tiles 0.96x of f32, one query against 64 keys 0.44x, 512 x
 // 512 1.37x forward and 1.43x backward).
-static bool fillsBf16Tiles(Value query, Value keys) {
+bool FusedAttentionOp::fillsBf16Tiles(Value query, Value keys) {
   auto q = cast<RankedTensorType>(query.getType()), k = cast<RankedTensorType>(keys.getType());
   return q.getShape()[2] >= 128 && k.getShape()[2] >= 128;
 }
@@ -540,7 +540,7 @@ bool FusedAttentionOp::gainsFrom(Precision precision) {
   return precision == Precision::f32 || fillsBf16Tiles(getQuery(), getKeys());
 }
 bool FusedAttentionGradOp::gainsFrom(Precision precision) {
-  return precision == Precision::f32 || fillsBf16Tiles(getQuery(), getKeys());
+  return precision == Precision::f32 || FusedAttentionOp::fillsBf16Tiles(getQuery(), getKeys());
 }
 
 double FusedAttentionOp::getFlops() {
