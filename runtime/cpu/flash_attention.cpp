@@ -129,12 +129,21 @@ inline Bf16 roundToBf16(float x) {
   return static_cast<Bf16>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
-// dst [rows, cols] (ld) = bf16(src [rows, cols] (ld)).
-void roundTile(const float *src, int64_t rows, int64_t cols, int64_t ld, Bf16 *dst) {
+// dst [rows, cols] (ld) = bf16(src [rows, cols] (ld)). A row kernel (AVX-512 where the CPU has
+// it): compiled for the baseline ISA, this loop took as long as the rounded tile's product.
+ATTN_ROW_KERNEL void roundTile(const float *src, int64_t rows, int64_t cols, int64_t ld,
+                               Bf16 *dst) {
   for (int64_t r = 0; r < rows; ++r)
 #pragma omp simd
     for (int64_t c = 0; c < cols; ++c)
       dst[r * ld + c] = roundToBf16(src[r * ld + c]);
+}
+
+// dst[0..n) = bf16(factor * src[0..n)).
+ATTN_ROW_KERNEL void roundScaled(const float *src, int64_t n, float factor, Bf16 *dst) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = roundToBf16(factor * src[i]);
 }
 
 // A cached oneDNN matmul for one tile product's shape, transposes, alpha and beta.
@@ -241,9 +250,10 @@ struct Bf16Tiles {
   static Inputs inputs(const float *x, int64_t n, float factor) {
     Inputs in;
     in.rounded.resize(n);
+    constexpr int64_t kChunk = 1 << 14;
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i)
-      in.rounded[i] = roundToBf16(factor * x[i]);
+    for (int64_t i = 0; i < n; i += kChunk)
+      roundScaled(x + i, std::min(kChunk, n - i), factor, in.rounded.data() + i);
     in.data = in.rounded.data();
     return in;
   }
