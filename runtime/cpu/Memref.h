@@ -13,6 +13,9 @@
 // Row loops come in AVX-512, AVX2 and baseline builds, picked at load time for the CPU.
 // (By feature, not by CPU model: "arch=" clones are chosen only on that very model.)
 #define ATTN_ROW_KERNEL __attribute__((target_clones("avx512f", "avx2", "default")))
+// The same for loops that write 16-bit values (bfloat16): AVX-512 has 16-bit lanes only with
+// AVX512BW, without which GCC vectorises them at half width or not at all.
+#define ATTN_ROW_KERNEL_16 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 
 namespace attn::cpu::memref {
 

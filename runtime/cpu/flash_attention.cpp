@@ -36,6 +36,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace attn::cpu::memref;
@@ -131,8 +132,8 @@ inline Bf16 roundToBf16(float x) {
 
 // dst [rows, cols] (ld) = bf16(src [rows, cols] (ld)). A row kernel (AVX-512 where the CPU has
 // it): compiled for the baseline ISA, this loop took as long as the rounded tile's product.
-ATTN_ROW_KERNEL void roundTile(const float *src, int64_t rows, int64_t cols, int64_t ld,
-                               Bf16 *dst) {
+ATTN_ROW_KERNEL_16 void roundTile(const float *src, int64_t rows, int64_t cols, int64_t ld,
+                                  Bf16 *dst) {
   for (int64_t r = 0; r < rows; ++r)
 #pragma omp simd
     for (int64_t c = 0; c < cols; ++c)
@@ -140,10 +141,89 @@ ATTN_ROW_KERNEL void roundTile(const float *src, int64_t rows, int64_t cols, int
 }
 
 // dst[0..n) = bf16(factor * src[0..n)).
-ATTN_ROW_KERNEL void roundScaled(const float *src, int64_t n, float factor, Bf16 *dst) {
+ATTN_ROW_KERNEL_16 void roundScaled(const float *src, int64_t n, float factor, Bf16 *dst) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i)
     dst[i] = roundToBf16(factor * src[i]);
+}
+
+// One row of the online softmax: the running max m and sum l take in the scores s[0..cols),
+// which become their weights exp(s - m_new); returns the factor exp(m_old - m_new) by which the
+// row's accumulator is to be rescaled.
+ATTN_ROW_KERNEL float onlineSoftmaxRow(float *s, int64_t cols, float &m, float &l) {
+  // The comparison written out: GCC 12 vectorises this reduction, not std::max's (a scalar
+  // loop that took half of this function).
+  float mx = m;
+#pragma omp simd reduction(max : mx)
+  for (int64_t c = 0; c < cols; ++c)
+    mx = s[c] > mx ? s[c] : mx;
+  float sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t c = 0; c < cols; ++c) {
+    s[c] = fastExp(s[c] - mx);
+    sum += s[c];
+  }
+  float correction = fastExp(m - mx);
+  l = l * correction + sum;
+  m = mx;
+  return correction;
+}
+
+// p[c] = exp(s[c] - lse): the forward's probabilities again.
+ATTN_ROW_KERNEL void probabilityRow(float *s, int64_t cols, float lse) {
+#pragma omp simd
+  for (int64_t c = 0; c < cols; ++c)
+    s[c] = fastExp(s[c] - lse);
+}
+
+// ds = p (dp - delta), in place of dp.
+ATTN_ROW_KERNEL void scoreGradientRow(const float *p, float *dp, int64_t cols, float delta) {
+#pragma omp simd
+  for (int64_t c = 0; c < cols; ++c)
+    dp[c] = p[c] * (dp[c] - delta);
+}
+
+// The bf16 kernels' forms: the same values, and each rounded to bfloat16 as it is written (the
+// factor of the next tile product), instead of a second pass over the tile to round it.
+
+// onlineSoftmaxRow, its weights also written to p[0..cols) rounded. (Rounded in a second loop
+// over the row, still in L1: GCC vectorises the exponentials' loop with the 16-bit stores in
+// it at half the width.)
+ATTN_ROW_KERNEL_16 float onlineSoftmaxRowBf16(float *s, Bf16 *p, int64_t cols, float &m, float &l) {
+  float mx = m;
+#pragma omp simd reduction(max : mx)
+  for (int64_t c = 0; c < cols; ++c)
+    mx = s[c] > mx ? s[c] : mx;
+  float sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t c = 0; c < cols; ++c) {
+    s[c] = fastExp(s[c] - mx);
+    sum += s[c];
+  }
+#pragma omp simd
+  for (int64_t c = 0; c < cols; ++c)
+    p[c] = roundToBf16(s[c]);
+  float correction = fastExp(m - mx);
+  l = l * correction + sum;
+  m = mx;
+  return correction;
+}
+
+// probabilityRow, also rounded into p[0..cols).
+ATTN_ROW_KERNEL_16 void probabilityRowBf16(float *s, Bf16 *p, int64_t cols, float lse) {
+#pragma omp simd
+  for (int64_t c = 0; c < cols; ++c) {
+    s[c] = fastExp(s[c] - lse);
+    p[c] = roundToBf16(s[c]);
+  }
+}
+
+// scoreGradientRow into ds[0..cols), rounded (dp is left as it was).
+ATTN_ROW_KERNEL_16 void scoreGradientRowBf16(const float *p, const float *dp, Bf16 *ds,
+                                             int64_t cols, float delta) {
+#pragma omp simd
+  for (int64_t c = 0; c < cols; ++c)
+    ds[c] = roundToBf16(p[c] * (dp[c] - delta));
 }
 
 // A cached oneDNN matmul for one tile product's shape, transposes, alpha and beta.
@@ -233,6 +313,18 @@ struct F32Tiles {
   }
   static constexpr bool kScaledQuery = false;
   static const float *tile(const float *t, int64_t, int64_t, int64_t, Bf16Scratch &) { return t; }
+  // The rows [rows, ld] that the row functions below write a tile's factors to: the f32 tile
+  // `t` itself, which they compute in place.
+  static float *rows(float *t, int64_t, int64_t, Bf16Scratch &) { return t; }
+  static float softmaxRow(float *s, float *, int64_t cols, float &m, float &l) {
+    return onlineSoftmaxRow(s, cols, m, l);
+  }
+  static void probabilities(float *s, float *, int64_t cols, float lse) {
+    probabilityRow(s, cols, lse);
+  }
+  static void scoreGradients(const float *p, float *dp, float *, int64_t cols, float delta) {
+    scoreGradientRow(p, dp, cols, delta);
+  }
   static void gemm(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (dnnl_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) != dnnl_success)
@@ -265,6 +357,22 @@ struct Bf16Tiles {
       buffer.resize(rows * ld);
     roundTile(t, rows, cols, ld, buffer.data());
     return buffer.data();
+  }
+  // The rows are a per-thread buffer, written rounded as the row functions compute: the
+  // softmax's weights, the probabilities (also kept in f32 in s: dS reads them) and dS.
+  static Bf16 *rows(float *, int64_t rows, int64_t ld, Bf16Scratch &buffer) {
+    if ((int64_t)buffer.size() < rows * ld)
+      buffer.resize(rows * ld);
+    return buffer.data();
+  }
+  static float softmaxRow(float *s, Bf16 *p, int64_t cols, float &m, float &l) {
+    return onlineSoftmaxRowBf16(s, p, cols, m, l);
+  }
+  static void probabilities(float *s, Bf16 *p, int64_t cols, float lse) {
+    probabilityRowBf16(s, p, cols, lse);
+  }
+  static void scoreGradients(const float *p, float *dp, Bf16 *ds, int64_t cols, float delta) {
+    scoreGradientRowBf16(p, dp, ds, cols, delta);
   }
   static void gemm(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha, const Bf16 *A,
                    int64_t lda, const Bf16 *B, int64_t ldb, float beta, float *C, int64_t ldc) {
@@ -577,42 +685,6 @@ void scoreTile(const typename Tiles::Factor *q, const typename Tiles::Factor *k,
   }
 }
 
-// One row of the online softmax: the running max m and sum l take in the scores s[0..cols),
-// which become their weights exp(s - m_new); returns the factor exp(m_old - m_new) by which the
-// row's accumulator is to be rescaled.
-ATTN_ROW_KERNEL float onlineSoftmaxRow(float *s, int64_t cols, float &m, float &l) {
-  // The comparison written out: GCC 12 vectorises this reduction, not std::max's (a scalar
-  // loop that took half of this function).
-  float mx = m;
-#pragma omp simd reduction(max : mx)
-  for (int64_t c = 0; c < cols; ++c)
-    mx = s[c] > mx ? s[c] : mx;
-  float sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t c = 0; c < cols; ++c) {
-    s[c] = fastExp(s[c] - mx);
-    sum += s[c];
-  }
-  float correction = fastExp(m - mx);
-  l = l * correction + sum;
-  m = mx;
-  return correction;
-}
-
-// p[c] = exp(s[c] - lse): the forward's probabilities again.
-ATTN_ROW_KERNEL void probabilityRow(float *s, int64_t cols, float lse) {
-#pragma omp simd
-  for (int64_t c = 0; c < cols; ++c)
-    s[c] = fastExp(s[c] - lse);
-}
-
-// ds = p (dp - delta), in place of dp.
-ATTN_ROW_KERNEL void scoreGradientRow(const float *p, float *dp, int64_t cols, float delta) {
-#pragma omp simd
-  for (int64_t c = 0; c < cols; ++c)
-    dp[c] = p[c] * (dp[c] - delta);
-}
-
 template <class Tiles>
 void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_memref4 *v,
                   attn_memref2 *mask, attn_memref4 *out, attn_memref3 *lse, int64_t causal,
@@ -659,23 +731,26 @@ void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_mem
           auto band = [&](int64_t r0, int64_t n, int64_t j0, int64_t seen, int64_t ld) {
             scoreTile<Tiles>(q1, k1, d, allowed[b], mods, h, q0 + r0, n, j0, seen, ld, scale,
                              s.data(), nullptr, maskScratch);
+            // The weights p [n, seen] (ld), the factor of P V.
+            Factor *pBand = Tiles::rows(s.data(), n, ld, pFactors);
             for (int64_t r = r0; r < r0 + n; ++r) {
               // The row's own keys [first, mine): those before (out of its window) and after
               // (causally hidden) get weight 0 without an exp.
               float *row = &s[(r - r0) * ld];
+              Factor *pRow = pBand + (r - r0) * ld;
               int64_t mine = allowed[b].visible(q0 + r, j0, seen);
               int64_t first = std::min(allowed[b].from(q0 + r, j0, seen), mine);
-              std::fill(row, row + first, 0.0f);
-              std::fill(row + mine, row + seen, 0.0f);
+              std::fill(pRow, pRow + first, Factor(0));
+              std::fill(pRow + mine, pRow + seen, Factor(0));
               if (mine == first)
                 continue;
-              float correction = onlineSoftmaxRow(row + first, mine - first, m[r], l[r]);
+              float correction =
+                  Tiles::softmaxRow(row + first, pRow + first, mine - first, m[r], l[r]);
               if (correction != 1.0f)
                 for (int64_t c = 0; c < d.Dv; ++c)
                   acc[r * d.Dv + c] *= correction;
             }
             // acc [n, Dv] += p [n, seen] v [seen, Dv]
-            const Factor *pBand = Tiles::tile(s.data(), n, seen, ld, pFactors);
             Tiles::gemm('N', 'N', n, d.Dv, seen, 1.0f, pBand, ld, v1 + j0 * d.Dv, d.Dv, 1.0f,
                         &acc[r0 * d.Dv], d.Dv);
           };
@@ -800,32 +875,46 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
         int64_t j0 = k0 + lo;
         scoreTile<Tiles>(q1, k1, d, allowed[b], mods, h, r0, n, j0, seen, ld, scale, p.data(),
                          keepDots ? dots.data() : nullptr, maskScratch);
+        // P [n, seen] (ld) in f32 in p (dS reads it), and as the factor of dV's product.
+        Factor *pTile = Tiles::rows(p.data(), n, ld, pFactors);
         for (int64_t r = 0; r < n; ++r) {
           float *row = &p[r * ld];
+          Factor *pRow = pTile + r * ld;
           // A zero row has no weights and no gradient; a row's keys out of its window or
           // causally hidden none.
           int64_t mine = allowed[b].emptyRow(r0 + r) ? 0 : allowed[b].visible(r0 + r, j0, seen);
           int64_t first = std::min(allowed[b].from(r0 + r, j0, seen), mine);
           std::fill(row, row + first, 0.0f);
           std::fill(row + mine, row + seen, 0.0f);
-          probabilityRow(row + first, mine - first, lse1[r0 + r]);
+          if constexpr (!std::is_same_v<Factor, float>) { // else pRow is row
+            std::fill(pRow, pRow + first, Factor(0));
+            std::fill(pRow + mine, pRow + seen, Factor(0));
+          }
+          Tiles::probabilities(row + first, pRow + first, mine - first, lse1[r0 + r]);
         }
         // dV [seen, Dv] += P^T [seen, n] dO [n, Dv]
-        const Factor *pTile = Tiles::tile(p.data(), n, seen, ld, pFactors);
         Tiles::gemm('T', 'N', seen, d.Dv, n, 1.0f, pTile, ld, do1 + r0 * d.Dv, d.Dv, 1.0f,
                     dvTile.data() + lo * d.Dv, d.Dv);
-        // dP [n, seen] = dO [n, Dv] V^T [Dv, seen]; then dS = P (dP - delta)
+        // dP [n, seen] = dO [n, Dv] V^T [Dv, seen]; then dS = P (dP - delta), written as the
+        // factor of dQ's and dK's products, unless the score region's backward (which turns dS
+        // of the scores into dS of the products: P is 0 where a key is hidden, and so is dS)
+        // comes first.
         Tiles::gemm('N', 'T', n, seen, d.Dv, 1.0f, do1 + r0 * d.Dv, d.Dv, v1 + j0 * d.Dv, d.Dv,
                     0.0f, ds.data(), ld);
-        for (int64_t r = 0; r < n; ++r)
-          scoreGradientRow(&p[r * ld], &ds[r * ld], seen, delta1[r0 + r]);
-        // The score region's backward: dS of the scores to dS of the products (P is 0 where a
-        // key is hidden, and so is dS).
-        if (keepDots)
+        const Factor *dsTile;
+        if (keepDots) {
+          for (int64_t r = 0; r < n; ++r)
+            scoreGradientRow(&p[r * ld], &ds[r * ld], seen, delta1[r0 + r]);
           mods.regions().gradient(h, dots.data(), ds.data(), dCapturesMine.data(), ld, n, seen, r0,
                                   j0);
+          dsTile = Tiles::tile(ds.data(), n, seen, ld, dsFactors);
+        } else {
+          Factor *dsRows = Tiles::rows(ds.data(), n, ld, dsFactors);
+          for (int64_t r = 0; r < n; ++r)
+            Tiles::scoreGradients(&p[r * ld], &ds[r * ld], dsRows + r * ld, seen, delta1[r0 + r]);
+          dsTile = dsRows;
+        }
         // dQ [n, D] += scale dS [n, seen] K [seen, D]
-        const Factor *dsTile = Tiles::tile(ds.data(), n, seen, ld, dsFactors);
         Tiles::gemm('N', 'N', n, d.D, seen, scale, dsTile, ld, k1 + j0 * d.D, d.D, 1.0f,
                     dq1 + r0 * d.D, d.D);
         // dK [seen, D] += scale dS^T [seen, n] Q [n, D]
