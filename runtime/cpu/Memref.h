@@ -14,7 +14,9 @@
 // (By feature, not by CPU model: "arch=" clones are chosen only on that very model.)
 #define ATTN_ROW_KERNEL __attribute__((target_clones("avx512f", "avx2", "default")))
 // The same for loops that write 16-bit values (bfloat16): AVX-512 has 16-bit lanes only with
-// AVX512BW, without which GCC vectorises them at half width or not at all.
+// AVX512BW, without which GCC vectorises them at half width or not at all. GCC 12 dispatches
+// on no single extension but AVX512F; x86-64-v4 is an ISA level (AVX512F, BW, CD, DQ, VL),
+// checked by features, not a CPU model.
 #define ATTN_ROW_KERNEL_16 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 
 namespace attn::cpu::memref {
