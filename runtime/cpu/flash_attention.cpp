@@ -85,7 +85,7 @@ __attribute__((always_inline)) inline float fastExp(float x) {
   return x < -87.3f ? 0.0f : p * scale;
 }
 
-// exp(x) to about 4e-5 relative error, for the bf16 kernels, whose weights are rounded to
+// exp(x) to about 6e-5 relative error, for the bf16 kernels, whose weights are rounded to
 // bfloat16 (2^-9) anyway: fastExp's range reduction and a degree-4 Taylor polynomial, 4
 // multiply-adds where fastExp has 8.
 __attribute__((always_inline)) inline float fastExpBf16(float x) {
