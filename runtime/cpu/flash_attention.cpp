@@ -667,8 +667,9 @@ private:
   std::vector<Verdict> verdicts_;
 };
 
-// Whether the kernels take the window's wide bands (kWide) for these rows: a window bounded on
-// both sides, narrow enough, and no mask region (whose verdicts are per tile pair).
+// Whether the kernels take the window's wide bands (kWide): a window bounded on both sides,
+// narrow enough, and no mask region (whose verdicts are per tile pair). The same for every
+// batch row's `allowed` (the band's width does not read the key mask).
 bool wideBands(const Allowed &allowed, const ScoreMods &mods) {
   int64_t width = allowed.bandWidth(kBand);
   return width > 0 && width <= kWide && !mods.masks();
@@ -726,7 +727,7 @@ void flashForward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_mem
     regions->check(kernel, d.H);
   ScoreMods mods = regions ? ScoreMods(*regions, d, causal != 0) : ScoreMods();
   int64_t queryTiles = (d.T + kQueryTile - 1) / kQueryTile;
-  bool wide = wideBands(allowed[0], mods);
+  bool wide = d.B > 0 && wideBands(allowed[0], mods);
 
 #pragma omp parallel
   {
@@ -845,7 +846,7 @@ void flashBackward(const char *kernel, attn_memref4 *q, attn_memref4 *k, attn_me
   int64_t numCaptures = regions ? regions->rows * regions->numCaptures : 0; // [rows, N]
   std::vector<double> captureGrads(numCaptures, 0.0);
   int64_t keyTiles = (d.S + kKeyTile - 1) / kKeyTile, bhs = d.B * d.H;
-  bool wide = wideBands(allowed[0], mods);
+  bool wide = d.B > 0 && wideBands(allowed[0], mods);
 
   // delta_i = sum_c dO[i, c] O[i, c] - d_lse[i], per (batch, head): dS = P (dP - delta).
   Scratch delta(bhs * d.T);
