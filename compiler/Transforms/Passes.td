@@ -83,7 +83,7 @@ def AttnFuseAttention : Pass<"attn-fuse-attention"> {
 
     Under a bf16 policy (`precision=bf16`, the one attn-precision applies next), a
     scaled dot-product attention of 16 to 127 queries or keys (both at least 16) stays
-    unfused: the flash kernels compute it in f32 there (their bf16 tiles pay from 128 x 128),
+    unfused: the flash kernels compute it in f32 there (their bf16 tiles pay from 128 queries and keys),
     while the unfused form's products are batched GEMMs over every head at once, which bf16
     makes twice as fast. Its scores are small at such lengths (a [B, H, T, S] of at most
     127 x 127 per head). Measured on the Transformer benchmark's train step (d_model 256,

@@ -177,8 +177,7 @@ def Attn_FusedAttentionOp : Attn_Op<"fused_attention", [Pure, IsolatedFromAbove,
     (docs/fusion.md). Only these have a bf16 form (`precision`, `attn-precision`): their tile
     products in bf16 with f32 sums, the regions, the online softmax and the accumulators f32
     (`attn_rt_flash_attention[_regions]_bf16`); the gradient op takes the forward's
-    precision. bf16 pays only where queries and keys fill the kernels' 128 x 128
-    tiles: a policy leaves shorter attention (and every decoding step) in f32, and
+    precision. bf16 pays only from 128 queries and 128 keys: a policy leaves shorter attention (and every decoding step) in f32, and
     attn-fuse-attention under a bf16 policy leaves a shorter dot-product attention of at
     least 16 queries and keys unfused, its batched products bf16.
 

@@ -528,10 +528,9 @@ bool FusedAttentionGradOp::supportsPrecision(Precision precision) {
          (precision == Precision::bf16 && (flashScale(*this) || regions) && !getWeights());
 }
 
-// The bf16 tiles pay where the queries and keys fill the flash kernels' 128 x 128 tiles; below,
-// the per-product overhead and the rounding of the tiles outweigh the faster products
-// (measured, one thread: 64 x 64 tiles 0.96x of f32, one query against 64 keys 0.44x, 512 x
-// 512 1.37x forward and 1.43x backward).
+// The bf16 tiles pay from 128 queries and 128 keys; below, the per-product overhead and the
+// rounding of the tiles outweigh the faster products (measured, one thread: 64 x 64 tiles
+// 0.96x of f32, one query against 64 keys 0.44x, 512 x 512 1.37x forward and 1.43x backward).
 bool FusedAttentionOp::fillsBf16Tiles(Value query, Value keys) {
   auto q = cast<RankedTensorType>(query.getType()), k = cast<RankedTensorType>(keys.getType());
   return q.getShape()[2] >= 128 && k.getShape()[2] >= 128;

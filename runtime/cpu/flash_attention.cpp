@@ -43,9 +43,11 @@ using namespace attn::cpu::memref;
 
 namespace {
 
-// 128 x 128: per tile 4 MFLOP of GEMMs (D = 64) against 16 K exponentials, and oneDNN's per-call cost
-// spread over enough work (64 x 64 tiles ran the forward at 50% of the GEMM peak, these at 64%).
-constexpr int64_t kQueryTile = 128, kKeyTile = 128;
+// 128 queries x 256 keys: per tile 8 MFLOP of GEMMs (D = 64) against 32 K exponentials, and
+// oneDNN's per-call cost spread over enough work (64 x 64 tiles ran the forward at 50% of the
+// GEMM peak on a Zen 4, 128 x 128 at 64%; on the Zen 5, 128 x 128 tiles took 2-10% longer
+// than these, forward and backward, f32 and bf16, at S 512 and 2048).
+constexpr int64_t kQueryTile = 128, kKeyTile = 256;
 // A causal tile that crosses the diagonal (or a window's edge) is computed in bands of this
 // many query rows, each over the keys its rows may see: 3/4 of such a tile's work instead of
 // all of it. (Bands of 32 do 5/8 of it, but in twice the GEMM calls, and were slower on Zen 5.)
