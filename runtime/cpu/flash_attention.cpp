@@ -70,35 +70,28 @@ constexpr float kPush = 1e9f;
 // exp(x) by Cephes' range reduction and polynomial (relative error about 2e-7), written so the
 // loops calling it vectorize (this file is compiled with -fno-trapping-math); 0 below -87.3,
 // where expf underflows, so a pushed-down score gets exactly the weight 0 it gets from expf.
-__attribute__((always_inline)) inline float fastExp(float x) {
+// kBf16: for the bf16 kernels, whose weights are rounded to bfloat16 (2^-9) anyway, a degree-4
+// Taylor polynomial after the same reduction (relative error 5.6e-5): 4 multiply-adds, not 8.
+template <bool kBf16 = false> __attribute__((always_inline)) inline float fastExp(float x) {
   float c = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
   float n = std::floor(c * 1.44269504088896341f + 0.5f);
   float r = c - n * 0.693359375f + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return x < -87.3f ? 0.0f : p * scale;
-}
-
-// exp(x) to about 6e-5 relative error, for the bf16 kernels, whose weights are rounded to
-// bfloat16 (2^-9) anyway: fastExp's range reduction and a degree-4 Taylor polynomial, 4
-// multiply-adds where fastExp has 8.
-__attribute__((always_inline)) inline float fastExpBf16(float x) {
-  float c = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
-  float n = std::floor(c * 1.44269504088896341f + 0.5f);
-  float r = c - n * 0.693359375f + n * 2.12194440e-4f;
-  float p = 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
+  float p;
+  if constexpr (kBf16) {
+    p = 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+  } else {
+    p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+  }
   int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
@@ -168,9 +161,11 @@ ATTN_ROW_KERNEL_16 void roundScaled(const float *src, int64_t n, float factor, B
 }
 
 // One row of the online softmax: the running max m and sum l take in the scores s[0..cols),
-// which become their weights exp(s - m_new); returns the factor exp(m_old - m_new) by which the
-// row's accumulator is to be rescaled.
-ATTN_ROW_KERNEL float onlineSoftmaxRow(float *s, int64_t cols, float &m, float &l) {
+// which become their weights exp(s - m_new) (fastExp<kBf16>); returns the factor
+// exp(m_old - m_new) by which the row's accumulator is to be rescaled. Inlined into the row
+// kernels below, each compiled for its ISAs.
+template <bool kBf16>
+__attribute__((always_inline)) inline float softmaxRow(float *s, int64_t cols, float &m, float &l) {
   // The comparison written out: GCC 12 vectorises this reduction, not std::max's (a scalar
   // loop that took half of this function).
   float mx = m;
@@ -180,13 +175,17 @@ ATTN_ROW_KERNEL float onlineSoftmaxRow(float *s, int64_t cols, float &m, float &
   float sum = 0;
 #pragma omp simd reduction(+ : sum)
   for (int64_t c = 0; c < cols; ++c) {
-    s[c] = fastExp(s[c] - mx);
+    s[c] = fastExp<kBf16>(s[c] - mx);
     sum += s[c];
   }
   float correction = fastExp(m - mx);
   l = l * correction + sum;
   m = mx;
   return correction;
+}
+
+ATTN_ROW_KERNEL float onlineSoftmaxRow(float *s, int64_t cols, float &m, float &l) {
+  return softmaxRow<false>(s, cols, m, l);
 }
 
 // p[c] = exp(s[c] - lse): the forward's probabilities again.
@@ -210,22 +209,10 @@ ATTN_ROW_KERNEL void scoreGradientRow(const float *p, float *dp, int64_t cols, f
 // over the row, still in L1: GCC vectorises the exponentials' loop with the 16-bit stores in
 // it at half the width.)
 ATTN_ROW_KERNEL_16 float onlineSoftmaxRowBf16(float *s, Bf16 *p, int64_t cols, float &m, float &l) {
-  float mx = m;
-#pragma omp simd reduction(max : mx)
-  for (int64_t c = 0; c < cols; ++c)
-    mx = s[c] > mx ? s[c] : mx;
-  float sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t c = 0; c < cols; ++c) {
-    s[c] = fastExpBf16(s[c] - mx);
-    sum += s[c];
-  }
+  float correction = softmaxRow<true>(s, cols, m, l);
 #pragma omp simd
   for (int64_t c = 0; c < cols; ++c)
     p[c] = roundToBf16(s[c]);
-  float correction = fastExp(m - mx);
-  l = l * correction + sum;
-  m = mx;
   return correction;
 }
 
@@ -233,7 +220,7 @@ ATTN_ROW_KERNEL_16 float onlineSoftmaxRowBf16(float *s, Bf16 *p, int64_t cols, f
 ATTN_ROW_KERNEL_16 void probabilityRowBf16(float *s, Bf16 *p, int64_t cols, float lse) {
 #pragma omp simd
   for (int64_t c = 0; c < cols; ++c) {
-    s[c] = fastExpBf16(s[c] - lse);
+    s[c] = fastExp<true>(s[c] - lse);
     p[c] = roundToBf16(s[c]);
   }
 }

@@ -384,7 +384,7 @@ func::FuncOp mlir::attn::linalg_lowering::defineScoreGradTile(OpBuilder &b, Oper
         e.bindScalar(grad.getArgument(2), i);
         e.bindScalar(grad.getArgument(3), j);
         bindCaptures(e, grad, 4, captures);
-        e.bindScalar(grad.getArgument(4 + numCaptures), g);
+        e.bindScalar(dsArg, g);
         diagonals.bind(e, b, loc, tile, r, c);
         e.emitScalars(grad);
         Value live = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, g, zero);
