@@ -48,6 +48,9 @@ def Attn_RuntimeKernel : NativeOpTrait<"RuntimeKernel"> {
 }
 
 def Attn_FloatTensor : RankedTensorOf<[F32]>;
+// A factor of a product: f32, or bf16 once attn-round-bf16-factors has rounded it for a bf16
+// product (the op's verifier ties bf16 factors to `precision = bf16`).
+def Attn_FactorTensor : RankedTensorOf<[F32, BF16]>;
 def Attn_IdTensor : RankedTensorOf<[I32]>;
 
 // Ops whose result type follows from the operands through a shared C++ rule in

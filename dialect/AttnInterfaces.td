@@ -76,13 +76,16 @@ def Attn_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
     An op whose products can compute in a lower precision than f32 (`attn.matmul`,
     `attn.dense`, the flash form of `attn.fused_attention` and its `_grad`, the recurrent
     sequence ops and their `_grad` in bf16; for int8, `attn.dense` with a parameter's
-    weight). Its operands and result stay f32 tensors: the
-    kernel rounds (or quantises) the factors to the precision as it reads them and sums in f32
-    (int32 for int8), so a policy inserts no casts between ops and changes no op's type. The
-    op holds its precision in an optional `precision` attribute (absent: f32); `attn-precision`
-    sets it from a policy, and the op's gradient rule gives the products of its backward the
-    same precision (int8 is for inference: its products have no gradient rule). The verifier
-    refuses a precision the op has no kernel for.
+    weight). Its operands and result are f32 tensors while the program is rewritten: the
+    policy inserts no casts between ops and changes no op's type. The op holds its precision
+    in an optional `precision` attribute (absent: f32); `attn-precision` sets it from a policy,
+    and the op's gradient rule gives the products of its backward the same precision (int8 is
+    for inference: its products have no gradient rule). The kernel sums in f32 (int32 for
+    int8) and rounds (or quantises) f32 factors as it reads them, except where
+    `attn-round-bf16-factors`, after autodiff and the decompositions, has given a bf16
+    product (`attn.matmul`, `attn.dense`) bf16 factors, each value rounded once for every
+    product that reads it. The verifier refuses a precision the op has no kernel for, and a
+    bf16 operand on an op that does not compute in bf16.
   }];
   let methods = [
     InterfaceMethod<[{ Whether the op has a kernel computing in `precision`. }],
@@ -107,6 +110,14 @@ def Attn_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
         auto attr = $_op->template getAttrOfType<::mlir::attn::PrecisionAttr>("precision");
         return attr ? attr.getValue() : ::mlir::attn::Precision::f32;
       }]>,
+    InterfaceMethod<[{
+        The operands the op's bf16 kernel takes as bf16 tensors (`attn-round-bf16-factors`
+        rounds them, once per value, for every product that reads it). None by default: the
+        kernel rounds its f32 operands itself as it reads them (the flash and recurrent
+        kernels, which round per tile or per layer).
+      }],
+      "::llvm::SmallVector<::mlir::OpOperand *>", "getBf16Factors", (ins), [{}],
+      /*defaultImplementation=*/[{ return {}; }]>,
     InterfaceMethod<[{ Sets the precision (f32 removes the attribute: the default). }],
       "void", "setComputePrecision", (ins "::mlir::attn::Precision":$precision), [{}],
       /*defaultImplementation=*/[{
@@ -123,6 +134,13 @@ def Attn_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
     if (!product.supportsPrecision(p))
       return $_op->emitOpError("has no kernel computing in ")
              << ::mlir::attn::stringifyPrecision(p);
+    for (::mlir::Value operand : $_op->getOperands()) {
+      auto type = ::llvm::dyn_cast<::mlir::ShapedType>(operand.getType());
+      if (type && type.getElementType().isBF16() && p != ::mlir::attn::Precision::bf16)
+        return $_op->emitOpError("takes the bf16 operand ")
+               << type << " but computes in " << ::mlir::attn::stringifyPrecision(p)
+               << " (bf16 factors need precision = bf16)";
+    }
     return ::mlir::success();
   }];
 }

@@ -4,6 +4,7 @@
 #include "dialect/FlopCount.h"
 
 #include "attn/Alloc.h"
+#include "attn/cpu/Matmul.h"
 #include "attn/kernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,19 +37,30 @@ double seconds() {
 }
 
 double gemmGflops(int64_t n, int reps, bool bf16) {
-  auto matmul = bf16 ? _mlir_ciface_attn_rt_matmul_bf16 : _mlir_ciface_attn_rt_matmul;
   std::vector<float> a(n * n), b(n * n), c(n * n);
   for (int64_t i = 0; i < n * n; ++i)
     a[i] = (float)((i * 7) % 13) / 13.0f, b[i] = (float)((i * 5) % 11) / 11.0f;
-  auto view = [n](std::vector<float> &v) {
-    return attn_memref3{v.data(), v.data(), 0, {1, n, n}, {n * n, n, 1}};
+  // The bf16 kernel's factors come rounded, as compiled code rounds them (once per value).
+  std::vector<uint16_t> a16(n * n), b16(n * n);
+  attn::cpu::roundToBf16(a.data(), a16.data(), a.size());
+  attn::cpu::roundToBf16(b.data(), b16.data(), b.size());
+  // [1, n, n] row-major, each.
+  attn_memref3 ma{a.data(), a.data(), 0, {1, n, n}, {n * n, n, 1}},
+      mb{b.data(), b.data(), 0, {1, n, n}, {n * n, n, 1}},
+      mc{c.data(), c.data(), 0, {1, n, n}, {n * n, n, 1}};
+  attn_memref_bf16_3 ma16{a16.data(), a16.data(), 0, {1, n, n}, {n * n, n, 1}},
+      mb16{b16.data(), b16.data(), 0, {1, n, n}, {n * n, n, 1}};
+  auto matmul = [&] {
+    if (bf16)
+      _mlir_ciface_attn_rt_matmul_bf16(&ma16, &mb16, &mc, 0, 0);
+    else
+      _mlir_ciface_attn_rt_matmul(&ma, &mb, &mc, 0, 0);
   };
-  attn_memref3 ma = view(a), mb = view(b), mc = view(c);
-  matmul(&ma, &mb, &mc, 0, 0);
+  matmul();
   double best = 1e30;
   for (int r = 0; r < reps; ++r) {
     double t0 = seconds();
-    matmul(&ma, &mb, &mc, 0, 0);
+    matmul();
     best = std::min(best, seconds() - t0);
   }
   return 2.0 * n * n * n / best / 1e9;

@@ -163,6 +163,9 @@ void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion, Device d
   pm.addPass(mlir::attn::createAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After CSE, so that equal values are one value, rounded once; before the elementwise
+  // fusion, which folds a rounding into the loop nest computing its value.
+  pm.addPass(mlir::attn::createAttnRoundBf16Factors());
   // Chains of elementwise ops (a decomposed softmax, layer norm or GELU, an optimizer
   // update) become one loop nest each: fewer passes over memory, and far fewer loops for
   // LLVM, whose compile time grows faster than linearly in a function's loops.

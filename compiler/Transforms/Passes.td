@@ -187,9 +187,10 @@ def AttnPrecision : Pass<"attn-precision"> {
     is not set yet gets the policy's, where the op has a kernel for
     it and gains from it at its shapes (`gainsFrom`: the flash attention's bf16 tiles only
     from 128 queries and keys); a precision set before (by hand, or by a gradient rule from
-    its forward product) is kept. Operands and results stay f32: the kernels round the
-    factors as they read them and accumulate in f32, so softmax, layer norm, losses, the
-    optimizer and the master weights are f32 by construction.
+    its forward product) is kept. Operands and results stay f32 (the kernels accumulate in
+    f32, and `attn-round-bf16-factors` rounds the factors late), so softmax, layer norm,
+    losses, the optimizer and the master weights are f32 by construction, and no other pass
+    sees a bf16 value.
 
     Runs after the structural fusions and before attn-autodiff, so each gradient rule gives
     the backward of a bf16 product bf16 products; and again after attn-decompose, for the
@@ -209,6 +210,25 @@ def AttnPrecision : Pass<"attn-precision"> {
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "report each product that stays f32 under the policy, and why (as a remark)">
   ];
+}
+
+def AttnRoundBf16Factors : Pass<"attn-round-bf16-factors"> {
+  let summary = "rounds each factor of the bf16 products to bf16 once, for every product reading it";
+  let description = [{
+    Runs on tensors after `attn-to-linalg`, when autodiff and the decompositions have made
+    every product. A value is read by several products: an activation by its layer's forward
+    and by its weight's gradient, a weight by the forward and by the input's gradient, an
+    output gradient by both gradients. A kernel that rounds its f32 factors as it reads them
+    rounds each value once per product (9% of the Transformer's bf16 training step). Here each
+    f32 value that a bf16 product takes as a bf16 factor (`getBf16Factors`: both factors of
+    `attn.matmul` and `attn.dense`) is rounded once, by a `linalg.generic` of `arith.truncf`
+    (round to nearest even) placed right after the value is defined, and every such product
+    reads that bf16 tensor. So a weight read in a loop is rounded once before it, and
+    `attn-fuse-elementwise` folds the rounding into the loop nest that computes the value when
+    nothing else reads it in f32. Products in f32 or int8 keep their f32 factors.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
 }
 
 def AttnDecompose : Pass<"attn-decompose"> {

@@ -79,7 +79,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                              " (they must be equal, or one operand must be rank 2)");
   SmallVector<int64_t> shape(lb.empty() ? rb : lb);
   shape.append({m, n});
-  results.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  // f32 also from bf16 factors: the kernels sum in f32.
+  results.push_back(RankedTensorType::get(shape, Float32Type::get(lhs.getContext())));
   return success();
 }
 
@@ -101,7 +102,7 @@ LogicalResult DenseOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   }
   SmallVector<int64_t> shape(in.getShape().drop_back());
   shape.push_back(n);
-  results.push_back(RankedTensorType::get(shape, in.getElementType()));
+  results.push_back(RankedTensorType::get(shape, Float32Type::get(in.getContext())));
   return success();
 }
 
@@ -126,6 +127,12 @@ bool MatmulOp::supportsPrecision(Precision p) {
          (!getTransposeLhs() && cast<RankedTensorType>(getRhs().getType()).getRank() == 2);
 }
 bool DenseOp::supportsPrecision(Precision) { return true; }
+
+// The bf16 kernels take both factors in bf16 (the bias stays f32).
+SmallVector<OpOperand *> MatmulOp::getBf16Factors() { return {&getLhsMutable(), &getRhsMutable()}; }
+SmallVector<OpOperand *> DenseOp::getBf16Factors() {
+  return {&getInputMutable(), &getWeightMutable()};
+}
 
 // Whether `v` is a parameter: an attn.param, an entry's parameter argument
 // (attn-params-to-args), or a scan body's use of one.

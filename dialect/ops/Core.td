@@ -54,7 +54,7 @@ def Attn_ConstantOp : Attn_Op<"constant",
 def Attn_MatmulOp : Attn_Op<"matmul", [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_PrecisionOpInterface,
-                                           ["gainsFrom", "whyNotGains"]>,
+                                           ["gainsFrom", "whyNotGains", "getBf16Factors"]>,
                                        DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "(batched) matrix product with optional transposes";
   let description = [{
@@ -64,7 +64,10 @@ def Attn_MatmulOp : Attn_Op<"matmul", [Pure, Attn_RuntimeKernel, DeclareOpInterf
     be equal, or one side has none (rank 2): it is then shared by every batch.
 
     `precision` (`attn-precision`): `bf16` rounds both factors to bfloat16 and accumulates in
-    f32; operands and result stay f32. `int8` (inference) as for `attn.dense`, where `rhs` is
+    f32. The factors stay f32 tensors through autodiff and the decompositions; late in the
+    pipeline `attn-round-bf16-factors` rounds each value once into a bf16 tensor that every
+    bf16 product reading it shares, and the product then takes bf16 factors. The result is
+    f32. `int8` (inference) as for `attn.dense`, where `rhs` is
     one `[K, N]` weight for every batch and `lhs` is not transposed (the tied output layer's
     product with the embedding table).
 
@@ -74,7 +77,7 @@ def Attn_MatmulOp : Attn_Op<"matmul", [Pure, Attn_RuntimeKernel, DeclareOpInterf
     %z = attn.matmul %x, %w {precision = #attn.precision<bf16>} : tensor<64x256xf32>, tensor<256x1024xf32>
     ```
   }];
-  let arguments = (ins Attn_FloatTensor:$lhs, Attn_FloatTensor:$rhs,
+  let arguments = (ins Attn_FactorTensor:$lhs, Attn_FactorTensor:$rhs,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_lhs,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs,
                        OptionalAttr<Attn_PrecisionAttr>:$precision);
@@ -96,13 +99,14 @@ def Attn_MatmulOp : Attn_Op<"matmul", [Pure, Attn_RuntimeKernel, DeclareOpInterf
 def Attn_DenseOp : Attn_Op<"dense", [Pure, Attn_RuntimeKernel, DeclareOpInterfaceMethods<InferTypeOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
                                        DeclareOpInterfaceMethods<Attn_PrecisionOpInterface,
-                                           ["gainsFrom", "whyNotGains"]>,
+                                           ["gainsFrom", "whyNotGains", "getBf16Factors"]>,
                                      DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface>]> {
   let summary = "affine layer: input x weight + bias";
   let description = [{
     `result = input x weight + bias` over the last dimension: `input` is `[..., K]`, `weight`
     `[K, N]`, the optional `bias` `[N]`, the result `[..., N]`. `precision` as for
-    `attn.matmul` (the bias is added in f32), or `int8` (inference): the weight quantised to
+    `attn.matmul` (bf16 factors after `attn-round-bf16-factors`; the bias is f32, added in
+    f32), or `int8` (inference): the weight quantised to
     int8 per output column (scale max|w[:, n]| / 127), each input row per call (max|x[m, :]| /
     127), the product summed in int32 and scaled back to f32. `attn-precision` gives int8 only
     to a dense layer whose weight is a parameter, whose int8 copy the kernel keeps; int8 has
@@ -112,7 +116,7 @@ def Attn_DenseOp : Attn_Op<"dense", [Pure, Attn_RuntimeKernel, DeclareOpInterfac
     %y = attn.dense %x, %w, %b : tensor<32x16xf32>, tensor<16x64xf32>, tensor<64xf32>
     ```
   }];
-  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$weight,
+  let arguments = (ins Attn_FactorTensor:$input, Attn_FactorTensor:$weight,
                        Optional<Attn_FloatTensor>:$bias,
                        OptionalAttr<Attn_PrecisionAttr>:$precision);
   let results = (outs Attn_FloatTensor:$result);

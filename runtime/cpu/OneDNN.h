@@ -47,7 +47,6 @@ enum Kind : int64_t {
   kLstm = 4,
   kMatmulBf16 = 5,
   kDenseBf16 = 6,
-  kToBf16 = 7,        // the reorder rounding an f32 factor to bfloat16
   kFlashTileBf16 = 8, // a bf16 tile product of the flash attention kernels
   kDenseInt8 = 9,
 };

@@ -6,12 +6,12 @@
 // the descriptors, because compiled loops call the same kernel with the same shapes many times
 // and creating a oneDNN primitive costs far more than executing a small one.
 //
-// The _bf16 kernels (attn-precision's bf16 products) take and give the same f32 memrefs: each
-// factor is rounded to bfloat16 (oneDNN's reorder, round to nearest even) into a per-thread
-// buffer, and oneDNN's bf16 matmul (avx512_core_bf16) multiplies them with f32 accumulation
-// into the f32 result. oneDNN 2.6 ignores fpmath_mode::bf16 on f32 operands on this ISA
-// (measured: the f32 kernel ran), so the rounding is explicit. Its cost is one pass over each
-// factor, against the 2 M N K flops of the product.
+// The _bf16 kernels (attn-precision's bf16 products) take bf16 factors and give an f32 result:
+// oneDNN's bf16 matmul (avx512_core_bf16) multiplies them with f32 accumulation. The factors
+// come rounded by compiled code (attn-round-bf16-factors), once per value, where a kernel
+// rounding its f32 factors would round an activation for its forward product and again for
+// its weight's gradient. (oneDNN 2.6 ignores fpmath_mode::bf16 on f32 operands on this ISA:
+// the rounding must be explicit somewhere.)
 //
 // The _int8 dense kernel (attn-precision's int8 policy, inference only) quantises the weight
 // per output column once and keeps that copy for as long as the weight's buffer lives (the
@@ -22,6 +22,7 @@
 #include "attn/cpu/Matmul.h"
 #include "attn/kernels.h"
 
+#include "Memref.h"
 #include "OneDNN.h"
 
 #include "attn/Alloc.h"
@@ -33,9 +34,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -91,12 +94,17 @@ void canonicaliseUnitStrides(View &v) {
   }
 }
 
-dnnl::memory::desc mdOf(const View &v) {
-  return dnnl::memory::desc(v.sizes, dnnl::memory::data_type::f32, v.strides);
+dnnl::memory::desc mdOf(const View &v,
+                        dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
+  return dnnl::memory::desc(v.sizes, type, v.strides);
 }
 
-// The number type a kernel multiplies in (attn-precision).
-enum class Factors { f32, bf16 };
+// The number type of a product's factors, from their memrefs' (attn-precision).
+template <typename Memref> constexpr dnnl::memory::data_type factorType() {
+  using Element = std::remove_pointer_t<decltype(Memref::aligned)>;
+  return std::is_same_v<Element, float> ? dnnl::memory::data_type::f32
+                                        : dnnl::memory::data_type::bf16;
+}
 
 using onednn::engine;
 using onednn::userScratchpad;
@@ -126,53 +134,8 @@ void execute(const Cached &c, std::unordered_map<int, dnnl::memory> args) {
   onednn::execute(c.prim, std::move(args), c.scratch);
 }
 
-// Dense strides over v's sizes, in the order of v's own strides (the largest outermost): a
-// reorder into them converts each number and moves none across dimensions, oneDNN's fast path.
-View denseLike(const View &v) {
-  size_t rank = v.sizes.size();
-  std::vector<size_t> order(rank);
-  for (size_t i = 0; i < rank; ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t x, size_t y) { return v.strides[x] > v.strides[y]; });
-  View dense{v.sizes, dims(rank)};
-  int64_t stride = 1;
-  for (size_t i = rank; i-- > 0;) {
-    dense.strides[order[i]] = stride;
-    stride *= v.sizes[order[i]];
-  }
-  return dense;
-}
-
-// The f32 view `v` of `data` rounded to bfloat16 into this thread's buffer `slot` (one per
-// factor of a product), as a oneDNN memory over it: valid until the next call with `slot`.
-dnnl::memory toBf16(const View &v, const void *data, int slot) {
-  View dense = denseLike(v);
-  dnnl::memory::desc from = mdOf(v);
-  dnnl::memory::desc to(dense.sizes, dnnl::memory::data_type::bf16, dense.strides);
-  Key key{onednn::kToBf16};
-  appendView(key, v);
-  auto reorder = onednn::cached<dnnl::reorder>(
-      key, [&] { return dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to)); });
-  static thread_local std::vector<char, attn::BufferAllocator<char>> buffers[2];
-  std::vector<char, attn::BufferAllocator<char>> &buffer = buffers[slot];
-  if (to.get_size() > buffer.size())
-    buffer.resize(to.get_size());
-  dnnl::memory in(from, engine(), const_cast<void *>(data)), out(to, engine(), buffer.data());
-  reorder->execute(onednn::stream(), in, out);
-  onednn::stream().wait();
-  return out;
-}
-
-// A factor of a product as the primitive takes it: the caller's f32 view, or its bf16 copy.
-dnnl::memory factor(const View &v, void *data, Factors factors, int slot) {
-  if (factors == Factors::bf16)
-    return toBf16(v, data, slot);
-  return dnnl::memory(mdOf(v), engine(), data);
-}
-
-void *dataOf(const void *aligned, int64_t offset) {
-  return const_cast<float *>(static_cast<const float *>(aligned) + offset);
+template <typename T> void *dataOf(const T *aligned, int64_t offset) {
+  return const_cast<T *>(aligned + offset);
 }
 
 // Below this many flops a matmul runs on one thread: oneDNN's OpenMP fork/join costs more than
@@ -328,6 +291,18 @@ struct CachedInt8 {
 
 size_t cachedPrimitiveCount() { return onednn::cachedCount(); }
 
+// Ties to even; a NaN stays a NaN (its payload's top bits, quieted), as vcvtneps2bf16 does.
+ATTN_ROW_KERNEL_16 void roundToBf16(const float *src, uint16_t *dst, size_t n) {
+#pragma omp simd
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &src[i], sizeof bits);
+    bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+    dst[i] = nan ? static_cast<uint16_t>((bits >> 16) | 0x40u)
+                 : static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+  }
+}
+
 void clearPrimitiveCache() { onednn::clearCache(); }
 
 } // namespace attn::cpu
@@ -336,8 +311,10 @@ using namespace attn::cpu;
 
 // a: [Ba, M, K] (memref [Ba, K, M] when trans_a), b: [Bb, K, N] (memref [Bb, N, K] when
 // trans_b), c: [B, M, N]; Ba, Bb in {1, B}.
-static void matmul(const char *kName, Factors factors, attn_memref3 *a, attn_memref3 *b,
-                   attn_memref3 *c, int64_t trans_a, int64_t trans_b) {
+template <typename Factor>
+static void matmul(const char *kName, Factor *a, Factor *b, attn_memref3 *c, int64_t trans_a,
+                   int64_t trans_b) {
+  constexpr dnnl::memory::data_type kType = factorType<Factor>();
   View va = viewOf(*a, 3), vb = viewOf(*b, 3), vc = viewOf(*c, 3);
   if (trans_a)
     transposeLast2(va);
@@ -367,12 +344,12 @@ static void matmul(const char *kName, Factors factors, attn_memref3 *a, attn_mem
   double flops = 2.0 * B * M * N * K;
   try {
     withThreadsFor(flops, [&] {
-      Key key{factors == Factors::bf16 ? onednn::kMatmulBf16 : onednn::kMatmul};
+      Key key{kType == dnnl::memory::data_type::bf16 ? onednn::kMatmulBf16 : onednn::kMatmul};
       appendView(key, va);
       appendView(key, vb);
       appendView(key, vc);
-      dnnl::memory memA = factor(va, dataOf(a->aligned, a->offset), factors, 0);
-      dnnl::memory memB = factor(vb, dataOf(b->aligned, b->offset), factors, 1);
+      dnnl::memory memA(mdOf(va, kType), engine(), dataOf(a->aligned, a->offset));
+      dnnl::memory memB(mdOf(vb, kType), engine(), dataOf(b->aligned, b->offset));
       dnnl::memory memC(mdOf(vc), engine(), dataOf(c->aligned, c->offset));
       std::shared_ptr<Cached> prim = lookup(key, [&] {
         dnnl::matmul::desc d(memA.get_desc(), memB.get_desc(), memC.get_desc());
@@ -387,8 +364,9 @@ static void matmul(const char *kName, Factors factors, attn_memref3 *a, attn_mem
 }
 
 // x: [M, K], w: [K, N], bias: [N], y: [M, N]; y = x w + bias (the bias added in f32).
-static void dense(const char *kName, Factors factors, attn_memref2 *x, attn_memref2 *w,
-                  attn_memref1 *bias, attn_memref2 *y) {
+template <typename Factor>
+static void dense(const char *kName, Factor *x, Factor *w, attn_memref1 *bias, attn_memref2 *y) {
+  constexpr dnnl::memory::data_type kType = factorType<Factor>();
   View vx = viewOf(*x, 2), vw = viewOf(*w, 2), vy = viewOf(*y, 2);
   // oneDNN wants the bias with the dst's rank: [1, N]. oneDNN 2.6's gemm-based matmul reads
   // the bias as dense whatever its md strides say, so a strided bias view (rare, and only N
@@ -423,13 +401,13 @@ static void dense(const char *kName, Factors factors, attn_memref2 *x, attn_memr
   double flops = 2.0 * M * N * K;
   try {
     withThreadsFor(flops, [&] {
-      Key key{factors == Factors::bf16 ? onednn::kDenseBf16 : onednn::kDense};
+      Key key{kType == dnnl::memory::data_type::bf16 ? onednn::kDenseBf16 : onednn::kDense};
       appendView(key, vx);
       appendView(key, vw);
       appendView(key, vbias);
       appendView(key, vy);
-      dnnl::memory memX = factor(vx, dataOf(x->aligned, x->offset), factors, 0);
-      dnnl::memory memW = factor(vw, dataOf(w->aligned, w->offset), factors, 1);
+      dnnl::memory memX(mdOf(vx, kType), engine(), dataOf(x->aligned, x->offset));
+      dnnl::memory memW(mdOf(vw, kType), engine(), dataOf(w->aligned, w->offset));
       dnnl::memory memBias(mdOf(vbias), engine(), dataOf(biasData, 0));
       dnnl::memory memY(mdOf(vy), engine(), dataOf(y->aligned, y->offset));
       std::shared_ptr<Cached> prim = lookup(key, [&] {
@@ -570,23 +548,24 @@ static void matmulInt8(attn_memref3 *a, attn_memref3 *b, attn_memref3 *c, int64_
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_memref3 *b,
                                                         attn_memref3 *c, int64_t trans_a,
                                                         int64_t trans_b) {
-  matmul("attn_rt_matmul", Factors::f32, a, b, c, trans_a, trans_b);
+  matmul("attn_rt_matmul", a, b, c, trans_a, trans_b);
 }
 
-extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul_bf16(attn_memref3 *a, attn_memref3 *b,
-                                                             attn_memref3 *c, int64_t trans_a,
-                                                             int64_t trans_b) {
-  matmul("attn_rt_matmul_bf16", Factors::bf16, a, b, c, trans_a, trans_b);
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_matmul_bf16(attn_memref_bf16_3 *a,
+                                                             attn_memref_bf16_3 *b, attn_memref3 *c,
+                                                             int64_t trans_a, int64_t trans_b) {
+  matmul("attn_rt_matmul_bf16", a, b, c, trans_a, trans_b);
 }
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_memref2 *w,
                                                        attn_memref1 *bias, attn_memref2 *y) {
-  dense("attn_rt_dense", Factors::f32, x, w, bias, y);
+  dense("attn_rt_dense", x, w, bias, y);
 }
 
-extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense_bf16(attn_memref2 *x, attn_memref2 *w,
+extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense_bf16(attn_memref_bf16_2 *x,
+                                                            attn_memref_bf16_2 *w,
                                                             attn_memref1 *bias, attn_memref2 *y) {
-  dense("attn_rt_dense_bf16", Factors::bf16, x, w, bias, y);
+  dense("attn_rt_dense_bf16", x, w, bias, y);
 }
 
 extern "C" ATTN_EXPORT void _mlir_ciface_attn_rt_dense_int8(attn_memref2 *x, attn_memref2 *w,

@@ -8,19 +8,23 @@
 //
 // Each row: x [M, K] times a weight [K, N] plus a bias, the weight a runtime buffer (as a
 // program's parameters are) so that the int8 kernel quantises it once and keeps it; x is
-// quantised (int8) or rounded (bf16) at every call, as in decoding.
+// quantised (int8) at every call, as in decoding; for bf16 both factors are rounded at every
+// call (attn::cpu::roundToBf16), as a decoding step's program rounds its input and its weight
+// arguments before the product (attn-round-bf16-factors).
 #include "BenchSupport.h"
 
 #include "attn/Alloc.h"
 #include "attn/Cpu.h"
+#include "attn/cpu/Matmul.h"
 
 #include <cstdio>
+#include <functional>
 #include <vector>
 
 namespace {
 
 using Floats = std::vector<float, ::attn::BufferAllocator<float>>;
-using Dense = void (*)(attn_memref2 *, attn_memref2 *, attn_memref1 *, attn_memref2 *);
+using Bf16s = std::vector<uint16_t, ::attn::BufferAllocator<uint16_t>>;
 
 struct Row {
   const char *what;
@@ -52,8 +56,6 @@ int main() {
       {"d_model 512, one sentence", 1, 512, 512},
       {"d_model 512, feed-forward in", 64, 512, 2048},
   };
-  const Dense kernels[3] = {_mlir_ciface_attn_rt_dense, _mlir_ciface_attn_rt_dense_bf16,
-                            _mlir_ciface_attn_rt_dense_int8};
   std::printf("%-60s %16s %24s %24s\n", "x [M, K] w [K, N]", "f32 us (% peak)",
               "bf16 us (x f32, % peak)", "int8 us (x f32, % peak)");
   ::attn::Rng rng(1);
@@ -66,15 +68,26 @@ int main() {
         mw{w.data(), w.data(), 0, {r.K, r.N}, {r.N, 1}},
         my{y.data(), y.data(), 0, {r.M, r.N}, {r.N, 1}};
     attn_memref1 mb{b.data(), b.data(), 0, {r.N}, {1}};
+    Bf16s x16(x.size()), w16(w.size());
+    attn_memref_bf16_2 mx16{x16.data(), x16.data(), 0, {r.M, r.K}, {r.K, 1}},
+        mw16{w16.data(), w16.data(), 0, {r.K, r.N}, {r.N, 1}};
+    const std::function<void()> kernels[3] = {
+        [&] { _mlir_ciface_attn_rt_dense(&mx, &mw, &mb, &my); },
+        [&] {
+          ::attn::cpu::roundToBf16(x.data(), x16.data(), x.size());
+          ::attn::cpu::roundToBf16(w.data(), w16.data(), w.size());
+          _mlir_ciface_attn_rt_dense_bf16(&mx16, &mw16, &mb, &my);
+        },
+        [&] { _mlir_ciface_attn_rt_dense_int8(&mx, &mw, &mb, &my); }};
     // Enough calls per timing for a millisecond or so of work, the median of 7 turns.
     int calls = std::max(1, (int)(2e8 / (2.0 * r.M * r.K * r.N)));
     std::vector<double> times[3];
-    for (Dense f : kernels) // warm-up: primitives made, the int8 weight quantised
+    for (const auto &f : kernels) // warm-up: primitives made, the int8 weight quantised
       for (int i = 0; i < 3; ++i)
-        f(&mx, &mw, &mb, &my);
+        f();
     for (int turn = 0; turn < 7; ++turn)
       for (int k = 0; k < 3; ++k)
-        times[k].push_back(bench::perStep(calls, [&] { kernels[k](&mx, &mw, &mb, &my); }));
+        times[k].push_back(bench::perStep(calls, kernels[k]));
     double t[3];
     for (int k = 0; k < 3; ++k)
       t[k] = bench::median(times[k]) * 1e6;

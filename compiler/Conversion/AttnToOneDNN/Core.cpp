@@ -44,20 +44,19 @@ SmallVector<int64_t> asRank3(ArrayRef<int64_t> shape) {
 
 // lhs [batch..., M, K] x rhs [batch..., K, N] -> [resultShape] through
 // attn_rt_matmul(a [Ba, M, K], b [Bb, K, N], c [B, M, N], trans_a, trans_b) (_bf16 for a
-// bf16 product).
+// bf16 product, whose factors attn-round-bf16-factors made bf16).
 Value emitMatmul(PatternRewriter &rewriter, PrecisionOpInterface op, Value lhs, Value rhs,
                  bool transLhs, bool transRhs, ArrayRef<int64_t> resultShape) {
   Location loc = op->getLoc();
-  auto kernel = declareKernel(rewriter, op, precisionKernel("attn_rt_matmul", op), {3, 3, 3}, 2);
   Value a = reshape(rewriter, loc, lhs, asRank3(cast<RankedTensorType>(lhs.getType()).getShape()));
   Value b = reshape(rewriter, loc, rhs, asRank3(cast<RankedTensorType>(rhs.getType()).getShape()));
   auto [buffer, view] = allocKernelResult(rewriter, loc, asRank3(resultShape));
-  Value ta = rewriter.create<arith::ConstantIntOp>(loc, transLhs, 64);
-  Value tb = rewriter.create<arith::ConstantIntOp>(loc, transRhs, 64);
-  rewriter.create<func::CallOp>(
-      loc, kernel,
-      ValueRange{asKernelOperand(rewriter, loc, a), asKernelOperand(rewriter, loc, b), view, ta,
-                 tb});
+  SmallVector<Value> args{asKernelOperand(rewriter, loc, a), asKernelOperand(rewriter, loc, b),
+                          view, rewriter.create<arith::ConstantIntOp>(loc, transLhs, 64),
+                          rewriter.create<arith::ConstantIntOp>(loc, transRhs, 64)};
+  auto kernel = declareKernel(rewriter, op, precisionKernel("attn_rt_matmul", op),
+                              ValueRange(args).getTypes());
+  rewriter.create<func::CallOp>(loc, kernel, args);
   return reshape(rewriter, loc, asTensor(rewriter, loc, buffer), resultShape);
 }
 
@@ -94,13 +93,13 @@ struct DenseToKernel : OpRewritePattern<DenseOp> {
     if (!bias)
       bias = rewriter.create<arith::ConstantOp>(
           loc, DenseElementsAttr::get(RankedTensorType::get({n}, rewriter.getF32Type()), 0.0f));
-    auto kernel =
-        declareKernel(rewriter, op, precisionKernel("attn_rt_dense", op), {2, 2, 1, 2}, 0);
     auto [buffer, view] = allocKernelResult(rewriter, loc, {rows, n});
-    rewriter.create<func::CallOp>(loc, kernel,
-                                  ValueRange{asKernelOperand(rewriter, loc, x),
-                                             asKernelOperand(rewriter, loc, op.getWeight()),
-                                             asKernelOperand(rewriter, loc, bias), view});
+    SmallVector<Value> args{asKernelOperand(rewriter, loc, x),
+                            asKernelOperand(rewriter, loc, op.getWeight()),
+                            asKernelOperand(rewriter, loc, bias), view};
+    auto kernel = declareKernel(rewriter, op, precisionKernel("attn_rt_dense", op),
+                                ValueRange(args).getTypes());
+    rewriter.create<func::CallOp>(loc, kernel, args);
     rewriter.replaceOp(op, reshape(rewriter, loc, asTensor(rewriter, loc, buffer),
                                    op.getType().getShape()));
     return success();

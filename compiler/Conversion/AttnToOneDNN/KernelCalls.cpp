@@ -9,10 +9,10 @@ using namespace mlir;
 
 namespace mlir::attn::onednn {
 
-MemRefType kernelMemrefType(MLIRContext *ctx, int64_t rank) {
+MemRefType kernelMemrefType(MLIRContext *ctx, int64_t rank, Type element) {
   SmallVector<int64_t> dyn(rank, ShapedType::kDynamic);
   auto layout = StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dyn);
-  return MemRefType::get(dyn, Float32Type::get(ctx), layout);
+  return MemRefType::get(dyn, element ? element : Float32Type::get(ctx), layout);
 }
 
 func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef name,
@@ -50,7 +50,8 @@ Value asKernelOperand(PatternRewriter &rewriter, Location loc, Value tensor) {
   // operand that is still read later (a weight used at every step of a scan, say).
   Value view = rewriter.create<bufferization::ToMemrefOp>(loc, viewType, tensor,
                                                           /*read_only=*/true);
-  return rewriter.create<memref::CastOp>(loc, kernelMemrefType(ctx, type.getRank()), view);
+  return rewriter.create<memref::CastOp>(
+      loc, kernelMemrefType(ctx, type.getRank(), type.getElementType()), view);
 }
 
 std::pair<Value, Value> allocKernelResult(PatternRewriter &rewriter, Location loc,

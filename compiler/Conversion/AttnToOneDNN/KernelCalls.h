@@ -15,8 +15,8 @@
 namespace mlir::attn::onednn {
 
 /// memref<?x...xf32, strided<[?, ...], offset: ?>>: the one argument type of every kernel, so
-/// a single declaration serves all shapes.
-MemRefType kernelMemrefType(MLIRContext *ctx, int64_t rank);
+/// a single declaration serves all shapes (bf16 elements for a bf16 product's factors).
+MemRefType kernelMemrefType(MLIRContext *ctx, int64_t rank, Type element = {});
 
 /// Declares `@name(kernel memrefs of `memrefRanks`..., i64 x numI64, f32 x numF32)` once per
 /// module.
@@ -26,7 +26,8 @@ func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef
 func::FuncOp declareKernel(PatternRewriter &rewriter, Operation *from, StringRef name,
                            TypeRange inputs);
 
-/// A tensor operand as a kernel argument: its buffer, viewed with a dynamic layout.
+/// A tensor operand as a kernel argument: its buffer, viewed with a dynamic layout (its
+/// element type kept).
 Value asKernelOperand(PatternRewriter &rewriter, Location loc, Value tensor);
 
 /// A fresh output buffer of `shape`, plus its kernel view.

@@ -27,6 +27,20 @@ ATTN_MEMREF(3)
 ATTN_MEMREF(4)
 #undef ATTN_MEMREF
 
+/* bfloat16 memrefs (the factors of a bf16 product): each element as its bits, the top half of
+ * an f32. */
+#define ATTN_MEMREF_BF16(N)                                                                        \
+  typedef struct {                                                                                 \
+    uint16_t *allocated;                                                                           \
+    uint16_t *aligned;                                                                             \
+    int64_t offset;                                                                                \
+    int64_t sizes[N];                                                                              \
+    int64_t strides[N];                                                                            \
+  } attn_memref_bf16_##N;
+ATTN_MEMREF_BF16(2)
+ATTN_MEMREF_BF16(3)
+#undef ATTN_MEMREF_BF16
+
 /* c[i] = op(a[i]) x op(b[i]) for every batch i, through a cached oneDNN matmul primitive.
  * a: [Ba, M, K] (or [Ba, K, M] when trans_a), b: [Bb, K, N] (or [Bb, N, K] when trans_b),
  * c: [B, M, N] with Ba, Bb in {1, B}: a batch of size 1 broadcasts. */
@@ -37,12 +51,14 @@ void _mlir_ciface_attn_rt_matmul(attn_memref3 *a, attn_memref3 *b, attn_memref3 
 void _mlir_ciface_attn_rt_dense(attn_memref2 *x, attn_memref2 *w, attn_memref1 *bias,
                                 attn_memref2 *y);
 
-/* The same products with both factors rounded to bfloat16 and f32 accumulation (attn-precision's
- * bf16 policy; oneDNN's avx512_core_bf16 matmul): same arguments, same f32 memrefs. */
-void _mlir_ciface_attn_rt_matmul_bf16(attn_memref3 *a, attn_memref3 *b, attn_memref3 *c,
+/* The same products of bfloat16 factors, summed in f32 (attn-precision's bf16 policy; oneDNN's
+ * avx512_core_bf16 matmul): the factors come rounded (attn-round-bf16-factors rounds each value
+ * once, for every product that reads it; host code can use attn::cpu::roundToBf16); the bias
+ * and the result are f32. Same shapes and strides as the f32 forms. */
+void _mlir_ciface_attn_rt_matmul_bf16(attn_memref_bf16_3 *a, attn_memref_bf16_3 *b, attn_memref3 *c,
                                       int64_t trans_a, int64_t trans_b);
-void _mlir_ciface_attn_rt_dense_bf16(attn_memref2 *x, attn_memref2 *w, attn_memref1 *bias,
-                                     attn_memref2 *y);
+void _mlir_ciface_attn_rt_dense_bf16(attn_memref_bf16_2 *x, attn_memref_bf16_2 *w,
+                                     attn_memref1 *bias, attn_memref2 *y);
 
 /* The same products in int8 (attn-precision's int8 policy, inference; oneDNN's
  * avx512_core_vnni matmul): the weight (w; matmul: b, one [K, N] for every batch, a not

@@ -603,3 +603,13 @@ func.func @matmul_int8_batched(%a: tensor<2x3x8xf32>, %b: tensor<2x8x4xf32>) {
   %c = attn.matmul %a, %b {precision = #attn.precision<int8>} : tensor<2x3x8xf32>, tensor<2x8x4xf32>
   return
 }
+
+// -----
+
+// bf16 factors are for a bf16 product (attn-round-bf16-factors makes them); an f32 product
+// of them would sum rounded values while claiming f32.
+func.func @dense_bf16_factors_in_f32(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>) {
+  // expected-error @+1 {{'attn.dense' op takes the bf16 operand 'tensor<4x8xbf16>' but computes in f32 (bf16 factors need precision = bf16)}}
+  %y = attn.dense %x, %w : tensor<4x8xbf16>, tensor<8x16xbf16>
+  return
+}

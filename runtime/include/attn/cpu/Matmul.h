@@ -1,8 +1,10 @@
-// C++ side of the oneDNN kernels in attn/kernels.h: introspection of the primitive cache.
+// C++ side of the oneDNN kernels in attn/kernels.h: introspection of the primitive cache, and
+// the rounding of host data for the bf16 products.
 #ifndef ATTN_CPU_MATMUL_H
 #define ATTN_CPU_MATMUL_H
 
 #include <cstddef>
+#include <cstdint>
 
 namespace attn::cpu {
 
@@ -11,6 +13,10 @@ namespace attn::cpu {
 size_t cachedPrimitiveCount();
 // Drops every cached primitive (tests; memory pressure).
 void clearPrimitiveCache();
+
+// dst[0..n) = src[0..n) rounded to the nearest bfloat16, ties to even, as bits (what compiled
+// code's arith.truncf gives a bf16 product's factors): host code calling the _bf16 kernels.
+void roundToBf16(const float *src, uint16_t *dst, size_t n);
 
 } // namespace attn::cpu
 
