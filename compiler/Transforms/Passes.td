@@ -312,10 +312,14 @@ def AttnOutlineLoops : Pass<"attn-outline-loops", "mlir::ModuleOp"> {
 }
 
 def AttnExpandMath : Pass<"attn-expand-math"> {
-  let summary = "replaces math.tanh/exp/log/... by polynomial approximations";
+  let summary = "replaces math.tanh/exp/log/... by polynomial approximations, bf16 rounding by integer arithmetic";
   let description = [{
     libm calls block LLVM's loop vectorizer; MLIR's polynomial approximations are plain
-    arithmetic (float32 error within a few ulp), so elementwise loops vectorize.
+    arithmetic (float32 error within a few ulp), so elementwise loops vectorize. For the same
+    reason `arith.truncf` to bf16 (the roundings of `attn-round-bf16-factors`) becomes integer
+    arithmetic, round to nearest even with NaN kept: LLVM 19's x86 cost model prices a vector
+    `fptrunc` to `bfloat` as one scalar conversion per element and does not vectorize loops
+    that hold one.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::vector::VectorDialect",
                            "mlir::math::MathDialect"];
