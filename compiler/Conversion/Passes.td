@@ -61,10 +61,10 @@ def AttnToCUDA : Pass<"attn-to-cuda", "mlir::ModuleOp"> {
     `attn.gru` or `attn.rnn` and its `_grad`, masked or not, become calls of
     `@attn_rt_cuda_rnn_forward` / `_backward`, with the CPU RNN kernels' operands and kind;
     the runtime runs the GPU's sequence loop in f32 (cuBLASLt GEMMs, one kernel per step for
-    the gates, a mask's blend per step); a projected LSTM stays. Every other op stays for
-    attn-to-onednn, which runs right after it: a matmul, a layer norm, a projected LSTM, an
-    attention of another score run on the CPU. With `remarks`, each attention or recurrent
-    layer left on the CPU says why (once). Like attn-to-onednn it rewrites only attn ops, and
+    the gates, a GEMM for an LSTM's projection, a mask's blend per step). Every other op stays
+    for attn-to-onednn, which runs right after it: a matmul, a layer norm, an attention of
+    another score run on the CPU. With `remarks`, each attention left on the CPU says why
+    (once). Like attn-to-onednn it rewrites only attn ops, and
     runs last but one in `attn-lower`.
   }];
   let options = [

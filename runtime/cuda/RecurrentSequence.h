@@ -15,10 +15,11 @@
 //   and the step kernels of attn/cuda/Kernels.h: rnnForward, rnnBackward, lstmForward,
 //   lstmBackward, gruForward, gruBackward, with those functions' arguments.
 //
-// Shapes: x [B, T, I], h0, c0, h_n, c_n [B, H], outputs [B, T, H] (time order, as attnc's
-// sequence ops), w_ih [I, G], w_hh [H, G] with G = 4H (LSTM: i, f, g, o), 3H (GRU: r, z, n) or
-// H (vanilla RNN); the LSTM's and the RNN's one bias b_ih [G] (b_hh unused), the GRU's b_ih
-// and b_hh [3H]; the LSTM's
+// Shapes: x [B, T, I], h0, h_n [B, R], c0, c_n [B, H], outputs [B, T, R] (time order, as
+// attnc's sequence ops), w_ih [I, G], w_hh [R, G] with G = 4H (LSTM: i, f, g, o), 3H (GRU: r,
+// z, n) or H (vanilla RNN); R = P for an LSTM with a projection w_proj [H, P] (h<t> = (o *
+// tanh(c<t>)) w_proj), else H; the LSTM's and the RNN's one bias b_ih [G] (b_hh unused), the
+// GRU's b_ih and b_hh [3H]; the LSTM's
 // diagonal peephole [3, H] or null; mask [B, T, 1] or null: a step of a row with mask m updates
 // each state as s + m (cell(x, s) - s), so a 0 holds the state (padding) and the output
 // repeats it. Inside, everything runs in processing order: step k is time T-1-k when
@@ -44,11 +45,13 @@ inline int64_t gatesOf(RecurrentCell cell, int64_t H) {
 }
 
 // What the forward keeps for the backward, in processing order: the states before and after
-// every step ([T + 1, B, H]: state k is step k's input), every step's gates ([T, B, 4H]), the
-// LSTM cell's own c<t> before a mask's blend ([T, B, H]; with no mask, c's states), and the
-// mask per step ([T, B]).
+// every step (h [T + 1, B, R], c [T + 1, B, H]: state k is step k's input), every step's gates
+// ([T, B, 4H]), the LSTM cell's own c<t> before a mask's blend ([T, B, H]; with no mask, c's
+// states), with a projection the cell's o * tanh(c<t>) before it ([T, B, H]), and the mask
+// per step ([T, B]).
 struct Trace {
-  float *h = nullptr, *c = nullptr, *gates = nullptr, *cellC = nullptr, *mask = nullptr;
+  float *h = nullptr, *c = nullptr, *gates = nullptr, *cellC = nullptr, *cellH = nullptr,
+        *mask = nullptr;
   const float *cellCOf(int64_t k, int64_t BH) const {
     return mask ? cellC + k * BH : c + (k + 1) * BH;
   }
@@ -58,16 +61,19 @@ template <typename Backend>
 Status forward(Backend &be, const RecurrentShape &s, RecurrentCell cell, const RecurrentWeights &w,
                const float *x, const float *h0, const float *c0, const float *mask,
                float *outputs, float *hn, float *cn, Trace &trace) {
-  const int64_t B = s.batch, T = s.steps, I = s.input, H = s.hidden, G = gatesOf(cell, H);
+  const int64_t B = s.batch, T = s.steps, I = s.input, H = s.hidden, R = s.state(),
+                G = gatesOf(cell, H);
   const bool lstm = cell == RecurrentCell::Lstm, rnn = cell == RecurrentCell::Rnn;
+  const bool projected = s.projection > 0;
   // Every step's input projection in one GEMM ([B T, I] x [I, G] + b_ih), then in steps.
   float *xwBatch = be.scratch(B * T * G), *xw = be.scratch(T * B * G);
   ATTN_TRY(be.gemm(B * T, G, I, false, false, x, w.wIh, xwBatch, w.bIh));
   ATTN_TRY(be.reorder(B, T, G, s.reverse, true, xwBatch, xw));
-  trace.h = be.scratch((T + 1) * B * H);
+  trace.h = be.scratch((T + 1) * B * R);
   trace.c = lstm ? be.scratch((T + 1) * B * H) : nullptr;
   trace.gates = be.scratch(T * B * 4 * H);
-  ATTN_TRY(be.copy(B * H, h0, trace.h));
+  trace.cellH = projected ? be.scratch(T * B * H) : nullptr;
+  ATTN_TRY(be.copy(B * R, h0, trace.h));
   if (lstm)
     ATTN_TRY(be.copy(B * H, c0, trace.c));
   if (mask) {
@@ -76,33 +82,37 @@ Status forward(Backend &be, const RecurrentShape &s, RecurrentCell cell, const R
     trace.cellC = lstm ? be.scratch(T * B * H) : nullptr;
   }
   float *rec = be.scratch(B * G); // h<t-1> W_hh (+ b_hh), then (LSTM, RNN) the whole z
-  float *hCell = mask ? be.scratch(B * H) : nullptr;
+  float *hCell = mask ? be.scratch(B * R) : nullptr;
   for (int64_t k = 0; k < T; ++k) {
-    const float *hPrev = trace.h + k * B * H, *xwk = xw + k * B * G;
-    float *hNext = trace.h + (k + 1) * B * H, *gates = trace.gates + k * B * 4 * H;
+    const float *hPrev = trace.h + k * B * R, *xwk = xw + k * B * G;
+    float *hNext = trace.h + (k + 1) * B * R, *gates = trace.gates + k * B * 4 * H;
     // With a mask, the cell writes beside the states, and the blend writes the states.
     float *hOut = mask ? hCell : hNext;
     float *cOut = lstm ? (mask ? trace.cellC + k * B * H : trace.c + (k + 1) * B * H) : nullptr;
+    // The LSTM kernel writes o * tanh(c<t>); a projection multiplies it by w_proj into h.
+    float *oTanhC = projected ? trace.cellH + k * B * H : hOut;
     if (lstm || rnn) {
-      ATTN_TRY(be.gemm(B, G, H, false, false, hPrev, w.wHh, rec, nullptr));
+      ATTN_TRY(be.gemm(B, G, R, false, false, hPrev, w.wHh, rec, nullptr));
       ATTN_TRY(be.add(B * G, xwk, rec, rec));
       if (lstm)
-        ATTN_TRY(be.lstmForward(B, H, rec, trace.c + k * B * H, w.peephole, gates, cOut, hOut));
+        ATTN_TRY(be.lstmForward(B, H, rec, trace.c + k * B * H, w.peephole, gates, cOut, oTanhC));
       else
         ATTN_TRY(be.rnnForward(B, H, rec, gates, hOut));
     } else {
       ATTN_TRY(be.gemm(B, G, H, false, false, hPrev, w.wHh, rec, w.bHh));
       ATTN_TRY(be.gruForward(B, H, xwk, rec, hPrev, gates, hOut));
     }
+    if (projected)
+      ATTN_TRY(be.gemm(B, R, H, false, false, oTanhC, w.wProj, hOut, nullptr));
     if (mask) {
       const float *m = trace.mask + k * B;
-      ATTN_TRY(be.blend(B, H, m, hPrev, hCell, hNext));
+      ATTN_TRY(be.blend(B, R, m, hPrev, hCell, hNext));
       if (lstm)
         ATTN_TRY(be.blend(B, H, m, trace.c + k * B * H, cOut, trace.c + (k + 1) * B * H));
     }
   }
-  ATTN_TRY(be.reorder(B, T, H, s.reverse, false, trace.h + B * H, outputs));
-  ATTN_TRY(be.copy(B * H, trace.h + T * B * H, hn));
+  ATTN_TRY(be.reorder(B, T, R, s.reverse, false, trace.h + B * R, outputs));
+  ATTN_TRY(be.copy(B * R, trace.h + T * B * R, hn));
   if (lstm)
     ATTN_TRY(be.copy(B * H, trace.c + T * B * H, cn));
   return {};
@@ -116,64 +126,78 @@ Status backward(Backend &be, const RecurrentShape &s, RecurrentCell cell,
                 const RecurrentWeights &w, const float *x, const float *h0, const float *c0,
                 const float *mask, const float *dOutputs, const float *dhn, const float *dcn,
                 const RecurrentGradients &d) {
-  const int64_t B = s.batch, T = s.steps, I = s.input, H = s.hidden, G = gatesOf(cell, H);
+  const int64_t B = s.batch, T = s.steps, I = s.input, H = s.hidden, R = s.state(),
+                G = gatesOf(cell, H);
   const bool lstm = cell == RecurrentCell::Lstm, gru = cell == RecurrentCell::Gru;
+  const bool projected = s.projection > 0;
   Trace trace;
-  float *outputs = be.scratch(B * T * H), *hn = be.scratch(B * H),
+  float *outputs = be.scratch(B * T * R), *hn = be.scratch(B * R),
         *cn = lstm ? be.scratch(B * H) : nullptr;
   ATTN_TRY(forward(be, s, cell, w, x, h0, c0, mask, outputs, hn, cn, trace));
 
-  float *dOut = be.scratch(T * B * H);
-  ATTN_TRY(be.reorder(B, T, H, s.reverse, true, dOutputs, dOut));
+  float *dOut = be.scratch(T * B * R);
+  ATTN_TRY(be.reorder(B, T, R, s.reverse, true, dOutputs, dOut));
   // dz (LSTM, RNN) or da (GRU) of every step, and the GRU's dbh; the peepholes' per-row shares.
   float *dz = be.scratch(T * B * G), *dbh = gru ? be.scratch(T * B * G) : nullptr;
   float *peepRows = w.peephole ? be.scratch(T * B * 3 * H) : nullptr;
-  float *dh = be.scratch(B * H), *dhCarry = be.scratch(B * H), *direct = be.scratch(B * H);
+  float *dh = be.scratch(B * R), *dhCarry = be.scratch(B * R), *direct = be.scratch(B * H);
   float *dc[2] = {lstm ? be.scratch(B * H) : nullptr, lstm ? be.scratch(B * H) : nullptr};
   // Masked: what of each state's gradient reaches the cell, and what the state before.
-  float *dhCell = mask ? be.scratch(B * H) : dh, *dhHeld = mask ? be.scratch(B * H) : nullptr;
+  float *dhCell = mask ? be.scratch(B * R) : dh, *dhHeld = mask ? be.scratch(B * R) : nullptr;
+  // A projection: what reached every step's projected h ([T, B, P], for w_proj's gradient),
+  // and the step's gradient of o * tanh(c<t>) ([B, H]).
+  float *dhSteps = projected ? be.scratch(T * B * R) : nullptr,
+        *dOTanhC = projected ? be.scratch(B * H) : nullptr;
   float *dcCell = mask && lstm ? be.scratch(B * H) : nullptr,
         *dcHeld = mask && lstm ? be.scratch(B * H) : nullptr;
-  ATTN_TRY(be.copy(B * H, dhn, dhCarry));
+  ATTN_TRY(be.copy(B * R, dhn, dhCarry));
   if (lstm)
     ATTN_TRY(be.copy(B * H, dcn, dc[0]));
   for (int64_t k = T - 1; k >= 0; --k) {
-    const float *gates = trace.gates + k * B * 4 * H, *hPrev = trace.h + k * B * H;
+    const float *gates = trace.gates + k * B * 4 * H, *hPrev = trace.h + k * B * R;
     float *dzk = dz + k * B * G;
-    ATTN_TRY(be.add(B * H, dOut + k * B * H, dhCarry, dh));
+    // The gradient reaching the cell's h: kept per step under a projection.
+    float *dhk = projected && !mask ? dhSteps + k * B * R : dh;
+    float *dhCellK = projected && mask ? dhSteps + k * B * R : mask ? dhCell : dhk;
+    ATTN_TRY(be.add(B * R, dOut + k * B * R, dhCarry, dhk));
     if (mask) {
       const float *m = trace.mask + k * B;
-      ATTN_TRY(be.split(B, H, m, dh, dhCell, dhHeld));
+      ATTN_TRY(be.split(B, R, m, dhk, dhCellK, dhHeld));
       if (lstm)
         ATTN_TRY(be.split(B, H, m, dc[0], dcCell, dcHeld));
     }
     if (lstm) {
+      if (projected)
+        ATTN_TRY(be.gemm(B, H, R, false, true, dhCellK, w.wProj, dOTanhC, nullptr));
       ATTN_TRY(be.lstmBackward(B, H, gates, trace.c + k * B * H, trace.cellCOf(k, B * H),
-                               w.peephole, dhCell, mask ? dcCell : dc[0], dzk, dc[1],
-                               peepRows ? peepRows + k * B * 3 * H : nullptr));
+                               w.peephole, projected ? dOTanhC : dhCellK, mask ? dcCell : dc[0],
+                               dzk, dc[1], peepRows ? peepRows + k * B * 3 * H : nullptr));
       if (mask)
         ATTN_TRY(be.add(B * H, dc[1], dcHeld, dc[1]));
       std::swap(dc[0], dc[1]);
-      ATTN_TRY(be.gemm(B, H, G, false, true, dzk, w.wHh, dhCarry, nullptr));
+      ATTN_TRY(be.gemm(B, R, G, false, true, dzk, w.wHh, dhCarry, nullptr));
     } else if (!gru) {
-      ATTN_TRY(be.rnnBackward(B, H, gates, dhCell, dzk));
+      ATTN_TRY(be.rnnBackward(B, H, gates, dhCellK, dzk));
       ATTN_TRY(be.gemm(B, H, G, false, true, dzk, w.wHh, dhCarry, nullptr));
     } else {
       float *dbhk = dbh + k * B * G;
-      ATTN_TRY(be.gruBackward(B, H, gates, hPrev, dhCell, dzk, dbhk, direct));
+      ATTN_TRY(be.gruBackward(B, H, gates, hPrev, dhCellK, dzk, dbhk, direct));
       ATTN_TRY(be.gemm(B, H, G, false, true, dbhk, w.wHh, dhCarry, nullptr));
       ATTN_TRY(be.add(B * H, direct, dhCarry, dhCarry));
     }
     if (mask)
-      ATTN_TRY(be.add(B * H, dhHeld, dhCarry, dhCarry));
+      ATTN_TRY(be.add(B * R, dhHeld, dhCarry, dhCarry));
   }
-  ATTN_TRY(be.copy(B * H, dhCarry, d.h0));
+  ATTN_TRY(be.copy(B * R, dhCarry, d.h0));
   if (lstm)
     ATTN_TRY(be.copy(B * H, dc[0], d.c0));
 
-  // W_hh: the states each step read, [T B, H]^T, times what reached h<t-1> W_hh, [T B, G].
+  // W_hh: the states each step read, [T B, R]^T, times what reached h<t-1> W_hh, [T B, G].
   const float *dRec = gru ? dbh : dz;
-  ATTN_TRY(be.gemm(H, G, T * B, true, false, trace.h, dRec, d.wHh, nullptr));
+  ATTN_TRY(be.gemm(R, G, T * B, true, false, trace.h, dRec, d.wHh, nullptr));
+  // W_proj: every step's o * tanh(c<t>), [T B, H]^T, times what reached its h, [T B, P].
+  if (projected)
+    ATTN_TRY(be.gemm(H, R, T * B, true, false, trace.cellH, dhSteps, d.wProj, nullptr));
   ATTN_TRY(be.sumRows(T * B, G, dz, d.bIh));
   if (gru)
     ATTN_TRY(be.sumRows(T * B, G, dbh, d.bHh));

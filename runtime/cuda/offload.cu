@@ -202,29 +202,32 @@ RecurrentCell cellOf(const char *kernel, int64_t kind) {
   fail(kernel, "the GPU's sequence loop has no RNN kind " + std::to_string(kind));
 }
 
-RecurrentShape sequenceShape(const attn_memref3 &x, const attn_memref2 &h0, int64_t reverse) {
+// With a projection, h0 is [B, P] and w_proj [H, P].
+RecurrentShape sequenceShape(const attn_memref3 &x, const attn_memref2 &h0,
+                             const attn_memref2 &w_proj, int64_t reverse, int64_t projection) {
   RecurrentShape s;
   s.batch = x.sizes[0];
   s.steps = x.sizes[1];
   s.input = x.sizes[2];
-  s.hidden = h0.sizes[1];
+  s.hidden = projection ? w_proj.sizes[0] : h0.sizes[1];
+  s.projection = projection ? w_proj.sizes[1] : 0;
   s.reverse = reverse != 0;
   return s;
 }
 
 // A layer's operands on the device, from the RNN kernels' memrefs (attn/kernels.h): those
-// the cell reads (c0 and the peepholes for the LSTM, b_hh for the GRU, the mask if any; the
-// LSTM's and the vanilla RNN's one bias is b_ih).
+// the cell reads (c0, the peepholes and the projection for the LSTM, b_hh for the GRU, the
+// mask if any; the LSTM's and the vanilla RNN's one bias is b_ih).
 struct LayerOnDevice {
   RecurrentCell cell;
   RecurrentShape shape;
-  DeviceBuffer x, h0, c0, wIh, wHh, bIh, bHh, peephole, mask;
+  DeviceBuffer x, h0, c0, wIh, wHh, bIh, bHh, peephole, wProj, mask;
 
   LayerOnDevice(const char *kernel, attn_memref3 *x_, attn_memref2 *h0_, attn_memref2 *c0_,
                 attn_memref2 *w_ih, attn_memref2 *w_hh, attn_memref1 *b_ih, attn_memref1 *b_hh,
-                attn_memref2 *w_peephole, attn_memref3 *mask_, int64_t kind, int64_t reverse,
-                int64_t withPeephole, int64_t masked)
-      : cell(cellOf(kernel, kind)), shape(sequenceShape(*x_, *h0_, reverse)) {
+                attn_memref2 *w_peephole, attn_memref2 *w_proj, attn_memref3 *mask_, int64_t kind,
+                int64_t reverse, int64_t withPeephole, int64_t projection, int64_t masked)
+      : cell(cellOf(kernel, kind)), shape(sequenceShape(*x_, *h0_, *w_proj, reverse, projection)) {
     const bool lstm = cell == RecurrentCell::Lstm;
     x = onDevice<attn_memref3, 3>(kernel, *x_);
     h0 = onDevice<attn_memref2, 2>(kernel, *h0_);
@@ -237,14 +240,16 @@ struct LayerOnDevice {
       bHh = onDevice<attn_memref1, 1>(kernel, *b_hh);
     if (withPeephole)
       peephole = onDevice<attn_memref2, 2>(kernel, *w_peephole);
+    if (projection)
+      wProj = onDevice<attn_memref2, 2>(kernel, *w_proj);
     if (masked)
       mask = onDevice<attn_memref3, 3>(kernel, *mask_);
   }
   bool lstm() const { return cell == RecurrentCell::Lstm; }
   bool gru() const { return cell == RecurrentCell::Gru; }
   RecurrentWeights weights() const {
-    return {wIh.as<float>(), wHh.as<float>(), bIh.as<float>(), bHh.as<float>(),
-            peephole.as<float>()};
+    return {wIh.as<float>(), wHh.as<float>(),      bIh.as<float>(),
+            bHh.as<float>(), peephole.as<float>(), wProj.as<float>()};
   }
 };
 
@@ -253,16 +258,13 @@ struct LayerOnDevice {
 
 extern "C" void _mlir_ciface_attn_rt_cuda_rnn_forward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole,
-    attn_memref2 * /*w_proj*/, attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n,
-    attn_memref2 *c_n, int64_t kind, int64_t reverse, int64_t /*training*/, int64_t peephole,
-    int64_t projection, int64_t masked) {
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref2 *w_proj,
+    attn_memref3 *mask, attn_memref3 *outputs, attn_memref2 *h_n, attn_memref2 *c_n, int64_t kind,
+    int64_t reverse, int64_t /*training*/, int64_t peephole, int64_t projection, int64_t masked) {
   const char *kernel = "attn_rt_cuda_rnn_forward";
-  if (projection) // attn-to-cuda leaves projected LSTMs on the CPU
-    fail(kernel, "the GPU's sequence loop has no LSTM projection");
   requireDevice(kernel);
-  const LayerOnDevice l(kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, mask, kind, reverse,
-                        peephole, masked);
+  const LayerOnDevice l(kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj, mask, kind,
+                        reverse, peephole, projection, masked);
   DeviceBuffer out = resultFor(kernel, *outputs), hn = resultFor(kernel, *h_n),
                cn = l.lstm() ? resultFor(kernel, *c_n) : DeviceBuffer();
   check(kernel, recurrentForward(l.shape, l.cell, l.weights(), l.x.as<float>(),
@@ -276,19 +278,16 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_forward(
 
 extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
     attn_memref3 *x, attn_memref2 *h0, attn_memref2 *c0, attn_memref2 *w_ih, attn_memref2 *w_hh,
-    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole,
-    attn_memref2 * /*w_proj*/, attn_memref3 *mask, attn_memref3 * /*outputs*/,
-    attn_memref2 * /*h_n*/, attn_memref2 * /*c_n*/, attn_memref3 *d_outputs,
-    attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x, attn_memref2 *d_h0,
-    attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh, attn_memref1 *d_b_ih,
-    attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, attn_memref2 * /*d_w_proj*/,
+    attn_memref1 *b_ih, attn_memref1 *b_hh, attn_memref2 *w_peephole, attn_memref2 *w_proj,
+    attn_memref3 *mask, attn_memref3 * /*outputs*/, attn_memref2 * /*h_n*/, attn_memref2 * /*c_n*/,
+    attn_memref3 *d_outputs, attn_memref2 *d_h_n, attn_memref2 *d_c_n, attn_memref3 *d_x,
+    attn_memref2 *d_h0, attn_memref2 *d_c0, attn_memref2 *d_w_ih, attn_memref2 *d_w_hh,
+    attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole, attn_memref2 *d_w_proj,
     int64_t kind, int64_t reverse, int64_t peephole, int64_t projection, int64_t masked) {
   const char *kernel = "attn_rt_cuda_rnn_backward";
-  if (projection)
-    fail(kernel, "the GPU's sequence loop has no LSTM projection");
   requireDevice(kernel);
-  const LayerOnDevice l(kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, mask, kind, reverse,
-                        peephole, masked);
+  const LayerOnDevice l(kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj, mask, kind,
+                        reverse, peephole, projection, masked);
   const bool lstm = l.lstm();
   DeviceBuffer gOut = onDevice<attn_memref3, 3>(kernel, *d_outputs),
                ghn = onDevice<attn_memref2, 2>(kernel, *d_h_n),
@@ -298,10 +297,11 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
                rwih = resultFor(kernel, *d_w_ih), rwhh = resultFor(kernel, *d_w_hh),
                rbih = resultFor(kernel, *d_b_ih),
                rbhh = l.gru() ? resultFor(kernel, *d_b_hh) : DeviceBuffer(),
-               rwp = peephole ? resultFor(kernel, *d_w_peephole) : DeviceBuffer();
+               rwp = peephole ? resultFor(kernel, *d_w_peephole) : DeviceBuffer(),
+               rwproj = projection ? resultFor(kernel, *d_w_proj) : DeviceBuffer();
   const RecurrentGradients g{rx.as<float>(),   rh0.as<float>(),  rc0.as<float>(),
                              rwih.as<float>(), rwhh.as<float>(), rbih.as<float>(),
-                             rbhh.as<float>(), rwp.as<float>()};
+                             rbhh.as<float>(), rwp.as<float>(),  rwproj.as<float>()};
   check(kernel, recurrentBackward(l.shape, l.cell, l.weights(), l.x.as<float>(),
                                   l.h0.as<float>(), l.c0.as<float>(), l.mask.as<float>(),
                                   gOut.as<float>(), ghn.as<float>(), gcn.as<float>(), g));
@@ -318,6 +318,8 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
     toHost<attn_memref1, 1>(kernel, rbhh, *d_b_hh);
   if (peephole)
     toHost<attn_memref2, 2>(kernel, rwp, *d_w_peephole);
+  if (projection)
+    toHost<attn_memref2, 2>(kernel, rwproj, *d_w_proj);
 }
 
 extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention(attn_memref4 *q, attn_memref4 *k,

@@ -227,6 +227,11 @@ Status checkSequence(const char *op, const RecurrentShape &s, const RecurrentWei
                          ": a GRU has b_hh and no peepholes");
   if (cell == RecurrentCell::Rnn && w.peephole)
     return Status::error(std::string("attn::cuda ") + op + ": a vanilla RNN has no peepholes");
+  if (s.projection < 0 || (s.projection > 0) != (w.wProj != nullptr) ||
+      (s.projection > 0 && cell != RecurrentCell::Lstm))
+    return Status::error(std::string("attn::cuda ") + op + ": projection " +
+                         std::to_string(s.projection) + (w.wProj ? " with" : " without") +
+                         " w_proj (an LSTM's projection P > 0 comes with w_proj [H, P])");
   return {};
 }
 

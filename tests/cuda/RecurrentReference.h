@@ -282,6 +282,9 @@ struct SequenceCase {
   int64_t batch, steps, input, hidden;
   bool reverse, peephole;
   Mask mask = Mask::None;
+  int64_t projection = 0; // P of an LSTM's projection w_proj [H, P]; 0: none
+  // The width of h (and of the outputs): P with a projection, else H.
+  int64_t state() const { return projection ? projection : hidden; }
 };
 
 inline void PrintTo(const SequenceCase &c, std::ostream *os) { *os << c.name; }
@@ -295,7 +298,10 @@ inline std::vector<SequenceCase> sequenceCases() {
           {"gru reverse", RecurrentCell::Gru, 3, 3, 4, 3, true, false},
           {"lstm masked peephole", RecurrentCell::Lstm, 4, 4, 2, 3, false, true, Mask::Padding},
           {"gru masked reverse", RecurrentCell::Gru, 4, 4, 3, 3, true, false, Mask::Padding},
-          {"lstm mask 0.5", RecurrentCell::Lstm, 4, 3, 2, 3, true, false, Mask::Fractional}};
+          {"lstm mask 0.5", RecurrentCell::Lstm, 4, 3, 2, 3, true, false, Mask::Fractional},
+          {"lstm projection", RecurrentCell::Lstm, 2, 4, 3, 5, false, false, Mask::None, 3},
+          {"lstm projection masked peephole reverse", RecurrentCell::Lstm, 4, 4, 2, 4, true, true,
+           Mask::Padding, 2}};
 }
 
 // Row b of a case's mask [B, T, 1]: 0: every step; 1: the first half; 2: a gap at step 1;
@@ -314,7 +320,8 @@ inline std::vector<float> sequenceMask(const SequenceCase &c) {
 
 struct SequenceProblem {
   SequenceCase c;
-  // x, h0, c0 (LSTM), wIh, wHh, bIh, bHh (GRU), peephole, mask; dOutputs, dhn, dcn (LSTM).
+  // x, h0, c0 (LSTM), wIh, wHh, bIh, bHh (GRU), peephole, wProj, mask; dOutputs, dhn, dcn
+  // (LSTM).
   Tensors in;
   // outputs, hn, cn (LSTM) and "d" + each differentiable input's name.
   std::map<std::string, std::vector<double>> want;
@@ -328,14 +335,15 @@ inline int64_t gatesOf(RecurrentCell cell, int64_t H) {
 namespace detail {
 
 // The layer's forward over time (processing order reversed with `reverse`), from the step
-// equations above: outputs [B, T, H], hn (and cn).
+// equations above: outputs [B, T, R], hn [B, R] (and cn [B, H]); with a projection, h is the
+// cell's h times w_proj.
 inline Vars sequenceForward(const SequenceCase &c, const Vars &in) {
-  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden;
+  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden, R = c.state();
   const bool lstm = c.cell == RecurrentCell::Lstm, gru = c.cell == RecurrentCell::Gru;
   const int64_t G = gatesOf(c.cell, H);
   std::vector<double> h = in.at("h0"), cs = lstm ? in.at("c0") : std::vector<double>();
   Vars out;
-  out["outputs"].assign(B * T * H, 0.0);
+  out["outputs"].assign(B * T * R, 0.0);
   for (int64_t k = 0; k < T; ++k) {
     const int64_t t = c.reverse ? T - 1 - k : k;
     // xw = x_t W_ih + b_ih, hw = h W_hh (+ b_hh for the GRU), [B, G] each.
@@ -345,8 +353,8 @@ inline Vars sequenceForward(const SequenceCase &c, const Vars &in) {
         double sx = in.at("bIh")[g], sh = gru ? in.at("bHh")[g] : 0.0;
         for (int64_t i = 0; i < I; ++i)
           sx += in.at("x")[(b * T + t) * I + i] * in.at("wIh")[i * G + g];
-        for (int64_t j = 0; j < H; ++j)
-          sh += h[b * H + j] * in.at("wHh")[j * G + g];
+        for (int64_t j = 0; j < R; ++j)
+          sh += h[b * R + j] * in.at("wHh")[j * G + g];
         xw[b * G + g] = sx;
         hw[b * G + g] = sh;
       }
@@ -367,18 +375,26 @@ inline Vars sequenceForward(const SequenceCase &c, const Vars &in) {
                           : gru ? Cell::Gru
                                 : Cell::Rnn;
     Vars next = forward(stepCell, B, H, step);
+    std::vector<double> hCell = next.at("h");
+    if (c.projection) {
+      hCell.assign(B * R, 0.0);
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t p = 0; p < R; ++p)
+          for (int64_t j = 0; j < H; ++j)
+            hCell[b * R + p] += next.at("h")[b * H + j] * in.at("wProj")[j * R + p];
+    }
     // s' = s + m (cell(x, s) - s) with the row's mask at time t.
     for (int64_t b = 0; b < B; ++b) {
       const double m = c.mask == Mask::None ? 1.0 : in.at("mask")[b * T + t];
-      for (int64_t j = 0; j < H; ++j) {
-        h[b * H + j] += m * (next.at("h")[b * H + j] - h[b * H + j]);
-        if (lstm)
+      for (int64_t j = 0; j < R; ++j)
+        h[b * R + j] += m * (hCell[b * R + j] - h[b * R + j]);
+      if (lstm)
+        for (int64_t j = 0; j < H; ++j)
           cs[b * H + j] += m * (next.at("c")[b * H + j] - cs[b * H + j]);
-      }
     }
     for (int64_t b = 0; b < B; ++b)
-      for (int64_t j = 0; j < H; ++j)
-        out["outputs"][(b * T + t) * H + j] = h[b * H + j];
+      for (int64_t j = 0; j < R; ++j)
+        out["outputs"][(b * T + t) * R + j] = h[b * R + j];
   }
   out["hn"] = h;
   if (lstm)
@@ -403,7 +419,7 @@ inline double sequenceObjective(const SequenceCase &c, const Vars &in) {
 } // namespace detail
 
 inline SequenceProblem makeSequenceProblem(const SequenceCase &c, std::mt19937 &rng) {
-  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden;
+  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden, R = c.state();
   const bool lstm = c.cell == RecurrentCell::Lstm;
   const int64_t G = gatesOf(c.cell, H);
   const float w = float(1.0 / std::sqrt(double(H)));
@@ -415,20 +431,22 @@ inline SequenceProblem makeSequenceProblem(const SequenceCase &c, std::mt19937 &
       differentiable.push_back(name);
   };
   draw("x", B * T * I, 1.0f, true);
-  draw("h0", B * H, 0.5f, true);
+  draw("h0", B * R, 0.5f, true);
   draw("wIh", I * G, w, true);
-  draw("wHh", H * G, w, true);
+  draw("wHh", R * G, w, true);
   draw("bIh", G, w, true);
   if (lstm) {
     draw("c0", B * H, 0.5f, true);
     if (c.peephole)
       draw("peephole", 3 * H, 0.5f, true);
+    if (c.projection)
+      draw("wProj", H * R, w, true);
     draw("dcn", B * H, 1.0f, false);
   } else if (c.cell == RecurrentCell::Gru) {
     draw("bHh", G, w, true);
   }
-  draw("dOutputs", B * T * H, 1.0f, false);
-  draw("dhn", B * H, 1.0f, false);
+  draw("dOutputs", B * T * R, 1.0f, false);
+  draw("dhn", B * R, 1.0f, false);
   if (c.mask != Mask::None)
     p.in["mask"] = sequenceMask(c);
 

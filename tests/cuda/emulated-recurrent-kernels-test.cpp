@@ -194,13 +194,14 @@ TEST_P(EmulatedRecurrentSequence, MatchesTheLayer) {
   const SequenceProblem p = makeSequenceProblem(GetParam(), rng);
   const SequenceCase &c = p.c;
   const bool lstm = c.cell == RecurrentCell::Lstm;
-  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden, G = gatesOf(c.cell, H);
-  const RecurrentShape shape{B, T, I, H, c.reverse};
+  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden, R = c.state(),
+                G = gatesOf(c.cell, H);
+  const RecurrentShape shape{B, T, I, H, c.reverse, c.projection};
   auto in = [&](const char *name) { return p.in.count(name) ? p.in.at(name).data() : nullptr; };
-  const RecurrentWeights w{in("wIh"), in("wHh"), in("bIh"), in("bHh"), in("peephole")};
+  const RecurrentWeights w{in("wIh"), in("wHh"), in("bIh"), in("bHh"), in("peephole"), in("wProj")};
   Tensors got;
-  got["outputs"] = poisoned(B * T * H);
-  got["hn"] = poisoned(B * H);
+  got["outputs"] = poisoned(B * T * R);
+  got["hn"] = poisoned(B * R);
   std::vector<float> cn = poisoned(B * H);
   HostBackend be;
   sequence::Trace trace;
@@ -210,7 +211,7 @@ TEST_P(EmulatedRecurrentSequence, MatchesTheLayer) {
   if (lstm)
     got["cn"] = cn;
   for (auto [name, n] : std::initializer_list<std::pair<const char *, int64_t>>{
-           {"dx", B * T * I}, {"dh0", B * H}, {"dwIh", I * G}, {"dwHh", H * G}, {"dbIh", G}})
+           {"dx", B * T * I}, {"dh0", B * R}, {"dwIh", I * G}, {"dwHh", R * G}, {"dbIh", G}})
     got[name] = poisoned(n);
   if (lstm)
     got["dc0"] = poisoned(B * H);
@@ -218,9 +219,11 @@ TEST_P(EmulatedRecurrentSequence, MatchesTheLayer) {
     got["dbHh"] = poisoned(G);
   if (c.peephole)
     got["dpeephole"] = poisoned(3 * H);
+  if (c.projection)
+    got["dwProj"] = poisoned(H * R);
   auto out = [&](const char *name) { return got.count(name) ? got[name].data() : nullptr; };
-  const RecurrentGradients d{out("dx"),   out("dh0"),  out("dc0"),  out("dwIh"),
-                             out("dwHh"), out("dbIh"), out("dbHh"), out("dpeephole")};
+  const RecurrentGradients d{out("dx"),   out("dh0"),  out("dc0"),       out("dwIh"),  out("dwHh"),
+                             out("dbIh"), out("dbHh"), out("dpeephole"), out("dwProj")};
   ASSERT_TRUE(sequence::backward(be, shape, c.cell, w, in("x"), in("h0"), in("c0"), in("mask"),
                                  in("dOutputs"), in("dhn"), in("dcn"), d)
                   .ok());

@@ -122,13 +122,14 @@ CellOutputs run(const CellProblem &p) {
 Tensors runSequence(const SequenceProblem &p) {
   const SequenceCase &c = p.c;
   const bool lstm = c.cell == RecurrentCell::Lstm;
-  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden, G = gatesOf(c.cell, H);
+  const int64_t B = c.batch, T = c.steps, I = c.input, H = c.hidden, R = c.state(),
+                G = gatesOf(c.cell, H);
   std::map<std::string, DeviceBuffer> in;
   for (const auto &[name, v] : p.in)
     in.emplace(name, uploaded(v));
   auto x = [&](const char *name) { return in.count(name) ? in.at(name).as<float>() : nullptr; };
-  const RecurrentShape shape{B, T, I, H, c.reverse};
-  const RecurrentWeights w{x("wIh"), x("wHh"), x("bIh"), x("bHh"), x("peephole")};
+  const RecurrentShape shape{B, T, I, H, c.reverse, c.projection};
+  const RecurrentWeights w{x("wIh"), x("wHh"), x("bIh"), x("bHh"), x("peephole"), x("wProj")};
   std::map<std::string, std::pair<DeviceBuffer, int64_t>> out;
   auto result = [&](const char *name, int64_t n, bool wanted) -> float * {
     if (!wanted)
@@ -136,18 +137,19 @@ Tensors runSequence(const SequenceProblem &p) {
     out.emplace(name, std::pair{poisonedFloats(n), n});
     return out.at(name).first.as<float>();
   };
-  float *outputs = result("outputs", B * T * H, true), *hn = result("hn", B * H, true),
+  float *outputs = result("outputs", B * T * R, true), *hn = result("hn", B * R, true),
         *cn = result("cn", B * H, lstm);
   check(recurrentForward(shape, c.cell, w, x("x"), x("h0"), x("c0"), x("mask"), outputs, hn, cn),
         "recurrent forward");
   const RecurrentGradients d{result("dx", B * T * I, true),
-                             result("dh0", B * H, true),
+                             result("dh0", B * R, true),
                              result("dc0", B * H, lstm),
                              result("dwIh", I * G, true),
-                             result("dwHh", H * G, true),
+                             result("dwHh", R * G, true),
                              result("dbIh", G, true),
                              result("dbHh", G, c.cell == RecurrentCell::Gru),
-                             result("dpeephole", 3 * H, c.peephole)};
+                             result("dpeephole", 3 * H, c.peephole),
+                             result("dwProj", H * R, c.projection > 0)};
   check(recurrentBackward(shape, c.cell, w, x("x"), x("h0"), x("c0"), x("mask"), x("dOutputs"),
                           x("dhn"), x("dcn"), d),
         "recurrent backward");

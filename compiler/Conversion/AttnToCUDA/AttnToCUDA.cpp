@@ -57,15 +57,6 @@ template <typename Op> struct ToCudaCall : OpRewritePattern<Op> {
   std::string kernel;
 };
 
-// Why the GPU's sequence loop (attn/cuda/Recurrent.h) cannot run a recurrent op, or "".
-std::string sequenceWhyNotOnGpu(Operation *op) {
-  auto lstm = dyn_cast<LstmOp>(op);
-  auto grad = dyn_cast<LstmGradOp>(op);
-  if ((lstm && lstm.getWProj()) || (grad && grad.getWProj()))
-    return "the GPU's sequence loop has no LSTM projection";
-  return "";
-}
-
 struct AttnToCUDA : mlir::attn::impl::AttnToCUDABase<AttnToCUDA> {
   using AttnToCUDABase::AttnToCUDABase;
   void runOnOperation() override {
@@ -77,8 +68,6 @@ struct AttnToCUDA : mlir::attn::impl::AttnToCUDABase<AttnToCUDA> {
           why = whyNotOnGpu(attention);
         else if (auto grad = dyn_cast<FusedAttentionGradOp>(op))
           why = whyNotOnGpu(grad);
-        else if (isa<RnnOp, GruOp, LstmOp, RnnGradOp, GruGradOp, LstmGradOp>(op))
-          why = sequenceWhyNotOnGpu(op);
         if (!why.empty())
           op->emitRemark("stays on the CPU: ") << why;
       });
@@ -87,8 +76,7 @@ struct AttnToCUDA : mlir::attn::impl::AttnToCUDABase<AttnToCUDA> {
     patterns.add<ToCudaCall<FusedAttentionOp>>(&getContext(), prefix + "flash_attention");
     patterns.add<ToCudaCall<FusedAttentionGradOp>>(&getContext(),
                                                    prefix + "flash_attention_backward");
-    onednn::populateRecurrentPatterns(patterns, prefix + "rnn_forward", prefix + "rnn_backward",
-                                      sequenceWhyNotOnGpu);
+    onednn::populateRecurrentPatterns(patterns, prefix + "rnn_forward", prefix + "rnn_backward");
     // As attn-to-onednn: only the attn ops are rewritten, so that the to_memref / to_tensor
     // pairs around each call reach one-shot bufferization exactly as created.
     GreedyRewriteConfig config;

@@ -3,7 +3,6 @@
 
 #include "mlir/IR/PatternMatch.h"
 
-#include <functional>
 #include <string>
 
 namespace mlir::attn::onednn {
@@ -12,12 +11,10 @@ void populateCorePatterns(RewritePatternSet &patterns);
 /// rnn, gru, lstm and their *_grad ops -> calls of the runtime's oneDNN RNN kernels
 /// (runtime/cpu/recurrent.cpp).
 void populateRecurrentPatterns(RewritePatternSet &patterns);
-/// Why a recurrent op stays where it is ("" when the patterns below take it).
-using RecurrentRefusal = std::function<std::string(Operation *)>;
-/// rnn, gru, lstm and their *_grad ops that `refusal` lets through -> calls of `forward` and
-/// `backward`, which have the signatures of the CPU's RNN kernels (attn-to-cuda).
-void populateRecurrentPatterns(RewritePatternSet &patterns, StringRef forward,
-                               StringRef backward, RecurrentRefusal refusal);
+/// rnn, gru, lstm and their *_grad ops -> calls of `forward` and `backward`, which have the
+/// signatures of the CPU's RNN kernels (attn-to-cuda: the GPU's sequence loop takes every
+/// layer the CPU kernels do).
+void populateRecurrentPatterns(RewritePatternSet &patterns, StringRef forward, StringRef backward);
 /// fused_attention and fused_attention_grad -> calls of the runtime's fused attention kernels
 /// (runtime/cpu/attention.cpp).
 void populateAttentionPatterns(RewritePatternSet &patterns);

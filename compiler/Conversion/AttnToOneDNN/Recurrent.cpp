@@ -96,16 +96,11 @@ struct KernelResults {
 // whatever the op's precision, as its flash attention does.
 struct Target {
   std::string forward, backward;
-  RecurrentRefusal refusal;
   bool hasBf16 = false;
   std::string kernel(const std::string &name, Operation *op) const {
     return hasBf16 ? precisionKernel(name, cast<PrecisionOpInterface>(op)) : name;
   }
 };
-
-bool takes(const Target &target, Operation *op) {
-  return !target.refusal || target.refusal(op).empty();
-}
 
 template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
   SequenceToKernel(MLIRContext *ctx, Target target)
@@ -113,8 +108,6 @@ template <typename Op> struct SequenceToKernel : OpRewritePattern<Op> {
   Target target;
   LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
     constexpr int64_t kind = kindOf<Op>();
-    if (!takes(target, op))
-      return failure();
     Location loc = op.getLoc();
     auto kernel = declareKernel(rewriter, op, target.kernel(target.forward, op),
                                 {3, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 2, 2}, 6);
@@ -147,8 +140,6 @@ template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
   Target target;
   LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
     constexpr int64_t kind = kindOf<Op>();
-    if (!takes(target, op))
-      return failure();
     Location loc = op.getLoc();
     auto kernel = declareKernel(
         rewriter, op, target.kernel(target.backward, op),
@@ -190,16 +181,15 @@ template <typename Op> struct SequenceGradToKernel : OpRewritePattern<Op> {
 } // namespace
 
 void mlir::attn::onednn::populateRecurrentPatterns(RewritePatternSet &patterns) {
-  Target cpu{"attn_rt_rnn_forward", "attn_rt_rnn_backward", {}, /*hasBf16=*/true};
+  Target cpu{"attn_rt_rnn_forward", "attn_rt_rnn_backward", /*hasBf16=*/true};
   patterns.add<SequenceToKernel<RnnOp>, SequenceToKernel<GruOp>, SequenceToKernel<LstmOp>,
                SequenceGradToKernel<RnnGradOp>, SequenceGradToKernel<GruGradOp>,
                SequenceGradToKernel<LstmGradOp>>(patterns.getContext(), cpu);
 }
 
-void mlir::attn::onednn::populateRecurrentPatterns(RewritePatternSet &patterns,
-                                                   StringRef forward, StringRef backward,
-                                                   RecurrentRefusal refusal) {
-  Target target{forward.str(), backward.str(), std::move(refusal)};
+void mlir::attn::onednn::populateRecurrentPatterns(RewritePatternSet &patterns, StringRef forward,
+                                                   StringRef backward) {
+  Target target{forward.str(), backward.str()};
   patterns.add<SequenceToKernel<RnnOp>, SequenceToKernel<GruOp>, SequenceToKernel<LstmOp>,
                SequenceGradToKernel<RnnGradOp>, SequenceGradToKernel<GruGradOp>,
                SequenceGradToKernel<LstmGradOp>>(patterns.getContext(), target);

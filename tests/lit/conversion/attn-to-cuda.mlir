@@ -106,12 +106,15 @@ func.func @masked_gru_and_vanilla_rnn_go(%x: tensor<4x6x2xf32>, %h0: tensor<4x8x
   return %h, %r : tensor<4x8xf32>, tensor<4x8xf32>
 }
 
-// A projected LSTM (oneDNN's LSTMP) stays for attn-to-onednn: the GPU's loop has no projection.
-// CHECK-LABEL: func @projected_lstm_stays
-// CHECK-NOT: call @attn_rt_cuda
-// CHECK: attn.lstm {{.*}} projection(
-// REMARK: remark: stays on the CPU: the GPU's sequence loop has no LSTM projection
-func.func @projected_lstm_stays(%x: tensor<4x6x2xf32>, %h0: tensor<4x3xf32>, %c0: tensor<4x8xf32>, %wi: tensor<2x32xf32>, %wh: tensor<3x32xf32>, %b: tensor<32xf32>, %wp: tensor<8x3xf32>) -> tensor<4x3xf32> {
+// A projected LSTM (oneDNN's LSTMP on the CPU) goes too: its projection weight is an operand
+// and the projection flag (last but one) is set.
+// CHECK-LABEL: func @projected_lstm_goes
+// CHECK-DAG: %[[LSTM:.*]] = arith.constant 2 : i64
+// CHECK-DAG: %[[ON:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[OFF:.*]] = arith.constant 0 : i64
+// CHECK: call @attn_rt_cuda_rnn_forward({{.*}}, %[[LSTM]], %[[OFF]], %[[OFF]], %[[OFF]], %[[ON]], %[[OFF]])
+// CHECK-NOT: attn.lstm
+func.func @projected_lstm_goes(%x: tensor<4x6x2xf32>, %h0: tensor<4x3xf32>, %c0: tensor<4x8xf32>, %wi: tensor<2x32xf32>, %wh: tensor<3x32xf32>, %b: tensor<32xf32>, %wp: tensor<8x3xf32>) -> tensor<4x3xf32> {
   %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b projection(%wp : tensor<8x3xf32>) : tensor<4x6x2xf32>, tensor<4x3xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<3x32xf32>, tensor<32xf32>
   return %h : tensor<4x3xf32>
 }

@@ -11,6 +11,9 @@
 //   biases: the LSTM's one [4H] and the vanilla RNN's one [H] in bIh; the GRU's b_ih and b_hh
 //   [3H];
 //   the LSTM's diagonal peephole [3, H] (i and f read c<t-1>, o reads c<t>) or null;
+//   the LSTM's projection (`projection` P > 0, oneDNN's LSTMP): w_proj [H, P], no bias, the
+//   hidden state h<t> = (o * tanh(c<t>)) w_proj, so h0, h_n are [B, P], outputs [B, T, P] and
+//   w_hh [P, 4H] (c stays [B, H]);
 //   mask [B, T, 1] or null: each step of a row updates each state as s + m (cell(x, s) - s),
 //   so a 0 holds the state (padding, anywhere in the row) and the output repeats it, as the
 //   CPU's masked sequence ops define it (any values, not only 0 and 1).
@@ -33,17 +36,20 @@ enum class RecurrentCell { Rnn, Lstm, Gru };
 struct RecurrentShape {
   int64_t batch = 0, steps = 0, input = 0, hidden = 0;
   bool reverse = false;
+  int64_t projection = 0; // P of an LSTM's projection; 0: none
+  // The width of h: P with a projection, else H.
+  int64_t state() const { return projection ? projection : hidden; }
 };
 
 struct RecurrentWeights {
-  const float *wIh = nullptr, *wHh = nullptr, *bIh = nullptr, *bHh = nullptr,
-              *peephole = nullptr;
+  const float *wIh = nullptr, *wHh = nullptr, *bIh = nullptr, *bHh = nullptr, *peephole = nullptr,
+              *wProj = nullptr;
 };
 
-// Where the backward writes each gradient (c0 and peephole: LSTM only; bHh: GRU only).
+// Where the backward writes each gradient (c0, peephole and wProj: LSTM only; bHh: GRU only).
 struct RecurrentGradients {
-  float *x = nullptr, *h0 = nullptr, *c0 = nullptr, *wIh = nullptr, *wHh = nullptr,
-        *bIh = nullptr, *bHh = nullptr, *peephole = nullptr;
+  float *x = nullptr, *h0 = nullptr, *c0 = nullptr, *wIh = nullptr, *wHh = nullptr, *bIh = nullptr,
+        *bHh = nullptr, *peephole = nullptr, *wProj = nullptr;
 };
 
 Status recurrentForward(const RecurrentShape &shape, RecurrentCell cell,
