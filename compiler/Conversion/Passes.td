@@ -69,7 +69,7 @@ def AttnToCUDA : Pass<"attn-to-cuda", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"remarks", "remarks", "bool", "false",
-           "say why each fused attention or recurrent layer stays on the CPU">,
+           "say why each fused attention stays on the CPU">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::bufferization::BufferizationDialect",
