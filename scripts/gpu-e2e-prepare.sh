@@ -18,11 +18,13 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/lib"
 echo "$steps" >"$stage/steps"
 # name, then the spec and its overrides. The Transformer's attention: one head of 64, the GPU
-# kernels' head dim (the spec's four heads have 16). The forecaster: two LSTM layers. The
-# tagger: masked (padded) GRU layers in both directions. The sine: a vanilla RNN layer.
+# kernels' head dim (the spec's four heads have 16). The forecaster: two LSTM layers, and the
+# same projected to 16 (oneDNN's LSTMP on the CPU). The tagger: masked (padded) GRU layers in
+# both directions. The sine: a vanilla RNN layer.
 models=(
   "char-transformer models/char-transformer.yaml --set model.transformer.heads=1"
   "sines-forecast models/sines-forecast.yaml"
+  "sines-forecast-projected models/sines-forecast.yaml --set model.rnn.projection=16"
   "pos-tagger models/pos-tagger.yaml"
   "rnn-sine models/rnn-sine.yaml"
 )
