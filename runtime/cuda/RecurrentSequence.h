@@ -143,8 +143,9 @@ Status backward(Backend &be, const RecurrentShape &s, RecurrentCell cell,
   float *dh = be.scratch(B * R), *dhCarry = be.scratch(B * R), *direct = be.scratch(B * H);
   float *dc[2] = {lstm ? be.scratch(B * H) : nullptr, lstm ? be.scratch(B * H) : nullptr};
   // Masked: what of each state's gradient reaches the cell, and what the state before.
-  float *dhCell = mask ? be.scratch(B * R) : dh, *dhHeld = mask ? be.scratch(B * R) : nullptr;
-  // A projection: what reached every step's projected h ([T, B, P], for w_proj's gradient),
+  float *dhCell = mask && !projected ? be.scratch(B * R) : dh,
+        *dhHeld = mask ? be.scratch(B * R) : nullptr;
+  // A projection: what reached the cell's h at every step ([T, B, P], for w_proj's gradient),
   // and the step's gradient of o * tanh(c<t>) ([B, H]).
   float *dhSteps = projected ? be.scratch(T * B * R) : nullptr,
         *dOTanhC = projected ? be.scratch(B * H) : nullptr;
@@ -156,9 +157,10 @@ Status backward(Backend &be, const RecurrentShape &s, RecurrentCell cell,
   for (int64_t k = T - 1; k >= 0; --k) {
     const float *gates = trace.gates + k * B * 4 * H, *hPrev = trace.h + k * B * R;
     float *dzk = dz + k * B * G;
-    // The gradient reaching the cell's h: kept per step under a projection.
-    float *dhk = projected && !mask ? dhSteps + k * B * R : dh;
-    float *dhCellK = projected && mask ? dhSteps + k * B * R : mask ? dhCell : dhk;
+    // dhCellK: the gradient reaching the cell's h (kept per step under a projection); dhk: the
+    // state's, which a mask splits between the cell and the state before.
+    float *dhCellK = projected ? dhSteps + k * B * R : dhCell;
+    float *dhk = mask ? dh : dhCellK;
     ATTN_TRY(be.add(B * R, dOut + k * B * R, dhCarry, dhk));
     if (mask) {
       const float *m = trace.mask + k * B;
