@@ -55,9 +55,8 @@ public:
 private:
   Value make(Value value) {
     Operation *def = value.getDefiningOp();
-    auto bf16Type = [](Value v) {
-      auto type = cast<RankedTensorType>(v.getType());
-      return RankedTensorType::get(type.getShape(), Builder(v.getContext()).getBF16Type());
+    auto bf16Type = [&](Value v) {
+      return RankedTensorType::get(cast<RankedTensorType>(v.getType()).getShape(), b.getBF16Type());
     };
     OpBuilder::InsertionGuard guard(b);
     if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(def)) {

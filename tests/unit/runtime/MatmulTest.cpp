@@ -138,8 +138,9 @@ TEST(Matmul, StridedViewBatchTrans) {
 }
 TEST(Matmul, Vector) { EXPECT_LT(runCase({1, 1, 1, 1, 9, 1, false, false}), kTol); }
 
-// The bf16 products: the same views, the factors rounded to bfloat16 and the sums in f32. Not
-// rounding would miss by about 1e-2 here (bfloat16 keeps 8 bits), far above kTol.
+// The bf16 products: the same views of the factors rounded to bfloat16 (bf16Of), the sums in
+// f32, against loops over the same rounded values. Loops over the unrounded values would be
+// about 1e-2 away (bfloat16 keeps 8 bits), far above kTol.
 Case bf16(Case cs) {
   cs.bf16 = true;
   return cs;
