@@ -19,10 +19,12 @@ constexpr size_t kSmall = 64 * 1024;
 constexpr size_t kCacheLimit = size_t(2) << 30;
 
 // Every block starts with a 64-byte header holding its size class (-1: a small block from
-// malloc); the caller's pointer follows it, so it stays 64-byte aligned. A class's blocks hold
-// classBytes(c) bytes for the caller plus the header, so a power-of-two request fits its class.
+// malloc) and its source (null: the system's memory); the caller's pointer follows it, so it
+// stays 64-byte aligned. A class's blocks hold classBytes(c) bytes for the caller plus the
+// header, so a power-of-two request fits its class.
 struct Header {
   int64_t sizeClass;
+  const BlockSource *source;
 };
 static_assert(sizeof(Header) <= kAlign, "the header must fit in the alignment");
 
@@ -38,11 +40,18 @@ int classOf(size_t bytes) {
   return c;
 }
 
+// The free blocks of one source, per class (header addresses).
+struct Pool {
+  const BlockSource *source;
+  std::vector<std::vector<void *>> free;
+};
+
 struct Cache {
   std::mutex mutex;
-  std::vector<std::vector<void *>> free; // per class: blocks (header addresses)
-  size_t cached = 0;                     // bytes in `free` (without headers)
-  BufferUse use;                         // large blocks handed out
+  std::vector<Pool> pools{Pool{nullptr, {}}}; // the system's first
+  size_t cached = 0;                          // bytes in the pools (without headers)
+  BufferUse use;                              // large blocks handed out
+  std::atomic<const BlockSource *> source{nullptr};
 };
 
 Cache &cache() {
@@ -50,42 +59,65 @@ Cache &cache() {
   return *c;
 }
 
-void *withHeader(void *block, int64_t sizeClass) {
-  static_cast<Header *>(block)->sizeClass = sizeClass;
+Pool &poolOf(Cache &k, const BlockSource *source) {
+  for (Pool &p : k.pools)
+    if (p.source == source)
+      return p;
+  return k.pools.emplace_back(Pool{source, {}});
+}
+
+void *systemAllocate(size_t bytes) { return std::aligned_alloc(kAlign, bytes); }
+void systemRelease(void *block) { std::free(block); }
+void *allocateFrom(const BlockSource *source, size_t bytes) {
+  return source ? source->allocate(bytes) : systemAllocate(bytes);
+}
+void releaseTo(const BlockSource *source, void *block) {
+  source ? source->release(block) : systemRelease(block);
+}
+
+void *withHeader(void *block, int64_t sizeClass, const BlockSource *source) {
+  *static_cast<Header *>(block) = Header{sizeClass, source};
   return static_cast<char *>(block) + kAlign;
 }
 
 } // namespace
 
+void setBlockSource(const BlockSource *source) { cache().source.store(source); }
+const BlockSource *blockSource() { return cache().source.load(); }
+
 void *bufferAlloc(size_t bytes) {
   if (bytes > (size_t(1) << 48))
     throw std::bad_alloc();
-  if (bytes < kSmall) {
-    void *block = std::aligned_alloc(kAlign, (bytes + 2 * kAlign - 1) / kAlign * kAlign);
+  Cache &k = cache();
+  const BlockSource *source = k.source.load();
+  // Small blocks of the system's memory come from malloc's heap. Another source's are
+  // recycled like large ones: its allocations are expensive calls (cudaMallocManaged).
+  if (bytes < kSmall && !source) {
+    void *block = systemAllocate((bytes + 2 * kAlign - 1) / kAlign * kAlign);
     if (!block)
       throw std::bad_alloc();
-    return withHeader(block, -1);
+    return withHeader(block, -1, nullptr);
   }
   int c = classOf(bytes);
-  Cache &k = cache();
   {
     std::lock_guard<std::mutex> lock(k.mutex);
     k.use.live += classBytes(c);
     k.use.peak = std::max(k.use.peak, k.use.live);
-    if ((size_t)c < k.free.size() && !k.free[c].empty()) {
-      void *block = k.free[c].back();
-      k.free[c].pop_back();
+    Pool &pool = poolOf(k, source);
+    if ((size_t)c < pool.free.size() && !pool.free[c].empty()) {
+      void *block = pool.free[c].back();
+      pool.free[c].pop_back();
       k.cached -= classBytes(c);
-      return withHeader(block, c);
+      return withHeader(block, c, source);
     }
   }
-  void *block = std::aligned_alloc(kAlign, classBytes(c) + kAlign);
+  void *block = allocateFrom(source, classBytes(c) + kAlign);
   if (!block) {
     std::lock_guard<std::mutex> lock(k.mutex);
     k.use.live -= classBytes(c);
     throw std::bad_alloc();
   }
-  return withHeader(block, c);
+  return withHeader(block, c, source);
 }
 
 namespace {
@@ -100,24 +132,26 @@ void bufferFree(void *p) {
   if (FreeListener listener = freeListener.load(std::memory_order_acquire))
     listener(p);
   void *block = static_cast<char *>(p) - kAlign;
-  int64_t c = static_cast<Header *>(block)->sizeClass;
-  if (c < 0) {
-    std::free(block);
+  const Header header = *static_cast<Header *>(block);
+  if (header.sizeClass < 0) {
+    systemRelease(block);
     return;
   }
+  const int64_t c = header.sizeClass;
   Cache &k = cache();
   {
     std::lock_guard<std::mutex> lock(k.mutex);
     k.use.live -= classBytes(c);
     if (k.cached + classBytes(c) <= kCacheLimit) {
-      if ((size_t)c >= k.free.size())
-        k.free.resize(c + 1);
-      k.free[c].push_back(block);
+      Pool &pool = poolOf(k, header.source);
+      if ((size_t)c >= pool.free.size())
+        pool.free.resize(c + 1);
+      pool.free[c].push_back(block);
       k.cached += classBytes(c);
       return;
     }
   }
-  std::free(block);
+  releaseTo(header.source, block);
 }
 
 BufferUse bufferUse() {
@@ -135,11 +169,12 @@ void resetBufferPeak() {
 void bufferTrim() {
   Cache &k = cache();
   std::lock_guard<std::mutex> lock(k.mutex);
-  for (std::vector<void *> &blocks : k.free) {
-    for (void *block : blocks)
-      std::free(block);
-    blocks.clear();
-  }
+  for (Pool &pool : k.pools)
+    for (std::vector<void *> &blocks : pool.free) {
+      for (void *block : blocks)
+        releaseTo(pool.source, block);
+      blocks.clear();
+    }
   k.cached = 0;
 }
 

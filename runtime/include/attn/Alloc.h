@@ -24,6 +24,23 @@ void bufferFree(void *p);
 // Frees every cached block (tests; a process that is done with its models).
 void bufferTrim();
 
+// Where blocks come from. By default the system's memory; a program compiled for a GPU
+// (`--device cuda`) has the CUDA runtime switch to memory that the CPU and the GPU both
+// address (CUDA managed memory, runtime/cuda), so that the tensors the runtime makes (the
+// parameters, the optimizer's state, a batch) and compiled code's temporaries are the GPU
+// kernels' operands as they are, on the device once the GPU has touched them.
+struct BlockSource {
+  const char *name;                // for messages ("CUDA managed memory")
+  void *(*allocate)(size_t bytes); // at least 64-byte aligned; null when out of memory
+  void (*release)(void *block);
+};
+// Every block from now on comes from `source` (null: the system's memory again), small ones
+// too, recycled in lists of their own: a free block is handed out again only for its source.
+// Blocks from an earlier source stay valid and go back to it when freed. `source` must live
+// as long as the process.
+void setBlockSource(const BlockSource *source);
+const BlockSource *blockSource(); // null: the system's memory
+
 // Bytes of the large blocks (64 KiB and more, rounded up to their size class) handed out and
 // not yet freed, and the most there have been since the last resetBufferPeak(): what a test
 // reads to check that a computation never held a buffer of some size (flash attention's

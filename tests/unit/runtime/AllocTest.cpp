@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -61,6 +62,53 @@ TEST(Alloc, ReusedTensorStorageIsZeroed) {
   EXPECT_EQ(u.raw(), first);
   for (int64_t i = 0; i < u.numel(); ++i)
     ASSERT_EQ(u.data<float>()[i], 0.0f) << i;
+}
+
+// A source of blocks that counts what it hands out, over the system's memory: what the CUDA
+// runtime's managed memory is to a --device cuda program (attn/Alloc.h, BlockSource).
+int sourceBlocks = 0;
+void *countedAllocate(size_t bytes) {
+  ++sourceBlocks;
+  return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+void countedRelease(void *block) {
+  --sourceBlocks;
+  std::free(block);
+}
+const attn::BlockSource counted{"counted", countedAllocate, countedRelease};
+
+TEST(Alloc, BlocksOfASourceAreRecycledForItAlone) {
+  attn::bufferTrim();
+  attn::setBlockSource(&counted);
+  EXPECT_EQ(attn::blockSource(), &counted);
+  // Small blocks come from the source too, and are recycled.
+  void *small = attn::bufferAlloc(100);
+  EXPECT_TRUE(aligned64(small));
+  EXPECT_EQ(sourceBlocks, 1);
+  attn::bufferFree(small);
+  EXPECT_EQ(attn::bufferAlloc(100), small);
+  void *large = attn::bufferAlloc(1 << 20);
+  EXPECT_EQ(sourceBlocks, 2);
+  attn::bufferFree(large);
+
+  // Back to the system's memory: the source's free blocks are not handed out for it ...
+  attn::setBlockSource(nullptr);
+  void *system = attn::bufferAlloc(1 << 20);
+  EXPECT_NE(system, large);
+  EXPECT_EQ(sourceBlocks, 2);
+  // ... and a source's block freed now goes back to the source's list.
+  attn::bufferFree(small);
+  attn::bufferFree(system);
+  attn::setBlockSource(&counted);
+  EXPECT_EQ(attn::bufferAlloc(100), small);
+  EXPECT_EQ(attn::bufferAlloc(1 << 20), large);
+  EXPECT_EQ(sourceBlocks, 2);
+  attn::bufferFree(small);
+  attn::bufferFree(large);
+  attn::setBlockSource(nullptr);
+  // Trimming returns every cached block to its source.
+  attn::bufferTrim();
+  EXPECT_EQ(sourceBlocks, 0);
 }
 
 } // namespace
