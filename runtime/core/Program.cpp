@@ -4,10 +4,12 @@
 #include <cstring>
 #include <stdexcept>
 
-// attn/cuda/Offload.h's probe, defined where attnc's CUDA runtime is linked (a program
-// compiled with --device cuda calls its kernels, which pull it in); null elsewhere. Weak, so
+// attn/cuda/Offload.h's probes, defined where attnc's CUDA runtime is linked (a program
+// compiled with --device cuda calls its kernels, which pull them in); null elsewhere. Weak, so
 // that the CPU runtime never needs the CUDA one.
 extern "C" const char *attn_cuda_device_unavailable(void) __attribute__((weak));
+extern "C" void attn_cuda_use_device_memory(void) __attribute__((weak));
+extern "C" int attn_cuda_device_addressable(const void *p) __attribute__((weak));
 
 namespace attn {
 
@@ -99,6 +101,9 @@ Program::Program(const attn_program_info *info) : info_(info) {
       throw std::runtime_error("attn: model '" + safeName(info->name) +
                                "' was compiled with --device " + info->device +
                                " and cannot run here: " + why);
+    // Before the program's tensors are made: the GPU's kernels take them where they are.
+    if (attn_cuda_use_device_memory)
+      attn_cuda_use_device_memory();
   }
 }
 
@@ -134,6 +139,19 @@ std::vector<Tensor> Program::call(const std::string &entryName, const std::vecto
   std::string where = "attn: model '" + name() + "', entry '" + entryName + "'";
   checkTensors(where, "parameter", info_->params, info_->num_params, params);
   checkTensors(where, "input", e.inputs, e.num_inputs, inputs);
+  if (info_->device && attn_cuda_device_addressable) {
+    // A tensor made before the program was opened lies where the GPU cannot read it.
+    auto addressable = [&](const char *what, const attn_tensor_info &info, const Tensor &t) {
+      if (t.raw() && !attn_cuda_device_addressable(t.raw()))
+        throw std::runtime_error(where + ": " + what + " '" + safeName(info.name) +
+                                 "' is in memory the GPU cannot address; make the tensors of a "
+                                 "--device cuda program after opening it");
+    };
+    for (int32_t i = 0; i < info_->num_params; ++i)
+      addressable("parameter", info_->params[i], params[i]);
+    for (int32_t i = 0; i < e.num_inputs; ++i)
+      addressable("input", e.inputs[i], inputs[i]);
+  }
 
   std::vector<Tensor> outputs;
   outputs.reserve(e.num_outputs);

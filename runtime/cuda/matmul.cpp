@@ -135,12 +135,12 @@ std::string describe(const MatmulShape &s) {
          ", " + dim(s.m) + ", " + dim(s.n) + "]";
 }
 
-// A column-major layout of rows x cols (leading dimension rows), `count` of them `stride`
-// elements apart (stride 0: one matrix broadcast).
+// A column-major layout of rows x cols (leading dimension ld, 0: rows), `count` of them
+// `stride` elements apart (stride 0: one matrix broadcast).
 cublasStatus_t layout(cublasLtMatrixLayout_t *l, cudaDataType_t type, int64_t rows, int64_t cols,
-                      int64_t count, int64_t stride) {
+                      int64_t ld, int64_t count, int64_t stride) {
   cublasStatus_t st =
-      lt().cublasLtMatrixLayoutCreate(l, type, uint64_t(rows), uint64_t(cols), rows);
+      lt().cublasLtMatrixLayoutCreate(l, type, uint64_t(rows), uint64_t(cols), ld ? ld : rows);
   if (st != CUBLAS_STATUS_SUCCESS || count == 1)
     return st;
   int32_t batch = int32_t(count);
@@ -198,17 +198,24 @@ Status matmul(const MatmulShape &s, MatmulType type, const void *a, const void *
   }
   // Column-major views: our B [K, N] row-major is N x K (ld N), or K x N (ld K) when transB.
   const int64_t m = s.n, n = s.m;
-  if (Status st = check(layout(&d.a, data, s.transB ? s.k : m, s.transB ? m : s.k, s.batch,
-                               s.broadcastB ? 0 : s.k * m),
+  // (A row-major matrix's leading dimension is its column-major view's.)
+  auto stride = [](bool broadcast, int64_t given, int64_t packed) {
+    return broadcast ? 0 : given ? given : packed;
+  };
+  if (Status st = check(layout(&d.a, data, s.transB ? s.k : m, s.transB ? m : s.k, s.ldb, s.batch,
+                               stride(s.broadcastB, s.batchStrideB, s.k * m)),
                         "the layout of b");
       !st)
     return st;
-  if (Status st = check(layout(&d.b, data, s.transA ? n : s.k, s.transA ? s.k : n, s.batch,
-                               s.broadcastA ? 0 : s.k * n),
+  if (Status st = check(layout(&d.b, data, s.transA ? n : s.k, s.transA ? s.k : n, s.lda, s.batch,
+                               stride(s.broadcastA, s.batchStrideA, s.k * n)),
                         "the layout of a");
       !st)
     return st;
-  if (Status st = check(layout(&d.c, data, m, n, s.batch, m * n), "the layout of c"); !st)
+  if (Status st =
+          check(layout(&d.c, data, m, n, s.ldc, s.batch, stride(false, s.batchStrideC, m * n)),
+                "the layout of c");
+      !st)
     return st;
 
   if (Status st = check(lt().cublasLtMatmulPreferenceCreate(&d.preference), "the preference"); !st)

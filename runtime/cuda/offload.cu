@@ -370,9 +370,3 @@ extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention_backward(
   downloadBf16<attn_memref4, 4>(kernel, gv, *dv);
   check(kernel, synchronize());
 }
-
-extern "C" const char *attn_cuda_device_unavailable(void) {
-  static thread_local std::string why;
-  why = deviceUnavailable();
-  return why.c_str();
-}

@@ -25,6 +25,11 @@ struct MatmulShape {
   bool transA = false, transB = false;
   bool broadcastA = false, broadcastB = false; // a (or b) has batch 1
   bool allowTf32 = false;                      // f32 storage: TF32 tensor cores
+  // Strided operands (0: packed): the elements between rows of each stored row-major matrix
+  // (a's rows are K long, or M when transA; b's N, or K when transB; c's N), and between
+  // matrices of a batch (ignored where an operand is broadcast).
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  int64_t batchStrideA = 0, batchStrideB = 0, batchStrideC = 0;
 };
 
 // Opens cuBLASLt now (by its soname, else in the toolkit attnc was built with), which the

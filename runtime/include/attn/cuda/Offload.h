@@ -1,8 +1,12 @@
-/* The CUDA runtime kernels compiled code calls under `--device cuda` (attn-to-cuda emits the
- * calls; docs/cuda.md). Their signatures are the CPU flash kernels' (attn/kernels.h): the
- * operands are host memrefs (strided views allowed). Each call copies its operands to the
- * device as bf16, runs the GPU's FlashAttention-2 kernels and copies the results back as f32
- * into the result memrefs. Head dim 64 or 128, the same for keys and values.
+/* The CUDA runtime functions compiled code calls under `--device cuda` (attn-to-cuda emits the
+ * kernel calls, gpu-to-llvm the launches; docs/cuda.md). A program's buffers are CUDA managed
+ * memory (attn_cuda_use_device_memory below), which the GPU and the CPU both address. Every
+ * call has finished its GPU work when it returns.
+ *
+ * The fused attention has the CPU flash kernels' signatures (attn/kernels.h; strided views
+ * allowed). Each call gathers its operands into device buffers as bf16, runs the GPU's
+ * FlashAttention-2 kernels and scatters the results back as f32 into the result memrefs.
+ * Head dim 64 or 128, the same for keys and values.
  *
  * There is no error return across the MLIR ABI: a call with no usable GPU, or whose kernels
  * fail, prints "attn runtime: <kernel>: <why>" and aborts, as the CPU kernels do. attnc checks
@@ -11,6 +15,8 @@
 #define ATTN_CUDA_OFFLOAD_H
 
 #include "attn/kernels.h"
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,6 +51,38 @@ void _mlir_ciface_attn_rt_cuda_rnn_backward(
     attn_memref1 *d_b_ih, attn_memref1 *d_b_hh, attn_memref2 *d_w_peephole,
     attn_memref2 *d_w_proj, int64_t kind, int64_t reverse, int64_t peephole, int64_t projection,
     int64_t masked);
+
+/* attn_rt_matmul's and attn_rt_dense's contract (attn/kernels.h), in f32 on cuBLASLt (exact
+ * f32, no TF32), on the operands where they lie: a strided view is passed with its leading
+ * dimension and batch stride, or gathered where cuBLASLt takes no such view. */
+void _mlir_ciface_attn_rt_cuda_matmul(attn_memref3 *a, attn_memref3 *b, attn_memref3 *c,
+                                      int64_t trans_a, int64_t trans_b);
+void _mlir_ciface_attn_rt_cuda_dense(attn_memref2 *x, attn_memref2 *w, attn_memref1 *bias,
+                                     attn_memref2 *y);
+
+/* From now on the runtime's buffers (attn/Alloc.h: tensors and compiled code's temporaries)
+ * are CUDA managed memory. attn::Program calls it when it opens a program compiled with
+ * --device cuda, on a machine with a usable GPU, before the program's tensors are made. */
+void attn_cuda_use_device_memory(void);
+
+/* Whether the GPU addresses `p` (device or managed memory): attn::Program refuses a tensor
+ * that it does not, rather than have a kernel fault on it. */
+int attn_cuda_device_addressable(const void *p);
+
+/* The launches of the compiler's generated kernels (runtime/cuda/launch.cpp): the functions
+ * of MLIR's CUDA runtime wrappers that gpu-to-llvm's launches call, defined by attnc's runtime
+ * (which links no MLIR). Modules are loaded once per process; launches go to the default
+ * stream and are synchronised by mgpuStreamSynchronize. */
+void *mgpuModuleLoadJIT(void *ptx, int opt_level);
+void *mgpuModuleLoad(void *image, size_t size);
+void mgpuModuleUnload(void *module);
+void *mgpuModuleGetFunction(void *module, const char *name);
+void *mgpuStreamCreate(void);
+void mgpuStreamDestroy(void *stream);
+void mgpuStreamSynchronize(void *stream);
+void mgpuLaunchKernel(void *function, intptr_t grid_x, intptr_t grid_y, intptr_t grid_z,
+                      intptr_t block_x, intptr_t block_y, intptr_t block_z, int32_t shared_bytes,
+                      void *stream, void **params, void **extra, size_t params_count);
 
 /* Why this process cannot run these kernels ("" when it can: a driver and a GPU). attn::Program
  * asks it before running a program whose attn_program_info::device is "cuda", through a weak

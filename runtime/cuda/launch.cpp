@@ -1,0 +1,139 @@
+// The launches of the compiler's generated kernels (docs/cuda.md, "Generated kernels").
+//
+// attnc compiles each loop nest of a `--device cuda` program to PTX (gpu-module-to-binary)
+// and lowers its gpu.launch_func with MLIR's gpu-to-llvm, whose LLVM 19 translation calls, at
+// every launch:
+//
+//   module = mgpuModuleLoadJIT(ptx, optLevel)         (mgpuModuleLoad(cubin, size) for a cubin)
+//   kernel = mgpuModuleGetFunction(module, name)
+//   stream = mgpuStreamCreate()
+//   mgpuLaunchKernel(kernel, grid x y z, block x y z, sharedBytes, stream, params, extra, n)
+//   mgpuStreamSynchronize(stream); mgpuStreamDestroy(stream); mgpuModuleUnload(module)
+//
+// These are the functions of MLIR's CUDA runtime wrappers, with the same signatures; attnc's
+// runtime links no MLIR, so it defines them here, on the CUDA runtime's library API (no driver
+// API, which would need the driver linked or opened by hand). Where MLIR's wrappers load and
+// unload the module at each launch, a module is loaded once, at its first launch (the driver
+// compiles the PTX for the GPU there), and kept with its kernels for the process: the PTX's
+// address is its key, a constant of the program's object. Launches go to the default stream
+// and are synchronised before the next host step, so the CPU parts of a program (the runtime's
+// CPU kernels, the host code between launches) may read any buffer.
+//
+// A failure (the PTX does not load, a launch or a kernel fails) prints
+// "attn runtime: <kernel>: <why>" and aborts, as the runtime's other kernels do: compiled code
+// cannot take an error.
+#include "attn/cuda/Offload.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+namespace {
+
+[[noreturn]] void fail(const std::string &kernel, const std::string &why) {
+  std::fprintf(stderr, "attn runtime: %s: %s\n", kernel.c_str(), why.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+struct Kernels {
+  std::mutex mutex;
+  std::unordered_map<const void *, cudaLibrary_t> modules; // by image address
+  std::map<std::pair<cudaLibrary_t, std::string>, cudaKernel_t> kernels;
+  std::unordered_map<const void *, std::string> names; // kernel -> name
+  std::string lastLaunched;                            // for a failed sync
+};
+
+Kernels &kernels() {
+  static Kernels *k = new Kernels(); // never destroyed: the process may launch while exiting
+  return *k;
+}
+
+cudaLibrary_t load(const void *image) {
+  Kernels &k = kernels();
+  std::lock_guard<std::mutex> lock(k.mutex);
+  if (auto it = k.modules.find(image); it != k.modules.end())
+    return it->second;
+  char log[4096] = {0};
+  cudaJitOption options[] = {cudaJitErrorLogBuffer, cudaJitErrorLogBufferSizeBytes};
+  void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof log))};
+  cudaLibrary_t library = nullptr;
+  if (cudaError_t err =
+          cudaLibraryLoadData(&library, image, options, values, 2, nullptr, nullptr, 0);
+      err != cudaSuccess)
+    fail("generated kernels", std::string("loading their PTX: ") + cudaGetErrorString(err) +
+                                  (log[0] ? std::string(": ") + log : std::string()));
+  k.modules.emplace(image, library);
+  return library;
+}
+
+} // namespace
+
+extern "C" {
+
+void *mgpuModuleLoadJIT(void *ptx, int /*optLevel: the driver's default*/) { return load(ptx); }
+
+void *mgpuModuleLoad(void *image, size_t /*size*/) { return load(image); }
+
+void mgpuModuleUnload(void * /*module: kept for the process*/) {}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  Kernels &k = kernels();
+  std::lock_guard<std::mutex> lock(k.mutex);
+  auto library = static_cast<cudaLibrary_t>(module);
+  auto key = std::make_pair(library, std::string(name));
+  if (auto it = k.kernels.find(key); it != k.kernels.end())
+    return it->second;
+  cudaKernel_t kernel = nullptr;
+  if (cudaError_t err = cudaLibraryGetKernel(&kernel, library, name); err != cudaSuccess)
+    fail(name, std::string("not in its module: ") + cudaGetErrorString(err));
+  k.kernels.emplace(key, kernel);
+  k.names.emplace(kernel, name);
+  return kernel;
+}
+
+// The default stream: ordered with the runtime's other GPU calls (cuBLASLt, the offloaded
+// kernels), which use it too.
+void *mgpuStreamCreate() { return nullptr; }
+
+void mgpuStreamDestroy(void * /*stream*/) {}
+
+void mgpuStreamSynchronize(void *stream) {
+  if (cudaError_t err = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+      err != cudaSuccess) {
+    Kernels &k = kernels();
+    std::lock_guard<std::mutex> lock(k.mutex);
+    fail(k.lastLaunched, std::string("failed on the GPU: ") + cudaGetErrorString(err));
+  }
+}
+
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+                      intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t sharedBytes,
+                      void *stream, void **params, void ** /*extra*/, size_t /*paramsCount*/) {
+  std::string name;
+  {
+    Kernels &k = kernels();
+    std::lock_guard<std::mutex> lock(k.mutex);
+    auto it = k.names.find(function);
+    name = it == k.names.end() ? "a generated kernel" : it->second;
+    k.lastLaunched = name;
+  }
+  const dim3 grid{unsigned(gridX), unsigned(gridY), unsigned(gridZ)};
+  const dim3 block{unsigned(blockX), unsigned(blockY), unsigned(blockZ)};
+  // A cudaKernel_t is launched as a function symbol (cudaLibraryGetKernel).
+  if (cudaError_t err = cudaLaunchKernel(function, grid, block, params, size_t(sharedBytes),
+                                         static_cast<cudaStream_t>(stream));
+      err != cudaSuccess)
+    fail(name, "launching " + std::to_string(gridX) + " x " + std::to_string(gridY) + " x " +
+                   std::to_string(gridZ) + " blocks of " + std::to_string(blockX) +
+                   " threads: " + cudaGetErrorString(err));
+}
+
+} // extern "C"

@@ -1,0 +1,183 @@
+// What a program compiled with `--device cuda` needs of the CUDA runtime besides its kernels
+// (attn/cuda/Offload.h):
+//
+// - its memory: every block of attn/Alloc.h comes from CUDA managed memory once the program
+//   is opened, so the tensors the runtime makes and compiled code's temporaries are addressed
+//   by the GPU's kernels and by the CPU's alike. Pages move to the device at the GPU's first
+//   touch and stay there while only the GPU touches them; the CPU reads a loss or a
+//   checkpoint's parameters after the device is synchronised.
+// - its matrix products, attn_rt_matmul's and attn_rt_dense's contract on cuBLASLt, on the
+//   operands where they are (no copies; a view cuBLASLt cannot describe is gathered first).
+//
+// Every call finishes its work before it returns (the default stream, synchronised), as the
+// generated kernels' launches do (launch.cpp): the CPU parts of a program may read any buffer
+// between two calls.
+#include "attn/Alloc.h"
+#include "attn/cuda/Device.h"
+#include "attn/cuda/Matmul.h"
+#include "attn/cuda/Offload.h"
+#include "runtime/cuda/MatrixView.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+using namespace attn::cuda;
+
+[[noreturn]] void fail(const char *kernel, const std::string &why) {
+  std::fprintf(stderr, "attn runtime: %s: %s\n", kernel, why.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+void *managedAllocate(size_t bytes) {
+  void *p = nullptr;
+  if (cudaMallocManaged(&p, bytes, cudaMemAttachGlobal) != cudaSuccess) {
+    (void)cudaGetLastError(); // out of memory is bufferAlloc's to report
+    return nullptr;
+  }
+  return p;
+}
+
+void managedRelease(void *block) { (void)cudaFree(block); }
+
+const attn::BlockSource kManaged{"CUDA managed memory", managedAllocate, managedRelease};
+
+// A rank-3 view as cuBLASLt takes it: in place, or gathered into a packed block (freed by the
+// caller with attn::bufferFree).
+struct Operand {
+  const float *data;
+  MatrixView view;
+  void *gathered = nullptr;
+};
+
+Operand operand(const attn_memref3 &m) {
+  Operand o{m.aligned + m.offset, matrixView(m.sizes, m.strides)};
+  if (o.view.direct)
+    return o;
+  // Managed memory: the CPU gathers the view where it lies.
+  const int64_t n = m.sizes[0] * m.sizes[1] * m.sizes[2];
+  auto *packed = static_cast<float *>(attn::bufferAlloc(size_t(n) * sizeof(float)));
+  for (int64_t b = 0, i = 0; b < m.sizes[0]; ++b)
+    for (int64_t r = 0; r < m.sizes[1]; ++r)
+      for (int64_t c = 0; c < m.sizes[2]; ++c)
+        packed[i++] = m.aligned[m.offset + b * m.strides[0] + r * m.strides[1] + c * m.strides[2]];
+  const int64_t packedStrides[3] = {m.sizes[1] * m.sizes[2], m.sizes[2], 1};
+  o.data = packed;
+  o.gathered = packed;
+  o.view = matrixView(m.sizes, packedStrides);
+  return o;
+}
+
+std::string shapeOf(const attn_memref3 &m) {
+  return "[" + std::to_string(m.sizes[0]) + ", " + std::to_string(m.sizes[1]) + ", " +
+         std::to_string(m.sizes[2]) + "]";
+}
+
+// c = op(a) op(b) (+ bias), the operands as attn_rt_matmul takes them.
+void product(const char *kernel, const attn_memref3 &a, const attn_memref3 &b, attn_memref3 &c,
+             bool transA, bool transB, const float *bias) {
+  const int64_t batch = c.sizes[0], m = c.sizes[1], n = c.sizes[2];
+  const int64_t k = transA ? a.sizes[1] : a.sizes[2];
+  if ((a.sizes[0] != 1 && a.sizes[0] != batch) || (b.sizes[0] != 1 && b.sizes[0] != batch) ||
+      (transA ? a.sizes[2] : a.sizes[1]) != m || (transB ? b.sizes[1] : b.sizes[2]) != n ||
+      (transB ? b.sizes[2] : b.sizes[1]) != k)
+    fail(kernel, "shapes do not multiply: a " + shapeOf(a) + (transA ? "^T" : "") + ", b " +
+                     shapeOf(b) + (transB ? "^T" : "") + ", c " + shapeOf(c));
+  if (batch == 0 || m == 0 || n == 0)
+    return;
+  const MatrixView vc = matrixView(c.sizes, c.strides);
+  if (!vc.direct || vc.transposed)
+    fail(kernel, "the result " + shapeOf(c) + " is not a row-major view");
+  float *out = c.aligned + c.offset;
+  if (k == 0) { // an empty sum; cuBLASLt takes no zero-sized dimension
+    for (int64_t i = 0; i < batch; ++i)
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j)
+          out[i * vc.batchStride + r * vc.ld + j] = bias ? bias[j] : 0.0f;
+    return;
+  }
+  Operand oa = operand(a), ob = operand(b);
+  MatmulShape s;
+  s.batch = batch;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.transA = transA != oa.view.transposed;
+  s.transB = transB != ob.view.transposed;
+  s.broadcastA = a.sizes[0] == 1 && batch > 1;
+  s.broadcastB = b.sizes[0] == 1 && batch > 1;
+  s.lda = oa.view.ld;
+  s.ldb = ob.view.ld;
+  s.ldc = vc.ld;
+  s.batchStrideA = oa.view.batchStride;
+  s.batchStrideB = ob.view.batchStride;
+  s.batchStrideC = vc.batchStride;
+  Status st = matmul(s, MatmulType::F32, oa.data, ob.data, out, bias,
+                     bias ? Epilogue::Bias : Epilogue::None);
+  if (st.ok())
+    if (cudaError_t err = cudaStreamSynchronize(nullptr); err != cudaSuccess)
+      st = Status::error(cudaGetErrorString(err));
+  attn::bufferFree(oa.gathered);
+  attn::bufferFree(ob.gathered);
+  if (!st.ok())
+    fail(kernel, st.message());
+}
+
+attn_memref3 asRank3(const attn_memref2 &m) {
+  return attn_memref3{m.allocated,
+                      m.aligned,
+                      m.offset,
+                      {1, m.sizes[0], m.sizes[1]},
+                      {m.sizes[0] * m.strides[0], m.strides[0], m.strides[1]}};
+}
+
+} // namespace
+
+// The probes attn::Program calls through weak references (runtime/core/Program.cpp), all in
+// this object: a program's products pull it in, and a link of a --device cuda bundle names
+// attn_cuda_device_unavailable (compiler/Driver/Executable.cpp).
+extern "C" const char *attn_cuda_device_unavailable(void) {
+  static thread_local std::string why;
+  why = deviceUnavailable();
+  return why.c_str();
+}
+
+extern "C" void attn_cuda_use_device_memory(void) { attn::setBlockSource(&kManaged); }
+
+extern "C" int attn_cuda_device_addressable(const void *p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return a.type == cudaMemoryTypeManaged || a.type == cudaMemoryTypeDevice;
+}
+
+extern "C" void _mlir_ciface_attn_rt_cuda_matmul(attn_memref3 *a, attn_memref3 *b, attn_memref3 *c,
+                                                 int64_t trans_a, int64_t trans_b) {
+  product("attn_rt_cuda_matmul", *a, *b, *c, trans_a != 0, trans_b != 0, nullptr);
+}
+
+extern "C" void _mlir_ciface_attn_rt_cuda_dense(attn_memref2 *x, attn_memref2 *w,
+                                                attn_memref1 *bias, attn_memref2 *y) {
+  const char *kernel = "attn_rt_cuda_dense";
+  const int64_t n = bias->sizes[0];
+  const float *b = bias->aligned + bias->offset;
+  void *packedBias = nullptr;
+  if (n > 1 && bias->strides[0] != 1) { // cuBLASLt's bias epilogue reads a packed vector
+    auto *packed = static_cast<float *>(attn::bufferAlloc(size_t(n) * sizeof(float)));
+    for (int64_t j = 0; j < n; ++j)
+      packed[j] = b[j * bias->strides[0]];
+    b = packed;
+    packedBias = packed;
+  }
+  attn_memref3 x3 = asRank3(*x), w3 = asRank3(*w), y3 = asRank3(*y);
+  product(kernel, x3, w3, y3, false, false, b);
+  attn::bufferFree(packedBias);
+}

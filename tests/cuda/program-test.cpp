@@ -1,0 +1,189 @@
+// What a program compiled with --device cuda calls besides the kernels (attn/cuda/Offload.h),
+// on a GPU, through the same C entry points as compiled code:
+//
+// - its memory: after attn_cuda_use_device_memory(), the runtime's blocks are managed memory
+//   the GPU addresses, small and large;
+// - its products: attn_rt_cuda_matmul / _dense on strided views (rows apart, column-major,
+//   broadcast batches, views cuBLASLt takes no leading dimension for), against the product in
+//   double;
+// - its generated kernels' launches: a PTX module through MLIR's mgpu* calls, with a memref
+//   descriptor's five arguments as gpu-to-llvm passes them.
+//
+// A plain program like the other GPU tests (exit 0 pass, 1 fail, 77 no GPU).
+#include "attn/Alloc.h"
+#include "attn/cuda/Offload.h"
+
+#include "GpuTest.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace attn::cuda::testing;
+
+namespace {
+
+std::mt19937 rng(7);
+
+// `n` floats of the runtime's memory, normally distributed.
+float *values(int64_t n) {
+  auto *p = static_cast<float *>(attn::bufferAlloc(size_t(n) * sizeof(float)));
+  std::normal_distribution<float> dist;
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = dist(rng);
+  return p;
+}
+
+attn_memref3 view3(float *data, int64_t offset, std::initializer_list<int64_t> sizes,
+                   std::initializer_list<int64_t> strides) {
+  attn_memref3 m{data, data, offset, {}, {}};
+  std::copy(sizes.begin(), sizes.end(), m.sizes);
+  std::copy(strides.begin(), strides.end(), m.strides);
+  return m;
+}
+
+float at(const attn_memref3 &m, int64_t b, int64_t r, int64_t c) {
+  if (m.sizes[0] == 1)
+    b = 0;
+  return m.aligned[m.offset + b * m.strides[0] + r * m.strides[1] + c * m.strides[2]];
+}
+
+// c = op(a) op(b) (+ bias) through attn_rt_cuda_matmul (or _dense, for rank-2 views with a
+// bias), against double.
+void checkProduct(const char *name, attn_memref3 a, attn_memref3 b, bool transA, bool transB,
+                  const attn_memref1 *bias = nullptr) {
+  std::printf("  %s\n", name);
+  const int64_t batch = std::max(a.sizes[0], b.sizes[0]);
+  const int64_t m = transA ? a.sizes[2] : a.sizes[1], k = transA ? a.sizes[1] : a.sizes[2];
+  const int64_t n = transB ? b.sizes[1] : b.sizes[2];
+  float *out = static_cast<float *>(attn::bufferAlloc(size_t(batch * m * n) * sizeof(float)));
+  for (int64_t i = 0; i < batch * m * n; ++i)
+    out[i] = NAN;
+  attn_memref3 c = view3(out, 0, {batch, m, n}, {m * n, n, 1});
+  if (bias) {
+    attn_memref2 x{a.allocated, a.aligned, a.offset, {m, k}, {a.strides[1], a.strides[2]}};
+    attn_memref2 w{b.allocated, b.aligned, b.offset, {k, n}, {b.strides[1], b.strides[2]}};
+    attn_memref2 y{out, out, 0, {m, n}, {n, 1}};
+    _mlir_ciface_attn_rt_cuda_dense(&x, &w, const_cast<attn_memref1 *>(bias), &y);
+  } else {
+    _mlir_ciface_attn_rt_cuda_matmul(&a, &b, &c, transA, transB);
+  }
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0;
+        for (int64_t kk = 0; kk < k; ++kk)
+          want += double(transA ? at(a, i, kk, r) : at(a, i, r, kk)) *
+                  double(transB ? at(b, i, j, kk) : at(b, i, kk, j));
+        if (bias)
+          want += bias->aligned[bias->offset + j * bias->strides[0]];
+        const double got = out[(i * m + r) * n + j];
+        if (!std::isfinite(got))
+          return fail(std::string(name) + ": an element of c is not finite (unwritten?)");
+        num += (got - want) * (got - want);
+        den += want * want;
+      }
+  const double error = std::sqrt(num / den);
+  std::printf("    relative error %.2e\n", error);
+  if (!(error <= 1e-5))
+    fail(std::string(name) + ": relative error " + std::to_string(error));
+  attn::bufferFree(out);
+}
+
+// out[i] = 2 * in[i] for i < size, over a memref<?xf32> descriptor (allocated, aligned,
+// offset, size, stride): the parameters a generated kernel of one 1-D memref takes.
+const char *const kTwicePtx = R"(.version 7.8
+.target sm_90
+.address_size 64
+.visible .entry twice(.param .u64 p_allocated, .param .u64 p_aligned, .param .u64 p_offset,
+                      .param .u64 p_size, .param .u64 p_stride)
+{
+  .reg .pred %p;
+  .reg .b32 %r<5>;
+  .reg .b64 %rd<9>;
+  .reg .f32 %f<3>;
+  ld.param.u64 %rd1, [p_aligned];
+  ld.param.u64 %rd2, [p_offset];
+  ld.param.u64 %rd3, [p_size];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mad.lo.s32 %r4, %r1, %r2, %r3;
+  cvt.u64.u32 %rd4, %r4;
+  setp.ge.u64 %p, %rd4, %rd3;
+  @%p bra DONE;
+  add.s64 %rd5, %rd4, %rd2;
+  shl.b64 %rd6, %rd5, 2;
+  cvta.to.global.u64 %rd7, %rd1;
+  add.s64 %rd8, %rd7, %rd6;
+  ld.global.f32 %f1, [%rd8];
+  add.rn.f32 %f2, %f1, %f1;
+  st.global.f32 [%rd8], %f2;
+DONE:
+  ret;
+}
+)";
+
+void checkLaunch() {
+  std::printf("  a PTX kernel through mgpuModuleLoadJIT and mgpuLaunchKernel\n");
+  const int64_t n = 1000, offset = 3;
+  float *data = values(n + offset);
+  std::vector<float> before(data, data + n + offset);
+  // Loaded at the first launch, kept after: the same module for the same PTX.
+  void *module = mgpuModuleLoadJIT(const_cast<char *>(kTwicePtx), 2);
+  if (mgpuModuleLoadJIT(const_cast<char *>(kTwicePtx), 2) != module)
+    fail("the module was loaded twice");
+  void *kernel = mgpuModuleGetFunction(module, "twice");
+  void *stream = mgpuStreamCreate();
+  void *allocated = data, *aligned = data;
+  int64_t off = offset, size = n, stride = 1;
+  void *params[] = {&allocated, &aligned, &off, &size, &stride};
+  mgpuLaunchKernel(kernel, (n + 255) / 256, 1, 1, 256, 1, 1, 0, stream, params, nullptr, 5);
+  mgpuStreamSynchronize(stream);
+  mgpuStreamDestroy(stream);
+  mgpuModuleUnload(module);
+  for (int64_t i = 0; i < n + offset; ++i) {
+    const float want = i < offset ? before[i] : 2 * before[i];
+    if (data[i] != want)
+      return fail("element " + std::to_string(i) + " is " + std::to_string(data[i]) +
+                  ", expected " + std::to_string(want));
+  }
+  attn::bufferFree(data);
+}
+
+} // namespace
+
+int main() {
+  if (skipWithoutDevice())
+    return 77;
+  attn_cuda_use_device_memory();
+
+  std::printf("  the runtime's blocks are managed memory\n");
+  std::vector<float> host(16);
+  for (size_t bytes : {size_t(100), size_t(1) << 20}) {
+    void *p = attn::bufferAlloc(bytes);
+    if (!attn_cuda_device_addressable(p))
+      fail("a block of " + std::to_string(bytes) + " bytes is not addressed by the GPU");
+    attn::bufferFree(p);
+  }
+  if (attn_cuda_device_addressable(host.data()))
+    fail("a std::vector's memory is said to be addressed by the GPU");
+
+  float *a = values(2 * 3 * 4 * 4), *b = values(2 * 5 * 8), *bias = values(10);
+  checkProduct("packed, b transposed", view3(a, 0, {2, 3, 4}, {12, 4, 1}),
+               view3(b, 0, {2, 5, 4}, {20, 4, 1}), false, true);
+  checkProduct("a a column-major view, b broadcast", view3(a, 0, {2, 3, 4}, {12, 1, 3}),
+               view3(b, 0, {1, 4, 5}, {20, 5, 1}), false, false);
+  checkProduct("rows apart (a slice of wider rows), an offset", view3(a, 2, {1, 3, 4}, {24, 8, 1}),
+               view3(b, 1, {1, 4, 5}, {40, 8, 1}), false, false);
+  checkProduct("gathered: strides no leading dimension describes",
+               view3(a, 0, {1, 3, 4}, {48, 2, 7}), view3(b, 0, {1, 3, 5}, {40, 8, 1}), true, false);
+  attn_memref1 packedBias{bias, bias, 0, {5}, {1}}, stridedBias{bias, bias, 1, {5}, {2}};
+  checkProduct("dense, rows apart", view3(a, 0, {1, 6, 4}, {48, 8, 1}),
+               view3(b, 0, {1, 4, 5}, {20, 5, 1}), false, false, &packedBias);
+  checkProduct("dense, a strided bias", view3(a, 0, {1, 6, 4}, {24, 4, 1}),
+               view3(b, 0, {1, 4, 5}, {20, 5, 1}), false, false, &stridedBias);
+  checkLaunch();
+  return finish();
+}
