@@ -50,22 +50,29 @@ def AttnToOneDNN : Pass<"attn-to-onednn", "mlir::ModuleOp"> {
 }
 
 def AttnToCUDA : Pass<"attn-to-cuda", "mlir::ModuleOp"> {
-  let summary = "runs the fused attention and the recurrent layers on the GPU: calls of the runtime's CUDA kernels";
+  let summary = "runs the products, the fused attention and the recurrent layers on the GPU: calls of the runtime's CUDA kernels";
   let description = [{
-    `--device cuda` (docs/cuda.md). An `attn.fused_attention` and its `_grad` that the GPU's
-    FlashAttention-2 kernels compute (a plain dot-product score `c * sum(q * k)` with no
-    captures, centre, window, mask region or read weights, head dim 64 or 128 for both keys
-    and values) become calls of `@attn_rt_cuda_flash_attention[_backward]`, with the CPU
-    flash kernels' operands, causality and scale; the runtime copies the operands to the
-    device in bf16, runs the kernels and copies the results back in f32. An `attn.lstm`,
-    `attn.gru` or `attn.rnn` and its `_grad`, masked or not, become calls of
-    `@attn_rt_cuda_rnn_forward` / `_backward`, with the CPU RNN kernels' operands and kind;
-    the runtime runs the GPU's sequence loop in f32 (cuBLASLt GEMMs, one kernel per step for
-    the gates, a GEMM for an LSTM's projection, a mask's blend per step). Every other op stays
-    for attn-to-onednn, which runs right after it: a matmul, a layer norm, an attention of
-    another score run on the CPU. With `remarks`, each attention left on the CPU says why
-    (once). Like attn-to-onednn it rewrites only attn ops, and
-    runs last but one in `attn-lower`.
+    `--device cuda` (docs/cuda.md). Each op a runtime kernel of the GPU computes becomes a
+    call of it, with the CPU kernel's operands, so that the same memrefs (CUDA managed memory
+    in such a program) go in and out:
+
+    - an f32 `attn.matmul` or `attn.dense`: `@attn_rt_cuda_matmul` / `@attn_rt_cuda_dense`
+      (cuBLASLt, exact f32, on the operands where they lie);
+    - an `attn.fused_attention` and its `_grad` that the GPU's FlashAttention-2 kernels
+      compute (a plain dot-product score `c * sum(q * k)` with no captures, centre, window,
+      mask region or read weights, head dim 64 or 128 for both keys and values):
+      `@attn_rt_cuda_flash_attention[_backward]`, with causality and scale; the runtime
+      computes in bf16 and writes f32;
+    - an `attn.lstm`, `attn.gru` or `attn.rnn` and its `_grad`, masked or not:
+      `@attn_rt_cuda_rnn_forward` / `_backward` with the CPU RNN kernels' kind; the runtime
+      runs the GPU's sequence loop in f32 (cuBLASLt GEMMs, one kernel per step for the gates,
+      a GEMM for an LSTM's projection, a mask's blend per step).
+
+    Every other op stays for attn-to-onednn, which runs right after it: a bf16 or int8
+    product, an attention of another score. With `remarks`, each attention left on the CPU
+    says why (once). Like attn-to-onednn it rewrites only attn ops, and runs last but one in
+    `attn-lower`. The loop nests around these calls become the program's generated kernels
+    later (attn-linalg-to-gpu).
   }];
   let options = [
     Option<"remarks", "remarks", "bool", "false",
@@ -108,6 +115,8 @@ def AttnLinalgToGPU : Pass<"attn-linalg-to-gpu"> {
     The launch's grid has at least one block (CUDA refuses an empty one); threads past the
     last point do nothing. Ops already inside a launch or a gpu.module are left alone.
 
+    With `--device cuda` the launches are compiled to PTX and launched on the GPU
+    (gpu-kernel-outlining, the NVVM lowering, gpu-module-to-binary, gpu-to-llvm).
     attn-gpu-launch-to-loops lowers the same launches to CPU loops (`--device
     cuda-on-cpu`): the check that the kernels compute what the CPU program computes runs
     on machines without a GPU.
@@ -149,6 +158,22 @@ def AttnNVVMMath : Pass<"attn-nvvm-math"> {
     call of any other libdevice function is an error naming it.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def AttnConstantsToBuffers : Pass<"attn-constants-to-buffers"> {
+  let summary = "reads each constant of a program through a buffer of the runtime's, filled from it";
+  let description = [{
+    `--device cuda`, on bufferized code, before buffer deallocation. Bufferization makes a
+    constant tensor (a positional table, a mask, a zero bias) a `memref.get_global` of a
+    global in the program's object, which is host memory the GPU cannot address. Each such
+    read becomes a fresh buffer (`memref.alloc`, from the runtime's allocator: CUDA managed
+    memory in such a program) and a `memref.copy` of the global into it, a memcpy on the
+    host; every use reads the buffer, and buffer deallocation frees it like any other. The
+    generated kernels and the runtime's GPU kernels then read constants where they read
+    everything else. The copies cost one memcpy per constant and call; the shipped models'
+    constants are a few KiB.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
 #endif // ATTN_CONVERSION_PASSES_TD

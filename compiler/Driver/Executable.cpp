@@ -363,6 +363,10 @@ std::vector<std::string> linkCommand(const Bundle &b, const RuntimeFiles &runtim
                            "assembler", b.payload.string(), "-x", "none"});
   args.insert(args.end(), b.objects.begin(), b.objects.end());
   args.insert(args.end(), whole.begin(), whole.end());
+  // The probes attn::Program reaches through weak references (attn/cuda/Offload.h), which
+  // pull nothing from an archive by themselves.
+  if (b.cuda)
+    args.push_back("-Wl,-u,attn_cuda_device_unavailable");
   args.push_back("-Wl,--start-group");
   args.insert(args.end(), libraries.begin(), libraries.end());
   if (b.cuda)

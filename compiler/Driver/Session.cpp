@@ -313,6 +313,10 @@ bool Session::runPasses(Stage stage) {
     if (failed(manifest))
       return false;
     manifest_ = std::move(*manifest);
+    // Every loop nest of a --device cuda program is a GPU kernel (attn-linalg-to-gpu, in the
+    // LLVM stage), whatever runtime kernels it calls.
+    if (options_.device == pipelines::Device::CUDA)
+      manifest_->device = "cuda";
   }
   return true;
 }

@@ -8,6 +8,7 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
@@ -63,8 +64,10 @@ void registerDialects(DialectRegistry &registry) {
   // Translation of the final module to LLVM IR.
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
-  // The generated GPU kernels' PTX (buildLoweredToPTX).
+  // The generated GPU kernels' PTX (buildLoweredToPTX), and, for --device cuda, the
+  // translation of the launches and of the PTX embedded beside them (#gpu.select_object).
   registerGPUDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   registerNVVMDialectTranslation(registry);
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
@@ -184,7 +187,7 @@ void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion, Device d
 namespace {
 // Tensors -> buffers: one-shot bufferization, outputs as caller-provided buffers, buffer
 // deallocation. The CPU's and the GPU kernels' lowerings start here.
-void buildBufferization(OpPassManager &pm) {
+void buildBufferization(OpPassManager &pm, Device device) {
   bufferization::OneShotBufferizationOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   // A scan step produces fresh buffers for its carried values; the loop may hand them on.
@@ -205,20 +208,51 @@ void buildBufferization(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.memCpyFn = copyAsLoops;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Before deallocation, which frees the buffers it makes: the GPU reads no host global.
+  if (device == Device::CUDA)
+    pm.addPass(mlir::attn::createAttnConstantsToBuffers());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
 }
 } // namespace
 
+namespace {
+// The gpu.launch ops -> outlined kernels compiled to PTX, one gpu.binary per kernel; the host
+// keeps gpu.launch_func ops.
+void buildKernelsToPTX(OpPassManager &pm, const std::string &chip) {
+  pm.addPass(createGpuKernelOutliningPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = chip;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(mlir::attn::createAttnExpandMath());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createConvertSCFToCFPass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  // What convert-gpu-to-nvvm has no lowering for (math.fma), and libdevice's one-instruction
+  // functions as those instructions: no libdevice to link.
+  kernels.addPass(createConvertMathToLLVMPass());
+  kernels.addPass(mlir::attn::createAttnNVVMMath());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa"; // PTX text, compiled by the driver where the program runs
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+} // namespace
+
 void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix, Device device) {
-  buildBufferization(pm);
+  buildBufferization(pm, device);
   pm.addPass(mlir::attn::createAttnPackedEntries(mlir::attn::AttnPackedEntriesOptions{entryPrefix}));
   pm.addPass(mlir::attn::createAttnOutlineLoops());
-  // The generated GPU kernels, checked on the CPU: the same launches, their grids as loops.
-  if (device == Device::CUDAOnCPU) {
+  // Every loop nest a GPU kernel: launched on the GPU (its PTX in the program), or, checked
+  // on the CPU, the same launches with their grids as loops.
+  if (device != Device::CPU)
     pm.addPass(mlir::attn::createAttnLinalgToGPU());
+  if (device == Device::CUDA)
+    buildKernelsToPTX(pm, "sm_90");
+  if (device == Device::CUDAOnCPU)
     pm.addPass(mlir::attn::createAttnGPULaunchToLoops());
-  }
   pm.addPass(createConvertLinalgToLoopsPass());
   // Polynomial tanh/exp/log: plain arithmetic that LLVM can vectorize, unlike libm calls.
   pm.addPass(mlir::attn::createAttnExpandMath());
@@ -236,31 +270,18 @@ void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix, Devic
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  // The launches: calls of the runtime's mgpu* functions (runtime/cuda/launch.cpp) when the
+  // module is translated, the PTX a constant beside them.
+  if (device == Device::CUDA)
+    pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(mlir::attn::createAttnInternalize(mlir::attn::AttnInternalizeOptions{entryPrefix}));
 }
 
 void buildLoweredToPTX(OpPassManager &pm, const std::string &chip) {
-  buildBufferization(pm);
+  buildBufferization(pm, Device::CUDA);
   pm.addPass(mlir::attn::createAttnLinalgToGPU());
-  pm.addPass(createGpuKernelOutliningPass());
-  GpuNVVMAttachTargetOptions target;
-  target.chip = chip;
-  pm.addPass(createGpuNVVMAttachTarget(target));
-  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
-  kernels.addPass(mlir::attn::createAttnExpandMath());
-  kernels.addPass(memref::createExpandStridedMetadataPass());
-  kernels.addPass(createLowerAffinePass());
-  kernels.addPass(createConvertSCFToCFPass());
-  kernels.addPass(createConvertGpuOpsToNVVMOps());
-  // What convert-gpu-to-nvvm has no lowering for (math.fma), and libdevice's one-instruction
-  // functions as those instructions: no libdevice to link.
-  kernels.addPass(createConvertMathToLLVMPass());
-  kernels.addPass(mlir::attn::createAttnNVVMMath());
-  kernels.addPass(createReconcileUnrealizedCastsPass());
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = "isa"; // PTX text
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  buildKernelsToPTX(pm, chip);
 }
 
 void registerPassesAndPipelines() {

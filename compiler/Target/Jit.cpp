@@ -65,14 +65,26 @@ JitProgram::load(const std::vector<std::string> &objects, const Manifest &manife
   add("_mlir_ciface_attn_rt_flash_attention_regions_backward_bf16",
       (void *)&_mlir_ciface_attn_rt_flash_attention_regions_backward_bf16);
 #ifdef ATTN_HAVE_CUDA
-  // --device cuda (attn-to-cuda): the fused attention on the GPU ...
+  // --device cuda (attn-to-cuda): the products, ...
+  add("_mlir_ciface_attn_rt_cuda_matmul", (void *)&_mlir_ciface_attn_rt_cuda_matmul);
+  add("_mlir_ciface_attn_rt_cuda_dense", (void *)&_mlir_ciface_attn_rt_cuda_dense);
+  // ... the fused attention ...
   add("_mlir_ciface_attn_rt_cuda_flash_attention",
       (void *)&_mlir_ciface_attn_rt_cuda_flash_attention);
   add("_mlir_ciface_attn_rt_cuda_flash_attention_backward",
       (void *)&_mlir_ciface_attn_rt_cuda_flash_attention_backward);
-  // ... and the LSTM and GRU layers.
+  // ... the recurrent layers ...
   add("_mlir_ciface_attn_rt_cuda_rnn_forward", (void *)&_mlir_ciface_attn_rt_cuda_rnn_forward);
   add("_mlir_ciface_attn_rt_cuda_rnn_backward", (void *)&_mlir_ciface_attn_rt_cuda_rnn_backward);
+  // ... and the launches of the generated kernels (runtime/cuda/launch.cpp).
+  add("mgpuModuleLoadJIT", (void *)&mgpuModuleLoadJIT);
+  add("mgpuModuleLoad", (void *)&mgpuModuleLoad);
+  add("mgpuModuleUnload", (void *)&mgpuModuleUnload);
+  add("mgpuModuleGetFunction", (void *)&mgpuModuleGetFunction);
+  add("mgpuStreamCreate", (void *)&mgpuStreamCreate);
+  add("mgpuStreamDestroy", (void *)&mgpuStreamDestroy);
+  add("mgpuStreamSynchronize", (void *)&mgpuStreamSynchronize);
+  add("mgpuLaunchKernel", (void *)&mgpuLaunchKernel);
 #endif
   if (llvm::Error e = lib.define(llvm::orc::absoluteSymbols(std::move(symbols))))
     return std::move(e);

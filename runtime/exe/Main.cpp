@@ -228,8 +228,7 @@ int info(const ModelConfig &c) {
   const attn_program_info &p = *attn::app::bundledProgram();
   std::cout << c.name << ": " << attn::task::taskName(c.data.task) << " model compiled by attnc"
             << " for the CPU " << (p.cpu ? p.cpu : "?")
-            << (p.device ? std::string(", some of its layers on ") + p.device : std::string())
-            << "\nentries:";
+            << (p.device ? std::string(", running on ") + p.device : std::string()) << "\nentries:";
   for (int32_t i = 0; i < p.num_entries; ++i)
     std::cout << " " << p.entries[i].name;
   std::cout << "\nweights: "

@@ -43,7 +43,7 @@ std::vector<double> losses(const std::string &metrics) {
   return l;
 }
 
-TEST(DeviceCuda, TheFusedAttentionOfHeadDim64RunsOnTheGpu) {
+TEST(DeviceCuda, TheFusedAttentionOfHeadDim64AndTheProductsRunOnTheGpu) {
   std::string out;
   // --train: the training program, whose backward calls the GPU too.
   ASSERT_EQ(e2e::attnc("emit --stage=lowered --train " + kModel + kOneHead + " --device cuda",
@@ -52,9 +52,34 @@ TEST(DeviceCuda, TheFusedAttentionOfHeadDim64RunsOnTheGpu) {
       << out;
   EXPECT_NE(out.find("call @attn_rt_cuda_flash_attention("), std::string::npos);
   EXPECT_NE(out.find("call @attn_rt_cuda_flash_attention_backward("), std::string::npos);
-  // None is left to the CPU's flash kernels; the matmuls stay on the CPU.
+  EXPECT_NE(out.find("call @attn_rt_cuda_matmul("), std::string::npos);
+  EXPECT_NE(out.find("call @attn_rt_cuda_dense("), std::string::npos);
+  // Nothing is left to the CPU's kernels.
   EXPECT_EQ(out.find("call @attn_rt_flash_attention"), std::string::npos);
-  EXPECT_NE(out.find("call @attn_rt_matmul("), std::string::npos);
+  EXPECT_EQ(out.find("call @attn_rt_matmul"), std::string::npos);
+  EXPECT_EQ(out.find("call @attn_rt_dense"), std::string::npos);
+}
+
+// The LLVM IR of a --device cuda program: its loop nests are launches of generated kernels
+// (MLIR's mgpu* calls, which the CUDA runtime defines), their PTX a constant of the program,
+// and the globals it reads are copied into the runtime's buffers before any use.
+TEST(DeviceCuda, EveryLoopNestIsAKernelLaunchedOnTheGpu) {
+  std::string out;
+  ASSERT_EQ(e2e::attnc("emit --stage=llvm --train " + kModel + kOneHead + " --device cuda", &out),
+            0)
+      << out.substr(0, 2000);
+  size_t launches = 0;
+  for (size_t at = out.find("call void @mgpuLaunchKernel("); at != std::string::npos;
+       at = out.find("call void @mgpuLaunchKernel(", at + 1))
+    ++launches;
+  EXPECT_GT(launches, 100u);
+  EXPECT_NE(out.find(".visible .entry"), std::string::npos) << "no PTX in the program";
+  EXPECT_NE(out.find("call ptr @mgpuModuleLoadJIT("), std::string::npos);
+  EXPECT_NE(out.find("@llvm.memcpy"), std::string::npos) << "no constant is copied";
+  // The CPU program of the same model: no launch.
+  out.clear();
+  ASSERT_EQ(e2e::attnc("emit --stage=llvm --train " + kModel + kOneHead, &out), 0);
+  EXPECT_EQ(out.find("@mgpuLaunchKernel"), std::string::npos);
 }
 
 // `attnc emit --stage=lowered` of models/NAME.yaml for the GPU (with remarks on stderr).
@@ -135,9 +160,17 @@ TEST(DeviceCuda, AheadOfTimeProgramsSayTheyNeedAGpu) {
   ASSERT_EQ(e2e::shell("ldd " + dir + "/generate", &out), 0) << out;
   for (const char *library : {"libcuda.so", "libcublasLt", "libLLVM", "libMLIR"})
     EXPECT_EQ(out.find(library), std::string::npos) << library << " is linked:\n" << out;
+  // The generated kernels travel as PTX, and the launches find the runtime's mgpu* functions.
+  out.clear();
+  EXPECT_EQ(e2e::shell("grep -a -q '.visible .entry' " + dir + "/generate", &out), 0)
+      << "no PTX in the executable";
+  ASSERT_EQ(e2e::shell("nm " + dir + "/generate", &out), 0);
+  for (const char *symbol :
+       {" T mgpuLaunchKernel", " T attn_cuda_device_unavailable", " T attn_cuda_use_device_memory"})
+    EXPECT_NE(out.find(symbol), std::string::npos) << symbol;
   out.clear();
   ASSERT_EQ(e2e::shell(dir + "/generate info", &out), 0) << out;
-  EXPECT_NE(out.find("some of its layers on cuda"), std::string::npos) << out;
+  EXPECT_NE(out.find("running on cuda"), std::string::npos) << out;
   if (!cudaUnavailable().empty()) {
     out.clear();
     EXPECT_EQ(e2e::shell(dir + "/generate run --count 4", &out), 1) << out;

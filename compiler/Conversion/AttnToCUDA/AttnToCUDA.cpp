@@ -1,12 +1,12 @@
-// attn-to-cuda: the fused attentions the GPU kernels compute become calls of the runtime's
-// CUDA entry points (runtime/cuda/offload.cpp, attn/cuda/Offload.h):
+// attn-to-cuda: the ops the GPU's runtime kernels compute become calls of the runtime's CUDA
+// entry points (attn/cuda/Offload.h), with the CPU kernels' signatures, so that the op's
+// operands and results are the same memrefs:
 //
-//   attn_rt_cuda_flash_attention(q, k, v, mask, out, lse, causal, scale)
-//   attn_rt_cuda_flash_attention_backward(q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv,
-//                                         causal, scale)
+//   attn_rt_cuda_matmul / _dense                  f32 products (cuBLASLt)
+//   attn_rt_cuda_flash_attention[_backward]       dot-product attention (FlashAttention-2)
+//   attn_rt_cuda_rnn_forward / _backward          recurrent layers (the GPU's sequence loop)
 //
-// the CPU flash kernels' signatures, so the op's operands and results are the same memrefs;
-// the runtime moves them to the device and back. Everything else is left for attn-to-onednn.
+// Everything else is left for attn-to-onednn.
 #include "attn/Names.h"
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 #include "compiler/Conversion/AttnToOneDNN/Patterns.h"
@@ -77,6 +77,7 @@ struct AttnToCUDA : mlir::attn::impl::AttnToCUDABase<AttnToCUDA> {
     patterns.add<ToCudaCall<FusedAttentionGradOp>>(&getContext(),
                                                    prefix + "flash_attention_backward");
     onednn::populateRecurrentPatterns(patterns, prefix + "rnn_forward", prefix + "rnn_backward");
+    onednn::populateCorePatterns(patterns, prefix + "matmul", prefix + "dense");
     // As attn-to-onednn: only the attn ops are rewritten, so that the to_memref / to_tensor
     // pairs around each call reach one-shot bufferization exactly as created.
     GreedyRewriteConfig config;

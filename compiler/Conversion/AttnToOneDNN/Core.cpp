@@ -42,11 +42,27 @@ SmallVector<int64_t> asRank3(ArrayRef<int64_t> shape) {
   return {batch, shape[shape.size() - 2], shape.back()};
 }
 
+// The kernels a pattern calls: the CPU's, whose name says the precision (attn_rt_matmul,
+// attn_rt_matmul_bf16, ...), or given ones that take f32 products only (attn-to-cuda's).
+struct Kernels {
+  std::string matmul, dense; // empty: the CPU's
+  bool takes(PrecisionOpInterface op) const {
+    return matmul.empty() || op.getComputePrecision() == Precision::f32;
+  }
+  std::string matmulFor(PrecisionOpInterface op) const {
+    return matmul.empty() ? precisionKernel("attn_rt_matmul", op) : matmul;
+  }
+  std::string denseFor(PrecisionOpInterface op) const {
+    return dense.empty() ? precisionKernel("attn_rt_dense", op) : dense;
+  }
+};
+
 // lhs [batch..., M, K] x rhs [batch..., K, N] -> [resultShape] through
 // attn_rt_matmul(a [Ba, M, K], b [Bb, K, N], c [B, M, N], trans_a, trans_b) (_bf16 for a
-// bf16 product, whose factors attn-round-bf16-factors made bf16).
-Value emitMatmul(PatternRewriter &rewriter, PrecisionOpInterface op, Value lhs, Value rhs,
-                 bool transLhs, bool transRhs, ArrayRef<int64_t> resultShape) {
+// bf16 product, whose factors attn-round-bf16-factors made bf16), or `kernels`' matmul.
+Value emitMatmul(PatternRewriter &rewriter, const Kernels &kernels, PrecisionOpInterface op,
+                 Value lhs, Value rhs, bool transLhs, bool transRhs,
+                 ArrayRef<int64_t> resultShape) {
   Location loc = op->getLoc();
   Value a = reshape(rewriter, loc, lhs, asRank3(cast<RankedTensorType>(lhs.getType()).getShape()));
   Value b = reshape(rewriter, loc, rhs, asRank3(cast<RankedTensorType>(rhs.getType()).getShape()));
@@ -54,27 +70,33 @@ Value emitMatmul(PatternRewriter &rewriter, PrecisionOpInterface op, Value lhs, 
   SmallVector<Value> args{asKernelOperand(rewriter, loc, a), asKernelOperand(rewriter, loc, b),
                           view, rewriter.create<arith::ConstantIntOp>(loc, transLhs, 64),
                           rewriter.create<arith::ConstantIntOp>(loc, transRhs, 64)};
-  auto kernel = declareKernel(rewriter, op, precisionKernel("attn_rt_matmul", op),
-                              ValueRange(args).getTypes());
+  auto kernel = declareKernel(rewriter, op, kernels.matmulFor(op), ValueRange(args).getTypes());
   rewriter.create<func::CallOp>(loc, kernel, args);
   return reshape(rewriter, loc, asTensor(rewriter, loc, buffer), resultShape);
 }
 
 struct MatmulToKernel : OpRewritePattern<MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  MatmulToKernel(MLIRContext *ctx, Kernels kernels)
+      : OpRewritePattern(ctx), kernels(std::move(kernels)) {}
   LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, emitMatmul(rewriter, op, op.getLhs(), op.getRhs(),
+    if (!kernels.takes(op))
+      return failure();
+    rewriter.replaceOp(op, emitMatmul(rewriter, kernels, op, op.getLhs(), op.getRhs(),
                                       op.getTransposeLhs(), op.getTransposeRhs(),
                                       op.getType().getShape()));
     return success();
   }
+  Kernels kernels;
 };
 
 // attn.dense -> attn_rt_dense(x [M, K], w [K, N], bias [N], y [M, N]) (_bf16 for a bf16
 // product); without a bias it is a plain matmul.
 struct DenseToKernel : OpRewritePattern<DenseOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DenseToKernel(MLIRContext *ctx, Kernels kernels)
+      : OpRewritePattern(ctx), kernels(std::move(kernels)) {}
   LogicalResult matchAndRewrite(DenseOp op, PatternRewriter &rewriter) const override {
+    if (!kernels.takes(op))
+      return failure();
     Location loc = op.getLoc();
     auto inShape = op.getInput().getType().getShape();
     int64_t rows = 1;
@@ -84,7 +106,7 @@ struct DenseToKernel : OpRewritePattern<DenseOp> {
     int64_t n = op.getType().getShape().back();
     Value bias = op.getBias();
     if (!bias && op.getComputePrecision() != Precision::int8) {
-      Value y = emitMatmul(rewriter, op, x, op.getWeight(), false, false, {rows, n});
+      Value y = emitMatmul(rewriter, kernels, op, x, op.getWeight(), false, false, {rows, n});
       rewriter.replaceOp(op, reshape(rewriter, loc, y, op.getType().getShape()));
       return success();
     }
@@ -97,16 +119,23 @@ struct DenseToKernel : OpRewritePattern<DenseOp> {
     SmallVector<Value> args{asKernelOperand(rewriter, loc, x),
                             asKernelOperand(rewriter, loc, op.getWeight()),
                             asKernelOperand(rewriter, loc, bias), view};
-    auto kernel = declareKernel(rewriter, op, precisionKernel("attn_rt_dense", op),
-                                ValueRange(args).getTypes());
+    auto kernel = declareKernel(rewriter, op, kernels.denseFor(op), ValueRange(args).getTypes());
     rewriter.create<func::CallOp>(loc, kernel, args);
     rewriter.replaceOp(op, reshape(rewriter, loc, asTensor(rewriter, loc, buffer),
                                    op.getType().getShape()));
     return success();
   }
+  Kernels kernels;
 };
 } // namespace
 
 void mlir::attn::onednn::populateCorePatterns(RewritePatternSet &patterns) {
-  patterns.add<MatmulToKernel, DenseToKernel>(patterns.getContext());
+  patterns.add<MatmulToKernel, DenseToKernel>(patterns.getContext(), Kernels{});
+}
+
+void mlir::attn::onednn::populateCorePatterns(RewritePatternSet &patterns, StringRef matmul,
+                                              StringRef dense) {
+  // (An lvalue: add() hands the same argument to both patterns' constructors.)
+  const Kernels kernels{matmul.str(), dense.str()};
+  patterns.add<MatmulToKernel, DenseToKernel>(patterns.getContext(), kernels);
 }

@@ -8,6 +8,9 @@
 namespace mlir::attn::onednn {
 /// matmul and dense -> calls of the runtime's oneDNN kernels (runtime/cpu/matmul.cpp).
 void populateCorePatterns(RewritePatternSet &patterns);
+/// matmul and dense in f32 -> calls of `matmul` and `dense`, which have the signatures of the
+/// CPU's f32 kernels (attn-to-cuda: cuBLASLt); the other precisions are left alone.
+void populateCorePatterns(RewritePatternSet &patterns, StringRef matmul, StringRef dense);
 /// rnn, gru, lstm and their *_grad ops -> calls of the runtime's oneDNN RNN kernels
 /// (runtime/cpu/recurrent.cpp).
 void populateRecurrentPatterns(RewritePatternSet &patterns);

@@ -118,3 +118,26 @@ func.func @projected_lstm_goes(%x: tensor<4x6x2xf32>, %h0: tensor<4x3xf32>, %c0:
   %hs, %h, %c = attn.lstm %x, %h0, %c0, %wi, %wh, %b projection(%wp : tensor<8x3xf32>) : tensor<4x6x2xf32>, tensor<4x3xf32>, tensor<4x8xf32>, tensor<2x32xf32>, tensor<3x32xf32>, tensor<32xf32>
   return %h : tensor<4x3xf32>
 }
+
+// The f32 products: cuBLASLt through the CPU kernels' signatures, transposes kept. A dense
+// without a bias is a product. bf16 and int8 products stay for attn-to-onednn.
+// CHECK-LABEL: func @f32_products_go
+// CHECK: %[[T:.*]] = arith.constant 1 : i64
+// CHECK: call @attn_rt_cuda_matmul({{.*}}, %[[T]]) : (memref<?x?x?xf32, {{.*}}>, memref<?x?x?xf32, {{.*}}>, memref<?x?x?xf32, {{.*}}>, i64, i64) -> ()
+// CHECK: call @attn_rt_cuda_dense({{.*}}) : (memref<?x?xf32, {{.*}}>, memref<?x?xf32, {{.*}}>, memref<?xf32, {{.*}}>, memref<?x?xf32, {{.*}}>) -> ()
+// CHECK: call @attn_rt_cuda_matmul(
+// CHECK: attn.dense {{.*}}#attn.precision<bf16>
+// CHECK: attn.dense {{.*}}#attn.precision<int8>
+// CHECK-NOT: call @attn_rt_cuda
+// CHECK: return
+func.func @f32_products_go(%a: tensor<2x3x4xf32>, %b: tensor<2x5x4xf32>, %x: tensor<6x4xf32>,
+                           %w: tensor<4x5xf32>, %bias: tensor<5xf32>, %xb: tensor<6x4xbf16>,
+                           %wb: tensor<4x5xbf16>)
+    -> (tensor<2x3x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>) {
+  %c = attn.matmul %a, %b {transpose_rhs = true} : tensor<2x3x4xf32>, tensor<2x5x4xf32>
+  %y = attn.dense %x, %w, %bias : tensor<6x4xf32>, tensor<4x5xf32>, tensor<5xf32>
+  %z = attn.dense %x, %w : tensor<6x4xf32>, tensor<4x5xf32>
+  %yb = attn.dense %xb, %wb, %bias {precision = #attn.precision<bf16>} : tensor<6x4xbf16>, tensor<4x5xbf16>, tensor<5xf32>
+  %yi = attn.dense %x, %w, %bias {precision = #attn.precision<int8>} : tensor<6x4xf32>, tensor<4x5xf32>, tensor<5xf32>
+  return %c, %y, %z, %yb, %yi : tensor<2x3x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>
+}
