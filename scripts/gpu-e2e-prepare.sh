@@ -4,7 +4,7 @@
 # GPU (`attnc compile --device cuda --exe`) and the losses of the same training on the CPU
 # (`attnc train`, whose losses the executable's `train` reproduces bit for bit on the CPU);
 # once, the libraries the executables load that the GPU machine lacks (oneDNN, its OpenCL
-# loader, OpenMP). All in build/gpu-e2e.tar.gz (about 20 MB), which scripts/gpu-check.sh
+# loader, OpenMP). All in build/gpu-e2e.tar.gz (about 18 MB), which scripts/gpu-check.sh
 # unpacks and runs when it travels with the tree:
 #
 #   scripts/gpu-e2e-prepare.sh [STEPS]     # here (default 40 steps per model, as the e2e test on a GPU)
@@ -20,9 +20,14 @@ echo "$steps" >"$stage/steps"
 # name, then the spec and its overrides. The Transformer's attention: one head of 64, the GPU
 # kernels' head dim (the spec's four heads have 16). The forecaster: two LSTM layers, and the
 # same projected to 16 (oneDNN's LSTMP on the CPU). The tagger: masked (padded) GRU layers in
-# both directions. The sine: a vanilla RNN layer.
+# both directions. The sine: a vanilla RNN layer. The dates models: the README's main job (its
+# additive attention runs on the CPU, between GPU kernels, on the same managed memory) and the
+# convolutional seq2seq (convolutions, GLU). The MLP: products and generated kernels alone.
 models=(
   "char-transformer models/char-transformer.yaml --set model.transformer.heads=1"
+  "dates-bahdanau models/dates-bahdanau.yaml"
+  "dates-convs2s models/dates-convs2s.yaml"
+  "mlp-sine models/mlp-sine.yaml"
   "sines-forecast models/sines-forecast.yaml"
   "sines-forecast-projected models/sines-forecast.yaml --set model.rnn.projection=16"
   "pos-tagger models/pos-tagger.yaml"
