@@ -14,8 +14,9 @@
 // runtime links no MLIR, so it defines them here, on the CUDA runtime's library API (no driver
 // API, which would need the driver linked or opened by hand). Where MLIR's wrappers load and
 // unload the module at each launch, a module is loaded once, at its first launch (the driver
-// compiles the PTX for the GPU there), and kept with its kernels for the process: the PTX's
-// address is its key, a constant of the program's object. Launches go to the default stream
+// compiles the PTX for the GPU there), and kept with its kernels for the process. Its key is
+// the PTX itself, not its address: a JIT-compiled program's memory may be reused by the next
+// program's, whose PTX at the same address is another module. Launches go to the default stream
 // and are synchronised before the next host step, so the CPU parts of a program (the runtime's
 // CPU kernels, the host code between launches) may read any buffer.
 //
@@ -29,9 +30,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -45,7 +49,8 @@ namespace {
 
 struct Kernels {
   std::mutex mutex;
-  std::unordered_map<const void *, cudaLibrary_t> modules; // by image address
+  std::deque<std::string> images;                              // the keys' text
+  std::unordered_map<std::string_view, cudaLibrary_t> modules; // by image
   std::map<std::pair<cudaLibrary_t, std::string>, cudaKernel_t> kernels;
   std::unordered_map<const void *, std::string> names; // kernel -> name
   std::string lastLaunched;                            // for a failed sync
@@ -56,7 +61,8 @@ Kernels &kernels() {
   return *k;
 }
 
-cudaLibrary_t load(const void *image) {
+// `image`: PTX (with its terminating NUL) or a cubin.
+cudaLibrary_t load(std::string_view image) {
   Kernels &k = kernels();
   std::lock_guard<std::mutex> lock(k.mutex);
   if (auto it = k.modules.find(image); it != k.modules.end())
@@ -64,13 +70,15 @@ cudaLibrary_t load(const void *image) {
   char log[4096] = {0};
   cudaJitOption options[] = {cudaJitErrorLogBuffer, cudaJitErrorLogBufferSizeBytes};
   void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof log))};
+  // From a copy kept for the process: lazy loading may read the image at a later launch.
+  const std::string &kept = k.images.emplace_back(image);
   cudaLibrary_t library = nullptr;
   if (cudaError_t err =
-          cudaLibraryLoadData(&library, image, options, values, 2, nullptr, nullptr, 0);
+          cudaLibraryLoadData(&library, kept.data(), options, values, 2, nullptr, nullptr, 0);
       err != cudaSuccess)
     fail("generated kernels", std::string("loading their PTX: ") + cudaGetErrorString(err) +
                                   (log[0] ? std::string(": ") + log : std::string()));
-  k.modules.emplace(image, library);
+  k.modules.emplace(kept, library);
   return library;
 }
 
@@ -78,9 +86,14 @@ cudaLibrary_t load(const void *image) {
 
 extern "C" {
 
-void *mgpuModuleLoadJIT(void *ptx, int /*optLevel: the driver's default*/) { return load(ptx); }
+void *mgpuModuleLoadJIT(void *ptx, int /*optLevel: the driver's default*/) {
+  const char *text = static_cast<const char *>(ptx);
+  return load(std::string_view(text, std::strlen(text) + 1));
+}
 
-void *mgpuModuleLoad(void *image, size_t /*size*/) { return load(image); }
+void *mgpuModuleLoad(void *image, size_t size) {
+  return load(std::string_view(static_cast<const char *>(image), size));
+}
 
 void mgpuModuleUnload(void * /*module: kept for the process*/) {}
 
