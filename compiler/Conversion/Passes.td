@@ -163,7 +163,8 @@ def AttnNVVMMath : Pass<"attn-nvvm-math"> {
 def AttnConstantsToBuffers : Pass<"attn-constants-to-buffers"> {
   let summary = "reads each constant of a program through a buffer of the runtime's, filled from it";
   let description = [{
-    `--device cuda`, on bufferized code, before buffer deallocation. Bufferization makes a
+    `--device cuda` (and `cuda-on-cpu`, its check on the CPU), on bufferized code, before
+    buffer deallocation. Bufferization makes a
     constant tensor (a positional table, a mask, a zero bias) a `memref.get_global` of a
     global in the program's object, which is host memory the GPU cannot address. Each such
     read becomes a fresh buffer (`memref.alloc`, from the runtime's allocator: CUDA managed
