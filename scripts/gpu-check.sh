@@ -5,7 +5,8 @@
 #   1. the ptxas budget (compile-only: every kernel for sm_90, no spills, no stack);
 #   2. conformance against the definitions in double: the fused attention forward and backward,
 #      then layer norm, cross-entropy and Adam, then the cuBLASLt matmuls, then the recurrent
-#      cells; and, where scripts/gpu-e2e-prepare.sh's build/gpu-e2e.tar.gz travelled (carry),
+#      cells, then what a --device cuda program calls (managed memory, products on strided
+#      views, the generated kernels' launches); and, where scripts/gpu-e2e-prepare.sh's build/gpu-e2e.tar.gz travelled (carry),
 #      models compiled with --device cuda trained on the GPU against the CPU's losses;
 #   3. the benchmarks: attn-bench-cuda-attention (TFLOP/s, fraction of cuBLAS's bf16 GEMM) and
 #      PyTorch's FlashAttention-2 at the same sizes, then attn-bench-cuda-recurrent (the LSTM and
@@ -53,9 +54,12 @@ if step configure 120 cmake -S tests/cuda -B "$build" -G Ninja -DCMAKE_BUILD_TYP
   step train-kernels 120 "$build/bin/attn-cuda-train-kernels-test"
   step matmul 120 "$build/bin/attn-cuda-matmul-test"
   step recurrent 120 "$build/bin/attn-cuda-recurrent-kernels-test"
+  # What a --device cuda program calls besides the kernels: managed memory, the products on
+  # strided views, a PTX module's launch through the mgpu* calls.
+  step program 120 "$build/bin/attn-cuda-program-test"
   # --device cuda end to end, when scripts/gpu-e2e-prepare.sh's bundle travelled with the tree:
-  # each executable trains on this GPU, to the CPU's losses within 2% per step (its attention
-  # is bf16, its recurrent layers f32).
+  # each executable trains on this GPU, to the CPU's losses within 2% per step (its generated
+  # kernels, products and recurrent layers in f32, a dot-product attention in bf16).
   if [ -f build/gpu-e2e.tar.gz ]; then
     e2e=$build/gpu-e2e
     rm -rf "$e2e" && mkdir -p "$e2e" && tar xzf build/gpu-e2e.tar.gz -C "$e2e"

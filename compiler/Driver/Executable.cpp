@@ -181,7 +181,7 @@ struct Programs {
   std::vector<std::string> objects; // every program's
   std::vector<std::string> headers; // names in `dir`: the full program's, then each bucket's
   std::string bucketList;           // "&attn_<bucket>_program, " for each bucket
-  bool cuda = false;                // some program calls the GPU's kernels (--device cuda)
+  bool cuda = false;                // some program runs on the GPU (--device cuda)
 };
 
 std::string writePrograms(Session &session, const fs::path &dir, const std::string &cpu,

@@ -36,8 +36,9 @@ struct Manifest {
   // AOT objects: the CPU compiled for and the features its code may use (see attn_program_info);
   // empty for the JIT's host code.
   std::string cpu, cpuFeatures;
-  // "cuda" when some of its kernels run on a GPU (calls to the attn_rt_cuda_* entries of
-  // attn/cuda/Offload.h), else empty: attn_program_info::device.
+  // "cuda" for a program compiled for the GPU (the driver's Session sets it for --device cuda;
+  // a lowered module calling an attn_rt_cuda_* entry of attn/cuda/Offload.h says so too),
+  // else empty: attn_program_info::device.
   std::string device;
   std::vector<TensorDesc> params;
   std::vector<EntryDesc> entries;

@@ -59,10 +59,11 @@ typedef struct {
      (attn/Cpu.h): a message instead of SIGILL. */
   const char *cpu;
   const char *cpu_features;
-  /* Where some of its kernels run: "cuda" for a program compiled with --device cuda whose
-     fused attention runs on an NVIDIA GPU (attn/cuda/Offload.h), NULL when everything runs on
-     the CPU. attn::Program refuses to run it where no usable GPU is (or where the program was
-     linked without attnc's CUDA runtime): a message instead of an abort at the first call. */
+  /* Where it runs: "cuda" for a program compiled with --device cuda (its kernels on an NVIDIA
+     GPU, its buffers CUDA managed memory: attn/cuda/Offload.h), NULL for the CPU.
+     attn::Program refuses to run it where no usable GPU is (or where the program was linked
+     without attnc's CUDA runtime): a message instead of an abort at the first call. Opening
+     it switches the runtime's allocator to managed memory (attn/Alloc.h). */
   const char *device;
 } attn_program_info;
 
