@@ -177,4 +177,33 @@ def AttnConstantsToBuffers : Pass<"attn-constants-to-buffers"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def AttnGPUHostSync : Pass<"attn-gpu-host-sync", "mlir::ModuleOp"> {
+  let summary = "makes the host wait for the GPU only where it touches memory";
+  let description = [{
+    `--device cuda`, on bufferized code, before buffer deallocation (whose helpers touch only
+    the host's own bookkeeping) and before attn-linalg-to-gpu, which makes every linalg op on
+    buffers a launch: this pass counts those ops as launches. The runtime runs every launch
+    and every call
+    of its CUDA functions (`@attn_rt_cuda_*`) asynchronously, in order, on one stream
+    (runtime/cuda/launch.cpp; gpu-to-llvm's per-launch `mgpuStreamSynchronize` does not
+    wait there). The host must wait before it touches memory the GPU may still be using,
+    and only there: this pass inserts a call of `@attn_rt_cuda_synchronize` before
+
+    - a load, a store or a copy on the host (any op with a read or write effect other than a
+      launch or a linalg op: a constant's copy, a scalar the host reads);
+    - a call of a function outside the program other than the CUDA runtime's (a CPU kernel:
+      an attention of another score, a bf16 product);
+    - the return of a public function (an entry: the runtime reads its results),
+
+    when GPU work may be queued: after a launch, a CUDA runtime call, a call of one of the
+    program's functions or a region holding any of these, and at the start of every block
+    (a caller or the loop's previous iteration may have queued some). Allocation and
+    deallocation touch no contents and need no wait: a block freed and handed out again is
+    written by the GPU in stream order, or by the host after a wait. The CUDA runtime's
+    functions that read memory on the host (the attention's and the recurrent layers'
+    gathers) wait themselves.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

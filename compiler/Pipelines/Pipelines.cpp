@@ -212,6 +212,10 @@ void buildBufferization(OpPassManager &pm, Device device) {
   // on the CPU's check of the GPU program, cuda-on-cpu, which so runs the same buffers.)
   if (device != Device::CPU)
     pm.addPass(mlir::attn::createAttnConstantsToBuffers());
+  // Launches run asynchronously: the host waits where it touches memory (before the
+  // deallocation helpers, whose loads and stores are the host's own bookkeeping).
+  if (device == Device::CUDA)
+    pm.addPass(mlir::attn::createAttnGPUHostSync());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
 }

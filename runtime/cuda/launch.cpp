@@ -16,13 +16,18 @@
 // unload the module at each launch, a module is loaded once, at its first launch (the driver
 // compiles the PTX for the GPU there), and kept with its kernels for the process. Its key is
 // the PTX itself, not its address: a JIT-compiled program's memory may be reused by the next
-// program's, whose PTX at the same address is another module. Launches go to the default stream
-// and are synchronised before the next host step, so the CPU parts of a program (the runtime's
-// CPU kernels, the host code between launches) may read any buffer.
+// program's, whose PTX at the same address is another module.
+//
+// Launches are asynchronous, in order on the default stream, which the runtime's other GPU
+// calls (cuBLASLt, the offloaded kernels) use too. So mgpuStreamSynchronize, which the
+// synchronous form of gpu-to-llvm's lowering calls after every launch, does not wait: the host
+// waits in attn_rt_cuda_synchronize, which attn-gpu-host-sync places where the host touches
+// memory. CUDA_LAUNCH_BLOCKING=1 makes every launch wait, and stops at the kernel that fails.
 //
 // A failure (the PTX does not load, a launch or a kernel fails) prints
 // "attn runtime: <kernel>: <why>" and aborts, as the runtime's other kernels do: compiled code
-// cannot take an error.
+// cannot take an error. A kernel's failure shows at the next wait, which names the kernel
+// launched last.
 #include "attn/cuda/Offload.h"
 
 #include <cuda_runtime_api.h>
@@ -118,12 +123,16 @@ void *mgpuStreamCreate() { return nullptr; }
 
 void mgpuStreamDestroy(void * /*stream*/) {}
 
-void mgpuStreamSynchronize(void *stream) {
-  if (cudaError_t err = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
-      err != cudaSuccess) {
+// See the top of the file: the host waits in attn_rt_cuda_synchronize.
+void mgpuStreamSynchronize(void * /*stream*/) {}
+
+void attn_rt_cuda_synchronize(void) {
+  if (cudaError_t err = cudaStreamSynchronize(nullptr); err != cudaSuccess) {
     Kernels &k = kernels();
     std::lock_guard<std::mutex> lock(k.mutex);
-    fail(k.lastLaunched, std::string("failed on the GPU: ") + cudaGetErrorString(err));
+    fail(k.lastLaunched.empty() ? "the GPU" : k.lastLaunched,
+         std::string("failed on the GPU (or a GPU call after it did): ") + cudaGetErrorString(err) +
+             "; CUDA_LAUNCH_BLOCKING=1 stops at the failing kernel");
   }
 }
 

@@ -1,8 +1,9 @@
-// The `--device cuda` entry points of attn/cuda/Offload.h: host memrefs in and out, the GPU's
-// fused attention in between. Per call: gather each operand into a contiguous f32 staging
-// buffer (honouring the memref's strides), copy it to the device, round it to bf16 there, run
-// the kernels, widen the results to f32 on the device, copy them back and scatter them into
-// the result memrefs. Device buffers grow and are kept per thread.
+// The `--device cuda` entry points of attn/cuda/Offload.h for the fused attention and the
+// recurrent layers: memrefs in and out, the GPU's kernels in between. Per call: wait for the
+// work queued before (the gathers read on the host), gather each operand into a contiguous f32
+// staging buffer (honouring the memref's strides), copy it to the device, round it to bf16
+// there (the attention), run the kernels, widen the results to f32 on the device, copy them
+// back and scatter them into the result memrefs. Device buffers grow and are kept per thread.
 #include "attn/cuda/Device.h"
 #include "attn/cuda/FlashAttention.h"
 #include "attn/cuda/Offload.h"
@@ -263,6 +264,7 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_forward(
     int64_t reverse, int64_t /*training*/, int64_t peephole, int64_t projection, int64_t masked) {
   const char *kernel = "attn_rt_cuda_rnn_forward";
   requireDevice(kernel);
+  attn_rt_cuda_synchronize(); // the gathers below read on the host what queued work writes
   const LayerOnDevice l(kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj, mask, kind,
                         reverse, peephole, projection, masked);
   DeviceBuffer out = resultFor(kernel, *outputs), hn = resultFor(kernel, *h_n),
@@ -286,6 +288,7 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
     int64_t kind, int64_t reverse, int64_t peephole, int64_t projection, int64_t masked) {
   const char *kernel = "attn_rt_cuda_rnn_backward";
   requireDevice(kernel);
+  attn_rt_cuda_synchronize(); // the gathers below read on the host what queued work writes
   const LayerOnDevice l(kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj, mask, kind,
                         reverse, peephole, projection, masked);
   const bool lstm = l.lstm();
@@ -328,6 +331,7 @@ extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention(attn_memref4 *q, attn_
                                                           int64_t causal, float scale) {
   const char *kernel = "attn_rt_cuda_flash_attention";
   requireDevice(kernel);
+  attn_rt_cuda_synchronize(); // the gathers below read on the host what queued work writes
   const AttentionShape s = shapeOf(kernel, *q, *k, *v, causal, scale);
   void *dq = uploadBf16<attn_memref4, 4>(kernel, *q, 0);
   void *dk = uploadBf16<attn_memref4, 4>(kernel, *k, 1);
@@ -348,6 +352,7 @@ extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention_backward(
     attn_memref4 *dv, int64_t causal, float scale) {
   const char *kernel = "attn_rt_cuda_flash_attention_backward";
   requireDevice(kernel);
+  attn_rt_cuda_synchronize(); // the gathers below read on the host what queued work writes
   const AttentionShape s = shapeOf(kernel, *q, *k, *v, causal, scale);
   void *devQ = uploadBf16<attn_memref4, 4>(kernel, *q, 0);
   void *devK = uploadBf16<attn_memref4, 4>(kernel, *k, 1);

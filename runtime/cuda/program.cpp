@@ -9,9 +9,9 @@
 // - its matrix products, attn_rt_matmul's and attn_rt_dense's contract on cuBLASLt, on the
 //   operands where they are (no copies; a view cuBLASLt cannot describe is gathered first).
 //
-// Every call finishes its work before it returns (the default stream, synchronised), as the
-// generated kernels' launches do (launch.cpp): the CPU parts of a program may read any buffer
-// between two calls.
+// The products are queued on the default stream, in order with the generated kernels'
+// launches (launch.cpp); the host waits in attn_rt_cuda_synchronize where it touches memory,
+// and so before it gathers a view or writes a result here.
 #include "attn/Alloc.h"
 #include "attn/cuda/Device.h"
 #include "attn/cuda/Matmul.h"
@@ -60,7 +60,8 @@ Operand operand(const attn_memref3 &m) {
   Operand o{m.aligned + m.offset, matrixView(m.sizes, m.strides)};
   if (o.view.direct)
     return o;
-  // Managed memory: the CPU gathers the view where it lies.
+  // Managed memory: the CPU gathers the view where it lies, once queued work has written it.
+  attn_rt_cuda_synchronize();
   const int64_t n = m.sizes[0] * m.sizes[1] * m.sizes[2];
   auto *packed = static_cast<float *>(attn::bufferAlloc(size_t(n) * sizeof(float)));
   for (int64_t b = 0, i = 0; b < m.sizes[0]; ++b)
@@ -96,6 +97,7 @@ void product(const char *kernel, const attn_memref3 &a, const attn_memref3 &b, a
     fail(kernel, "the result " + shapeOf(c) + " is not a row-major view");
   float *out = c.aligned + c.offset;
   if (k == 0) { // an empty sum; cuBLASLt takes no zero-sized dimension
+    attn_rt_cuda_synchronize();
     for (int64_t i = 0; i < batch; ++i)
       for (int64_t r = 0; r < m; ++r)
         for (int64_t j = 0; j < n; ++j)
@@ -118,11 +120,10 @@ void product(const char *kernel, const attn_memref3 &a, const attn_memref3 &b, a
   s.batchStrideA = oa.view.batchStride;
   s.batchStrideB = ob.view.batchStride;
   s.batchStrideC = vc.batchStride;
-  Status st = matmul(s, MatmulType::F32, oa.data, ob.data, out, bias,
-                     bias ? Epilogue::Bias : Epilogue::None);
-  if (st.ok())
-    if (cudaError_t err = cudaStreamSynchronize(nullptr); err != cudaSuccess)
-      st = Status::error(cudaGetErrorString(err));
+  // Queued: a gathered copy freed below is written again by the GPU in stream order, or by
+  // the host after a wait.
+  const Status st = matmul(s, MatmulType::F32, oa.data, ob.data, out, bias,
+                           bias ? Epilogue::Bias : Epilogue::None);
   attn::bufferFree(oa.gathered);
   attn::bufferFree(ob.gathered);
   if (!st.ok())
@@ -171,6 +172,7 @@ extern "C" void _mlir_ciface_attn_rt_cuda_dense(attn_memref2 *x, attn_memref2 *w
   const float *b = bias->aligned + bias->offset;
   void *packedBias = nullptr;
   if (n > 1 && bias->strides[0] != 1) { // cuBLASLt's bias epilogue reads a packed vector
+    attn_rt_cuda_synchronize();
     auto *packed = static_cast<float *>(attn::bufferAlloc(size_t(n) * sizeof(float)));
     for (int64_t j = 0; j < n; ++j)
       packed[j] = b[j * bias->strides[0]];

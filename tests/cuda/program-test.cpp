@@ -7,7 +7,8 @@
 //   broadcast batches, views cuBLASLt takes no leading dimension for), against the product in
 //   double;
 // - its generated kernels' launches: a PTX module through MLIR's mgpu* calls, with a memref
-//   descriptor's five arguments as gpu-to-llvm passes them.
+//   descriptor's five arguments as gpu-to-llvm passes them;
+// - the order: everything is queued on one stream, and attn_rt_cuda_synchronize waits for it.
 //
 // A plain program like the other GPU tests (exit 0 pass, 1 fail, 77 no GPU).
 #include "attn/Alloc.h"
@@ -68,6 +69,8 @@ void checkProduct(const char *name, attn_memref3 a, attn_memref3 b, bool transA,
   } else {
     _mlir_ciface_attn_rt_cuda_matmul(&a, &b, &c, transA, transB);
   }
+  // Queued on the stream: the host reads after the wait, as compiled code does.
+  attn_rt_cuda_synchronize();
   double num = 0, den = 0;
   for (int64_t i = 0; i < batch; ++i)
     for (int64_t r = 0; r < m; ++r)
@@ -142,9 +145,10 @@ void checkLaunch() {
   int64_t off = offset, size = n, stride = 1;
   void *params[] = {&allocated, &aligned, &off, &size, &stride};
   mgpuLaunchKernel(kernel, (n + 255) / 256, 1, 1, 256, 1, 1, 0, stream, params, nullptr, 5);
-  mgpuStreamSynchronize(stream);
+  mgpuStreamSynchronize(stream); // does not wait (launch.cpp) ...
   mgpuStreamDestroy(stream);
   mgpuModuleUnload(module);
+  attn_rt_cuda_synchronize(); // ... this does
   for (int64_t i = 0; i < n + offset; ++i) {
     const float want = i < offset ? before[i] : 2 * before[i];
     if (data[i] != want)

@@ -1,7 +1,7 @@
 /* The CUDA runtime functions compiled code calls under `--device cuda` (attn-to-cuda emits the
  * kernel calls, gpu-to-llvm the launches; docs/cuda.md). A program's buffers are CUDA managed
- * memory (attn_cuda_use_device_memory below), which the GPU and the CPU both address. Every
- * call has finished its GPU work when it returns.
+ * memory (attn_cuda_use_device_memory below), which the GPU and the CPU both address. Calls
+ * queue their GPU work in order on the default stream; attn_rt_cuda_synchronize waits for it.
  *
  * The fused attention has the CPU flash kernels' signatures (attn/kernels.h; strided views
  * allowed). Each call gathers its operands into device buffers as bf16, runs the GPU's
@@ -60,6 +60,12 @@ void _mlir_ciface_attn_rt_cuda_matmul(attn_memref3 *a, attn_memref3 *b, attn_mem
 void _mlir_ciface_attn_rt_cuda_dense(attn_memref2 *x, attn_memref2 *w, attn_memref1 *bias,
                                      attn_memref2 *y);
 
+/* Waits for the GPU work queued so far (launches, products, the attention and recurrent
+ * calls); compiled code calls it where the host touches memory (attn-gpu-host-sync). A kernel
+ * that failed since the last wait ends the process with a message naming the kernel launched
+ * last. */
+void attn_rt_cuda_synchronize(void);
+
 /* From now on the runtime's buffers (attn/Alloc.h: tensors and compiled code's temporaries)
  * are CUDA managed memory. attn::Program calls it when it opens a program compiled with
  * --device cuda, on a machine with a usable GPU, before the program's tensors are made. */
@@ -71,8 +77,9 @@ int attn_cuda_device_addressable(const void *p);
 
 /* The launches of the compiler's generated kernels (runtime/cuda/launch.cpp): the functions
  * of MLIR's CUDA runtime wrappers that gpu-to-llvm's launches call, defined by attnc's runtime
- * (which links no MLIR). Modules are loaded once per process; launches go to the default
- * stream and are synchronised by mgpuStreamSynchronize. */
+ * (which links no MLIR). Modules are loaded once per process. Launches are asynchronous, in
+ * order on the default stream with every attn_rt_cuda_* call; mgpuStreamSynchronize does not
+ * wait. */
 void *mgpuModuleLoadJIT(void *ptx, int opt_level);
 void *mgpuModuleLoad(void *image, size_t size);
 void mgpuModuleUnload(void *module);
