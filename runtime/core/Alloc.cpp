@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <unordered_map>
 #include <vector>
 
 namespace attn {
@@ -18,13 +19,17 @@ constexpr size_t kSmall = 64 * 1024;
 // Free blocks kept at most, in bytes; past it, freed blocks go back to the system.
 constexpr size_t kCacheLimit = size_t(2) << 30;
 
-// Every block starts with a 64-byte header holding its size class (-1: a small block from
-// malloc) and its source (null: the system's memory); the caller's pointer follows it, so it
-// stays 64-byte aligned. A class's blocks hold classBytes(c) bytes for the caller plus the
-// header, so a power-of-two request fits its class.
+// A block of the system's memory starts with a 64-byte header holding its size class (-1: a
+// small block from malloc); the caller's pointer follows it, so it stays 64-byte aligned. A
+// class's blocks hold classBytes(c) bytes for the caller plus the header, so a power-of-two
+// request fits its class.
+//
+// A source's blocks (device memory) carry no header: writing one on the host at each
+// allocation would move the block's first page from the GPU to the CPU and back. The cache
+// keeps their classes in a table instead, which a free looks in first once any source has
+// been set.
 struct Header {
   int64_t sizeClass;
-  const BlockSource *source;
 };
 static_assert(sizeof(Header) <= kAlign, "the header must fit in the alignment");
 
@@ -40,18 +45,27 @@ int classOf(size_t bytes) {
   return c;
 }
 
-// The free blocks of one source, per class (header addresses).
+// The free blocks of one source, per class: header addresses for the system's memory, the
+// caller's addresses for a source's.
 struct Pool {
   const BlockSource *source;
   std::vector<std::vector<void *>> free;
 };
 
+// A source's block, by the caller's address.
+struct Sourced {
+  int sizeClass;
+  const BlockSource *source;
+};
+
 struct Cache {
   std::mutex mutex;
   std::vector<Pool> pools{Pool{nullptr, {}}}; // the system's first
-  size_t cached = 0;                          // bytes in the pools (without headers)
-  BufferUse use;                              // large blocks handed out
+  std::unordered_map<void *, Sourced> sourced; // every live or pooled block of a source
+  size_t cached = 0;                           // bytes in the pools (without headers)
+  BufferUse use;                               // large blocks handed out
   std::atomic<const BlockSource *> source{nullptr};
+  std::atomic<bool> everSourced{false};
 };
 
 Cache &cache() {
@@ -68,21 +82,44 @@ Pool &poolOf(Cache &k, const BlockSource *source) {
 
 void *systemAllocate(size_t bytes) { return std::aligned_alloc(kAlign, bytes); }
 void systemRelease(void *block) { std::free(block); }
-void *allocateFrom(const BlockSource *source, size_t bytes) {
-  return source ? source->allocate(bytes) : systemAllocate(bytes);
-}
-void releaseTo(const BlockSource *source, void *block) {
-  source ? source->release(block) : systemRelease(block);
+
+void *withHeader(void *block, int64_t sizeClass) {
+  static_cast<Header *>(block)->sizeClass = sizeClass;
+  return static_cast<char *>(block) + kAlign;
 }
 
-void *withHeader(void *block, int64_t sizeClass, const BlockSource *source) {
-  *static_cast<Header *>(block) = Header{sizeClass, source};
-  return static_cast<char *>(block) + kAlign;
+// Takes a block of class `c` from `source`'s pool, or null; under the cache's lock.
+void *fromPool(Cache &k, const BlockSource *source, int c) {
+  Pool &pool = poolOf(k, source);
+  if ((size_t)c >= pool.free.size() || pool.free[c].empty())
+    return nullptr;
+  void *block = pool.free[c].back();
+  pool.free[c].pop_back();
+  k.cached -= classBytes(c);
+  return block;
+}
+
+// Puts a freed block of class `c` in its pool, or returns false when the cache is full;
+// under the cache's lock.
+bool toPool(Cache &k, const BlockSource *source, int c, void *block) {
+  if (k.cached + classBytes(c) > kCacheLimit)
+    return false;
+  Pool &pool = poolOf(k, source);
+  if ((size_t)c >= pool.free.size())
+    pool.free.resize(c + 1);
+  pool.free[c].push_back(block);
+  k.cached += classBytes(c);
+  return true;
 }
 
 } // namespace
 
-void setBlockSource(const BlockSource *source) { cache().source.store(source); }
+void setBlockSource(const BlockSource *source) {
+  Cache &k = cache();
+  if (source)
+    k.everSourced.store(true);
+  k.source.store(source);
+}
 const BlockSource *blockSource() { return cache().source.load(); }
 
 void *bufferAlloc(size_t bytes) {
@@ -96,28 +133,26 @@ void *bufferAlloc(size_t bytes) {
     void *block = systemAllocate((bytes + 2 * kAlign - 1) / kAlign * kAlign);
     if (!block)
       throw std::bad_alloc();
-    return withHeader(block, -1, nullptr);
+    return withHeader(block, -1);
   }
-  int c = classOf(bytes);
+  const int c = classOf(bytes);
   {
     std::lock_guard<std::mutex> lock(k.mutex);
     k.use.live += classBytes(c);
     k.use.peak = std::max(k.use.peak, k.use.live);
-    Pool &pool = poolOf(k, source);
-    if ((size_t)c < pool.free.size() && !pool.free[c].empty()) {
-      void *block = pool.free[c].back();
-      pool.free[c].pop_back();
-      k.cached -= classBytes(c);
-      return withHeader(block, c, source);
-    }
+    if (void *block = fromPool(k, source, c))
+      return source ? block : withHeader(block, c);
   }
-  void *block = allocateFrom(source, classBytes(c) + kAlign);
+  void *block = source ? source->allocate(classBytes(c)) : systemAllocate(classBytes(c) + kAlign);
+  std::lock_guard<std::mutex> lock(k.mutex);
   if (!block) {
-    std::lock_guard<std::mutex> lock(k.mutex);
     k.use.live -= classBytes(c);
     throw std::bad_alloc();
   }
-  return withHeader(block, c, source);
+  if (!source)
+    return withHeader(block, c);
+  k.sourced[block] = Sourced{c, source};
+  return block;
 }
 
 namespace {
@@ -131,27 +166,33 @@ void bufferFree(void *p) {
     return;
   if (FreeListener listener = freeListener.load(std::memory_order_acquire))
     listener(p);
-  void *block = static_cast<char *>(p) - kAlign;
-  const Header header = *static_cast<Header *>(block);
-  if (header.sizeClass < 0) {
-    systemRelease(block);
-    return;
-  }
-  const int64_t c = header.sizeClass;
   Cache &k = cache();
-  {
-    std::lock_guard<std::mutex> lock(k.mutex);
-    k.use.live -= classBytes(c);
-    if (k.cached + classBytes(c) <= kCacheLimit) {
-      Pool &pool = poolOf(k, header.source);
-      if ((size_t)c >= pool.free.size())
-        pool.free.resize(c + 1);
-      pool.free[c].push_back(block);
-      k.cached += classBytes(c);
+  if (k.everSourced.load()) {
+    std::unique_lock<std::mutex> lock(k.mutex);
+    if (auto it = k.sourced.find(p); it != k.sourced.end()) {
+      const Sourced b = it->second;
+      k.use.live -= classBytes(b.sizeClass);
+      if (toPool(k, b.source, b.sizeClass, p))
+        return;
+      k.sourced.erase(it);
+      lock.unlock();
+      b.source->release(p);
       return;
     }
   }
-  releaseTo(header.source, block);
+  void *block = static_cast<char *>(p) - kAlign;
+  const int64_t c = static_cast<Header *>(block)->sizeClass;
+  if (c < 0) {
+    systemRelease(block);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(k.mutex);
+    k.use.live -= classBytes(c);
+    if (toPool(k, nullptr, int(c), block))
+      return;
+  }
+  systemRelease(block);
 }
 
 BufferUse bufferUse() {
@@ -171,8 +212,14 @@ void bufferTrim() {
   std::lock_guard<std::mutex> lock(k.mutex);
   for (Pool &pool : k.pools)
     for (std::vector<void *> &blocks : pool.free) {
-      for (void *block : blocks)
-        releaseTo(pool.source, block);
+      for (void *block : blocks) {
+        if (pool.source) {
+          k.sourced.erase(block);
+          pool.source->release(block);
+        } else {
+          systemRelease(block);
+        }
+      }
       blocks.clear();
     }
   k.cached = 0;

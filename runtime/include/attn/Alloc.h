@@ -36,6 +36,8 @@ struct BlockSource {
 };
 // Every block from now on comes from `source` (null: the system's memory again), small ones
 // too, recycled in lists of their own: a free block is handed out again only for its source.
+// The allocator writes nothing into a source's blocks (it keeps their size classes in a table
+// of its own), so a device block's pages stay where the device put them.
 // Blocks from an earlier source stay valid and go back to it when freed. `source` must live
 // as long as the process.
 void setBlockSource(const BlockSource *source);

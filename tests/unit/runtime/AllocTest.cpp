@@ -67,9 +67,13 @@ TEST(Alloc, ReusedTensorStorageIsZeroed) {
 // A source of blocks that counts what it hands out, over the system's memory: what the CUDA
 // runtime's managed memory is to a --device cuda program (attn/Alloc.h, BlockSource).
 int sourceBlocks = 0;
+size_t lastSourceBytes = 0;
 void *countedAllocate(size_t bytes) {
   ++sourceBlocks;
-  return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  lastSourceBytes = bytes;
+  void *p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  std::memset(p, 0xa5, bytes);
+  return p;
 }
 void countedRelease(void *block) {
   --sourceBlocks;
@@ -107,6 +111,27 @@ TEST(Alloc, BlocksOfASourceAreRecycledForItAlone) {
   attn::bufferFree(large);
   attn::setBlockSource(nullptr);
   // Trimming returns every cached block to its source.
+  attn::bufferTrim();
+  EXPECT_EQ(sourceBlocks, 0);
+}
+
+// The allocator writes nothing into a source's blocks (a header written on the host would
+// move a device block's first page to the CPU at every allocation): the caller gets the
+// source's own address, and a block freed and handed out again is as the source made it.
+TEST(Alloc, ASourcesBlocksHoldNoHeader) {
+  attn::bufferTrim();
+  attn::setBlockSource(&counted);
+  for (size_t bytes : {size_t(100), size_t(300000)}) {
+    auto *p = static_cast<unsigned char *>(attn::bufferAlloc(bytes));
+    const size_t size = lastSourceBytes;
+    EXPECT_GE(size, bytes);
+    attn::bufferFree(p);
+    EXPECT_EQ(attn::bufferAlloc(bytes), p);
+    attn::bufferFree(p);
+    for (size_t i = 0; i < size; ++i)
+      ASSERT_EQ(p[i], 0xa5) << "byte " << i << " of a " << bytes << "-byte block";
+  }
+  attn::setBlockSource(nullptr);
   attn::bufferTrim();
   EXPECT_EQ(sourceBlocks, 0);
 }
