@@ -7,7 +7,8 @@
 #      then layer norm, cross-entropy and Adam, then the cuBLASLt matmuls, then the recurrent
 #      cells, then what a --device cuda program calls (managed memory, products on strided
 #      views, the generated kernels' launches); and, where scripts/gpu-e2e-prepare.sh's build/gpu-e2e.tar.gz travelled (carry),
-#      models compiled with --device cuda trained on the GPU against the CPU's losses;
+#      models compiled with --device cuda trained on the GPU against the CPU's losses, and the
+#      main job's greedy translations from a CPU-trained checkpoint against the CPU's;
 #   3. the benchmarks: attn-bench-cuda-attention (TFLOP/s, fraction of cuBLAS's bf16 GEMM) and
 #      PyTorch's FlashAttention-2 at the same sizes, then attn-bench-cuda-recurrent (the LSTM and
 #      GRU layers in f32) and PyTorch's cuDNN RNN, with the ratios.
@@ -77,6 +78,10 @@ for step, c, g in bad[:10]:
     print(f"  step {step}: GPU {g:.5f}, CPU {c:.5f}")
 sys.exit(1 if bad or len(cpu) != len(gpu) or not cpu else 0)
 PY
+      # Greedy decoding with the checkpoint trained on the CPU: the CPU's translations.
+      if [ -f "$dir/cpu-decode.txt" ]; then
+        step "$name-decode" 120 bash -c 'LD_LIBRARY_PATH="$1/lib" "$2/model" run --ckpt "$2/decode.safetensors" --count 64 | tail -n +2 >"$2/gpu-decode.txt" && diff "$2/cpu-decode.txt" "$2/gpu-decode.txt" && echo "$(wc -l <"$2/gpu-decode.txt") translations, as on the CPU"' _ "$e2e" "$dir"
+      fi
     done
   fi
   if [ $bench = 1 ]; then
