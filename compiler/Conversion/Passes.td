@@ -56,8 +56,9 @@ def AttnToCUDA : Pass<"attn-to-cuda", "mlir::ModuleOp"> {
     call of it, with the CPU kernel's operands, so that the same memrefs (CUDA managed memory
     in such a program) go in and out:
 
-    - an f32 `attn.matmul` or `attn.dense`: `@attn_rt_cuda_matmul` / `@attn_rt_cuda_dense`
-      (cuBLASLt, exact f32, on the operands where they lie);
+    - an `attn.matmul` or `attn.dense` in f32 or bf16: `@attn_rt_cuda_matmul` /
+      `@attn_rt_cuda_dense`, `_bf16` for bf16 factors (cuBLASLt, exact f32 or bf16 tensor
+      cores summed in f32, on the operands where they lie);
     - an `attn.fused_attention` and its `_grad` that the GPU's FlashAttention-2 kernels
       compute (a plain dot-product score `c * sum(q * k)` with no captures, centre, window,
       mask region or read weights, head dim 64 or 128 for both keys and values):
@@ -68,8 +69,8 @@ def AttnToCUDA : Pass<"attn-to-cuda", "mlir::ModuleOp"> {
       runs the GPU's sequence loop in f32 (cuBLASLt GEMMs, one kernel per step for the gates,
       a GEMM for an LSTM's projection, a mask's blend per step).
 
-    Every other op stays for attn-to-onednn, which runs right after it: a bf16 or int8
-    product, an attention of another score. With `remarks`, each attention left on the CPU
+    Every other op stays for attn-to-onednn, which runs right after it: an int8 product, an
+    attention of another score. With `remarks`, each attention left on the CPU
     says why (once). Like attn-to-onednn it rewrites only attn ops, and runs last but one in
     `attn-lower`. The loop nests around these calls become the program's generated kernels
     later (attn-linalg-to-gpu).

@@ -68,6 +68,8 @@ JitProgram::load(const std::vector<std::string> &objects, const Manifest &manife
   // --device cuda (attn-to-cuda): the products, ...
   add("_mlir_ciface_attn_rt_cuda_matmul", (void *)&_mlir_ciface_attn_rt_cuda_matmul);
   add("_mlir_ciface_attn_rt_cuda_dense", (void *)&_mlir_ciface_attn_rt_cuda_dense);
+  add("_mlir_ciface_attn_rt_cuda_matmul_bf16", (void *)&_mlir_ciface_attn_rt_cuda_matmul_bf16);
+  add("_mlir_ciface_attn_rt_cuda_dense_bf16", (void *)&_mlir_ciface_attn_rt_cuda_dense_bf16);
   // ... the fused attention ...
   add("_mlir_ciface_attn_rt_cuda_flash_attention",
       (void *)&_mlir_ciface_attn_rt_cuda_flash_attention);

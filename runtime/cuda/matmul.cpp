@@ -169,9 +169,11 @@ Status matmul(const MatmulShape &s, MatmulType type, const void *a, const void *
   if (!ctx.status.ok())
     return ctx.status;
 
-  const cudaDataType_t data = type == MatmulType::F32    ? CUDA_R_32F
-                              : type == MatmulType::BF16 ? CUDA_R_16BF
-                                                         : CUDA_R_16F;
+  // The factors' type, and the result's (the bias is the result's type).
+  const cudaDataType_t data = type == MatmulType::F32   ? CUDA_R_32F
+                              : type == MatmulType::F16 ? CUDA_R_16F
+                                                        : CUDA_R_16BF;
+  const cudaDataType_t result = type == MatmulType::BF16Factors ? CUDA_R_32F : data;
   const cublasComputeType_t compute =
       type == MatmulType::F32 && s.allowTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   Descriptors d;
@@ -213,7 +215,7 @@ Status matmul(const MatmulShape &s, MatmulType type, const void *a, const void *
       !st)
     return st;
   if (Status st =
-          check(layout(&d.c, data, m, n, s.ldc, s.batch, stride(false, s.batchStrideC, m * n)),
+          check(layout(&d.c, result, m, n, s.ldc, s.batch, stride(false, s.batchStrideC, m * n)),
                 "the layout of c");
       !st)
     return st;

@@ -6,8 +6,9 @@
 //   by the GPU's kernels and by the CPU's alike. Pages move to the device at the GPU's first
 //   touch and stay there while only the GPU touches them; the CPU reads a loss or a
 //   checkpoint's parameters after the device is synchronised.
-// - its matrix products, attn_rt_matmul's and attn_rt_dense's contract on cuBLASLt, on the
-//   operands where they are (no copies; a view cuBLASLt cannot describe is gathered first).
+// - its matrix products, attn_rt_matmul's and attn_rt_dense's contracts (f32 and bf16 factors)
+//   on cuBLASLt, on the operands where they are (no copies; a view cuBLASLt cannot describe is
+//   gathered first).
 //
 // The products are queued on the default stream, in order with the generated kernels'
 // launches (launch.cpp); the host waits in attn_rt_cuda_synchronize where it touches memory,
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 namespace {
 
@@ -49,21 +51,22 @@ void managedRelease(void *block) { (void)cudaFree(block); }
 const attn::BlockSource kManaged{"CUDA managed memory", managedAllocate, managedRelease};
 
 // A rank-3 view as cuBLASLt takes it: in place, or gathered into a packed block (freed by the
-// caller with attn::bufferFree).
+// caller with attn::bufferFree). M: attn_memref3 (f32) or attn_memref_bf16_3 (bf16 bits).
 struct Operand {
-  const float *data;
+  const void *data;
   MatrixView view;
   void *gathered = nullptr;
 };
 
-Operand operand(const attn_memref3 &m) {
+template <typename M> Operand operand(const M &m) {
+  using Element = std::remove_pointer_t<decltype(m.aligned)>;
   Operand o{m.aligned + m.offset, matrixView(m.sizes, m.strides)};
   if (o.view.direct)
     return o;
   // Managed memory: the CPU gathers the view where it lies, once queued work has written it.
   attn_rt_cuda_synchronize();
   const int64_t n = m.sizes[0] * m.sizes[1] * m.sizes[2];
-  auto *packed = static_cast<float *>(attn::bufferAlloc(size_t(n) * sizeof(float)));
+  auto *packed = static_cast<Element *>(attn::bufferAlloc(size_t(n) * sizeof(Element)));
   for (int64_t b = 0, i = 0; b < m.sizes[0]; ++b)
     for (int64_t r = 0; r < m.sizes[1]; ++r)
       for (int64_t c = 0; c < m.sizes[2]; ++c)
@@ -75,14 +78,18 @@ Operand operand(const attn_memref3 &m) {
   return o;
 }
 
-std::string shapeOf(const attn_memref3 &m) {
+template <typename M> std::string shapeOf(const M &m) {
   return "[" + std::to_string(m.sizes[0]) + ", " + std::to_string(m.sizes[1]) + ", " +
          std::to_string(m.sizes[2]) + "]";
 }
 
-// c = op(a) op(b) (+ bias), the operands as attn_rt_matmul takes them.
-void product(const char *kernel, const attn_memref3 &a, const attn_memref3 &b, attn_memref3 &c,
-             bool transA, bool transB, const float *bias) {
+// c = op(a) op(b) (+ bias), the operands as attn_rt_matmul takes them (M: attn_memref3) or
+// attn_rt_matmul_bf16 (M: attn_memref_bf16_3; c and the bias f32 either way).
+template <typename M>
+void product(const char *kernel, const M &a, const M &b, attn_memref3 &c, bool transA, bool transB,
+             const float *bias) {
+  constexpr MatmulType type =
+      std::is_same_v<M, attn_memref3> ? MatmulType::F32 : MatmulType::BF16Factors;
   const int64_t batch = c.sizes[0], m = c.sizes[1], n = c.sizes[2];
   const int64_t k = transA ? a.sizes[1] : a.sizes[2];
   if ((a.sizes[0] != 1 && a.sizes[0] != batch) || (b.sizes[0] != 1 && b.sizes[0] != batch) ||
@@ -122,20 +129,44 @@ void product(const char *kernel, const attn_memref3 &a, const attn_memref3 &b, a
   s.batchStrideC = vc.batchStride;
   // Queued: a gathered copy freed below is written again by the GPU in stream order, or by
   // the host after a wait.
-  const Status st = matmul(s, MatmulType::F32, oa.data, ob.data, out, bias,
-                           bias ? Epilogue::Bias : Epilogue::None);
+  const Status st =
+      matmul(s, type, oa.data, ob.data, out, bias, bias ? Epilogue::Bias : Epilogue::None);
   attn::bufferFree(oa.gathered);
   attn::bufferFree(ob.gathered);
   if (!st.ok())
     fail(kernel, st.message());
 }
 
-attn_memref3 asRank3(const attn_memref2 &m) {
-  return attn_memref3{m.allocated,
-                      m.aligned,
-                      m.offset,
-                      {1, m.sizes[0], m.sizes[1]},
-                      {m.sizes[0] * m.strides[0], m.strides[0], m.strides[1]}};
+// [R, C] as [1, R, C].
+template <typename M2, typename M3 = std::conditional_t<std::is_same_v<M2, attn_memref2>,
+                                                        attn_memref3, attn_memref_bf16_3>>
+M3 asRank3(const M2 &m) {
+  return M3{m.allocated,
+            m.aligned,
+            m.offset,
+            {1, m.sizes[0], m.sizes[1]},
+            {m.sizes[0] * m.strides[0], m.strides[0], m.strides[1]}};
+}
+
+// y = x w + bias, attn_rt_dense's contract (M2: attn_memref2) or attn_rt_dense_bf16's
+// (M2: attn_memref_bf16_2).
+template <typename M2>
+void dense(const char *kernel, const M2 &x, const M2 &w, const attn_memref1 &bias,
+           attn_memref2 &y) {
+  const int64_t n = bias.sizes[0];
+  const float *b = bias.aligned + bias.offset;
+  void *packedBias = nullptr;
+  if (n > 1 && bias.strides[0] != 1) { // cuBLASLt's bias epilogue reads a packed vector
+    attn_rt_cuda_synchronize();
+    auto *packed = static_cast<float *>(attn::bufferAlloc(size_t(n) * sizeof(float)));
+    for (int64_t j = 0; j < n; ++j)
+      packed[j] = b[j * bias.strides[0]];
+    b = packed;
+    packedBias = packed;
+  }
+  attn_memref3 y3 = asRank3(y);
+  product(kernel, asRank3(x), asRank3(w), y3, false, false, b);
+  attn::bufferFree(packedBias);
 }
 
 } // namespace
@@ -167,19 +198,16 @@ extern "C" void _mlir_ciface_attn_rt_cuda_matmul(attn_memref3 *a, attn_memref3 *
 
 extern "C" void _mlir_ciface_attn_rt_cuda_dense(attn_memref2 *x, attn_memref2 *w,
                                                 attn_memref1 *bias, attn_memref2 *y) {
-  const char *kernel = "attn_rt_cuda_dense";
-  const int64_t n = bias->sizes[0];
-  const float *b = bias->aligned + bias->offset;
-  void *packedBias = nullptr;
-  if (n > 1 && bias->strides[0] != 1) { // cuBLASLt's bias epilogue reads a packed vector
-    attn_rt_cuda_synchronize();
-    auto *packed = static_cast<float *>(attn::bufferAlloc(size_t(n) * sizeof(float)));
-    for (int64_t j = 0; j < n; ++j)
-      packed[j] = b[j * bias->strides[0]];
-    b = packed;
-    packedBias = packed;
-  }
-  attn_memref3 x3 = asRank3(*x), w3 = asRank3(*w), y3 = asRank3(*y);
-  product(kernel, x3, w3, y3, false, false, b);
-  attn::bufferFree(packedBias);
+  dense("attn_rt_cuda_dense", *x, *w, *bias, *y);
+}
+
+extern "C" void _mlir_ciface_attn_rt_cuda_matmul_bf16(attn_memref_bf16_3 *a, attn_memref_bf16_3 *b,
+                                                      attn_memref3 *c, int64_t trans_a,
+                                                      int64_t trans_b) {
+  product("attn_rt_cuda_matmul_bf16", *a, *b, *c, trans_a != 0, trans_b != 0, nullptr);
+}
+
+extern "C" void _mlir_ciface_attn_rt_cuda_dense_bf16(attn_memref_bf16_2 *x, attn_memref_bf16_2 *w,
+                                                     attn_memref1 *bias, attn_memref2 *y) {
+  dense("attn_rt_cuda_dense_bf16", *x, *w, *bias, *y);
 }

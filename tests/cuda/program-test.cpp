@@ -4,8 +4,8 @@
 // - its memory: after attn_cuda_use_device_memory(), the runtime's blocks are managed memory
 //   the GPU addresses, small and large;
 // - its products: attn_rt_cuda_matmul / _dense on strided views (rows apart, column-major,
-//   broadcast batches, views cuBLASLt takes no leading dimension for), against the product in
-//   double;
+//   broadcast batches, views cuBLASLt takes no leading dimension for), and the bf16 forms,
+//   against the product in double;
 // - its generated kernels' launches: a PTX module through MLIR's mgpu* calls, with a memref
 //   descriptor's five arguments as gpu-to-llvm passes them;
 // - the order: everything is queued on one stream, and attn_rt_cuda_synchronize waits for it.
@@ -92,6 +92,67 @@ void checkProduct(const char *name, attn_memref3 a, attn_memref3 b, bool transA,
   if (!(error <= 1e-5))
     fail(std::string(name) + ": relative error " + std::to_string(error));
   attn::bufferFree(out);
+}
+
+// bf16 factors (attn_rt_cuda_matmul_bf16 / _dense_bf16: rounded factors, f32 bias and result),
+// against the product in double of the rounded values: a transposed view of b, then a dense
+// with a bias.
+uint16_t toBf16(float x) { // round to nearest even (finite x)
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  return uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+double fromBf16(uint16_t b) {
+  const uint32_t bits = uint32_t(b) << 16;
+  float x;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+void checkBf16Products() {
+  std::printf("  bf16 factors: b transposed, then a dense with a bias\n");
+  const int64_t m = 6, k = 40, n = 24;
+  float *x = values(m * k), *w = values(k * n), *bias = values(n);
+  auto *xb = static_cast<uint16_t *>(attn::bufferAlloc(m * k * 2));
+  auto *wb = static_cast<uint16_t *>(attn::bufferAlloc(k * n * 2));
+  for (int64_t i = 0; i < m * k; ++i)
+    xb[i] = toBf16(x[i]);
+  for (int64_t i = 0; i < k * n; ++i)
+    wb[i] = toBf16(w[i]);
+  float *out = static_cast<float *>(attn::bufferAlloc(m * n * 4));
+  for (int withBias = 0; withBias < 2; ++withBias) {
+    for (int64_t i = 0; i < m * n; ++i)
+      out[i] = NAN;
+    if (withBias) { // w as [k, n]
+      attn_memref_bf16_2 xv{xb, xb, 0, {m, k}, {k, 1}}, wv{wb, wb, 0, {k, n}, {n, 1}};
+      attn_memref1 bv{bias, bias, 0, {n}, {1}};
+      attn_memref2 yv{out, out, 0, {m, n}, {n, 1}};
+      _mlir_ciface_attn_rt_cuda_dense_bf16(&xv, &wv, &bv, &yv);
+    } else { // w's memory read as b^T [n, k] with trans_b: b[j][kk] = w[kk * n + j]
+      attn_memref_bf16_3 av{xb, xb, 0, {1, m, k}, {m * k, k, 1}};
+      attn_memref_bf16_3 bv{wb, wb, 0, {1, n, k}, {n * k, 1, n}};
+      attn_memref3 cv{out, out, 0, {1, m, n}, {m * n, n, 1}};
+      _mlir_ciface_attn_rt_cuda_matmul_bf16(&av, &bv, &cv, 0, 1);
+    }
+    attn_rt_cuda_synchronize();
+    double num = 0, den = 0;
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        double want = withBias ? bias[j] : 0.0;
+        for (int64_t kk = 0; kk < k; ++kk)
+          want += fromBf16(xb[r * k + kk]) * fromBf16(wb[kk * n + j]);
+        const double got = out[r * n + j];
+        if (!std::isfinite(got))
+          return fail("bf16: an element of the result is not finite (unwritten?)");
+        num += (got - want) * (got - want);
+        den += want * want;
+      }
+    const double error = std::sqrt(num / den);
+    std::printf("    relative error %.2e\n", error);
+    if (!(error <= 1e-5)) // the products of bf16 values are exact in f32; only the sums round
+      fail("bf16 " + std::string(withBias ? "dense" : "matmul") + ": relative error " +
+           std::to_string(error));
+  }
 }
 
 // out[i] = 2 * in[i] for i < size, over a memref<?xf32> descriptor (allocated, aligned,
@@ -190,6 +251,7 @@ int main() {
                view3(b, 0, {1, 4, 5}, {20, 5, 1}), false, false, &packedBias);
   checkProduct("dense, a strided bias", view3(a, 0, {1, 6, 4}, {24, 4, 1}),
                view3(b, 0, {1, 4, 5}, {20, 5, 1}), false, false, &stridedBias);
+  checkBf16Products();
   checkLaunch();
   return finish();
 }

@@ -58,6 +58,16 @@ TEST(DeviceCuda, TheFusedAttentionOfHeadDim64AndTheProductsRunOnTheGpu) {
   EXPECT_EQ(out.find("call @attn_rt_flash_attention"), std::string::npos);
   EXPECT_EQ(out.find("call @attn_rt_matmul"), std::string::npos);
   EXPECT_EQ(out.find("call @attn_rt_dense"), std::string::npos);
+  // bf16 products (train.precision) run on the GPU's tensor cores.
+  out.clear();
+  ASSERT_EQ(e2e::attnc("emit --stage=lowered --train " + kModel + kOneHead +
+                           " --device cuda --set train.precision=bf16",
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("call @attn_rt_cuda_matmul_bf16("), std::string::npos);
+  EXPECT_NE(out.find("call @attn_rt_cuda_dense_bf16("), std::string::npos);
+  EXPECT_EQ(out.find("call @attn_rt_matmul"), std::string::npos);
 }
 
 // The LLVM IR of a --device cuda program: its loop nests are launches of generated kernels

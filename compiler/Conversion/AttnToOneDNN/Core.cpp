@@ -42,19 +42,17 @@ SmallVector<int64_t> asRank3(ArrayRef<int64_t> shape) {
   return {batch, shape[shape.size() - 2], shape.back()};
 }
 
-// The kernels a pattern calls: the CPU's, whose name says the precision (attn_rt_matmul,
-// attn_rt_matmul_bf16, ...), or given ones that take f32 products only (attn-to-cuda's).
+// The kernels a pattern calls, whose name says the precision (attn_rt_matmul,
+// attn_rt_matmul_bf16, ...): the CPU's, or given ones that take f32 and bf16 products only
+// (attn-to-cuda's).
 struct Kernels {
-  std::string matmul, dense; // empty: the CPU's
+  std::string matmul = "attn_rt_matmul", dense = "attn_rt_dense";
+  bool int8 = true;
   bool takes(PrecisionOpInterface op) const {
-    return matmul.empty() || op.getComputePrecision() == Precision::f32;
+    return int8 || op.getComputePrecision() != Precision::int8;
   }
-  std::string matmulFor(PrecisionOpInterface op) const {
-    return matmul.empty() ? precisionKernel("attn_rt_matmul", op) : matmul;
-  }
-  std::string denseFor(PrecisionOpInterface op) const {
-    return dense.empty() ? precisionKernel("attn_rt_dense", op) : dense;
-  }
+  std::string matmulFor(PrecisionOpInterface op) const { return precisionKernel(matmul, op); }
+  std::string denseFor(PrecisionOpInterface op) const { return precisionKernel(dense, op); }
 };
 
 // lhs [batch..., M, K] x rhs [batch..., K, N] -> [resultShape] through
@@ -130,12 +128,12 @@ struct DenseToKernel : OpRewritePattern<DenseOp> {
 } // namespace
 
 void mlir::attn::onednn::populateCorePatterns(RewritePatternSet &patterns) {
-  patterns.add<MatmulToKernel, DenseToKernel>(patterns.getContext(), Kernels{});
+  const Kernels kernels; // (an lvalue: add() hands the same argument to both constructors)
+  patterns.add<MatmulToKernel, DenseToKernel>(patterns.getContext(), kernels);
 }
 
 void mlir::attn::onednn::populateCorePatterns(RewritePatternSet &patterns, StringRef matmul,
                                               StringRef dense) {
-  // (An lvalue: add() hands the same argument to both patterns' constructors.)
-  const Kernels kernels{matmul.str(), dense.str()};
+  const Kernels kernels{matmul.str(), dense.str(), /*int8=*/false};
   patterns.add<MatmulToKernel, DenseToKernel>(patterns.getContext(), kernels);
 }

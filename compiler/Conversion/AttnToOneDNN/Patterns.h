@@ -8,8 +8,9 @@
 namespace mlir::attn::onednn {
 /// matmul and dense -> calls of the runtime's oneDNN kernels (runtime/cpu/matmul.cpp).
 void populateCorePatterns(RewritePatternSet &patterns);
-/// matmul and dense in f32 -> calls of `matmul` and `dense`, which have the signatures of the
-/// CPU's f32 kernels (attn-to-cuda: cuBLASLt); the other precisions are left alone.
+/// matmul and dense in f32 and bf16 -> calls of `matmul` and `dense` (`_bf16` appended for a
+/// bf16 product), which have the signatures of the CPU's kernels (attn-to-cuda: cuBLASLt);
+/// int8 products are left alone.
 void populateCorePatterns(RewritePatternSet &patterns, StringRef matmul, StringRef dense);
 /// rnn, gru, lstm and their *_grad ops -> calls of the runtime's oneDNN RNN kernels
 /// (runtime/cpu/recurrent.cpp).

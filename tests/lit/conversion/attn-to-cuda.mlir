@@ -119,14 +119,14 @@ func.func @projected_lstm_goes(%x: tensor<4x6x2xf32>, %h0: tensor<4x3xf32>, %c0:
   return %h : tensor<4x3xf32>
 }
 
-// The f32 products: cuBLASLt through the CPU kernels' signatures, transposes kept. A dense
-// without a bias is a product. bf16 and int8 products stay for attn-to-onednn.
+// The f32 and bf16 products: cuBLASLt through the CPU kernels' signatures, transposes kept. A
+// dense without a bias is a product. int8 products stay for attn-to-onednn.
 // CHECK-LABEL: func @f32_products_go
 // CHECK: %[[T:.*]] = arith.constant 1 : i64
 // CHECK: call @attn_rt_cuda_matmul({{.*}}, %[[T]]) : (memref<?x?x?xf32, {{.*}}>, memref<?x?x?xf32, {{.*}}>, memref<?x?x?xf32, {{.*}}>, i64, i64) -> ()
 // CHECK: call @attn_rt_cuda_dense({{.*}}) : (memref<?x?xf32, {{.*}}>, memref<?x?xf32, {{.*}}>, memref<?xf32, {{.*}}>, memref<?x?xf32, {{.*}}>) -> ()
 // CHECK: call @attn_rt_cuda_matmul(
-// CHECK: attn.dense {{.*}}#attn.precision<bf16>
+// CHECK: call @attn_rt_cuda_dense_bf16({{.*}}) : (memref<?x?xbf16, {{.*}}>, memref<?x?xbf16, {{.*}}>, memref<?xf32, {{.*}}>, memref<?x?xf32, {{.*}}>) -> ()
 // CHECK: attn.dense {{.*}}#attn.precision<int8>
 // CHECK-NOT: call @attn_rt_cuda
 // CHECK: return

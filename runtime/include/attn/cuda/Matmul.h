@@ -6,8 +6,9 @@
 //   transB), c [batch, M, N], bias [N]; a batch of 1 is broadcast.
 //
 // Storage f32 (accumulated in f32: no TF32 unless allowTf32), bf16 or f16 (accumulated in f32);
-// bias in the storage type. cuBLASLt's GELU epilogue is the tanh approximation, not attn.gelu's
-// exact erf form, so it is not offered.
+// bias in the storage type. BF16Factors: a and b bf16, c and the bias f32 (attn-precision's
+// bf16 products, attn_rt_matmul_bf16's contract). cuBLASLt's GELU epilogue is the tanh
+// approximation, not attn.gelu's exact erf form, so it is not offered.
 #ifndef ATTN_CUDA_MATMUL_H
 #define ATTN_CUDA_MATMUL_H
 
@@ -17,7 +18,7 @@
 
 namespace attn::cuda {
 
-enum class MatmulType { F32, BF16, F16 };
+enum class MatmulType { F32, BF16, F16, BF16Factors };
 enum class Epilogue { None, Bias, BiasRelu };
 
 struct MatmulShape {

@@ -53,12 +53,18 @@ void _mlir_ciface_attn_rt_cuda_rnn_backward(
     int64_t masked);
 
 /* attn_rt_matmul's and attn_rt_dense's contract (attn/kernels.h), in f32 on cuBLASLt (exact
- * f32, no TF32), on the operands where they lie: a strided view is passed with its leading
+ * f32, no TF32), queued, on the operands where they lie: a strided view is passed with its leading
  * dimension and batch stride, or gathered where cuBLASLt takes no such view. */
 void _mlir_ciface_attn_rt_cuda_matmul(attn_memref3 *a, attn_memref3 *b, attn_memref3 *c,
                                       int64_t trans_a, int64_t trans_b);
 void _mlir_ciface_attn_rt_cuda_dense(attn_memref2 *x, attn_memref2 *w, attn_memref1 *bias,
                                      attn_memref2 *y);
+/* The same with bf16 factors (attn_rt_matmul_bf16's and attn_rt_dense_bf16's contract: the
+ * factors come rounded, the bias and the result are f32), on tensor cores. */
+void _mlir_ciface_attn_rt_cuda_matmul_bf16(attn_memref_bf16_3 *a, attn_memref_bf16_3 *b,
+                                           attn_memref3 *c, int64_t trans_a, int64_t trans_b);
+void _mlir_ciface_attn_rt_cuda_dense_bf16(attn_memref_bf16_2 *x, attn_memref_bf16_2 *w,
+                                          attn_memref1 *bias, attn_memref2 *y);
 
 /* Waits for the GPU work queued so far (launches, products, the attention and recurrent
  * calls); compiled code calls it where the host touches memory (attn-gpu-host-sync). A kernel
