@@ -363,8 +363,9 @@ std::vector<std::string> linkCommand(const Bundle &b, const RuntimeFiles &runtim
                            "assembler", b.payload.string(), "-x", "none"});
   args.insert(args.end(), b.objects.begin(), b.objects.end());
   args.insert(args.end(), whole.begin(), whole.end());
-  // The probes attn::Program reaches through weak references (attn/cuda/Offload.h), which
-  // pull nothing from an archive by themselves.
+  // The probes attn::Program and the decoders reach through weak references
+  // (attn/cuda/Offload.h), which pull nothing from an archive by themselves: all of them are
+  // in the object that defines this one (runtime/cuda/program.cpp).
   if (b.cuda)
     args.push_back("-Wl,-u,attn_cuda_device_unavailable");
   args.push_back("-Wl,--start-group");

@@ -15,6 +15,7 @@
 // and so before it gathers a view or writes a result here.
 #include "attn/Alloc.h"
 #include "attn/cuda/Device.h"
+#include "attn/cuda/Kernels.h"
 #include "attn/cuda/Matmul.h"
 #include "attn/cuda/Offload.h"
 #include "runtime/cuda/MatrixView.h"
@@ -171,7 +172,8 @@ void dense(const char *kernel, const M2 &x, const M2 &w, const attn_memref1 &bia
 
 } // namespace
 
-// The probes attn::Program calls through weak references (runtime/core/Program.cpp), all in
+// The functions the CPU runtime reaches through weak references (attn::Program's probes in
+// runtime/core/Program.cpp, the greedy decoder's argmax in runtime/decode/Seq2Seq.cpp), all in
 // this object: a program's products pull it in, and a link of a --device cuda bundle names
 // attn_cuda_device_unavailable (compiler/Driver/Executable.cpp).
 extern "C" const char *attn_cuda_device_unavailable(void) {
@@ -210,4 +212,26 @@ extern "C" void _mlir_ciface_attn_rt_cuda_matmul_bf16(attn_memref_bf16_3 *a, att
 extern "C" void _mlir_ciface_attn_rt_cuda_dense_bf16(attn_memref_bf16_2 *x, attn_memref_bf16_2 *w,
                                                      attn_memref1 *bias, attn_memref2 *y) {
   dense("attn_rt_cuda_dense_bf16", *x, *w, *bias, *y);
+}
+
+extern "C" void attn_cuda_argmax_rows(const float *x, int64_t rows, int64_t cols, int32_t *index,
+                                      float *value) {
+  const char *kernel = "attn_cuda_argmax_rows";
+  if (rows <= 0)
+    return;
+  DeviceBuffer choices(size_t(rows) * (sizeof(int32_t) + sizeof(float)));
+  if (!choices.status().ok())
+    fail(kernel, choices.status().message());
+  auto *deviceIndex = static_cast<int32_t *>(choices.data());
+  auto *deviceValue = reinterpret_cast<float *>(deviceIndex + rows);
+  // Queued after the step that wrote x; the K choices come back in two copies.
+  Status st = argmaxRows(rows, cols, x, deviceIndex, deviceValue);
+  if (st.ok())
+    if (cudaError_t err =
+            cudaMemcpy(index, deviceIndex, size_t(rows) * sizeof(int32_t), cudaMemcpyDeviceToHost);
+        err != cudaSuccess || (err = cudaMemcpy(value, deviceValue, size_t(rows) * sizeof(float),
+                                                cudaMemcpyDeviceToHost)) != cudaSuccess)
+      st = Status::error(cudaGetErrorString(err));
+  if (!st.ok())
+    fail(kernel, st.message());
 }

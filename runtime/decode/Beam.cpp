@@ -56,33 +56,34 @@ double lengthPenalty(int64_t length, double alpha) {
 }
 
 namespace {
-// Greedy and sampled decoding: every row goes its own way, `choose(row, k)` picking its next
-// token from its log-probabilities [V], until eos or maxLength tokens.
+// Greedy and sampled decoding: every row goes its own way, `choose(tokens, next, nextLogProbs)`
+// feeding the rows' tokens and picking each row's next token and its log-probability, until
+// eos or maxLength tokens.
+using Choose =
+    std::function<void(const std::vector<int32_t> &, std::vector<int32_t> &, std::vector<float> &)>;
 std::vector<Hypothesis> rowByRow(StepModel &model, int64_t maxLength, int32_t bos, int32_t eos,
-                                 const std::function<int32_t(const float *, int64_t)> &choose) {
+                                 const Choose &choose) {
   if (maxLength < 0)
     throw std::runtime_error("attn: decoding: maxLength must be >= 0, got " +
                              std::to_string(maxLength));
-  const int64_t rows = model.rows(), vocab = model.vocab();
+  const int64_t rows = model.rows();
   std::vector<Hypothesis> hyps(rows);
   std::vector<bool> done(rows, false);
-  std::vector<int32_t> tokens(rows, bos);
-  std::vector<float> logProbs;
+  std::vector<int32_t> tokens(rows, bos), next(rows);
+  std::vector<float> nextLogProbs(rows);
   int64_t open = rows;
   for (int64_t t = 0; t < maxLength && open > 0; ++t) {
-    step(model, tokens, logProbs);
+    choose(tokens, next, nextLogProbs);
     for (int64_t k = 0; k < rows; ++k) {
       if (done[k])
         continue; // keeps being fed eos
-      const float *row = logProbs.data() + k * vocab;
-      int32_t next = choose(row, k);
-      hyps[k].logProb += row[next];
-      tokens[k] = next;
-      if (next == eos) {
+      hyps[k].logProb += nextLogProbs[k];
+      tokens[k] = next[k];
+      if (next[k] == eos) {
         done[k] = true;
         --open;
       } else {
-        hyps[k].tokens.push_back(next);
+        hyps[k].tokens.push_back(next[k]);
       }
     }
   }
@@ -90,13 +91,33 @@ std::vector<Hypothesis> rowByRow(StepModel &model, int64_t maxLength, int32_t bo
     h.score = h.logProb;
   return hyps;
 }
+
+// A step whose log-probabilities come back whole, and `pick(row, k)` choosing from row k's.
+Choose fromLogProbs(StepModel &model, const std::function<int32_t(const float *, int64_t)> &pick) {
+  return [&model, pick, logProbs = std::vector<float>()](const std::vector<int32_t> &tokens,
+                                                         std::vector<int32_t> &next,
+                                                         std::vector<float> &nextLogProbs) mutable {
+    step(model, tokens, logProbs);
+    for (int64_t k = 0; k < model.rows(); ++k) {
+      const float *row = logProbs.data() + k * model.vocab();
+      next[k] = pick(row, k);
+      nextLogProbs[k] = row[next[k]];
+    }
+  };
+}
 } // namespace
 
 std::vector<Hypothesis> greedy(StepModel &model, int64_t maxLength, int32_t bos, int32_t eos) {
   const int64_t vocab = model.vocab();
-  return rowByRow(model, maxLength, bos, eos, [vocab](const float *row, int64_t) {
+  Choose onHost = fromLogProbs(model, [vocab](const float *row, int64_t) {
     return (int32_t)(std::max_element(row, row + vocab) - row); // first = lowest id
   });
+  return rowByRow(model, maxLength, bos, eos,
+                  [&](const std::vector<int32_t> &tokens, std::vector<int32_t> &next,
+                      std::vector<float> &nextLogProbs) {
+                    if (!model.stepGreedy(tokens, next, nextLogProbs))
+                      onHost(tokens, next, nextLogProbs);
+                  });
 }
 
 std::vector<Hypothesis> sampled(StepModel &model, const SamplingOptions &o) {
@@ -104,9 +125,10 @@ std::vector<Hypothesis> sampled(StepModel &model, const SamplingOptions &o) {
   std::vector<Rng> rngs;
   for (int64_t k = 0; k < model.rows(); ++k)
     rngs.emplace_back(o.seed * 1000003ull + o.firstRow + (uint64_t)k);
-  return rowByRow(model, o.maxLength, o.bos, o.eos, [&](const float *row, int64_t k) {
-    return drawToken(row, vocab, o.temperature, o.topK, rngs[k]);
-  });
+  return rowByRow(model, o.maxLength, o.bos, o.eos,
+                  fromLogProbs(model, [&](const float *row, int64_t k) {
+                    return drawToken(row, vocab, o.temperature, o.topK, rngs[k]);
+                  }));
 }
 
 std::vector<Hypothesis> beamSearch(StepModel &model, const BeamOptions &options) {

@@ -4,6 +4,12 @@
 #include <stdexcept>
 #include <string>
 
+// attn/cuda/Offload.h's row argmax, defined where attnc's CUDA runtime is linked (a --device
+// cuda program pulls it in); null elsewhere. Weak, so that the CPU runtime never needs the
+// CUDA one.
+extern "C" void attn_cuda_argmax_rows(const float *x, int64_t rows, int64_t cols, int32_t *index,
+                                      float *value) __attribute__((weak));
+
 namespace attn::decode {
 
 namespace {
@@ -120,18 +126,33 @@ ProgramStepModel::ProgramStepModel(const Program &program, const std::vector<Ten
   }
 }
 
-void ProgramStepModel::step(const std::vector<int32_t> &tokens, std::vector<float> &logProbs) {
+const Tensor &ProgramStepModel::run(const std::vector<int32_t> &tokens) {
   if ((int64_t)tokens.size() != rows_)
     throw std::runtime_error("attn: decode_step: expected " + std::to_string(rows_) +
                              " tokens, got " + std::to_string(tokens.size()));
   std::memcpy(inputs_[0].data<int32_t>(), tokens.data(), tokens.size() * sizeof(int32_t));
   std::vector<Tensor> outputs = program_.call("decode_step", params_, inputs_);
-  const float *lp = outputs[0].data<float>();
-  logProbs.assign(lp, lp + outputs[0].numel());
   for (size_t j = 1; j < outputs.size(); ++j)
     if (feedback_[j] > 0)
       inputs_[feedback_[j]] = std::move(outputs[j]);
   results_ = std::move(outputs);
+  return results_[0];
+}
+
+void ProgramStepModel::step(const std::vector<int32_t> &tokens, std::vector<float> &logProbs) {
+  const Tensor &lp = run(tokens);
+  logProbs.assign(lp.data<float>(), lp.data<float>() + lp.numel());
+}
+
+bool ProgramStepModel::stepGreedy(const std::vector<int32_t> &tokens, std::vector<int32_t> &best,
+                                  std::vector<float> &bestLogProbs) {
+  if (!program_.info().device || !attn_cuda_argmax_rows)
+    return false;
+  const Tensor &lp = run(tokens);
+  best.resize(rows_);
+  bestLogProbs.resize(rows_);
+  attn_cuda_argmax_rows(lp.data<float>(), rows_, vocab_, best.data(), bestLogProbs.data());
+  return true;
 }
 
 const Tensor *ProgramStepModel::result(const std::string &name) const {

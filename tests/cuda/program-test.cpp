@@ -8,7 +8,8 @@
 //   against the product in double;
 // - its generated kernels' launches: a PTX module through MLIR's mgpu* calls, with a memref
 //   descriptor's five arguments as gpu-to-llvm passes them;
-// - the order: everything is queued on one stream, and attn_rt_cuda_synchronize waits for it.
+// - the order: everything is queued on one stream, and attn_rt_cuda_synchronize waits for it;
+// - greedy decoding's choice (attn_cuda_argmax_rows) against std::max_element.
 //
 // A plain program like the other GPU tests (exit 0 pass, 1 fail, 77 no GPU).
 #include "attn/Alloc.h"
@@ -16,6 +17,7 @@
 
 #include "GpuTest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -155,6 +157,33 @@ void checkBf16Products() {
   }
 }
 
+// Greedy decoding's choice on the GPU against std::max_element: ties to the lowest index,
+// rows wider than a block, a NaN first (it wins) and elsewhere (it does not).
+void checkArgmax() {
+  std::printf("  attn_cuda_argmax_rows against std::max_element\n");
+  const int64_t rows = 7, cols = 1000;
+  float *x = values(rows * cols);
+  x[1 * cols + 10] = x[1 * cols + 700] = 50; // a tie across threads
+  x[2 * cols + 999] = 60;                    // the last column
+  x[3 * cols + 0] = NAN;                     // a NaN first: max_element keeps it
+  x[4 * cols + 5] = NAN;                     // elsewhere: ignored
+  x[4 * cols + 261] = 70;                    // in the same thread's share as the NaN
+  for (int64_t j = 0; j < cols; ++j)         // a row of equals
+    x[5 * cols + j] = -1;
+  std::vector<int32_t> index(rows, -7);
+  std::vector<float> value(rows);
+  attn_cuda_argmax_rows(x, rows, cols, index.data(), value.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = x + r * cols;
+    const int32_t want = int32_t(std::max_element(row, row + cols) - row);
+    if (index[r] != want ||
+        !(value[r] == row[want] || (value[r] != value[r] && row[want] != row[want])))
+      fail("row " + std::to_string(r) + ": index " + std::to_string(index[r]) + ", expected " +
+           std::to_string(want));
+  }
+  attn::bufferFree(x);
+}
+
 // out[i] = 2 * in[i] for i < size, over a memref<?xf32> descriptor (allocated, aligned,
 // offset, size, stride): the parameters a generated kernel of one 1-D memref takes.
 const char *const kTwicePtx = R"(.version 7.8
@@ -252,6 +281,7 @@ int main() {
   checkProduct("dense, a strided bias", view3(a, 0, {1, 6, 4}, {24, 4, 1}),
                view3(b, 0, {1, 4, 5}, {20, 5, 1}), false, false, &stridedBias);
   checkBf16Products();
+  checkArgmax();
   checkLaunch();
   return finish();
 }

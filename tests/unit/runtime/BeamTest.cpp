@@ -131,6 +131,54 @@ TEST(Beam, LengthPenaltyFormula) {
 // (a) A Markov chain where the locally best first token leads to a worse sentence.
 //   after bos: A 0.6, B 0.4;  after A: eos 0.4, A 0.3, B 0.3;  after B: eos 0.9, A/B 0.05.
 // Greedy: A eos = 0.24. Best: B eos = 0.36.
+// A model that chooses greedy tokens itself (as a --device cuda program does on the GPU,
+// attn/decode/Seq2Seq.h), here from the same toy distributions: greedy() takes its choices and
+// never asks for the log-probabilities, and the hypotheses are the host's.
+class ChoosingModel : public ToyModel {
+public:
+  using ToyModel::ToyModel;
+  bool stepGreedy(const Ids &tokens, Ids &best, std::vector<float> &bestLogProbs) override {
+    std::vector<float> lp;
+    ToyModel::step(tokens, lp);
+    ++choices;
+    best.resize(rows());
+    bestLogProbs.resize(rows());
+    for (int64_t k = 0; k < rows(); ++k) {
+      const float *row = lp.data() + k * vocab();
+      best[k] = int32_t(std::max_element(row, row + vocab()) - row);
+      bestLogProbs[k] = row[best[k]];
+    }
+    return true;
+  }
+  void step(const Ids &, std::vector<float> &) override {
+    ADD_FAILURE() << "greedy() asked for the log-probabilities of a model that chooses";
+  }
+  int64_t choices = 0;
+};
+
+TEST(Greedy, TakesTheChoicesOfAModelThatChoosesItself) {
+  Dist dist = [](int64_t row, const Ids &history) {
+    std::vector<double> p(6, 0.01);
+    const int32_t cycle[] = {0, 3, 4, 5}; // neither bos nor eos
+    p[cycle[(row + history.size()) % 4]] = 1;
+    if (history.size() > 3 + size_t(row))
+      p[kEos] = 2;
+    p[kBos] = 1e-9;
+    return logNormalize(p);
+  };
+  ToyModel host(3, 6, dist);
+  ChoosingModel device(3, 6, dist);
+  std::vector<Hypothesis> a = attn::decode::greedy(host, 10, kBos, kEos);
+  std::vector<Hypothesis> b = attn::decode::greedy(device, 10, kBos, kEos);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    EXPECT_EQ(a[k].tokens, b[k].tokens) << k;
+    EXPECT_EQ(a[k].logProb, b[k].logProb) << k;
+    EXPECT_FALSE(a[k].tokens.empty()) << k;
+  }
+  EXPECT_EQ(device.choices, host.steps);
+}
+
 TEST(Beam, BeatsGreedyOnMarkovChain) {
   const int32_t A = 3, B = 0; // id 1 is bos, never emitted (tiny probability)
   Dist markov = [&](int64_t, const Ids &history) {

@@ -69,6 +69,12 @@ struct AdamOptions {
 Status adamUpdate(int64_t n, const AdamOptions &options, float lr, int64_t step, float *param,
                   const float *grad, float *m, float *v, void *stream = nullptr);
 
+// Greedy decoding's choice: for each row of x [rows, cols], the index of its largest value and
+// that value, as std::max_element picks them (the lowest index on ties; a NaN only as the
+// first element); index [rows] (int32) and value [rows] in device memory.
+Status argmaxRows(int64_t rows, int64_t cols, const float *x, int32_t *index, float *value,
+                  void *stream = nullptr);
+
 //===- recurrent steps: the gates of attn.lstm_cell and attn.gru_cell ------------------------===//
 // A step is the caller's GEMMs (x W_ih for every step at once, h<t-1> W_hh per step: cuBLASLt,
 // attn/cuda/Matmul.h) and one of these, all of the gates' elementwise work in one pass over

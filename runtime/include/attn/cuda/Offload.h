@@ -72,6 +72,14 @@ void _mlir_ciface_attn_rt_cuda_dense_bf16(attn_memref_bf16_2 *x, attn_memref_bf1
  * last. */
 void attn_rt_cuda_synchronize(void);
 
+/* Greedy decoding's choice: for each row of x [rows, cols] (device or managed memory, written
+ * by queued work), the index of its largest value and that value, as std::max_element picks
+ * them (the lowest index on ties; a NaN only as the first element), into host memory: a decoding
+ * step reads back `rows` choices instead of rows x cols log-probabilities (attn/decode/Seq2Seq.h).
+ */
+void attn_cuda_argmax_rows(const float *x, int64_t rows, int64_t cols, int32_t *index,
+                           float *value);
+
 /* From now on the runtime's buffers (attn/Alloc.h: tensors and compiled code's temporaries)
  * are CUDA managed memory. attn::Program calls it when it opens a program compiled with
  * --device cuda, on a machine with a usable GPU, before the program's tensors are made. */

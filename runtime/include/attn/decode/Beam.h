@@ -20,6 +20,16 @@ public:
   virtual void step(const std::vector<int32_t> &tokens, std::vector<float> &logProbs) = 0;
   // Row k's state becomes (a copy of) row parents[k]'s state (parents: K ids in [0, K)).
   virtual void reorder(const std::vector<int32_t> &parents) = 0;
+  // Greedy decoding's step, where the model can choose on its own: feeds tokens as step()
+  // does, then writes each row's most likely next token (the lowest id on ties) and its
+  // log-probability (best, bestLogProbs: K each), so that the log-probabilities need not
+  // leave the device that computed them. Returns false, doing nothing, where the model cannot
+  // (the default): greedy() then calls step().
+  virtual bool stepGreedy(const std::vector<int32_t> &tokens, std::vector<int32_t> &best,
+                          std::vector<float> &bestLogProbs) {
+    (void)tokens, (void)best, (void)bestLogProbs;
+    return false;
+  }
 };
 
 struct Hypothesis {

@@ -34,6 +34,11 @@ public:
   int64_t rows() const override { return rows_; }
   int64_t vocab() const override { return vocab_; }
   void step(const std::vector<int32_t> &tokens, std::vector<float> &logProbs) override;
+  // For a program compiled with --device cuda: the GPU picks each row's token from the
+  // log-probabilities it computed, and only the K choices come back (attn/cuda/Offload.h,
+  // attn_cuda_argmax_rows). False for a CPU program.
+  bool stepGreedy(const std::vector<int32_t> &tokens, std::vector<int32_t> &best,
+                  std::vector<float> &bestLogProbs) override;
   void reorder(const std::vector<int32_t> &parents) override;
 
   // decode_step's result `name` from the latest step (e.g. "attention", the weights [K, S]
@@ -41,6 +46,9 @@ public:
   const Tensor *result(const std::string &name) const;
 
 private:
+  // Runs decode_step on `tokens`, feeding its state back; returns its log-probabilities.
+  const Tensor &run(const std::vector<int32_t> &tokens);
+
   const Program &program_;
   const std::vector<Tensor> &params_;
   int64_t rows_ = 0, vocab_ = 0;
