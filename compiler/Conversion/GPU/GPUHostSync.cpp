@@ -32,6 +32,18 @@ bool queuesGpuWork(Operation *op) {
   return call && callsTheGpuRuntime(call);
 }
 
+// Whether `op` may leave GPU work queued: it queues some, or calls one of the program's own
+// functions, which may.
+bool mayQueueGpuWork(Operation *op, ModuleOp module) {
+  if (queuesGpuWork(op))
+    return true;
+  auto call = dyn_cast<func::CallOp>(op);
+  if (!call)
+    return false;
+  auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+  return callee && !callee.isExternal();
+}
+
 // Whether the host reads or writes memory the GPU may be using: a load, a store or a copy of a
 // buffer's contents, or a call of a function outside the program (a CPU kernel of the
 // runtime). Allocation and deallocation touch no contents.
@@ -71,17 +83,14 @@ struct GPUHostSync : mlir::attn::impl::AttnGPUHostSyncBase<GPUHostSync> {
             for (Block &inner : region)
               process(inner);
           bool queues = false;
-          op.walk([&](Operation *inner) { queues = queues || queuesGpuWork(inner); });
+          op.walk([&](Operation *inner) { queues = queues || mayQueueGpuWork(inner, module); });
           pending = pending || queues;
           continue;
         }
-        if (auto call = dyn_cast<func::CallOp>(op)) {
-          // A function of the program waits where it touches memory, and may queue work.
-          auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-          if (callee && !callee.isExternal()) {
-            pending = true;
-            continue;
-          }
+        if (mayQueueGpuWork(&op, module)) {
+          // (A function of the program waits itself where it touches memory.)
+          pending = true;
+          continue;
         }
         // An entry returns to the runtime, which reads its results.
         bool returns = isa<func::ReturnOp>(op) && cast<func::FuncOp>(op.getParentOp()).isPublic();

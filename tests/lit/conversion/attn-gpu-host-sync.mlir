@@ -79,3 +79,25 @@ func.func private @helper(%a: memref<4xf32>) {
   }
   return
 }
+
+// A loop that calls one of the program's functions may leave its work queued: the host access
+// after it waits.
+// CHECK-LABEL: func @loop_of_calls
+// CHECK: scf.for
+// CHECK-NEXT: call @helper
+// CHECK-NEXT: }
+// CHECK-NEXT: call @attn_rt_cuda_synchronize()
+// CHECK-NEXT: memref.load
+func.func @loop_of_calls(%a: memref<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  // (The entry's first access, before the loop, has waited already.)
+  %f = arith.constant 0.0 : f32
+  memref.store %f, %a[%c0] : memref<4xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    func.call @helper(%a) : (memref<4xf32>) -> ()
+  }
+  %v = memref.load %a[%c0] : memref<4xf32>
+  return %v : f32
+}
