@@ -139,33 +139,31 @@ std::vector<Tensor> Program::call(const std::string &entryName, const std::vecto
   std::string where = "attn: model '" + name() + "', entry '" + entryName + "'";
   checkTensors(where, "parameter", info_->params, info_->num_params, params);
   checkTensors(where, "input", e.inputs, e.num_inputs, inputs);
-  if (info_->device && attn_cuda_device_addressable) {
-    // A tensor made before the program was opened lies where the GPU cannot read it.
-    auto addressable = [&](const char *what, const attn_tensor_info &info, const Tensor &t) {
-      if (t.raw() && !attn_cuda_device_addressable(t.raw()))
-        throw std::runtime_error(where + ": " + what + " '" + safeName(info.name) +
-                                 "' is in memory the GPU cannot address; make the tensors of a "
-                                 "--device cuda program after opening it");
-    };
-    for (int32_t i = 0; i < info_->num_params; ++i)
-      addressable("parameter", info_->params[i], params[i]);
-    for (int32_t i = 0; i < e.num_inputs; ++i)
-      addressable("input", e.inputs[i], inputs[i]);
-  }
-
   std::vector<Tensor> outputs;
   outputs.reserve(e.num_outputs);
   // The entry writes every output whole: no zero fill.
   for (int32_t i = 0; i < e.num_outputs; ++i)
     outputs.push_back(Tensor::uninitialized(e.outputs[i].dtype, infoShape(e.outputs[i])));
 
+  // A tensor made before a --device cuda program was opened lies in memory the GPU cannot
+  // address: the call reads a copy in the runtime's (managed) memory, as a batch is uploaded.
+  const bool onGpu = info_->device && attn_cuda_device_addressable;
+  std::vector<Tensor> staged;
+  staged.reserve(onGpu ? params.size() + inputs.size() : 0);
+  auto operand = [&](const Tensor &t) {
+    if (onGpu && t.raw() && !attn_cuda_device_addressable(t.raw())) {
+      staged.push_back(t);
+      return staged.back().raw();
+    }
+    return const_cast<void *>(t.raw());
+  };
   // args = params..., inputs..., outputs... (attn/abi.h).
   std::vector<void *> args;
   args.reserve(params.size() + inputs.size() + outputs.size());
   for (const Tensor &t : params)
-    args.push_back(const_cast<void *>(t.raw()));
+    args.push_back(operand(t));
   for (const Tensor &t : inputs)
-    args.push_back(const_cast<void *>(t.raw()));
+    args.push_back(operand(t));
   for (Tensor &t : outputs)
     args.push_back(t.raw());
   e.fn(args.data());

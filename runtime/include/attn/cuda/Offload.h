@@ -85,8 +85,9 @@ void attn_cuda_argmax_rows(const float *x, int64_t rows, int64_t cols, int32_t *
  * --device cuda, on a machine with a usable GPU, before the program's tensors are made. */
 void attn_cuda_use_device_memory(void);
 
-/* Whether the GPU addresses `p` (device or managed memory): attn::Program refuses a tensor
- * that it does not, rather than have a kernel fault on it. */
+/* Whether the GPU addresses `p` (device or managed memory): attn::Program passes a copy of a
+ * tensor that it does not (one made before the program was opened), rather than have a kernel
+ * fault on it. */
 int attn_cuda_device_addressable(const void *p);
 
 /* The launches of the compiler's generated kernels (runtime/cuda/launch.cpp): the functions
