@@ -29,12 +29,11 @@
 // cannot take an error. A kernel's failure shows at the next wait, which names the kernel
 // launched last.
 #include "attn/cuda/Offload.h"
+#include "runtime/cuda/Fail.h"
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -46,11 +45,7 @@
 
 namespace {
 
-[[noreturn]] void fail(const std::string &kernel, const std::string &why) {
-  std::fprintf(stderr, "attn runtime: %s: %s\n", kernel.c_str(), why.c_str());
-  std::fflush(stderr);
-  std::abort();
-}
+using attn::cuda::internal::fail;
 
 struct Kernels {
   std::mutex mutex;

@@ -8,12 +8,11 @@
 #include "attn/cuda/FlashAttention.h"
 #include "attn/cuda/Offload.h"
 #include "attn/cuda/Recurrent.h"
+#include "runtime/cuda/Fail.h"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -21,11 +20,7 @@ namespace {
 
 using namespace attn::cuda;
 
-[[noreturn]] void fail(const char *kernel, const std::string &why) {
-  std::fprintf(stderr, "attn runtime: %s: %s\n", kernel, why.c_str());
-  std::fflush(stderr);
-  std::abort();
-}
+using internal::fail;
 
 void check(const char *kernel, const Status &st) {
   if (!st.ok())

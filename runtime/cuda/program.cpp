@@ -18,12 +18,11 @@
 #include "attn/cuda/Kernels.h"
 #include "attn/cuda/Matmul.h"
 #include "attn/cuda/Offload.h"
+#include "runtime/cuda/Fail.h"
 #include "runtime/cuda/MatrixView.h"
 
 #include <cuda_runtime_api.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -32,11 +31,7 @@ namespace {
 
 using namespace attn::cuda;
 
-[[noreturn]] void fail(const char *kernel, const std::string &why) {
-  std::fprintf(stderr, "attn runtime: %s: %s\n", kernel, why.c_str());
-  std::fflush(stderr);
-  std::abort();
-}
+using internal::fail;
 
 void *managedAllocate(size_t bytes) {
   void *p = nullptr;

@@ -15,6 +15,7 @@
 #include "attn/Alloc.h"
 #include "attn/cuda/Offload.h"
 
+#include "AttentionReference.h" // toBits, fromBits
 #include "GpuTest.h"
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <random>
 
+using attn::cuda::DType;
 using namespace attn::cuda::testing;
 
 namespace {
@@ -99,18 +101,6 @@ void checkProduct(const char *name, attn_memref3 a, attn_memref3 b, bool transA,
 // bf16 factors (attn_rt_cuda_matmul_bf16 / _dense_bf16: rounded factors, f32 bias and result),
 // against the product in double of the rounded values: a transposed view of b, then a dense
 // with a bias.
-uint16_t toBf16(float x) { // round to nearest even (finite x)
-  uint32_t bits;
-  std::memcpy(&bits, &x, 4);
-  return uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
-}
-double fromBf16(uint16_t b) {
-  const uint32_t bits = uint32_t(b) << 16;
-  float x;
-  std::memcpy(&x, &bits, 4);
-  return x;
-}
-
 void checkBf16Products() {
   std::printf("  bf16 factors: b transposed, then a dense with a bias\n");
   const int64_t m = 6, k = 40, n = 24;
@@ -118,9 +108,9 @@ void checkBf16Products() {
   auto *xb = static_cast<uint16_t *>(attn::bufferAlloc(m * k * 2));
   auto *wb = static_cast<uint16_t *>(attn::bufferAlloc(k * n * 2));
   for (int64_t i = 0; i < m * k; ++i)
-    xb[i] = toBf16(x[i]);
+    xb[i] = toBits(x[i], DType::BF16);
   for (int64_t i = 0; i < k * n; ++i)
-    wb[i] = toBf16(w[i]);
+    wb[i] = toBits(w[i], DType::BF16);
   float *out = static_cast<float *>(attn::bufferAlloc(m * n * 4));
   for (int withBias = 0; withBias < 2; ++withBias) {
     for (int64_t i = 0; i < m * n; ++i)
@@ -142,7 +132,8 @@ void checkBf16Products() {
       for (int64_t j = 0; j < n; ++j) {
         double want = withBias ? bias[j] : 0.0;
         for (int64_t kk = 0; kk < k; ++kk)
-          want += fromBf16(xb[r * k + kk]) * fromBf16(wb[kk * n + j]);
+          want += double(fromBits(xb[r * k + kk], DType::BF16)) *
+                  double(fromBits(wb[kk * n + j], DType::BF16));
         const double got = out[r * n + j];
         if (!std::isfinite(got))
           return fail("bf16: an element of the result is not finite (unwritten?)");
