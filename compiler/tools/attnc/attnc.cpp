@@ -175,8 +175,9 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
   verb->add_flag("--no-compile-cache", c.noCompileCache,
                  "compile the program even if the compile cache holds it, and do not store it");
   verb->add_option("--device", c.device,
-                   "cpu (default); cuda: the fused attentions the GPU kernels compute and the "
-                   "recurrent layers run on an NVIDIA GPU, the rest on the CPU; cuda-on-cpu: "
+                   "cpu (default); cuda: the program runs on an NVIDIA GPU (generated kernels, "
+                   "cuBLASLt products, the GPU's attention and recurrent kernels, managed "
+                   "memory; other attentions and int8 products stay on the CPU); cuda-on-cpu: "
                    "the compiler's generated GPU kernels, run as CPU loops, to check them "
                    "without a GPU (docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda", "cuda-on-cpu"}))
