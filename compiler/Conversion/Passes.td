@@ -50,7 +50,7 @@ def AttnToOneDNN : Pass<"attn-to-onednn", "mlir::ModuleOp"> {
 }
 
 def AttnToCUDA : Pass<"attn-to-cuda", "mlir::ModuleOp"> {
-  let summary = "runs the products, the fused attention and the recurrent layers on the GPU: calls of the runtime's CUDA kernels";
+  let summary = "runs the products, the fused attention and the recurrent layers on the GPU: calls of the runtime's CUDA kernels and generated attention kernels";
   let description = [{
     `--device cuda` (docs/cuda.md). Each op a runtime kernel of the GPU computes becomes a
     call of it, with the CPU kernel's operands, so that the same memrefs (CUDA managed memory
@@ -69,19 +69,38 @@ def AttnToCUDA : Pass<"attn-to-cuda", "mlir::ModuleOp"> {
       runs the GPU's sequence loop in f32 (cuBLASLt GEMMs, one kernel per step for the gates,
       a GEMM for an LSTM's projection, a mask's blend per step).
 
-    Every other op stays for attn-to-onednn, which runs right after it: an int8 product, an
-    attention of another score. With `remarks`, each attention left on the CPU
-    says why (once). Like attn-to-onednn it rewrites only attn ops, and runs last but one in
-    `attn-lower`. The loop nests around these calls become the program's generated kernels
-    later (attn-linalg-to-gpu).
+    Every other `attn.fused_attention` and its `_grad` (another score: additive, concat, a
+    written score region or mask region, captures; a local window or Gaussian; read weights;
+    another head dim) becomes a call of the kernel attn-to-onednn would generate for it, in
+    its GPU form: the same loops with the score regions inlined, as `gpu.launch` ops of one
+    thread per row, so that no two threads add into one element. The forward runs a thread
+    per query row (each with its own row of scores); the backward a thread per query row
+    (`d_q`, `d_center`, each row's share of the captures' gradients), then a thread per key
+    row (`d_k`, `d_v`, over the queries that see the key), then a thread per element of each
+    capture's gradient, summing the rows' shares in order. These kernels are slower than the
+    flash kernels (no tiles, no tensor cores), but nothing leaves the GPU.
+
+    Without `runtime-kernels` (`--device cuda-on-cpu`, the CPU's check of the GPU program)
+    only the generated attention kernels are built, and the CPU's kernels stand in for the
+    runtime's (attn-to-onednn takes those ops). Every other op stays for attn-to-onednn,
+    which runs right after it: an int8 product. With `remarks`, each attention that does not
+    go to the flash kernels says why (once). Like attn-to-onednn it rewrites only attn ops,
+    and runs last but one in `attn-lower`. The loop nests around these calls become the
+    program's generated kernels later (attn-linalg-to-gpu), and so does the generated
+    attention kernels' zero fill.
   }];
   let options = [
     Option<"remarks", "remarks", "bool", "false",
-           "say why each fused attention stays on the CPU">,
+           "say why each fused attention is not on the flash kernels">,
+    Option<"runtimeKernels", "runtime-kernels", "bool", "true",
+           "call the GPU's runtime kernels; false: only the generated attention kernels "
+           "(the CPU's kernels standing in, --device cuda-on-cpu)">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::bufferization::BufferizationDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
+                           "mlir::scf::SCFDialect", "mlir::math::MathDialect",
+                           "mlir::linalg::LinalgDialect"];
 }
 
 def AttnToLinalg : Pass<"attn-to-linalg", "mlir::ModuleOp"> {

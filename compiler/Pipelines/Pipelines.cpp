@@ -179,8 +179,10 @@ void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion, Device d
   // Last, and with nothing after them: one-shot bufferization must see each kernel call's
   // to_memref / to_tensor exactly as emitted (see AttnToOneDNN.cpp). The GPU takes its ops
   // first; the CPU the rest.
-  if (device == Device::CUDA)
-    pm.addPass(mlir::attn::createAttnToCUDA({fusion.remarks}));
+  // (The CPU's check of the GPU program builds the same generated attention kernels, with
+  // the CPU's runtime kernels standing in for the GPU's.)
+  if (device != Device::CPU)
+    pm.addPass(mlir::attn::createAttnToCUDA({fusion.remarks, device == Device::CUDA}));
   pm.addPass(mlir::attn::createAttnToOneDNN());
 }
 

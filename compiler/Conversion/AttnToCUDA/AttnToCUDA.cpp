@@ -6,8 +6,17 @@
 //   attn_rt_cuda_flash_attention[_backward]       dot-product attention (FlashAttention-2)
 //   attn_rt_cuda_rnn_forward / _backward          recurrent layers (the GPU's sequence loop)
 //
-// Everything else is left for attn-to-onednn.
+// Every other fused attention (another score, head dim, a window, read weights) becomes a
+// call of a kernel generated for it in its GPU form (AttnToLinalg/Attention.h: gpu.launch
+// ops of one thread per row, the score regions inlined):
+//
+//   attn_fused_attention_N(q, k, v, mask[, center], captures..., out, lse[, weights])
+//   attn_fused_attention_grad_N(<the op's operands>, dq, dk, dv[, dcenter], dcaptures...)
+//
+// Without `runtime-kernels` (--device cuda-on-cpu) only those are built, and the CPU's
+// kernels stand in for the runtime's. Everything else is left for attn-to-onednn.
 #include "attn/Names.h"
+#include "compiler/Conversion/AttnToLinalg/Attention.h"
 #include "compiler/Conversion/AttnToOneDNN/KernelCalls.h"
 #include "compiler/Conversion/AttnToOneDNN/Patterns.h"
 #include "compiler/Conversion/Passes.h"
@@ -47,6 +56,25 @@ template <typename Op> std::string whyNotOnGpu(Op op) {
   return "";
 }
 
+// A fused attention the flash kernels do not take: a call of its generated GPU kernel.
+template <typename Op> struct ToGeneratedKernel : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
+    if (whyNotOnGpu(op).empty())
+      return failure();
+    constexpr bool forward = std::is_same_v<Op, FusedAttentionOp>;
+    std::string name =
+        onednn::freshKernelName(op, forward ? "attn_fused_attention" : "attn_fused_attention_grad");
+    if constexpr (forward)
+      linalg_lowering::defineAttentionKernel(rewriter, op, name,
+                                             linalg_lowering::KernelForm::GpuLaunch);
+    else
+      linalg_lowering::defineAttentionGradKernel(rewriter, op, name,
+                                                 linalg_lowering::KernelForm::GpuLaunch);
+    return onednn::replaceWithKernelCall(op, rewriter, name);
+  }
+};
+
 template <typename Op> struct ToCudaCall : OpRewritePattern<Op> {
   ToCudaCall(MLIRContext *ctx, StringRef kernel) : OpRewritePattern<Op>(ctx), kernel(kernel) {}
   LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
@@ -69,15 +97,14 @@ struct AttnToCUDA : mlir::attn::impl::AttnToCUDABase<AttnToCUDA> {
         else if (auto grad = dyn_cast<FusedAttentionGradOp>(op))
           why = whyNotOnGpu(grad);
         if (!why.empty())
-          op->emitRemark("stays on the CPU: ") << why;
+          op->emitRemark("a generated GPU kernel (a thread per row), not the flash kernels: ")
+              << why;
       });
     RewritePatternSet patterns(&getContext());
-    const std::string prefix = ::attn::names::kCudaKernelPrefix;
-    patterns.add<ToCudaCall<FusedAttentionOp>>(&getContext(), prefix + "flash_attention");
-    patterns.add<ToCudaCall<FusedAttentionGradOp>>(&getContext(),
-                                                   prefix + "flash_attention_backward");
-    onednn::populateRecurrentPatterns(patterns, prefix + "rnn_forward", prefix + "rnn_backward");
-    onednn::populateCorePatterns(patterns, prefix + "matmul", prefix + "dense");
+    patterns.add<ToGeneratedKernel<FusedAttentionOp>, ToGeneratedKernel<FusedAttentionGradOp>>(
+        &getContext());
+    if (runtimeKernels)
+      addRuntimeKernelCalls(patterns);
     // As attn-to-onednn: only the attn ops are rewritten, so that the to_memref / to_tensor
     // pairs around each call reach one-shot bufferization exactly as created.
     GreedyRewriteConfig config;
@@ -85,6 +112,15 @@ struct AttnToCUDA : mlir::attn::impl::AttnToCUDABase<AttnToCUDA> {
     config.strictMode = GreedyRewriteStrictness::ExistingOps;
     // No match is not a failure: what stays is attn-to-onednn's.
     (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config);
+  }
+
+  void addRuntimeKernelCalls(RewritePatternSet &patterns) {
+    const std::string prefix = ::attn::names::kCudaKernelPrefix;
+    patterns.add<ToCudaCall<FusedAttentionOp>>(&getContext(), prefix + "flash_attention");
+    patterns.add<ToCudaCall<FusedAttentionGradOp>>(&getContext(),
+                                                   prefix + "flash_attention_backward");
+    onednn::populateRecurrentPatterns(patterns, prefix + "rnn_forward", prefix + "rnn_backward");
+    onednn::populateCorePatterns(patterns, prefix + "matmul", prefix + "dense");
   }
 };
 

@@ -15,11 +15,23 @@
 // The score and score_grad regions are inlined by ScoreEmitter: row chains become one loop
 // over d each. Memory beyond operands and results: one row of S scores. The loops are
 // scalar code that LLVM vectorises (the d loops); they run on the calling thread.
+//
+// The GPU form (KernelForm::GpuLaunch, attn-to-cuda) computes the same sums in gpu.launch ops
+// of one thread per row, so that nothing two threads write is shared:
+//   forward: a thread per query row (b, h, i), each with its own row of scratch [B H T, S];
+//   backward: a thread per query row (delta_i kept [B H T], d_q_i, d_center_i, and its share
+//     of the captures' gradients in a row of partials [B H T, N]), then a thread per key row
+//     (b, h, j) over the queries that see it (d_k_j, d_v_j), then a thread per element of
+//     each capture's gradient summing the partials in row order.
+// d_q, d_k, d_v and d_center are the loop form's sums in its order; a capture's gradient is
+// summed per query row first.
 #include "compiler/Conversion/AttnToLinalg/Attention.h"
 #include "compiler/Conversion/AttnToLinalg/Generics.h"
 #include "compiler/Conversion/AttnToLinalg/ScoreEmitter.h"
 #include "compiler/Conversion/Passes.h"
 #include "dialect/ops/ScoreRegion.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 #include <limits>
 
@@ -29,6 +41,9 @@ using namespace mlir::attn::linalg_lowering;
 
 namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
+// Threads per block of the GPU form. Small: a decoder step has few rows (B H T), and small
+// blocks spread them over more multiprocessors.
+constexpr int64_t kRowsPerBlock = 64;
 
 // Builds the body of one generated kernel: loads and stores on the operands' buffers, loops,
 // the mask predicate, the Gaussian, and the inlined score regions.
@@ -38,8 +53,10 @@ struct KernelBuilder {
   // The op's operands inside the kernel (as memrefs), by role.
   Value q, k, v, mask, center;
   SmallVector<Value> captures;      // memrefs
-  SmallVector<Value> captureScalar; // the f32 of a scalar capture, loaded once; null for rows
+  SmallVector<bool> captureIsScalar;
+  SmallVector<Value> captureScalar; // the f32 of a scalar capture (loadScalarCaptures)
   SmallVector<bool> capturePerHead; // [H], each head reading its element (loaded per row)
+  bool onGpu = false;               // the GPU form: rows are threads of gpu.launch ops
   int64_t B = 0, H = 0, T = 0, S = 0, D = 0, Dv = 0;
   bool causal = false;
   std::optional<uint64_t> window;
@@ -70,13 +87,59 @@ struct KernelBuilder {
     b.setInsertionPoint(f.getBody()->getTerminator());
     body(f.getInductionVar());
   }
-  // body(b, h, i) for every query row, the builder inside the loops while body runs.
-  void forEachQueryRow(function_ref<void(Value, Value, Value)> body) {
-    loop(index(0), index(B), [&](Value bb) {
-      loop(index(0), index(H), [&](Value hh) {
-        loop(index(0), index(T), [&](Value i) { body(bb, hh, i); });
+  // body(x, y, z, r) for every point of [n0, n1, n2], the builder inside while body runs:
+  // nested loops (r null), or in the GPU form a launch of one thread per point, r = (x n1 + y)
+  // n2 + z, whose body loads the scalar captures itself (the host reads nothing).
+  void forEachPoint(int64_t n0, int64_t n1, int64_t n2,
+                    function_ref<void(Value, Value, Value, Value)> body) {
+    if (!onGpu) {
+      loop(index(0), index(n0), [&](Value x) {
+        loop(index(0), index(n1),
+             [&](Value y) { loop(index(0), index(n2), [&](Value z) { body(x, y, z, Value()); }); });
       });
+      return;
+    }
+    int64_t points = n0 * n1 * n2;
+    Value one = index(1);
+    // At least one block: CUDA refuses an empty grid (the guard idles the extra threads).
+    int64_t blocks = std::max<int64_t>(1, (points + kRowsPerBlock - 1) / kRowsPerBlock);
+    auto launch =
+        b.create<gpu::LaunchOp>(loc, index(blocks), one, one, index(kRowsPerBlock), one, one);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    b.setInsertionPoint(b.create<gpu::TerminatorOp>(loc));
+    Value r = b.create<arith::AddIOp>(
+        loc, b.create<arith::MulIOp>(loc, launch.getBlockIds().x, index(kRowsPerBlock)),
+        launch.getThreadIds().x);
+    when(b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, r, index(points)), [&] {
+      Value z = b.create<arith::RemUIOp>(loc, r, index(n2));
+      Value rest = b.create<arith::DivUIOp>(loc, r, index(n2));
+      Value y = b.create<arith::RemUIOp>(loc, rest, index(n1));
+      Value x = b.create<arith::DivUIOp>(loc, rest, index(n1));
+      loadScalarCaptures();
+      body(x, y, z, r);
     });
+  }
+  // body(b, h, i, r) for every query row.
+  void forEachQueryRow(function_ref<void(Value, Value, Value, Value)> body) {
+    forEachPoint(B, H, T, body);
+  }
+  // The f32 of each scalar capture, where the builder stands.
+  void loadScalarCaptures() {
+    for (auto [n, cap] : llvm::enumerate(captures))
+      captureScalar[n] = captureIsScalar[n] ? load(cap, scalarAt(cap)) : Value();
+  }
+  // The row of `n` points of scratch a query row uses: [n] in the loop form, row r of
+  // [B H T, n] in the GPU form; at(r, j) indexes it.
+  Value rowScratch(int64_t n) {
+    SmallVector<int64_t> shape{n};
+    if (onGpu)
+      shape.insert(shape.begin(), B * H * T);
+    return b.create<memref::AllocOp>(loc, MemRefType::get(shape, b.getF32Type()),
+                                     b.getI64IntegerAttr(64));
+  }
+  SmallVector<Value> at(Value r, Value j) {
+    return onGpu ? SmallVector<Value>{r, j} : SmallVector<Value>{j};
   }
   // A loop with one f32 accumulator: acc = body(iv, acc), from `init`.
   Value fold(Value lo, Value hi, float init, function_ref<Value(Value, Value)> body) {
@@ -166,7 +229,7 @@ struct KernelBuilder {
       Value arg = region.getArgument(first + n);
       if (capturePerHead[n])
         e.bindScalar(arg, load(cap, {hh}));
-      else if (captureScalar[n])
+      else if (captureIsScalar[n])
         e.bindScalar(arg, captureScalar[n]);
       else
         e.bindRow(arg, [=, this](OpBuilder &, Location, Value d) { return load(cap, {d}); });
@@ -204,7 +267,7 @@ func::FuncOp createKernel(OpBuilder &b, Operation *op, StringRef name) {
 // Creates the kernel `f` of `op` and starts its body: its operands' memrefs (mapped from the op's operands), the
 // shapes and attributes, the scalar captures loaded once.
 template <typename Op>
-KernelBuilder startKernel(OpBuilder &b, Op op, StringRef name, func::FuncOp &f,
+KernelBuilder startKernel(OpBuilder &b, Op op, StringRef name, KernelForm form, func::FuncOp &f,
                           IRMapping &memrefs) {
   Location loc = op.getLoc();
   f = createKernel(b, op, name);
@@ -212,18 +275,21 @@ KernelBuilder startKernel(OpBuilder &b, Op op, StringRef name, func::FuncOp &f,
   for (auto [operand, arg] : llvm::zip(op->getOperands(), f.getArguments()))
     memrefs.map(operand, arg);
   KernelBuilder kb{b, loc};
+  kb.onGpu = form == KernelForm::GpuLaunch;
   kb.q = memrefs.lookup(op.getQuery());
   kb.k = memrefs.lookup(op.getKeys());
   kb.v = memrefs.lookup(op.getValues());
   kb.mask = memrefs.lookup(op.getKeyMask());
   kb.center = op.getCenter() ? memrefs.lookup(op.getCenter()) : Value();
   for (auto [n, c] : llvm::enumerate(op.getCaptures())) {
-    Value m = memrefs.lookup(c);
-    kb.captures.push_back(m);
+    kb.captures.push_back(memrefs.lookup(c));
     kb.capturePerHead.push_back(score_region::isPerHeadCapture(op, n));
-    kb.captureScalar.push_back(score_region::isScalar(c.getType()) ? kb.load(m, kb.scalarAt(m))
-                                                                   : Value());
+    kb.captureIsScalar.push_back(score_region::isScalar(c.getType()));
   }
+  kb.captureScalar.resize(kb.captures.size());
+  // Once for the loop form; each thread loads its own in the GPU form.
+  if (!kb.onGpu)
+    kb.loadScalarCaptures();
   ArrayRef<int64_t> qs = cast<RankedTensorType>(op.getQuery().getType()).getShape();
   kb.B = qs[0];
   kb.H = qs[1];
@@ -245,86 +311,96 @@ Value resultBuffer(OpBuilder &b, func::FuncOp f, Operation *op, unsigned n, bool
     b.create<linalg::FillOp>(op->getLoc(), cstF(b, op->getLoc(), 0.0f), m);
   return m;
 }
+
+// Where the backward's sums of one (query i, key j) pair go: each null target is left out.
+// The captures' gradients go to `dCaptures`, or, with `captureRow`, to that row of each
+// capture's partials (`captureParts`, [rows, N]: element d of a row capture, element 0 of
+// a scalar or per-head one).
+struct PairTargets {
+  Value dq, dk, dv, dCenter;
+  ArrayRef<Value> dCaptures;
+  Value captureRow;
+  ArrayRef<Value> captureParts;
+};
 } // namespace
 
-func::FuncOp mlir::attn::linalg_lowering::defineAttentionKernel(OpBuilder &b,
-                                                               FusedAttentionOp op,
-                                                               StringRef name) {
+func::FuncOp mlir::attn::linalg_lowering::defineAttentionKernel(OpBuilder &b, FusedAttentionOp op,
+                                                                StringRef name, KernelForm form) {
   OpBuilder::InsertionGuard guard(b);
   Location loc = op.getLoc();
   func::FuncOp f;
   IRMapping memrefs;
-  KernelBuilder kb = startKernel(b, op, name, f, memrefs);
+  KernelBuilder kb = startKernel(b, op, name, form, f, memrefs);
   Value out = resultBuffer(b, f, op, 0, /*zero=*/true);
   Value lse = resultBuffer(b, f, op, 1, /*zero=*/false);
   Value weights = op.getWithWeights() ? resultBuffer(b, f, op, 2, /*zero=*/true) : Value();
-  Value scratch = b.create<memref::AllocOp>(loc, MemRefType::get({kb.S}, b.getF32Type()),
-                                            b.getI64IntegerAttr(64));
+  Value scratch = kb.rowScratch(kb.S);
   Block &score = op.getScoreBlock();
-  kb.forEachQueryRow([&](Value bb, Value hh, Value i) {
-        Value iF = kb.toF32(i);
-        Value c = kb.center ? kb.load(kb.center, {bb, hh, i}) : Value();
-        Value end = kb.keyEnd(i);
-        // Scores of the allowed keys (-inf for the others) and their maximum.
-        Value m = kb.fold(kb.index(0), end, -kInf, [&](Value j, Value acc) {
-          Value jF = kb.toF32(j);
-          auto pick =
-              b.create<scf::IfOp>(loc, TypeRange{b.getF32Type()}, kb.allowed(bb, hh, iF, jF, j, c),
-                                  /*withElseRegion=*/true);
-          {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(pick.thenBlock());
-            b.create<scf::YieldOp>(loc, kb.score(score, bb, hh, i, j, iF, jF));
-            b.setInsertionPointToStart(pick.elseBlock());
-            b.create<scf::YieldOp>(loc, kb.f32(-kInf));
-          }
-          Value s = pick.getResult(0);
-          kb.store(s, scratch, {j});
-          return b.create<arith::MaximumFOp>(loc, acc, s).getResult();
+  kb.forEachQueryRow([&](Value bb, Value hh, Value i, Value r) {
+    Value iF = kb.toF32(i);
+    Value c = kb.center ? kb.load(kb.center, {bb, hh, i}) : Value();
+    Value end = kb.keyEnd(i);
+    // Scores of the allowed keys (-inf for the others) and their maximum.
+    Value m = kb.fold(kb.index(0), end, -kInf, [&](Value j, Value acc) {
+      Value jF = kb.toF32(j);
+      auto pick =
+          b.create<scf::IfOp>(loc, TypeRange{b.getF32Type()}, kb.allowed(bb, hh, iF, jF, j, c),
+                              /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(pick.thenBlock());
+        b.create<scf::YieldOp>(loc, kb.score(score, bb, hh, i, j, iF, jF));
+        b.setInsertionPointToStart(pick.elseBlock());
+        b.create<scf::YieldOp>(loc, kb.f32(-kInf));
+      }
+      Value s = pick.getResult(0);
+      kb.store(s, scratch, kb.at(r, j));
+      return b.create<arith::MaximumFOp>(loc, acc, s).getResult();
+    });
+    // e_j = exp(s_j - m) (0 for an excluded key, also when every key is: m = -inf).
+    Value l = kb.fold(kb.index(0), end, 0.0f, [&](Value j, Value acc) {
+      Value s = kb.load(scratch, kb.at(r, j));
+      Value excluded = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, s, kb.f32(-kInf));
+      Value e =
+          b.create<arith::SelectOp>(loc, excluded, kb.f32(0.0f),
+                                    b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, m)));
+      kb.store(e, scratch, kb.at(r, j));
+      return b.create<arith::AddFOp>(loc, acc, e).getResult();
+    });
+    Value any = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, l, kb.f32(0.0f));
+    Value inv = b.create<arith::SelectOp>(loc, any, b.create<arith::DivFOp>(loc, kb.f32(1.0f), l),
+                                          kb.f32(0.0f));
+    Value logSum = b.create<arith::AddFOp>(loc, m, b.create<math::LogOp>(loc, l));
+    kb.store(b.create<arith::SelectOp>(loc, any, logSum, kb.f32(0.0f)), lse, {bb, hh, i});
+    // out_i = sum_j a_j v_j, skipping the keys of weight 0.
+    kb.loop(kb.index(0), end, [&](Value j) {
+      Value a = b.create<arith::MulFOp>(loc, kb.load(scratch, kb.at(r, j)), inv);
+      if (kb.gaussian)
+        a = b.create<arith::MulFOp>(loc, a, kb.gaussianAt(kb.toF32(j), c));
+      if (weights)
+        kb.store(a, weights, {bb, hh, i, j});
+      Value nonzero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, a, kb.f32(0.0f));
+      kb.when(nonzero, [&] {
+        kb.loop(kb.index(0), kb.index(kb.Dv), [&](Value d) {
+          kb.addTo(out, {bb, hh, i, d},
+                   b.create<arith::MulFOp>(loc, a, kb.load(kb.v, {bb, hh, j, d})));
         });
-        // e_j = exp(s_j - m) (0 for an excluded key, also when every key is: m = -inf).
-        Value l = kb.fold(kb.index(0), end, 0.0f, [&](Value j, Value acc) {
-          Value s = kb.load(scratch, {j});
-          Value excluded = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, s, kb.f32(-kInf));
-          Value e = b.create<arith::SelectOp>(
-              loc, excluded, kb.f32(0.0f),
-              b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, m)));
-          kb.store(e, scratch, {j});
-          return b.create<arith::AddFOp>(loc, acc, e).getResult();
-        });
-        Value any = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, l, kb.f32(0.0f));
-        Value inv = b.create<arith::SelectOp>(loc, any, b.create<arith::DivFOp>(loc, kb.f32(1.0f), l),
-                                              kb.f32(0.0f));
-        Value logSum = b.create<arith::AddFOp>(loc, m, b.create<math::LogOp>(loc, l));
-        kb.store(b.create<arith::SelectOp>(loc, any, logSum, kb.f32(0.0f)), lse, {bb, hh, i});
-        // out_i = sum_j a_j v_j, skipping the keys of weight 0.
-        kb.loop(kb.index(0), end, [&](Value j) {
-          Value a = b.create<arith::MulFOp>(loc, kb.load(scratch, {j}), inv);
-          if (kb.gaussian)
-            a = b.create<arith::MulFOp>(loc, a, kb.gaussianAt(kb.toF32(j), c));
-          if (weights)
-            kb.store(a, weights, {bb, hh, i, j});
-          Value nonzero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, a, kb.f32(0.0f));
-          kb.when(nonzero, [&] {
-            kb.loop(kb.index(0), kb.index(kb.Dv), [&](Value d) {
-              kb.addTo(out, {bb, hh, i, d},
-                       b.create<arith::MulFOp>(loc, a, kb.load(kb.v, {bb, hh, j, d})));
-            });
-          });
-        });
+      });
+    });
   });
   b.create<func::ReturnOp>(loc);
   return f;
 }
 
 func::FuncOp mlir::attn::linalg_lowering::defineAttentionGradKernel(OpBuilder &b,
-                                                                   FusedAttentionGradOp op,
-                                                                   StringRef name) {
+                                                                    FusedAttentionGradOp op,
+                                                                    StringRef name,
+                                                                    KernelForm form) {
   OpBuilder::InsertionGuard guard(b);
   Location loc = op.getLoc();
   func::FuncOp f;
   IRMapping memrefs;
-  KernelBuilder kb = startKernel(b, op, name, f, memrefs);
+  KernelBuilder kb = startKernel(b, op, name, form, f, memrefs);
   Value out = memrefs.lookup(op.getOutput()), lse = memrefs.lookup(op.getLse());
   Value dOut = memrefs.lookup(op.getDOutput()), dLse = memrefs.lookup(op.getDLse());
   Value weights = op.getWeights() ? memrefs.lookup(op.getWeights()) : Value();
@@ -337,58 +413,145 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionGradKernel(OpBuilder &b
   ArrayRef<Value> dCaptures = ArrayRef<Value>(grads).drop_front(op.getCenter() ? 4 : 3);
   Block &score = op.getScore().front(), &scoreGrad = op.getScoreGrad().front();
   auto gradYields = cast<YieldOp>(scoreGrad.getTerminator()).getValues();
-  kb.forEachQueryRow([&](Value bb, Value hh, Value i) {
-        Value iF = kb.toF32(i);
-        Value c = kb.center ? kb.load(kb.center, {bb, hh, i}) : Value();
-        Value lseI = kb.load(lse, {bb, hh, i});
-        Value delta = b.create<arith::SubFOp>(
-            loc, kb.dot(dOut, {bb, hh, i}, out, {bb, hh, i}, kb.Dv), kb.load(dLse, {bb, hh, i}));
-        if (weights)
-          delta = b.create<arith::AddFOp>(
-              loc, delta, kb.dot(weights, {bb, hh, i}, dWeights, {bb, hh, i}, kb.S));
-        kb.loop(kb.index(0), kb.keyEnd(i), [&](Value j) {
-          Value jF = kb.toF32(j);
-          kb.when(kb.allowed(bb, hh, iF, jF, j, c), [&] {
-            Value s = kb.score(score, bb, hh, i, j, iF, jF);
-            Value p = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, lseI));
-            Value g = kb.gaussian ? kb.gaussianAt(jF, c) : kb.f32(1.0f);
-            Value a = b.create<arith::MulFOp>(loc, p, g);
-            Value da = kb.dot(dOut, {bb, hh, i}, kb.v, {bb, hh, j}, kb.Dv);
-            if (dWeights)
-              da = b.create<arith::AddFOp>(loc, da, kb.load(dWeights, {bb, hh, i, j}));
-            kb.loop(kb.index(0), kb.index(kb.Dv), [&](Value d) {
-              kb.addTo(dv, {bb, hh, j, d},
-                       b.create<arith::MulFOp>(loc, a, kb.load(dOut, {bb, hh, i, d})));
-            });
-            Value ds = b.create<arith::MulFOp>(
-                loc, p, b.create<arith::SubFOp>(loc, b.create<arith::MulFOp>(loc, g, da), delta));
-            if (kb.gaussian) {
-              // d g / d c = g (j - c) / sigma^2, and a = p g.
-              Value dj = b.create<arith::SubFOp>(loc, jF, c);
-              Value slope = b.create<arith::MulFOp>(loc, dj, kb.f32(-2.0f * kb.inverseTwoSigmaSquared()));
-              kb.addTo(dCenter, {bb, hh, i},
-                       b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, da, a), slope));
-            }
-            // The score's gradient: rows of d_q_i, d_k_j and the row captures in one loop over
-            // d, the scalar captures after it.
-            ScoreEmitter e(b, loc, kb.D);
-            kb.bind(e, scoreGrad, bb, hh, i, j, iF, jF, ds);
-            e.emitScalars(scoreGrad);
-            e.forEachElement([&](Value d) {
-              kb.addTo(dq, {bb, hh, i, d}, e.element(gradYields[0], d));
-              kb.addTo(dk, {bb, hh, j, d}, e.element(gradYields[1], d));
-              for (auto [n, dc] : llvm::enumerate(dCaptures))
-                if (!kb.captureScalar[n] && !kb.capturePerHead[n])
-                  kb.addTo(dc, {d}, e.element(gradYields[2 + n], d));
-            });
-            for (auto [n, dc] : llvm::enumerate(dCaptures))
-              if (kb.capturePerHead[n])
-                kb.addTo(dc, {hh}, e.scalar(gradYields[2 + n]));
-              else if (kb.captureScalar[n])
-                kb.addTo(dc, kb.scalarAt(dc), e.scalar(gradYields[2 + n]));
-          });
+
+  // delta_i = d_out_i . out_i - d_lse_i (+ weights_i . d_weights_i).
+  auto deltaOf = [&](Value bb, Value hh, Value i) {
+    Value delta = b.create<arith::SubFOp>(loc, kb.dot(dOut, {bb, hh, i}, out, {bb, hh, i}, kb.Dv),
+                                          kb.load(dLse, {bb, hh, i}));
+    if (weights)
+      delta = b.create<arith::AddFOp>(loc, delta,
+                                      kb.dot(weights, {bb, hh, i}, dWeights, {bb, hh, i}, kb.S));
+    return delta;
+  };
+  // The pair (i, j) of row (bb, hh), j a key i may see (at most keyEnd(i)): if allowed, its
+  // shares of the gradients `to` asks for.
+  auto addPair = [&](Value bb, Value hh, Value i, Value j, Value delta, const PairTargets &to) {
+    Value iF = kb.toF32(i), jF = kb.toF32(j);
+    Value c = kb.center ? kb.load(kb.center, {bb, hh, i}) : Value();
+    kb.when(kb.allowed(bb, hh, iF, jF, j, c), [&] {
+      Value s = kb.score(score, bb, hh, i, j, iF, jF);
+      Value p =
+          b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, s, kb.load(lse, {bb, hh, i})));
+      Value g = kb.gaussian ? kb.gaussianAt(jF, c) : kb.f32(1.0f);
+      Value a = b.create<arith::MulFOp>(loc, p, g);
+      Value da = kb.dot(dOut, {bb, hh, i}, kb.v, {bb, hh, j}, kb.Dv);
+      if (dWeights)
+        da = b.create<arith::AddFOp>(loc, da, kb.load(dWeights, {bb, hh, i, j}));
+      if (to.dv)
+        kb.loop(kb.index(0), kb.index(kb.Dv), [&](Value d) {
+          kb.addTo(to.dv, {bb, hh, j, d},
+                   b.create<arith::MulFOp>(loc, a, kb.load(dOut, {bb, hh, i, d})));
         });
+      Value ds = b.create<arith::MulFOp>(
+          loc, p, b.create<arith::SubFOp>(loc, b.create<arith::MulFOp>(loc, g, da), delta));
+      if (to.dCenter && kb.gaussian) {
+        // d g / d c = g (j - c) / sigma^2, and a = p g.
+        Value dj = b.create<arith::SubFOp>(loc, jF, c);
+        Value slope = b.create<arith::MulFOp>(loc, dj, kb.f32(-2.0f * kb.inverseTwoSigmaSquared()));
+        kb.addTo(to.dCenter, {bb, hh, i},
+                 b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, da, a), slope));
+      }
+      // The score's gradient: rows of d_q_i, d_k_j and the row captures in one loop over
+      // d, the scalar captures after it.
+      bool captures = !to.dCaptures.empty() || !to.captureParts.empty();
+      auto addToCapture = [&](unsigned n, Value at, Value x) {
+        if (to.captureRow)
+          kb.addTo(to.captureParts[n], {to.captureRow, at}, x);
+        else if (kb.capturePerHead[n] || !kb.captureIsScalar[n])
+          kb.addTo(to.dCaptures[n], {at}, x);
+        else
+          kb.addTo(to.dCaptures[n], kb.scalarAt(to.dCaptures[n]), x);
+      };
+      ScoreEmitter e(b, loc, kb.D);
+      kb.bind(e, scoreGrad, bb, hh, i, j, iF, jF, ds);
+      e.emitScalars(scoreGrad);
+      e.forEachElement([&](Value d) {
+        if (to.dq)
+          kb.addTo(to.dq, {bb, hh, i, d}, e.element(gradYields[0], d));
+        if (to.dk)
+          kb.addTo(to.dk, {bb, hh, j, d}, e.element(gradYields[1], d));
+        for (unsigned n = 0; captures && n < kb.captures.size(); ++n)
+          if (!kb.captureIsScalar[n] && !kb.capturePerHead[n])
+            addToCapture(n, d, e.element(gradYields[2 + n], d));
+      });
+      for (unsigned n = 0; captures && n < kb.captures.size(); ++n)
+        if (kb.capturePerHead[n] || kb.captureIsScalar[n])
+          addToCapture(n, to.captureRow || !kb.capturePerHead[n] ? kb.index(0) : hh,
+                       e.scalar(gradYields[2 + n]));
+    });
+  };
+
+  if (!kb.onGpu) {
+    // Per query row, in order: every sum in one pass over the allowed pairs.
+    kb.forEachQueryRow([&](Value bb, Value hh, Value i, Value) {
+      Value delta = deltaOf(bb, hh, i);
+      kb.loop(kb.index(0), kb.keyEnd(i), [&](Value j) {
+        addPair(bb, hh, i, j, delta, {dq, dk, dv, dCenter, dCaptures, Value(), {}});
+      });
+    });
+    b.create<func::ReturnOp>(loc);
+    return f;
+  }
+
+  // The GPU form: no two threads add into one element.
+  int64_t rows = kb.B * kb.H * kb.T;
+  Value deltas = kb.rowScratch(1);
+  SmallVector<Value> parts;
+  for (auto [n, cap] : llvm::enumerate(kb.captures)) {
+    int64_t width = kb.captureIsScalar[n] || kb.capturePerHead[n] ? 1 : kb.D;
+    parts.push_back(kb.rowScratch(width));
+  }
+  // A thread per query row: delta_i, d_q_i, d_center_i and the row's capture partials.
+  kb.forEachQueryRow([&](Value bb, Value hh, Value i, Value r) {
+    Value delta = deltaOf(bb, hh, i);
+    kb.store(delta, deltas, {r, kb.index(0)});
+    for (Value part : parts) {
+      int64_t width = cast<MemRefType>(part.getType()).getShape()[1];
+      kb.loop(kb.index(0), kb.index(width), [&](Value d) { kb.store(kb.f32(0.0f), part, {r, d}); });
+    }
+    kb.loop(kb.index(0), kb.keyEnd(i), [&](Value j) {
+      addPair(bb, hh, i, j, delta, {dq, Value(), Value(), dCenter, {}, r, parts});
+    });
   });
+  // A thread per key row: d_k_j and d_v_j over the queries that see key j, in order.
+  kb.forEachPoint(kb.B, kb.H, kb.S, [&](Value bb, Value hh, Value j, Value) {
+    kb.loop(kb.index(0), kb.index(kb.T), [&](Value i) {
+      Value r = b.create<arith::AddIOp>(
+          loc,
+          b.create<arith::MulIOp>(
+              loc,
+              b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, bb, kb.index(kb.H)), hh),
+              kb.index(kb.T)),
+          i);
+      Value seen = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, j, kb.keyEnd(i));
+      kb.when(seen, [&] {
+        addPair(bb, hh, i, j, kb.load(deltas, {r, kb.index(0)}),
+                {Value(), dk, dv, Value(), {}, Value(), {}});
+      });
+    });
+  });
+  // A thread per element of each capture's gradient: its partials, in row order.
+  for (auto [n, dc] : llvm::enumerate(dCaptures)) {
+    Value part = parts[n];
+    bool perHead = kb.capturePerHead[n];
+    int64_t width = perHead ? kb.H : cast<MemRefType>(part.getType()).getShape()[1];
+    kb.forEachPoint(1, 1, width, [&](Value, Value, Value x, Value) {
+      Value column = perHead ? kb.index(0) : x;
+      Value sum = kb.fold(kb.index(0), kb.index(rows), 0.0f, [&](Value r, Value acc) {
+        Value x2 = kb.load(part, {r, column});
+        if (!perHead)
+          return b.create<arith::AddFOp>(loc, acc, x2).getResult();
+        // Row r is head (r / T) mod H's.
+        Value head = b.create<arith::RemUIOp>(loc, b.create<arith::DivUIOp>(loc, r, kb.index(kb.T)),
+                                              kb.index(kb.H));
+        Value mine = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, head, x);
+        return b.create<arith::SelectOp>(loc, mine, b.create<arith::AddFOp>(loc, acc, x2), acc)
+            .getResult();
+      });
+      kb.store(sum, dc,
+               kb.captureIsScalar[n] && !perHead ? kb.scalarAt(dc) : SmallVector<Value>{x});
+    });
+  }
   b.create<func::ReturnOp>(loc);
   return f;
 }

@@ -40,15 +40,6 @@ using namespace mlir::attn;
 using namespace mlir::attn::onednn;
 
 namespace {
-// A name `<base>_<n>` no symbol of `op`'s module has yet.
-std::string freshKernelName(Operation *op, StringRef base) {
-  auto module = op->getParentOfType<ModuleOp>();
-  std::string name;
-  for (int n = 0; name.empty() || module.lookupSymbol(name); ++n)
-    name = (base + "_" + std::to_string(n)).str();
-  return name;
-}
-
 // How many rows of captures the _regions kernels get: one that every head reads, or H when a
 // capture is per head (the kernels pass each head its row).
 template <typename Op> int64_t captureRows(Op op) {

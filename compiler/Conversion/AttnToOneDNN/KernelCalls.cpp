@@ -108,4 +108,12 @@ std::string precisionKernel(StringRef name, PrecisionOpInterface op) {
   return p == Precision::f32 ? name.str() : (name + "_" + stringifyPrecision(p)).str();
 }
 
+std::string freshKernelName(Operation *op, StringRef base) {
+  auto module = op->getParentOfType<ModuleOp>();
+  std::string name;
+  for (int n = 0; name.empty() || module.lookupSymbol(name); ++n)
+    name = (base + "_" + std::to_string(n)).str();
+  return name;
+}
+
 } // namespace mlir::attn::onednn

@@ -54,4 +54,7 @@ SmallVector<Value> callKernel(PatternRewriter &rewriter, Operation *from, String
                               ValueRange operands, TypeRange results, ArrayRef<int64_t> flags,
                               ArrayRef<float> scalars = {}, ArrayRef<func::FuncOp> functions = {});
 
+/// A name `<base>_<n>` no symbol of `op`'s module has yet (a generated kernel's).
+std::string freshKernelName(Operation *op, StringRef base);
+
 } // namespace mlir::attn::onednn

@@ -177,7 +177,7 @@ void addCommon(CLI::App *verb, Raw &raw, attnc::Common &c, bool modelOptional) {
   verb->add_option("--device", c.device,
                    "cpu (default); cuda: the program runs on an NVIDIA GPU (generated kernels, "
                    "cuBLASLt products, the GPU's attention and recurrent kernels, managed "
-                   "memory; other attentions and int8 products stay on the CPU); cuda-on-cpu: "
+                   "memory; int8 products stay on the CPU); cuda-on-cpu: "
                    "the compiler's generated GPU kernels, run as CPU loops, to check them "
                    "without a GPU (docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda", "cuda-on-cpu"}))

@@ -1,5 +1,11 @@
 // RUN: attn-opt %s -attn-to-cuda | FileCheck %s
 // RUN: attn-opt %s -attn-to-cuda=remarks=true 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: attn-opt %s -attn-to-cuda | FileCheck %s --check-prefix=KERNEL
+// Without the runtime's kernels (the CPU's check, --device cuda-on-cpu), only the generated
+// attention kernels: the rest is left for attn-to-onednn.
+// RUN: attn-opt %s -attn-to-cuda=runtime-kernels=false | FileCheck %s --check-prefix=CHECK-ON-CPU
+// CHECK-ON-CPU-NOT: attn_rt_cuda
+// CHECK-ON-CPU: call @attn_fused_attention_{{[0-9]+}}(
 
 // Head dim 64, a scaled dot product: forward and backward become the CUDA kernels' calls, with
 // the CPU flash kernels' operands, causality and scale.
@@ -44,12 +50,13 @@ func.func @on_the_gpu(%q: tensor<2x2x3x64xf32>, %k: tensor<2x2x5x64xf32>, %v: te
   return %dq, %dk, %dv : tensor<2x2x3x64xf32>, tensor<2x2x5x64xf32>, tensor<2x2x5x64xf32>
 }
 
-// Head dim 4: the GPU kernels are not built for it, so the op stays for attn-to-onednn.
-// CHECK-LABEL: func @stays_on_the_cpu
-// CHECK: attn.fused_attention
+// Head dim 4: the flash kernels are not built for it, so the op calls a kernel generated for
+// it, in its GPU form (checked below, KERNEL).
+// CHECK-LABEL: func @head_dim_4_is_a_generated_kernel
+// CHECK: call @attn_fused_attention_{{[0-9]+}}(
 // CHECK-NOT: attn_rt_cuda
-// REMARK: remark: stays on the CPU: its head dims are 4 (keys) and 4 (values); the GPU kernels take 64 or 128, the same for both
-func.func @stays_on_the_cpu(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x4xf32>,
+// REMARK: remark: a generated GPU kernel (a thread per row), not the flash kernels: its head dims are 4 (keys) and 4 (values); the GPU kernels take 64 or 128, the same for both
+func.func @head_dim_4_is_a_generated_kernel(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v: tensor<2x2x5x4xf32>,
                             %m: tensor<2x5xf32>) -> tensor<2x2x3x4xf32> {
   %o, %lse = attn.fused_attention %q, %k, %v, %m
       : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x4xf32>, tensor<2x5xf32>
@@ -62,9 +69,11 @@ func.func @stays_on_the_cpu(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, %v
   return %o : tensor<2x2x3x4xf32>
 }
 
-// A score with a capture (Bahdanau's v_a): no GPU kernel computes it yet.
-// REMARK: remark: stays on the CPU: its score is not c * sum(q * k) alone
-func.func @additive_stays(%q: tensor<2x1x1x64xf32>, %k: tensor<2x1x5x64xf32>, %v: tensor<2x1x5x64xf32>,
+// A score with a capture (Bahdanau's v_a): a generated kernel too.
+// CHECK-LABEL: func @additive_is_a_generated_kernel
+// CHECK: call @attn_fused_attention_{{[0-9]+}}(
+// REMARK: remark: a generated GPU kernel (a thread per row), not the flash kernels: its score is not c * sum(q * k) alone
+func.func @additive_is_a_generated_kernel(%q: tensor<2x1x1x64xf32>, %k: tensor<2x1x5x64xf32>, %v: tensor<2x1x5x64xf32>,
                           %m: tensor<2x5xf32>, %va: tensor<64xf32>) -> tensor<2x1x1x64xf32> {
   %o, %lse = attn.fused_attention %q, %k, %v, %m captures(%va : tensor<64xf32>)
       : tensor<2x1x1x64xf32>, tensor<2x1x5x64xf32>, tensor<2x1x5x64xf32>, tensor<2x5xf32>
@@ -78,6 +87,84 @@ func.func @additive_stays(%q: tensor<2x1x1x64xf32>, %k: tensor<2x1x5x64xf32>, %v
   }
   return %o : tensor<2x1x1x64xf32>
 }
+
+// The backward of ALiBi with a slope per head (tensor<2xf32>, head h reading element h).
+// CHECK-LABEL: func @per_head_grad
+// CHECK: call @attn_fused_attention_grad_0(
+func.func @per_head_grad(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>,
+                                            %v: tensor<2x2x5x3xf32>, %m: tensor<2x5xf32>,
+                                            %slope: tensor<2xf32>, %o: tensor<2x2x3x3xf32>,
+                                            %lse: tensor<2x2x3xf32>, %do: tensor<2x2x3x3xf32>,
+                                            %dl: tensor<2x2x3xf32>) -> tensor<2xf32> {
+  %dq, %dk, %dv, %ds = attn.fused_attention_grad %q, %k, %v, %m, %o, %lse, %do, %dl captures(%slope : tensor<2xf32>) {causal = true}
+      : tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2x5xf32>, tensor<2x2x3x3xf32>,
+        tensor<2x2x3xf32>, tensor<2x2x3x3xf32>, tensor<2x2x3xf32>
+      -> tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x3xf32>, tensor<2xf32> {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>):
+    %prod = attn.mul %qi, %kj : tensor<4xf32>, tensor<4xf32>
+    %dot = attn.reduce_sum %prod {axes = array<i64: 0>} : tensor<4xf32>
+    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %bias = attn.mul %dist, %s : tensor<f32>, tensor<f32>
+    %e = attn.sub %dot, %bias : tensor<f32>, tensor<f32>
+    attn.yield %e : tensor<f32>
+  } {
+  ^bb0(%qi: tensor<4xf32>, %kj: tensor<4xf32>, %i: tensor<f32>, %j: tensor<f32>, %s: tensor<f32>, %g: tensor<f32>):
+    %dist = attn.sub %i, %j : tensor<f32>, tensor<f32>
+    %ng = attn.neg %g : tensor<f32>
+    %dslope = attn.mul %ng, %dist : tensor<f32>, tensor<f32>
+    %g1 = attn.reshape %g : tensor<f32> -> tensor<1xf32>
+    %gr = attn.broadcast %g1 : tensor<1xf32> -> tensor<4xf32>
+    %dq_row = attn.mul %gr, %kj : tensor<4xf32>, tensor<4xf32>
+    %dk_row = attn.mul %gr, %qi : tensor<4xf32>, tensor<4xf32>
+    attn.yield %dq_row, %dk_row, %dslope : tensor<4xf32>, tensor<4xf32>, tensor<f32>
+  }
+  return %ds : tensor<2xf32>
+}
+
+// The generated kernels, in their GPU form, in the order they were made.
+// Backward: deltas and the slope's partials, a row each of the 12 query rows; a launch over
+// the query rows (d_q, each row's slope share; each thread loads its head's slope), one
+// over the 20 key rows (d_k, d_v, over the 3 queries, reading the deltas), one over the
+// slope's 2 elements, each summing the 12 rows' shares of its head.
+// KERNEL-LABEL: func.func private @attn_fused_attention_grad_0(
+// KERNEL-DAG: %[[DELTAS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<12x1xf32>
+// KERNEL-DAG: %[[PARTS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<12x1xf32>
+// KERNEL: gpu.launch
+// KERNEL: arith.cmpi ult, %{{.*}}, %c12
+// KERNEL: memref.store %{{.*}}, %[[DELTAS]]
+// KERNEL: memref.store %{{.*}}, %[[PARTS]]
+// KERNEL: gpu.terminator
+// KERNEL: gpu.launch
+// KERNEL: arith.cmpi ult, %{{.*}}, %c20
+// KERNEL: memref.load %[[DELTAS]]
+// KERNEL: gpu.terminator
+// KERNEL: gpu.launch
+// KERNEL: arith.cmpi ult, %{{.*}}, %c2
+// KERNEL: scf.for %{{.*}} = %c0 to %c12
+// KERNEL: memref.load %[[PARTS]]
+// KERNEL: gpu.terminator
+// KERNEL-NOT: gpu.launch
+// KERNEL: return
+// The capture v_a is a row ([64]), read inside the thread.
+// KERNEL-LABEL: func.func private @attn_fused_attention_0(
+// KERNEL: gpu.launch
+// KERNEL: math.tanh
+// KERNEL: gpu.terminator
+// KERNEL-NOT: gpu.launch
+// KERNEL: return
+// Head dim 4, forward: the output zeroed, then one launch of a thread per query row (B H T =
+// 12, one block of 64), each with its own row of scores ([12, S = 5]); the host reads nothing.
+// KERNEL-LABEL: func.func private @attn_fused_attention_1(
+// KERNEL: linalg.fill
+// KERNEL: %[[SCORES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<12x5xf32>
+// KERNEL-NOT: memref.load
+// KERNEL: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c64, {{.*}} = %c1, {{.*}} = %c1)
+// KERNEL: %[[ROW:.*]] = arith.addi
+// KERNEL: arith.cmpi ult, %[[ROW]], %c12
+// KERNEL: memref.store %{{.*}}, %[[SCORES]][%[[ROW]], %{{.*}}] : memref<12x5xf32>
+// KERNEL: gpu.terminator
+// KERNEL-NOT: gpu.launch
+// KERNEL: return
 
 // An unmasked LSTM and its backward: the GPU's sequence loop, through the CPU RNN kernels'
 // signature and kind (2: LSTM).
