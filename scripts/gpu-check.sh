@@ -8,7 +8,8 @@
 #      cells, then what a --device cuda program calls (managed memory, products on strided
 #      views, the generated kernels' launches); and, where scripts/gpu-e2e-prepare.sh's build/gpu-e2e.tar.gz travelled (carry),
 #      models compiled with --device cuda trained on the GPU against the CPU's losses, and the
-#      main job's greedy translations from a CPU-trained checkpoint against the CPU's;
+#      main job's translations (greedy, beam search, top-k sampling) from a CPU-trained
+#      checkpoint against the CPU's;
 #   3. the benchmarks: attn-bench-cuda-attention (TFLOP/s, fraction of cuBLAS's bf16 GEMM) and
 #      PyTorch's FlashAttention-2 at the same sizes, then attn-bench-cuda-recurrent (the LSTM and
 #      GRU layers in f32) and PyTorch's cuDNN RNN, with the ratios.
@@ -78,9 +79,12 @@ for step, c, g in bad[:10]:
     print(f"  step {step}: GPU {g:.5f}, CPU {c:.5f}")
 sys.exit(1 if bad or len(cpu) != len(gpu) or not cpu else 0)
 PY
-      # Greedy decoding with the checkpoint trained on the CPU: the CPU's translations.
+      # Decoding with the checkpoint trained on the CPU (greedy, beam search, top-k
+      # sampling, chosen on the GPU): the CPU's translations.
       if [ -f "$dir/cpu-decode.txt" ]; then
-        step "$name-decode" 120 bash -c 'LD_LIBRARY_PATH="$1/lib" "$2/model" run --ckpt "$2/decode.safetensors" --count 64 | tail -n +2 >"$2/gpu-decode.txt" && diff "$2/cpu-decode.txt" "$2/gpu-decode.txt" && echo "$(wc -l <"$2/gpu-decode.txt") translations, as on the CPU"' _ "$e2e" "$dir"
+        while read -r way verb flags; do
+          step "$name-$way" 120 bash -c 'LD_LIBRARY_PATH="$1/lib" "$2/model" "$4" --ckpt "$2/decode.safetensors" $5 <"$2/sources.txt" | { if [ "$4" = run ]; then tail -n +2; else cat; fi; } >"$2/gpu-$3.txt" && diff "$2/cpu-$3.txt" "$2/gpu-$3.txt" && echo "$(wc -l <"$2/gpu-$3.txt") translations, as on the CPU"' _ "$e2e" "$dir" "$way" "$verb" "$flags" </dev/null
+        done <"$e2e/decodings"
       fi
     done
   fi

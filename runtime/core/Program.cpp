@@ -10,6 +10,7 @@
 extern "C" const char *attn_cuda_device_unavailable(void) __attribute__((weak));
 extern "C" void attn_cuda_use_device_memory(void) __attribute__((weak));
 extern "C" int attn_cuda_device_addressable(const void *p) __attribute__((weak));
+extern "C" void attn_cuda_prefetch(const void *p, size_t bytes) __attribute__((weak));
 
 namespace attn {
 
@@ -162,8 +163,12 @@ std::vector<Tensor> Program::call(const std::string &entryName, const std::vecto
   args.reserve(params.size() + inputs.size() + outputs.size());
   for (const Tensor &t : params)
     args.push_back(operand(t));
-  for (const Tensor &t : inputs)
+  for (const Tensor &t : inputs) {
     args.push_back(operand(t));
+    // The batch goes up in one transfer, not a page fault at a time.
+    if (onGpu && attn_cuda_prefetch && args.back())
+      attn_cuda_prefetch(args.back(), t.nbytes());
+  }
   for (Tensor &t : outputs)
     args.push_back(t.raw());
   e.fn(args.data());

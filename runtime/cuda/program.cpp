@@ -9,6 +9,8 @@
 // - its matrix products, attn_rt_matmul's and attn_rt_dense's contracts (f32 and bf16 factors)
 //   on cuBLASLt, on the operands where they are (no copies; a view cuBLASLt cannot describe is
 //   gathered first).
+// - decoding's choices (greedy's argmax, beam search's k best per row) and beam search's row
+//   gathers, on the GPU, so that a step reads back K or K x k tokens and the state stays there.
 //
 // The products are queued on the default stream, in order with the generated kernels'
 // launches (launch.cpp); the host waits in attn_rt_cuda_synchronize where it touches memory,
@@ -168,8 +170,8 @@ void dense(const char *kernel, const M2 &x, const M2 &w, const attn_memref1 &bia
 } // namespace
 
 // The functions the CPU runtime reaches through weak references (attn::Program's probes in
-// runtime/core/Program.cpp, the greedy decoder's argmax in runtime/decode/Seq2Seq.cpp), all in
-// this object: a program's products pull it in, and a link of a --device cuda bundle names
+// runtime/core/Program.cpp, the decoders' choices and row gathers in runtime/decode/Seq2Seq.cpp),
+// all in this object: a program's products pull it in, and a link of a --device cuda bundle names
 // attn_cuda_device_unavailable (compiler/Driver/Executable.cpp).
 extern "C" const char *attn_cuda_device_unavailable(void) {
   static thread_local std::string why;
@@ -186,6 +188,19 @@ extern "C" int attn_cuda_device_addressable(const void *p) {
     return 0;
   }
   return a.type == cudaMemoryTypeManaged || a.type == cudaMemoryTypeDevice;
+}
+
+extern "C" void attn_cuda_prefetch(const void *p, size_t bytes) {
+  int device = 0;
+  if (bytes == 0 || cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;
+  }
+  cudaMemLocation to{};
+  to.type = cudaMemLocationTypeDevice;
+  to.id = device;
+  if (cudaMemPrefetchAsync(p, bytes, to, 0, nullptr) != cudaSuccess)
+    (void)cudaGetLastError(); // not managed memory: a hint, not an error
 }
 
 extern "C" void _mlir_ciface_attn_rt_cuda_matmul(attn_memref3 *a, attn_memref3 *b, attn_memref3 *c,
@@ -209,24 +224,56 @@ extern "C" void _mlir_ciface_attn_rt_cuda_dense_bf16(attn_memref_bf16_2 *x, attn
   dense("attn_rt_cuda_dense_bf16", *x, *w, *bias, *y);
 }
 
-extern "C" void attn_cuda_argmax_rows(const float *x, int64_t rows, int64_t cols, int32_t *index,
-                                      float *value) {
-  const char *kernel = "attn_cuda_argmax_rows";
-  if (rows <= 0)
-    return;
-  DeviceBuffer choices(size_t(rows) * (sizeof(int32_t) + sizeof(float)));
+namespace {
+// Runs `choose` into a device buffer of `count` indices and `count` values, then reads them back
+// into index and value (host memory): queued after the step that wrote the scores.
+template <typename Choose>
+void readBackChoices(const char *kernel, int64_t count, int32_t *index, float *value,
+                     Choose choose) {
+  DeviceBuffer choices(size_t(count) * (sizeof(int32_t) + sizeof(float)));
   if (!choices.status().ok())
     fail(kernel, choices.status().message());
   auto *deviceIndex = static_cast<int32_t *>(choices.data());
-  auto *deviceValue = reinterpret_cast<float *>(deviceIndex + rows);
-  // Queued after the step that wrote x; the K choices come back in two copies.
-  Status st = argmaxRows(rows, cols, x, deviceIndex, deviceValue);
+  auto *deviceValue = reinterpret_cast<float *>(deviceIndex + count);
+  Status st = choose(deviceIndex, deviceValue);
   if (st.ok())
     if (cudaError_t err =
-            cudaMemcpy(index, deviceIndex, size_t(rows) * sizeof(int32_t), cudaMemcpyDeviceToHost);
-        err != cudaSuccess || (err = cudaMemcpy(value, deviceValue, size_t(rows) * sizeof(float),
+            cudaMemcpy(index, deviceIndex, size_t(count) * sizeof(int32_t), cudaMemcpyDeviceToHost);
+        err != cudaSuccess || (err = cudaMemcpy(value, deviceValue, size_t(count) * sizeof(float),
                                                 cudaMemcpyDeviceToHost)) != cudaSuccess)
       st = Status::error(cudaGetErrorString(err));
   if (!st.ok())
     fail(kernel, st.message());
+}
+} // namespace
+
+extern "C" void attn_cuda_argmax_rows(const float *x, int64_t rows, int64_t cols, int32_t *index,
+                                      float *value) {
+  if (rows <= 0)
+    return;
+  readBackChoices("attn_cuda_argmax_rows", rows, index, value,
+                  [&](int32_t *i, float *v) { return argmaxRows(rows, cols, x, i, v); });
+}
+
+extern "C" void attn_cuda_top_k_rows(const float *x, int64_t rows, int64_t cols, int64_t k,
+                                     int32_t *index, float *value) {
+  if (rows <= 0)
+    return;
+  readBackChoices("attn_cuda_top_k_rows", rows * k, index, value,
+                  [&](int32_t *i, float *v) { return topKRows(rows, cols, k, x, i, v); });
+}
+
+extern "C" void attn_cuda_gather_rows(const void *from, void *to, int64_t row_bytes,
+                                      const int32_t *parents, int64_t rows) {
+  const char *kernel = "attn_cuda_gather_rows";
+  // One copy per row, queued in order after the step that wrote `from` (a beam's few rows).
+  for (int64_t r = 0; r < rows; ++r)
+    if (cudaError_t err = cudaMemcpyAsync(static_cast<char *>(to) + r * row_bytes,
+                                          static_cast<const char *>(from) + parents[r] * row_bytes,
+                                          size_t(row_bytes), cudaMemcpyDefault, nullptr);
+        err != cudaSuccess)
+      fail(kernel, cudaGetErrorString(err));
+  // The host may read the rows next (a decoder's attention weights for a plot).
+  if (cudaError_t err = cudaStreamSynchronize(nullptr); err != cudaSuccess)
+    fail(kernel, cudaGetErrorString(err));
 }

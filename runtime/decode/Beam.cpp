@@ -121,14 +121,36 @@ std::vector<Hypothesis> greedy(StepModel &model, int64_t maxLength, int32_t bos,
 }
 
 std::vector<Hypothesis> sampled(StepModel &model, const SamplingOptions &o) {
-  const int64_t vocab = model.vocab();
+  const int64_t vocab = model.vocab(), rows = model.rows();
   std::vector<Rng> rngs;
-  for (int64_t k = 0; k < model.rows(); ++k)
+  for (int64_t k = 0; k < rows; ++k)
     rngs.emplace_back(o.seed * 1000003ull + o.firstRow + (uint64_t)k);
-  return rowByRow(model, o.maxLength, o.bos, o.eos,
-                  fromLogProbs(model, [&](const float *row, int64_t k) {
-                    return drawToken(row, vocab, o.temperature, o.topK, rngs[k]);
-                  }));
+  Choose onHost = fromLogProbs(model, [&](const float *row, int64_t k) {
+    return drawToken(row, vocab, o.temperature, o.topK, rngs[k]);
+  });
+  // A top-k draw reads only the row's k likeliest tokens, in rank order (score, then id), as
+  // drawToken takes them: a model that ranks its rows sends those, and the draw from them
+  // (the same candidates in the same order, the same uniform) is the same token.
+  const bool ranked = o.topK > 0 && o.topK < vocab;
+  std::vector<int32_t> ids;
+  std::vector<float> scores;
+  return rowByRow(
+      model, o.maxLength, o.bos, o.eos,
+      [&](const std::vector<int32_t> &tokens, std::vector<int32_t> &next,
+          std::vector<float> &nextLogProbs) {
+        if (!ranked || !model.stepTopK(tokens, o.topK, ids, scores))
+          return onHost(tokens, next, nextLogProbs);
+        if ((int64_t)ids.size() != rows * o.topK || (int64_t)scores.size() != rows * o.topK)
+          throw std::runtime_error("attn: sampling: the model ranked " +
+                                   std::to_string(ids.size()) + " tokens, expected " +
+                                   std::to_string(rows) + " x " + std::to_string(o.topK));
+        for (int64_t k = 0; k < rows; ++k) {
+          const float *row = scores.data() + k * o.topK;
+          int32_t i = drawToken(row, o.topK, o.temperature, 0, rngs[k]);
+          next[k] = ids[k * o.topK + i];
+          nextLogProbs[k] = row[i];
+        }
+      });
 }
 
 std::vector<Hypothesis> beamSearch(StepModel &model, const BeamOptions &options) {
@@ -150,21 +172,36 @@ std::vector<Hypothesis> beamSearch(StepModel &model, const BeamOptions &options)
   std::vector<int32_t> tokens(rows);
   std::vector<float> logProbs;
   std::vector<Candidate> candidates;
+  // The most tokens of one row the walk below can reach: an extension whose token is its
+  // row's r-th likeliest comes after the row's r - 1 likelier ones, of which at most one is
+  // eos, so by then r - 2 have been kept; the walk stops at `beam` kept, so r <= beam + 1.
+  const int64_t perRow = std::min<int64_t>(beam + 1, vocab);
+  std::vector<int32_t> topIds;
   for (int64_t t = 0; t < options.maxLength && !alive.empty(); ++t) {
     for (int64_t k = 0; k < rows; ++k)
       tokens[k] = k >= (int64_t)alive.size() ? options.eos
                   : alive[k].tokens.empty()  ? options.bos
                                              : alive[k].tokens.back();
-    step(model, tokens, logProbs);
-
     candidates.clear();
-    for (int32_t k = 0; k < (int32_t)alive.size(); ++k)
-      for (int32_t v = 0; v < vocab; ++v) {
-        double lp = logProbs[k * vocab + v];
-        if (std::isnan(lp)) // NaN would break the ordering
-          lp = -std::numeric_limits<double>::infinity();
-        candidates.push_back({alive[k].logProb + lp, k, v});
-      }
+    auto extend = [&](int32_t k, int32_t v, double lp) {
+      if (std::isnan(lp)) // NaN would break the ordering
+        lp = -std::numeric_limits<double>::infinity();
+      candidates.push_back({alive[k].logProb + lp, k, v});
+    };
+    if (model.stepTopK(tokens, perRow, topIds, logProbs)) {
+      if ((int64_t)topIds.size() != rows * perRow || (int64_t)logProbs.size() != rows * perRow)
+        throw std::runtime_error("attn: beam search: the model ranked " +
+                                 std::to_string(topIds.size()) + " tokens, expected " +
+                                 std::to_string(rows) + " x " + std::to_string(perRow));
+      for (int32_t k = 0; k < (int32_t)alive.size(); ++k)
+        for (int64_t r = 0; r < perRow; ++r)
+          extend(k, topIds[k * perRow + r], logProbs[k * perRow + r]);
+    } else {
+      step(model, tokens, logProbs);
+      for (int32_t k = 0; k < (int32_t)alive.size(); ++k)
+        for (int32_t v = 0; v < vocab; ++v)
+          extend(k, v, logProbs[k * vocab + v]);
+    }
     // At most one eos per alive hypothesis (<= beam), so the best 2 * beam extensions hold
     // `beam` non-eos ones whenever that many exist.
     size_t ranked = std::min(candidates.size(), (size_t)(2 * beam));

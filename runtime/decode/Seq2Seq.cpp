@@ -4,11 +4,15 @@
 #include <stdexcept>
 #include <string>
 
-// attn/cuda/Offload.h's row argmax, defined where attnc's CUDA runtime is linked (a --device
-// cuda program pulls it in); null elsewhere. Weak, so that the CPU runtime never needs the
-// CUDA one.
+// attn/cuda/Offload.h's decoding functions, defined where attnc's CUDA runtime is linked (a
+// --device cuda program pulls them in); null elsewhere. Weak, so that the CPU runtime never
+// needs the CUDA one.
 extern "C" void attn_cuda_argmax_rows(const float *x, int64_t rows, int64_t cols, int32_t *index,
                                       float *value) __attribute__((weak));
+extern "C" void attn_cuda_top_k_rows(const float *x, int64_t rows, int64_t cols, int64_t k,
+                                     int32_t *index, float *value) __attribute__((weak));
+extern "C" void attn_cuda_gather_rows(const void *from, void *to, int64_t row_bytes,
+                                      const int32_t *parents, int64_t rows) __attribute__((weak));
 
 namespace attn::decode {
 
@@ -28,8 +32,9 @@ int findByName(const attn_tensor_info *infos, int32_t count, const std::string &
   return -1;
 }
 
-// Row k of `t` (dim 0, `rows` of them) becomes row parents[k]: beam search's reorder.
-void gatherRows(Tensor &t, const std::vector<int32_t> &parents, int64_t rows) {
+// Row k of `t` (dim 0, `rows` of them) becomes row parents[k]: beam search's reorder, on the
+// GPU with `onDevice` (a --device cuda program's state, which then stays there).
+void gatherRows(Tensor &t, const std::vector<int32_t> &parents, int64_t rows, bool onDevice) {
   if ((int64_t)parents.size() != rows)
     throw std::runtime_error("attn: reorder: expected " + std::to_string(rows) + " parents, got " +
                              std::to_string(parents.size()));
@@ -43,8 +48,11 @@ void gatherRows(Tensor &t, const std::vector<int32_t> &parents, int64_t rows) {
   Tensor gathered(t.dtype(), t.shape());
   const char *from = static_cast<const char *>(t.raw());
   char *to = static_cast<char *>(gathered.raw());
-  for (int64_t k = 0; k < rows; ++k)
-    std::memcpy(to + k * rowBytes, from + parents[k] * rowBytes, rowBytes);
+  if (onDevice)
+    attn_cuda_gather_rows(from, to, (int64_t)rowBytes, parents.data(), rows);
+  else
+    for (int64_t k = 0; k < rows; ++k)
+      std::memcpy(to + k * rowBytes, from + parents[k] * rowBytes, rowBytes);
   t = std::move(gathered);
 }
 
@@ -164,9 +172,21 @@ const Tensor *ProgramStepModel::result(const std::string &name) const {
   return feedback_[j] > 0 ? &inputs_[feedback_[j]] : &results_[j];
 }
 
+bool ProgramStepModel::stepTopK(const std::vector<int32_t> &tokens, int64_t k,
+                                std::vector<int32_t> &ids, std::vector<float> &idLogProbs) {
+  if (!program_.info().device || !attn_cuda_top_k_rows || k < 1 || k > vocab_)
+    return false;
+  const Tensor &lp = run(tokens);
+  ids.resize(size_t(rows_ * k));
+  idLogProbs.resize(size_t(rows_ * k));
+  attn_cuda_top_k_rows(lp.data<float>(), rows_, vocab_, k, ids.data(), idLogProbs.data());
+  return true;
+}
+
 void ProgramStepModel::reorder(const std::vector<int32_t> &parents) {
+  bool onDevice = program_.info().device && attn_cuda_gather_rows;
   for (size_t i = 1; i < inputs_.size(); ++i)
-    gatherRows(inputs_[i], parents, rows_);
+    gatherRows(inputs_[i], parents, rows_, onDevice);
 }
 
 ProgramPrefixModel::ProgramPrefixModel(const Program &program, const std::vector<Tensor> &params,
@@ -204,7 +224,7 @@ void ProgramPrefixModel::step(const std::vector<int32_t> &tokens, std::vector<fl
 }
 
 void ProgramPrefixModel::reorder(const std::vector<int32_t> &parents) {
-  gatherRows(inputs_[2], parents, rows_);
+  gatherRows(inputs_[2], parents, rows_, /*onDevice=*/false); // tokens, which the host writes
 }
 
 } // namespace attn::decode

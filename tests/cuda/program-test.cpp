@@ -2,14 +2,17 @@
 // on a GPU, through the same C entry points as compiled code:
 //
 // - its memory: after attn_cuda_use_device_memory(), the runtime's blocks are managed memory
-//   the GPU addresses, small and large;
+//   the GPU addresses, small and large; attn_cuda_prefetch moves one to the GPU and ignores
+//   host memory;
 // - its products: attn_rt_cuda_matmul / _dense on strided views (rows apart, column-major,
 //   broadcast batches, views cuBLASLt takes no leading dimension for), and the bf16 forms,
 //   against the product in double;
 // - its generated kernels' launches: a PTX module through MLIR's mgpu* calls, with a memref
 //   descriptor's five arguments as gpu-to-llvm passes them;
 // - the order: everything is queued on one stream, and attn_rt_cuda_synchronize waits for it;
-// - greedy decoding's choice (attn_cuda_argmax_rows) against std::max_element.
+// - greedy decoding's choice (attn_cuda_argmax_rows) against std::max_element; beam search's
+//   ranking (attn_cuda_top_k_rows) against a stable sort and its row gather
+//   (attn_cuda_gather_rows) against memcpy.
 //
 // A plain program like the other GPU tests (exit 0 pass, 1 fail, 77 no GPU).
 #include "attn/Alloc.h"
@@ -175,6 +178,57 @@ void checkArgmax() {
   attn::bufferFree(x);
 }
 
+// Beam search's ranking on the GPU against a stable sort (NaN as -inf): ties to the lowest
+// index, across threads and across passes, rows wider than a block, NaNs, k = 1 and k = cols.
+void checkTopK() {
+  std::printf("  attn_cuda_top_k_rows against a stable sort\n");
+  const int64_t rows = 5, cols = 1000;
+  float *x = values(rows * cols);
+  x[0 * cols + 900] = x[0 * cols + 3] = x[0 * cols + 260] = 40; // a three-way tie
+  x[1 * cols + 0] = NAN;                                        // NaNs: last
+  x[1 * cols + 517] = NAN;
+  for (int64_t j = 0; j < cols; ++j) // a row of equals but one
+    x[2 * cols + j] = j == 777 ? 1.0f : -1.0f;
+  x[3 * cols + 999] = INFINITY;
+  for (int64_t k : {int64_t(1), int64_t(6), cols}) {
+    std::vector<int32_t> index(size_t(rows * k), -7);
+    std::vector<float> value(size_t(rows * k));
+    attn_cuda_top_k_rows(x, rows, cols, k, index.data(), value.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<float> row(x + r * cols, x + (r + 1) * cols);
+      for (float &v : row)
+        v = std::isnan(v) ? -INFINITY : v;
+      std::vector<int32_t> order(cols);
+      for (int64_t j = 0; j < cols; ++j)
+        order[j] = int32_t(j);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+      for (int64_t i = 0; i < k; ++i)
+        if (index[r * k + i] != order[i] || value[r * k + i] != row[order[i]]) {
+          fail("k " + std::to_string(k) + ", row " + std::to_string(r) + ", rank " +
+               std::to_string(i) + ": index " + std::to_string(index[r * k + i]) + ", expected " +
+               std::to_string(order[i]));
+          break;
+        }
+    }
+  }
+  attn::bufferFree(x);
+
+  std::printf("  attn_cuda_gather_rows against memcpy\n");
+  const int64_t width = 37; // bytes per row: no alignment to count on
+  auto *from = static_cast<char *>(attn::bufferAlloc(rows * width));
+  auto *to = static_cast<char *>(attn::bufferAlloc(rows * width));
+  for (int64_t i = 0; i < rows * width; ++i)
+    from[i] = char(i * 7 + 1);
+  const std::vector<int32_t> parents = {4, 0, 0, 2, 4};
+  attn_cuda_gather_rows(from, to, width, parents.data(), rows);
+  for (int64_t r = 0; r < rows; ++r)
+    if (std::memcmp(to + r * width, from + parents[r] * width, width) != 0)
+      fail("gathered row " + std::to_string(r) + " is not row " + std::to_string(parents[r]));
+  attn::bufferFree(from);
+  attn::bufferFree(to);
+}
+
 // out[i] = 2 * in[i] for i < size, over a memref<?xf32> descriptor (allocated, aligned,
 // offset, size, stride): the parameters a generated kernel of one 1-D memref takes.
 const char *const kTwicePtx = R"(.version 7.8
@@ -257,6 +311,16 @@ int main() {
   if (attn_cuda_device_addressable(host.data()))
     fail("a std::vector's memory is said to be addressed by the GPU");
 
+  std::printf("  a prefetch moves a block to the GPU and leaves host memory alone\n");
+  float *batch = values(1 << 18);
+  std::vector<float> before(batch, batch + (1 << 18));
+  attn_cuda_prefetch(batch, sizeof(float) << 18);
+  attn_cuda_prefetch(host.data(), host.size() * sizeof(float)); // a hint only: ignored
+  attn_rt_cuda_synchronize(); // a failed prefetch would leave an error for this wait
+  if (std::memcmp(before.data(), batch, sizeof(float) << 18) != 0)
+    fail("a prefetched block changed");
+  attn::bufferFree(batch);
+
   float *a = values(2 * 3 * 4 * 4), *b = values(2 * 5 * 8), *bias = values(10);
   checkProduct("packed, b transposed", view3(a, 0, {2, 3, 4}, {12, 4, 1}),
                view3(b, 0, {2, 5, 4}, {20, 4, 1}), false, true);
@@ -273,6 +337,7 @@ int main() {
                view3(b, 0, {1, 4, 5}, {20, 5, 1}), false, false, &stridedBias);
   checkBf16Products();
   checkArgmax();
+  checkTopK();
   checkLaunch();
   return finish();
 }

@@ -179,6 +179,123 @@ TEST(Greedy, TakesTheChoicesOfAModelThatChoosesItself) {
   EXPECT_EQ(device.choices, host.steps);
 }
 
+// A model that ranks its rows' tokens itself (as a --device cuda program does on the GPU,
+// attn/decode/Seq2Seq.h), here from the same toy distributions: beam search takes each row's
+// beam + 1 likeliest tokens and never asks for the log-probabilities.
+class RankingModel : public ToyModel {
+public:
+  using ToyModel::ToyModel;
+  bool stepTopK(const Ids &tokens, int64_t k, Ids &ids, std::vector<float> &idLogProbs) override {
+    std::vector<float> lp;
+    ToyModel::step(tokens, lp);
+    ++rankings;
+    widths.insert(k);
+    ids.clear();
+    idLogProbs.clear();
+    for (int64_t row = 0; row < rows(); ++row) {
+      auto value = [&](int32_t v) {
+        float x = lp[row * vocab() + v];
+        return std::isnan(x) ? -INFINITY : x;
+      };
+      Ids order(vocab());
+      for (int32_t v = 0; v < vocab(); ++v)
+        order[v] = v;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int32_t a, int32_t b) { return value(a) > value(b); });
+      for (int64_t r = 0; r < k; ++r) {
+        ids.push_back(order[r]);
+        idLogProbs.push_back(value(order[r]));
+      }
+    }
+    return true;
+  }
+  void step(const Ids &, std::vector<float> &) override {
+    ADD_FAILURE() << "beamSearch() asked for the log-probabilities of a model that ranks";
+  }
+  int64_t rankings = 0;
+  std::set<int64_t> widths;
+};
+
+// The same hypotheses, scores and steps from the ranked tokens as from the whole
+// distributions: random ones, ones with ties (few distinct probabilities) and NaNs, every beam
+// up to the rows, vocabularies narrower and wider than beam + 1, with and without a length
+// penalty.
+TEST(Beam, TheLikeliestTokensOfEachRowGiveTheSameSearch) {
+  for (uint64_t seed = 0; seed < 40; ++seed)
+    for (int64_t vocab : {4, 9})
+      for (int64_t beam = 1; beam <= 5; ++beam) {
+        Dist random = randomDist(vocab, seed);
+        Dist dist = random;
+        if (seed % 2) // ties: three distinct probabilities; and a NaN now and then
+          dist = [random, vocab, seed](int64_t row, const Ids &history) {
+            std::vector<float> lp = random(row, history);
+            std::vector<double> p;
+            for (float x : lp)
+              p.push_back(1.0 + std::floor(3 * std::exp(x) * vocab / 2));
+            std::vector<float> tied = logNormalize(p);
+            if ((history.size() + seed) % 5 == 0)
+              tied[(history.size() * 7) % vocab] = NAN;
+            return tied;
+          };
+        BeamOptions o;
+        o.beam = beam;
+        o.nbest = 1 + seed % beam;
+        o.maxLength = 6;
+        o.lengthPenalty = seed % 3 == 0 ? 0.6 : 0.0;
+        o.bos = kBos;
+        o.eos = kEos;
+        ToyModel host(5, vocab, dist);
+        RankingModel device(5, vocab, dist);
+        std::vector<Hypothesis> a = attn::decode::beamSearch(host, o);
+        std::vector<Hypothesis> b = attn::decode::beamSearch(device, o);
+        std::string where = "seed " + std::to_string(seed) + ", vocab " + std::to_string(vocab) +
+                            ", beam " + std::to_string(beam);
+        ASSERT_EQ(a.size(), b.size()) << where;
+        for (size_t i = 0; i < a.size(); ++i) {
+          EXPECT_EQ(a[i].tokens, b[i].tokens) << where << ", hypothesis " << i;
+          EXPECT_EQ(a[i].logProb, b[i].logProb) << where << ", hypothesis " << i;
+          EXPECT_EQ(a[i].score, b[i].score) << where << ", hypothesis " << i;
+        }
+        EXPECT_EQ(device.rankings, host.steps) << where;
+        EXPECT_EQ(device.widths, std::set<int64_t>{std::min(beam + 1, vocab)}) << where;
+      }
+}
+
+// A top-k draw from the ranked tokens is the draw from the whole distributions: the same
+// tokens and log-probabilities, with and without ties, at a temperature and at 0 (greedy).
+TEST(Sampling, TheLikeliestTokensOfEachRowGiveTheSameDraws) {
+  for (uint64_t seed = 0; seed < 20; ++seed)
+    for (double temperature : {0.0, 0.7, 1.5}) {
+      Dist random = randomDist(9, seed);
+      Dist dist = seed % 2 ? random : [random](int64_t row, const Ids &history) {
+        std::vector<double> p;
+        for (float x : random(row, history))
+          p.push_back(1.0 + std::floor(4 * std::exp(x)));
+        return logNormalize(p);
+      };
+      attn::decode::SamplingOptions o;
+      o.temperature = temperature;
+      o.topK = 1 + seed % 4;
+      o.seed = seed;
+      o.maxLength = 8;
+      o.bos = kBos;
+      o.eos = kEos;
+      ToyModel host(4, 9, dist);
+      RankingModel device(4, 9, dist);
+      std::vector<Hypothesis> a = attn::decode::sampled(host, o);
+      std::vector<Hypothesis> b = attn::decode::sampled(device, o);
+      std::string where =
+          "seed " + std::to_string(seed) + ", temperature " + std::to_string(temperature);
+      ASSERT_EQ(a.size(), b.size()) << where;
+      for (size_t k = 0; k < a.size(); ++k) {
+        EXPECT_EQ(a[k].tokens, b[k].tokens) << where << ", row " << k;
+        EXPECT_EQ(a[k].logProb, b[k].logProb) << where << ", row " << k;
+      }
+      EXPECT_EQ(device.rankings, host.steps) << where;
+      EXPECT_EQ(device.widths, std::set<int64_t>{o.topK}) << where;
+    }
+}
+
 TEST(Beam, BeatsGreedyOnMarkovChain) {
   const int32_t A = 3, B = 0; // id 1 is bos, never emitted (tiny probability)
   Dist markov = [&](int64_t, const Ids &history) {

@@ -74,6 +74,11 @@ Status adamUpdate(int64_t n, const AdamOptions &options, float lr, int64_t step,
 // first element); index [rows] (int32) and value [rows] in device memory.
 Status argmaxRows(int64_t rows, int64_t cols, const float *x, int32_t *index, float *value,
                   void *stream = nullptr);
+// Beam search's ranking: for each row of x [rows, cols], its k largest values, largest first,
+// and their indices (ties: the lowest index first; a NaN ranks as -inf and is written as
+// -inf); index [rows, k] (int32) and value [rows, k] in device memory. 1 <= k <= cols.
+Status topKRows(int64_t rows, int64_t cols, int64_t k, const float *x, int32_t *index, float *value,
+                void *stream = nullptr);
 
 //===- recurrent steps: the gates of attn.lstm_cell and attn.gru_cell ------------------------===//
 // A step is the caller's GEMMs (x W_ih for every step at once, h<t-1> W_hh per step: cuBLASLt,

@@ -80,10 +80,30 @@ void attn_rt_cuda_synchronize(void);
 void attn_cuda_argmax_rows(const float *x, int64_t rows, int64_t cols, int32_t *index,
                            float *value);
 
+/* Beam search's ranking: for each row of x [rows, cols] (device or managed memory, written by
+ * queued work), its k largest values, largest first, and their indices (ties: the lowest index
+ * first; a NaN ranks as -inf and is written as -inf), into host memory index [rows, k] and
+ * value [rows, k]: a step reads back rows x k candidates instead of rows x cols
+ * log-probabilities. 1 <= k <= cols. */
+void attn_cuda_top_k_rows(const float *x, int64_t rows, int64_t cols, int64_t k, int32_t *index,
+                          float *value);
+
+/* Beam search's reorder of a state: row r of `to` becomes row parents[r] of `from` (rows of
+ * row_bytes each; device or managed memory, `to` not overlapping `from`), copied on the GPU,
+ * so that the state does not come to the host. Returns when the copies are done. */
+void attn_cuda_gather_rows(const void *from, void *to, int64_t row_bytes, const int32_t *parents,
+                           int64_t rows);
+
 /* From now on the runtime's buffers (attn/Alloc.h: tensors and compiled code's temporaries)
  * are CUDA managed memory. attn::Program calls it when it opens a program compiled with
  * --device cuda, on a machine with a usable GPU, before the program's tensors are made. */
 void attn_cuda_use_device_memory(void);
+
+/* Starts moving `bytes` of managed memory at `p` to the GPU, queued on the default stream, so
+ * that a batch goes up in one transfer rather than a page fault at a time as kernels touch it.
+ * attn::Program calls it on each input of a --device cuda program's call (the parameters stay
+ * where the GPU left them). A hint: memory it cannot move is left where it is. */
+void attn_cuda_prefetch(const void *p, size_t bytes);
 
 /* Whether the GPU addresses `p` (device or managed memory): attn::Program passes a copy of a
  * tensor that it does not (one made before the program was opened), rather than have a kernel

@@ -30,6 +30,17 @@ public:
     (void)tokens, (void)best, (void)bestLogProbs;
     return false;
   }
+  // Beam search's step, where the model can rank on its own: feeds tokens as step() does,
+  // then writes each row's k likeliest next tokens, best first (ties: the lowest id; a NaN
+  // ranks as -inf and is written as -inf), and their log-probabilities (ids, idLogProbs:
+  // [K, k] row-major, resized by the model), so that K x k values leave the device, not
+  // K x V. 1 <= k <= V. Returns false, doing nothing, where the model cannot (the default):
+  // beamSearch() then calls step().
+  virtual bool stepTopK(const std::vector<int32_t> &tokens, int64_t k, std::vector<int32_t> &ids,
+                        std::vector<float> &idLogProbs) {
+    (void)tokens, (void)k, (void)ids, (void)idLogProbs;
+    return false;
+  }
 };
 
 struct Hypothesis {
@@ -64,7 +75,8 @@ struct SamplingOptions {
 };
 
 // Like greedy, but each row draws its next token from the model's distribution (see
-// drawToken in attn/decode/Sample.h). score = logProb of the drawn tokens.
+// drawToken in attn/decode/Sample.h). score = logProb of the drawn tokens. With topK, a model
+// that ranks its rows (stepTopK) sends each row's topK likeliest tokens only: the same draws.
 std::vector<Hypothesis> sampled(StepModel &model, const SamplingOptions &options);
 
 // Beam search over ONE sentence, held by every row at the start (only row 0's first
@@ -77,7 +89,9 @@ std::vector<Hypothesis> sampled(StepModel &model, const SamplingOptions &options
 // logProb / lengthPenalty(maxLength) bounds an alive hypothesis when alpha > 0, and logProb
 // itself when alpha <= 0; this assumes the model returns log-probabilities <= 0).
 // Returns up to nbest finished hypotheses, best score first (ties: the earlier finished).
-// Rows past the alive hypotheses are fed eos and otherwise ignored.
+// Rows past the alive hypotheses are fed eos and otherwise ignored. A model that ranks its
+// own rows (stepTopK) gives each row's beam + 1 likeliest tokens, which hold every extension
+// the walk can reach: the same hypotheses.
 std::vector<Hypothesis> beamSearch(StepModel &model, const BeamOptions &options);
 
 } // namespace attn::decode

@@ -39,6 +39,11 @@ public:
   // attn_cuda_argmax_rows). False for a CPU program.
   bool stepGreedy(const std::vector<int32_t> &tokens, std::vector<int32_t> &best,
                   std::vector<float> &bestLogProbs) override;
+  // Likewise for beam search: the GPU ranks each row's tokens and only K x k candidates come
+  // back (attn_cuda_top_k_rows). False for a CPU program.
+  bool stepTopK(const std::vector<int32_t> &tokens, int64_t k, std::vector<int32_t> &ids,
+                std::vector<float> &idLogProbs) override;
+  // Gathers the rows of the state; on the GPU for a --device cuda program (attn_cuda_gather_rows).
   void reorder(const std::vector<int32_t> &parents) override;
 
   // decode_step's result `name` from the latest step (e.g. "attention", the weights [K, S]
