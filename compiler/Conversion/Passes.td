@@ -74,7 +74,8 @@ def AttnToCUDA : Pass<"attn-to-cuda", "mlir::ModuleOp"> {
     another head dim) becomes a call of the kernel attn-to-onednn would generate for it, in
     its GPU form: the same loops with the score regions inlined, as `gpu.launch` ops of one
     thread per row, so that no two threads add into one element. The forward runs a thread
-    per query row (each with its own row of scores); the backward a thread per query row
+    per (query row, key) for the scores, a thread per query row for their softmax and a
+    thread per output element for the weighted sum; the backward a thread per query row
     (`d_q`, `d_center`, each row's share of the captures' gradients), then a thread per key
     row (`d_k`, `d_v`, over the queries that see the key), then a thread per element of each
     capture's gradient, summing the rows' shares in order. These kernels are slower than the

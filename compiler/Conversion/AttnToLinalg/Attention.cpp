@@ -17,8 +17,10 @@
 // scalar code that LLVM vectorises (the d loops); they run on the calling thread.
 //
 // The GPU form (KernelForm::GpuLaunch, attn-to-cuda) computes the same sums in gpu.launch ops
-// of one thread per row, so that nothing two threads write is shared:
-//   forward: a thread per query row (b, h, i), each with its own row of scratch [B H T, S];
+// of one thread per row or element, so that nothing two threads write is shared:
+//   forward: a thread per (query row, key) for the scores, in scratch [B H T, S]; a thread per
+//     query row for its softmax, the weights written over the scores; a thread per output
+//     element (b, h, i, d) for sum_j a_j v_jd;
 //   backward: a thread per query row (delta_i kept [B H T], d_q_i, d_center_i, and its share
 //     of the captures' gradients in a row of partials [B H T, N]), then a thread per key row
 //     (b, h, j) over the queries that see it (d_k_j, d_v_j), then a thread per element of
@@ -33,6 +35,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -87,19 +90,26 @@ struct KernelBuilder {
     b.setInsertionPoint(f.getBody()->getTerminator());
     body(f.getInductionVar());
   }
-  // body(x, y, z, r) for every point of [n0, n1, n2], the builder inside while body runs:
-  // nested loops (r null), or in the GPU form a launch of one thread per point, r = (x n1 + y)
-  // n2 + z, whose body loads the scalar captures itself (the host reads nothing).
-  void forEachPoint(int64_t n0, int64_t n1, int64_t n2,
-                    function_ref<void(Value, Value, Value, Value)> body) {
+  // body(at, r) for every point `at` of `extents`, the builder inside while body runs: nested
+  // loops (r null), or in the GPU form a launch of one thread per point, r its row-major
+  // number, whose body loads the scalar captures itself (the host reads nothing).
+  void forEachPoint(ArrayRef<int64_t> extents, function_ref<void(ValueRange, Value)> body) {
     if (!onGpu) {
-      loop(index(0), index(n0), [&](Value x) {
-        loop(index(0), index(n1),
-             [&](Value y) { loop(index(0), index(n2), [&](Value z) { body(x, y, z, Value()); }); });
-      });
-      return;
+      SmallVector<Value> at;
+      std::function<void()> nest = [&] {
+        if (at.size() == extents.size())
+          return body(at, Value());
+        loop(index(0), index(extents[at.size()]), [&](Value iv) {
+          at.push_back(iv);
+          nest();
+          at.pop_back();
+        });
+      };
+      return nest();
     }
-    int64_t points = n0 * n1 * n2;
+    int64_t points = 1;
+    for (int64_t n : extents)
+      points *= n;
     Value one = index(1);
     // At least one block: CUDA refuses an empty grid (the guard idles the extra threads).
     int64_t blocks = std::max<int64_t>(1, (points + kRowsPerBlock - 1) / kRowsPerBlock);
@@ -112,17 +122,26 @@ struct KernelBuilder {
         loc, b.create<arith::MulIOp>(loc, launch.getBlockIds().x, index(kRowsPerBlock)),
         launch.getThreadIds().x);
     when(b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, r, index(points)), [&] {
-      Value z = b.create<arith::RemUIOp>(loc, r, index(n2));
-      Value rest = b.create<arith::DivUIOp>(loc, r, index(n2));
-      Value y = b.create<arith::RemUIOp>(loc, rest, index(n1));
-      Value x = b.create<arith::DivUIOp>(loc, rest, index(n1));
+      // The point's indices, the last varying fastest.
+      SmallVector<Value> at(extents.size());
+      Value rest = r;
+      for (int64_t d = (int64_t)extents.size() - 1; d >= 0; --d) {
+        at[d] = d == 0 ? rest : b.create<arith::RemUIOp>(loc, rest, index(extents[d]));
+        if (d > 0)
+          rest = b.create<arith::DivUIOp>(loc, rest, index(extents[d]));
+      }
       loadScalarCaptures();
-      body(x, y, z, r);
+      body(at, r);
     });
   }
   // body(b, h, i, r) for every query row.
   void forEachQueryRow(function_ref<void(Value, Value, Value, Value)> body) {
-    forEachPoint(B, H, T, body);
+    forEachPoint({B, H, T}, [&](ValueRange at, Value r) { body(at[0], at[1], at[2], r); });
+  }
+  // Query row (bb, hh, i)'s number: (bb H + hh) T + i.
+  Value queryRow(Value bb, Value hh, Value i) {
+    Value bh = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, bb, index(H)), hh);
+    return b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, bh, index(T)), i);
   }
   // The f32 of each scalar capture, where the builder stands.
   void loadScalarCaptures() {
@@ -331,33 +350,31 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionKernel(OpBuilder &b, Fu
   func::FuncOp f;
   IRMapping memrefs;
   KernelBuilder kb = startKernel(b, op, name, form, f, memrefs);
-  Value out = resultBuffer(b, f, op, 0, /*zero=*/true);
+  // The GPU form writes every element of the output; the loop form adds into it.
+  Value out = resultBuffer(b, f, op, 0, /*zero=*/!kb.onGpu);
   Value lse = resultBuffer(b, f, op, 1, /*zero=*/false);
   Value weights = op.getWithWeights() ? resultBuffer(b, f, op, 2, /*zero=*/true) : Value();
   Value scratch = kb.rowScratch(kb.S);
   Block &score = op.getScoreBlock();
-  kb.forEachQueryRow([&](Value bb, Value hh, Value i, Value r) {
-    Value iF = kb.toF32(i);
-    Value c = kb.center ? kb.load(kb.center, {bb, hh, i}) : Value();
-    Value end = kb.keyEnd(i);
-    // Scores of the allowed keys (-inf for the others) and their maximum.
+  // s_j for an allowed key, -inf for another.
+  auto scoreOrInf = [&](Value bb, Value hh, Value i, Value j, Value iF, Value c) {
+    Value jF = kb.toF32(j);
+    auto pick = b.create<scf::IfOp>(loc, TypeRange{b.getF32Type()},
+                                    kb.allowed(bb, hh, iF, jF, j, c), /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(pick.thenBlock());
+    b.create<scf::YieldOp>(loc, kb.score(score, bb, hh, i, j, iF, jF));
+    b.setInsertionPointToStart(pick.elseBlock());
+    b.create<scf::YieldOp>(loc, kb.f32(-kInf));
+    return pick.getResult(0);
+  };
+  // The softmax of row r's scores (in its scratch, [0, end)): e_j = exp(s_j - m) written over
+  // them (0 for an excluded key, also when every key is: m = -inf), lse stored; returns 1 / l
+  // (0 when no key is allowed).
+  auto softmax = [&](Value bb, Value hh, Value i, Value r, Value end) {
     Value m = kb.fold(kb.index(0), end, -kInf, [&](Value j, Value acc) {
-      Value jF = kb.toF32(j);
-      auto pick =
-          b.create<scf::IfOp>(loc, TypeRange{b.getF32Type()}, kb.allowed(bb, hh, iF, jF, j, c),
-                              /*withElseRegion=*/true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(pick.thenBlock());
-        b.create<scf::YieldOp>(loc, kb.score(score, bb, hh, i, j, iF, jF));
-        b.setInsertionPointToStart(pick.elseBlock());
-        b.create<scf::YieldOp>(loc, kb.f32(-kInf));
-      }
-      Value s = pick.getResult(0);
-      kb.store(s, scratch, kb.at(r, j));
-      return b.create<arith::MaximumFOp>(loc, acc, s).getResult();
+      return b.create<arith::MaximumFOp>(loc, acc, kb.load(scratch, kb.at(r, j))).getResult();
     });
-    // e_j = exp(s_j - m) (0 for an excluded key, also when every key is: m = -inf).
     Value l = kb.fold(kb.index(0), end, 0.0f, [&](Value j, Value acc) {
       Value s = kb.load(scratch, kb.at(r, j));
       Value excluded = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, s, kb.f32(-kInf));
@@ -368,25 +385,81 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionKernel(OpBuilder &b, Fu
       return b.create<arith::AddFOp>(loc, acc, e).getResult();
     });
     Value any = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, l, kb.f32(0.0f));
-    Value inv = b.create<arith::SelectOp>(loc, any, b.create<arith::DivFOp>(loc, kb.f32(1.0f), l),
-                                          kb.f32(0.0f));
     Value logSum = b.create<arith::AddFOp>(loc, m, b.create<math::LogOp>(loc, l));
     kb.store(b.create<arith::SelectOp>(loc, any, logSum, kb.f32(0.0f)), lse, {bb, hh, i});
-    // out_i = sum_j a_j v_j, skipping the keys of weight 0.
-    kb.loop(kb.index(0), end, [&](Value j) {
-      Value a = b.create<arith::MulFOp>(loc, kb.load(scratch, kb.at(r, j)), inv);
-      if (kb.gaussian)
-        a = b.create<arith::MulFOp>(loc, a, kb.gaussianAt(kb.toF32(j), c));
-      if (weights)
-        kb.store(a, weights, {bb, hh, i, j});
-      Value nonzero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, a, kb.f32(0.0f));
-      kb.when(nonzero, [&] {
-        kb.loop(kb.index(0), kb.index(kb.Dv), [&](Value d) {
-          kb.addTo(out, {bb, hh, i, d},
-                   b.create<arith::MulFOp>(loc, a, kb.load(kb.v, {bb, hh, j, d})));
+    return b
+        .create<arith::SelectOp>(loc, any, b.create<arith::DivFOp>(loc, kb.f32(1.0f), l),
+                                 kb.f32(0.0f))
+        .getResult();
+  };
+  // a_j = e_j / l (times the Gaussian), key j's weight.
+  auto weightOf = [&](Value e, Value inv, Value j, Value c) {
+    Value a = b.create<arith::MulFOp>(loc, e, inv);
+    if (kb.gaussian)
+      a = b.create<arith::MulFOp>(loc, a, kb.gaussianAt(kb.toF32(j), c));
+    return a;
+  };
+  auto centerOf = [&](Value bb, Value hh, Value i) {
+    return kb.center ? kb.load(kb.center, {bb, hh, i}) : Value();
+  };
+
+  if (!kb.onGpu) {
+    // Per query row, in one pass: scores, softmax, out_i = sum_j a_j v_j (keys of weight 0
+    // skipped).
+    kb.forEachQueryRow([&](Value bb, Value hh, Value i, Value r) {
+      Value iF = kb.toF32(i), c = centerOf(bb, hh, i), end = kb.keyEnd(i);
+      kb.loop(kb.index(0), end,
+              [&](Value j) { kb.store(scoreOrInf(bb, hh, i, j, iF, c), scratch, kb.at(r, j)); });
+      Value inv = softmax(bb, hh, i, r, end);
+      kb.loop(kb.index(0), end, [&](Value j) {
+        Value a = weightOf(kb.load(scratch, kb.at(r, j)), inv, j, c);
+        if (weights)
+          kb.store(a, weights, {bb, hh, i, j});
+        Value nonzero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, a, kb.f32(0.0f));
+        kb.when(nonzero, [&] {
+          kb.loop(kb.index(0), kb.index(kb.Dv), [&](Value d) {
+            kb.addTo(out, {bb, hh, i, d},
+                     b.create<arith::MulFOp>(loc, a, kb.load(kb.v, {bb, hh, j, d})));
+          });
         });
       });
     });
+    b.create<func::ReturnOp>(loc);
+    return f;
+  }
+
+  // The GPU form, the same sums in three launches, so that a decoder step's few query rows
+  // (B of them) still fill the GPU: a thread per (query row, key) for the scores, a thread per
+  // query row for the softmax (the weights over the scores), a thread per output element.
+  kb.forEachPoint({kb.B, kb.H, kb.T, kb.S}, [&](ValueRange at, Value) {
+    Value bb = at[0], hh = at[1], i = at[2], j = at[3];
+    Value seen = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, j, kb.keyEnd(i));
+    kb.when(seen, [&] {
+      Value s = scoreOrInf(bb, hh, i, j, kb.toF32(i), centerOf(bb, hh, i));
+      kb.store(s, scratch, {kb.queryRow(bb, hh, i), j});
+    });
+  });
+  kb.forEachQueryRow([&](Value bb, Value hh, Value i, Value r) {
+    Value end = kb.keyEnd(i), c = centerOf(bb, hh, i);
+    Value inv = softmax(bb, hh, i, r, end);
+    kb.loop(kb.index(0), end, [&](Value j) {
+      Value a = weightOf(kb.load(scratch, {r, j}), inv, j, c);
+      kb.store(a, scratch, {r, j});
+      if (weights)
+        kb.store(a, weights, {bb, hh, i, j});
+    });
+  });
+  kb.forEachPoint({kb.B, kb.H, kb.T, kb.Dv}, [&](ValueRange at, Value) {
+    Value bb = at[0], hh = at[1], i = at[2], d = at[3];
+    Value r = kb.queryRow(bb, hh, i);
+    Value sum = kb.fold(kb.index(0), kb.keyEnd(i), 0.0f, [&](Value j, Value acc) {
+      Value a = kb.load(scratch, {r, j});
+      Value nonzero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, a, kb.f32(0.0f));
+      Value added = b.create<arith::AddFOp>(
+          loc, acc, b.create<arith::MulFOp>(loc, a, kb.load(kb.v, {bb, hh, j, d})));
+      return b.create<arith::SelectOp>(loc, nonzero, added, acc).getResult();
+    });
+    kb.store(sum, out, {bb, hh, i, d});
   });
   b.create<func::ReturnOp>(loc);
   return f;
@@ -514,15 +587,10 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionGradKernel(OpBuilder &b
     });
   });
   // A thread per key row: d_k_j and d_v_j over the queries that see key j, in order.
-  kb.forEachPoint(kb.B, kb.H, kb.S, [&](Value bb, Value hh, Value j, Value) {
+  kb.forEachPoint({kb.B, kb.H, kb.S}, [&](ValueRange at, Value) {
+    Value bb = at[0], hh = at[1], j = at[2];
     kb.loop(kb.index(0), kb.index(kb.T), [&](Value i) {
-      Value r = b.create<arith::AddIOp>(
-          loc,
-          b.create<arith::MulIOp>(
-              loc,
-              b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, bb, kb.index(kb.H)), hh),
-              kb.index(kb.T)),
-          i);
+      Value r = kb.queryRow(bb, hh, i);
       Value seen = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, j, kb.keyEnd(i));
       kb.when(seen, [&] {
         addPair(bb, hh, i, j, kb.load(deltas, {r, kb.index(0)}),
@@ -535,7 +603,8 @@ func::FuncOp mlir::attn::linalg_lowering::defineAttentionGradKernel(OpBuilder &b
     Value part = parts[n];
     bool perHead = kb.capturePerHead[n];
     int64_t width = perHead ? kb.H : cast<MemRefType>(part.getType()).getShape()[1];
-    kb.forEachPoint(1, 1, width, [&](Value, Value, Value x, Value) {
+    kb.forEachPoint({width}, [&](ValueRange at, Value) {
+      Value x = at[0];
       Value column = perHead ? kb.index(0) : x;
       Value sum = kb.fold(kb.index(0), kb.index(rows), 0.0f, [&](Value r, Value acc) {
         Value x2 = kb.load(part, {r, column});

@@ -145,23 +145,44 @@ func.func @per_head_grad(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>,
 // KERNEL: gpu.terminator
 // KERNEL-NOT: gpu.launch
 // KERNEL: return
-// The capture v_a is a row ([64]), read inside the thread.
+// The additive score, its capture v_a a row ([64]) read inside the thread: the scores'
+// launch (B T S = 10 pairs) computes tanh(q + k) . v_a; then the softmax (2 rows) and the
+// output (B T Dv = 128 elements, two blocks).
 // KERNEL-LABEL: func.func private @attn_fused_attention_0(
 // KERNEL: gpu.launch
+// KERNEL: arith.cmpi ult, %{{.*}}, %c10
 // KERNEL: math.tanh
+// KERNEL: gpu.terminator
+// KERNEL: gpu.launch
+// KERNEL-NOT: math.tanh
+// KERNEL: gpu.terminator
+// KERNEL: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c1, {{.*}} = %c1)
+// KERNEL: arith.cmpi ult, %{{.*}}, %c128
 // KERNEL: gpu.terminator
 // KERNEL-NOT: gpu.launch
 // KERNEL: return
-// Head dim 4, forward: the output zeroed, then one launch of a thread per query row (B H T =
-// 12, one block of 64), each with its own row of scores ([12, S = 5]); the host reads nothing.
+// Head dim 4, forward: three launches, a thread per (query row, key) for the scores (B H T S
+// = 60), in scratch [B H T = 12, S = 5]; a thread per query row (12) for the softmax over its
+// row of scratch and the log-sum-exp; a thread per output element (B H T Dv = 48). One block
+// of 64 each. The output is written whole (no fill); the host reads nothing.
 // KERNEL-LABEL: func.func private @attn_fused_attention_1(
-// KERNEL: linalg.fill
+// KERNEL-NOT: linalg.fill
 // KERNEL: %[[SCORES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<12x5xf32>
 // KERNEL-NOT: memref.load
 // KERNEL: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c64, {{.*}} = %c1, {{.*}} = %c1)
+// KERNEL: arith.cmpi ult, %{{.*}}, %c60
+// KERNEL: memref.store %{{.*}}, %[[SCORES]]
+// KERNEL: gpu.terminator
+// KERNEL: gpu.launch
 // KERNEL: %[[ROW:.*]] = arith.addi
 // KERNEL: arith.cmpi ult, %[[ROW]], %c12
-// KERNEL: memref.store %{{.*}}, %[[SCORES]][%[[ROW]], %{{.*}}] : memref<12x5xf32>
+// KERNEL: memref.load %[[SCORES]][%[[ROW]], %{{.*}}]
+// KERNEL: math.log
+// KERNEL: memref.store %{{.*}}, %[[SCORES]][%[[ROW]], %{{.*}}]
+// KERNEL: gpu.terminator
+// KERNEL: gpu.launch
+// KERNEL: arith.cmpi ult, %{{.*}}, %c48
+// KERNEL: memref.load %[[SCORES]]
 // KERNEL: gpu.terminator
 // KERNEL-NOT: gpu.launch
 // KERNEL: return

@@ -232,7 +232,7 @@ func.func @fused_attention_dot_weights(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5
 // CHECK: scf.for %[[H:.*]] = %c0 to %c2
 // CHECK: scf.for %[[I:.*]] = %c0 to %[[C3]]
 // CHECK: %[[END:.*]] = arith.addi %[[I]], %[[C3]] : index
-// CHECK: scf.for %[[J:.*]] = %c0 to %[[END]] step %c1 iter_args
+// CHECK: scf.for %[[J:.*]] = %c0 to %[[END]] step %c1 {
 // CHECK: memref.load %[[M]][%[[B]], %[[J]]]
 // CHECK: scf.if
 // CHECK: scf.for %[[D:.*]] = %c0 to %c4 step %c1 iter_args
