@@ -81,6 +81,13 @@ def AttnToCUDA : Pass<"attn-to-cuda", "mlir::ModuleOp"> {
     capture's gradient, summing the rows' shares in order. These kernels are slower than the
     flash kernels (no tiles, no tensor cores), but nothing leaves the GPU.
 
+    An `attn.embedding_grad` (which attn-to-linalg leaves for a GPU program) becomes a call
+    of a kernel generated for it, `@attn_embedding_grad_N(ids [N], dy [N, D], d_table [V,
+    D])`: a launch of a thread per column, each zeroing its column and adding the positions'
+    rows in order (positions may share an id: rows in parallel would race). These are the
+    sums of attn-to-linalg's loop form, in its order; that form would run on the host, with
+    a launch and a wait per position.
+
     Without `runtime-kernels` (`--device cuda-on-cpu`, the CPU's check of the GPU program)
     only the generated attention kernels are built, and the CPU's kernels stand in for the
     runtime's (attn-to-onednn takes those ops). Every other op stays for attn-to-onednn,
@@ -101,7 +108,7 @@ def AttnToCUDA : Pass<"attn-to-cuda", "mlir::ModuleOp"> {
                            "mlir::bufferization::BufferizationDialect",
                            "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
                            "mlir::scf::SCFDialect", "mlir::math::MathDialect",
-                           "mlir::linalg::LinalgDialect"];
+                           "mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
 def AttnToLinalg : Pass<"attn-to-linalg", "mlir::ModuleOp"> {
@@ -114,7 +121,16 @@ def AttnToLinalg : Pass<"attn-to-linalg", "mlir::ModuleOp"> {
     attn-to-onednn, and so are the regions of runtime-kernel ops (a fused attention's score
     region is its kernel's recipe, not code to lower here). Composite ops must have been
     decomposed first: any other attn op left over is an error naming it.
+
+    With `gpu` (`--device cuda` and `cuda-on-cpu`), `attn.embedding_grad` is left for
+    attn-to-cuda too. Its loop form here (a loop over the positions adding one row each)
+    would run on the host of a GPU program, reading each position's id there: a launch and a
+    wait per position.
   }];
+  let options = [
+    Option<"gpu", "gpu", "bool", /*default=*/"false",
+           "a program for the GPU: leave attn.embedding_grad for attn-to-cuda">,
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect", "mlir::math::MathDialect",
                            "mlir::scf::SCFDialect"];

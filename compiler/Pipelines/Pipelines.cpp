@@ -163,7 +163,7 @@ void buildAttnToLowered(OpPassManager &pm, const FusionOptions &fusion, Device d
   // The products decompositions made (multi-head attention, convolutions, cells in scans).
   pm.addPass(mlir::attn::createAttnPrecision({fusion.precision, false}));
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(mlir::attn::createAttnToLinalg());
+  pm.addPass(mlir::attn::createAttnToLinalg({/*gpu=*/device != Device::CPU}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // After CSE, so that equal values are one value, rounded once; before the elementwise

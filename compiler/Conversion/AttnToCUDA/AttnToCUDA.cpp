@@ -13,6 +13,11 @@
 //   attn_fused_attention_N(q, k, v, mask[, center], captures..., out, lse[, weights])
 //   attn_fused_attention_grad_N(<the op's operands>, dq, dk, dv[, dcenter], dcaptures...)
 //
+// An attn.embedding_grad (left by attn-to-linalg for a GPU program) becomes a kernel of a
+// thread per column of the table's gradient:
+//
+//   attn_embedding_grad_N(ids [N] i32, dy [N, D], d_table [V, D])
+//
 // Without `runtime-kernels` (--device cuda-on-cpu) only those are built, and the CPU's
 // kernels stand in for the runtime's. Everything else is left for attn-to-onednn.
 #include "attn/Names.h"
@@ -23,6 +28,8 @@
 #include "dialect/AttnOps.h"
 #include "dialect/ops/ScoreRegion.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
@@ -75,6 +82,90 @@ template <typename Op> struct ToGeneratedKernel : OpRewritePattern<Op> {
   }
 };
 
+// The embedding's gradient, a scatter-add: d_table[ids[n], :] += dy[n, :] for each in-range
+// id. Positions may share an id, so the kernel runs a thread per column d, which zeroes its
+// column and adds the positions in order: the sums of attn-to-linalg's loop form, in its
+// order, with no atomics. (Rows in parallel would race; a thread per (row, column) would read
+// every position V times.)
+struct EmbeddingGradToKernel : OpRewritePattern<EmbeddingGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingGradOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto ids = cast<RankedTensorType>(op.getIds().getType());
+    auto table = cast<RankedTensorType>(op.getType());
+    int64_t positions = ids.getNumElements(), vocab = table.getShape()[0],
+            dim = table.getShape()[1];
+    // ids [N], dy [N, D].
+    ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, ids.getRank()));
+    Value flatIds = rewriter.create<tensor::CollapseShapeOp>(loc, op.getIds(),
+                                                             ArrayRef<ReassociationIndices>{all});
+    Value flatGrad = rewriter.create<tensor::CollapseShapeOp>(
+        loc, op.getGrad(), ArrayRef<ReassociationIndices>{all, {ids.getRank()}});
+    std::string name = onednn::freshKernelName(op, "attn_embedding_grad");
+    defineKernel(rewriter, op, name, positions, vocab, dim);
+    rewriter.replaceOp(op,
+                       onednn::callKernel(rewriter, op, name, {flatIds, flatGrad}, {table}, {}));
+    return success();
+  }
+
+  static void defineKernel(PatternRewriter &rewriter, Operation *op, StringRef name,
+                           int64_t positions, int64_t vocab, int64_t dim) {
+    MLIRContext *ctx = rewriter.getContext();
+    Location loc = op->getLoc();
+    auto module = op->getParentOfType<ModuleOp>();
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToEnd(module.getBody());
+    Type types[] = {onednn::kernelMemrefType(ctx, 1, rewriter.getI32Type()),
+                    onednn::kernelMemrefType(ctx, 2), onednn::kernelMemrefType(ctx, 2)};
+    auto f = rewriter.create<func::FuncOp>(loc, name, rewriter.getFunctionType(types, {}));
+    f.setPrivate();
+    Block *entry = f.addEntryBlock();
+    rewriter.setInsertionPointToStart(entry);
+    Value ids = entry->getArgument(0), dy = entry->getArgument(1), out = entry->getArgument(2);
+    auto index = [&](int64_t v) { return rewriter.create<arith::ConstantIndexOp>(loc, v); };
+    Value zero = index(0), one = index(1), threads = index(kColumnsPerBlock);
+    // At least one block: CUDA refuses an empty grid (the guard idles the extra threads).
+    Value blocks = index(std::max<int64_t>(1, (dim + kColumnsPerBlock - 1) / kColumnsPerBlock));
+    auto launch = rewriter.create<gpu::LaunchOp>(loc, blocks, one, one, threads, one, one);
+    rewriter.setInsertionPointToStart(&launch.getBody().front());
+    rewriter.setInsertionPoint(rewriter.create<gpu::TerminatorOp>(loc));
+    Value d = rewriter.create<arith::AddIOp>(
+        loc, rewriter.create<arith::MulIOp>(loc, launch.getBlockIds().x, threads),
+        launch.getThreadIds().x);
+    Value inside = rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, d, index(dim));
+    auto guardIf = rewriter.create<scf::IfOp>(loc, inside, /*withElseRegion=*/false);
+    rewriter.setInsertionPoint(guardIf.thenBlock()->getTerminator());
+    Value zeroF =
+        rewriter.create<arith::ConstantFloatOp>(loc, APFloat(0.0f), rewriter.getF32Type());
+    rewriter.create<scf::ForOp>(loc, zero, index(vocab), one, ValueRange{},
+                                [&](OpBuilder &b, Location l, Value v, ValueRange) {
+                                  b.create<memref::StoreOp>(l, zeroF, out, ValueRange{v, d});
+                                  b.create<scf::YieldOp>(l);
+                                });
+    rewriter.create<scf::ForOp>(
+        loc, zero, index(positions), one, ValueRange{},
+        [&](OpBuilder &b, Location l, Value n, ValueRange) {
+          Value id = b.create<arith::IndexCastOp>(l, b.getIndexType(),
+                                                  b.create<memref::LoadOp>(l, ids, ValueRange{n}));
+          Value inRange = b.create<arith::AndIOp>(
+              l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, id, zero),
+              b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, id, index(vocab)));
+          b.create<scf::IfOp>(l, inRange, [&](OpBuilder &tb, Location tl) {
+            Value old = tb.create<memref::LoadOp>(tl, out, ValueRange{id, d});
+            Value row = tb.create<memref::LoadOp>(tl, dy, ValueRange{n, d});
+            Value sum = tb.create<arith::AddFOp>(tl, old, row);
+            tb.create<memref::StoreOp>(tl, sum, out, ValueRange{id, d});
+            tb.create<scf::YieldOp>(tl);
+          });
+          b.create<scf::YieldOp>(l);
+        });
+    rewriter.setInsertionPointToEnd(entry);
+    rewriter.create<func::ReturnOp>(loc);
+  }
+
+  static constexpr int64_t kColumnsPerBlock = 64;
+};
+
 template <typename Op> struct ToCudaCall : OpRewritePattern<Op> {
   ToCudaCall(MLIRContext *ctx, StringRef kernel) : OpRewritePattern<Op>(ctx), kernel(kernel) {}
   LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
@@ -101,8 +192,8 @@ struct AttnToCUDA : mlir::attn::impl::AttnToCUDABase<AttnToCUDA> {
               << why;
       });
     RewritePatternSet patterns(&getContext());
-    patterns.add<ToGeneratedKernel<FusedAttentionOp>, ToGeneratedKernel<FusedAttentionGradOp>>(
-        &getContext());
+    patterns.add<ToGeneratedKernel<FusedAttentionOp>, ToGeneratedKernel<FusedAttentionGradOp>,
+                 EmbeddingGradToKernel>(&getContext());
     if (runtimeKernels)
       addRuntimeKernelCalls(patterns);
     // As attn-to-onednn: only the attn ops are rewritten, so that the to_memref / to_tensor

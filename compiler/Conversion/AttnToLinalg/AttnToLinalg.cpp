@@ -14,9 +14,10 @@ using namespace mlir;
 
 namespace {
 struct AttnToLinalg : mlir::attn::impl::AttnToLinalgBase<AttnToLinalg> {
+  using AttnToLinalgBase::AttnToLinalgBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    attn::linalg_lowering::populateCorePatterns(patterns);
+    attn::linalg_lowering::populateCorePatterns(patterns, /*embeddingGrad=*/!gpu);
     attn::linalg_lowering::populateRecurrentPatterns(patterns);
     attn::linalg_lowering::populateLossPatterns(patterns);
     attn::linalg_lowering::populateOptimPatterns(patterns);
@@ -37,9 +38,11 @@ struct AttnToLinalg : mlir::attn::impl::AttnToLinalgBase<AttnToLinalg> {
     // Whatever is left has no lowering here: say which op, and what usually fixes it.
     // Runtime kernels (matmuls, dense layers, the sequence ops, fused attention)
     // are attn-to-onednn's, which runs after this pass.
-    WalkResult leftover = getOperation().walk<WalkOrder::PreOrder>([](Operation *op) {
+    WalkResult leftover = getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (op->hasTrait<attn::OpTrait::RuntimeKernel>())
         return WalkResult::skip();
+      if (gpu && isa<attn::EmbeddingGradOp>(op)) // attn-to-cuda's
+        return WalkResult::advance();
       if (!isa<attn::AttnDialect>(op->getDialect()))
         return WalkResult::advance();
       op->emitError("'") << op->getName()

@@ -349,12 +349,14 @@ BodyFn mlir::attn::linalg_lowering::elementwiseBody(StringRef opName) {
   return nullptr;
 }
 
-void mlir::attn::linalg_lowering::populateCorePatterns(RewritePatternSet &patterns) {
+void mlir::attn::linalg_lowering::populateCorePatterns(RewritePatternSet &patterns,
+                                                       bool embeddingGrad) {
   MLIRContext *ctx = patterns.getContext();
   for (auto [name, body] : elementwiseTable())
     patterns.add<ElementwiseToGeneric>(name, ctx, body);
   patterns.add<SoftmaxToGeneric, ReduceSumLowering, ReduceMeanLowering, ReduceMaxLowering,
                LayerNormToGeneric, ConstantLowering, ReshapeLowering, TransposeLowering,
-               ConcatLowering, SliceLowering, EmbeddingLowering, PadLowering,
-               EmbeddingGradLowering>(ctx);
+               ConcatLowering, SliceLowering, EmbeddingLowering, PadLowering>(ctx);
+  if (embeddingGrad)
+    patterns.add<EmbeddingGradLowering>(ctx);
 }

@@ -4,8 +4,9 @@
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::attn::linalg_lowering {
-/// Elementwise, softmax, layer_norm, reductions, shape ops, embedding, constant.
-void populateCorePatterns(RewritePatternSet &patterns);
+/// Elementwise, softmax, layer_norm, reductions, shape ops, embedding, constant, and the
+/// embedding's gradient unless `embeddingGrad` is false (a GPU program's is attn-to-cuda's).
+void populateCorePatterns(RewritePatternSet &patterns, bool embeddingGrad = true);
 /// attn.scan -> scf.for over time.
 void populateRecurrentPatterns(RewritePatternSet &patterns);
 /// mse, cross_entropy and its gradient.

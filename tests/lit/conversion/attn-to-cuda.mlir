@@ -121,7 +121,41 @@ func.func @per_head_grad(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>,
   return %ds : tensor<2xf32>
 }
 
+// The embedding's gradient: ids and dy flattened to positions ([6], [6, 4]), then a call of
+// a kernel generated for it (checked below, KERNEL).
+// CHECK-LABEL: func @embedding_grad
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<2x3xi32> into tensor<6xi32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+// CHECK: call @attn_embedding_grad_0(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<?xi32, strided<[?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) -> ()
+// CHECK-NOT: attn.embedding_grad
+// CHECK-ON-CPU-LABEL: func @embedding_grad
+// CHECK-ON-CPU: call @attn_embedding_grad_0(
+func.func @embedding_grad(%ids: tensor<2x3xi32>, %dy: tensor<2x3x4xf32>) -> tensor<10x4xf32> {
+  %dt = attn.embedding_grad %ids, %dy : tensor<2x3xi32>, tensor<2x3x4xf32> -> tensor<10x4xf32>
+  return %dt : tensor<10x4xf32>
+}
+
 // The generated kernels, in their GPU form, in the order they were made.
+// The embedding's gradient: a thread per column (D = 4: one block of 64), which zeroes its
+// column of the table's gradient (V = 10 rows) and adds the positions' rows in order (6),
+// those whose id is in [0, 10).
+// KERNEL-LABEL: func.func private @attn_embedding_grad_0(
+// KERNEL-SAME: %[[IDS:.*]]: memref<?xi32, {{.*}}>, %[[DY:.*]]: memref<?x?xf32, {{.*}}>, %[[OUT:.*]]: memref<?x?xf32, {{.*}}>)
+// KERNEL: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c64, {{.*}} = %c1, {{.*}} = %c1)
+// KERNEL: %[[D:.*]] = arith.addi
+// KERNEL: arith.cmpi ult, %[[D]], %c4
+// KERNEL: scf.for %[[V:.*]] = %c0 to %c10
+// KERNEL: memref.store %{{.*}}, %[[OUT]][%[[V]], %[[D]]]
+// KERNEL: scf.for %[[N:.*]] = %c0 to %c6
+// KERNEL: %[[ID:.*]] = memref.load %[[IDS]][%[[N]]]
+// KERNEL: scf.if
+// KERNEL: %[[OLD:.*]] = memref.load %[[OUT]][%[[ROW:.*]], %[[D]]]
+// KERNEL: %[[ADD:.*]] = memref.load %[[DY]][%[[N]], %[[D]]]
+// KERNEL: %[[SUM:.*]] = arith.addf %[[OLD]], %[[ADD]]
+// KERNEL: memref.store %[[SUM]], %[[OUT]][%[[ROW]], %[[D]]]
+// KERNEL: gpu.terminator
+// KERNEL-NOT: gpu.launch
+// KERNEL: return
 // Backward: deltas and the slope's partials, a row each of the 12 query rows; a launch over
 // the query rows (d_q, each row's slope share; each thread loads its head's slope), one
 // over the 20 key rows (d_k, d_v, over the 3 queries, reading the deltas), one over the

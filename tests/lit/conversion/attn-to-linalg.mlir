@@ -1,4 +1,6 @@
 // RUN: attn-opt %s -attn-to-linalg -split-input-file -verify-diagnostics | FileCheck %s
+// A GPU program's embedding gradient is left for attn-to-cuda (see @embedding_grad).
+// RUN: attn-opt %s -attn-to-linalg=gpu=true -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=GPU
 
 // Broadcasting reads index 0 of size-1 dims and skips missing leading ones.
 // CHECK: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
@@ -74,6 +76,20 @@ func.func @shapes(%a: tensor<4x8xf32>) -> tensor<8x2xf32> {
 func.func @embedding(%t: tensor<10x4xf32>, %ids: tensor<2x3xi32>) -> tensor<2x3x4xf32> {
   %e = attn.embedding %t, %ids : tensor<10x4xf32>, tensor<2x3xi32>
   return %e : tensor<2x3x4xf32>
+}
+
+// The embedding's gradient: a loop over the positions adding each in-range one's row; with
+// gpu=true it stays (attn-to-cuda makes it a GPU kernel).
+// CHECK-LABEL: func @embedding_grad
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK: tensor.insert_slice
+// CHECK-NOT: attn.embedding_grad
+// GPU-LABEL: func @embedding_grad
+// GPU: attn.embedding_grad
+func.func @embedding_grad(%ids: tensor<2x3xi32>, %dy: tensor<2x3x4xf32>) -> tensor<10x4xf32> {
+  %dt = attn.embedding_grad %ids, %dy : tensor<2x3xi32>, tensor<2x3x4xf32> -> tensor<10x4xf32>
+  return %dt : tensor<10x4xf32>
 }
 
 // CHECK-LABEL: func @layer_norm
