@@ -125,11 +125,14 @@ def AttnToLinalg : Pass<"attn-to-linalg", "mlir::ModuleOp"> {
     With `gpu` (`--device cuda` and `cuda-on-cpu`), `attn.embedding_grad` is left for
     attn-to-cuda too. Its loop form here (a loop over the positions adding one row each)
     would run on the host of a GPU program, reading each position's id there: a launch and a
-    wait per position.
+    wait per position. And `attn.adam_update` computes its bias corrections `1 - beta^t` in
+    its kernel, from the rank-0 step and learning rate, rather than once on the host, which
+    would wait there for the whole backward before it queued the update.
   }];
   let options = [
     Option<"gpu", "gpu", "bool", /*default=*/"false",
-           "a program for the GPU: leave attn.embedding_grad for attn-to-cuda">,
+           "a program for the GPU: leave attn.embedding_grad for attn-to-cuda, compute "
+           "Adam's scalars in its kernel">,
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect", "mlir::math::MathDialect",

@@ -85,7 +85,7 @@ TEST(DeviceCuda, EveryLoopNestIsAKernelLaunchedOnTheGpu) {
     ++launches;
   EXPECT_GT(launches, 100u);
   // Launches are asynchronous; the host waits only where it touches memory
-  // (attn-gpu-host-sync): 9 waits for 679 launches.
+  // (attn-gpu-host-sync): 8 waits for 679 launches.
   size_t waits = 0;
   for (size_t at = out.find("call void @attn_rt_cuda_synchronize("); at != std::string::npos;
        at = out.find("call void @attn_rt_cuda_synchronize(", at + 1))

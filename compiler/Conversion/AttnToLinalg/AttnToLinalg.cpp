@@ -20,7 +20,7 @@ struct AttnToLinalg : mlir::attn::impl::AttnToLinalgBase<AttnToLinalg> {
     attn::linalg_lowering::populateCorePatterns(patterns, /*embeddingGrad=*/!gpu);
     attn::linalg_lowering::populateRecurrentPatterns(patterns);
     attn::linalg_lowering::populateLossPatterns(patterns);
-    attn::linalg_lowering::populateOptimPatterns(patterns);
+    attn::linalg_lowering::populateOptimPatterns(patterns, gpu);
     // The ops to lower: every op but those inside a runtime kernel op's regions (a fused
     // attention's score region is the recipe of the kernel attn-to-onednn generates).
     SmallVector<Operation *> ops;

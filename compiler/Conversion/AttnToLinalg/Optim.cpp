@@ -5,6 +5,9 @@
 #include "compiler/Conversion/Passes.h"
 #include "dialect/AttnOps.h"
 
+#include <array>
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::linalg_lowering;
@@ -56,26 +59,42 @@ struct SgdLowering : OpRewritePattern<SgdUpdateOp> {
 };
 
 struct AdamLowering : OpRewritePattern<AdamUpdateOp> {
-  using OpRewritePattern::OpRewritePattern;
+  AdamLowering(MLIRContext *ctx, bool gpu) : OpRewritePattern(ctx), gpu(gpu) {}
   LogicalResult matchAndRewrite(AdamUpdateOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     float beta1 = op.getBeta1().convertToFloat(), beta2 = op.getBeta2().convertToFloat();
     float eps = op.getEpsilon().convertToFloat(), decay = op.getWeightDecay().convertToFloat();
     bool decoupled = op.getDecoupled();
-    // Bias corrections 1 - beta^t: computed once per call, not per element.
-    Value t = scalarValue(rewriter, loc, op.getStep());
-    auto correction = [&](float beta) -> Value {
-      Value pow = rewriter.create<math::PowFOp>(loc, cstF(rewriter, loc, beta), t);
-      return rewriter.create<arith::SubFOp>(loc, cstF(rewriter, loc, 1.0f), pow);
+    // Bias corrections 1 - beta^t, and the learning rate. In a GPU kernel beta^t is
+    // exp(t ln beta), ln beta a constant: the kernels' exp is attn-expand-math's polynomial,
+    // and powf would be libdevice's, which attnc does not link.
+    auto scalars = [&](OpBuilder &b, Location l, Value t, Value lr) -> std::array<Value, 3> {
+      auto correction = [&](float beta) -> Value {
+        Value pow =
+            gpu ? b.create<math::ExpOp>(
+                       l, b.create<arith::MulFOp>(l, t, cstF(b, l, (float)std::log((double)beta))))
+                      .getResult()
+                : b.create<math::PowFOp>(l, cstF(b, l, beta), t).getResult();
+        return b.create<arith::SubFOp>(l, cstF(b, l, 1.0f), pow);
+      };
+      return {correction(beta1), correction(beta2), lr};
     };
-    Value bc1 = correction(beta1), bc2 = correction(beta2);
-    Value lr = scalarValue(rewriter, loc, op.getLr());
+    // On the CPU, computed once per call, not per element. A GPU program computes them in
+    // the kernel from the rank-0 step and rate: read on the host, they would make the host
+    // wait for the whole backward before it queued the update.
+    SmallVector<Value> inputs = {op.getParam(), op.getGrad(), op.getM(), op.getV()};
+    std::array<Value, 3> once;
+    if (gpu)
+      inputs.append({op.getStep(), op.getLr()});
+    else
+      once = scalars(rewriter, loc, scalarValue(rewriter, loc, op.getStep()),
+                     scalarValue(rewriter, loc, op.getLr()));
     auto generic = multiOutput(
-        rewriter, loc, {op.getParam(), op.getGrad(), op.getM(), op.getV()},
-        op.getParam().getType().getShape(), 3,
+        rewriter, loc, inputs, op.getParam().getType().getShape(), 3,
         [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
           auto mulF = [&](Value x, Value y) { return b.create<arith::MulFOp>(l, x, y).getResult(); };
           auto addF = [&](Value x, Value y) { return b.create<arith::AddFOp>(l, x, y).getResult(); };
+          auto [bc1, bc2, lr] = gpu ? scalars(b, l, a[4], a[5]) : once;
           Value p = a[0], g = a[1];
           if (!decoupled && decay != 0.0f)
             g = addF(g, mulF(cstF(b, l, decay), p));
@@ -92,9 +111,11 @@ struct AdamLowering : OpRewritePattern<AdamUpdateOp> {
     rewriter.replaceOp(op, generic.getResults());
     return success();
   }
+  bool gpu;
 };
 } // namespace
 
-void mlir::attn::linalg_lowering::populateOptimPatterns(RewritePatternSet &patterns) {
-  patterns.add<SgdLowering, AdamLowering>(patterns.getContext());
+void mlir::attn::linalg_lowering::populateOptimPatterns(RewritePatternSet &patterns, bool gpu) {
+  patterns.add<SgdLowering>(patterns.getContext());
+  patterns.add<AdamLowering>(patterns.getContext(), gpu);
 }

@@ -11,6 +11,6 @@ void populateCorePatterns(RewritePatternSet &patterns, bool embeddingGrad = true
 void populateRecurrentPatterns(RewritePatternSet &patterns);
 /// mse, cross_entropy and its gradient.
 void populateLossPatterns(RewritePatternSet &patterns);
-/// sgd_update, adam_update.
-void populateOptimPatterns(RewritePatternSet &patterns);
+/// sgd_update, adam_update; with `gpu`, Adam's scalars are computed in its kernel.
+void populateOptimPatterns(RewritePatternSet &patterns, bool gpu = false);
 } // namespace mlir::attn::linalg_lowering
