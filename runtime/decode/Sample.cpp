@@ -8,6 +8,11 @@
 #include <stdexcept>
 #include <string>
 
+// attn/cuda/Offload.h's ranking, defined where attnc's CUDA runtime is linked (a --device cuda
+// program pulls it in); null elsewhere. Weak, so that the CPU runtime never needs the CUDA one.
+extern "C" void attn_cuda_top_k_rows(const float *x, int64_t rows, int64_t cols, int64_t k,
+                                     int32_t *index, float *value) __attribute__((weak));
+
 namespace attn::decode {
 
 int32_t drawToken(const float *scores, int64_t vocab, double temperature, int64_t topK,
@@ -38,6 +43,21 @@ int32_t drawToken(const float *scores, int64_t vocab, double temperature, int64_
 
 namespace {
 
+// drawToken over one row of scores [vocab] that `program` wrote: for a --device cuda
+// program with a top-k, the GPU ranks the row and only the k likeliest come back. Ranked
+// best first (ties: the lower id), they are drawToken's candidates in its order: the same
+// weights, the same uniform, the same pick (as sampled() draws from a StepModel's stepTopK).
+int32_t drawFrom(const Program &program, const float *scores, int64_t vocab, const SampleOptions &o,
+                 Rng &rng) {
+  if (program.info().device && attn_cuda_top_k_rows && o.topK > 0 && o.topK < vocab) {
+    std::vector<int32_t> ids(o.topK);
+    std::vector<float> top(o.topK);
+    attn_cuda_top_k_rows(scores, 1, vocab, o.topK, ids.data(), top.data());
+    return ids[drawToken(top.data(), o.topK, o.temperature, /*topK=*/0, rng)];
+  }
+  return drawToken(scores, vocab, o.temperature, o.topK, rng);
+}
+
 // Without a cache: step_full(tokens [1, L]) -> logits [1, L, V] over the last L tokens at most
 // (the window slides by one), read at the last of them.
 std::vector<int32_t> sampleFull(const Program &program, const std::vector<Tensor> &params,
@@ -58,8 +78,8 @@ std::vector<int32_t> sampleFull(const Program &program, const std::vector<Tensor
     std::fill(ids, ids + length, 0); // after the prefix: never read by a causal network
     std::copy(history.end() - n, history.end(), ids);
     std::vector<Tensor> outputs = program.call(names::kStepFull, params, inputs);
-    int32_t token = drawToken(outputs[0].data<float>() + (n - 1) * vocab, vocab,
-                              options.temperature, options.topK, rng);
+    int32_t token =
+        drawFrom(program, outputs[0].data<float>() + (n - 1) * vocab, vocab, options, rng);
     history.push_back(token);
     generated.push_back(token);
   }
@@ -116,7 +136,7 @@ std::vector<int32_t> sample(const Program &program, const std::vector<Tensor> &p
     std::vector<Tensor> outputs = feed(token);
     ++fed;
     history.push_back(token);
-    token = drawToken(outputs[0].data<float>(), vocab, options.temperature, options.topK, rng);
+    token = drawFrom(program, outputs[0].data<float>(), vocab, options, rng);
     generated.push_back(token);
   }
   return generated;

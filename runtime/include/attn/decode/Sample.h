@@ -37,7 +37,8 @@ struct SampleOptions {
 int32_t drawToken(const float *scores, int64_t vocab, double temperature, int64_t topK,
                   Rng &rng);
 
-// The generated tokens (without the prime, which must not be empty).
+// The generated tokens (without the prime, which must not be empty). A --device cuda
+// program's GPU ranks each step's top-k (SampleOptions::topK), and only those come back.
 std::vector<int32_t> sample(const Program &program, const std::vector<Tensor> &params,
                             const std::vector<int32_t> &prime, const SampleOptions &options);
 
