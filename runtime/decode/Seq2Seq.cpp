@@ -45,7 +45,8 @@ void gatherRows(Tensor &t, const std::vector<int32_t> &parents, int64_t rows, bo
   size_t rowBytes = t.nbytes() / (size_t)rows;
   if (rowBytes == 0)
     return;
-  Tensor gathered(t.dtype(), t.shape());
+  // Every row is written: no zero fill (which, for the GPU's rows, would be the host's pages).
+  Tensor gathered = Tensor::uninitialized(t.dtype(), t.shape());
   const char *from = static_cast<const char *>(t.raw());
   char *to = static_cast<char *>(gathered.raw());
   if (onDevice)
