@@ -151,7 +151,15 @@ def AttnLinalgToGPU : Pass<"attn-linalg-to-gpu"> {
     order the CPU's loops take them, so each output element is the CPU's sum (up to the
     reassociation the CPU's vectorised loops may apply). Where a
     reduction loop comes before a parallel one (a bias gradient's column sums), the op is
-    interchanged first. An op with no parallel loop (a sum to one value) runs in one thread.
+    interchanged first. An op with no parallel loop (a sum to one value) runs in one thread,
+    unless it is large (more than 16384 points, static) and its body is `out <combiner>
+    f(inputs)` for an f32 add, multiply, max or min: then a first launch has each of up to
+    264 blocks' threads combine a strided share of the points (thread p: points p, p +
+    threads, ...; neighbouring threads read neighbouring elements) from the combiner's
+    identity into a buffer of shares, and a second launch has one thread combine the
+    output's value with the shares in order. A gradient's squared norm over a large
+    embedding table so takes thousands of threads instead of one; the sum reassociates as
+    the CPU's vectorised loops may.
     The launch's grid has at least one block (CUDA refuses an empty one); threads past the
     last point do nothing. Ops already inside a launch or a gpu.module are left alone.
 
@@ -165,7 +173,8 @@ def AttnLinalgToGPU : Pass<"attn-linalg-to-gpu"> {
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256", "threads per block">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
-                           "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect"];
+                           "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+                           "mlir::affine::AffineDialect", "mlir::memref::MemRefDialect"];
 }
 
 def AttnGPULaunchToLoops : Pass<"attn-gpu-launch-to-loops"> {

@@ -100,3 +100,39 @@ func.func @tensors(%t: tensor<4xf32>) -> tensor<4xf32> {
   %r = linalg.fill ins(%z : f32) outs(%t : tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// A large sum to one value (a squared norm of 200 x 100 = 20000 points): a launch of strided
+// shares (20000 / (16 x 256) = 4 blocks of 256 threads, each thread from -0, the add's
+// identity, over the points p, p + 1024, ...), then one thread adding the shares, in order,
+// to the output's value.
+// CHECK-LABEL: func.func @large_sum
+// CHECK:         %[[SHARES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1024xf32>
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256,
+// CHECK:           %[[P:.*]] = arith.addi
+// CHECK:           %[[SHARE:.*]] = scf.for %[[K:.*]] = %[[P]] to %c20000 step %c1024 iter_args(%[[ACC:.*]] = %cst{{.*}}) -> (f32)
+// CHECK:             %[[J:.*]] = arith.remui %[[K]], %c100
+// CHECK:             %[[I:.*]] = arith.divui %[[K]], %c100
+// CHECK:             %[[X:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK:             %[[SQ:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK:             arith.addf %[[SQ]], %[[ACC]]
+// CHECK:           memref.store %[[SHARE]], %[[SHARES]][%[[P]]]
+// CHECK:           gpu.terminator
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c1,
+// CHECK:           %[[INIT:.*]] = memref.load %{{.*}}[] : memref<f32>
+// CHECK:           %[[SUM:.*]] = scf.for %{{.*}} = %c0 to %c1024 step %c1 iter_args(%[[T:.*]] = %[[INIT]]) -> (f32)
+// CHECK:             %[[S:.*]] = memref.load %[[SHARES]]
+// CHECK:             arith.addf %[[S]], %[[T]]
+// CHECK:           memref.store %[[SUM]], %{{.*}}[] : memref<f32>
+// CHECK:         memref.dealloc %[[SHARES]]
+// CHECK-NOT:     linalg.
+func.func @large_sum(%x: memref<200x100xf32>, %norm: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%x : memref<200x100xf32>) outs(%norm : memref<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %sq = arith.mulf %a, %a : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
