@@ -99,4 +99,13 @@ Status synchronize() {
   return {};
 }
 
+bool deviceAddressable(const void *p) {
+  cudaPointerAttributes a{};
+  if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeManaged || a.type == cudaMemoryTypeDevice;
+}
+
 } // namespace attn::cuda

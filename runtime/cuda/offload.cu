@@ -1,14 +1,18 @@
 // The `--device cuda` entry points of attn/cuda/Offload.h for the fused attention and the
-// recurrent layers: memrefs in and out, the GPU's kernels in between. Per call: wait for the
-// work queued before (the gathers read on the host), gather each operand into a contiguous f32
-// staging buffer (honouring the memref's strides), copy it to the device, round it to bf16
-// there (the attention), run the kernels, widen the results to f32 on the device, copy them
-// back and scatter them into the result memrefs. Device buffers grow and are kept per thread.
+// recurrent layers: memrefs in and out, the GPU's kernels in between. Per call: gather each
+// operand into a contiguous device buffer (honouring the memref's strides; rounded to bf16
+// for the attention), run the kernels, and scatter the results (widened to f32) into the
+// result memrefs. A --device cuda program's memrefs are managed memory, which the GPU
+// addresses: the gathers and scatters are kernels, queued in order with the work before and
+// after, and the host neither waits nor touches the data. A memref in host memory is gathered
+// on the host instead (after a wait for the work queued before) and copied over, and its
+// result copied back. Device buffers grow and are kept per thread.
 #include "attn/cuda/Device.h"
 #include "attn/cuda/FlashAttention.h"
 #include "attn/cuda/Offload.h"
 #include "attn/cuda/Recurrent.h"
 #include "runtime/cuda/Fail.h"
+#include "runtime/cuda/OffloadKernels.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -53,25 +57,37 @@ template <int N> size_t count(const int64_t (&sizes)[N]) {
   return n;
 }
 
-// Row-major element `linear` of a memref -> its offset in the memref's storage.
-template <typename M, int N> int64_t offsetOf(const M &m, size_t linear) {
-  int64_t offset = m.offset;
-  for (int d = N - 1; d >= 0; --d) {
-    offset += int64_t(linear % size_t(m.sizes[d])) * m.strides[d];
-    linear /= size_t(m.sizes[d]);
+// Whether the GPU addresses the memref's storage (managed or device memory), or it has no
+// element to move.
+template <typename M> bool onGpu(const M &m) {
+  return count(m.sizes) == 0 || deviceAddressable(m.aligned);
+}
+// Whether every one of the memrefs is on the GPU: then nothing is gathered on the host, which
+// need not wait for the work queued before.
+template <typename... M> bool allOnGpu(const M *...ms) { return (onGpu(*ms) && ...); }
+
+template <typename M, int N, typename T> void gatherOnGpu(const char *kernel, const M &m, T *out) {
+  if (size_t n = count(m.sizes)) {
+    offload::gatherKernel<M, N, T><<<blocksFor(n), 256>>>(m, out, n);
+    check(kernel, cudaGetLastError());
   }
-  return offset;
+}
+template <typename M, int N, typename T> void scatterOnGpu(const char *kernel, const T *in, M &m) {
+  if (size_t n = count(m.sizes)) {
+    offload::scatterKernel<M, N, T><<<blocksFor(n), 256>>>(in, m, n);
+    check(kernel, cudaGetLastError());
+  }
 }
 
 template <typename M, int N> void gather(const M &m, std::vector<float> &out) {
   out.resize(count(m.sizes));
   for (size_t i = 0; i < out.size(); ++i)
-    out[i] = m.aligned[offsetOf<M, N>(m, i)];
+    out[i] = m.aligned[offload::offsetOf<M, N>(m, i)];
 }
 
 template <typename M, int N> void scatter(const std::vector<float> &in, M &m) {
   for (size_t i = 0; i < in.size(); ++i)
-    m.aligned[offsetOf<M, N>(m, i)] = in[i];
+    m.aligned[offload::offsetOf<M, N>(m, i)] = in[i];
 }
 
 // A device buffer that grows to the largest size asked of it.
@@ -102,9 +118,15 @@ void requireDevice(const char *kernel) {
     fail(kernel, why);
 }
 
-// Host memref -> device bf16 in slot `slot`.
+// Memref -> device bf16 in slot `slot`.
 template <typename M, int N> void *uploadBf16(const char *kernel, const M &m, int slot) {
   Staging &s = staging();
+  if (onGpu(m)) {
+    auto *bf = static_cast<__nv_bfloat16 *>(
+        s.bf16[slot].get(kernel, count(m.sizes) * sizeof(__nv_bfloat16)));
+    gatherOnGpu<M, N>(kernel, m, bf);
+    return bf;
+  }
   gather<M, N>(m, s.host);
   const size_t n = s.host.size();
   float *f32 = static_cast<float *>(s.f32.get(kernel, n * sizeof(float)));
@@ -115,9 +137,14 @@ template <typename M, int N> void *uploadBf16(const char *kernel, const M &m, in
   return bf;
 }
 
-// Host memref -> device f32 in slot `slot` (masks, lse).
+// Memref -> device f32 in slot `slot` (masks, lse).
 template <typename M, int N> float *uploadF32(const char *kernel, const M &m, int slot) {
   Staging &s = staging();
+  if (onGpu(m)) {
+    float *f32 = static_cast<float *>(s.f32Out[slot].get(kernel, count(m.sizes) * sizeof(float)));
+    gatherOnGpu<M, N>(kernel, m, f32);
+    return f32;
+  }
   gather<M, N>(m, s.host);
   const size_t n = s.host.size();
   float *f32 = static_cast<float *>(s.f32Out[slot].get(kernel, n * sizeof(float)));
@@ -125,8 +152,10 @@ template <typename M, int N> float *uploadF32(const char *kernel, const M &m, in
   return f32;
 }
 
-// Device bf16 -> host memref.
+// Device bf16 -> memref.
 template <typename M, int N> void downloadBf16(const char *kernel, const void *bf, M &m) {
+  if (onGpu(m))
+    return scatterOnGpu<M, N>(kernel, static_cast<const __nv_bfloat16 *>(bf), m);
   Staging &s = staging();
   const size_t n = count(m.sizes);
   float *f32 = static_cast<float *>(s.f32.get(kernel, n * sizeof(float)));
@@ -138,6 +167,8 @@ template <typename M, int N> void downloadBf16(const char *kernel, const void *b
 }
 
 template <typename M, int N> void downloadF32(const char *kernel, const float *f32, M &m) {
+  if (onGpu(m))
+    return scatterOnGpu<M, N>(kernel, f32, m);
   Staging &s = staging();
   s.host.resize(count(m.sizes));
   check(kernel,
@@ -162,9 +193,15 @@ AttentionShape shapeOf(const char *kernel, const attn_memref4 &q, const attn_mem
   return s;
 }
 
-// A host memref's elements in a device buffer of its own, f32 (the recurrent entries: they
-// run in f32 throughout, so a call owns its few buffers).
+// A memref's elements in a device buffer of its own, f32 (the recurrent entries: they run in
+// f32 throughout, so a call owns its few buffers).
 template <typename M, int N> DeviceBuffer onDevice(const char *kernel, const M &m) {
+  if (onGpu(m)) {
+    DeviceBuffer buf(count(m.sizes) * sizeof(float));
+    check(kernel, buf.status());
+    gatherOnGpu<M, N>(kernel, m, buf.as<float>());
+    return buf;
+  }
   std::vector<float> host;
   gather<M, N>(m, host);
   DeviceBuffer buf(host.size() * sizeof(float));
@@ -181,6 +218,8 @@ template <typename M> DeviceBuffer resultFor(const char *kernel, const M &m) {
 }
 
 template <typename M, int N> void toHost(const char *kernel, const DeviceBuffer &buf, M &m) {
+  if (onGpu(m))
+    return scatterOnGpu<M, N>(kernel, buf.as<float>(), m);
   std::vector<float> host(count(m.sizes));
   check(kernel, buf.download(host.data(), host.size() * sizeof(float)));
   scatter<M, N>(host, m);
@@ -259,7 +298,9 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_forward(
     int64_t reverse, int64_t /*training*/, int64_t peephole, int64_t projection, int64_t masked) {
   const char *kernel = "attn_rt_cuda_rnn_forward";
   requireDevice(kernel);
-  attn_rt_cuda_synchronize(); // the gathers below read on the host what queued work writes
+  // A gather on the host reads what queued work writes.
+  if (!allOnGpu(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj, mask, outputs, h_n, c_n))
+    attn_rt_cuda_synchronize();
   const LayerOnDevice l(kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj, mask, kind,
                         reverse, peephole, projection, masked);
   DeviceBuffer out = resultFor(kernel, *outputs), hn = resultFor(kernel, *h_n),
@@ -283,7 +324,10 @@ extern "C" void _mlir_ciface_attn_rt_cuda_rnn_backward(
     int64_t kind, int64_t reverse, int64_t peephole, int64_t projection, int64_t masked) {
   const char *kernel = "attn_rt_cuda_rnn_backward";
   requireDevice(kernel);
-  attn_rt_cuda_synchronize(); // the gathers below read on the host what queued work writes
+  // A gather on the host reads what queued work writes.
+  if (!allOnGpu(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj, mask, d_outputs, d_h_n,
+                d_c_n, d_x, d_h0, d_c0, d_w_ih, d_w_hh, d_b_ih, d_b_hh, d_w_peephole, d_w_proj))
+    attn_rt_cuda_synchronize();
   const LayerOnDevice l(kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_peephole, w_proj, mask, kind,
                         reverse, peephole, projection, masked);
   const bool lstm = l.lstm();
@@ -326,7 +370,10 @@ extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention(attn_memref4 *q, attn_
                                                           int64_t causal, float scale) {
   const char *kernel = "attn_rt_cuda_flash_attention";
   requireDevice(kernel);
-  attn_rt_cuda_synchronize(); // the gathers below read on the host what queued work writes
+  // A gather on the host reads what queued work writes; a scatter there, what it wrote.
+  const bool queued = allOnGpu(q, k, v, mask, out, lse);
+  if (!queued)
+    attn_rt_cuda_synchronize();
   const AttentionShape s = shapeOf(kernel, *q, *k, *v, causal, scale);
   void *dq = uploadBf16<attn_memref4, 4>(kernel, *q, 0);
   void *dk = uploadBf16<attn_memref4, 4>(kernel, *k, 1);
@@ -338,7 +385,8 @@ extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention(attn_memref4 *q, attn_
   check(kernel, flashAttentionForward(s, DType::BF16, dq, dk, dv, masks, dOut, dLse));
   downloadBf16<attn_memref4, 4>(kernel, dOut, *out);
   downloadF32<attn_memref3, 3>(kernel, dLse, *lse);
-  check(kernel, synchronize());
+  if (!queued)
+    check(kernel, synchronize());
 }
 
 extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention_backward(
@@ -347,7 +395,10 @@ extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention_backward(
     attn_memref4 *dv, int64_t causal, float scale) {
   const char *kernel = "attn_rt_cuda_flash_attention_backward";
   requireDevice(kernel);
-  attn_rt_cuda_synchronize(); // the gathers below read on the host what queued work writes
+  // A gather on the host reads what queued work writes; a scatter there, what it wrote.
+  const bool queued = allOnGpu(q, k, v, mask, out, lse, d_out, d_lse, dq, dk, dv);
+  if (!queued)
+    attn_rt_cuda_synchronize();
   const AttentionShape s = shapeOf(kernel, *q, *k, *v, causal, scale);
   void *devQ = uploadBf16<attn_memref4, 4>(kernel, *q, 0);
   void *devK = uploadBf16<attn_memref4, 4>(kernel, *k, 1);
@@ -368,5 +419,6 @@ extern "C" void _mlir_ciface_attn_rt_cuda_flash_attention_backward(
   downloadBf16<attn_memref4, 4>(kernel, gq, *dq);
   downloadBf16<attn_memref4, 4>(kernel, gk, *dk);
   downloadBf16<attn_memref4, 4>(kernel, gv, *dv);
-  check(kernel, synchronize());
+  if (!queued)
+    check(kernel, synchronize());
 }

@@ -181,14 +181,7 @@ extern "C" const char *attn_cuda_device_unavailable(void) {
 
 extern "C" void attn_cuda_use_device_memory(void) { attn::setBlockSource(&kManaged); }
 
-extern "C" int attn_cuda_device_addressable(const void *p) {
-  cudaPointerAttributes a{};
-  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return a.type == cudaMemoryTypeManaged || a.type == cudaMemoryTypeDevice;
-}
+extern "C" int attn_cuda_device_addressable(const void *p) { return deviceAddressable(p); }
 
 extern "C" void attn_cuda_prefetch(const void *p, size_t bytes) {
   int device = 0;

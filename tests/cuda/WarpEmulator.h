@@ -91,6 +91,7 @@ inline thread_local std::vector<Copy> openGroup;
 // CUDA's built-in variables, as the kernels name them.
 inline thread_local attn::cuda::emulator::Dim3 threadIdx, blockIdx;
 inline attn::cuda::emulator::Dim3 gridDim;
+inline const attn::cuda::emulator::Dim3 blockDim{attn::cuda::emulator::kThreadsPerBlock, 1, 1};
 
 namespace attn::cuda {
 

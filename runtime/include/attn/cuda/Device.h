@@ -63,6 +63,10 @@ private:
 // Waits for the device and reports the first error of any kernel launched before.
 Status synchronize();
 
+// Whether the GPU addresses `p`: device or managed memory (false for host memory, and for
+// null).
+bool deviceAddressable(const void *p);
+
 } // namespace attn::cuda
 
 #endif // ATTN_CUDA_DEVICE_H
