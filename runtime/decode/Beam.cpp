@@ -188,7 +188,12 @@ std::vector<Hypothesis> beamSearch(StepModel &model, const BeamOptions &options)
         lp = -std::numeric_limits<double>::infinity();
       candidates.push_back({alive[k].logProb + lp, k, v});
     };
-    if (model.stepTopK(tokens, perRow, topIds, logProbs)) {
+    // (Ranked within a row by the token's log-probability alone: the same order as the
+    // extensions' sums unless a hypothesis's own log-probability is -inf, where every sum
+    // ties and the ranking falls to the token ids.)
+    bool finite = std::all_of(alive.begin(), alive.end(),
+                              [](const Alive &a) { return std::isfinite(a.logProb); });
+    if (finite && model.stepTopK(tokens, perRow, topIds, logProbs)) {
       if ((int64_t)topIds.size() != rows * perRow || (int64_t)logProbs.size() != rows * perRow)
         throw std::runtime_error("attn: beam search: the model ranked " +
                                  std::to_string(topIds.size()) + " tokens, expected " +

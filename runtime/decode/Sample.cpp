@@ -1,5 +1,6 @@
 #include "attn/decode/Sample.h"
 #include "attn/Names.h"
+#include "attn/decode/Beam.h" // StepModel::kMostRankedOnDevice
 
 #include "attn/Random.h"
 
@@ -49,7 +50,8 @@ namespace {
 // weights, the same uniform, the same pick (as sampled() draws from a StepModel's stepTopK).
 int32_t drawFrom(const Program &program, const float *scores, int64_t vocab, const SampleOptions &o,
                  Rng &rng) {
-  if (program.info().device && attn_cuda_top_k_rows && o.topK > 0 && o.topK < vocab) {
+  if (program.info().device && attn_cuda_top_k_rows && o.topK > 0 && o.topK < vocab &&
+      o.topK <= StepModel::kMostRankedOnDevice) {
     std::vector<int32_t> ids(o.topK);
     std::vector<float> top(o.topK);
     attn_cuda_top_k_rows(scores, 1, vocab, o.topK, ids.data(), top.data());

@@ -175,7 +175,8 @@ const Tensor *ProgramStepModel::result(const std::string &name) const {
 
 bool ProgramStepModel::stepTopK(const std::vector<int32_t> &tokens, int64_t k,
                                 std::vector<int32_t> &ids, std::vector<float> &idLogProbs) {
-  if (!program_.info().device || !attn_cuda_top_k_rows || k < 1 || k > vocab_)
+  if (!program_.info().device || !attn_cuda_top_k_rows || k < 1 || k > vocab_ ||
+      k > kMostRankedOnDevice)
     return false;
   const Tensor &lp = run(tokens);
   ids.resize(size_t(rows_ * k));

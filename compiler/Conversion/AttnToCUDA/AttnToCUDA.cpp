@@ -95,12 +95,23 @@ struct EmbeddingGradToKernel : OpRewritePattern<EmbeddingGradOp> {
     auto table = cast<RankedTensorType>(op.getType());
     int64_t positions = ids.getNumElements(), vocab = table.getShape()[0],
             dim = table.getShape()[1];
-    // ids [N], dy [N, D].
-    ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, ids.getRank()));
-    Value flatIds = rewriter.create<tensor::CollapseShapeOp>(loc, op.getIds(),
-                                                             ArrayRef<ReassociationIndices>{all});
-    Value flatGrad = rewriter.create<tensor::CollapseShapeOp>(
-        loc, op.getGrad(), ArrayRef<ReassociationIndices>{all, {ids.getRank()}});
+    // ids [N], dy [N, D]: the positions collapsed into one dimension, or a single id's
+    // (rank 0) expanded into one.
+    Value flatIds, flatGrad;
+    if (ids.getRank() == 0) {
+      flatIds = rewriter.create<tensor::ExpandShapeOp>(
+          loc, RankedTensorType::get({1}, ids.getElementType()), op.getIds(),
+          ArrayRef<ReassociationIndices>{});
+      flatGrad = rewriter.create<tensor::ExpandShapeOp>(
+          loc, RankedTensorType::get({1, dim}, rewriter.getF32Type()), op.getGrad(),
+          ArrayRef<ReassociationIndices>{{0, 1}});
+    } else {
+      ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, ids.getRank()));
+      flatIds = rewriter.create<tensor::CollapseShapeOp>(loc, op.getIds(),
+                                                         ArrayRef<ReassociationIndices>{all});
+      flatGrad = rewriter.create<tensor::CollapseShapeOp>(
+          loc, op.getGrad(), ArrayRef<ReassociationIndices>{all, {ids.getRank()}});
+    }
     std::string name = onednn::freshKernelName(op, "attn_embedding_grad");
     defineKernel(rewriter, op, name, positions, vocab, dim);
     rewriter.replaceOp(op,

@@ -126,12 +126,22 @@ func.func @per_head_grad(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>,
 // CHECK-LABEL: func @embedding_grad
 // CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<2x3xi32> into tensor<6xi32>
 // CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
-// CHECK: call @attn_embedding_grad_0(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<?xi32, strided<[?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) -> ()
+// CHECK: call @attn_embedding_grad_1(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<?xi32, strided<[?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) -> ()
 // CHECK-NOT: attn.embedding_grad
 // CHECK-ON-CPU-LABEL: func @embedding_grad
-// CHECK-ON-CPU: call @attn_embedding_grad_0(
+// CHECK-ON-CPU: call @attn_embedding_grad_1(
 func.func @embedding_grad(%ids: tensor<2x3xi32>, %dy: tensor<2x3x4xf32>) -> tensor<10x4xf32> {
   %dt = attn.embedding_grad %ids, %dy : tensor<2x3xi32>, tensor<2x3x4xf32> -> tensor<10x4xf32>
+  return %dt : tensor<10x4xf32>
+}
+
+// A single id (rank 0): one position, [1] and [1, 4].
+// CHECK-LABEL: func @embedding_grad_of_one_id
+// CHECK: tensor.expand_shape %{{.*}} [] output_shape [1] : tensor<i32> into tensor<1xi32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [1, 4] : tensor<4xf32> into tensor<1x4xf32>
+// CHECK: call @attn_embedding_grad_0(
+func.func @embedding_grad_of_one_id(%id: tensor<i32>, %dy: tensor<4xf32>) -> tensor<10x4xf32> {
+  %dt = attn.embedding_grad %id, %dy : tensor<i32>, tensor<4xf32> -> tensor<10x4xf32>
   return %dt : tensor<10x4xf32>
 }
 
@@ -139,7 +149,7 @@ func.func @embedding_grad(%ids: tensor<2x3xi32>, %dy: tensor<2x3x4xf32>) -> tens
 // The embedding's gradient: a thread per column (D = 4: one block of 64), which zeroes its
 // column of the table's gradient (V = 10 rows) and adds the positions' rows in order (6),
 // those whose id is in [0, 10).
-// KERNEL-LABEL: func.func private @attn_embedding_grad_0(
+// KERNEL-LABEL: func.func private @attn_embedding_grad_1(
 // KERNEL-SAME: %[[IDS:.*]]: memref<?xi32, {{.*}}>, %[[DY:.*]]: memref<?x?xf32, {{.*}}>, %[[OUT:.*]]: memref<?x?xf32, {{.*}}>)
 // KERNEL: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c64, {{.*}} = %c1, {{.*}} = %c1)
 // KERNEL: %[[D:.*]] = arith.addi

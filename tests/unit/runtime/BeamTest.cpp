@@ -181,7 +181,8 @@ TEST(Greedy, TakesTheChoicesOfAModelThatChoosesItself) {
 
 // A model that ranks its rows' tokens itself (as a --device cuda program does on the GPU,
 // attn/decode/Seq2Seq.h), here from the same toy distributions: beam search takes each row's
-// beam + 1 likeliest tokens and never asks for the log-probabilities.
+// beam + 1 likeliest tokens, and asks for the log-probabilities only when a hypothesis has
+// log-probability -inf.
 class RankingModel : public ToyModel {
 public:
   using ToyModel::ToyModel;
@@ -209,10 +210,13 @@ public:
     }
     return true;
   }
-  void step(const Ids &, std::vector<float> &) override {
-    ADD_FAILURE() << "beamSearch() asked for the log-probabilities of a model that ranks";
+  // Asked where ranking by a token's log-probability would not be the search's order (a
+  // hypothesis of log-probability -inf, which a NaN makes).
+  void step(const Ids &tokens, std::vector<float> &logProbs) override {
+    ToyModel::step(tokens, logProbs);
+    ++fullSteps;
   }
-  int64_t rankings = 0;
+  int64_t rankings = 0, fullSteps = 0;
   std::set<int64_t> widths;
 };
 
@@ -256,7 +260,10 @@ TEST(Beam, TheLikeliestTokensOfEachRowGiveTheSameSearch) {
           EXPECT_EQ(a[i].logProb, b[i].logProb) << where << ", hypothesis " << i;
           EXPECT_EQ(a[i].score, b[i].score) << where << ", hypothesis " << i;
         }
-        EXPECT_EQ(device.rankings, host.steps) << where;
+        EXPECT_EQ(device.rankings + device.fullSteps, host.steps) << where;
+        EXPECT_GE(device.rankings, 1) << where;
+        if (seed % 2 == 0) // no NaN: every step ranked
+          EXPECT_EQ(device.fullSteps, 0) << where;
         EXPECT_EQ(device.widths, std::set<int64_t>{std::min(beam + 1, vocab)}) << where;
       }
 }
@@ -292,6 +299,7 @@ TEST(Sampling, TheLikeliestTokensOfEachRowGiveTheSameDraws) {
         EXPECT_EQ(a[k].logProb, b[k].logProb) << where << ", row " << k;
       }
       EXPECT_EQ(device.rankings, host.steps) << where;
+      EXPECT_EQ(device.fullSteps, 0) << where;
       EXPECT_EQ(device.widths, std::set<int64_t>{o.topK}) << where;
     }
 }

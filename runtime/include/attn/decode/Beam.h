@@ -30,6 +30,10 @@ public:
     (void)tokens, (void)best, (void)bestLogProbs;
     return false;
   }
+  // The most tokens per row a model that ranks on the GPU (ProgramStepModel, attn::decode::
+  // sample) ranks there: each is a pass over the row by one block, so a large k (a top-k of
+  // thousands) reads the log-probabilities back and ranks them on the host instead.
+  static constexpr int64_t kMostRankedOnDevice = 64;
   // Beam search's step, where the model can rank on its own: feeds tokens as step() does,
   // then writes each row's k likeliest next tokens, best first (ties: the lowest id; a NaN
   // ranks as -inf and is written as -inf), and their log-probabilities (ids, idLogProbs:
