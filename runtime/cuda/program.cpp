@@ -223,9 +223,14 @@ namespace {
 template <typename Choose>
 void readBackChoices(const char *kernel, int64_t count, int32_t *index, float *value,
                      Choose choose) {
-  DeviceBuffer choices(size_t(count) * (sizeof(int32_t) + sizeof(float)));
-  if (!choices.status().ok())
-    fail(kernel, choices.status().message());
+  // Kept per thread, grown when a step asks more: a decoding step, not a cudaMalloc and a
+  // cudaFree (which waits for the device) each.
+  thread_local DeviceBuffer choices;
+  if (size_t bytes = size_t(count) * (sizeof(int32_t) + sizeof(float)); choices.bytes() < bytes) {
+    choices = DeviceBuffer(bytes);
+    if (!choices.status().ok())
+      fail(kernel, choices.status().message());
+  }
   auto *deviceIndex = static_cast<int32_t *>(choices.data());
   auto *deviceValue = reinterpret_cast<float *>(deviceIndex + count);
   Status st = choose(deviceIndex, deviceValue);

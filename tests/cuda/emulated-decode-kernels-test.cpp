@@ -7,6 +7,8 @@
 // After the emulator: the kernels are written over its primitives.
 #include "../../runtime/cuda/DecodeKernels.cuh"
 
+#include "DecodeReference.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,32 +19,24 @@
 
 namespace {
 
+using namespace attn::cuda::testing;
 using attn::cuda::emulator::Dim3;
 using attn::cuda::emulator::launch;
 namespace k = attn::cuda::decode;
 
-// Rows of normally distributed scores, then the cases that decide the picks: a tie across
-// threads' shares, the last column, a NaN first and elsewhere, a row of equals, +inf.
+// Rows of normally distributed scores, then the cases that decide the picks (DecodeReference.h).
 std::vector<float> rows(int64_t count, int64_t cols) {
   std::mt19937 rng(7);
   std::normal_distribution<float> dist;
   std::vector<float> x(size_t(count * cols));
   for (float &v : x)
     v = dist(rng);
-  auto at = [&](int64_t r, int64_t j) -> float & { return x[size_t(r * cols + j)]; };
-  at(0, 3) = at(0, cols - 7) = at(0, 130) = 40; // three equals, in three threads' shares
-  at(1, cols - 1) = 60;
-  at(2, 0) = NAN;
-  at(3, 5) = NAN;
-  at(3, 133) = 70; // in the same thread's share as the NaN
-  for (int64_t j = 0; j < cols; ++j)
-    at(4, j) = -1;
-  at(5, cols / 2) = INFINITY;
+  writeDecodeCases(x.data(), cols);
   return x;
 }
 
 TEST(EmulatedDecodeKernels, ArgmaxIsStdMaxElement) {
-  const int64_t count = 6, cols = 1000;
+  const int64_t count = kDecodeCaseRows, cols = 1000;
   std::vector<float> x = rows(count, cols), value(count, -7);
   std::vector<int32_t> index(count, -7);
   launch(Dim3{unsigned(count), 1, 1}, k::kShared, k::argmaxRows,
@@ -59,7 +53,7 @@ TEST(EmulatedDecodeKernels, ArgmaxIsStdMaxElement) {
 }
 
 TEST(EmulatedDecodeKernels, TopKIsAStableSortsFirstK) {
-  const int64_t count = 6, cols = 300;
+  const int64_t count = kDecodeCaseRows, cols = 300;
   std::vector<float> x = rows(count, cols);
   for (int64_t kk : {int64_t(1), int64_t(6), cols}) {
     std::vector<int32_t> index(size_t(count * kk), -7);
@@ -67,17 +61,11 @@ TEST(EmulatedDecodeKernels, TopKIsAStableSortsFirstK) {
     launch(Dim3{unsigned(count), 1, 1}, k::kShared, k::topKRows,
            static_cast<const float *>(x.data()), cols, kk, index.data(), value.data());
     for (int64_t r = 0; r < count; ++r) {
-      std::vector<float> row(x.begin() + r * cols, x.begin() + (r + 1) * cols);
-      for (float &v : row)
-        v = std::isnan(v) ? -INFINITY : v;
-      std::vector<int32_t> order(cols);
-      for (int64_t j = 0; j < cols; ++j)
-        order[j] = int32_t(j);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+      const float *row = x.data() + r * cols;
+      std::vector<int32_t> order = ranking(row, cols);
       for (int64_t i = 0; i < kk; ++i) {
         ASSERT_EQ(index[r * kk + i], order[i]) << "k " << kk << ", row " << r << ", rank " << i;
-        ASSERT_EQ(value[r * kk + i], row[order[i]])
+        ASSERT_EQ(value[r * kk + i], rankedValue(row[order[i]]))
             << "k " << kk << ", row " << r << ", rank " << i;
       }
     }

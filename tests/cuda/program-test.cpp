@@ -19,6 +19,7 @@
 #include "attn/cuda/Offload.h"
 
 #include "AttentionReference.h" // toBits, fromBits
+#include "DecodeReference.h"
 #include "GpuTest.h"
 
 #include <algorithm>
@@ -151,19 +152,14 @@ void checkBf16Products() {
   }
 }
 
-// Greedy decoding's choice on the GPU against std::max_element: ties to the lowest index,
-// rows wider than a block, a NaN first (it wins) and elsewhere (it does not).
+// Greedy decoding's choice on the GPU against std::max_element, on DecodeReference.h's cases:
+// ties to the lowest index, rows wider than a block, a NaN first (it wins) and elsewhere (it
+// does not).
 void checkArgmax() {
   std::printf("  attn_cuda_argmax_rows against std::max_element\n");
-  const int64_t rows = 7, cols = 1000;
+  const int64_t rows = kDecodeCaseRows, cols = 1000;
   float *x = values(rows * cols);
-  x[1 * cols + 10] = x[1 * cols + 700] = 50; // a tie across threads
-  x[2 * cols + 999] = 60;                    // the last column
-  x[3 * cols + 0] = NAN;                     // a NaN first: max_element keeps it
-  x[4 * cols + 5] = NAN;                     // elsewhere: ignored
-  x[4 * cols + 261] = 70;                    // in the same thread's share as the NaN
-  for (int64_t j = 0; j < cols; ++j)         // a row of equals
-    x[5 * cols + j] = -1;
+  writeDecodeCases(x, cols);
   std::vector<int32_t> index(rows, -7);
   std::vector<float> value(rows);
   attn_cuda_argmax_rows(x, rows, cols, index.data(), value.data());
@@ -178,33 +174,23 @@ void checkArgmax() {
   attn::bufferFree(x);
 }
 
-// Beam search's ranking on the GPU against a stable sort (NaN as -inf): ties to the lowest
-// index, across threads and across passes, rows wider than a block, NaNs, k = 1 and k = cols.
+// Beam search's ranking on the GPU against a stable sort (NaN as -inf), on the same cases:
+// ties to the lowest index, across threads and across passes, rows wider than a block, NaNs,
+// k = 1 and k = cols.
 void checkTopK() {
   std::printf("  attn_cuda_top_k_rows against a stable sort\n");
-  const int64_t rows = 5, cols = 1000;
+  const int64_t rows = kDecodeCaseRows, cols = 1000;
   float *x = values(rows * cols);
-  x[0 * cols + 900] = x[0 * cols + 3] = x[0 * cols + 260] = 40; // a three-way tie
-  x[1 * cols + 0] = NAN;                                        // NaNs: last
-  x[1 * cols + 517] = NAN;
-  for (int64_t j = 0; j < cols; ++j) // a row of equals but one
-    x[2 * cols + j] = j == 777 ? 1.0f : -1.0f;
-  x[3 * cols + 999] = INFINITY;
+  writeDecodeCases(x, cols);
   for (int64_t k : {int64_t(1), int64_t(6), cols}) {
     std::vector<int32_t> index(size_t(rows * k), -7);
     std::vector<float> value(size_t(rows * k));
     attn_cuda_top_k_rows(x, rows, cols, k, index.data(), value.data());
     for (int64_t r = 0; r < rows; ++r) {
-      std::vector<float> row(x + r * cols, x + (r + 1) * cols);
-      for (float &v : row)
-        v = std::isnan(v) ? -INFINITY : v;
-      std::vector<int32_t> order(cols);
-      for (int64_t j = 0; j < cols; ++j)
-        order[j] = int32_t(j);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+      const float *row = x + r * cols;
+      std::vector<int32_t> order = ranking(row, cols);
       for (int64_t i = 0; i < k; ++i)
-        if (index[r * k + i] != order[i] || value[r * k + i] != row[order[i]]) {
+        if (index[r * k + i] != order[i] || value[r * k + i] != rankedValue(row[order[i]])) {
           fail("k " + std::to_string(k) + ", row " + std::to_string(r) + ", rank " +
                std::to_string(i) + ": index " + std::to_string(index[r * k + i]) + ", expected " +
                std::to_string(order[i]));
