@@ -177,6 +177,40 @@ def AttnLinalgToGPU : Pass<"attn-linalg-to-gpu"> {
                            "mlir::affine::AffineDialect", "mlir::memref::MemRefDialect"];
 }
 
+def AttnDeviceBuffers : Pass<"attn-device-buffers", "mlir::ModuleOp"> {
+  let summary = "puts each buffer that only the GPU touches in device memory (gpu.alloc)";
+  let description = [{
+    `--device cuda` (and `cuda-on-cpu`, its check on the CPU), after attn-linalg-to-gpu and
+    before the kernels are outlined: the device half of a program's memory (docs/cuda.md,
+    "Memory"). A `memref.alloc` of the host code becomes a `gpu.alloc` (and each
+    `memref.dealloc` of it a `gpu.dealloc`) when nothing but the GPU reads or writes its
+    contents, that is when every use, through views (`subview`, `reinterpret_cast`,
+    `collapse_shape`, `expand_shape`, `cast`, `extract_strided_metadata`'s base buffer), is
+
+    - inside a `gpu.launch` (a generated kernel),
+    - an operand of a call of the CUDA runtime (`@attn_rt_cuda_*`: products on cuBLASLt, the
+      flash attention and recurrent kernels, which gather from device memory on the GPU),
+    - an operand of a call of one of the program's own functions whose parameter is, in the
+      callee, used only so (attn-outline-loops moves each kernel into a function of its own),
+    - a `memref.dealloc` in the allocating function, or an op that reads only the buffer's
+      shape or address (`memref.dim`, the deallocation's pointer comparisons).
+
+    Anything else keeps the buffer in the runtime's memory (CUDA managed memory, which both
+    sides address): a load, store or copy on the host, a CPU kernel's call (int8 products), a
+    buffer yielded by a loop or returned, or one a callee frees. The activations, gradients
+    and scratch buffers of a training step so come from the device's stream-ordered pool
+    (runtime/cuda/launch.cpp's `mgpuMemAlloc`, `cudaMallocAsync`), are recycled by it in
+    stream order, and are never migrated or faulted in; the tensors the runtime makes
+    (parameters, optimizer state, a batch) and what an entry returns stay managed, where the
+    host reads them after a wait.
+
+    The allocation is `gpu.alloc async` between two `gpu.wait`s: gpu-to-llvm lowers only the
+    asynchronous form, and its stream is the runtime's one stream (the waits do not wait
+    there; attn-gpu-host-sync's calls do).
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 def AttnGPULaunchToLoops : Pass<"attn-gpu-launch-to-loops"> {
   let summary = "runs each gpu.launch on the CPU: the scf.parallel over its grid and blocks";
   let description = [{
@@ -187,9 +221,11 @@ def AttnGPULaunchToLoops : Pass<"attn-gpu-launch-to-loops"> {
     loop's indices and its grid and block dimensions the launch's sizes (as block
     arguments, or as `gpu.block_id` ... ops). A launch whose threads must run at the same
     time (barriers, shuffles, workgroup memory) has no such form and is an error naming
-    the op.
+    the op. attn-device-buffers' device buffers (`gpu.alloc`, `gpu.dealloc`) become the
+    host's (`memref.alloc`, `memref.dealloc`), and the `gpu.wait`s around them go.
   }];
-  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def AttnNVVMMath : Pass<"attn-nvvm-math"> {

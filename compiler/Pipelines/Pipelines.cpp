@@ -128,6 +128,16 @@ struct TrainingPipelineOptions : public PassPipelineOptions<TrainingPipelineOpti
                                 llvm::cl::init("f32")};
 };
 
+// attn-opt's spelling of buildLoweredToLLVM's device: attn-lower-to-llvm{device=cuda}.
+struct LoweringPipelineOptions : public PassPipelineOptions<LoweringPipelineOptions> {
+  Option<Device> device{*this, "device", llvm::cl::desc("where the program runs"),
+                        llvm::cl::init(Device::CPU),
+                        llvm::cl::values(clEnumValN(Device::CPU, "cpu", "the CPU"),
+                                         clEnumValN(Device::CUDA, "cuda", "an NVIDIA GPU"),
+                                         clEnumValN(Device::CUDAOnCPU, "cuda-on-cpu",
+                                                    "the GPU's generated kernels as CPU loops"))};
+};
+
 } // namespace
 
 std::optional<Device> parseDevice(const std::string &name) {
@@ -254,8 +264,11 @@ void buildLoweredToLLVM(OpPassManager &pm, const std::string &entryPrefix, Devic
   pm.addPass(mlir::attn::createAttnOutlineLoops());
   // Every loop nest a GPU kernel: launched on the GPU (its PTX in the program), or, checked
   // on the CPU, the same launches with their grids as loops.
-  if (device != Device::CPU)
+  if (device != Device::CPU) {
     pm.addPass(mlir::attn::createAttnLinalgToGPU());
+    // Once every loop nest is a launch: what only the GPU touches is device memory.
+    pm.addPass(mlir::attn::createAttnDeviceBuffers());
+  }
   if (device == Device::CUDA)
     buildKernelsToPTX(pm, "sm_90");
   if (device == Device::CUDAOnCPU)
@@ -312,9 +325,11 @@ void registerPassesAndPipelines() {
       });
   PassPipelineRegistration<>("attn-lower", "attn -> linalg/tensor/scf + oneDNN kernel calls",
                              [](OpPassManager &pm) { buildAttnToLowered(pm); });
-  PassPipelineRegistration<>("attn-lower-to-llvm",
-                             "lowered tensors -> LLVM dialect with packed entry points",
-                             [](OpPassManager &pm) { buildLoweredToLLVM(pm, "attn_"); });
+  PassPipelineRegistration<LoweringPipelineOptions>(
+      "attn-lower-to-llvm", "lowered tensors -> LLVM dialect with packed entry points",
+      [](OpPassManager &pm, const LoweringPipelineOptions &o) {
+        buildLoweredToLLVM(pm, "attn_", o.device);
+      });
 }
 
 } // namespace attn::pipelines

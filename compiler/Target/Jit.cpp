@@ -87,6 +87,8 @@ JitProgram::load(const std::vector<std::string> &objects, const Manifest &manife
   add("mgpuStreamDestroy", (void *)&mgpuStreamDestroy);
   add("mgpuStreamSynchronize", (void *)&mgpuStreamSynchronize);
   add("mgpuLaunchKernel", (void *)&mgpuLaunchKernel);
+  add("mgpuMemAlloc", (void *)&mgpuMemAlloc);
+  add("mgpuMemFree", (void *)&mgpuMemFree);
   add("attn_rt_cuda_synchronize", (void *)&attn_rt_cuda_synchronize);
 #endif
   if (llvm::Error e = lib.define(llvm::orc::absoluteSymbols(std::move(symbols))))

@@ -29,6 +29,8 @@ __device__ __forceinline__ float toStorage(float x, float *) { return x; }
 __device__ __forceinline__ __nv_bfloat16 toStorage(float x, __nv_bfloat16 *) {
   return __float2bfloat16(x);
 }
+// (A bf16 view's bits, copied as they are: program.cpp's products gather their factors so.)
+__device__ __forceinline__ uint16_t toStorage(uint16_t bits, uint16_t *) { return bits; }
 __device__ __forceinline__ float widened(float x) { return x; }
 __device__ __forceinline__ float widened(__nv_bfloat16 x) { return __bfloat162float(x); }
 

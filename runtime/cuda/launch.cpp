@@ -18,6 +18,9 @@
 // the PTX itself, not its address: a JIT-compiled program's memory may be reused by the next
 // program's, whose PTX at the same address is another module.
 //
+// A buffer that only the generated kernels and the runtime's GPU calls touch is device memory
+// (attn-device-buffers: gpu.alloc -> mgpuMemAlloc, below), from CUDA's stream-ordered pool.
+//
 // Launches are asynchronous, in order on the default stream, which the runtime's other GPU
 // calls (cuBLASLt, the offloaded kernels) use too. So mgpuStreamSynchronize, which the
 // synchronous form of gpu-to-llvm's lowering calls after every launch, does not wait: the host
@@ -120,6 +123,35 @@ void mgpuStreamDestroy(void * /*stream*/) {}
 
 // See the top of the file: the host waits in attn_rt_cuda_synchronize.
 void mgpuStreamSynchronize(void * /*stream*/) {}
+
+// attn-device-buffers' buffers (gpu.alloc, gpu.dealloc), which only the GPU touches: from the
+// device's default memory pool, stream-ordered on the default stream. A freed block is handed
+// out again to work queued after the free, with no wait; the pool keeps what it has (its
+// release threshold is raised once), so after a program's first step its allocations are
+// free-list hits, as bufferAlloc's are on the CPU. 256-byte aligned.
+void *mgpuMemAlloc(uint64_t bytes, void *stream, bool /*hostShared: never asked*/) {
+  static const bool pooled = [] {
+    cudaMemPool_t pool = nullptr;
+    int device = 0;
+    uint64_t keep = UINT64_MAX;
+    return cudaGetDevice(&device) == cudaSuccess &&
+           cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+           cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+  }();
+  (void)pooled; // without it the pool returns memory at each wait: slower, not wrong
+  void *p = nullptr;
+  // (An empty buffer gets a byte: deallocation tells buffers apart by their addresses.)
+  if (cudaError_t err = cudaMallocAsync(&p, bytes ? bytes : 1, static_cast<cudaStream_t>(stream));
+      err != cudaSuccess)
+    fail("device memory",
+         "allocating " + std::to_string(bytes) + " bytes: " + cudaGetErrorString(err));
+  return p;
+}
+
+void mgpuMemFree(void *p, void *stream) {
+  if (cudaError_t err = cudaFreeAsync(p, static_cast<cudaStream_t>(stream)); err != cudaSuccess)
+    fail("device memory", std::string("freeing a buffer: ") + cudaGetErrorString(err));
+}
 
 void attn_rt_cuda_synchronize(void) {
   if (cudaError_t err = cudaStreamSynchronize(nullptr); err != cudaSuccess) {

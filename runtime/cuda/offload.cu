@@ -12,6 +12,7 @@
 #include "attn/cuda/Offload.h"
 #include "attn/cuda/Recurrent.h"
 #include "runtime/cuda/Fail.h"
+#include "runtime/cuda/Gather.h"
 #include "runtime/cuda/OffloadKernels.cuh"
 
 #include <cuda_bf16.h>
@@ -193,6 +194,22 @@ AttentionShape shapeOf(const char *kernel, const attn_memref4 &q, const attn_mem
   return s;
 }
 
+} // namespace
+
+namespace attn::cuda::internal {
+void gatherOnGpu(const char *what, const attn_memref1 &m, float *out) {
+  ::gatherOnGpu<attn_memref1, 1>(what, m, out);
+}
+void gatherOnGpu(const char *what, const attn_memref3 &m, float *out) {
+  ::gatherOnGpu<attn_memref3, 3>(what, m, out);
+}
+void gatherOnGpu(const char *what, const attn_memref_bf16_3 &m, uint16_t *out) {
+  ::gatherOnGpu<attn_memref_bf16_3, 3>(what, m, out);
+}
+} // namespace attn::cuda::internal
+
+namespace {
+
 // A memref's elements in a device buffer of its own, f32 (the recurrent entries: they run in
 // f32 throughout, so a call owns its few buffers).
 template <typename M, int N> DeviceBuffer onDevice(const char *kernel, const M &m) {
@@ -287,7 +304,6 @@ struct LayerOnDevice {
             bHh.as<float>(), peephole.as<float>(), wProj.as<float>()};
   }
 };
-
 
 } // namespace
 

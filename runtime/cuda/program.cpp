@@ -8,7 +8,7 @@
 //   checkpoint's parameters after the device is synchronised.
 // - its matrix products, attn_rt_matmul's and attn_rt_dense's contracts (f32 and bf16 factors)
 //   on cuBLASLt, on the operands where they are (no copies; a view cuBLASLt cannot describe is
-//   gathered first).
+//   gathered first, on the GPU: an operand may be device memory, attn-device-buffers').
 // - decoding's choices (greedy's argmax, beam search's k best per row) and beam search's row
 //   gathers, on the GPU, so that a step reads back K or K x k tokens and the state stays there.
 //
@@ -21,6 +21,7 @@
 #include "attn/cuda/Matmul.h"
 #include "attn/cuda/Offload.h"
 #include "runtime/cuda/Fail.h"
+#include "runtime/cuda/Gather.h"
 #include "runtime/cuda/MatrixView.h"
 
 #include <cuda_runtime_api.h>
@@ -56,19 +57,24 @@ struct Operand {
   void *gathered = nullptr;
 };
 
-template <typename M> Operand operand(const M &m) {
+template <typename M> Operand operand(const char *kernel, const M &m) {
   using Element = std::remove_pointer_t<decltype(m.aligned)>;
   Operand o{m.aligned + m.offset, matrixView(m.sizes, m.strides)};
   if (o.view.direct)
     return o;
-  // Managed memory: the CPU gathers the view where it lies, once queued work has written it.
-  attn_rt_cuda_synchronize();
   const int64_t n = m.sizes[0] * m.sizes[1] * m.sizes[2];
   auto *packed = static_cast<Element *>(attn::bufferAlloc(size_t(n) * sizeof(Element)));
-  for (int64_t b = 0, i = 0; b < m.sizes[0]; ++b)
-    for (int64_t r = 0; r < m.sizes[1]; ++r)
-      for (int64_t c = 0; c < m.sizes[2]; ++c)
-        packed[i++] = m.aligned[m.offset + b * m.strides[0] + r * m.strides[1] + c * m.strides[2]];
+  if (deviceAddressable(m.aligned)) {
+    // Queued after the work that writes the view (device memory: the host cannot read it).
+    internal::gatherOnGpu(kernel, m, packed);
+  } else {
+    attn_rt_cuda_synchronize();
+    for (int64_t b = 0, i = 0; b < m.sizes[0]; ++b)
+      for (int64_t r = 0; r < m.sizes[1]; ++r)
+        for (int64_t c = 0; c < m.sizes[2]; ++c)
+          packed[i++] =
+              m.aligned[m.offset + b * m.strides[0] + r * m.strides[1] + c * m.strides[2]];
+  }
   const int64_t packedStrides[3] = {m.sizes[1] * m.sizes[2], m.sizes[2], 1};
   o.data = packed;
   o.gathered = packed;
@@ -101,15 +107,21 @@ void product(const char *kernel, const M &a, const M &b, attn_memref3 &c, bool t
   if (!vc.direct || vc.transposed)
     fail(kernel, "the result " + shapeOf(c) + " is not a row-major view");
   float *out = c.aligned + c.offset;
-  if (k == 0) { // an empty sum; cuBLASLt takes no zero-sized dimension
-    attn_rt_cuda_synchronize();
-    for (int64_t i = 0; i < batch; ++i)
-      for (int64_t r = 0; r < m; ++r)
-        for (int64_t j = 0; j < n; ++j)
-          out[i * vc.batchStride + r * vc.ld + j] = bias ? bias[j] : 0.0f;
+  if (k == 0) { // an empty sum (cuBLASLt takes no zero-sized dimension): c = bias, or 0
+    // Queued copies: c and the bias may be device memory, which the host cannot touch.
+    for (int64_t i = 0; i < batch; ++i) {
+      float *rows = out + i * vc.batchStride;
+      cudaError_t err =
+          bias ? cudaSuccess
+               : cudaMemset2DAsync(rows, size_t(vc.ld) * sizeof(float), 0, n * sizeof(float), m);
+      for (int64_t r = 0; bias && r < m && err == cudaSuccess; ++r)
+        err = cudaMemcpyAsync(rows + r * vc.ld, bias, n * sizeof(float), cudaMemcpyDefault);
+      if (err != cudaSuccess)
+        fail(kernel, std::string("filling an empty product: ") + cudaGetErrorString(err));
+    }
     return;
   }
-  Operand oa = operand(a), ob = operand(b);
+  Operand oa = operand(kernel, a), ob = operand(kernel, b);
   MatmulShape s;
   s.batch = batch;
   s.m = m;
@@ -155,10 +167,14 @@ void dense(const char *kernel, const M2 &x, const M2 &w, const attn_memref1 &bia
   const float *b = bias.aligned + bias.offset;
   void *packedBias = nullptr;
   if (n > 1 && bias.strides[0] != 1) { // cuBLASLt's bias epilogue reads a packed vector
-    attn_rt_cuda_synchronize();
     auto *packed = static_cast<float *>(attn::bufferAlloc(size_t(n) * sizeof(float)));
-    for (int64_t j = 0; j < n; ++j)
-      packed[j] = b[j * bias.strides[0]];
+    if (deviceAddressable(bias.aligned)) {
+      internal::gatherOnGpu(kernel, bias, packed);
+    } else {
+      attn_rt_cuda_synchronize();
+      for (int64_t j = 0; j < n; ++j)
+        packed[j] = b[j * bias.strides[0]];
+    }
     b = packed;
     packedBias = packed;
   }

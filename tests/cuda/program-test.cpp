@@ -10,6 +10,8 @@
 // - its generated kernels' launches: a PTX module through MLIR's mgpu* calls, with a memref
 //   descriptor's five arguments as gpu-to-llvm passes them;
 // - the order: everything is queued on one stream, and attn_rt_cuda_synchronize waits for it;
+// - device buffers (mgpuMemAlloc, attn-device-buffers'): the products gather and fill them on
+//   the GPU;
 // - greedy decoding's choice (attn_cuda_argmax_rows) against std::max_element; beam search's
 //   ranking (attn_cuda_top_k_rows) against a stable sort and its row gather
 //   (attn_cuda_gather_rows) against memcpy.
@@ -279,6 +281,58 @@ void checkLaunch() {
   attn::bufferFree(data);
 }
 
+// attn-device-buffers' buffers (mgpuMemAlloc / mgpuMemFree, device memory the host must not
+// touch) as the products' operands: a view gathered on the GPU, an empty sum's result filled
+// there, against the same product of managed memory.
+void checkDeviceBuffers() {
+  std::printf("  device buffers: the pool's blocks, products reading and writing them\n");
+  const int64_t m = 3, k = 4, n = 5;
+  void *empty = mgpuMemAlloc(0, nullptr, false);
+  if (!empty || !attn_cuda_device_addressable(empty))
+    fail("an empty device buffer has no address the GPU takes");
+  mgpuMemFree(empty, nullptr);
+  // a: [1, 3, 4] as a view with strides no leading dimension describes, so it is gathered.
+  float *a = values(48), *b = values(k * n), *out = values(m * n);
+  auto *da = static_cast<float *>(mgpuMemAlloc(48 * sizeof(float), nullptr, false));
+  auto *dc = static_cast<float *>(mgpuMemAlloc(m * n * sizeof(float), nullptr, false));
+  if (!attn_cuda_device_addressable(da))
+    fail("a device buffer is not addressed by the GPU");
+  cudaMemcpyAsync(da, a, 48 * sizeof(float), cudaMemcpyDefault, nullptr);
+  attn_memref3 va = view3(da, 0, {1, 3, 4}, {48, 2, 7}), vb = view3(b, 0, {1, 4, 5}, {20, 5, 1});
+  attn_memref3 vc = view3(dc, 0, {1, m, n}, {m * n, n, 1});
+  _mlir_ciface_attn_rt_cuda_matmul(&va, &vb, &vc, false, false);
+  std::vector<float> got(m * n);
+  cudaMemcpyAsync(got.data(), dc, got.size() * sizeof(float), cudaMemcpyDefault, nullptr);
+  attn_rt_cuda_synchronize();
+  const attn_memref3 ha = view3(a, 0, {1, 3, 4}, {48, 2, 7});
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+    double want = 0;
+    for (int64_t kk = 0; kk < k; ++kk)
+      want += double(at(ha, 0, r, kk)) * double(at(vb, 0, kk, j));
+    if (!(std::abs(got[r * n + j] - want) <= 1e-5 * (1 + std::abs(want))))
+      return fail("a product of a gathered device view: c[" + std::to_string(r) + ", " +
+                  std::to_string(j) + "] = " + std::to_string(got[r * n + j]) + ", want " +
+                  std::to_string(want));
+    }
+  // An empty sum (k = 0) into device memory: c = the bias, or 0.
+  attn_memref2 x{da, da, 0, {m, 0}, {1, 1}}, w{b, b, 0, {0, n}, {n, 1}}, y{dc, dc, 0, {m, n}, {n, 1}};
+  attn_memref1 bias{out, out, 0, {n}, {1}};
+  _mlir_ciface_attn_rt_cuda_dense(&x, &w, &bias, &y);
+  cudaMemcpyAsync(got.data(), dc, got.size() * sizeof(float), cudaMemcpyDefault, nullptr);
+  attn_rt_cuda_synchronize();
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t j = 0; j < n; ++j)
+      if (got[r * n + j] != out[j])
+        return fail("an empty product's result in device memory is not the bias");
+  mgpuMemFree(da, nullptr);
+  mgpuMemFree(dc, nullptr);
+  attn_rt_cuda_synchronize();
+  attn::bufferFree(a);
+  attn::bufferFree(b);
+  attn::bufferFree(out);
+}
+
 } // namespace
 
 int main() {
@@ -325,5 +379,6 @@ int main() {
   checkArgmax();
   checkTopK();
   checkLaunch();
+  checkDeviceBuffers();
   return finish();
 }

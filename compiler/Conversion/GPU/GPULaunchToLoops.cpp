@@ -3,6 +3,7 @@
 #include "compiler/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -45,6 +46,29 @@ struct GPULaunchToLoops : mlir::attn::impl::AttnGPULaunchToLoopsBase<GPULaunchTo
       }
       lower(rewriter, launch);
     }
+    hostBuffers(rewriter);
+  }
+
+  // attn-device-buffers' device buffers: the host's, the gpu.waits around them gone.
+  void hostBuffers(IRRewriter &rewriter) {
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<gpu::AllocOp, gpu::DeallocOp, gpu::WaitOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      rewriter.setInsertionPoint(op);
+      if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
+        Value host = rewriter.create<memref::AllocOp>(
+            alloc.getLoc(), alloc.getType(), alloc.getDynamicSizes(), alloc.getSymbolOperands());
+        rewriter.replaceAllUsesWith(alloc.getMemref(), host);
+      } else if (auto free = dyn_cast<gpu::DeallocOp>(op)) {
+        rewriter.create<memref::DeallocOp>(free.getLoc(), free.getMemref());
+      }
+    }
+    // Last first: a token's users come after it.
+    for (Operation *op : llvm::reverse(ops))
+      rewriter.eraseOp(op);
   }
 
   // gpu.launch blocks(bx, by, bz) in (gx, gy, gz) threads(tx, ty, tz) in (sx, sy, sz) {body}

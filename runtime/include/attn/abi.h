@@ -60,7 +60,8 @@ typedef struct {
   const char *cpu;
   const char *cpu_features;
   /* Where it runs: "cuda" for a program compiled with --device cuda (its kernels on an NVIDIA
-     GPU, its buffers CUDA managed memory: attn/cuda/Offload.h), NULL for the CPU.
+     GPU, its temporaries that only the GPU touches device memory and its other buffers CUDA
+     managed memory: attn/cuda/Offload.h), NULL for the CPU.
      attn::Program refuses to run it where no usable GPU is (or where the program was linked
      without attnc's CUDA runtime): a message instead of an abort at the first call. Opening
      it switches the runtime's allocator to managed memory (attn/Alloc.h). */

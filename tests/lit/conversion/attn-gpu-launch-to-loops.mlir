@@ -56,3 +56,24 @@ func.func @shared() {
   }
   return
 }
+
+// -----
+
+// attn-device-buffers' device buffers are the host's on the CPU; the waits around them go.
+// CHECK-LABEL: func.func @device_buffer
+// CHECK-SAME:    (%[[N:.*]]: index)
+// CHECK-NEXT:    %[[A:.*]] = memref.alloc(%[[N]]) : memref<?xf32>
+// CHECK-NEXT:    call @fill(%[[A]])
+// CHECK-NEXT:    memref.dealloc %[[A]] : memref<?xf32>
+// CHECK-NEXT:    return
+func.func private @fill(memref<?xf32>)
+func.func @device_buffer(%n: index) {
+  %t0 = gpu.wait async
+  %a, %t1 = gpu.alloc async [%t0] (%n) : memref<?xf32>
+  gpu.wait [%t1]
+  call @fill(%a) : (memref<?xf32>) -> ()
+  %t2 = gpu.wait async
+  %t3 = gpu.dealloc async [%t2] %a : memref<?xf32>
+  gpu.wait [%t3]
+  return
+}

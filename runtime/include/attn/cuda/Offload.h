@@ -1,6 +1,8 @@
 /* The CUDA runtime functions compiled code calls under `--device cuda` (attn-to-cuda emits the
  * kernel calls, gpu-to-llvm the launches; docs/cuda.md). A program's buffers are CUDA managed
- * memory (attn_cuda_use_device_memory below), which the GPU and the CPU both address. Calls
+ * memory (attn_cuda_use_device_memory below), which the GPU and the CPU both address, or,
+ * where only the GPU touches them, device memory (mgpuMemAlloc below); the functions here take
+ * either, and never touch device memory on the host. Calls
  * queue their GPU work in order on the default stream; attn_rt_cuda_synchronize waits for it.
  *
  * The fused attention has the CPU flash kernels' signatures (attn/kernels.h; strided views
@@ -16,6 +18,7 @@
 
 #include "attn/kernels.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -94,8 +97,9 @@ void attn_cuda_top_k_rows(const float *x, int64_t rows, int64_t cols, int64_t k,
 void attn_cuda_gather_rows(const void *from, void *to, int64_t row_bytes, const int32_t *parents,
                            int64_t rows);
 
-/* From now on the runtime's buffers (attn/Alloc.h: tensors and compiled code's temporaries)
- * are CUDA managed memory. attn::Program calls it when it opens a program compiled with
+/* From now on the runtime's buffers (attn/Alloc.h: tensors, and compiled code's temporaries
+ * other than its device buffers) are CUDA managed memory. attn::Program calls it when it opens a
+ * program compiled with
  * --device cuda, on a machine with a usable GPU, before the program's tensors are made. */
 void attn_cuda_use_device_memory(void);
 
@@ -125,6 +129,11 @@ void mgpuStreamSynchronize(void *stream);
 void mgpuLaunchKernel(void *function, intptr_t grid_x, intptr_t grid_y, intptr_t grid_z,
                       intptr_t block_x, intptr_t block_y, intptr_t block_z, int32_t shared_bytes,
                       void *stream, void **params, void **extra, size_t params_count);
+/* Device memory for the buffers only the GPU touches (attn-device-buffers' gpu.alloc and
+ * gpu.dealloc): CUDA's stream-ordered pool, on `stream` (the default stream), kept by the pool
+ * for reuse. Out of memory ends the process with a message, as a failed launch does. */
+void *mgpuMemAlloc(uint64_t bytes, void *stream, bool host_shared);
+void mgpuMemFree(void *p, void *stream);
 
 /* Why this process cannot run these kernels ("" when it can: a driver and a GPU). attn::Program
  * asks it before running a program whose attn_program_info::device is "cuda", through a weak

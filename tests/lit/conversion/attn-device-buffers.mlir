@@ -1,0 +1,102 @@
+// RUN: attn-opt %s -attn-device-buffers | FileCheck %s
+
+// A buffer that only kernels touch (a launch, the CUDA runtime's calls), through views too,
+// comes from the device, and its frees (of it or of a view's base buffer) go back there.
+// CHECK-LABEL: func @only_the_gpu
+// CHECK:       %[[T0:.*]] = gpu.wait async
+// CHECK-NEXT:  %[[A:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] (%{{.*}}) : memref<?x4xf32>
+// CHECK-NEXT:  gpu.wait [%[[T1]]]
+// CHECK:       call @attn_rt_cuda_matmul(%{{.*}})
+// CHECK:       %[[T2:.*]] = gpu.wait async
+// CHECK-NEXT:  %[[T3:.*]] = gpu.dealloc async [%[[T2]]] %[[BASE:.*]] : memref<f32>
+// CHECK-NEXT:  gpu.wait [%[[T3]]]
+// CHECK-NOT:   memref.alloc
+// CHECK-NOT:   memref.dealloc
+func.func private @attn_rt_cuda_matmul(memref<?x4xf32, strided<[4, 1], offset: 4>>)
+func.func @only_the_gpu(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  %a = memref.alloc(%n) {alignment = 64 : i64} : memref<?x4xf32>
+  %rows = memref.subview %a[1, 0] [%n, 4] [1, 1] : memref<?x4xf32> to memref<?x4xf32, strided<[4, 1], offset: 4>>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %f, %a[%c0, %c0] : memref<?x4xf32>
+    gpu.terminator
+  }
+  call @attn_rt_cuda_matmul(%rows) : (memref<?x4xf32, strided<[4, 1], offset: 4>>) -> ()
+  // Its shape and address (the deallocation's bookkeeping) are the host's to read.
+  %d = memref.dim %a, %c0 : memref<?x4xf32>
+  %base, %offset, %sizes:2, %strides:2 = memref.extract_strided_metadata %rows : memref<?x4xf32, strided<[4, 1], offset: 4>> -> memref<f32>, index, index, index, index, index
+  %p = memref.extract_aligned_pointer_as_index %base : memref<f32> -> index
+  memref.dealloc %base : memref<f32>
+  return
+}
+
+// The host reads or writes it, a CPU kernel takes it, a loop carries it, an entry returns
+// it: it stays the runtime's (managed memory).
+// CHECK-LABEL: func @the_host
+// CHECK-NOT:   gpu.alloc
+// CHECK-COUNT-4: memref.alloc()
+// CHECK-NOT:   gpu.alloc
+// CHECK:       return
+func.func private @cpu_kernel(memref<4xf32>)
+func.func @the_host(%n: index) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %loaded = memref.alloc() : memref<4xf32>
+  %x = memref.load %loaded[%c0] : memref<4xf32>
+  %kernel = memref.alloc() : memref<4xf32>
+  call @cpu_kernel(%kernel) : (memref<4xf32>) -> ()
+  %carried = memref.alloc() : memref<4xf32>
+  %last = scf.for %i = %c0 to %n step %c1 iter_args(%s = %carried) -> memref<4xf32> {
+    scf.yield %s : memref<4xf32>
+  }
+  memref.dealloc %loaded : memref<4xf32>
+  memref.dealloc %kernel : memref<4xf32>
+  %returned = memref.alloc() : memref<4xf32>
+  return %returned : memref<4xf32>
+}
+
+// Through a call of the program's own functions (attn-outline-loops' kernels): a parameter
+// that the callee only hands to a launch is the GPU's; one it reads on the host, or frees, is
+// not.
+// CHECK-LABEL: func @through_calls
+// CHECK:       gpu.alloc async
+// CHECK:       memref.alloc()
+// CHECK:       memref.alloc()
+// CHECK-NOT:   gpu.alloc
+// CHECK:       return
+func.func private @launches(%x: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %f, %x[%c0] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
+func.func private @loads(%x: memref<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<4xf32>
+  return %v : f32
+}
+func.func private @frees(%x: memref<4xf32>) {
+  memref.dealloc %x : memref<4xf32>
+  return
+}
+func.func @through_calls() {
+  %gpu = memref.alloc() : memref<4xf32>
+  call @launches(%gpu) : (memref<4xf32>) -> ()
+  call @launches(%gpu) : (memref<4xf32>) -> ()
+  memref.dealloc %gpu : memref<4xf32>
+  %host = memref.alloc() : memref<4xf32>
+  call @launches(%host) : (memref<4xf32>) -> ()
+  %v = call @loads(%host) : (memref<4xf32>) -> f32
+  memref.dealloc %host : memref<4xf32>
+  %freed = memref.alloc() : memref<4xf32>
+  call @frees(%freed) : (memref<4xf32>) -> ()
+  return
+}
