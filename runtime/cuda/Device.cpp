@@ -1,6 +1,7 @@
 // The CUDA device through the CUDA runtime (linked statically; it loads libcuda.so.1 itself).
 #include "attn/cuda/Device.h"
 
+#include <cstdint>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
@@ -43,27 +44,45 @@ std::string deviceDescription() {
          std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) + " SMs";
 }
 
+void *deviceAllocate(size_t bytes, Status &status) {
+  static const bool kept = [] {
+    cudaMemPool_t pool = nullptr;
+    int device = 0;
+    uint64_t keep = UINT64_MAX;
+    return cudaGetDevice(&device) == cudaSuccess &&
+           cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+           cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+  }();
+  (void)kept; // without it the pool gives memory back at each wait: slower, not wrong
+  void *p = nullptr;
+  if (cudaError_t err = cudaMallocAsync(&p, bytes ? bytes : 1, cudaStream_t(nullptr));
+      err != cudaSuccess) {
+    (void)cudaGetLastError();
+    status = Status::error("attn::cuda: allocating " + std::to_string(bytes) +
+                           " bytes of device memory: " + cudaGetErrorString(err));
+    return nullptr;
+  }
+  return p;
+}
+
+void deviceFree(void *p) {
+  if (p)
+    (void)cudaFreeAsync(p, cudaStream_t(nullptr));
+}
+
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
   if (bytes == 0)
     return;
-  cudaError_t err = cudaMalloc(&data_, bytes);
-  if (err != cudaSuccess) {
-    data_ = nullptr;
+  data_ = deviceAllocate(bytes, status_);
+  if (!data_)
     bytes_ = 0;
-    status_ = Status::error("attn::cuda: allocating " + std::to_string(bytes) +
-                            " bytes of device memory: " + cudaGetErrorString(err));
-  }
 }
 
-DeviceBuffer::~DeviceBuffer() {
-  if (data_)
-    cudaFree(data_);
-}
+DeviceBuffer::~DeviceBuffer() { deviceFree(data_); }
 
 DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
   if (this != &other) {
-    if (data_)
-      cudaFree(data_);
+    deviceFree(data_);
     data_ = other.data_;
     bytes_ = other.bytes_;
     status_ = std::move(other.status_);

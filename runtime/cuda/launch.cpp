@@ -31,6 +31,7 @@
 // "attn runtime: <kernel>: <why>" and aborts, as the runtime's other kernels do: compiled code
 // cannot take an error. A kernel's failure shows at the next wait, which names the kernel
 // launched last.
+#include "attn/cuda/Device.h"
 #include "attn/cuda/Offload.h"
 #include "runtime/cuda/Fail.h"
 
@@ -125,33 +126,19 @@ void mgpuStreamDestroy(void * /*stream*/) {}
 void mgpuStreamSynchronize(void * /*stream*/) {}
 
 // attn-device-buffers' buffers (gpu.alloc, gpu.dealloc), which only the GPU touches: from the
-// device's default memory pool, stream-ordered on the default stream. A freed block is handed
-// out again to work queued after the free, with no wait; the pool keeps what it has (its
-// release threshold is raised once), so after a program's first step its allocations are
-// free-list hits, as bufferAlloc's are on the CPU. 256-byte aligned.
-void *mgpuMemAlloc(uint64_t bytes, void *stream, bool /*hostShared: never asked*/) {
-  static const bool pooled = [] {
-    cudaMemPool_t pool = nullptr;
-    int device = 0;
-    uint64_t keep = UINT64_MAX;
-    return cudaGetDevice(&device) == cudaSuccess &&
-           cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
-           cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
-  }();
-  (void)pooled; // without it the pool returns memory at each wait: slower, not wrong
-  void *p = nullptr;
-  // (An empty buffer gets a byte: deallocation tells buffers apart by their addresses.)
-  if (cudaError_t err = cudaMallocAsync(&p, bytes ? bytes : 1, static_cast<cudaStream_t>(stream));
-      err != cudaSuccess)
-    fail("device memory",
-         "allocating " + std::to_string(bytes) + " bytes: " + cudaGetErrorString(err));
+// device's stream-ordered pool (attn/cuda/Device.h), on the one stream. A block freed after a
+// kernel's last use is handed out again to work queued after the free, with no wait; after a
+// program's first step its allocations are the pool's, as bufferAlloc's are its free lists'
+// on the CPU. 256-byte aligned.
+void *mgpuMemAlloc(uint64_t bytes, void * /*stream: the default*/, bool /*hostShared: never*/) {
+  attn::cuda::Status status;
+  void *p = attn::cuda::deviceAllocate(bytes, status);
+  if (!p)
+    fail("device memory", status.message());
   return p;
 }
 
-void mgpuMemFree(void *p, void *stream) {
-  if (cudaError_t err = cudaFreeAsync(p, static_cast<cudaStream_t>(stream)); err != cudaSuccess)
-    fail("device memory", std::string("freeing a buffer: ") + cudaGetErrorString(err));
-}
+void mgpuMemFree(void *p, void * /*stream: the default*/) { attn::cuda::deviceFree(p); }
 
 void attn_rt_cuda_synchronize(void) {
   if (cudaError_t err = cudaStreamSynchronize(nullptr); err != cudaSuccess) {

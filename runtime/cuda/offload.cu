@@ -2,11 +2,13 @@
 // recurrent layers: memrefs in and out, the GPU's kernels in between. Per call: gather each
 // operand into a contiguous device buffer (honouring the memref's strides; rounded to bf16
 // for the attention), run the kernels, and scatter the results (widened to f32) into the
-// result memrefs. A --device cuda program's memrefs are managed memory, which the GPU
-// addresses: the gathers and scatters are kernels, queued in order with the work before and
-// after, and the host neither waits nor touches the data. A memref in host memory is gathered
-// on the host instead (after a wait for the work queued before) and copied over, and its
-// result copied back. Device buffers grow and are kept per thread.
+// result memrefs. A --device cuda program's memrefs are managed or device memory, which the
+// GPU addresses: the gathers and scatters are kernels, queued in order with the work before
+// and after, and the host neither waits nor touches the data. A memref in host memory is
+// gathered on the host instead (after a wait for the work queued before) and copied over, and
+// its result copied back. The attention's device buffers grow and are kept per thread; the
+// recurrent layers' come from the stream-ordered pool per call (attn/cuda/Device.h), so
+// neither waits.
 #include "attn/cuda/Device.h"
 #include "attn/cuda/FlashAttention.h"
 #include "attn/cuda/Offload.h"

@@ -117,11 +117,12 @@ Status gruSeedCellGatesBackward(int64_t batch, int64_t hidden, const float *gate
 namespace {
 
 // RecurrentSequence.h's Backend on the GPU. Scratch memory comes from buffers kept per thread
-// across calls, the i-th request of a call from the i-th buffer, grown when too small: a
-// training loop's layers ask the same sizes every step, so cudaMalloc (which synchronizes)
-// runs in the first steps only. The calls synchronize before they return, so a buffer is
-// never in use when the next call takes it. An allocation failure is kept and returned by the
-// next operation.
+// across calls, the i-th request of a call from the i-th buffer, grown when too small (a
+// training loop's layers ask the same sizes every step). Every call's work is queued on the
+// default stream, so the next call's kernels, which reuse a buffer, run after this call's
+// last use of it, and a buffer replaced by a larger one goes back to the pool in stream order
+// (attn/cuda/Device.h): the calls return without waiting. An allocation failure is kept and
+// returned by the next operation.
 struct GpuBackend {
   std::vector<DeviceBuffer> &buffers = pool();
   size_t used = 0;
@@ -245,12 +246,7 @@ Status recurrentForward(const RecurrentShape &shape, RecurrentCell cell,
     return st;
   GpuBackend be;
   sequence::Trace trace;
-  Status st =
-      sequence::forward(be, shape, cell, weights, x, h0, c0, mask, outputs, hn, cn, trace);
-  // The next call reuses the scratch buffers: wait for the kernels that read them, failed
-  // or not.
-  Status done = synchronize();
-  return st ? done : st;
+  return sequence::forward(be, shape, cell, weights, x, h0, c0, mask, outputs, hn, cn, trace);
 }
 
 Status recurrentBackward(const RecurrentShape &shape, RecurrentCell cell,
@@ -260,12 +256,8 @@ Status recurrentBackward(const RecurrentShape &shape, RecurrentCell cell,
   if (Status st = checkSequence("recurrent backward", shape, weights, cell); !st)
     return st;
   GpuBackend be;
-  Status st = sequence::backward(be, shape, cell, weights, x, h0, c0, mask, dOutputs, dhn, dcn,
-                                 gradients);
-  // The next call reuses the scratch buffers: wait for the kernels that read them, failed
-  // or not.
-  Status done = synchronize();
-  return st ? done : st;
+  return sequence::backward(be, shape, cell, weights, x, h0, c0, mask, dOutputs, dhn, dcn,
+                            gradients);
 }
 
 } // namespace attn::cuda

@@ -34,8 +34,9 @@ private:
   std::string message_;
 };
 
-// `bytes` of device memory, freed with the object. Allocation failure leaves it empty and
-// status() says why (out of memory names the size).
+// `bytes` of device memory from CUDA's stream-ordered pool (deviceAllocate below), freed with
+// the object (deviceFree). Allocation failure leaves it empty and status() says why (out of
+// memory names the size).
 class DeviceBuffer {
 public:
   DeviceBuffer() = default;
@@ -59,6 +60,17 @@ private:
   size_t bytes_ = 0;
   Status status_;
 };
+
+// Device memory from the device's stream-ordered pool: the allocation and the free are queued
+// on the default stream (cudaMallocAsync, cudaFreeAsync), where the runtime queues all its
+// work. A block is for the work queued there after its allocation, and goes back to the pool
+// for the work queued after its free, without the host waiting (cudaMalloc and cudaFree wait
+// for the whole device). The pool keeps what is freed (its release threshold is raised at the
+// first allocation), so a training loop's calls, which ask the same sizes every step, reuse
+// it. Work on another stream must wait for the default stream first. Null, and why in
+// `status`, when the device has no `bytes` left; an empty block is a byte (a distinct address).
+void *deviceAllocate(size_t bytes, Status &status);
+void deviceFree(void *p);
 
 // Waits for the device and reports the first error of any kernel launched before.
 Status synchronize();

@@ -19,9 +19,11 @@
 //   CPU's masked sequence ops define it (any values, not only 0 and 1).
 //
 // The backward runs the forward again (no activations are kept between calls) and returns
-// every gradient, overwritten, not accumulated. Calls run on the default stream and wait for
-// it before they return; their scratch memory is kept per thread for the next call. Errors (a
-// launch, an allocation, a shape cuBLASLt has no algorithm for) come back as a Status.
+// every gradient, overwritten, not accumulated. Calls queue their work on the default stream
+// and return without waiting for it (read the results after synchronize() or a copy on that
+// stream); their scratch memory is kept per thread for the next call. Errors (a launch, an
+// allocation, a shape cuBLASLt has no algorithm for) come back as a Status; a kernel that
+// fails while running shows at the next wait.
 #ifndef ATTN_CUDA_RECURRENT_H
 #define ATTN_CUDA_RECURRENT_H
 
