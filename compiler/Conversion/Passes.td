@@ -187,7 +187,8 @@ def AttnDeviceBuffers : Pass<"attn-device-buffers", "mlir::ModuleOp"> {
     contents, that is when every use, through views (`subview`, `reinterpret_cast`,
     `collapse_shape`, `expand_shape`, `cast`, `extract_strided_metadata`'s base buffer), is
 
-    - inside a `gpu.launch` (a generated kernel),
+    - inside a `gpu.launch` (a generated kernel), or a `gpu.memcpy` (a constant's copy,
+      queued on the stream),
     - an operand of a call of the CUDA runtime (`@attn_rt_cuda_*`: products on cuBLASLt, the
       flash attention and recurrent kernels, which gather from device memory on the GPU),
     - an operand of a call of one of the program's own functions whose parameter is, in the
@@ -206,7 +207,8 @@ def AttnDeviceBuffers : Pass<"attn-device-buffers", "mlir::ModuleOp"> {
 
     The allocation is `gpu.alloc async` between two `gpu.wait`s: gpu-to-llvm lowers only the
     asynchronous form, and its stream is the runtime's one stream (the waits do not wait
-    there; attn-gpu-host-sync's calls do).
+    there; attn-gpu-host-sync's calls do). attn-constants-to-buffers' copies (`gpu.memcpy`,
+    made before buffer deallocation, which cannot take a `gpu.wait`) get the same form here.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
@@ -222,7 +224,8 @@ def AttnGPULaunchToLoops : Pass<"attn-gpu-launch-to-loops"> {
     arguments, or as `gpu.block_id` ... ops). A launch whose threads must run at the same
     time (barriers, shuffles, workgroup memory) has no such form and is an error naming
     the op. attn-device-buffers' device buffers (`gpu.alloc`, `gpu.dealloc`) become the
-    host's (`memref.alloc`, `memref.dealloc`), and the `gpu.wait`s around them go.
+    host's (`memref.alloc`, `memref.dealloc`), attn-constants-to-buffers' copies
+    (`gpu.memcpy`) `memref.copy`s, and the `gpu.wait`s around them go.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect"];
@@ -252,14 +255,18 @@ def AttnConstantsToBuffers : Pass<"attn-constants-to-buffers"> {
     buffer deallocation. Bufferization makes a
     constant tensor (a positional table, a mask, a zero bias) a `memref.get_global` of a
     global in the program's object, which is host memory the GPU cannot address. Each such
-    read becomes a fresh buffer (`memref.alloc`, from the runtime's allocator: CUDA managed
-    memory in such a program) and a `memref.copy` of the global into it, a memcpy on the
-    host; every use reads the buffer, and buffer deallocation frees it like any other. The
-    generated kernels and the runtime's GPU kernels then read constants where they read
-    everything else. The copies cost one memcpy per constant and call; the shipped models'
-    constants are a few KiB.
+    read becomes a fresh buffer (`memref.alloc`, from the runtime's allocator) and a
+    `gpu.memcpy` of the global into it, queued on the runtime's one stream (`cudaMemcpyAsync`;
+    the synchronous form, whose memory effects buffer deallocation reads: attn-device-buffers
+    gives it the asynchronous form gpu-to-llvm lowers); every use reads the buffer, and buffer deallocation frees it like any other. The generated kernels and the
+    runtime's GPU kernels then read constants where they read everything else. The copy is
+    the GPU's work, in stream order: the host need not wait for the work before it (the fresh
+    buffer may be a block that work still uses), and attn-device-buffers may make the buffer
+    device memory. The copies cost one transfer per constant and call; the shipped models'
+    constants are a few KiB. (`cuda-on-cpu`: attn-gpu-launch-to-loops makes each copy a
+    `memref.copy`.)
   }];
-  let dependentDialects = ["mlir::memref::MemRefDialect"];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::gpu::GPUDialect"];
 }
 
 def AttnGPUHostSync : Pass<"attn-gpu-host-sync", "mlir::ModuleOp"> {
@@ -275,12 +282,13 @@ def AttnGPUHostSync : Pass<"attn-gpu-host-sync", "mlir::ModuleOp"> {
     and only there: this pass inserts a call of `@attn_rt_cuda_synchronize` before
 
     - a load, a store or a copy on the host (any op with a read or write effect other than a
-      launch or a linalg op: a constant's copy, a scalar the host reads);
+      launch, a `gpu.memcpy` or a linalg op: a scalar the host reads);
     - a call of a function outside the program other than the CUDA runtime's (a CPU kernel:
       an attention of another score, a bf16 product);
     - the return of a public function (an entry: the runtime reads its results),
 
-    when GPU work may be queued: after a launch, a CUDA runtime call, a call of one of the
+    when GPU work may be queued: after a launch, a `gpu.memcpy` (a constant's copy,
+    attn-constants-to-buffers), a CUDA runtime call, a call of one of the
     program's functions or a region holding any of these, and at the start of every block
     (a caller or the loop's previous iteration may have queued some). Allocation and
     deallocation touch no contents and need no wait: a block freed and handed out again is

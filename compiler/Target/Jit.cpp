@@ -89,6 +89,7 @@ JitProgram::load(const std::vector<std::string> &objects, const Manifest &manife
   add("mgpuLaunchKernel", (void *)&mgpuLaunchKernel);
   add("mgpuMemAlloc", (void *)&mgpuMemAlloc);
   add("mgpuMemFree", (void *)&mgpuMemFree);
+  add("mgpuMemcpy", (void *)&mgpuMemcpy);
   add("attn_rt_cuda_synchronize", (void *)&attn_rt_cuda_synchronize);
 #endif
   if (llvm::Error e = lib.define(llvm::orc::absoluteSymbols(std::move(symbols))))

@@ -140,6 +140,15 @@ void *mgpuMemAlloc(uint64_t bytes, void * /*stream: the default*/, bool /*hostSh
 
 void mgpuMemFree(void *p, void * /*stream: the default*/) { attn::cuda::deviceFree(p); }
 
+// attn-constants-to-buffers' copies of a program's constants (its host memory) into its
+// buffers, queued on the stream.
+void mgpuMemcpy(void *to, void *from, size_t bytes, void *stream) {
+  if (cudaError_t err =
+          cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream));
+      err != cudaSuccess)
+    fail("a constant's copy", cudaGetErrorString(err));
+}
+
 void attn_rt_cuda_synchronize(void) {
   if (cudaError_t err = cudaStreamSynchronize(nullptr); err != cudaSuccess) {
     Kernels &k = kernels();

@@ -1,5 +1,6 @@
 // attn-constants-to-buffers: each memref.get_global becomes a runtime buffer holding a copy of
-// the global (see Passes.td), so that a GPU kernel never reads the program's host memory.
+// the global, queued on the GPU's stream (see Passes.td), so that a GPU kernel never reads the
+// program's host memory.
 #include "compiler/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -24,9 +25,12 @@ struct ConstantsToBuffers : mlir::attn::impl::AttnConstantsToBuffersBase<Constan
     for (memref::GetGlobalOp get : reads) {
       OpBuilder b(get->getContext());
       b.setInsertionPointAfter(get);
-      // Globals have static shapes and the identity layout: the copy is one memcpy.
+      // Globals have static shapes and the identity layout: the copy is one transfer, queued.
+      // (Its synchronous form, whose memory effects buffer deallocation reads; gpu.wait has
+      // none, so attn-device-buffers gives it the asynchronous form gpu-to-llvm lowers.)
       Value buffer = b.create<memref::AllocOp>(get.getLoc(), get.getType());
-      auto copy = b.create<memref::CopyOp>(get.getLoc(), get.getResult(), buffer);
+      auto copy =
+          b.create<gpu::MemcpyOp>(get.getLoc(), TypeRange{}, ValueRange{}, buffer, get.getResult());
       get.getResult().replaceAllUsesExcept(buffer, copy);
     }
   }

@@ -29,8 +29,8 @@ public:
   bool onlyByTheGpu(Value buffer, SmallVectorImpl<memref::DeallocOp> *frees) {
     for (OpOperand &use : buffer.getUses()) {
       Operation *user = use.getOwner();
-      if (user->getParentOfType<gpu::LaunchOp>())
-        continue; // a generated kernel's access
+      if (user->getParentOfType<gpu::LaunchOp>() || isa<gpu::MemcpyOp>(user))
+        continue; // a generated kernel's access, or a copy queued on the stream
       if (auto free = dyn_cast<memref::DeallocOp>(user)) {
         if (!frees)
           return false;
@@ -85,16 +85,24 @@ private:
   DenseMap<std::pair<Operation *, unsigned>, bool> known;
 };
 
-// memref.alloc -> gpu.alloc, and its frees gpu.dealloc, each in the asynchronous form
-// (gpu-to-llvm lowers no other) between gpu.waits: the runtime's one stream.
-void moveToDevice(memref::AllocOp alloc, ArrayRef<memref::DeallocOp> frees) {
-  OpBuilder b(alloc);
-  Location loc = alloc.getLoc();
+// Builds, at `b`'s point, the asynchronous form of a gpu op (the only one gpu-to-llvm lowers)
+// between gpu.waits: `make(token type, dependencies)` creates it. Its stream is the runtime's
+// one stream; the closing wait does not wait there (runtime/cuda/launch.cpp).
+template <typename Make> Operation *queued(OpBuilder &b, Location loc, Make make) {
   Type token = b.getType<gpu::AsyncTokenType>();
   Value start = b.create<gpu::WaitOp>(loc, token, ValueRange{}).getAsyncToken();
-  auto device = b.create<gpu::AllocOp>(loc, alloc.getType(), token, ValueRange{start},
-                                       alloc.getDynamicSizes(), alloc.getSymbolOperands());
-  b.create<gpu::WaitOp>(loc, Type(), ValueRange{device.getAsyncToken()});
+  Operation *op = make(token, ValueRange{start});
+  b.create<gpu::WaitOp>(loc, Type(), ValueRange{op->getResults().back()});
+  return op;
+}
+
+// memref.alloc -> gpu.alloc, and its frees gpu.dealloc.
+void moveToDevice(memref::AllocOp alloc, ArrayRef<memref::DeallocOp> frees) {
+  OpBuilder b(alloc);
+  auto device = cast<gpu::AllocOp>(queued(b, alloc.getLoc(), [&](Type token, ValueRange deps) {
+    return b.create<gpu::AllocOp>(alloc.getLoc(), alloc.getType(), token, deps,
+                                  alloc.getDynamicSizes(), alloc.getSymbolOperands());
+  }));
   alloc.replaceAllUsesWith(device.getMemref());
   alloc.erase();
   SmallPtrSet<Operation *, 4> done; // (a free reached through two views is one free)
@@ -102,12 +110,21 @@ void moveToDevice(memref::AllocOp alloc, ArrayRef<memref::DeallocOp> frees) {
     if (!done.insert(free).second)
       continue;
     b.setInsertionPoint(free);
-    Value ready = b.create<gpu::WaitOp>(free.getLoc(), token, ValueRange{}).getAsyncToken();
-    auto freed =
-        b.create<gpu::DeallocOp>(free.getLoc(), token, ValueRange{ready}, free.getMemref());
-    b.create<gpu::WaitOp>(free.getLoc(), Type(), ValueRange{freed.getAsyncToken()});
+    queued(b, free.getLoc(), [&](Type token, ValueRange deps) {
+      return b.create<gpu::DeallocOp>(free.getLoc(), token, deps, free.getMemref());
+    });
     free.erase();
   }
+}
+
+// attn-constants-to-buffers' copies, made before buffer deallocation (which cannot take
+// gpu.wait), in their asynchronous form.
+void queueCopy(gpu::MemcpyOp copy) {
+  OpBuilder b(copy);
+  queued(b, copy.getLoc(), [&](Type token, ValueRange deps) {
+    return b.create<gpu::MemcpyOp>(copy.getLoc(), token, deps, copy.getDst(), copy.getSrc());
+  });
+  copy.erase();
 }
 
 struct DeviceBuffers : mlir::attn::impl::AttnDeviceBuffersBase<DeviceBuffers> {
@@ -125,6 +142,13 @@ struct DeviceBuffers : mlir::attn::impl::AttnDeviceBuffersBase<DeviceBuffers> {
       });
     for (auto &[alloc, frees] : moves)
       moveToDevice(alloc, frees);
+    SmallVector<gpu::MemcpyOp> copies;
+    module.walk([&](gpu::MemcpyOp copy) {
+      if (!copy.getAsyncToken())
+        copies.push_back(copy);
+    });
+    for (gpu::MemcpyOp copy : copies)
+      queueCopy(copy);
   }
 };
 } // namespace

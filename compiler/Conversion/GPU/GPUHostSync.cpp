@@ -21,10 +21,10 @@ bool callsTheGpuRuntime(func::CallOp call) {
   return call.getCallee().starts_with(::attn::names::kCudaKernelPrefix);
 }
 
-// Work queued on the GPU: a launch, a linalg op on buffers (a launch once attn-linalg-to-gpu
-// has run), or a call of the CUDA runtime.
+// Work queued on the GPU: a launch, a copy (a constant's), a linalg op on buffers (a launch
+// once attn-linalg-to-gpu has run), or a call of the CUDA runtime.
 bool queuesGpuWork(Operation *op) {
-  if (isa<gpu::LaunchOp, gpu::LaunchFuncOp>(op))
+  if (isa<gpu::LaunchOp, gpu::LaunchFuncOp, gpu::MemcpyOp>(op))
     return true;
   if (auto linalg = dyn_cast<linalg::LinalgOp>(op))
     return linalg.hasPureBufferSemantics();

@@ -49,11 +49,12 @@ struct GPULaunchToLoops : mlir::attn::impl::AttnGPULaunchToLoopsBase<GPULaunchTo
     hostBuffers(rewriter);
   }
 
-  // attn-device-buffers' device buffers: the host's, the gpu.waits around them gone.
+  // attn-device-buffers' device buffers and attn-constants-to-buffers' copies: the host's,
+  // the gpu.waits around them gone.
   void hostBuffers(IRRewriter &rewriter) {
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
-      if (isa<gpu::AllocOp, gpu::DeallocOp, gpu::WaitOp>(op))
+      if (isa<gpu::AllocOp, gpu::DeallocOp, gpu::MemcpyOp, gpu::WaitOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -64,6 +65,8 @@ struct GPULaunchToLoops : mlir::attn::impl::AttnGPULaunchToLoopsBase<GPULaunchTo
         rewriter.replaceAllUsesWith(alloc.getMemref(), host);
       } else if (auto free = dyn_cast<gpu::DeallocOp>(op)) {
         rewriter.create<memref::DeallocOp>(free.getLoc(), free.getMemref());
+      } else if (auto copy = dyn_cast<gpu::MemcpyOp>(op)) {
+        rewriter.create<memref::CopyOp>(copy.getLoc(), copy.getSrc(), copy.getDst());
       }
     }
     // Last first: a token's users come after it.

@@ -1,14 +1,14 @@
 // RUN: attn-opt %s -attn-constants-to-buffers | FileCheck %s
 
-// Each read of a global becomes a buffer of its own, filled by a copy, and every use (the
-// kernel's launch, the runtime kernel's call) reads the buffer; the global stays for the copy.
-// A kernel's own code is left alone.
+// Each read of a global becomes a buffer of its own, filled by a copy queued on the GPU
+// (gpu.memcpy), and every use (the kernel's launch, the runtime kernel's call) reads the
+// buffer; the global stays for the copy. A kernel's own code is left alone.
 memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
 
 // CHECK-LABEL: func @reads
 // CHECK: %[[G:.*]] = memref.get_global @table : memref<4xf32>
 // CHECK-NEXT: %[[B:.*]] = memref.alloc() : memref<4xf32>
-// CHECK-NEXT: memref.copy %[[G]], %[[B]] : memref<4xf32> to memref<4xf32>
+// CHECK-NEXT: gpu.memcpy %[[B]], %[[G]] : memref<4xf32>, memref<4xf32>
 // CHECK: gpu.launch
 // CHECK: memref.load %[[B]]
 // CHECK: call @kernel(%[[B]])

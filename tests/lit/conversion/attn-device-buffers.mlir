@@ -100,3 +100,24 @@ func.func @through_calls() {
   call @frees(%freed) : (memref<4xf32>) -> ()
   return
 }
+
+// A constant's copy (attn-constants-to-buffers' gpu.memcpy) is queued on the stream: its
+// buffer is the GPU's, and the copy gets the asynchronous form gpu-to-llvm lowers.
+// CHECK-LABEL: func @constant
+// CHECK:       %[[G:.*]] = memref.get_global @table
+// CHECK:       %[[B:.*]], %{{.*}} = gpu.alloc async
+// CHECK:       %[[T0:.*]] = gpu.wait async
+// CHECK-NEXT:  %[[T1:.*]] = gpu.memcpy async [%[[T0]]] %[[B]], %[[G]]
+// CHECK-NEXT:  gpu.wait [%[[T1]]]
+// CHECK:       call @attn_rt_cuda_matmul2(%[[B]])
+// CHECK:       gpu.dealloc async
+memref.global "private" constant @table : memref<4xf32> = dense<1.0>
+func.func private @attn_rt_cuda_matmul2(memref<4xf32>)
+func.func @constant() {
+  %g = memref.get_global @table : memref<4xf32>
+  %b = memref.alloc() : memref<4xf32>
+  gpu.memcpy %b, %g : memref<4xf32>, memref<4xf32>
+  call @attn_rt_cuda_matmul2(%b) : (memref<4xf32>) -> ()
+  memref.dealloc %b : memref<4xf32>
+  return
+}

@@ -101,3 +101,23 @@ func.func @loop_of_calls(%a: memref<4xf32>) -> f32 {
   %v = memref.load %a[%c0] : memref<4xf32>
   return %v : f32
 }
+
+// A constant's copy (attn-constants-to-buffers' gpu.memcpy) is the GPU's work, queued: no
+// wait before it, even at an entry's start; the host's read of the buffer after it waits.
+// CHECK-LABEL: func @constant_copy
+// CHECK-NEXT: memref.get_global
+// CHECK-NEXT: memref.alloc
+// CHECK-NEXT: gpu.memcpy
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: call @attn_rt_cuda_synchronize()
+// CHECK-NEXT: memref.load
+memref.global "private" constant @table : memref<4xf32> = dense<1.0>
+func.func @constant_copy() -> f32 {
+  %g = memref.get_global @table : memref<4xf32>
+  %b = memref.alloc() : memref<4xf32>
+  gpu.memcpy %b, %g : memref<4xf32>, memref<4xf32>
+  %c0 = arith.constant 0 : index
+  %v = memref.load %b[%c0] : memref<4xf32>
+  memref.dealloc %b : memref<4xf32>
+  return %v : f32
+}

@@ -77,3 +77,24 @@ func.func @device_buffer(%n: index) {
   gpu.wait [%t3]
   return
 }
+
+// -----
+
+// attn-constants-to-buffers' copies are the host's memref.copy on the CPU.
+// CHECK-LABEL: func.func @constant_copy
+// CHECK-NEXT:    %[[G:.*]] = memref.get_global @table
+// CHECK-NEXT:    %[[B:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT:    memref.copy %[[G]], %[[B]]
+// CHECK-NEXT:    call @read(%[[B]])
+memref.global "private" constant @table : memref<4xf32> = dense<1.0>
+func.func private @read(memref<4xf32>)
+func.func @constant_copy() {
+  %g = memref.get_global @table : memref<4xf32>
+  %b = memref.alloc() : memref<4xf32>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %b, %g : memref<4xf32>, memref<4xf32>
+  gpu.wait [%t1]
+  call @read(%b) : (memref<4xf32>) -> ()
+  memref.dealloc %b : memref<4xf32>
+  return
+}

@@ -134,6 +134,8 @@ void mgpuLaunchKernel(void *function, intptr_t grid_x, intptr_t grid_y, intptr_t
  * for reuse. Out of memory ends the process with a message, as a failed launch does. */
 void *mgpuMemAlloc(uint64_t bytes, void *stream, bool host_shared);
 void mgpuMemFree(void *p, void *stream);
+/* A constant's copy into a program's buffer (attn-constants-to-buffers' gpu.memcpy), queued. */
+void mgpuMemcpy(void *to, void *from, size_t bytes, void *stream);
 
 /* Why this process cannot run these kernels ("" when it can: a driver and a GPU). attn::Program
  * asks it before running a program whose attn_program_info::device is "cuda", through a weak
