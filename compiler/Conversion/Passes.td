@@ -178,7 +178,7 @@ def AttnLinalgToGPU : Pass<"attn-linalg-to-gpu"> {
 }
 
 def AttnDeviceBuffers : Pass<"attn-device-buffers", "mlir::ModuleOp"> {
-  let summary = "puts each buffer that only the GPU touches in device memory (gpu.alloc)";
+  let summary = "puts each buffer only the GPU touches in device memory, each small one only the host touches on its stack";
   let description = [{
     `--device cuda` (and `cuda-on-cpu`, its check on the CPU), after attn-linalg-to-gpu and
     before the kernels are outlined: the device half of a program's memory (docs/cuda.md,
@@ -194,7 +194,8 @@ def AttnDeviceBuffers : Pass<"attn-device-buffers", "mlir::ModuleOp"> {
     - an operand of a call of one of the program's own functions whose parameter is, in the
       callee, used only so (attn-outline-loops moves each kernel into a function of its own),
     - a `memref.dealloc` in the allocating function, or an op that reads only the buffer's
-      shape or address (`memref.dim`, the deallocation's pointer comparisons).
+      shape or address (`memref.dim`, `memref.rank`, `memref.extract_aligned_pointer_as_index`
+      for the deallocation's pointer comparisons).
 
     Anything else keeps the buffer in the runtime's memory (CUDA managed memory, which both
     sides address): a load, store or copy on the host, a CPU kernel's call (int8 products), a
@@ -204,6 +205,15 @@ def AttnDeviceBuffers : Pass<"attn-device-buffers", "mlir::ModuleOp"> {
     stream order, and are never migrated or faulted in; the tensors the runtime makes
     (parameters, optimizer state, a batch) and what an entry returns stay managed, where the
     host reads them after a wait.
+
+    A buffer that only the host's loads and stores touch (by the same rules, with host
+    loads and stores in place of kernels), of a static shape of at most 1 KiB, freed in the
+    block that allocates it, becomes a `memref.alloca` at the start of its function (its frees
+    gone): buffer deallocation's bookkeeping arrays (the pointers and flags its helper
+    compares). Taken from the runtime's recycled managed blocks, such an array could be a
+    block that queued GPU work still reads when the host writes it; the stack is the host's
+    alone, and the frees are in the allocating block, so no two lifetimes of one hoisted
+    buffer overlap.
 
     The allocation is `gpu.alloc async` between two `gpu.wait`s: gpu-to-llvm lowers only the
     asynchronous form, and its stream is the runtime's one stream (the waits do not wait
@@ -273,7 +283,8 @@ def AttnGPUHostSync : Pass<"attn-gpu-host-sync", "mlir::ModuleOp"> {
   let summary = "makes the host wait for the GPU only where it touches memory";
   let description = [{
     `--device cuda`, on bufferized code, before buffer deallocation (whose helpers touch only
-    the host's own bookkeeping) and before attn-linalg-to-gpu, which makes every linalg op on
+    the host's own bookkeeping arrays, which attn-device-buffers puts on the host's stack)
+    and before attn-linalg-to-gpu, which makes every linalg op on
     buffers a launch: this pass counts those ops as launches. The runtime runs every launch
     and every call
     of its CUDA functions (`@attn_rt_cuda_*`) asynchronously, in order, on one stream
@@ -292,7 +303,8 @@ def AttnGPUHostSync : Pass<"attn-gpu-host-sync", "mlir::ModuleOp"> {
     program's functions or a region holding any of these, and at the start of every block
     (a caller or the loop's previous iteration may have queued some). Allocation and
     deallocation touch no contents and need no wait: a block freed and handed out again is
-    written by the GPU in stream order, or by the host after a wait. The CUDA runtime's
+    written by the GPU in stream order, or by the host after a wait (the host's stores into
+    buffer deallocation's arrays, which this pass does not see, go to the stack). The CUDA runtime's
     functions that read memory on the host (the attention's and the recurrent layers'
     gathers) wait themselves.
   }];

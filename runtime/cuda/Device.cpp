@@ -31,6 +31,11 @@ std::string deviceUnavailable() {
       major != 9)
     return "attnc's GPU kernels are built for sm_90 (Hopper), and this GPU is sm_" +
            std::to_string(major) + std::to_string(minor);
+  // Device memory comes from the stream-ordered pool (deviceAllocate).
+  int pools = 0;
+  if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) != cudaSuccess ||
+      !pools)
+    return "the CUDA device (or its driver) has no stream-ordered memory pools";
   return {};
 }
 
@@ -49,9 +54,12 @@ void *deviceAllocate(size_t bytes, Status &status) {
     cudaMemPool_t pool = nullptr;
     int device = 0;
     uint64_t keep = UINT64_MAX;
-    return cudaGetDevice(&device) == cudaSuccess &&
-           cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
-           cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    bool set = cudaGetDevice(&device) == cudaSuccess &&
+               cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+               cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!set) // not left for the next cudaGetLastError(), which would blame a kernel
+      (void)cudaGetLastError();
+    return set;
   }();
   (void)kept; // without it the pool gives memory back at each wait: slower, not wrong
   void *p = nullptr;
@@ -66,8 +74,9 @@ void *deviceAllocate(size_t bytes, Status &status) {
 }
 
 void deviceFree(void *p) {
-  if (p)
-    (void)cudaFreeAsync(p, cudaStream_t(nullptr));
+  // (A failure, at the process's exit once CUDA has shut down, is left for no one.)
+  if (p && cudaFreeAsync(p, cudaStream_t(nullptr)) != cudaSuccess)
+    (void)cudaGetLastError();
 }
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {

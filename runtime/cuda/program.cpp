@@ -2,10 +2,11 @@
 // (attn/cuda/Offload.h):
 //
 // - its memory: every block of attn/Alloc.h comes from CUDA managed memory once the program
-//   is opened, so the tensors the runtime makes and compiled code's temporaries are addressed
-//   by the GPU's kernels and by the CPU's alike. Pages move to the device at the GPU's first
-//   touch and stay there while only the GPU touches them; the CPU reads a loss or a
-//   checkpoint's parameters after the device is synchronised.
+//   is opened, so the tensors the runtime makes and the compiled code's temporaries that the
+//   host touches are addressed by the GPU's kernels and by the CPU's alike (the temporaries
+//   only the GPU touches are device memory: launch.cpp's mgpuMemAlloc). Pages move to the
+//   device at the GPU's first touch and stay there while only the GPU touches them; the CPU
+//   reads a loss or a checkpoint's parameters after the device is synchronised.
 // - its matrix products, attn_rt_matmul's and attn_rt_dense's contracts (f32 and bf16 factors)
 //   on cuBLASLt, on the operands where they are (no copies; a view cuBLASLt cannot describe is
 //   gathered first, on the GPU: an operand may be device memory, attn-device-buffers').
@@ -13,8 +14,9 @@
 //   gathers, on the GPU, so that a step reads back K or K x k tokens and the state stays there.
 //
 // The products are queued on the default stream, in order with the generated kernels'
-// launches (launch.cpp); the host waits in attn_rt_cuda_synchronize where it touches memory,
-// and so before it gathers a view or writes a result here.
+// launches (launch.cpp); the host waits in attn_rt_cuda_synchronize where it touches memory:
+// here only to gather an operand the GPU cannot address (host memory), which a --device cuda
+// program does not make.
 #include "attn/Alloc.h"
 #include "attn/cuda/Device.h"
 #include "attn/cuda/Kernels.h"

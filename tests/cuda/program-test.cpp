@@ -307,13 +307,13 @@ void checkDeviceBuffers() {
   const attn_memref3 ha = view3(a, 0, {1, 3, 4}, {48, 2, 7});
   for (int64_t r = 0; r < m; ++r)
     for (int64_t j = 0; j < n; ++j) {
-    double want = 0;
-    for (int64_t kk = 0; kk < k; ++kk)
-      want += double(at(ha, 0, r, kk)) * double(at(vb, 0, kk, j));
-    if (!(std::abs(got[r * n + j] - want) <= 1e-5 * (1 + std::abs(want))))
-      return fail("a product of a gathered device view: c[" + std::to_string(r) + ", " +
-                  std::to_string(j) + "] = " + std::to_string(got[r * n + j]) + ", want " +
-                  std::to_string(want));
+      double want = 0;
+      for (int64_t kk = 0; kk < k; ++kk)
+        want += double(at(ha, 0, r, kk)) * double(at(vb, 0, kk, j));
+      if (!(std::abs(got[r * n + j] - want) <= 1e-5 * (1 + std::abs(want))))
+        return fail("a product of a gathered device view: c[" + std::to_string(r) + ", " +
+                    std::to_string(j) + "] = " + std::to_string(got[r * n + j]) + ", want " +
+                    std::to_string(want));
     }
   // An empty sum (k = 0) into device memory: c = the bias, or 0.
   attn_memref2 x{da, da, 0, {m, 0}, {1, 1}}, w{b, b, 0, {0, n}, {n, 1}}, y{dc, dc, 0, {m, n}, {n, 1}};

@@ -19,7 +19,7 @@ struct ConstantsToBuffers : mlir::attn::impl::AttnConstantsToBuffersBase<Constan
     SmallVector<memref::GetGlobalOp> reads;
     getOperation()->walk([&](memref::GetGlobalOp get) {
       // (A kernel's own code, if any, reads device memory already.)
-      if (!get->getParentOfType<gpu::GPUModuleOp>())
+      if (!get->getParentOfType<gpu::GPUModuleOp>() && !get->getParentOfType<gpu::LaunchOp>())
         reads.push_back(get);
     });
     for (memref::GetGlobalOp get : reads) {

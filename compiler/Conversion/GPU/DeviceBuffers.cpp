@@ -1,13 +1,15 @@
-// attn-device-buffers: a buffer that only the GPU touches comes from device memory (see
-// Passes.td).
+// attn-device-buffers: a buffer that only the GPU touches comes from device memory, a small one
+// only the host touches from the host's stack (see Passes.td).
 #include "attn/Names.h"
 #include "compiler/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <map>
+#include <tuple>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNDEVICEBUFFERS
@@ -18,19 +20,36 @@ using namespace mlir;
 
 namespace {
 
+// The most a buffer on the host's stack may hold (buffer deallocation's arrays hold a few
+// pointers and flags).
+constexpr int64_t kMostStackBytes = 1024;
+
+// Which side reads and writes a buffer's contents.
+enum class Side { Gpu, Host };
+
 // Who touches a buffer's contents, followed through views and into the program's functions.
 class Touches {
 public:
   explicit Touches(ModuleOp module) : module(module) {}
 
-  // Whether only the GPU reads or writes the contents of `buffer`. Its frees are added to
+  // Whether only `side` reads or writes the contents of `buffer`. Its frees are added to
   // `frees`; null: `buffer` is a parameter, which the function must not free (its caller's
   // buffer may be the runtime's).
-  bool onlyByTheGpu(Value buffer, SmallVectorImpl<memref::DeallocOp> *frees) {
+  bool only(Side side, Value buffer, SmallVectorImpl<memref::DeallocOp> *frees) {
     for (OpOperand &use : buffer.getUses()) {
       Operation *user = use.getOwner();
-      if (user->getParentOfType<gpu::LaunchOp>() || isa<gpu::MemcpyOp>(user))
-        continue; // a generated kernel's access, or a copy queued on the stream
+      // A generated kernel's access, or a copy queued on the stream.
+      if (user->getParentOfType<gpu::LaunchOp>() || isa<gpu::MemcpyOp>(user)) {
+        if (side != Side::Gpu)
+          return false;
+        continue;
+      }
+      // The host's own loads and stores (buffer deallocation's bookkeeping arrays).
+      if (isa<memref::LoadOp, memref::StoreOp>(user)) {
+        if (side != Side::Host)
+          return false;
+        continue;
+      }
       if (auto free = dyn_cast<memref::DeallocOp>(user)) {
         if (!frees)
           return false;
@@ -38,51 +57,52 @@ public:
         continue;
       }
       if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(user)) {
-        if (!onlyByTheGpu(meta.getBaseBuffer(), frees))
+        if (!only(side, meta.getBaseBuffer(), frees))
           return false;
         continue;
       }
       if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
         if (view.getViewSource() != buffer)
-          return false; // (an offset or size operand: not a memref)
+          return false; // (another operand: memref.reshape's shape, say)
         for (Value result : user->getResults())
-          if (isa<BaseMemRefType>(result.getType()) && !onlyByTheGpu(result, frees))
+          if (isa<BaseMemRefType>(result.getType()) && !only(side, result, frees))
             return false;
         continue;
       }
       if (auto call = dyn_cast<func::CallOp>(user)) {
-        if (call.getCallee().starts_with(::attn::names::kCudaKernelPrefix))
-          continue; // queued on the GPU, which gathers and scatters device memory itself
+        // The CUDA runtime queues its work on the GPU, which gathers and scatters device
+        // memory itself.
+        if (call.getCallee().starts_with(::attn::names::kCudaKernelPrefix)) {
+          if (side != Side::Gpu)
+            return false;
+          continue;
+        }
         auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-        if (!callee || callee.isExternal() ||
-            !parameterOnlyByTheGpu(callee, use.getOperandNumber()))
+        if (!callee || callee.isExternal() || !parameterOnly(side, callee, use.getOperandNumber()))
           return false;
         continue;
       }
-      // The buffer's shape or address (memref.dim, the deallocation's pointer comparisons):
-      // an op with no effect that passes no buffer on. A yield, a return or a branch has no
-      // effect either, but hands the buffer to code this walk does not follow.
-      bool passesBuffers =
-          user->hasTrait<OpTrait::IsTerminator>() || user->getNumRegions() ||
-          llvm::any_of(user->getResultTypes(), [](Type t) { return isa<BaseMemRefType>(t); });
-      if (isMemoryEffectFree(user) && !passesBuffers)
+      // The buffer's shape or address (the deallocation's pointer comparisons).
+      if (isa<memref::DimOp, memref::RankOp, memref::ExtractAlignedPointerAsIndexOp>(user))
         continue;
-      return false; // the host's: a load, a store, a copy, a CPU kernel, a loop's carried value
+      // Anything else: a copy on the host, a CPU kernel, a buffer a loop carries or a function
+      // returns (which this walk does not follow).
+      return false;
     }
     return true;
   }
 
 private:
-  bool parameterOnlyByTheGpu(func::FuncOp callee, unsigned index) {
-    auto key = std::make_pair(callee.getOperation(), index);
+  bool parameterOnly(Side side, func::FuncOp callee, unsigned index) {
+    auto key = std::make_tuple(side, callee.getOperation(), index);
     if (auto it = known.find(key); it != known.end())
       return it->second;
-    known[key] = false; // a recursive call: the host's, to be safe
-    return known[key] = onlyByTheGpu(callee.getArgument(index), nullptr);
+    known[key] = false; // a recursive call: the other side's, to be safe
+    return known[key] = only(side, callee.getArgument(index), nullptr);
   }
 
   ModuleOp module;
-  DenseMap<std::pair<Operation *, unsigned>, bool> known;
+  std::map<std::tuple<Side, Operation *, unsigned>, bool> known;
 };
 
 // Builds, at `b`'s point, the asynchronous form of a gpu op (the only one gpu-to-llvm lowers)
@@ -117,6 +137,35 @@ void moveToDevice(memref::AllocOp alloc, ArrayRef<memref::DeallocOp> frees) {
   }
 }
 
+// memref.alloc -> memref.alloca at the start of its function (hoisted out of loops: the frees
+// are in the allocation's block, so no two lifetimes overlap), its frees gone.
+void moveToStack(memref::AllocOp alloc, ArrayRef<memref::DeallocOp> frees) {
+  auto func = alloc->getParentOfType<func::FuncOp>();
+  OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+  Value stack =
+      b.create<memref::AllocaOp>(alloc.getLoc(), alloc.getType(), alloc.getAlignmentAttr());
+  alloc.replaceAllUsesWith(stack);
+  alloc.erase();
+  SmallPtrSet<Operation *, 4> done;
+  for (memref::DeallocOp free : frees)
+    if (done.insert(free).second)
+      free.erase();
+}
+
+// Whether a buffer only the host touches may live on its function's stack: small, of a static
+// shape, and freed only in the block that allocates it.
+bool fitsTheStack(memref::AllocOp alloc, ArrayRef<memref::DeallocOp> frees) {
+  MemRefType type = alloc.getType();
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrIndexOrFloat())
+    return false;
+  // (An index is 64 bits here.)
+  unsigned bits = type.getElementType().isIndex() ? 64 : type.getElementTypeBitWidth();
+  if (type.getNumElements() * std::max(bits, 8u) > kMostStackBytes * 8)
+    return false;
+  return llvm::all_of(
+      frees, [&](memref::DeallocOp free) { return free->getBlock() == alloc->getBlock(); });
+}
+
 // attn-constants-to-buffers' copies, made before buffer deallocation (which cannot take
 // gpu.wait), in their asynchronous form.
 void queueCopy(gpu::MemcpyOp copy) {
@@ -131,17 +180,25 @@ struct DeviceBuffers : mlir::attn::impl::AttnDeviceBuffersBase<DeviceBuffers> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Touches touches(module);
-    SmallVector<std::pair<memref::AllocOp, SmallVector<memref::DeallocOp>>> moves;
+    using Move = std::pair<memref::AllocOp, SmallVector<memref::DeallocOp>>;
+    SmallVector<Move> toDevice, toStack;
     for (auto func : module.getOps<func::FuncOp>())
       func.walk([&](memref::AllocOp alloc) {
         if (alloc->getParentOfType<gpu::LaunchOp>() || !alloc.getType().getLayout().isIdentity())
           return;
         SmallVector<memref::DeallocOp> frees;
-        if (touches.onlyByTheGpu(alloc.getResult(), &frees))
-          moves.push_back({alloc, std::move(frees)});
+        if (touches.only(Side::Gpu, alloc.getResult(), &frees)) {
+          toDevice.push_back({alloc, std::move(frees)});
+          return;
+        }
+        frees.clear();
+        if (touches.only(Side::Host, alloc.getResult(), &frees) && fitsTheStack(alloc, frees))
+          toStack.push_back({alloc, std::move(frees)});
       });
-    for (auto &[alloc, frees] : moves)
+    for (auto &[alloc, frees] : toDevice)
       moveToDevice(alloc, frees);
+    for (auto &[alloc, frees] : toStack)
+      moveToStack(alloc, frees);
     SmallVector<gpu::MemcpyOp> copies;
     module.walk([&](gpu::MemcpyOp copy) {
       if (!copy.getAsyncToken())

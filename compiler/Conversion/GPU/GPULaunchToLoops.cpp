@@ -60,8 +60,10 @@ struct GPULaunchToLoops : mlir::attn::impl::AttnGPULaunchToLoopsBase<GPULaunchTo
     for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);
       if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
+        // (64: bufferization's alignment, as the CPU's program has it.)
         Value host = rewriter.create<memref::AllocOp>(
-            alloc.getLoc(), alloc.getType(), alloc.getDynamicSizes(), alloc.getSymbolOperands());
+            alloc.getLoc(), alloc.getType(), alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+            rewriter.getI64IntegerAttr(64));
         rewriter.replaceAllUsesWith(alloc.getMemref(), host);
       } else if (auto free = dyn_cast<gpu::DeallocOp>(op)) {
         rewriter.create<memref::DeallocOp>(free.getLoc(), free.getMemref());

@@ -33,8 +33,8 @@ func.func @only_the_gpu(%n: index) {
   return
 }
 
-// The host reads or writes it, a CPU kernel takes it, a loop carries it, an entry returns
-// it: it stays the runtime's (managed memory).
+// The host reads what a kernel writes, a CPU kernel takes it, a loop carries it, an entry
+// returns it: it stays the runtime's (managed memory).
 // CHECK-LABEL: func @the_host
 // CHECK-NOT:   gpu.alloc
 // CHECK-COUNT-4: memref.alloc()
@@ -44,7 +44,13 @@ func.func private @cpu_kernel(memref<4xf32>)
 func.func @the_host(%n: index) -> memref<4xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
   %loaded = memref.alloc() : memref<4xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %f, %loaded[%c0] : memref<4xf32>
+    gpu.terminator
+  }
   %x = memref.load %loaded[%c0] : memref<4xf32>
   %kernel = memref.alloc() : memref<4xf32>
   call @cpu_kernel(%kernel) : (memref<4xf32>) -> ()
@@ -120,4 +126,87 @@ func.func @constant() {
   call @attn_rt_cuda_matmul2(%b) : (memref<4xf32>) -> ()
   memref.dealloc %b : memref<4xf32>
   return
+}
+
+// A small buffer of a static shape that only the host's loads and stores touch (buffer
+// deallocation's arrays, and its helper's parameters) moves to the stack at the function's
+// start, out of the loop, its free gone. One a kernel also touches, or too large, or of a
+// dynamic shape, stays the runtime's.
+// CHECK-LABEL: func @host_arrays
+// CHECK-NEXT:  %[[S:.*]] = memref.alloca() : memref<2xindex>
+// CHECK:       scf.for
+// CHECK-NOT:   memref.alloc()
+// CHECK:       memref.store %{{.*}}, %[[S]]
+// CHECK:       call @helper(%[[S]])
+// CHECK-NOT:   memref.dealloc %[[S]]
+// CHECK:       }
+// CHECK:       memref.alloc() : memref<2xindex>
+// CHECK:       memref.alloc() : memref<512xindex>
+// CHECK:       memref.alloc(%{{.*}}) : memref<?xindex>
+func.func private @helper(%a: memref<2xindex>) -> index {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %a[%c0] : memref<2xindex>
+  %d = memref.dim %a, %c0 : memref<2xindex>
+  %s = arith.addi %v, %d : index
+  return %s : index
+}
+func.func @host_arrays(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %a = memref.alloc() : memref<2xindex>
+    memref.store %i, %a[%c0] : memref<2xindex>
+    %r = func.call @helper(%a) : (memref<2xindex>) -> index
+    memref.dealloc %a : memref<2xindex>
+  }
+  %both = memref.alloc() : memref<2xindex>
+  memref.store %n, %both[%c0] : memref<2xindex>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %x = memref.load %both[%c0] : memref<2xindex>
+    gpu.terminator
+  }
+  memref.dealloc %both : memref<2xindex>
+  %large = memref.alloc() : memref<512xindex>
+  memref.store %n, %large[%c0] : memref<512xindex>
+  memref.dealloc %large : memref<512xindex>
+  %dynamic = memref.alloc(%n) : memref<?xindex>
+  memref.store %n, %dynamic[%c0] : memref<?xindex>
+  memref.dealloc %dynamic : memref<?xindex>
+  return
+}
+
+// What hands a buffer on keeps it the runtime's: a select between two buffers, an scf.if's
+// result, a view the host loads.
+// CHECK-LABEL: func @handed_on
+// CHECK-NOT:   gpu.alloc
+// CHECK:       return
+func.func @handed_on(%c: i1) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  %a = memref.alloc() : memref<4xf32>
+  %b = memref.alloc() : memref<4xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %f, %a[%c0] : memref<4xf32>
+    memref.store %f, %b[%c0] : memref<4xf32>
+    gpu.terminator
+  }
+  %s = arith.select %c, %a, %b : memref<4xf32>
+  %d = memref.alloc() : memref<4xf32>
+  %e = scf.if %c -> memref<4xf32> {
+    scf.yield %d : memref<4xf32>
+  } else {
+    scf.yield %d : memref<4xf32>
+  }
+  %v = memref.alloc() : memref<8xf32>
+  %view = memref.subview %v[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %f, %v[%c0] : memref<8xf32>
+    gpu.terminator
+  }
+  %x = memref.load %view[%c0] : memref<4xf32, strided<[1], offset: 4>>
+  return %x : f32
 }

@@ -62,7 +62,7 @@ func.func @shared() {
 // attn-device-buffers' device buffers are the host's on the CPU; the waits around them go.
 // CHECK-LABEL: func.func @device_buffer
 // CHECK-SAME:    (%[[N:.*]]: index)
-// CHECK-NEXT:    %[[A:.*]] = memref.alloc(%[[N]]) : memref<?xf32>
+// CHECK-NEXT:    %[[A:.*]] = memref.alloc(%[[N]]) {alignment = 64 : i64} : memref<?xf32>
 // CHECK-NEXT:    call @fill(%[[A]])
 // CHECK-NEXT:    memref.dealloc %[[A]] : memref<?xf32>
 // CHECK-NEXT:    return
