@@ -7,7 +7,8 @@
 #      then layer norm, cross-entropy and Adam, then the cuBLASLt matmuls, then the recurrent
 #      cells, then what a --device cuda program calls (managed memory, products on strided
 #      views, the generated kernels' launches); and, where scripts/gpu-e2e-prepare.sh's build/gpu-e2e.tar.gz travelled (carry),
-#      models compiled with --device cuda trained on the GPU against the CPU's losses, and the
+#      models compiled with --device cuda trained on the GPU against the CPU's losses (each
+#      model's ms per training step printed in the summary), and the
 #      main job's translations (greedy, beam search, top-k sampling) from a CPU-trained
 #      checkpoint against the CPU's;
 #   3. the benchmarks: attn-bench-cuda-attention (TFLOP/s, fraction of cuBLAS's bf16 GEMM) and
@@ -23,6 +24,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/attn-gpu-check}
 mkdir -p "$out"
 : >"$out/gpu-check.log"
+rm -f "$out/steps.txt" "$out/ratios.txt"
 build=${ATTN_GPU_BUILD:-/tmp/attn-gpu-build}
 bench=1
 [ "${1:-}" = --no-bench ] && bench=0
@@ -70,13 +72,22 @@ if step configure 120 cmake -S tests/cuda -B "$build" -G Ninja -DCMAKE_BUILD_TYP
       name=$(basename "$dir")
       step "$name" 240 env LD_LIBRARY_PATH="$e2e/lib" "$dir/model" train \
         --steps "$(cat "$e2e/steps")" --out "$dir/gpu-run" &&
-        step "$name-losses" 30 python3 - "$dir/cpu-metrics.jsonl" "$dir/gpu-run/metrics.jsonl" <<'PY'
-import json, sys
-cpu, gpu = ([json.loads(l)["loss"] for l in open(f) if '"loss"' in l] for f in sys.argv[1:3])
-bad = [(i + 1, c, g) for i, (c, g) in enumerate(zip(cpu, gpu)) if abs(g - c) > 0.02 * abs(c)]
-print(f"{len(gpu)} GPU steps against {len(cpu)} CPU steps; last loss {gpu[-1]:.4f} against {cpu[-1]:.4f}")
+        step "$name-losses" 30 python3 - "$dir/cpu-metrics.jsonl" "$dir/gpu-run/metrics.jsonl" "$name" "$out/steps.txt" <<'PY'
+import json, statistics, sys
+cpu, gpu = ([json.loads(l) for l in open(f) if '"loss"' in l] for f in sys.argv[1:3])
+bad = [(i + 1, c["loss"], g["loss"]) for i, (c, g) in enumerate(zip(cpu, gpu))
+       if abs(g["loss"] - c["loss"]) > 0.02 * abs(c["loss"])]
+print(f"{len(gpu)} GPU steps against {len(cpu)} CPU steps; last loss {gpu[-1]['loss']:.4f} against {cpu[-1]['loss']:.4f}")
 for step, c, g in bad[:10]:
     print(f"  step {step}: GPU {g:.5f}, CPU {c:.5f}")
+# A step's wall time: the median gap between the second half's records ("time": seconds since
+# the run started; the first steps load the kernels).
+def ms(records):
+    times = [r["time"] for r in records[len(records) // 2:]]
+    return 1e3 * statistics.median(b - a for a, b in zip(times, times[1:])) if len(times) > 2 else float("nan")
+line = f"{sys.argv[3]:<24} {ms(gpu):9.3f} ms/step on the GPU ({ms(cpu):.3f} on the CPU of the machine that prepared the bundle)"
+print(line)
+open(sys.argv[4], "a").write(line + "\n")
 sys.exit(1 if bad or len(cpu) != len(gpu) or not cpu else 0)
 PY
       # Decoding with the checkpoint trained on the CPU (greedy, beam search, top-k
@@ -128,5 +139,6 @@ fi
 echo
 echo "gpu-check summary ($(head -n 2 "$out/gpu.txt" | tail -n 1); log: $out/gpu-check.log)"
 printf '  %s\n' "${summary[@]}"
+[ -f "$out/steps.txt" ] && sed 's/^/  /' "$out/steps.txt"
 [ -f "$out/ratios.txt" ] && sed 's/^/  /' "$out/ratios.txt"
 exit $status
