@@ -12,8 +12,11 @@
 #      main job's translations (greedy, beam search, top-k sampling) from a CPU-trained
 #      checkpoint against the CPU's;
 #   3. the benchmarks: attn-bench-cuda-attention (TFLOP/s, fraction of cuBLAS's bf16 GEMM) and
-#      PyTorch's FlashAttention-2 at the same sizes, then attn-bench-cuda-recurrent (the LSTM and
-#      GRU layers in f32) and PyTorch's cuDNN RNN, with the ratios.
+#      PyTorch's FlashAttention-2 at the same sizes; the Transformer's and the LSTM's training
+#      steps (the bundle's train-step executables, timed in step 2) against PyTorch eager
+#      (tests/bench/transformer.py, recurrent-train-step.py, --device cuda); then
+#      attn-bench-cuda-recurrent (the LSTM and GRU layers in f32) and PyTorch's cuDNN RNN,
+#      with the ratios.
 # Prints one summary last; the log (gpu-check.log) and the benchmarks' JSON go to $OUT (the
 # device tool's folder, which returns at most 8 files) or /tmp/attn-gpu-check.
 #
@@ -115,6 +118,33 @@ for r in ours:
     print(f"{r['S']:>6} {str(r['causal']):>6} {r['fwd_tflops']:9.1f} {t['fwd_tflops']:7.1f} "
           f"{r['fwd_tflops'] / t['fwd_tflops']:6.2f} {r['fwd_bwd_tflops']:9.1f} {t['fwd_bwd_tflops']:7.1f} "
           f"{r['fwd_bwd_tflops'] / t['fwd_bwd_tflops']:6.2f} {100 * r['fwd_tflops'] / r['gemm_tflops']:7.0f}%")
+PY
+    fi
+    # Training steps against PyTorch eager on the same GPU: the bundled train-step specs'
+    # executables (their ms/step from the end-to-end run above, which includes each step's
+    # batch) against tests/bench's PyTorch models at the same sizes.
+    if [ -d "${e2e:-}/transformer-train-step" ]; then
+      step torch-transformer 240 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 \
+        tests/bench/transformer.py --mode train --device cuda --src-len 64 --tgt-len 65 \
+        --vocab 66 --d-model 256 --heads 4 --ffn 1024 --layers 2 --batch 32 \
+        --json "$out/torch-transformer.json"
+      step torch-lstm 240 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 \
+        tests/bench/recurrent-train-step.py --cell lstm --device cuda --input 1 --hidden 256 \
+        --length 50 --batch 32 --json "$out/torch-lstm.json"
+      python3 - "$e2e" "$out" <<'PY' | tee -a "$out/ratios.txt"
+import json, os, statistics, sys
+e2e, out = sys.argv[1:3]
+print("training step       attnc ms  torch ms  torch/attnc")
+for name, torch_json in (("transformer-train-step", "torch-transformer.json"),
+                         ("lstm-train-step", "torch-lstm.json")):
+    try:
+        records = [json.loads(l) for l in open(f"{e2e}/{name}/gpu-run/metrics.jsonl") if '"loss"' in l]
+        times = [r["time"] for r in records[len(records) // 2:]]
+        ours = 1e3 * statistics.median(b - a for a, b in zip(times, times[1:]))
+        theirs = json.load(open(os.path.join(out, torch_json)))["ms_per_step"]
+        print(f"{name:<22} {ours:8.3f} {theirs:9.3f} {theirs / ours:12.2f}")
+    except (OSError, ValueError, KeyError, statistics.StatisticsError) as e:
+        print(f"{name:<22} no figure ({e})")
 PY
     fi
     # The LSTM and GRU layers (f32) against PyTorch's cuDNN RNN at the same sizes.

@@ -5,7 +5,7 @@
 # (`attnc train`, whose losses the executable's `train` reproduces bit for bit on the CPU), and
 # for the README's main job a trained checkpoint and its greedy translations on the CPU;
 # once, the libraries the executables load that the GPU machine lacks (oneDNN, its OpenCL
-# loader, OpenMP). All in build/gpu-e2e.tar.gz (about 22 MB), which scripts/gpu-check.sh
+# loader, OpenMP). All in build/gpu-e2e.tar.gz (about 43 MB), which scripts/gpu-check.sh
 # unpacks and runs when it travels with the tree:
 #
 #   scripts/gpu-e2e-prepare.sh [STEPS]     # here (default 40 steps per model, as the e2e test on a GPU)
@@ -24,7 +24,9 @@ echo "$steps" >"$stage/steps"
 # both directions. The sine: a vanilla RNN layer. The dates models: the README's main job (its
 # additive attention a kernel generated from its score region), Luong's local-p attention
 # (its window and Gaussian, generated too) and the convolutional seq2seq (convolutions,
-# GLU). The MLP: products and generated kernels alone.
+# GLU). The MLP: products and generated kernels alone. The two train-step specs: the models
+# of tests/bench/transformer.py and recurrent-train-step.py, whose PyTorch steps gpu-check.sh
+# times on the same GPU.
 models=(
   "char-transformer models/char-transformer.yaml --set model.transformer.heads=1"
   "dates-bahdanau models/dates-bahdanau.yaml"
@@ -35,6 +37,8 @@ models=(
   "sines-forecast-projected models/sines-forecast.yaml --set model.rnn.projection=16"
   "pos-tagger models/pos-tagger.yaml"
   "rnn-sine models/rnn-sine.yaml"
+  "transformer-train-step tests/bench/gpu/transformer-train-step.yaml"
+  "lstm-train-step tests/bench/gpu/lstm-train-step.yaml"
 )
 # The models whose greedy decoding the GPU must reproduce: trained here to their spec's steps,
 # their checkpoint and their outputs on the CPU (`attnc run --count 64`, the validation pairs)

@@ -35,6 +35,10 @@ def parse_args(doc, batches, warmup, reps, iters, **flags):
     p.add_argument("--iters", type=int, default=iters)
     p.add_argument("--serve", action="store_true")
     p.add_argument("--precision", choices=("f32", "bf16", "int8"), default="f32")
+    # The GPU's side of scripts/gpu-check.sh: the same step on CUDA, its median written as
+    # {"ms_per_step": ...} to --json.
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--json")
     for name, default in flags.items():
         flag = "--" + name.replace("_", "-")
         if isinstance(default, tuple):
@@ -170,6 +174,11 @@ def time_training(a, torch, opt, batches, loss_of, summary, after_backward=None)
     med = time_steps(train_step, a, torch.__version__)
     if not a.serve:
         print(summary(med))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"ms_per_step": med * 1e3, "torch": torch.__version__,
+                       "device": a.device}, f)
+            f.write("\n")
     return 0
 
 
@@ -177,12 +186,16 @@ def time_steps(train_step, a, torch_version):
     """Warm-up, then timed repetitions of `a.iters` calls of train_step (which returns the
     loss); returns the median seconds per step (`a.warmup`, `a.reps`, `a.serve` as above)."""
 
+    import torch
+
     def rep():
         """(wall, user, system) seconds per step of a.iters steps."""
         before = resource.getrusage(resource.RUSAGE_SELF)
         start = time.perf_counter()
         for _ in range(a.iters):
             train_step()
+        if a.device == "cuda":  # the steps are queued: time them done
+            torch.cuda.synchronize()
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_SELF)
         return (wall / a.iters, (after.ru_utime - before.ru_utime) / a.iters,
@@ -193,7 +206,6 @@ def time_steps(train_step, a, torch_version):
     for _ in range(a.warmup - 1):
         last = float(train_step().detach())
     times = []
-    import torch
     calibration = f"blas {gemm_calibration(torch):.1f} {blas_description()}"
     if a.serve:
         print(calibration, flush=True)

@@ -19,7 +19,8 @@ LAST_WARMUP_LOSS", then for each "rep" line on stdin runs --iters steps and prin
 per step; "quit" (or end of input) prints "median SECONDS" and exits. Without --serve it runs
 --reps repetitions and prints the median. If torch cannot be imported it prints "error: ..."
 and exits with status 3. --precision bf16: the step under torch.autocast('cpu',
-dtype=torch.bfloat16) (bench_io.autocast).
+dtype=torch.bfloat16) (bench_io.autocast). --device cuda: the same step on the GPU (cuDNN's
+LSTM), for scripts/gpu-check.sh, with --json FILE for its median.
 """
 
 import os
@@ -57,6 +58,11 @@ def main():
     else:
         xs = [torch.rand(a.batch, a.length, a.input) * 2 - 1 for _ in range(a.batches)]
         ts = [torch.rand(a.batch, 1) * 2 - 1 for _ in range(a.batches)]
+    dev = torch.device(a.device)
+    rnn.to(dev)
+    head.to(dev)
+    xs = [x.to(dev) for x in xs]
+    ts = [t.to(dev) for t in ts]
     frozen = "bias_hh_l0" if a.cell == "lstm" else None
     params = [prm for name, prm in rnn.named_parameters() if name != frozen]
     params += list(head.parameters())
@@ -71,7 +77,7 @@ def main():
 
     return time_training(
         a, torch, opt, list(zip(xs, ts)), autocast(a, torch, loss_of),
-        lambda med: f"PyTorch {torch.__version__} {a.cell}, {a.threads} thread(s): "
+        lambda med: f"PyTorch {torch.__version__} {a.cell} on {a.device}, {a.threads} thread(s): "
                     f"{med * 1e3:.2f} ms/step")
 
 

@@ -28,6 +28,9 @@ torch.nn.Transformer(batch_first=True):
     keys and values appended to the layer's cache (nn.Transformer's own weights, the same
     post-norm layer formulas).
 
+Without --data (--mode train only): PyTorch's initial weights and random full-length batches;
+--device cuda runs the step on the GPU (scripts/gpu-check.sh), --json FILE writes its median.
+
 --data FILE: a safetensors file from the benchmark with attnc's initial weights, named and laid
 out as attnc's (x @ W with W [in, out]; nn.MultiheadAttention's in_proj_weight holds the rows
 [W_q^T; W_k^T; W_v^T]), and the batches src<k>, src_mask<k>, tgt_in<k>, tgt_out<k> (ids stored
@@ -76,7 +79,7 @@ def main():
         def decode(self, memory, pad, tgt_in):
             t = tgt_in.shape[1]
             y = self.tgt_embed(tgt_in) * math.sqrt(d) + self.pe[:t]
-            causal = self.transformer.generate_square_subsequent_mask(t)
+            causal = self.transformer.generate_square_subsequent_mask(t).to(y.device)
             out = self.transformer.decoder(y, memory, tgt_mask=causal,
                                            memory_key_padding_mask=pad)
             return self.out(out)
@@ -87,7 +90,18 @@ def main():
 
     model = Model()
     if not a.data:
-        print("error: --data is required", flush=True)
+        if a.mode != "train":
+            print("error: --data is required", flush=True)
+            return 3
+        # Alone (scripts/gpu-check.sh): PyTorch's own initial weights, random batches of full
+        # length (ids from 3: 0 is padding, 1 and 2 bos and eos).
+        def ids(n):
+            return torch.randint(3, a.vocab, (a.batch, n))
+        batches = [(ids(a.src_len), torch.ones(a.batch, a.src_len), ids(a.tgt_len),
+                    ids(a.tgt_len)) for _ in range(a.batches)]
+        return train(a, torch, F, model, batches)
+    if a.device != "cpu" and a.mode != "train":
+        print("error: --device cuda times --mode train only", flush=True)
         return 3
     w = read_safetensors(a.data, np)
     used = set()
@@ -242,11 +256,19 @@ def main():
                   f"{med * 1e3:.2f} ms")
         return 0
 
+    return train(a, torch, F, model, batches)
+
+
+def train(a, torch, F, model, batches):
+    """Times training steps (--mode train) on a.device: forward, backward, Adam."""
+    dev = torch.device(a.device)
+    model.to(dev)
+    batches = [tuple(x.to(dev) for x in batch) for batch in batches]
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     return time_training(
         a, torch, opt, batches, autocast(a, torch, seq2seq_loss(model, F)),
-        lambda med: f"PyTorch {torch.__version__} Transformer, {a.threads} thread(s): "
-                    f"{med * 1e3:.2f} ms/step")
+        lambda med: f"PyTorch {torch.__version__} Transformer on {a.device}, "
+                    f"{a.threads} thread(s): {med * 1e3:.2f} ms/step")
 
 
 if __name__ == "__main__":
