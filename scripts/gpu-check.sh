@@ -27,7 +27,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/attn-gpu-check}
 mkdir -p "$out"
 : >"$out/gpu-check.log"
-rm -f "$out/steps.txt" "$out/ratios.txt"
+rm -f "$out/steps.txt" "$out/steps.jsonl" "$out/ratios.txt"
 build=${ATTN_GPU_BUILD:-/tmp/attn-gpu-build}
 bench=1
 [ "${1:-}" = --no-bench ] && bench=0
@@ -50,6 +50,31 @@ step() { # name timeout command...
   tail -n 25 "$log"
   rm -f "$log"
   return $rc
+}
+
+# PyTorch at its best, as every benchmark here gives it: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
+# unset, once with glibc's malloc and once with tcmalloc preloaded (where the machine has it:
+# $ATTN_BENCH_TCMALLOC, else Debian's libtcmalloc-minimal4); the faster run's --json is kept
+# as JSON, its "malloc" naming which.
+torch_best() { # name json command...
+  local name=$1 json=$2
+  shift 2
+  rm -f "$json" "$json.glibc" "$json.tcmalloc"
+  step "$name" 240 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@" --json "$json.glibc"
+  local tc=${ATTN_BENCH_TCMALLOC:-/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4}
+  [ -f "$tc" ] && step "$name-tcmalloc" 240 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
+    LD_PRELOAD="$tc" "$@" --json "$json.tcmalloc"
+  python3 - "$json" <<'PY'
+import json, sys
+runs = []
+for malloc in ("glibc", "tcmalloc"):
+    try:
+        runs.append(dict(json.load(open(f"{sys.argv[1]}.{malloc}")), malloc=malloc))
+    except (OSError, ValueError):
+        pass
+if runs:
+    json.dump(min(runs, key=lambda r: r["ms_per_step"]), open(sys.argv[1], "w"))
+PY
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$out/gpu.txt" 2>&1
@@ -75,7 +100,7 @@ if step configure 120 cmake -S tests/cuda -B "$build" -G Ninja -DCMAKE_BUILD_TYP
       name=$(basename "$dir")
       step "$name" 240 env LD_LIBRARY_PATH="$e2e/lib" "$dir/model" train \
         --steps "$(cat "$e2e/steps")" --out "$dir/gpu-run" &&
-        step "$name-losses" 30 python3 - "$dir/cpu-metrics.jsonl" "$dir/gpu-run/metrics.jsonl" "$name" "$out/steps.txt" <<'PY'
+        step "$name-losses" 30 python3 - "$dir/cpu-metrics.jsonl" "$dir/gpu-run/metrics.jsonl" "$name" "$out/steps" <<'PY'
 import json, statistics, sys
 cpu, gpu = ([json.loads(l) for l in open(f) if '"loss"' in l] for f in sys.argv[1:3])
 bad = [(i + 1, c["loss"], g["loss"]) for i, (c, g) in enumerate(zip(cpu, gpu))
@@ -90,7 +115,8 @@ def ms(records):
     return 1e3 * statistics.median(b - a for a, b in zip(times, times[1:])) if len(times) > 2 else float("nan")
 line = f"{sys.argv[3]:<24} {ms(gpu):9.3f} ms/step on the GPU ({ms(cpu):.3f} on the CPU of the machine that prepared the bundle)"
 print(line)
-open(sys.argv[4], "a").write(line + "\n")
+open(sys.argv[4] + ".txt", "a").write(line + "\n")
+open(sys.argv[4] + ".jsonl", "a").write(json.dumps({"model": sys.argv[3], "gpu_ms": ms(gpu)}) + "\n")
 sys.exit(1 if bad or len(cpu) != len(gpu) or not cpu else 0)
 PY
       # Decoding with the checkpoint trained on the CPU (greedy, beam search, top-k
@@ -120,33 +146,6 @@ for r in ours:
           f"{r['fwd_bwd_tflops'] / t['fwd_bwd_tflops']:6.2f} {100 * r['fwd_tflops'] / r['gemm_tflops']:7.0f}%")
 PY
     fi
-    # Training steps against PyTorch eager on the same GPU: the bundled train-step specs'
-    # executables (their ms/step from the end-to-end run above, which includes each step's
-    # batch) against tests/bench's PyTorch models at the same sizes.
-    if [ -d "${e2e:-}/transformer-train-step" ]; then
-      step torch-transformer 240 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 \
-        tests/bench/transformer.py --mode train --device cuda --src-len 64 --tgt-len 65 \
-        --vocab 66 --d-model 256 --heads 4 --ffn 1024 --layers 2 --batch 32 \
-        --json "$out/torch-transformer.json"
-      step torch-lstm 240 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 \
-        tests/bench/recurrent-train-step.py --cell lstm --device cuda --input 1 --hidden 256 \
-        --length 50 --batch 32 --json "$out/torch-lstm.json"
-      python3 - "$e2e" "$out" <<'PY' | tee -a "$out/ratios.txt"
-import json, os, statistics, sys
-e2e, out = sys.argv[1:3]
-print("training step       attnc ms  torch ms  torch/attnc")
-for name, torch_json in (("transformer-train-step", "torch-transformer.json"),
-                         ("lstm-train-step", "torch-lstm.json")):
-    try:
-        records = [json.loads(l) for l in open(f"{e2e}/{name}/gpu-run/metrics.jsonl") if '"loss"' in l]
-        times = [r["time"] for r in records[len(records) // 2:]]
-        ours = 1e3 * statistics.median(b - a for a, b in zip(times, times[1:]))
-        theirs = json.load(open(os.path.join(out, torch_json)))["ms_per_step"]
-        print(f"{name:<22} {ours:8.3f} {theirs:9.3f} {theirs / ours:12.2f}")
-    except (OSError, ValueError, KeyError, statistics.StatisticsError) as e:
-        print(f"{name:<22} no figure ({e})")
-PY
-    fi
     # The LSTM and GRU layers (f32) against PyTorch's cuDNN RNN at the same sizes.
     step bench-rnn 240 "$build/bin/attn-bench-cuda-recurrent" --json "$out/attnc-rnn.json"
     step torch-rnn 240 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 tests/bench/cuda-recurrent.py --json "$out/torch-rnn.json"
@@ -162,6 +161,49 @@ for r in ours:
         print(f"{r['cell']:>5} {r['H']:>5} {r['fwd_bwd_ms']:8.3f} {t['fwd_bwd_ms']:8.3f} "
               f"{t['fwd_bwd_ms'] / r['fwd_bwd_ms']:11.2f} {r['tflops']:6.2f} "
               f"{100 * r['tflops'] / r['gemm_tflops']:10.0f}%")
+PY
+    fi
+    # Training steps against PyTorch eager on the same GPU: the bundled train-step specs'
+    # executables (their ms/step from the end-to-end run above, which includes each step's
+    # batch) against tests/bench's PyTorch models at the same sizes, each as a fraction of the
+    # f32 GEMM rate attn-bench-cuda-recurrent measured just before (the products are f32 on
+    # both sides: no TF32 in cuBLASLt's or PyTorch's matmuls; cuDNN's LSTM keeps PyTorch's
+    # default, which allows TF32).
+    if [ -d "${e2e:-}/transformer-train-step" ]; then
+      torch_best torch-transformer "$out/torch-transformer.json" python3 \
+        tests/bench/transformer.py --mode train --device cuda --src-len 64 --tgt-len 65 \
+        --vocab 66 --d-model 256 --heads 4 --ffn 1024 --layers 2 --batch 32
+      torch_best torch-lstm "$out/torch-lstm.json" python3 tests/bench/recurrent-train-step.py \
+        --cell lstm --device cuda --input 1 --hidden 256 --length 50 --batch 32
+      python3 - "$out" <<'PY' | tee -a "$out/ratios.txt"
+import json, os, sys
+out = sys.argv[1]
+ours = {r["model"]: r["gpu_ms"] for r in map(json.loads, open(os.path.join(out, "steps.jsonl")))}
+try:
+    peak = json.loads(open(os.path.join(out, "attnc-rnn.json")).readline())["gemm_tflops"] * 1e12
+except (OSError, ValueError, KeyError):
+    peak = float("nan")
+# A training step's FLOPs: 3x the forward's products (the backward's two per product).
+B = 32
+d, ffn, S, T, V, L = 256, 1024, 64, 65, 66, 2  # transformer.py's sizes above
+enc = B * S * (2 * 4 * d * d + 2 * 2 * d * ffn) + 4 * B * S * S * d
+dec = (B * T * (2 * 4 * d * d + 2 * 2 * d * d + 2 * 2 * d * ffn) + B * S * 2 * 2 * d * d
+       + 4 * B * T * T * d + 4 * B * T * S * d)
+transformer = 3 * (L * (enc + dec) + B * T * 2 * d * V)
+I, H, steps = 1, 256, 50  # recurrent-train-step.py's sizes above
+lstm = 3 * 2 * B * steps * (I + H) * 4 * H
+print(f"f32 GEMM peak of this run: {peak / 1e12:.1f} TFLOP/s")
+print("training step          attnc ms  of peak  torch ms  of peak  torch/attnc")
+for name, torch_json, flops in (("transformer-train-step", "torch-transformer.json", transformer),
+                                ("lstm-train-step", "torch-lstm.json", lstm)):
+    try:
+        a = ours[name]
+        t = json.load(open(os.path.join(out, torch_json)))
+        pct = lambda ms: 100 * flops / (ms * 1e-3) / peak  # noqa: E731
+        print(f"{name:<22} {a:9.3f} {pct(a):7.1f}% {t['ms_per_step']:9.3f} {pct(t['ms_per_step']):7.1f}% "
+              f"{t['ms_per_step'] / a:12.2f}  (torch with {t['malloc']})")
+    except (OSError, ValueError, KeyError) as e:
+        print(f"{name:<22} no figure ({e})")
 PY
     fi
   fi
