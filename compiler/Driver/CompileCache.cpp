@@ -1,5 +1,7 @@
 #include "compiler/Driver/CompileCache.h"
 
+#include "attn/Cpu.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/SHA256.h"
@@ -103,6 +105,8 @@ std::string CompileCache::identity() {
   std::sort(features.begin(), features.end());
   for (const std::string &f : features)
     s << " +" << f;
+  // "native" compiles for ATTN_MAX_CPU's level where it is set.
+  s << "\nmax cpu " << attn::cpuLevelCap();
   return s.str();
 }
 

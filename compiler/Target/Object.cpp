@@ -53,10 +53,18 @@ void configureLLVM() {
   (void)done;
 }
 
-// `cpu` "native" is the host with all its features; another name is that CPU with its
-// default features ("x86-64-v3": any AVX2 machine).
-static std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &cpu,
+std::string effectiveCpu(const std::string &cpu) {
+  if (!cpu.empty() && cpu != "native")
+    return cpu;
+  std::string cap = attn::cpuLevelCap();
+  return cap.empty() ? "native" : cap;
+}
+
+// `cpu` "native" is the host with all its features (or ATTN_MAX_CPU's level); another name is
+// that CPU with its default features ("x86-64-v3": any AVX2 machine).
+static std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &requested,
                                                           std::string &error) {
+  std::string cpu = effectiveCpu(requested);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   std::string triple = llvm::sys::getProcessTriple();
@@ -127,13 +135,15 @@ std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
   return module;
 }
 
-std::string cpuName(const std::string &cpu) {
-  return cpu.empty() || cpu == "native" ? llvm::sys::getHostCPUName().str() : cpu;
+std::string cpuName(const std::string &requested) {
+  std::string cpu = effectiveCpu(requested);
+  return cpu == "native" ? llvm::sys::getHostCPUName().str() : cpu;
 }
 
-std::string cpuFeatures(const std::string &cpu) {
+std::string cpuFeatures(const std::string &requested) {
+  std::string cpu = effectiveCpu(requested);
   std::vector<std::string> enabled;
-  if (cpu.empty() || cpu == "native") {
+  if (cpu == "native") {
     for (auto &[feature, on] : llvm::sys::getHostCPUFeatures())
       if (on)
         enabled.push_back(feature.str());

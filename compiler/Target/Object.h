@@ -22,6 +22,10 @@ std::unique_ptr<llvm::Module> toOptimizedLLVMIR(mlir::ModuleOp llvmModule,
 /// call it): a cap on full loop unrolling, plus ATTN_LLVM_ARGS from the environment.
 void configureLLVM();
 
+/// The CPU that code compiled for `cpu` targets: `cpu` itself, unless it is "native" (or
+/// empty) and ATTN_MAX_CPU caps this machine at an x86-64 level (attn/Cpu.h): then that level.
+std::string effectiveCpu(const std::string &cpu);
+
 /// The instruction-set features code compiled for `cpu` ("native" or an LLVM CPU name) may
 /// use, as attn_program_info::cpu_features lists them (those attn::cpuHas can test), and the
 /// CPU's name ("native": the host's, e.g. "znver4").

@@ -1,6 +1,9 @@
 #include "attn/Cpu.h"
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <sstream>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -19,52 +22,54 @@ enum State : uint64_t {
   kAmxState = 0x60000, // XTILECFG, XTILEDATA
 };
 
-// CPUID leaf, subleaf, register, bit; and the register state the OS must save (XCR0).
+// CPUID leaf, subleaf, register, bit; the register state the OS must save (XCR0); and the
+// lowest x86-64 level (psABI: v2, v3, v4) that includes the feature, 5 for none of them.
 struct Feature {
   const char *name;
   unsigned leaf, subleaf;
   Reg reg;
   int bit;
   uint64_t state;
+  int level;
 };
 
 // The features LLVM's x86 back end enables for a CPU that change what it may emit.
 constexpr Feature kFeatures[] = {
-    {"sse3", 1, 0, ECX, 0, kNone},
-    {"pclmul", 1, 0, ECX, 1, kNone},
-    {"ssse3", 1, 0, ECX, 9, kNone},
-    {"fma", 1, 0, ECX, 12, kAvxState},
-    {"sse4.1", 1, 0, ECX, 19, kNone},
-    {"sse4.2", 1, 0, ECX, 20, kNone},
-    {"movbe", 1, 0, ECX, 22, kNone},
-    {"popcnt", 1, 0, ECX, 23, kNone},
-    {"aes", 1, 0, ECX, 25, kNone},
-    {"avx", 1, 0, ECX, 28, kAvxState},
-    {"f16c", 1, 0, ECX, 29, kAvxState},
-    {"bmi", 7, 0, EBX, 3, kNone},
-    {"avx2", 7, 0, EBX, 5, kAvxState},
-    {"bmi2", 7, 0, EBX, 8, kNone},
-    {"avx512f", 7, 0, EBX, 16, kAvx512State},
-    {"avx512dq", 7, 0, EBX, 17, kAvx512State},
-    {"avx512ifma", 7, 0, EBX, 21, kAvx512State},
-    {"avx512cd", 7, 0, EBX, 28, kAvx512State},
-    {"avx512bw", 7, 0, EBX, 30, kAvx512State},
-    {"avx512vl", 7, 0, EBX, 31, kAvx512State},
-    {"avx512vbmi", 7, 0, ECX, 1, kAvx512State},
-    {"avx512vbmi2", 7, 0, ECX, 6, kAvx512State},
-    {"gfni", 7, 0, ECX, 8, kNone},
-    {"vaes", 7, 0, ECX, 9, kAvxState},
-    {"vpclmulqdq", 7, 0, ECX, 10, kAvxState},
-    {"avx512vnni", 7, 0, ECX, 11, kAvx512State},
-    {"avx512bitalg", 7, 0, ECX, 12, kAvx512State},
-    {"avx512vpopcntdq", 7, 0, ECX, 14, kAvx512State},
-    {"amx-bf16", 7, 0, EDX, 22, kAmxState},
-    {"avx512fp16", 7, 0, EDX, 23, kAvx512State},
-    {"amx-tile", 7, 0, EDX, 24, kAmxState},
-    {"amx-int8", 7, 0, EDX, 25, kAmxState},
-    {"avxvnni", 7, 1, EAX, 4, kAvxState},
-    {"avx512bf16", 7, 1, EAX, 5, kAvx512State},
-    {"lzcnt", 0x80000001, 0, ECX, 5, kNone},
+    {"sse3", 1, 0, ECX, 0, kNone, 2},
+    {"pclmul", 1, 0, ECX, 1, kNone, 5},
+    {"ssse3", 1, 0, ECX, 9, kNone, 2},
+    {"fma", 1, 0, ECX, 12, kAvxState, 3},
+    {"sse4.1", 1, 0, ECX, 19, kNone, 2},
+    {"sse4.2", 1, 0, ECX, 20, kNone, 2},
+    {"movbe", 1, 0, ECX, 22, kNone, 3},
+    {"popcnt", 1, 0, ECX, 23, kNone, 2},
+    {"aes", 1, 0, ECX, 25, kNone, 5},
+    {"avx", 1, 0, ECX, 28, kAvxState, 3},
+    {"f16c", 1, 0, ECX, 29, kAvxState, 3},
+    {"bmi", 7, 0, EBX, 3, kNone, 3},
+    {"avx2", 7, 0, EBX, 5, kAvxState, 3},
+    {"bmi2", 7, 0, EBX, 8, kNone, 3},
+    {"avx512f", 7, 0, EBX, 16, kAvx512State, 4},
+    {"avx512dq", 7, 0, EBX, 17, kAvx512State, 4},
+    {"avx512ifma", 7, 0, EBX, 21, kAvx512State, 5},
+    {"avx512cd", 7, 0, EBX, 28, kAvx512State, 4},
+    {"avx512bw", 7, 0, EBX, 30, kAvx512State, 4},
+    {"avx512vl", 7, 0, EBX, 31, kAvx512State, 4},
+    {"avx512vbmi", 7, 0, ECX, 1, kAvx512State, 5},
+    {"avx512vbmi2", 7, 0, ECX, 6, kAvx512State, 5},
+    {"gfni", 7, 0, ECX, 8, kNone, 5},
+    {"vaes", 7, 0, ECX, 9, kAvxState, 5},
+    {"vpclmulqdq", 7, 0, ECX, 10, kAvxState, 5},
+    {"avx512vnni", 7, 0, ECX, 11, kAvx512State, 5},
+    {"avx512bitalg", 7, 0, ECX, 12, kAvx512State, 5},
+    {"avx512vpopcntdq", 7, 0, ECX, 14, kAvx512State, 5},
+    {"amx-bf16", 7, 0, EDX, 22, kAmxState, 5},
+    {"avx512fp16", 7, 0, EDX, 23, kAvx512State, 5},
+    {"amx-tile", 7, 0, EDX, 24, kAmxState, 5},
+    {"amx-int8", 7, 0, EDX, 25, kAmxState, 5},
+    {"avxvnni", 7, 1, EAX, 4, kAvxState, 5},
+    {"avx512bf16", 7, 1, EAX, 5, kAvx512State, 5},
+    {"lzcnt", 0x80000001, 0, ECX, 5, kNone, 3},
 };
 
 bool has(const Feature &f) {
@@ -89,11 +94,24 @@ bool has(const Feature &f) {
 
 } // namespace
 
+std::string cpuLevelCap() {
+  const char *cap = std::getenv("ATTN_MAX_CPU");
+  if (!cap || !*cap)
+    return "";
+  for (const char *level : {"x86-64-v2", "x86-64-v3", "x86-64-v4"})
+    if (std::strcmp(cap, level) == 0)
+      return cap;
+  throw std::runtime_error(std::string("ATTN_MAX_CPU is '") + cap +
+                           "': expected x86-64-v2, x86-64-v3 or x86-64-v4 (or unset)");
+}
+
 std::optional<bool> cpuHas(const std::string &feature) {
 #if defined(__x86_64__) || defined(__i386__)
+  std::string cap = cpuLevelCap();
+  int maxLevel = cap.empty() ? 5 : cap.back() - '0';
   for (const Feature &f : kFeatures)
     if (feature == f.name)
-      return has(f);
+      return f.level <= maxLevel && has(f);
 #else
   (void)feature;
 #endif
