@@ -23,6 +23,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "tests/support/CpuFeatures.h"
 
 #include <gtest/gtest.h>
 
@@ -193,8 +194,7 @@ TEST_P(Gradcheck, MatchesFiniteDifferences) {
 // Cases whose products have no bf16 form (or, attention, too small a one) are skipped.
 TEST_P(Gradcheck, Bf16FormMatchesTheF32Form) {
   const std::string name = GetParam();
-  if (!attn::cpuHas("avx512bf16").value_or(false))
-    GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  ATTN_SKIP_WITHOUT_BF16();
   auto compile = [&](const std::string &precision, attn::driver::Session &session) {
     mlir::MLIRContext &context = session.context();
     auto cases = mlir::parseSourceFile<mlir::ModuleOp>(casesPath(), &context);

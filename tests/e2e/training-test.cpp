@@ -7,6 +7,7 @@
 #include "attn/Cpu.h"
 #include "attn/checkpoint/Checkpoint.h"
 #include "attn/train/MetricsLog.h"
+#include "tests/support/CpuFeatures.h"
 
 #include <gtest/gtest.h>
 
@@ -101,8 +102,7 @@ double bestValidationLoss(const std::string &out) {
 // values near 1 is off by up to 2^-9: a prediction of the sine cannot be trusted below ~(2^-9)^2 =
 // 4e-6 in MSE, whatever the training. The f32 runs end near 1e-6, on that floor.
 void expectBf16RegressorReachesTheF32Loss(const std::string &name, const std::string &extra = "") {
-  if (!attn::cpuHas("avx512bf16").value_or(false))
-    GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  ATTN_SKIP_WITHOUT_BF16();
   std::string model = std::string(ATTN_SOURCE_DIR) + "/models/" + name + ".yaml" + extra;
   std::string f32 = scratch(name + "-f32"), bf16 = scratch(name + "-bf16"), out32, out16;
   ASSERT_EQ(attnc("train " + model + " --out " + f32, &out32), 0) << out32;
@@ -133,8 +133,7 @@ TEST(Precision, Bf16TrainingOfRecurrentRegressorsReachesTheF32ValidationLoss) {
 // losses are the f32 run's within 1% at every step.
 void expectBf16AttentionTrainsAsF32Does(const std::string &extra, const std::string &kernel,
                                         const std::string &name) {
-  if (!attn::cpuHas("avx512bf16").value_or(false))
-    GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  ATTN_SKIP_WITHOUT_BF16();
   std::string model = std::string(ATTN_SOURCE_DIR) + "/models/char-transformer.yaml", out;
   std::string sets = " --set data.window=128 --set train.batch_size=8 "
                      "--set model.transformer.dropout=0 --set train.eval_every=1000" +

@@ -10,6 +10,7 @@
 #include "attn/Random.h"
 #include "attn/kernels.h"
 #include "tests/support/KernelArgs.h"
+#include "tests/support/CpuFeatures.h"
 
 #include <gtest/gtest.h>
 
@@ -204,6 +205,7 @@ TEST_P(FlashAttention, MatchesTheMaterialisedReference) {
 // products did round. The plain dot's scores are sqrt(D) = 5.7 times the scaled dot's, and so
 // are the absolute errors rounding puts into them: its outputs get 2e-2 (measured: 1.3e-2).
 TEST_P(FlashAttention, Bf16StaysWithinBf16sErrorOfTheReference) {
+  ATTN_SKIP_WITHOUT_BF16();
   const Case &c = GetParam();
   Problem p = problem(c, 11 + c.T * 1000 + c.S);
   Reference ref = reference(p);
@@ -488,6 +490,7 @@ TEST_P(FlashAttentionRegions, MatchesTheMaterialisedReference) {
 // With bf16 tile products: within bfloat16's error of the reference, as the plain kernels'
 // bf16 test (the regions themselves run in f32 on the f32 products).
 TEST_P(FlashAttentionRegions, Bf16StaysWithinBf16sErrorOfTheReference) {
+  ATTN_SKIP_WITHOUT_BF16();
   auto [ref, r, dSlope] = runCase(GetParam(), /*bf16=*/true);
   EXPECT_LT(relativeError(r.out, ref.out), 1e-2);
   EXPECT_LT(relativeError(r.lse, ref.lse), 1e-2);

@@ -4,6 +4,7 @@
 #include "attn/Cpu.h"
 #include "attn/Random.h"
 #include "attn/kernels.h"
+#include "tests/support/CpuFeatures.h"
 
 #include <gtest/gtest.h>
 
@@ -145,13 +146,22 @@ Case bf16(Case cs) {
   cs.bf16 = true;
   return cs;
 }
-TEST(MatmulBf16, Plain) { EXPECT_LT(runCase(bf16({1, 1, 1, 7, 13, 5, false, false})), kTol); }
-TEST(MatmulBf16, TransBoth) { EXPECT_LT(runCase(bf16({1, 1, 1, 7, 13, 5, true, true})), kTol); }
-TEST(MatmulBf16, BroadcastB) { EXPECT_LT(runCase(bf16({3, 1, 3, 7, 13, 5, false, true})), kTol); }
+TEST(MatmulBf16, Plain) {
+  ATTN_SKIP_WITHOUT_BF16();
+  EXPECT_LT(runCase(bf16({1, 1, 1, 7, 13, 5, false, false})), kTol); }
+TEST(MatmulBf16, TransBoth) {
+  ATTN_SKIP_WITHOUT_BF16();
+  EXPECT_LT(runCase(bf16({1, 1, 1, 7, 13, 5, true, true})), kTol); }
+TEST(MatmulBf16, BroadcastB) {
+  ATTN_SKIP_WITHOUT_BF16();
+  EXPECT_LT(runCase(bf16({3, 1, 3, 7, 13, 5, false, true})), kTol); }
 TEST(MatmulBf16, StridedViewBatchTrans) {
+  ATTN_SKIP_WITHOUT_BF16();
   EXPECT_LT(runCase(bf16({3, 1, 3, 7, 13, 5, true, true, /*rowPad=*/2, /*offset=*/5})), kTol);
 }
-TEST(MatmulBf16, Large) { EXPECT_LT(runCase(bf16({2, 2, 2, 64, 256, 96, false, true})), 1e-3); }
+TEST(MatmulBf16, Large) {
+  ATTN_SKIP_WITHOUT_BF16();
+  EXPECT_LT(runCase(bf16({2, 2, 2, 64, 256, 96, false, true})), 1e-3); }
 TEST(MatmulBf16, RoundingForHostCode) {
   // The reference itself: rounding is what tells a bf16 product from an f32 one.
   EXPECT_EQ(roundToBf16(1.0f + 1.0f / 256), 1.0f);             // a tie, to even
@@ -270,11 +280,13 @@ void denseAgainstLoops(bool bf16) {
 }
 
 TEST(Dense, MatchesLoops) { denseAgainstLoops(false); }
-TEST(DenseBf16, MatchesLoopsOverRoundedFactors) { denseAgainstLoops(true); }
+TEST(DenseBf16, MatchesLoopsOverRoundedFactors) {
+  ATTN_SKIP_WITHOUT_BF16();
+  denseAgainstLoops(true);
+}
 
 //===- int8 ----------------------------------------------------------------------------===//
 
-bool hasVnni() { return attn::cpuHas("avx512vnni").value_or(false); }
 
 // v quantised as the int8 kernels do: to nearest, ties away from zero, on the scale amax / 127.
 int quantise(float v, float scale) {
@@ -330,8 +342,7 @@ void expectInt8(const std::vector<double> &want, const std::vector<double> &f32,
 }
 
 TEST(DenseInt8, MatchesLoopsOverQuantisedFactors) {
-  if (!hasVnni())
-    GTEST_SKIP() << "no AVX512_VNNI";
+  ATTN_SKIP_WITHOUT_VNNI();
   attn::Rng rng(3);
   for (int64_t M : {1, 7}) {
     const int64_t K = 13, N = 5;
@@ -360,8 +371,7 @@ TEST(DenseInt8, MatchesLoopsOverQuantisedFactors) {
 // The tied output layer's form: a batch of [M, K] rows against one [N, K] weight, transposed;
 // with M = 1 (a decoding step), contiguous batches (one product), and padded rows (one each).
 TEST(MatmulInt8, MatchesLoopsOverQuantisedFactors) {
-  if (!hasVnni())
-    GTEST_SKIP() << "no AVX512_VNNI";
+  ATTN_SKIP_WITHOUT_VNNI();
   attn::Rng rng(5);
   struct Shape {
     int64_t B, M, rowPad;
@@ -388,8 +398,7 @@ TEST(MatmulInt8, MatchesLoopsOverQuantisedFactors) {
 // The kernel keeps a weight's int8 copy, by address, until the buffer is freed: a new weight
 // in the same (recycled) block is quantised again, not read from the old copy.
 TEST(DenseInt8, QuantisesAgainAWeightInARecycledBuffer) {
-  if (!hasVnni())
-    GTEST_SKIP() << "no AVX512_VNNI";
+  ATTN_SKIP_WITHOUT_VNNI();
   const int64_t M = 3, K = 128, N = 128; // 64 KiB: a recycled size class, not malloc's
   attn::Rng rng(9);
   std::vector<float, attn::BufferAllocator<float>> x(M * K), y(M * N), bias(N, 0.0f);

@@ -8,6 +8,7 @@
 #include "attn/Cpu.h"
 #include "attn/Random.h"
 #include "attn/kernels.h"
+#include "tests/support/CpuFeatures.h"
 
 #include <gtest/gtest.h>
 
@@ -223,8 +224,7 @@ TEST_P(LstmKernel, ProjectedLayerMatchesNaiveLoops) {
 // oneDNN 2.6's bf16 LSTMP is 0.2 away from this loop and from the f32 layer, so attn.lstm
 // with a projection has no bf16 form.)
 TEST_P(LstmKernel, Bf16LayerMatchesTheBf16RoundingLoops) {
-  if (!attn::cpuHas("avx512bf16").value_or(false))
-    GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  ATTN_SKIP_WITHOUT_BF16();
   const float rows[B][T] = {{1, 1, 1, 1, 1}, {1, 0, 1, 1, 0}, {0, 0, 0, 0, 0}};
   auto ones = [](int64_t, int64_t) { return 1.0f; };
   auto packed = [&](int64_t n, int64_t t) { return rows[n][t]; };
@@ -290,8 +290,7 @@ TEST(RecurrentWorkspace, ReusedWhenValidRecomputedWhenStale) {
 // The bf16 backward (f32 gradients from bf16 factors) against the f32 one: within bf16's
 // error, not equal; from its workspace and recomputed alike.
 TEST(RecurrentWorkspace, Bf16BackwardIsTheF32OneWithinBf16sError) {
-  if (!attn::cpuHas("avx512bf16").value_or(false))
-    GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  ATTN_SKIP_WITHOUT_BF16();
   Grads f32 = trainStep(false), bf16 = trainStep(false, true), recomputed = trainStep(true, true);
   for (auto member : {&Grads::dx, &Grads::dh0, &Grads::dc0, &Grads::dwi, &Grads::dwh, &Grads::db}) {
     EXPECT_LT(maxDiff(bf16.*member, f32.*member), 2e-2);
