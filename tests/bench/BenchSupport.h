@@ -9,6 +9,7 @@
 #include "compiler/Driver/Measure.h"
 #include "compiler/Driver/Session.h"
 
+#include "attn/Cpu.h"
 #include "attn/Init.h"
 #include "attn/Program.h"
 #include "attn/Random.h"
@@ -48,6 +49,18 @@ inline const char *programName = "attn-bench";
   std::fprintf(stderr, "%s: error: %s\n", programName, what.c_str());
   std::exit(1);
 }
+
+// Whether this CPU runs `rows`, which need `feature` (asked as attnc asks before it compiles
+// them: attn::cpuHas, which honours ATTN_MAX_CPU). Where it does not, says which rows are
+// skipped and why: every benchmark runs the rows its CPU can run.
+inline bool cpuRuns(const std::string &rows, const char *feature, const char *isa) {
+  if (::attn::cpuHas(feature).value_or(false))
+    return true;
+  std::printf("skipped: %s: this CPU has no %s instructions (%s)\n", rows.c_str(), isa, feature);
+  return false;
+}
+inline bool runsBf16(const std::string &rows) { return cpuRuns(rows, "avx512bf16", "AVX512_BF16"); }
+inline bool runsInt8(const std::string &rows) { return cpuRuns(rows, "avx512vnni", "AVX512_VNNI"); }
 
 using ::attn::driver::seconds;
 

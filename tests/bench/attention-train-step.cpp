@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
   bench::Timing timing{/*warmup=*/3, /*reps=*/5, /*iters=*/5};
   bool breakdown = false, hoist = true;
   // bf16 where the CPU has it (oneDNN would emulate its instructions elsewhere).
-  bool bf16 = ::attn::cpuHas("avx512bf16").value_or(false);
+  bool bf16 = bench::runsBf16("the bf16 rows");
   for (bench::Args args(argc, argv, usage); args.next();) {
     if (args.flag == "--config")
       which = args.value();

@@ -126,8 +126,10 @@ int main(int argc, char **argv) {
   torch.launch(python, script, torchArgs);
   // PyTorch's autocast step, timed after the f32 ones, started while the data file is there.
   PyTorchBaseline torchBf16;
+  bool bf16Runs = bench::runsBf16("the bf16 train step and its PyTorch autocast twin");
   torchArgs.insert(torchArgs.end(), {"--precision", "bf16"});
-  torchBf16.launch(python, script, torchArgs);
+  if (bf16Runs)
+    torchBf16.launch(python, script, torchArgs);
   bench::Calibration calibration = bench::calibrate(torch);
   calibration.print(threads);
   std::filesystem::remove(dataFile);
@@ -169,10 +171,12 @@ int main(int argc, char **argv) {
                        mAttn, &torch, {1.5, 0});
 
   // bf16 (docs/precision.md): the convolutions are an unfold and a dense, so bf16 products.
-  TrainStepProgram bf16 = compile(z, "bf16");
-  auto bf16Step = [&] { bf16.step(batches[bf16.steps % NB], kLr); };
-  if (!bench::compareBf16Step("conv seq2seq (GLU) train step", timing, bf16, bf16Step, side, step,
-                              torchBf16, {2, 0}))
-    rc = 1;
+  if (bf16Runs) {
+    TrainStepProgram bf16 = compile(z, "bf16");
+    auto bf16Step = [&] { bf16.step(batches[bf16.steps % NB], kLr); };
+    if (!bench::compareBf16Step("conv seq2seq (GLU) train step", timing, bf16, bf16Step, side,
+                                step, torchBf16, {2, 0}))
+      rc = 1;
+  }
   return rc;
 }

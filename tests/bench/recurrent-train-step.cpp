@@ -299,7 +299,7 @@ int main(int argc, char **argv) {
   bench::Timing timing{/*warmup=*/5, /*reps=*/7, /*iters=*/10};
   bool unfused = true;
   // bf16 where the CPU has it (oneDNN's bf16 primitives would run as slow emulation elsewhere).
-  bool bf16 = ::attn::cpuHas("avx512bf16").value_or(false);
+  bool bf16 = bench::runsBf16("the bf16 rows");
   for (bench::Args args(argc, argv, usage); args.next();) {
     if (args.flag == "--cell") {
       std::string c = args.value();

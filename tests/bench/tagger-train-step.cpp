@@ -188,7 +188,7 @@ int main(int argc, char **argv) {
                                         "--iters",   str(timing.iters)};
   torch.launch(bench::benchPython(), script, torchArgs);
   // PyTorch's autocast step, timed after the f32 ones, started while the data file is there.
-  bool bf16 = ::attn::cpuHas("avx512bf16").value_or(false);
+  bool bf16 = bench::runsBf16("the bf16 rows");
   PyTorchBaseline torchBf16;
   if (bf16) {
     torchArgs.insert(torchArgs.end(), {"--precision", "bf16"});

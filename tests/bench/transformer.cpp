@@ -197,7 +197,9 @@ int main(int argc, char **argv) {
   PyTorchBaseline torchInt8;
   std::vector<std::string> int8Args = torchArgs;
   int8Args.insert(int8Args.end(), {"--mode", "greedy-cached", "--precision", "int8"});
-  torchInt8.launch(python, script, int8Args);
+  bool int8Runs = bench::runsInt8("int8 decoding and its PyTorch twin");
+  if (int8Runs)
+    torchInt8.launch(python, script, int8Args);
   bench::Calibration calibration = bench::calibrate(torchDecode);
   calibration.print(threads);
   std::vector<double> dAttn;
@@ -254,7 +256,8 @@ int main(int argc, char **argv) {
   // through its dynamic int8 linear, against the f32 decoding above and the int8 GEMM of this
   // run. The tokens are compared with the f32 decoding's, not required equal.
   double mdInt8 = 0, mdTorchInt8 = 0;
-  if (auto int8 = side.session->loadInferenceModel(::attn::yaml::DecodePrecision::Int8)) {
+  if (auto int8 = int8Runs ? side.session->loadInferenceModel(::attn::yaml::DecodePrecision::Int8)
+                           : nullptr) {
     std::vector<::attn::Tensor> int8Params =
         ::attn::paramsFor(*int8->program, *side.program, initial);
     std::vector<int32_t> int8Tokens;
@@ -292,7 +295,7 @@ int main(int argc, char **argv) {
     } else {
       std::printf("\nnote: no PyTorch int8 decoder: %s\n", torchInt8.note.c_str());
     }
-  } else {
+  } else if (int8Runs) {
     std::printf("note: no int8 decoding (see the error above)\n");
   }
 
@@ -303,9 +306,11 @@ int main(int argc, char **argv) {
   torchTrain.launch(python, script, trainArgs);
   // PyTorch's autocast step (timed after the f32 one), started while the data file is there.
   PyTorchBaseline torchBf16;
+  bool bf16Runs = bench::runsBf16("the bf16 train step and its PyTorch autocast twin");
   std::vector<std::string> bf16Args = torchArgs;
   bf16Args.insert(bf16Args.end(), {"--mode", "train", "--precision", "bf16"});
-  torchBf16.launch(python, script, bf16Args);
+  if (bf16Runs)
+    torchBf16.launch(python, script, bf16Args);
   std::filesystem::remove(dataFile);
   auto step = [&] { side.step(batches[side.steps % NB], kLr); };
   std::vector<double> tAttn, tTorch;
@@ -355,11 +360,14 @@ int main(int argc, char **argv) {
               sameLoss ? "ok" : "MISMATCH");
 
   // bf16: attnc's bf16 step in turns with the f32 one and with PyTorch's autocast step.
-  TrainStepProgram bf16 = compile(z, /*fuseAttention=*/true, "bf16");
-  auto bf16Step = [&] { bf16.step(batches[bf16.steps % NB], kLr); };
-  if (!bench::compareBf16Step("Transformer train step (length " + std::to_string(z.srcLen) + ")",
-                              timing, bf16, bf16Step, side, step, torchBf16, {2, 0}))
-    rc = 1;
+  if (bf16Runs) {
+    TrainStepProgram bf16 = compile(z, /*fuseAttention=*/true, "bf16");
+    auto bf16Step = [&] { bf16.step(batches[bf16.steps % NB], kLr); };
+    if (!bench::compareBf16Step("Transformer train step (length " + std::to_string(z.srcLen) +
+                                    ")",
+                                timing, bf16, bf16Step, side, step, torchBf16, {2, 0}))
+      rc = 1;
+  }
 
   std::printf("\nsummary (%d thread%s; ratio = PyTorch time / attnc time, above 1: attnc "
               "faster)\n",
