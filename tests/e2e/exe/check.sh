@@ -41,9 +41,17 @@ ckpt=$work/run/best.safetensors
 if ldd bin/$model | grep -Ei 'llvm|mlir'; then fail "the executable links LLVM or MLIR"; fi
 
 # Alone in a directory, with an empty environment (but the thread count: a gradient norm's
-# reduction order depends on it).
+# reduction order depends on it; and the CPU caps of .ci/run's pass without AVX-512, which
+# attnc ran under too).
 mkdir alone && cp bin/* alone/
-exe() { (cd "$work/alone" && env -i ${OMP_NUM_THREADS:+OMP_NUM_THREADS=$OMP_NUM_THREADS} ./$model "$@"); }
+run_alone() {
+  local program=$1
+  shift
+  (cd "$work/alone" && env -i ${OMP_NUM_THREADS:+OMP_NUM_THREADS=$OMP_NUM_THREADS} \
+     ${ATTN_MAX_CPU:+ATTN_MAX_CPU=$ATTN_MAX_CPU} \
+     ${ONEDNN_MAX_CPU_ISA:+ONEDNN_MAX_CPU_ISA=$ONEDNN_MAX_CPU_ISA} ./$program "$@")
+}
+exe() { run_alone $model "$@"; }
 exe info > info.txt 2>&1 || fail "info: $(cat info.txt)"
 grep -q "^$model: " info.txt || fail "info does not name the model: $(cat info.txt)"
 
@@ -66,11 +74,23 @@ case $family in
       printf '%s\n' '1 2 3' '4 5 6 7 8' '9 9 1 2' '3 1 4 1 5 9 2 6' > in.txt
       long=$(seq -s ' ' 12)
     fi
-    for flags in "" "--beam 3 --nbest 2" "--scores" "--sample --sample-seed 5 --temperature 0.7"; do
+    for flags in "" "--scores" "--sample --sample-seed 5 --temperature 0.7"; do
       exe translate $flags < in.txt > exe-tr.txt
       "$attnc" translate --ckpt "$ckpt" $flags < in.txt > attnc-tr.txt
       same exe-tr.txt attnc-tr.txt "translate $flags differs"
     done
+    # Beam search runs in the compiled decoder's rows, and `attnc translate --beam 3` compiles
+    # its decoder for 3 (docs/deploy.md): an executable compiled for that beam gives the same
+    # n-best lists and scores to the last digit on every CPU. (One compiled for the default
+    # decode.batch rows searches in those: on CPUs whose product kernels sum in a row count's
+    # own order, such as oneDNN's AVX2 ones, its scores differ in the sixth digit.)
+    "$attnc" compile "$spec" --ckpt run --exe -o beam3/$model --set decode.beam=3 > /dev/null
+    cp beam3/$model alone/$model.beam3
+    run_alone $model.beam3 translate --nbest 2 < in.txt > exe-tr.txt
+    "$attnc" translate --ckpt "$ckpt" --beam 3 --nbest 2 < in.txt > attnc-tr.txt
+    same exe-tr.txt attnc-tr.txt "translate --beam 3 --nbest 2 differs"
+    exe translate --beam 3 < in.txt > exe-beam-rows.txt ||
+      fail "beam 3 in the decoder's default rows: $(cat exe-beam-rows.txt)"
     # An over-long line: an empty output line, an error naming it, exit 1 (as attnc).
     printf '%s\n' '1 2' "$long" > bad.txt
     if exe translate < bad.txt > bad.out 2> bad.err; then fail "an over-long line exited 0"; fi
