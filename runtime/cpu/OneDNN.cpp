@@ -1,9 +1,11 @@
 #include "OneDNN.h"
 
 #include "attn/Alloc.h"
+#include "attn/cpu/Matmul.h"
 
 #include <map>
 #include <mutex>
+#include <string>
 
 namespace attn::cpu::onednn {
 
@@ -78,3 +80,31 @@ void clearCache() {
 }
 
 } // namespace attn::cpu::onednn
+
+namespace attn::cpu {
+
+std::string oneDnnDescription() {
+  const dnnl_version_t *v = dnnl_version();
+  // As ONEDNN_MAX_CPU_ISA spells them, so that what this prints can be set there.
+  static const std::pair<dnnl::cpu_isa, const char *> kNames[] = {
+      {dnnl::cpu_isa::sse41, "SSE41"},
+      {dnnl::cpu_isa::avx, "AVX"},
+      {dnnl::cpu_isa::avx2, "AVX2"},
+      {dnnl::cpu_isa::avx2_vnni, "AVX2_VNNI"},
+      {dnnl::cpu_isa::avx512_mic, "AVX512_MIC"},
+      {dnnl::cpu_isa::avx512_mic_4ops, "AVX512_MIC_4OPS"},
+      {dnnl::cpu_isa::avx512_core, "AVX512_CORE"},
+      {dnnl::cpu_isa::avx512_core_vnni, "AVX512_CORE_VNNI"},
+      {dnnl::cpu_isa::avx512_core_bf16, "AVX512_CORE_BF16"},
+      {dnnl::cpu_isa::avx512_core_amx, "AVX512_CORE_AMX"},
+  };
+  dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  std::string name = "unknown (" + std::to_string((int)isa) + ")";
+  for (auto [value, text] : kNames)
+    if (value == isa)
+      name = text;
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+         std::to_string(v->patch) + ", effective ISA " + name;
+}
+
+} // namespace attn::cpu

@@ -5,6 +5,7 @@
 #include "Verbs.h"
 
 #include "compiler/Driver/CompileCache.h"
+#include "compiler/Driver/Version.h"
 
 #include "attn/Numbers.h"
 #include "attn/dist/Communicator.h"
@@ -236,33 +237,34 @@ void finish(const Raw &raw, attnc::Common &c, attnc::RunOptions &run, attnc::Tra
     run.prime = raw.prime;
   if (!raw.temperature.empty()) {
     decode.temperature = attn::parseFinite(raw.temperature, 0, 1e6, "--temperature");
-    c.overrides.push_back({"decode.temperature", raw.temperature});
+    c.overrides.push_back({"decode.temperature", raw.temperature, "--temperature " + raw.temperature});
   }
   if (!raw.sampleSeed.empty()) {
     decode.sampleSeed = attn::parseUnsigned(raw.sampleSeed, "--sample-seed");
-    c.overrides.push_back({"decode.seed", raw.sampleSeed});
+    c.overrides.push_back({"decode.seed", raw.sampleSeed, "--sample-seed " + raw.sampleSeed});
   }
   // The decoding flags set spec keys, but their errors are the flags' (usage, exit 2), with
   // the ranges a standalone executable checks them against.
   if (!raw.topK.empty()) {
     attn::parseInt(raw.topK, 0, 10000000, "--top-k");
-    c.overrides.push_back({"sample.top_k", raw.topK});
-    c.overrides.push_back({"decode.top_k", raw.topK});
+    c.overrides.push_back({"sample.top_k", raw.topK, "--top-k " + raw.topK});
+    c.overrides.push_back({"decode.top_k", raw.topK, "--top-k " + raw.topK});
   }
   if (raw.sample)
-    c.overrides.push_back({"decode.sample", "true"});
+    c.overrides.push_back({"decode.sample", "true", "--sample"});
   int64_t beam = 0, nbest = 0;
   if (!raw.beam.empty()) {
     beam = attn::parseInt(raw.beam, 1, 1024, "--beam");
-    c.overrides.push_back({"decode.beam", raw.beam});
+    c.overrides.push_back({"decode.beam", raw.beam, "--beam " + raw.beam});
   }
   if (!raw.nbest.empty()) {
     nbest = attn::parseInt(raw.nbest, 1, 1024, "--nbest");
-    c.overrides.push_back({"decode.nbest", raw.nbest});
+    c.overrides.push_back({"decode.nbest", raw.nbest, "--nbest " + raw.nbest});
   }
   if (!raw.lengthPenalty.empty()) {
     attn::parseFinite(raw.lengthPenalty, 0, 1e6, "--length-penalty");
-    c.overrides.push_back({"decode.length_penalty", raw.lengthPenalty});
+    c.overrides.push_back({"decode.length_penalty", raw.lengthPenalty,
+                           "--length-penalty " + raw.lengthPenalty});
   }
   if (beam && nbest > beam)
     throw std::runtime_error("--nbest (" + std::to_string(nbest) + ") cannot exceed --beam (" +
@@ -293,6 +295,8 @@ int main(int argc, char **argv) {
 
   CLI::App app{kDescription, "attnc"};
   app.footer("attnc VERB --help shows a verb's options.");
+  app.set_version_flag("--version", [] { return attn::driver::versionReport(); },
+                       "attnc's, LLVM's and oneDNN's versions, and the instruction sets in use");
   app.require_subcommand(0, 1);
   auto verb = [&](const char *name, const char *summary, const char *help, bool modelOptional) {
     CLI::App *v = app.add_subcommand(name, summary);
@@ -407,11 +411,14 @@ int main(int argc, char **argv) {
                                                               emitOptions.stage == "grad"));
       // bench times the train step and decoding; int8 is for decoding only (train refuses it).
       if (training || (bench->parsed() && raw.precision != "int8"))
-        common.overrides.push_back({"train.precision", raw.precision});
+        common.overrides.push_back({"train.precision", raw.precision, "--precision " + raw.precision});
       if (!training)
-        common.overrides.push_back({"decode.precision", raw.precision});
+        common.overrides.push_back(
+            {"decode.precision", raw.precision, "--precision " + raw.precision});
     }
   } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
     return attnc::usageError(e.what());

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <map>
+#include <stdexcept>
 #include <set>
 #include <sstream>
 #include <string>
@@ -71,12 +74,49 @@ TEST(Cpu, FeaturesAgreeWithTheKernel) {
   // What the kernel lists, CPUID must report. The converse need not hold: a hypervisor can hide
   // a flag from the guest kernel's /proc/cpuinfo that CPUID still reports (seen: lzcnt, whose
   // "abm" flag an AMD EPYC VM's kernel did not list).
+  // Under ATTN_MAX_CPU (.ci/run's pass without AVX-512) only what the level allows.
+  std::string cap = attn::cpuLevelCap();
+  unsetenv("ATTN_MAX_CPU");
   for (auto [name, flag] : kNames) {
     std::optional<bool> has = attn::cpuHas(name);
     ASSERT_TRUE(has.has_value()) << name << " is not testable";
     if (flags.count(flag))
       EXPECT_TRUE(*has) << name << " (Linux: " << flag << ") is listed by the kernel";
   }
+  if (!cap.empty())
+    setenv("ATTN_MAX_CPU", cap.c_str(), 1);
+}
+
+// ATTN_MAX_CPU=x86-64-vN: no feature above level N, the others as the CPU has them; any other
+// value is an error that names the variable.
+TEST(Cpu, LevelCapHidesTheFeaturesAboveIt) {
+  const char *was = std::getenv("ATTN_MAX_CPU");
+  std::string saved = was ? was : "";
+  unsetenv("ATTN_MAX_CPU");
+  std::map<std::string, bool> uncapped;
+  for (auto [name, flag] : kNames)
+    uncapped[name] = attn::cpuHas(name).value_or(false);
+  setenv("ATTN_MAX_CPU", "x86-64-v3", 1);
+  EXPECT_EQ(attn::cpuLevelCap(), "x86-64-v3");
+  for (const char *above : {"avx512f", "avx512bw", "avx512vnni", "avx512bf16", "amx-tile"})
+    EXPECT_FALSE(attn::cpuHas(above).value_or(true)) << above;
+  for (const char *within : {"avx2", "fma", "bmi2", "sse4.2"})
+    EXPECT_EQ(attn::cpuHas(within).value_or(false), uncapped[within]) << within;
+  setenv("ATTN_MAX_CPU", "x86-64-v4", 1);
+  EXPECT_EQ(attn::cpuHas("avx512f").value_or(false), uncapped["avx512f"]);
+  EXPECT_FALSE(attn::cpuHas("avx512bf16").value_or(true)); // no x86-64 level includes it
+  setenv("ATTN_MAX_CPU", "znver3", 1);
+  try {
+    attn::cpuHas("avx2");
+    ADD_FAILURE() << "ATTN_MAX_CPU=znver3 was accepted";
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(std::string(e.what()).find("ATTN_MAX_CPU is 'znver3'"), std::string::npos)
+        << e.what();
+  }
+  if (saved.empty())
+    unsetenv("ATTN_MAX_CPU");
+  else
+    setenv("ATTN_MAX_CPU", saved.c_str(), 1);
 }
 
 TEST(Cpu, MissingListsOnlyWhatIsKnownAndAbsent) {
