@@ -34,7 +34,7 @@ void checkCheckpointSpec(const yaml::Spec &given, const task::Metadata &meta,
   auto source = [&](const std::string &key) {
     auto written = given.keyLocs.find(key);
     std::string where = written != given.keyLocs.end() ? written->second.file : given.file;
-    if (where.rfind("--set ", 0) == 0)
+    if (where.rfind("--", 0) == 0) // --set, or a flag such as --precision
       return "from " + where;
     return "in " + (where.empty() ? std::string("the spec") : where);
   };

@@ -82,7 +82,10 @@ std::ostream &Session::diagnostics() const {
   return options_.diagnostics ? *options_.diagnostics : std::cerr;
 }
 
-void Session::report(const yaml::Diagnostic &d) const { diagnostics() << d.str() << "\n"; }
+void Session::report(const yaml::Diagnostic &d) const {
+  ++reported_;
+  diagnostics() << d.str() << "\n";
+}
 
 bool Session::parsed(std::optional<yaml::Spec> spec, const std::vector<yaml::Diagnostic> &diags) {
   for (const auto &d : diags)

@@ -200,6 +200,16 @@ public:
   const target::Manifest &manifest() const { return *manifest_; }
   mlir::MLIRContext &context() { return *context_; }
   std::ostream &diagnostics() const;
+  /// How many diagnostics the session has reported: a caller that fails after one need not
+  /// add a vaguer message of its own.
+  size_t reportedCount() const { return reported_; }
+  /// Whether this machine runs the spec's precisions (train.precision for training,
+  /// decode.precision for inference), as train, run and translate will ask; each that does not
+  /// is reported at the key (or flag) that asked for it. `attnc check`'s last question.
+  bool precisionsRunHere() const {
+    bool training = precisionRuns(true, "native"), inference = precisionRuns(false, "native");
+    return training && inference;
+  }
 
 private:
   bool parsed(std::optional<yaml::Spec> spec, const std::vector<yaml::Diagnostic> &diags);
@@ -234,6 +244,7 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   std::optional<Stage> stage_;
   bool remarked_ = false; // fusion remarks given (SessionOptions::remarks)
+  mutable size_t reported_ = 0; // diagnostics reported (report())
   bool trained_ = false;  // the training pipeline ran: a training program (train.precision)
   // The remarks printed: fusion sees a layer once in each entry point that holds it (@forward,
   // @loss, ...), and says why it is not fused once per layer.

@@ -150,6 +150,7 @@ struct OverrideSite {
   std::string path;
   std::string file; // "--set train.batch_size", or the -c layer file that set it
   std::optional<Loc> keyLoc; // a layer's: where its file wrote the key
+  bool flag = false;         // a flag other than --set ("--precision bf16"): no positions
 
   bool covers(const std::string &p) const {
     return p == path || p.rfind(path + ".", 0) == 0 || p.rfind(path + "[", 0) == 0;
@@ -158,6 +159,8 @@ struct OverrideSite {
   bool isBelow(const std::string &p) const { return path.rfind(p + ".", 0) == 0; }
   Loc loc(const YAML::Node &node) const {
     // Marks of nodes parsed from the override's value are positions within that value.
+    if (flag)
+      return Loc{file, 0, 0};
     return hasMark(node) ? locFromMark(file, node.Mark()) : Loc{file, 1, 1};
   }
 };
@@ -848,9 +851,9 @@ std::optional<Spec> parse(YAML::Node root, const std::string &file,
         sites.push_back({key.path, key.file, key.keyLoc});
   }
   for (const Override &override : overrides) {
-    std::string site = "--set " + override.path;
+    std::string site = override.flag.empty() ? "--set " + override.path : override.flag;
     if (applyOverride(root, override, site, diags))
-      sites.push_back({override.path, site});
+      sites.push_back({override.path, site, std::nullopt, !override.flag.empty()});
   }
   Validator validator(file, sites, diags);
   validator.validateRoot(root);

@@ -422,6 +422,9 @@ std::optional<Spec> parseSpecString(const std::string &text, const std::string &
 struct Override {
   std::string path;  // "train.batch_size"
   std::string value; // "64"
+  // The command-line flag that asked for it ("--precision bf16"), where not a --set: errors
+  // about the key name that flag, without a position.
+  std::string flag = {};
 };
 std::optional<Spec> parseSpecFile(const std::string &path, const std::vector<Override> &overrides,
                                   std::vector<Diagnostic> &diags);

@@ -9,8 +9,18 @@
 
 namespace attnc {
 
+namespace {
+// A failed compile: `error`, unless the session already reported why (a precision this CPU
+// lacks, a spec error), which says more than "the model does not compile".
+int failed(const attn::driver::Session &session, size_t reportedBefore, const std::string &error) {
+  if (session.reportedCount() == reportedBefore)
+    std::cerr << "attnc: error: " << error << "\n";
+  return 1;
+}
+} // namespace
+
 int check(attn::driver::Session &session, const Common &) {
-  if (!session.runTo(attn::driver::Stage::Attn))
+  if (!session.runTo(attn::driver::Stage::Attn) || !session.precisionsRunHere())
     return 1;
   const auto &s = session.spec();
   std::cout << s.file << ": ok: model '" << s.name << "' (" << attn::yaml::nameOf(s.task) << ", "
@@ -38,6 +48,7 @@ int emit(attn::driver::Session &session, const Common &, const EmitOptions &o) {
 }
 
 int compile(attn::driver::Session &session, const Common &c, const CompileOptions &o) {
+  size_t reported = session.reportedCount();
   if (o.exe && o.lib)
     return usageError("--exe and --lib are two outputs; choose one");
   bool bundle = o.exe || o.lib;
@@ -60,7 +71,7 @@ int compile(attn::driver::Session &session, const Common &c, const CompileOption
                         o.weightsFile + "'");
     std::string error = attn::driver::writeExecutable(session, {o.output, o.cpu, o.weightsFile});
     if (!error.empty())
-      return std::cerr << "attnc: error: " << error << "\n", 1;
+      return failed(session, reported, error);
     std::cout << "wrote " << o.output
               << (o.weightsFile.empty() ? "" : " and " + o.weightsFile + " beside it") << "\n";
     return 0;
@@ -71,10 +82,12 @@ int compile(attn::driver::Session &session, const Common &c, const CompileOption
       auto dot = o.output.rfind('.');
       header = o.output.substr(0, dot) + ".h";
     }
-    std::string error = attn::driver::writeLibrary(session, {o.output, header, o.cpu});
+    std::string link;
+    std::string error = attn::driver::writeLibrary(session, {o.output, header, o.cpu, &link});
     if (!error.empty())
-      return std::cerr << "attnc: error: " << error << "\n", 1;
-    std::cout << "wrote " << o.output << " and " << header << "\n";
+      return failed(session, reported, error);
+    std::cout << "wrote " << o.output << " and " << header << "\n"
+              << "link a C program with: " << link << "\n";
     return 0;
   }
   std::string header = o.header;
@@ -84,7 +97,7 @@ int compile(attn::driver::Session &session, const Common &c, const CompileOption
   }
   std::string error = attn::driver::writeObjectFile(session, {o.output, header, o.cpu});
   if (!error.empty())
-    return std::cerr << "attnc: error: " << error << "\n", 1;
+    return failed(session, reported, error);
   std::cout << "wrote " << o.output << " and " << header << "\n";
   return 0;
 }

@@ -572,6 +572,15 @@ TEST(SpecOverrides, BadValuePointsAtCommandLine) {
   EXPECT_EQ(diags[1].str(), "--set train.batch_size:1:1: error: 'train.batch_size' must be >= 1, got 0");
 }
 
+// A key another flag sets (attnc's --precision, --beam, ...) is that flag's fault, as typed.
+TEST(SpecOverrides, ABadValueFromAFlagNamesTheFlag) {
+  std::string path = writeTemp("override_flag.yaml", kRnnSpec);
+  std::vector<Diagnostic> diags;
+  EXPECT_FALSE(parseSpecFile(path, {{"train.precision", "fp8", "--precision fp8"}}, diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].str().rfind("--precision fp8: error: ", 0), 0u) << diags[0].str();
+}
+
 TEST(SpecOverrides, NewSectionMissingRequiredKey) {
   std::string path = writeTemp("override_section.yaml", kRnnSpec);
   std::vector<Diagnostic> diags;
