@@ -8,7 +8,7 @@ packages=(
   cmake ninja-build g++ ccache python3
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools
   libdnnl-dev ocl-icd-opencl-dev libyaml-cpp-dev libgtest-dev
-  libcli11-dev nlohmann-json3-dev libpng-dev
+  libcli11-dev nlohmann-json3-dev libpng-dev zlib1g-dev
   pkg-config libcairo2-dev fonts-dejavu-core libsentencepiece-dev
   libopenmpi-dev openmpi-bin
   "$@"

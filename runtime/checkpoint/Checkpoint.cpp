@@ -1,11 +1,13 @@
 #include "attn/checkpoint/Checkpoint.h"
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -41,6 +43,18 @@ bool isValidUtf8(const std::string &s) {
 
 
 constexpr const char *kMetadataKey = "__metadata__";
+// The metadata entry holding each tensor's CRC-32 (a JSON object of tensor name -> 8 hex
+// digits), written by save() and checked by every read of the data; not in Checkpoint::metadata.
+constexpr const char *kChecksumKey = "attn.crc32";
+
+std::string crc32Of(const attn::Tensor &tensor) {
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  if (tensor.nbytes())
+    crc = crc32_z(crc, static_cast<const Bytef *>(tensor.raw()), tensor.nbytes());
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08lx", (unsigned long)(crc & 0xffffffffu));
+  return hex;
+}
 // The reference implementation's limit; it also bounds what a corrupt length makes us allocate.
 constexpr uint64_t kMaxHeaderSize = 100u << 20;
 constexpr size_t kLengthPrefixSize = 8;
@@ -100,12 +114,17 @@ void validateForSave(const std::string &path, const Checkpoint &ckpt) {
 // multiple of 8 bytes. Tensors are laid out back to back in `ckpt.tensors` order.
 std::string buildHeader(const Checkpoint &ckpt) {
   Json header = Json::object();
-  if (!ckpt.metadata.empty()) {
-    Json metadata = Json::object();
-    for (const auto &[key, value] : ckpt.metadata)
+  Json metadata = Json::object();
+  for (const auto &[key, value] : ckpt.metadata)
+    if (key != kChecksumKey)
       metadata[key] = value;
+  Json sums = Json::object();
+  for (const auto &[name, tensor] : ckpt.tensors)
+    sums[name] = crc32Of(tensor);
+  if (!ckpt.tensors.empty())
+    metadata[kChecksumKey] = sums.dump();
+  if (!metadata.empty())
     header[kMetadataKey] = std::move(metadata);
-  }
   int64_t offset = 0;
   for (const auto &[name, tensor] : ckpt.tensors) {
     int64_t end = offset + static_cast<int64_t>(tensor.nbytes());
@@ -320,6 +339,34 @@ std::map<std::string, std::string> parseMetadata(const std::string &path, const 
   return metadata;
 }
 
+// Each tensor's data against the CRC-32 save() wrote with it; the entry leaves the metadata.
+// A file without checksums (written before they were, or by another tool) loads, said once.
+void checkSums(const std::string &path, Checkpoint &ckpt) {
+  auto written = ckpt.metadata.find(kChecksumKey);
+  if (written == ckpt.metadata.end()) {
+    static bool said = false;
+    if (!ckpt.tensors.empty() && !said) {
+      said = true;
+      std::cerr << "attn: note: " << path << " has no checksums (written before attnc wrote "
+                << "them, or by another tool): its tensors' data cannot be checked\n";
+    }
+    return;
+  }
+  Json sums = Json::parse(written->second, nullptr, /*allow_exceptions=*/false);
+  if (!sums.is_object())
+    fail(path, std::string("the metadata's \"") + kChecksumKey + "\" is not a JSON object: the file is damaged");
+  for (const auto &[name, tensor] : ckpt.tensors) {
+    auto sum = sums.find(name);
+    if (sum == sums.end() || !sum->is_string())
+      fail(path, describeTensor(name) + " has no checksum in the metadata: the file is damaged");
+    if (sum->get<std::string>() != crc32Of(tensor))
+      fail(path, describeTensor(name) + ": its data does not match the checksum written with it "
+                                        "(CRC-32 " + crc32Of(tensor) + ", written " +
+                     sum->get<std::string>() + "): the file is damaged");
+  }
+  ckpt.metadata.erase(written);
+}
+
 std::string rangeText(const Entry &e) {
   return "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
 }
@@ -492,8 +539,10 @@ Checkpoint read(const Source &source, bool data) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
   checkLayout(path, entries, dataSize);
-  if (!data)
+  if (!data) {
+    ckpt.metadata.erase(kChecksumKey);
     return ckpt;
+  }
 
   for (Entry &e : entries) {
     Tensor tensor(e.dtype, e.shape);
@@ -501,6 +550,7 @@ Checkpoint read(const Source &source, bool data) {
       source.read(dataStart + e.begin, tensor.raw(), tensor.nbytes());
     ckpt.tensors.emplace_back(std::move(e.name), std::move(tensor));
   }
+  checkSums(path, ckpt);
   return ckpt;
 }
 

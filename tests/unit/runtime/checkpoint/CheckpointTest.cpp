@@ -107,12 +107,15 @@ TEST_F(CheckpointTest, WritesTheSafetensorsByteLayout) {
   std::string path = file("tiny.safetensors");
   save(path, ckpt);
 
-  // 132 bytes of JSON, padded with 4 spaces to 136 = 0x88.
-  const std::string json = "{\"__metadata__\":{\"k\":\"v\"},"
-                           "\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-                           "\"n\":{\"dtype\":\"I32\",\"shape\":[],\"data_offsets\":[8,12]}}    ";
-  ASSERT_EQ(json.size(), 136u);
-  const std::string expected = std::string("\x88\0\0\0\0\0\0\0", 8) + json +
+  // 187 bytes of JSON, padded with 5 spaces to 192 = 0xc0. The metadata gains each tensor's
+  // CRC-32 (zlib's: 1.0f, -2.0f -> c3872656; 7 -> bc93e7a5, as Python's zlib.crc32 gives).
+  const std::string json =
+      "{\"__metadata__\":{\"k\":\"v\",\"attn.crc32\":"
+      "\"{\\\"x\\\":\\\"c3872656\\\",\\\"n\\\":\\\"bc93e7a5\\\"}\"},"
+      "\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+      "\"n\":{\"dtype\":\"I32\",\"shape\":[],\"data_offsets\":[8,12]}}     ";
+  ASSERT_EQ(json.size(), 192u);
+  const std::string expected = std::string("\xc0\0\0\0\0\0\0\0", 8) + json +
                                std::string("\x00\x00\x80\x3f" // 1.0f
                                            "\x00\x00\x00\xc0" // -2.0f
                                            "\x07\x00\x00\x00", // 7

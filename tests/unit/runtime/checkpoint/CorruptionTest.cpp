@@ -155,6 +155,31 @@ TEST_F(CorruptionTest, AcceptsHeaderOrderDifferentFromDataOrder) {
   EXPECT_EQ(ckpt.tensors[1].second.data<int32_t>()[0], 2);
 }
 
+// A byte of a tensor's data changed (a flipped bit on disk, weights overwritten in an
+// executable): the CRC-32 written with it names the tensor, from a file or from memory. The
+// metadata handed back does not hold the checksums (a re-save writes them anew).
+TEST_F(CorruptionTest, DamagedTensorDataIsNamed) {
+  std::string valid = validFile(), bytes = valid;
+  bytes[bytes.size() - 1] ^= 0x10; // the last byte of "b"
+  expectRejected(bytes, "tensor \"b\": its data does not match the checksum written with it");
+  std::string path = file("damaged.safetensors");
+  writeBytes(path, valid);
+  Checkpoint ckpt = load(path);
+  EXPECT_EQ(ckpt.metadata, (std::map<std::string, std::string>{{"iteration", "3"}}));
+  EXPECT_EQ(loadMetadata(path), ckpt.metadata);
+}
+
+// A file written without checksums (before attnc wrote them, or by another tool) still loads.
+TEST_F(CorruptionTest, FilesWithoutChecksumsLoad) {
+  std::string header = "{\"a\":{\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+  header.resize((header.size() + 7) / 8 * 8, ' ');
+  std::string path = file("old.safetensors");
+  writeBytes(path, safetensorsFile(header, std::string("\x05\0\0\0", 4)));
+  Checkpoint ckpt = load(path);
+  ASSERT_EQ(ckpt.tensors.size(), 1u);
+  EXPECT_EQ(ckpt.tensors[0].second.data<int32_t>()[0], 5);
+}
+
 // Random byte flips of a valid file: load() either succeeds or throws, it never crashes.
 TEST_F(CorruptionTest, RandomMutationsNeverCrash) {
   std::string valid = validFile();
