@@ -379,7 +379,7 @@ std::vector<std::string> linkCommand(const Bundle &b, const RuntimeFiles &runtim
     args.insert(args.end(), {runtime.subwords, "-lsentencepiece", "-lsentencepiece_train"});
   for (const std::string &f : onednnFlags())
     args.push_back(f);
-  args.insert(args.end(), {"-fopenmp", "-lm"});
+  args.insert(args.end(), {"-lz", "-fopenmp", "-lm"}); // zlib: checkpoints' CRC-32
   return args;
 }
 
@@ -519,6 +519,28 @@ std::string writeLibrary(Session &session, const LibraryOptions &o) {
       return error;
     if (std::string error = runTool({"ar", "-M"}, b.tmp.path / "ar.log", mri); !error.empty())
       return error;
+  }
+  if (o.linkLine) {
+    fs::path out(o.output), headerDir = fs::path(o.header).parent_path();
+    std::string line = "cc PROGRAM.c -I" + (headerDir.empty() ? std::string(".") : headerDir.string());
+    std::string dir = out.has_parent_path() ? out.parent_path().string() : ".";
+    std::string file = out.filename().string();
+    if (shared) {
+      // Its own dependencies are recorded in it: the program names it and where to find it.
+      if (file.rfind("lib", 0) == 0)
+        line += " -L" + dir + " -l" + file.substr(3, file.size() - 6);
+      else
+        line += " " + o.output;
+      line += " -Wl,-rpath," + fs::absolute(dir).lexically_normal().string();
+    } else {
+      line += " " + o.output + " -ldnnl -lz -fopenmp -lstdc++ -lm";
+      if (b.subwords)
+        line += " -lsentencepiece -lsentencepiece_train";
+      if (b.cuda)
+        for (auto f = runtime.cuda.begin() + 2; f != runtime.cuda.end(); ++f)
+          line += " " + *f;
+    }
+    *o.linkLine = line;
   }
   return placeAll({{runtime.capiHeader, o.header}, {built, o.output}});
 }

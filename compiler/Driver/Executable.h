@@ -30,6 +30,9 @@ struct LibraryOptions {
   std::string output; // LIB.a or LIB.so
   std::string header; // the C API's header (a copy of attn/capi.h)
   std::string cpu = "native";
+  // Receives the command that builds a C program (PROGRAM.c) against the library: the
+  // libraries it needs beside it (oneDNN, libgomp, SentencePiece for a subword model, ...).
+  std::string *linkLine = nullptr;
 };
 
 /// Writes the model as a relocatable object and its C header (`attnc compile -o MODEL.o`): the

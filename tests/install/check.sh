@@ -25,6 +25,12 @@ flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs attnc
 g++ -std=c++17 -O1 -I"$objects" "$src/tests/install/consumer/main.cpp" "$objects/rnn_sine.o" \
   $flags -o "$tmp/pkg-config-consumer"
 "$tmp/pkg-config-consumer" "$tmp/run2"
+# With SentencePiece subwords (attnc-subwords.pc): the same program links them too.
+flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs attnc-subwords)
+# shellcheck disable=SC2086 # the flags are words
+g++ -std=c++17 -O1 -I"$objects" "$src/tests/install/consumer/main.cpp" "$objects/rnn_sine.o" \
+  $flags -o "$tmp/pkg-config-subwords"
+ldd "$tmp/pkg-config-subwords" | grep -q libsentencepiece
 
 # Nothing the programs link comes from the build tree or MLIR.
 for exe in "$tmp/cmake/consumer" "$tmp/pkg-config-consumer"; do

@@ -14,13 +14,22 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 same() { cmp -s "$1" "$2" || { diff "$1" "$2" | head -20; fail "$3"; }; }
 examples=$src/examples/capi
+# Builds examples/capi/NAME.c with the link line `attnc compile --lib` printed (compile.log).
+link_as_printed() {
+  local line
+  line=$(sed -n 's/^link a C program with: //p' compile.log)
+  [ -n "$line" ] || fail "compile --lib printed no link line: $(cat compile.log)"
+  [[ $line == "cc PROGRAM.c "* ]] || fail "the link line does not start with cc PROGRAM.c: $line"
+  # shellcheck disable=SC2086 # the line's words are the flags
+  cc "$examples/$1.c" ${line#cc PROGRAM.c } -o "$1" || fail "the printed link line fails: $line"
+}
 
 # A seq2seq model, static library, C example.
 spec=$src/models/dates-bahdanau.yaml
 "$attnc" train "$spec" --steps 40 --out run > train.log
 mkdir c && cd c
 "$attnc" compile "$spec" --ckpt ../run --lib -o libmodel.a > compile.log
-cc "$examples/translate.c" libmodel.a -I. -ldnnl -fopenmp -lstdc++ -lm -o translate
+link_as_printed translate
 printf '%s\n' 'march 3, 1999' '2001-02-03' 'Tuesday, June 5 2012' '5/6/07' > in.txt
 ./translate < in.txt > c.txt
 "$attnc" translate --ckpt ../run < in.txt > attnc.txt
@@ -75,14 +84,36 @@ spec=$src/models/pos-tagger.yaml
 "$attnc" train "$spec" --steps 20 --out tagger-run > /dev/null
 mkdir tag && cd tag
 "$attnc" compile "$spec" --ckpt ../tagger-run --lib -o libmodel.a > compile.log
-cc "$examples/translate.c" libmodel.a -I. -ldnnl -fopenmp -lstdc++ -lm -o translate
+link_as_printed translate
 printf '%s\n' 'the old dog sees a fly' 'a cat runs' > in.txt
 ./translate < in.txt > c.txt
 "$attnc" translate --ckpt ../tagger-run < in.txt > attnc.txt
 same c.txt attnc.txt "the C example's tags differ from attnc translate"
 cd ..
 
-for program in c/translate cpp/train tag/translate; do
+# A model with SentencePiece subwords: its static library needs SentencePiece beside it, and
+# the line attnc prints says so.
+mkdir bpe && cd bpe
+python3 -c 'import random
+r = random.Random(5); stems = ["walk", "talk", "jump", "call", "look", "play"]
+for _ in range(600):
+    w = [r.choice(stems) + r.choice(["", "s", "ed", "ing"]) for _ in range(r.randint(1, 3))]
+    print(" ".join(w) + "\t" + " ".join(x.upper() for x in reversed(w)))' > pairs.tsv
+printf '%s\n' 'name: bpe-lib' 'task: seq2seq' \
+  'data: {path: pairs.tsv, valid: 50, max_len: 12, tokens: bpe, vocab_size: 40}' \
+  'model: {embedding: {dim: 16}, rnn: {cell: gru, hidden: 32}}' \
+  'train: {batch_size: 16, steps: 5}' 'decode: {batch: 8}' > bpe.yaml
+"$attnc" train bpe.yaml --out run > train.log
+"$attnc" compile bpe.yaml --ckpt run --lib -o libmodel.a > compile.log
+grep -q -- "-lsentencepiece" compile.log || fail "no SentencePiece in the link line: $(cat compile.log)"
+link_as_printed translate
+printf '%s\n' 'walked playing' 'jumps calls looking' > in.txt
+./translate < in.txt > c.txt
+"$attnc" translate --ckpt run < in.txt > attnc.txt
+same c.txt attnc.txt "the subword model's C example translates differently"
+cd ..
+
+for program in c/translate cpp/train tag/translate bpe/translate; do
   if ldd "$program" | grep -Ei 'llvm|mlir'; then fail "$program links LLVM or MLIR"; fi
 done
 echo "ok: C API"
