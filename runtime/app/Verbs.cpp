@@ -155,6 +155,12 @@ int streamLines(const std::string &tool, const LineTask &t) {
   }
   if (!ok.empty())
     flush();
+  if (input.overlong()) {
+    std::cerr << tool << ": error: stdin:" << n + 1 << ": the line is longer than "
+              << input.maxLine() << " bytes (or has no end): reading stops here; lines of "
+              << "text end with a newline\n";
+    return 1;
+  }
   if (input.failed()) {
     std::cerr << tool << ": error: cannot read stdin: " << input.error() << "\n";
     return 1;

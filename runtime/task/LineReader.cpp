@@ -9,8 +9,16 @@
 namespace attn::task {
 
 bool LineReader::next(std::string &line) {
+  if (tooLong)
+    return false;
   while (true) {
     size_t eol = buffer.find('\n', start);
+    size_t length = (eol == std::string::npos ? buffer.size() : eol) - start;
+    if (length > maxLineBytes) {
+      tooLong = true;
+      buffer.clear();
+      return false;
+    }
     if (eol != std::string::npos) {
       line.assign(buffer, start, eol - start);
       start = eol + 1;

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+
 #include <cstdio>
 
 #include <fstream>
@@ -317,6 +319,32 @@ TEST(TaskLineReader, LinesOfAPipe) {
   EXPECT_EQ(lines, (std::vector<std::string>{"one", "two", "", "last"}));
   EXPECT_FALSE(in.failed());
   EXPECT_TRUE(in.waiting()); // at the end: nothing to wait for
+}
+
+// A line over the limit ends the reading (/dev/zero has no newline at all): the lines before
+// it, then overlong(), with the buffer bounded.
+TEST(TaskLineReader, AnOverlongLineEndsTheReading) {
+  int fd = open("/dev/zero", O_RDONLY);
+  ASSERT_GE(fd, 0);
+  LineReader zeros(fd, 4096);
+  std::string line;
+  EXPECT_FALSE(zeros.next(line));
+  EXPECT_TRUE(zeros.overlong());
+  EXPECT_FALSE(zeros.next(line));
+  close(fd);
+
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::string text = "short\n" + std::string(300, 'x') + "\nnever\n";
+  ASSERT_EQ(write(fds[1], text.data(), text.size()), (ssize_t)text.size());
+  close(fds[1]);
+  LineReader in(fds[0], 100);
+  ASSERT_TRUE(in.next(line));
+  EXPECT_EQ(line, "short");
+  EXPECT_FALSE(in.next(line));
+  EXPECT_TRUE(in.overlong());
+  EXPECT_FALSE(in.failed());
+  close(fds[0]);
 }
 
 } // namespace
