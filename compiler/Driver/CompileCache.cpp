@@ -7,11 +7,13 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -26,17 +28,55 @@ namespace attn::driver {
 namespace {
 
 // An entry file: the magic line, the manifest's and the code's sizes (u64, little-endian
-// as this host writes them: entries never leave it), the SHA-256 of both, then both. The
-// code is the program's objects, each its size (u64) and its bytes.
-constexpr char kMagic[] = "attnc compile cache 2\n";
+// as this host writes them: entries never leave it), the SHA-256 of the key and both, then
+// both. The code is the program's objects, each its size (u64) and its bytes. The key is in
+// the checksum, so an entry copied over another key's file is not another program's.
+constexpr char kMagic[] = "attnc compile cache 3\n";
 constexpr size_t kMagicSize = sizeof kMagic - 1;
 constexpr size_t kHeaderSize = kMagicSize + 2 * sizeof(uint64_t) + 32;
 
-std::array<uint8_t, 32> checksum(const std::string &manifest, const std::string &code) {
+std::array<uint8_t, 32> checksum(const std::string &key, const std::string &manifest,
+                                 const std::string &code) {
   llvm::SHA256 h;
+  h.update(llvm::StringRef(key));
   h.update(llvm::StringRef(manifest));
   h.update(llvm::StringRef(code));
   return h.final();
+}
+
+// The bytes of `file` if it is a regular file of at most `limit` bytes; else why not. Opened
+// without following a link and without blocking (a FIFO would wait for a writer forever).
+std::optional<std::string> readEntry(const std::string &file, uint64_t limit, std::string &why) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    why = errno == ELOOP ? "a symbolic link, not a compile-cache entry"
+                         : std::string("cannot be opened: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat st;
+  std::string bytes;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    why = S_ISDIR(st.st_mode) ? "a directory, not a compile-cache entry"
+                              : "not a regular file, not a compile-cache entry";
+  else if ((uint64_t)st.st_size > limit)
+    why = "larger (" + std::to_string(st.st_size) + " bytes) than the cache may hold";
+  else {
+    bytes.resize((size_t)st.st_size);
+    size_t got = 0;
+    while (got < bytes.size()) {
+      ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      got += (size_t)n;
+    }
+    bytes.resize(got); // a file that shrank reads as truncated below
+  }
+  ::close(fd);
+  if (!why.empty())
+    return std::nullopt;
+  return bytes;
 }
 
 std::string packObjects(const std::vector<std::string> &objects) {
@@ -115,17 +155,26 @@ std::string CompileCache::path(const std::string &key) const { return dir_ + "/"
 std::optional<CompileCache::Entry> CompileCache::find(const std::string &key,
                                                       std::string *damaged) const {
   std::string file = path(key);
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
+  std::error_code ec;
+  fs::file_status status = fs::symlink_status(file, ec);
+  if (ec || !fs::exists(status))
     return std::nullopt;
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto reject = [&](const std::string &why) -> std::optional<Entry> {
     if (damaged)
       *damaged = file + ": " + why;
     std::error_code ec;
-    fs::remove(file, ec);
+    // Removed, to be rebuilt: a link itself (not what it points to), a directory whole.
+    if (fs::is_directory(status))
+      fs::remove_all(file, ec);
+    else
+      fs::remove(file, ec);
     return std::nullopt;
   };
+  std::string unreadable;
+  std::optional<std::string> read = readEntry(file, capBytes_, unreadable);
+  if (!read)
+    return reject(unreadable);
+  const std::string &bytes = *read;
   if (bytes.size() < kHeaderSize || bytes.compare(0, kMagicSize, kMagic) != 0)
     return reject("not a compile-cache entry (or truncated)");
   uint64_t sizes[2];
@@ -137,9 +186,10 @@ std::optional<CompileCache::Entry> CompileCache::find(const std::string &key,
                   std::to_string(bytes.size()));
   std::string manifest = bytes.substr(kHeaderSize, sizes[0]);
   std::string code = bytes.substr(kHeaderSize + sizes[0]);
-  auto sum = checksum(manifest, code);
+  auto sum = checksum(key, manifest, code);
   if (std::memcmp(sum.data(), bytes.data() + kMagicSize + sizeof sizes, sum.size()) != 0)
-    return reject("its checksum does not match its contents");
+    return reject("its checksum does not match its contents and key (damaged, or another "
+                  "program's entry)");
   std::optional<target::Manifest> m = target::manifestFromJson(manifest);
   if (!m)
     return reject("its manifest does not parse");
@@ -147,7 +197,6 @@ std::optional<CompileCache::Entry> CompileCache::find(const std::string &key,
   if (!objects)
     return reject("its objects' sizes do not add up");
   // Recently used: eviction removes the entries used longest ago.
-  std::error_code ec;
   fs::last_write_time(file, fs::file_time_type::clock::now(), ec);
   return Entry{std::move(*m), std::move(*objects)};
 }
@@ -160,7 +209,7 @@ std::string CompileCache::store(const std::string &key, const Entry &entry) cons
   std::string manifest = target::manifestToJson(entry.manifest);
   std::string code = packObjects(entry.objects);
   uint64_t sizes[2] = {manifest.size(), code.size()};
-  auto sum = checksum(manifest, code);
+  auto sum = checksum(key, manifest, code);
   std::string file = path(key), tmp = file + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
