@@ -3,6 +3,7 @@
 // an executable or library whose model uses subwords (compiler/Driver/Executable.cpp).
 #include "attn/data/Tokenizer.h"
 
+#include <iostream>
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
@@ -63,8 +64,24 @@ std::shared_ptr<const data::SubwordModel> load(const std::string &bytes, const s
   return std::make_shared<Model>(bytes, what);
 }
 
-std::string train(data::Tokenize kind, const std::vector<std::string> &lines, int64_t vocabSize,
+// The longest sentence the trainer sees, in bytes (SentencePiece's own default): its memory
+// grows about 240-fold with a sentence's bytes (a 20 MB line took 4.9 GB), so longer lines are
+// left out of the subword model's training, and said. They are still tokenized with it.
+constexpr size_t kMaxSentenceBytes = 4192;
+
+std::string train(data::Tokenize kind, const std::vector<std::string> &all, int64_t vocabSize,
                   const std::string &what) {
+  std::vector<std::string> lines;
+  size_t leftOut = 0;
+  for (const std::string &line : all)
+    if (line.size() <= kMaxSentenceBytes)
+      lines.push_back(line);
+    else
+      ++leftOut;
+  if (leftOut)
+    std::cerr << "attn: note: " << leftOut << " of " << all.size() << " lines of " << what
+              << " are longer than " << kMaxSentenceBytes
+              << " bytes and were left out of the subword model's training\n";
   // Lossless (identity normalisation, spaces as written: outputs compare with references as
   // text), every character covered, a vocabulary that may stop short of vocabSize on a small
   // corpus, one thread so that two runs over the same lines give the same model.
@@ -76,6 +93,7 @@ std::string train(data::Tokenize kind, const std::vector<std::string> &lines, in
       {"normalization_rule_name", "identity"},
       {"remove_extra_whitespaces", "false"},
       {"num_threads", "1"},
+      {"max_sentence_length", std::to_string(kMaxSentenceBytes)},
       {"minloglevel", "2"},
   };
   Lines text(lines);
