@@ -53,6 +53,15 @@ void checkTokens(const Spec &s, Problems &p) {
 
 void checkShared(const Spec &s, Problems &p) {
   checkTokens(s, p);
+  if (s.train.evalEvery == 0 && s.train.patience > 0)
+    p.error("train.early_stopping.patience", s.train.loc,
+            "train.early_stopping watches the validation loss, which train.eval_every: 0 turns "
+            "off",
+            "set train.eval_every above 0, or train.early_stopping.patience: 0");
+  if (s.train.evalEvery == 0 && s.train.evalBleu)
+    p.error("train.eval_bleu", s.train.loc,
+            "train.eval_bleu decodes at each validation pass, which train.eval_every: 0 turns off",
+            "set train.eval_every above 0, or remove train.eval_bleu");
   if (const auto &r = s.model.rnn) {
     RnnSpec defaults;
     if (r->dropout >= 1.0)

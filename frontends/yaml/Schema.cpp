@@ -783,8 +783,9 @@ std::vector<KeySchema> buildTable() {
           "fit is recomputed. 0 recomputes everything.")
           .atLeast(0),
       Key("train.eval_every", &TrainSpec::evalEvery,
-          "Steps between validation passes (and best-model saves).")
-          .atLeast(1),
+          "Steps between validation passes (and best-model saves); 0 turns validation off "
+          "(no `valid_loss`, no `best.safetensors`: the verbs then read `last.safetensors`).")
+          .atLeast(0),
       Key("train.eval_bleu", &TrainSpec::evalBleu,
           "`seq2seq`: at every validation pass also decode the validation pairs (as "
           "`decode:` says) and write their BLEU and chrF2 to `metrics.jsonl` (`valid_bleu`, "

@@ -644,7 +644,7 @@ TrainResult train(const Program &program, std::vector<Tensor> &params, BatchSour
 
     std::vector<std::pair<std::string, double>> extra;
     bool stop = false;
-    if (s % o.evalEvery == 0 || s == o.steps) {
+    if (o.evalEvery > 0 && (s % o.evalEvery == 0 || s == o.steps)) {
       double v = evaluate(program, params, valid, o.perStepInput, o.comm);
       extra.push_back({"valid_loss", v});
       if (o.validMetrics && writer)

@@ -35,6 +35,7 @@ const std::string kModel = std::string(ATTN_SOURCE_DIR) + "/models/rnn-sine.yaml
 
 std::string scratch(const std::string &name) { return e2e::scratch("training", name); }
 using e2e::attnc;
+using e2e::shell;
 
 std::map<int64_t, double> losses(const std::string &dir) {
   std::map<int64_t, double> out;
@@ -182,10 +183,32 @@ TEST(Precision, Bf16ForACpuWithoutTheInstructionsIsRefused) {
                      "AVX512_BF16 instructions"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("--set decode.precision"), std::string::npos) << out; // where it was asked
+  // Where it was asked, as typed; and no second, vaguer error after it.
+  EXPECT_NE(out.find("--precision bf16: error: decode.precision is bf16"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("does not compile"), std::string::npos) << out;
   EXPECT_FALSE(fs::exists(object));
   // f32 for the same CPU compiles.
   EXPECT_EQ(attnc("compile " + model + " --cpu skylake-avx512 -o " + object, &out), 0) << out;
+}
+
+// On a CPU without AVX512_BF16 (here one capped at x86-64-v3 by ATTN_MAX_CPU, as .ci/run's
+// pass without AVX-512 does), `check` refuses a bf16 spec as `train` would, at the key that
+// asked; and `train --precision bf16` names the flag as typed.
+TEST(Precision, CheckRefusesWhatTrainWouldRefuseOnThisCpu) {
+  std::string model = std::string(ATTN_SOURCE_DIR) + "/models/mlp-sine.yaml", out;
+  std::string capped = "env ATTN_MAX_CPU=x86-64-v3 " + std::string(ATTNC) + " ";
+  EXPECT_NE(shell(capped + "check " + model + " --set train.precision=bf16", &out), 0) << out;
+  EXPECT_NE(out.find("--set train.precision:1:1: error: train.precision is bf16, but this CPU"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("has no AVX512_BF16 instructions"), std::string::npos) << out;
+  EXPECT_EQ(out.find(": ok: "), std::string::npos) << out;
+  std::string run = scratch("bf16-capped");
+  EXPECT_NE(shell(capped + "train " + model + " --steps 1 --precision bf16 --out " + run, &out), 0);
+  EXPECT_NE(out.find("--precision bf16: error: train.precision is bf16"), std::string::npos) << out;
+  // And f32 checks fine there.
+  EXPECT_EQ(shell(capped + "check " + model, &out), 0) << out;
 }
 
 // int8 needs AVX512_VNNI (skylake-avx512 has none; cascadelake has), and is for inference:
@@ -618,6 +641,24 @@ TEST(Training, NanLossStopsAndKeepsTheLastGoodCheckpoint) {
   for (auto &[name, t] : ckpt.tensors)
     for (int64_t i = 0; i < t.numel(); ++i)
       ASSERT_TRUE(std::isfinite(t.data<float>()[i])) << name << " at step " << step;
+}
+
+// train.eval_every: 0 turns validation off: no valid_loss, no best.safetensors, and the verbs
+// read last.safetensors; early stopping, which needs validation, is refused with it.
+TEST(Training, EvalEveryZeroTurnsValidationOff) {
+  std::string dir = scratch("no-validation"), out;
+  ASSERT_EQ(attnc("train " + kModel + " --steps 4 --set train.eval_every=0 --out " + dir, &out), 0)
+      << out;
+  EXPECT_FALSE(fs::exists(dir + "/best.safetensors"));
+  EXPECT_TRUE(fs::exists(dir + "/last.safetensors"));
+  for (const attn::train::Record &r : attn::train::readMetrics(dir + "/metrics.jsonl"))
+    EXPECT_TRUE(std::isnan(r.get("valid_loss"))) << "step " << r.step;
+  EXPECT_EQ(attnc("eval --ckpt " + dir, &out), 0) << out;
+  EXPECT_NE(attnc("check " + kModel +
+                      " --set train.eval_every=0 --set train.early_stopping.patience=2",
+                  &out),
+            0);
+  EXPECT_NE(out.find("train.eval_every: 0 turns off"), std::string::npos) << out;
 }
 
 TEST(Training, EarlyStoppingEndsARunThatStopsImproving) {
