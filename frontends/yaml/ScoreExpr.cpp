@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 namespace attn::yaml::expr {
@@ -196,7 +197,11 @@ private:
         return lhs;
       if (op == "*" && text.compare(pos, 1, "*") == 0)
         fail(pos, "'**' is not an operator here: write x * x, or exp(y * log(x))");
+      size_t divisorAt = (skip(), pos + 1);
       auto rhs = unary();
+      // The scores would all be infinite or NaN at the first step, far from the cause.
+      if (op == "/" && rhs->kind == Node::Kind::Number && rhs->number == 0)
+        fail(divisorAt, "division by zero");
       expect(*lhs, Type::Number, "the left side of '" + op + "'");
       expect(*rhs, Type::Number, "the right side of '" + op + "'");
       lhs = binary(op, Type::Number, std::move(lhs), std::move(rhs));
@@ -232,6 +237,10 @@ private:
       if (end == start || (end < text.c_str() + text.size() && wordChar(*end)))
         fail(at,
              "'" + text.substr(pos, std::max<size_t>(end - start, 1) + 1) + "' is not a number");
+      // Scores are f32: a literal beyond its range is infinite there (1e39, 1e400).
+      if (!std::isfinite((float)value))
+        fail(at, "the number " + text.substr(pos, end - start) +
+                     " is beyond f32's range (about 3.4e38): scores are f32");
       pos += end - start;
       auto n = make(Node::Kind::Number, Type::Number, "", at);
       n->number = value;
@@ -582,6 +591,9 @@ AttentionMods read(const Spec &spec, Problems &problems) {
           p.alibi = true;
         else if (!x)
           problems.error(v.loc, "the init of param '" + p.name + "' must be a number or alibi");
+        else if (!std::isfinite((float)*x))
+          problems.error(v.loc, "the init of param '" + p.name + "' (" + v.scalar +
+                                    ") is not a finite f32 number (about +-3.4e38 at most)");
         else
           p.init = *x;
       } else if (k.scalar == "learn") {
@@ -612,10 +624,14 @@ AttentionMods read(const Spec &spec, Problems &problems) {
     }
     if (!hasInit)
       problems.error(value.loc, "param '" + p.name + "' needs an init (its starting value)");
-    if (p.alibi && !p.perHead)
+    if (p.alibi && !p.perHead) {
       problems.error(value.loc, "param '" + p.name +
                                     "': init alibi gives each head its slope; "
                                     "give it shape: [heads]");
+      // Read as what alibi makes it, so that `slope[h]` in the expression is not blamed too
+      // (the fix is the shape, not the index).
+      p.perHead = true;
+    }
     mods.params.push_back(p);
   }
 

@@ -291,6 +291,23 @@ TEST(ScoreExpr, TheSectionIsCheckedWhereItIsWritten) {
                 .find("model.transformer.attention.params are read by score_mod and mask"),
             std::string::npos);
   EXPECT_NE(problems("      sliding_window: -1\n").find("sliding_window"), std::string::npos);
+  // Constants that would make every score infinite or NaN are refused where they are written.
+  for (const char *bad : {"score + 1e39", "score * 1e400", "score / 0", "0 / 0", "score / (0)"}) {
+    std::string said = problems("      score_mod: " + std::string(bad) + "\n");
+    EXPECT_TRUE(said.find("beyond f32's range") != std::string::npos ||
+                said.find("division by zero") != std::string::npos)
+        << bad << ": " << said;
+  }
+  EXPECT_NE(problems("      score_mod: score - s * i\n      params: {s: {init: 1e39}}\n")
+                .find("the init of param 's' (1e39) is not a finite f32 number"),
+            std::string::npos);
+  EXPECT_EQ(problems("      score_mod: score / 2 + 1e30 * 0\n"), "");
+  // An alibi param given another shape: the errors ask for shape [heads], and none says to
+  // drop the [h] that such a param is read with.
+  std::string alibi = problems("      score_mod: score - slope[h] * abs(i - j)\n"
+                               "      params: {slope: {shape: [3], init: alibi}}\n");
+  EXPECT_NE(alibi.find("give it shape: [heads]"), std::string::npos) << alibi;
+  EXPECT_EQ(alibi.find("without [h]"), std::string::npos) << alibi;
 }
 
 // The masks that are sliding windows reach the flash kernels as window arguments: the region
