@@ -4,6 +4,7 @@
 // outputs equal attnc's on the same inputs. It links the runtime, oneDNN and libgomp only.
 //
 // attnc links this with the model's object and the bundle's symbols (attn/app/Bundle.h).
+#include "attn/Cpu.h"
 #include "attn/Init.h"
 #include "attn/Numbers.h"
 #include "attn/Program.h"
@@ -236,7 +237,21 @@ int info(const ModelConfig &c) {
                     ? std::string("embedded")
                     : ownDirectory() + "/" + attn::app::bundledWeightsFile())
             << "\n";
-  return 0;
+  // Whether it runs here: the other verbs refuse a program whose instructions this CPU lacks.
+  std::vector<std::string> missing =
+      attn::missingCpuFeatures(p.cpu_features ? p.cpu_features : "");
+  if (missing.empty()) {
+    std::cout << "runs on this CPU: yes\n";
+    return 0;
+  }
+  std::string list;
+  for (const std::string &f : missing)
+    list += (list.empty() ? "" : ", ") + f;
+  std::cout << "runs on this CPU: no, it lacks " << list << "\n";
+  return fail("this CPU cannot run " + c.name + " (compiled for the CPU " +
+              std::string(p.cpu ? p.cpu : "?") + "): it lacks " + list +
+              "; compile it again here (attnc compile --cpu native) or for an older CPU "
+              "(--cpu x86-64-v3)");
 }
 
 } // namespace

@@ -54,6 +54,16 @@ run_alone() {
 exe() { run_alone $model "$@"; }
 exe info > info.txt 2>&1 || fail "info: $(cat info.txt)"
 grep -q "^$model: " info.txt || fail "info does not name the model: $(cat info.txt)"
+grep -q "^runs on this CPU: yes" info.txt || fail "info does not say it runs here: $(cat info.txt)"
+# Compiled for "native" under ATTN_MAX_CPU: for that level.
+if [ -n "${ATTN_MAX_CPU:-}" ]; then
+  grep -q "for the CPU $ATTN_MAX_CPU" info.txt || fail "native under ATTN_MAX_CPU: $(cat info.txt)"
+fi
+# On a CPU that lacks its instructions (here one capped below them), info says so and fails.
+if (cd alone && env -i ATTN_MAX_CPU=x86-64-v2 ./$model info > ../info-v2.txt 2>&1); then
+  fail "info on a CPU that cannot run it exited 0: $(cat info-v2.txt)"
+fi
+grep -q "^runs on this CPU: no, it lacks .*avx2" info-v2.txt || fail "info-v2: $(cat info-v2.txt)"
 
 # `run` with the checkpoint (both name the same file) and with the built-in weights.
 exe run --ckpt "$ckpt" > exe-run.txt
@@ -96,6 +106,18 @@ case $family in
     if exe translate < bad.txt > bad.out 2> bad.err; then fail "an over-long line exited 0"; fi
     [ "$(wc -l < bad.out)" = 2 ] && [ -z "$(sed -n 2p bad.out)" ] || fail "bad line output: $(cat bad.out)"
     grep -q "error: stdin:2: " bad.err || fail "no error naming line 2: $(cat bad.err)"
+    # Input without a newline (/dev/zero): a located error within the line limit, from both,
+    # not a hang or a buffer without bound.
+    if timeout 60 "$attnc" translate --ckpt "$ckpt" < /dev/zero > zero.out 2> zero.err; then
+      fail "attnc translate < /dev/zero exited 0"
+    fi
+    grep -q "error: stdin:1: the line is longer than 1048576 bytes" zero.err ||
+      fail "attnc translate < /dev/zero: $(head -c 300 zero.err)"
+    if timeout 60 bash -c "cd '$work/alone' && ./$model translate < /dev/zero" > zero.out 2> zero.err; then
+      fail "the executable's translate < /dev/zero exited 0"
+    fi
+    grep -q "error: stdin:1: the line is longer than" zero.err ||
+      fail "the executable's translate < /dev/zero: $(head -c 300 zero.err)"
     # A token the model has never seen: answered, and named on stderr with its line.
     if [ $family = seq2seq ]; then unk='2001@02@03'; else unk='1 x 2'; fi
     printf '%s\n' '1 2' "$unk" > unk.txt
