@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 # One oneDNN/OpenMP thread: this model's kernels are small, so a second thread gains nothing
 # (17.8 vs 19.6 steps/s), and spinning OpenMP threads slow tenfold when the machine is busy.
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-scripts/build.sh
+# attnc alone: the tests, benchmarks and GPU tests are scripts/test.sh's to build.
+scripts/build.sh attnc
 run=runs/dates-bahdanau
 # --overwrite: each demo run trains the model afresh into the same directory.
 build/bin/attnc train models/dates-bahdanau.yaml --out "$run" --overwrite "$@"

@@ -10,6 +10,8 @@ set -euo pipefail
 attnc=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 fail() { echo "FAIL: $*"; exit 1; }
+# Every translate here must succeed: two runs that fail alike would compare equal.
+failed() { fail "translate $1 exited non-zero: $(tail -3 "$2")"; }
 spec=$src/models/dates-bahdanau.yaml
 "$attnc" train "$spec" --steps 60 --out run > train.log
 # Dates of every length the data makes, and a few by hand (3 to 32 characters).
@@ -17,9 +19,10 @@ spec=$src/models/dates-bahdanau.yaml
 printf '%s\n' '1/2/03' 'may 5 2001' 'Wednesday, September 24, 1997' 'x' '31 December 1999 (a Friday)' >> lines.txt
 [ "$(wc -l < lines.txt)" -gt 100 ] || fail "too few lines: $(wc -l < lines.txt)"
 for flags in "" "--beam 3 --nbest 2"; do
-  "$attnc" translate --ckpt run $flags < lines.txt > plain.txt 2> plain.err || true
+  "$attnc" translate --ckpt run $flags < lines.txt > plain.txt 2> plain.err ||
+    failed "$flags" plain.err
   "$attnc" translate --ckpt run $flags --set 'decode.buckets=[8, 16, 24]' < lines.txt \
-    > buckets.txt 2> buckets.err || true
+    > buckets.txt 2> buckets.err || failed "$flags with buckets" buckets.err
   cmp -s plain.txt buckets.txt || { diff plain.txt buckets.txt | head; fail "buckets changed the outputs ($flags)"; }
   cmp -s plain.err buckets.err || { diff plain.err buckets.err | head; fail "buckets changed the errors ($flags)"; }
 done
@@ -35,10 +38,12 @@ cmp -s run-plain.txt run-buckets.txt || { diff run-plain.txt run-buckets.txt | h
 grep -q "exact match" eval-buckets.txt || fail "eval reported no decoding: $(cat eval-buckets.txt)"
 cmp -s eval-plain.txt eval-buckets.txt || { diff eval-plain.txt eval-buckets.txt | head; fail "buckets changed eval's report"; }
 # Each bucket's program is compiled once into the compile cache: a second run stores nothing.
-"$attnc" translate --ckpt run --cache-dir cache --set 'decode.buckets=[8, 16]' < lines.txt > first.txt 2>&1 || true
+"$attnc" translate --ckpt run --cache-dir cache --set 'decode.buckets=[8, 16]' < lines.txt > first.txt 2>&1 ||
+  failed "with buckets [8, 16]" first.txt
 entries=$(find cache -name '*.entry' | wc -l)
 [ "$entries" -eq 3 ] || fail "expected 3 cache entries (the program and 2 buckets), got $entries"
-"$attnc" translate --ckpt run --cache-dir cache --set 'decode.buckets=[8, 16]' < lines.txt > second.txt 2>&1 || true
+"$attnc" translate --ckpt run --cache-dir cache --set 'decode.buckets=[8, 16]' < lines.txt > second.txt 2>&1 ||
+  failed "with cached buckets [8, 16]" second.txt
 [ "$(find cache -name '*.entry' | wc -l)" -eq 3 ] || fail "the second run compiled again"
 cmp -s first.txt second.txt || fail "the cached buckets translate differently"
 # Batch buckets (decode.batch_buckets): a last batch of fewer lines runs in fewer rows, with
@@ -46,9 +51,11 @@ cmp -s first.txt second.txt || fail "the cached buckets translate differently"
 # (length, rows) pair is compiled once: lengths {32, 16} x rows {50, 1, 8} is 6 programs.
 for flags in "" "--set decode.sample=true"; do
   for lengths in "[]" "[16]"; do
-    "$attnc" translate --ckpt run $flags --set "decode.buckets=$lengths" < lines.txt > rows-plain.txt 2> rows-plain.err || true
+    "$attnc" translate --ckpt run $flags --set "decode.buckets=$lengths" < lines.txt > rows-plain.txt 2> rows-plain.err ||
+      failed "$flags $lengths" rows-plain.err
     "$attnc" translate --ckpt run $flags --set "decode.buckets=$lengths" --set 'decode.batch_buckets=[1, 8]' \
-      --cache-dir cache-rows < lines.txt > rows-buckets.txt 2> rows-buckets.err || true
+      --cache-dir cache-rows < lines.txt > rows-buckets.txt 2> rows-buckets.err ||
+      failed "$flags $lengths with batch buckets" rows-buckets.err
     cmp -s rows-plain.txt rows-buckets.txt || { diff rows-plain.txt rows-buckets.txt | head; fail "batch buckets changed the outputs ($flags, lengths $lengths)"; }
     cmp -s rows-plain.err rows-buckets.err || { diff rows-plain.err rows-buckets.err | head; fail "batch buckets changed the errors ($flags, lengths $lengths)"; }
   done
