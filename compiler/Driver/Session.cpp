@@ -92,6 +92,14 @@ bool Session::parsed(std::optional<yaml::Spec> spec, const std::vector<yaml::Dia
     report(d);
   if (!spec)
     return false;
+  // Before anything reads the spec's data: a combination of keys that cannot work (a tagger
+  // of subwords) is the spec's error, not the data reader's.
+  std::vector<yaml::Diagnostic> problems;
+  if (!yaml::checkConsistency(*spec, problems)) {
+    for (const auto &d : problems)
+      report(d);
+    return false;
+  }
   spec_ = std::move(spec);
   name_ = spec_->name;
   stage_ = Stage::Spec;
@@ -155,7 +163,10 @@ const task::PairData &Session::trainingData() {
       if (s.data.spmModel.empty() || e.path != s.data.spmModel)
         throw;
       throw std::runtime_error(
-          yaml::Diagnostic{s.locOf("data.spm_model", s.data.loc), "data.spm_model: " + e.why, ""}
+          yaml::Diagnostic{s.locOf("data.spm_model", s.data.loc),
+                           "data.spm_model " + e.path + ": " + e.why,
+                           "data.spm_model names a SentencePiece .model file (relative to the "
+                           "spec); data.tokens: unigram or bpe trains one instead"}
               .str());
     }
   }
