@@ -2,10 +2,11 @@
 //
 // PATH.idx is the entries as they are in memory (24 bytes each, native byte order: the file
 // is a cache of this machine's run, rebuilt when it does not match). PATH.meta is text:
-//   attn-pair-index 1
+//   attn-pair-index 2
 //   corpus <path>  size <bytes>  mtime <ns>  source <hash>  target <hash>  hold_out <n>
 //   pairs <n>
 //   fingerprint <hex>
+//   index <hex>          the FNV-1a hash of PATH.idx's bytes: a damaged index is rebuilt
 //   source_counts <k>   then k lines "<count> <token>" (a token is the rest of its line)
 //   target_counts <k>   likewise
 // written last, so a PATH.meta that matches says that PATH.idx is complete.
@@ -29,11 +30,20 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 namespace attn::data {
 namespace {
 
-constexpr const char *kHeader = "attn-pair-index 1";
+constexpr const char *kHeader = "attn-pair-index 2";
+
+// FNV-1a over `bytes`, continuing from `h` (fnv1a64's, a block at a time).
+uint64_t fnvMore(uint64_t h, const void *bytes, size_t n) {
+  for (const unsigned char *p = static_cast<const unsigned char *>(bytes), *e = p + n; p < e; ++p)
+    h = (h ^ *p) * 0x100000001B3ull;
+  return h;
+}
+constexpr uint64_t kFnvStart = 0xCBF29CE484222325ull;
 
 std::string hex(uint64_t h) {
   char text[17];
@@ -49,7 +59,7 @@ std::string keyOf(const std::string &path, const struct stat &st, const PairInde
       << (uint64_t)st.st_size << "  mtime "
       << (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec << "  source "
       << hex(fnv1a64(o.source.serialize())) << "  target " << hex(fnv1a64(o.target.serialize()))
-      << "  hold_out " << o.holdOut;
+      << "  hold_out " << o.holdOut << "  skip_bad_lines " << o.skipBadLines;
   return key.str();
 }
 
@@ -101,11 +111,11 @@ std::string formatCounts(const char *name, const TokenCounts &counts) {
 }
 
 // The rest of a .meta file after its key line; false when it is not one this code wrote.
-bool parseMeta(std::istream &in, int64_t &pairs, std::string &fingerprint, TokenCounts &source,
-               TokenCounts &target) {
+bool parseMeta(std::istream &in, int64_t &pairs, std::string &fingerprint, std::string &indexHash,
+               TokenCounts &source, TokenCounts &target) {
   std::string word, line;
   if (!(in >> word >> pairs) || word != "pairs" || !(in >> word >> fingerprint) ||
-      word != "fingerprint")
+      word != "fingerprint" || !(in >> word >> indexHash) || word != "index")
     return false;
   for (auto [name, counts] : {std::pair{"source_counts", &source}, {"target_counts", &target}}) {
     size_t k = 0;
@@ -182,18 +192,36 @@ PairIndex PairIndex::open(const std::string &path, const Options &o) {
 
   if (!o.cachePath.empty()) {
     std::ifstream meta(metaPath, std::ios::binary);
-    std::string header, storedKey;
+    std::string header, storedKey, indexHash;
     struct stat ist;
     if (meta && std::getline(meta, header) && header == kHeader && std::getline(meta, storedKey) &&
         storedKey == key &&
-        parseMeta(meta, index.size_, index.fingerprint_, index.sourceCounts_,
+        parseMeta(meta, index.size_, index.fingerprint_, indexHash, index.sourceCounts_,
                   index.targetCounts_) &&
         ::stat(idxPath.c_str(), &ist) == 0 &&
         (uint64_t)ist.st_size == (uint64_t)index.size_ * sizeof(Entry)) {
       index.indexFd_ = ::open(idxPath.c_str(), O_RDONLY | O_CLOEXEC);
       if (index.indexFd_ >= 0) {
-        index.reused_ = true;
-        return index;
+        // Its bytes against the hash written with them (24 bytes a pair, read once): an index
+        // damaged on disk is rebuilt, not taken for a corpus that changed.
+        uint64_t h = kFnvStart;
+        std::vector<char> block(1 << 20);
+        for (uint64_t at = 0, size = (uint64_t)ist.st_size; at < size;) {
+          size_t n = (size_t)std::min<uint64_t>(block.size(), size - at);
+          readAll(index.indexFd_, block.data(), n, at, idxPath);
+          h = fnvMore(h, block.data(), n);
+          at += n;
+        }
+        if (hex(h) == indexHash) {
+          index.reused_ = true;
+          return index;
+        }
+        std::fprintf(stderr,
+                     "attn: note: %s: the corpus index is damaged (its hash does not match); "
+                     "building it again\n",
+                     idxPath.c_str());
+        ::close(index.indexFd_);
+        index.indexFd_ = -1;
       }
     }
     index.size_ = 0;
@@ -227,8 +255,9 @@ PairIndex PairIndex::open(const std::string &path, const Options &o) {
   std::deque<std::pair<std::vector<std::string>, std::vector<std::string>>> last; // held out
   std::string line;
   Pair pair;
-  uint64_t offset = 0, hash = 0xCBF29CE484222325ull;
+  uint64_t offset = 0, hash = kFnvStart, indexHash = kFnvStart;
   int64_t lineNo = 0;
+  BadLines bad(path, o.skipBadLines);
   try {
     while (std::getline(in, line)) {
       ++lineNo;
@@ -240,10 +269,17 @@ PairIndex PairIndex::open(const std::string &path, const Options &o) {
       if (line.size() > UINT32_MAX)
         throw std::runtime_error(path + ":" + std::to_string(lineNo) +
                                  ": error: the line is over 4 GiB");
-      if (!parseTsvLine(line, lineNo, path, pair))
+      try {
+        if (!parseTsvLine(line, lineNo, path, pair))
+          continue;
+        if (o.check)
+          o.check(pair, path);
+      } catch (const FileError &) {
+        throw;
+      } catch (const std::runtime_error &e) {
+        bad.add(e.what());
         continue;
-      if (o.check)
-        o.check(pair, path);
+      }
       std::vector<std::string> s = o.source.tokenize(pair.source);
       std::vector<std::string> t = o.target.tokenize(pair.target);
       pending.push_back({start, lineNo, (uint32_t)line.size(), saturate(s.size()),
@@ -256,13 +292,16 @@ PairIndex PairIndex::open(const std::string &path, const Options &o) {
       }
       if (pending.size() == 65536) {
         writeAll(fd, pending.data(), pending.size() * sizeof(Entry), tmp);
+        indexHash = fnvMore(indexHash, pending.data(), pending.size() * sizeof(Entry));
         pending.clear();
       }
       ++index.size_;
     }
     if (in.bad())
       ioError(path, "read error");
+    bad.finish();
     writeAll(fd, pending.data(), pending.size() * sizeof(Entry), tmp);
+    indexHash = fnvMore(indexHash, pending.data(), pending.size() * sizeof(Entry));
   } catch (...) {
     if (!o.cachePath.empty())
       ::unlink(tmp.c_str());
@@ -276,7 +315,7 @@ PairIndex PairIndex::open(const std::string &path, const Options &o) {
     }
     writeFileAtomically(metaPath, std::string(kHeader) + "\n" + key + "\npairs " +
                                       std::to_string(index.size_) + "\nfingerprint " +
-                                      index.fingerprint_ + "\n" +
+                                      index.fingerprint_ + "\nindex " + hex(indexHash) + "\n" +
                                       formatCounts("source_counts", index.sourceCounts_) +
                                       formatCounts("target_counts", index.targetCounts_));
   }

@@ -114,6 +114,26 @@ TEST(PairIndex, IsReusedUntilTheFileOrTheTokenizersChange) {
   EXPECT_EQ(files, (std::set<std::string>{"pairs.idx", "pairs.lock", "pairs.meta"}));
 }
 
+// An index damaged on disk (random bytes, bad offsets) is said to be damaged and rebuilt; the
+// corpus is not blamed.
+TEST(PairIndex, ADamagedIndexIsRebuilt) {
+  std::string dir = scratch("damaged"), path = dir + "/pairs.tsv", cache = dir + "/run/data/pairs";
+  std::ofstream(path) << corpus(50);
+  EXPECT_FALSE(PairIndex::open(path, options(5, cache)).reused());
+  {
+    std::fstream idx(cache + ".idx", std::ios::in | std::ios::out | std::ios::binary);
+    idx.seekp(24 * 10);
+    idx.write("\xff\xff\xff\xff\xff\xff\x0f\x00", 8); // entry 10's offset, far past the end
+  }
+  testing::internal::CaptureStderr();
+  PairIndex rebuilt = PairIndex::open(path, options(5, cache));
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(rebuilt.reused());
+  EXPECT_NE(said.find("pairs.idx: the corpus index is damaged"), std::string::npos) << said;
+  EXPECT_EQ(rebuilt.pairs(rebuilt.entries(10, 1))[0].target, "W0 #10");
+  EXPECT_TRUE(PairIndex::open(path, options(5, cache)).reused());
+}
+
 // The ranks of a data-parallel run open the same cache at once: one builds the index while the
 // others wait for it, then reuse it (each open is its own lock holder, as processes are).
 TEST(PairIndex, OpenedAtOnceItIsBuiltOnce) {
@@ -150,7 +170,7 @@ TEST(PairIndex, BadLinesAreLocatedErrors) {
   };
   EXPECT_EQ(errorOf("a\tb\n\na\tb\tc\n"),
             path + ":3: error: expected one tab between source and target, found 2");
-  EXPECT_EQ(errorOf("a\tb\nx\xff\ty\n"), path + ":2: error: is not UTF-8 text (byte 2 of the line)");
+  EXPECT_EQ(errorOf("a\tb\nx\xff\ty\n"), path + ":2: error: the line is not UTF-8 text (byte 2 of the line)");
   // A rejected file leaves no index behind, not even a partial one: only the (empty) lock.
   std::set<std::string> left;
   for (const auto &e : std::filesystem::directory_iterator(dir + "/run"))
