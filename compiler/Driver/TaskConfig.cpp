@@ -27,6 +27,7 @@ task::DataConfig dataConfig(const yaml::Spec &s) {
   c.seed = d.seed;
   c.sharedVocab = d.sharedVocab || (s.model.transformer && s.model.transformer->shareEmbeddings);
   c.reverseSource = s.model.seq2seq.reverseSource;
+  c.skipBadLines = d.skipBadLines;
   c.stream = d.stream;
   c.streamBuffer = d.streamBuffer;
   return c;

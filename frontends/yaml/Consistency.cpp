@@ -41,6 +41,9 @@ void checkTokens(const Spec &s, Problems &p) {
                                                                           "' reads none"),
             "set data.path to a TSV file of a seq2seq, tag or classify task, or remove "
             "data.stream");
+  if (d.skipBadLines && d.path.empty())
+    p.error("data.skip_bad_lines", d.loc, "data.skip_bad_lines is for the lines of data.path",
+            "set data.path to a file, or remove data.skip_bad_lines");
   if (d.streamBuffer != DataSpec().streamBuffer && !d.stream)
     p.error("data.stream_buffer", d.loc, "data.stream_buffer sizes the blocks of data.stream",
             "set data.stream: true, or remove data.stream_buffer");

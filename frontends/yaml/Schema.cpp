@@ -368,6 +368,11 @@ std::vector<KeySchema> buildTable() {
           "`tokens: sentencepiece`: a SentencePiece model file (`.model`, as "
           "`spm_train` writes it) that splits both sides. A relative path is relative to the "
           "spec file's folder."),
+      Key("data.skip_bad_lines", &DataSpec::skipBadLines,
+          "With `data.path` (and `data.valid_path`): leave out the lines that cannot be read "
+          "(no tab or several, not UTF-8 text, a tagger's tag count that is not its word "
+          "count) and say how many, with the first 20. Without it every such line is reported "
+          "(the first 20 and the count) and training does not start."),
       Key("data.stream", &DataSpec::stream,
           "`seq2seq`, `tag`, `classify` with `data.path`: train on the file without reading "
           "it into memory (any size; without it a file over 1 GiB is refused). One pass "

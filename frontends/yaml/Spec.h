@@ -170,6 +170,7 @@ struct DataSpec {
   int64_t train = 2000;       // examples generated for training
   int64_t valid = 200;        // examples generated for validation
   uint64_t seed = 1;
+  bool skipBadLines = false;  // path: lines that cannot be read are left out (counted)
   bool stream = false;        // data.path is indexed and read a block at a time, not held
   int64_t streamBuffer = 65536; // stream: pairs per block (shuffled as one)
   Loc loc;

@@ -23,7 +23,7 @@ static void from_json(const nlohmann::json &j, Task &t) { t = parseTask(j.get<st
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DataConfig, task, builtin, path, validPath, window, horizon,
                                    features, minLen, maxLen, symbols, tokens, vocabSize, spmModel,
                                    minCount, maxVocab, train, valid, seed, sharedVocab,
-                                   reverseSource)
+                                   reverseSource, skipBadLines, stream, streamBuffer)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DecodeConfig, beam, lengthPenalty, maxLength, nbest, sample,
                                    temperature, topK, seed)
 } // namespace attn::task

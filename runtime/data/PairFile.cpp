@@ -12,6 +12,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <iostream>
 #include <stdexcept>
 
 namespace attn::data {
@@ -36,7 +37,8 @@ bool parseTsvLine(std::string &line, int64_t lineNo, const std::string &path, Pa
   // Tokens become vocabulary entries and translations: a file in another encoding (Latin-1,
   // UTF-16) or a binary one would train on mangled tokens without a word.
   if (size_t bad = invalidUtf8(line); bad != std::string::npos)
-    fileError(path, lineNo, "is not UTF-8 text (byte " + std::to_string(bad + 1) + " of the line)");
+    fileError(path, lineNo,
+              "the line is not UTF-8 text (byte " + std::to_string(bad + 1) + " of the line)");
   size_t tabs = std::count(line.begin(), line.end(), '\t');
   if (tabs != 1)
     fileError(path, lineNo,
@@ -48,10 +50,38 @@ bool parseTsvLine(std::string &line, int64_t lineNo, const std::string &path, Pa
   return true;
 }
 
+void BadLines::add(const std::string &error) {
+  if (shown_.size() < kShown)
+    shown_.push_back(error);
+  ++count_;
+}
+
+void BadLines::finish() const {
+  if (count_ == 0)
+    return;
+  if (count_ == 1 && !skip_)
+    throw std::runtime_error(shown_[0]);
+  std::string list;
+  for (const std::string &e : shown_)
+    list += "\n  " + e;
+  if (count_ > (int64_t)shown_.size())
+    list += "\n  ... and " + std::to_string(count_ - (int64_t)shown_.size()) + " more";
+  if (!skip_)
+    throw std::runtime_error(path_ + ": error: " + std::to_string(count_) +
+                             " lines cannot be read:" + list +
+                             "\n  hint: fix them, or set data.skip_bad_lines: true to train "
+                             "without them");
+  std::cerr << path_ << ": warning: left out " << count_
+            << (count_ == 1 ? " line that cannot" : " lines that cannot")
+            << " be read (data.skip_bad_lines):" << list << "\n";
+}
+
 namespace {
 
-// The pairs of `path` in order, `take` of them at most (-1: all), each handed to `sink`.
-template <typename Sink> void forEachPair(const std::string &path, uint64_t cap, Sink sink) {
+// The pairs of `path` in order, each handed to `sink` until it returns false; the lines that
+// cannot be read go to `bad`.
+template <typename Sink>
+void forEachPair(const std::string &path, uint64_t cap, BadLines &bad, Sink sink) {
   checkRegularFile(path, cap, "data file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -61,7 +91,13 @@ template <typename Sink> void forEachPair(const std::string &path, uint64_t cap,
   Pair pair;
   while (std::getline(in, line)) {
     ++lineNo;
-    if (parseTsvLine(line, lineNo, path, pair) && !sink(std::move(pair)))
+    bool read = false;
+    try {
+      read = parseTsvLine(line, lineNo, path, pair);
+    } catch (const std::runtime_error &e) {
+      bad.add(e.what());
+    }
+    if (read && !sink(std::move(pair)))
       return;
   }
   if (in.bad())
@@ -70,12 +106,14 @@ template <typename Sink> void forEachPair(const std::string &path, uint64_t cap,
 
 } // namespace
 
-std::vector<Pair> readTsv(const std::string &path) {
+std::vector<Pair> readTsv(const std::string &path, bool skipBadLines) {
   std::vector<Pair> pairs;
-  forEachPair(path, kMaxDataFileBytes, [&](Pair &&p) {
+  BadLines bad(path, skipBadLines);
+  forEachPair(path, kMaxDataFileBytes, bad, [&](Pair &&p) {
     pairs.push_back(std::move(p));
     return true;
   });
+  bad.finish();
   return pairs;
 }
 
@@ -84,7 +122,9 @@ std::vector<Pair> readTsvSample(const std::string &path, int64_t count, int64_t 
   // last: a sample never holds a validation pair.
   std::vector<Pair> sample;
   std::deque<Pair> pending;
-  forEachPair(path, UINT64_MAX, [&](Pair &&p) {
+  // Bad lines are left out here: the index, built next from the whole file, reports them.
+  BadLines bad(path, /*skip=*/true);
+  forEachPair(path, UINT64_MAX, bad, [&](Pair &&p) {
     pending.push_back(std::move(p));
     if ((int64_t)pending.size() > holdOut) {
       sample.push_back(std::move(pending.front()));

@@ -45,22 +45,35 @@ std::vector<std::vector<std::string>> tokenized(const std::vector<data::Pair> &p
 // A tagger's file gives one tag per source token, a classifier's one label per line: checked
 // as the file is read, so that an error names its line (encodeTagged and encodeClassified,
 // which see only pairs, check again).
-void checkLabels(const DataConfig &d, const std::vector<data::Pair> &pairs,
-                 const std::string &file) {
-  for (const data::Pair &p : pairs) {
-    size_t labels = data::tokenize(p.target, data::Tokenize::Word).size();
-    std::string where = file + ":" + std::to_string(p.line) + ": error: ";
-    if (d.task == Task::Tag) {
-      size_t tokens = data::tokenize(p.source, d.tokens).size();
-      if (labels != tokens)
-        throw std::runtime_error(where + "the source has " + std::to_string(tokens) +
-                                 " tokens but the line gives " + std::to_string(labels) +
-                                 " tags (one per token)");
-    } else if (d.task == Task::Classify && labels != 1) {
-      throw std::runtime_error(where + "a classifier's line must give one label, got '" + p.target +
-                               "'");
-    }
+// The located error of a pair whose labels do not fit its source; "" when they do.
+std::string labelError(const DataConfig &d, const data::Pair &p, const std::string &file) {
+  size_t labels = data::tokenize(p.target, data::Tokenize::Word).size();
+  std::string where = file + ":" + std::to_string(p.line) + ": error: ";
+  if (d.task == Task::Tag) {
+    size_t tokens = data::tokenize(p.source, d.tokens).size();
+    if (labels != tokens)
+      return where + "the source has " + std::to_string(tokens) + " tokens but the line gives " +
+             std::to_string(labels) + " tags (one per token)";
+  } else if (d.task == Task::Classify && labels != 1) {
+    return where + "a classifier's line must give one label, got '" + p.target + "'";
   }
+  return "";
+}
+
+// Every pair of `file` whose labels do not fit, reported together, or left out with
+// data.skip_bad_lines (data::BadLines).
+void checkLabels(const DataConfig &d, std::vector<data::Pair> &pairs, const std::string &file) {
+  if (d.task != Task::Tag && d.task != Task::Classify)
+    return;
+  data::BadLines bad(file, d.skipBadLines);
+  std::vector<data::Pair> kept;
+  for (data::Pair &p : pairs)
+    if (std::string error = labelError(d, p, file); error.empty())
+      kept.push_back(std::move(p));
+    else
+      bad.add(error);
+  bad.finish();
+  pairs = std::move(kept);
 }
 
 // The pairs of the builtin generators, or of the TSV files. The validation pairs are drawn
@@ -83,7 +96,7 @@ void readPairs(const DataConfig &d, PairData &data) {
     throw std::runtime_error("attn: the builtin data '" + d.builtin + "' holds no text pairs");
   } else {
     try {
-      data.train = data::readTsv(d.path);
+      data.train = data::readTsv(d.path, d.skipBadLines);
     } catch (const FileError &e) {
       if (checkRegularFile(d.path, UINT64_MAX, "data file") > kMaxDataFileBytes)
         throw FileError(e.path, e.why + "; data.stream: true trains on it without reading it "
@@ -92,7 +105,7 @@ void readPairs(const DataConfig &d, PairData &data) {
     }
     checkLabels(d, data.train, d.path);
     if (!d.validPath.empty()) {
-      data.valid = data::readTsv(d.validPath);
+      data.valid = data::readTsv(d.validPath, d.skipBadLines);
       checkLabels(d, data.valid, d.validPath);
     } else {
       if ((int64_t)data.train.size() <= d.valid)
@@ -170,10 +183,14 @@ void streamPairs(const DataConfig &d, PairData &data, const PairData *tokenizers
   o.source = data.sourceTokens;
   o.target = data.targetTokens;
   o.holdOut = holdOut;
+  o.skipBadLines = d.skipBadLines;
   if (!d.cacheDir.empty())
     o.cachePath = d.cacheDir + "/" + std::filesystem::path(d.path).filename().string();
   if (d.task != Task::Seq2Seq)
-    o.check = [&d](const data::Pair &p, const std::string &path) { checkLabels(d, {p}, path); };
+    o.check = [&d](const data::Pair &p, const std::string &path) {
+      if (std::string error = labelError(d, p, path); !error.empty())
+        throw std::runtime_error(error);
+    };
   auto index = std::make_shared<data::PairIndex>(data::PairIndex::open(d.path, o));
   if (holdOut > 0) {
     if (index->size() <= holdOut)
@@ -182,7 +199,7 @@ void streamPairs(const DataConfig &d, PairData &data, const PairData *tokenizers
                                std::to_string(holdOut));
     data.valid = index->pairs(index->entries(index->size() - holdOut, holdOut));
   } else {
-    data.valid = data::readTsv(d.validPath);
+    data.valid = data::readTsv(d.validPath, d.skipBadLines);
     checkLabels(d, data.valid, d.validPath);
   }
   data.streamTrain = index->size() - holdOut;

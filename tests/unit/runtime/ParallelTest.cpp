@@ -76,7 +76,7 @@ TEST(ReadTsv, Errors) {
   // Another encoding (Latin-1's e-acute after a UTF-8 line): the line and the byte.
   TempFile latin1("caf\xc3\xa9\tok\ncaf\xe9\tno\n");
   EXPECT_EQ(tsvError(latin1.path),
-            latin1.path + ":2: error: is not UTF-8 text (byte 4 of the line)");
+            latin1.path + ":2: error: the line is not UTF-8 text (byte 4 of the line)");
   std::string missing = ::testing::TempDir() + "attn_no_such_file.tsv";
   EXPECT_EQ(tsvError(missing), missing + ": error: cannot open file: No such file or directory");
 }

@@ -42,6 +42,9 @@ public:
     // Called for every pair as it is indexed (a tagger's one-tag-per-token rule); throws to
     // reject the file.
     std::function<void(const Pair &, const std::string &path)> check;
+    // data.skip_bad_lines: lines that cannot be read (or that `check` rejects) are left out
+    // and counted, rather than all reported as one error (BadLines).
+    bool skipBadLines = false;
   };
 
   // Builds (or reuses) the index of `path`. Errors as readTsv's ("pairs.tsv:3: error: ...").

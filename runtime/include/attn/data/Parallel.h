@@ -24,13 +24,36 @@ struct Pair {
 // that are empty or all whitespace are skipped. The fields are kept as they are (tokenize()
 // decides what their whitespace means). Errors (std::runtime_error), 1-based lines:
 //   "pairs.tsv:3: error: expected one tab between source and target, found 2"
-//   "pairs.tsv:4: error: is not UTF-8 text (byte 2 of the line)"
+//   "pairs.tsv:4: error: the line is not UTF-8 text (byte 2 of the line)"
 //   "pairs.tsv: error: cannot open file: No such file or directory"
-// Files over 1 GiB are refused: they are streamed (data.stream, attn/data/PairIndex.h).
-std::vector<Pair> readTsv(const std::string &path);
+// Every bad line is found: one is reported as above, several as one error listing the first
+// BadLines::kShown and counting the rest. With `skipBadLines` (data.skip_bad_lines) they are
+// left out instead, and counted in a warning on stderr. Files over 1 GiB are refused: they are
+// streamed (data.stream, attn/data/PairIndex.h).
+std::vector<Pair> readTsv(const std::string &path, bool skipBadLines = false);
 // One line of such a file (its "\n" removed) as `pair`, with readTsv's errors naming
 // path:lineNo; false for an empty or all-whitespace line.
 bool parseTsvLine(std::string &line, int64_t lineNo, const std::string &path, Pair &pair);
+
+// The lines of a file that cannot be read, gathered while it is read to the end: a corpus
+// with many bad lines takes one run to see them, not one run per line.
+class BadLines {
+public:
+  static constexpr size_t kShown = 20;
+  BadLines(std::string path, bool skip) : path_(std::move(path)), skip_(skip) {}
+  /// One line's located error ("pairs.tsv:3: error: ...").
+  void add(const std::string &error);
+  /// At the end of the file: throws (std::runtime_error) when there were bad lines and they
+  /// are not skipped; else says on stderr how many were left out.
+  void finish() const;
+  int64_t count() const { return count_; }
+
+private:
+  std::string path_;
+  bool skip_;
+  std::vector<std::string> shown_;
+  int64_t count_ = 0;
+};
 
 // Builtin tasks. Symbols are the words "0".."9", "a".."z", "A".."Z" (the first `symbols` of
 // them; 2 <= symbols <= 62). The source is a uniformly drawn length in [minLen, maxLen]

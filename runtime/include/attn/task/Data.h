@@ -46,6 +46,7 @@ struct DataConfig {
   uint64_t seed = 1;
   bool sharedVocab = false;    // one vocabulary (and subword model) for both sides
   bool reverseSource = false;  // sources are read last token first
+  bool skipBadLines = false;   // data.skip_bad_lines: bad lines of the files are left out
   // data.stream: the training file is indexed and read a block at a time (PairData::stream)
   // rather than held; data.stream_buffer pairs make a block, shuffled as one.
   bool stream = false;
