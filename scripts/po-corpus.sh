@@ -8,11 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-corpora/po-en-de}
-here=$PWD
 debs=$(mktemp -d)
 trap 'rm -rf "$debs"' EXIT
-chown _apt "$debs" 2>/dev/null || true # apt downloads as its sandbox user
-# apt-get download needs the package lists (a fresh machine may have none yet).
-ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1 || apt-get update -qq
-(cd "$debs" && apt-get download -qq $(python3 "$here/scripts/po-corpus.py" --packages))
+# shellcheck disable=SC2046 # the package names are words
+scripts/download-debs.sh "$debs" $(python3 scripts/po-corpus.py --packages)
 python3 scripts/po-corpus.py "$debs" "$out"

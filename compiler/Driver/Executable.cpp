@@ -108,7 +108,7 @@ checkpoint::Checkpoint weightsOf(Session &session) {
         app::checkpointMetadata(modelConfig(s)).at(task::kEquationsKey);
   } else {
     ckpt.metadata = app::checkpointMetadata(modelConfig(s));
-    if (task::usesPairs(task::parseTask(yaml::nameOf(s.task))))
+    if (task::hasVocabularies(session.dataConfig()))
       for (auto &[key, value] : task::pairMetadata(session.compiledData()))
         ckpt.metadata[key] = value;
   }

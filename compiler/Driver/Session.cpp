@@ -183,9 +183,12 @@ const task::PairData &Session::compiledData(bool withValidation) {
   }
   // The validation pairs, split by the checkpoint's tokenizers (its subword models are not
   // trained again).
-  if (withValidation && compiledData_->valid.empty())
-    compiledData_->valid = trainingData_ ? trainingData_->valid
-                                         : task::buildPairs(dataConfig(), &*compiledData_).valid;
+  if (withValidation && compiledData_->valid.empty() && compiledData_->textWindows[1].empty()) {
+    task::PairData built =
+        trainingData_ ? *trainingData_ : task::buildPairs(dataConfig(), &*compiledData_);
+    compiledData_->valid = std::move(built.valid);
+    compiledData_->textWindows[1] = std::move(built.textWindows[1]); // a language model's
+  }
   return *compiledData_;
 }
 
@@ -217,6 +220,8 @@ bool Session::import() {
   yaml::ImportOptions options;
   if (importOptions_)
     options = *importOptions_;
+  else if (task::usesText(dataConfig()))
+    options.vocabSize = compiledData().source.size();
   else if (task == task::Task::Lm)
     options.vocabSize = task::textVocab().size();
   else if (task::usesPairs(task))

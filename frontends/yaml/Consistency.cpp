@@ -12,7 +12,7 @@ void checkTokens(const Spec &s, Problems &p) {
   const DataSpec &d = s.data;
   bool subwords = d.tokens == Tokens::Unigram || d.tokens == Tokens::Bpe ||
                   d.tokens == Tokens::Sentencepiece;
-  if (subwords && s.task != Task::Seq2seq && s.task != Task::Classify)
+  if (subwords && s.task != Task::Seq2seq && s.task != Task::Classify && s.task != Task::Lm)
     p.error("data.tokens", d.loc,
             "data.tokens: " + nameOf(d.tokens) + " splits words into subwords, which task '" +
                 nameOf(s.task) + "' cannot read" +
@@ -34,13 +34,13 @@ void checkTokens(const Spec &s, Problems &p) {
                 nameOf(d.tokens) + "'",
             "remove data.vocab_size (data.max_vocab caps a word or character vocabulary)");
   if (d.stream && (d.path.empty() || !(s.task == Task::Seq2seq || s.task == Task::Tag ||
-                                         s.task == Task::Classify)))
+                                         s.task == Task::Classify || s.task == Task::Lm)))
     p.error("data.stream", d.loc,
-            "data.stream reads the text pairs of data.path" +
+            "data.stream reads the text (pairs) of data.path" +
                 std::string(d.path.empty() ? ", but there is none" : "; task '" + nameOf(s.task) +
                                                                           "' reads none"),
-            "set data.path to a TSV file of a seq2seq, tag or classify task, or remove "
-            "data.stream");
+            "set data.path to a TSV file of a seq2seq, tag or classify task, or a text file "
+            "of a language model, or remove data.stream");
   if (d.skipBadLines && d.path.empty())
     p.error("data.skip_bad_lines", d.loc, "data.skip_bad_lines is for the lines of data.path",
             "set data.path to a file, or remove data.skip_bad_lines");

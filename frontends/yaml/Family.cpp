@@ -126,22 +126,17 @@ void checkLabelledData(const Spec &s, Problems &p) {
     checkLengths(s, p);
 }
 
-bool checkNoPairFile(const Spec &s, Problems &p) {
-  if (s.data.path.empty())
-    return true;
-  p.error(s.data.loc,
-          "data.path is a file of TSV pairs (seq2seq, tag, classify) or a series (regress), "
-          "not text for task '" +
-              nameOf(s.task) + "'",
-          "remove data.path and set data.builtin: text");
-  return false;
-}
-
 void checkTextData(const Spec &s, Problems &p) {
-  if (checkNoPairFile(s, p) && s.data.builtin != "text")
+  if (!s.data.path.empty()) // the user's text (task::buildText); the schema keeps builtin out
+    return;
+  if (s.data.builtin != "text")
     p.error(s.data.loc,
             "task 'lm' learns from text, but data.builtin is '" + s.data.builtin + "'",
-            "set data.builtin: text");
+            "set data.builtin: text, or data.path to a text file of your own");
+  else if (s.data.tokens != DataSpec().tokens)
+    p.error("data.tokens", s.data.loc,
+            "the builtin text is read as characters: data.tokens is for a data.path text",
+            "remove data.tokens, or set data.path to a text file of your own");
 }
 
 } // namespace attn::yaml

@@ -65,9 +65,7 @@ void checkDecoding(const Spec &spec, Problems &problems);
 void checkTeacherForced(const Spec &spec, Problems &problems, const std::string &decoder);
 /// tag / classify: labelled sequences, valid lengths.
 void checkLabelledData(const Spec &spec, Problems &problems);
-/// Tasks that read numbers or text, not pairs: data.path is refused; false when it is there.
-bool checkNoPairFile(const Spec &spec, Problems &problems);
-/// lm: the builtin text.
+/// lm: the builtin text, or a text file of the user's (data.path; data.tokens applies to it).
 void checkTextData(const Spec &spec, Problems &problems);
 /// "data.builtin: X" or "data.path", for messages.
 std::string dataSource(const Spec &spec);

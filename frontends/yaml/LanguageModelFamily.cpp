@@ -70,7 +70,7 @@ void validate(const Spec &s, Problems &p) {
             "replace model.mlp by model.rnn or model.transformer");
   if (s.model.rnn && s.model.rnn->bidirectional)
     p.error(s.model.rnn->loc,
-            "task 'lm' predicts the next character, so its rnn must not read ahead",
+            "task 'lm' predicts the next token, so its rnn must not read ahead",
             "remove model.rnn.bidirectional");
 }
 

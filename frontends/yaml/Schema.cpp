@@ -296,8 +296,8 @@ std::vector<KeySchema> buildTable() {
       Key("task", &Spec::task,
           "The learning problem: `regress` predicts the next real value, or the next "
           "`data.horizon` values, from a window (`data.builtin: sine | sines`); `lm` predicts the "
-          "next character at every position "
-          "(`data.builtin: text`); `seq2seq` maps a source sequence to a target sequence "
+          "next character (`data.builtin: text`) or token (`data.path`, a text of your own) at "
+          "every position; `seq2seq` maps a source sequence to a target sequence "
           "with an encoder-decoder (`data.builtin: copy | reverse | dates`, or `data.path`); "
           "`tag` labels every token (`data.builtin: pos`, or `data.path`); `classify` labels "
           "a whole sequence (`data.builtin: majority`, or `data.path`)."),
@@ -311,14 +311,16 @@ std::vector<KeySchema> buildTable() {
           "(blank lines skipped); the target is the output sequence, the tags (one per "
           "source token) or the label. `regress`: one time series, a value per line (or the "
           "first field of a CSV line; a header line is skipped), cut into every window of "
-          "`window` + `horizon` values. A relative path is relative to the spec file's folder "
+          "`window` + `horizon` values. `lm`: a UTF-8 text of your own, read as `tokens` "
+          "(docs/data.md, \"A language model of your own text\"). A relative path is relative to the spec file's folder "
           "(to the current directory when given with `--set`); checkpoints keep it absolute.")
           .exclusive("source"),
       Key("data.valid_path", &DataSpec::validPath,
-          "With `path`: the validation pairs or series (relative paths as for `path`); empty "
-          "holds out the last `valid` lines (`regress`: windows) of `path`."),
+          "With `path`: the validation pairs, series or text (relative paths as for `path`); "
+          "empty holds out the last `valid` lines (`regress`: windows; `lm`: the last tenth "
+          "of the text's tokens) of `path`."),
       Key("data.window", &DataSpec::window,
-          "Input length N: time steps (samples or characters) per example.")
+          "Input length N: time steps (samples, characters or tokens) per example.")
           .atLeast(1)
           .atMost(kMaxLength),
       Key("data.horizon", &DataSpec::horizon,
@@ -349,9 +351,10 @@ std::vector<KeySchema> buildTable() {
           .atLeast(2)
           .atMost(62),
       Key("data.tokens", &DataSpec::tokens,
-          "`seq2seq`, `tag`, `classify`: `word` splits lines at whitespace, `char` makes "
-          "every character a token (use it for `dates`; tags and labels are always words). "
-          "`seq2seq`, `classify`: `unigram` and `bpe` split into subwords by a SentencePiece "
+          "`seq2seq`, `tag`, `classify`, `lm` with `path`: `word` splits lines at whitespace, "
+          "`char` makes every character a token (use it for `dates`; tags and labels are always "
+          "words; the builtin text is always characters). `seq2seq`, `classify`, `lm`: "
+          "`unigram` and `bpe` split into subwords by a SentencePiece "
           "model of `data.vocab_size` pieces trained on the training side (one per side, or "
           "one for both with `data.shared_vocab`); `sentencepiece` by the model in "
           "`data.spm_model`. Checkpoints carry the models, so `translate`, executables and "
@@ -374,8 +377,9 @@ std::vector<KeySchema> buildTable() {
           "count) and say how many, with the first 20. Without it every such line is reported "
           "(the first 20 and the count) and training does not start."),
       Key("data.stream", &DataSpec::stream,
-          "`seq2seq`, `tag`, `classify` with `data.path`: train on the file without reading "
-          "it into memory (any size; without it a file over 1 GiB is refused). One pass "
+          "`lm` with `data.path`: lifts the 1 GiB limit (a language model reads its text in "
+          "passes and holds only its windows). `seq2seq`, `tag`, `classify` with `data.path`: "
+          "train on the file without reading it into memory (any size; without it a file over 1 GiB is refused). One pass "
           "indexes it (kept in the run directory's `data/` and reused while the file and the "
           "tokenizers are the same); training then reads blocks of `data.stream_buffer` "
           "consecutive pairs, visiting the blocks, and the pairs of each block, in an order "
@@ -397,10 +401,13 @@ std::vector<KeySchema> buildTable() {
           "this size (with the 4 specials); 0 keeps all.")
           .atLeast(0)
           .atMost(1e7),
-      Key("data.train", &DataSpec::train, "Number of training examples generated.")
+      Key("data.train", &DataSpec::train,
+          "Number of training examples generated (`lm`: windows drawn from the text).")
           .atLeast(1)
           .atMost(kMaxExamples),
-      Key("data.valid", &DataSpec::valid, "Number of validation examples generated.")
+      Key("data.valid", &DataSpec::valid,
+          "Number of validation examples generated (`lm`: windows drawn from the validation "
+          "text).")
           .atLeast(0)
           .atMost(kMaxExamples),
       Key("data.seed", &DataSpec::seed, "Seed of the data generator.").atLeast(0),
@@ -1060,6 +1067,11 @@ characters starting at a random position (`data.train` / `data.valid` of them, s
 by one character, so a `task: lm` model learns to predict the next character at every position
 (teacher forcing). It reads the characters through `model.embedding` into `model.rnn`; a dense
 head gives one logit per character of the vocabulary, and the loss is the cross-entropy.
+
+`task: lm` with `data.path` learns from a text of your own instead, in characters, words or
+subwords (`data.tokens`), with windows of `data.window` tokens drawn from it (`data.train`,
+`data.valid`; the validation text is `data.valid_path`, else the text's last tenth):
+docs/data.md, "A language model of your own text".
 
 ### Sequence pairs (`task: seq2seq`)
 

@@ -66,6 +66,15 @@ void reportPairs(const ModelConfig &c, const task::PairData &data, int64_t train
               << ")" << std::endl;
 }
 
+// What a language model learns from its own text: its windows and its vocabulary.
+void reportText(const ModelConfig &c, const task::PairData &data, const train::Split &train,
+                const train::Split &valid) {
+  std::cout << c.name << ": " << train[0].shape()[0] << " training and " << valid[0].shape()[0]
+            << " validation windows of " << data.sourceLength << " tokens from " << c.data.path
+            << ", a vocabulary of " << data.source.size() << " "
+            << data::tokenizeName(data.sourceTokens.kind()) << " tokens" << std::endl;
+}
+
 // A run's subword models beside its checkpoints, as SentencePiece .model files (spm_encode
 // and spm_decode read them; data.tokens: sentencepiece takes one back): spm.model when both
 // sides share one, else source.spm.model and target.spm.model. Returns the names written.
@@ -278,14 +287,42 @@ int runLabeller(const ModelConfig &c, const Model &m, const task::PairData &data
   return 0;
 }
 
-int generate(const ModelConfig &c, const Model &m) {
-  // A language model generates: feed the prime, then sample one character at a time.
+std::string generateText(const Program &program, const std::vector<Tensor> &params,
+                         const task::PairData *text, const std::string &prime,
+                         const decode::SampleOptions &so) {
+  if (!text)
+    return prime + task::textVocab().decode(
+                       decode::sample(program, params, task::textVocab().encode(prime), so));
+  // The prime's lines as the text's tokens: each but the last ends with its end of line.
+  std::vector<std::string> tokens;
+  for (size_t at = 0;;) {
+    size_t eol = prime.find('\n', at);
+    std::string line = prime.substr(at, eol == std::string::npos ? std::string::npos : eol - at);
+    std::vector<std::string> t = eol == std::string::npos
+                                     ? text->sourceTokens.tokenize(line)
+                                     : task::textTokens(line, text->sourceTokens);
+    tokens.insert(tokens.end(), t.begin(), t.end());
+    if (eol == std::string::npos)
+      break;
+    at = eol + 1;
+  }
+  if (tokens.empty())
+    throw std::runtime_error("the prime holds no token");
+  std::vector<std::string> sampled =
+      text->source.decode(decode::sample(program, params, text->source.encode(tokens), so));
+  tokens.insert(tokens.end(), sampled.begin(), sampled.end());
+  return task::textOf(tokens, text->sourceTokens);
+}
+
+int generate(const ModelConfig &c, const Model &m, const task::PairData *text) {
+  // A language model generates: feed the prime, then sample one token at a time.
   const decode::SampleOptions &so = c.sample.options;
-  const std::string &prime = c.sample.prime;
-  auto ids = decode::sample(m.program, m.params, task::textVocab().encode(prime), so);
-  std::cout << c.name << ": " << so.length << " characters at temperature " << so.temperature
-            << ", parameters " << m.origin << "\n"
-            << prime << task::textVocab().decode(ids) << std::endl;
+  std::string out = generateText(m.program, m.params, text, c.sample.prime, so);
+  std::cout << c.name << ": " << so.length << " "
+            << (text ? data::tokenizeName(text->sourceTokens.kind()) + std::string(" tokens")
+                     : std::string("characters"))
+            << " at temperature " << so.temperature << ", parameters " << m.origin << "\n"
+            << out << std::endl;
   return 0;
 }
 
@@ -421,6 +458,8 @@ static task::Accuracy decodedAccuracy(const ModelConfig &c, const Model &m,
 }
 
 void reportQuality(const ModelConfig &c, const Model &m, const task::PairData &data) {
+  if (c.data.task == task::Task::Lm) // a language model's quality is its validation loss
+    return;
   if (c.data.task != task::Task::Seq2Seq) {
     double accuracy =
         task::labelAccuracy(m.program, m.params, task::pairSplit(c.data.task, data, data.valid));
@@ -488,7 +527,9 @@ int train(const std::string &tool, const ModelConfig &c, const Model &model,
     batches = std::move(streamed);
   } else {
     train = task::trainSplit(c.data, data);
-    if (data)
+    if (data && task::usesText(c.data))
+      reportText(c, *data, train, valid);
+    else if (data)
       reportPairs(c, *data, train[0].shape()[0], (int64_t)data->train.size() - train[0].shape()[0],
                   valid);
     if (byTokens) {
@@ -611,8 +652,9 @@ int evaluate(const ModelConfig &c, const Model &model, const task::PairData *dat
               << std::endl;
     return 0;
   }
-  train::Split valid =
-      data ? task::pairSplit(c.data.task, *data, data->valid) : task::validSplit(c.data);
+  train::Split valid = data && task::usesPairs(c.data.task)
+                            ? task::pairSplit(c.data.task, *data, data->valid)
+                            : task::validSplit(c.data, data);
   if (train::evaluatedExamples(model.program, valid) == 0) {
     // Not "nan": the loss is taken over whole batches, and there is none.
     int64_t examples = valid.empty() ? 0 : valid[0].shape()[0];
@@ -626,7 +668,7 @@ int evaluate(const ModelConfig &c, const Model &model, const task::PairData *dat
     std::cout << c.name << ": validation loss " << loss << " (" << file << ", step " << step << ")"
               << std::endl;
   }
-  if (data)
+  if (data && task::usesPairs(c.data.task))
     reportQuality(c, model, *data);
   else if (c.data.task == task::Task::Regress)
     reportSeries(c, model);

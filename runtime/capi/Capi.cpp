@@ -131,7 +131,7 @@ attnc_status attnc_open(const char *checkpoint, attnc_model **model) {
       m->step = *step;
     else
       attn::app::restartOptimizer(m->loaded, m->config.train.seed);
-    if (attn::task::usesPairs(m->config.data.task))
+    if (attn::task::hasVocabularies(m->config.data))
       m->data = attn::app::pairData(m->config, w);
     m->task = attn::task::taskName(m->config.data.task);
     *model = m.release();
@@ -220,14 +220,14 @@ attnc_status attnc_generate(attnc_model *model, const char *prime, int64_t lengt
     so.temperature = temperature;
     so.seed = seed;
     const attn::app::Loaded &l = model->loaded;
-    std::vector<int32_t> ids;
+    std::string text;
     try {
-      ids = attn::task::textVocab().encode(prime);
-    } catch (const std::exception &e) {
+      text = attn::app::generateText(*l.program, l.params, model->data ? &*model->data : nullptr,
+                                     prime, so);
+    } catch (const std::runtime_error &e) {
       throw Failure(ATTNC_ERROR_INPUT, std::string("the prime: ") + e.what());
     }
-    *output = copy(prime + attn::task::textVocab().decode(
-                               attn::decode::sample(*l.program, l.params, ids, so)));
+    *output = copy(text);
   });
 }
 
@@ -237,7 +237,7 @@ attnc_status attnc_train_steps(attnc_model *model, int64_t steps, double *loss) 
     require(steps >= 1 && steps <= 1000000000, "attnc_train_steps: steps must be >= 1");
     const attn::app::ModelConfig &c = model->config;
     if (!model->batches) {
-      if (attn::task::usesPairs(c.data.task)) {
+      if (attn::task::hasVocabularies(c.data)) {
         model->trainingData = attn::task::buildPairs(c.data, &*model->data);
         // The program's shapes are the compiled vocabularies': the data must give them.
         attn::app::checkVocabularies(c, *model->trainingData, *model->data);

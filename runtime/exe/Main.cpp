@@ -145,7 +145,7 @@ int run(const ModelConfig &c, const Raw &r) {
   std::optional<int64_t> count = c.data.task == Task::Lm ? std::nullopt : r.countValue;
   bool trained = !r.ckpt.empty() || !r.seedValue;
   std::optional<Weights> w;
-  if (trained || attn::task::usesPairs(c.data.task))
+  if (trained || attn::task::hasVocabularies(c.data))
     w = readWeights(r.ckpt);
   uint64_t seed = r.seedValue.value_or(c.train.seed);
   Loaded l = load(trained ? &*w : nullptr, seed);
@@ -162,8 +162,12 @@ int run(const ModelConfig &c, const Raw &r) {
       decoder.addBucket(*bucket);
     return attn::app::runSeq2Seq(c, l.model(), decoder, data, count.value_or(8));
   }
-  case Task::Lm:
-    return attn::app::generate(c, l.model());
+  case Task::Lm: {
+    std::optional<attn::task::PairData> text;
+    if (attn::task::usesText(c.data))
+      text = pairData(c, *w);
+    return attn::app::generate(c, l.model(), text ? &*text : nullptr);
+  }
   case Task::Regress:
     return attn::app::runRegressor(c, l.model(), r.input, r.output, count);
   }
@@ -177,7 +181,7 @@ int train(const ModelConfig &c, const Raw &r) {
   run.resume = r.resume;
   run.overwrite = r.overwrite;
   std::optional<attn::task::PairData> data;
-  if (attn::task::usesPairs(c.data.task)) {
+  if (attn::task::hasVocabularies(c.data)) {
     // The program's shapes are the vocabularies' the model was compiled with: the data must
     // give the same ones (it does when it is the spec's).
     attn::task::PairData compiled = pairData(c, readWeights(""));
@@ -215,9 +219,11 @@ int eval(const ModelConfig &c, const Raw &r) {
   Weights w = readWeights(r.ckpt);
   Loaded l = load(&w, c.train.seed);
   std::optional<attn::task::PairData> data;
-  if (attn::task::usesPairs(c.data.task)) {
+  if (attn::task::hasVocabularies(c.data)) {
     data = pairData(c, w);
-    data->valid = attn::task::buildPairs(c.data, &*data).valid;
+    attn::task::PairData built = attn::task::buildPairs(c.data, &*data);
+    data->valid = std::move(built.valid);
+    data->textWindows[1] = std::move(built.textWindows[1]); // a language model's
   }
   return attn::app::evaluate(c, l.model(), data ? &*data : nullptr, w.name,
                              attn::task::stepOf(w.ckpt.metadata));

@@ -32,6 +32,10 @@ bool usesPairs(Task task) {
   return task == Task::Seq2Seq || task == Task::Tag || task == Task::Classify;
 }
 
+bool usesText(const DataConfig &c) { return c.task == Task::Lm && !c.path.empty(); }
+
+bool hasVocabularies(const DataConfig &c) { return usesPairs(c.task) || usesText(c); }
+
 namespace {
 
 std::vector<std::vector<std::string>> tokenized(const std::vector<data::Pair> &pairs, bool source,
@@ -221,6 +225,10 @@ void streamPairs(const DataConfig &d, PairData &data, const PairData *tokenizers
 
 PairData buildPairs(const DataConfig &d, const PairData *tokenizers) {
   PairData data;
+  if (usesText(d)) {
+    buildText(d, data, tokenizers);
+    return data;
+  }
   data.reverseSource = d.reverseSource;
   data.sourceLength = d.maxLen;
   data.targetLength = d.task == Task::Seq2Seq ? d.maxLen + 1 : 0;
@@ -272,6 +280,11 @@ namespace {
 
 // Any task's split: pairs, windows of a series (regress), or windows of the builtin text (lm).
 train::Split split(const DataConfig &c, const PairData *pairs, bool training) {
+  if (usesText(c)) {
+    if (!pairs)
+      throw std::logic_error("attn::task: a language model's text split needs its PairData");
+    return textSplit(*pairs, training);
+  }
   if (usesPairs(c.task)) {
     if (!pairs)
       throw std::logic_error("attn::task: a pair task's split needs its PairData");

@@ -24,6 +24,14 @@ std::string dataFingerprint(const PairData &d) {
   // the splits).
   if (d.stream)
     return d.stream->fingerprint() + "-" + std::to_string(d.stream->size() - d.streamTrain);
+  if (!d.textFingerprint.empty()) { // a language model's text: its windows' ids
+    std::string all = d.textFingerprint + ":";
+    for (int32_t id : d.textWindows[0])
+      all.append(reinterpret_cast<const char *>(&id), sizeof id);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)fnv1a64(all));
+    return hex;
+  }
   return dataFingerprint(d.train);
 }
 
@@ -54,7 +62,7 @@ PairData pairDataFromMetadata(Task task, data::Tokenize tokens, bool reverseSour
   // labels are words.
   if (!data::isSubwords(tokens))
     d.sourceTokens = tokens;
-  if (!data::isSubwords(tokens) && task == Task::Seq2Seq)
+  if (!data::isSubwords(tokens) && (task == Task::Seq2Seq || task == Task::Lm))
     d.targetTokens = tokens;
   d.reverseSource = reverseSource;
   // Every field is checked before it shapes a program: a seq2seq target_length of "0"

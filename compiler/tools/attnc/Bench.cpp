@@ -108,7 +108,7 @@ int benchDecodingPrecision(attn::driver::Session &session, const attn::driver::M
 int bench(attn::driver::Session &session, const Common &, const BenchOptions &o) {
   const attn::yaml::Spec &s = session.spec();
   attn::task::DataConfig dataConfig = session.dataConfig();
-  bool pairs = attn::task::usesPairs(dataConfig.task);
+  bool pairs = attn::task::hasVocabularies(dataConfig);
   const attn::task::PairData *data = pairs ? &session.trainingData() : nullptr;
   double t0 = attn::driver::seconds();
   if (!session.runTo(attn::driver::Stage::Grad))

@@ -30,7 +30,8 @@ int run(attn::driver::Session &session, const Common &c, const RunOptions &o) {
     so.temperature = o.temperature.value_or(so.temperature);
     so.seed = o.sampleSeed.value_or(so.seed);
     config.sample.prime = o.prime.value_or(config.sample.prime);
-    return attn::app::generate(config, m);
+    return attn::app::generate(
+        config, m, attn::task::usesText(config.data) ? &session.compiledData() : nullptr);
   }
   return attn::app::runRegressor(config, m, o.input, o.output, o.count);
 }

@@ -31,7 +31,7 @@ attn::app::Model withBuckets(attn::driver::Model &model,
 int train(attn::driver::Session &session, const Common &, const TrainOptions &o) {
   const attn::yaml::Spec &s = session.spec();
   attn::app::ModelConfig config = attn::driver::modelConfig(s);
-  bool pairs = attn::task::usesPairs(config.data.task);
+  bool pairs = attn::task::hasVocabularies(session.dataConfig());
   int ranks = o.comm ? o.comm->size() : 1;
   std::string dir = attn::app::runDirectory(config, o.out);
   session.setDataCacheDir(dir + "/data"); // a streamed corpus's index, reused by later runs
@@ -99,7 +99,7 @@ int eval(attn::driver::Session &session, const Common &c, const std::string &ckp
   attn::app::ModelConfig config = attn::driver::modelConfig(session.spec());
   // The vocabularies are the checkpoint's; the validation pairs come from the spec's data.
   const attn::task::PairData *data =
-      attn::task::usesPairs(config.data.task) ? &session.compiledData(true) : nullptr;
+      attn::task::hasVocabularies(session.dataConfig()) ? &session.compiledData(true) : nullptr;
   if (o.bleu && config.data.task != attn::task::Task::Seq2Seq)
     return usageError("--bleu scores a seq2seq model's translations; " + config.name +
                       " is task '" + attn::task::taskName(config.data.task) + "'");

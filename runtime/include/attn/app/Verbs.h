@@ -55,8 +55,14 @@ int runSeq2Seq(const ModelConfig &config, const Model &model, const task::Seq2Se
 int runLabeller(const ModelConfig &config, const Model &model, const task::PairData &data,
                 int64_t count);
 /// `run` on a language model: config.sample's prime, then config.sample.options.length
-/// sampled characters.
-int generate(const ModelConfig &config, const Model &model);
+/// sampled tokens (characters of the builtin text; `text`'s tokens for a model of its own).
+int generate(const ModelConfig &config, const Model &model, const task::PairData *text = nullptr);
+/// A language model's text from `prime`: the builtin text's characters, or (`text`: a model
+/// of its own text, task::usesText) the prime split by its tokenizer, `options.length` tokens
+/// sampled after it, and the prime and the sample detokenized together.
+std::string generateText(const Program &program, const std::vector<Tensor> &params,
+                         const task::PairData *text, const std::string &prime,
+                         const decode::SampleOptions &options);
 /// `run` on a regressor: the forward pass over --input FILE (data.window numbers per line) or
 /// the first `count` examples of the builtin validation split; `output` also gets the raw
 /// outputs.

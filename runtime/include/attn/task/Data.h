@@ -28,6 +28,7 @@ const char *taskName(Task task);
 /// Whether the task learns from text pairs (seq2seq, tag, classify).
 bool usesPairs(Task task);
 
+
 /// The data of one task, as a spec's `data:` section says it (see docs/yaml-reference.md).
 struct DataConfig {
   Task task = Task::Regress;
@@ -56,6 +57,12 @@ struct DataConfig {
   std::string cacheDir;
 };
 
+/// A language model of the user's text (task lm with data.path), not of the builtin one.
+bool usesText(const DataConfig &config);
+/// Whether the task's data has vocabularies (and tokenizers) that a checkpoint carries: text
+/// pairs, or a language model's own text (PairData, with source = target).
+bool hasVocabularies(const DataConfig &config);
+
 /// The data of a model that learns from text pairs: the vocabularies of the sources and of
 /// the targets (output tokens, tags or labels), the compiled lengths (what a checkpoint must
 /// carry to decode), and the pairs (only when built from the data, not from metadata).
@@ -71,7 +78,31 @@ struct PairData {
   // empty, and training reads them through StreamedPairs (attn/task/StreamedPairs.h).
   std::shared_ptr<const data::PairIndex> stream;
   int64_t streamTrain = 0; // its first streamTrain pairs train (the rest, held out, validate)
+  // A language model's own text (usesText): the vocabulary and tokenizer are source's (target
+  // is the same), sourceLength is data.window, and the training and validation windows are
+  // data.window + 1 token ids each, row after row (buildText). textFingerprint: the text's
+  // token count and the training part's.
+  std::vector<int32_t> textWindows[2];
+  std::string textFingerprint;
 };
+
+/// The token a language model's text ends each line with (its own vocabulary entry).
+inline constexpr const char *kEndOfLine = "\n";
+/// A line of a language model's text as tokens: the tokenizer's, then kEndOfLine.
+std::vector<std::string> textTokens(const std::string &line, const data::Tokenizer &tokenizer);
+/// Tokens back to text: each line's tokens detokenized, kEndOfLine a newline.
+std::string textOf(const std::vector<std::string> &tokens, const data::Tokenizer &tokenizer);
+/// A language model's text (usesText): the tokenizer (`tokenizers`' when given, else as for
+/// pairs: characters, words, a unigram or bpe model trained on the first kSubwordSample lines,
+/// or data.spm_model), the vocabulary (`tokenizers`' when given, else that of the training
+/// part: data.min_count, data.max_vocab),
+/// and data.train windows of it and data.valid of the held-out part (data.valid_path, else the
+/// text's last tenth), drawn from data.seed and data.seed + 1. Reads the file in passes, holding
+/// only the windows: a file over 1 GiB needs data.stream. Throws located errors.
+void buildText(const DataConfig &config, PairData &data, const PairData *tokenizers = nullptr);
+/// The training or validation windows as the @loss inputs: tokens [n, window] and the next
+/// tokens [n, window].
+train::Split textSplit(const PairData &data, bool training);
 
 /// Generated, or read from TSV, with vocabularies built from the training pairs: their tokens
 /// by `tokenizers`' tokenizers when given (a compiled model's: subword models are not trained

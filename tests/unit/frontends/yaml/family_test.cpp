@@ -111,12 +111,30 @@ TEST(Family, SubwordKeysAreCheckedWhereTheyAreWritten) {
   EXPECT_EQ(problems("seq2seq", "{path: p.tsv, stream: true, stream_buffer: 100}"), "");
   std::string generated = problems("seq2seq", "{builtin: dates, tokens: char, stream: true}");
   EXPECT_NE(generated.find("m.yaml:3:"), std::string::npos) << generated;
-  EXPECT_NE(generated.find("data.stream reads the text pairs of data.path, but there is none"),
+  EXPECT_NE(generated.find("data.stream reads the text (pairs) of data.path, but there is none"),
             std::string::npos)
       << generated;
   std::string buffer = problems("seq2seq", "{path: p.tsv, stream_buffer: 100}");
   EXPECT_NE(buffer.find("data.stream_buffer sizes the blocks of data.stream"), std::string::npos)
       << buffer;
+}
+
+// task lm learns from a text file of the user's (data.path) with any data.tokens, or from the
+// builtin text, which is read as characters.
+TEST(Family, ALanguageModelReadsItsOwnText) {
+  auto problems = [](const std::string &data, const std::string &model = "rnn: {hidden: 8}") {
+    return problemsOf(parse("name: m\ntask: lm\ndata: " + data + "\nmodel: {" + model + "}\n"));
+  };
+  EXPECT_EQ(problems("{path: book.txt}"), "");
+  EXPECT_EQ(problems("{path: book.txt, tokens: char, valid_path: v.txt, stream: true}"), "");
+  EXPECT_EQ(problems("{path: book.txt, tokens: bpe, vocab_size: 500}"), "");
+  EXPECT_EQ(problems("{path: book.txt, tokens: sentencepiece, spm_model: m.model}"), "");
+  EXPECT_EQ(problems("{path: book.txt, tokens: unigram}",
+                     "transformer: {layers: 1, d_model: 8, heads: 2, ffn: 16}"),
+            "");
+  EXPECT_EQ(problems("{builtin: text}"), "");
+  EXPECT_NE(problems("{builtin: text, tokens: bpe}").find("the builtin text is read as characters"),
+            std::string::npos);
 }
 
 TEST(Family, EvalBleuIsForSeq2Seq) {
