@@ -43,9 +43,10 @@ int main() {
   const double peaks[3] = {::attn::driver::gemmGflops(),
                            runs[1] ? ::attn::driver::gemmGflops(1024, 7, /*bf16=*/true) : 0,
                            runs[2] ? ::attn::driver::gemmInt8Gops() : 0};
-  std::printf("calibration, 1024^3: f32 GEMM %.1f GFLOP/s, bf16 GEMM %.1f GFLOP/s, int8 dense "
-              "%.1f GOP/s (attnc's kernels); each row's %% is of its kernel's peak\n",
-              peaks[0], peaks[1], peaks[2]);
+  auto peak = [&](int k) { return runs[k] ? std::to_string(peaks[k]) : std::string("-"); };
+  std::printf("calibration, 1024^3: f32 GEMM %.1f GFLOP/s, bf16 GEMM %s GFLOP/s, int8 dense "
+              "%s GOP/s (attnc's kernels); each row's %% is of its kernel's peak\n",
+              peaks[0], peak(1).c_str(), peak(2).c_str());
   const Row rows[] = {
       {"dates Transformer step, a projection", 50, 64, 64},
       {"dates Bahdanau step, GRU gates", 50, 64, 192},
