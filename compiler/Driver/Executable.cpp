@@ -317,6 +317,19 @@ std::vector<std::string> onednnFlags() {
   return flags;
 }
 
+// The shared libraries a program with the runtime links beside it: SentencePiece for a
+// subword model, oneDNN, zlib (checkpoints' CRC-32), libgomp, libm. The executable's link and
+// the line `--lib` prints for a C program both take them from here.
+std::vector<std::string> systemLibraries(bool subwords) {
+  std::vector<std::string> flags;
+  if (subwords)
+    flags = {"-lsentencepiece", "-lsentencepiece_train"};
+  for (const std::string &f : onednnFlags())
+    flags.push_back(f);
+  flags.insert(flags.end(), {"-lz", "-fopenmp", "-lm"});
+  return flags;
+}
+
 // Each `from` into place as its `to` (parent directories created): all are copied beside
 // their places first, then renamed there one after the other, so each appears whole and a
 // failure before the renames leaves every old file as it was.
@@ -376,10 +389,9 @@ std::vector<std::string> linkCommand(const Bundle &b, const RuntimeFiles &runtim
   if (b.cuda)
     args.insert(args.end(), runtime.cuda.begin() + 1, runtime.cuda.end());
   if (b.subwords)
-    args.insert(args.end(), {runtime.subwords, "-lsentencepiece", "-lsentencepiece_train"});
-  for (const std::string &f : onednnFlags())
+    args.push_back(runtime.subwords);
+  for (const std::string &f : systemLibraries(b.subwords))
     args.push_back(f);
-  args.insert(args.end(), {"-lz", "-fopenmp", "-lm"}); // zlib: checkpoints' CRC-32
   return args;
 }
 
@@ -533,9 +545,11 @@ std::string writeLibrary(Session &session, const LibraryOptions &o) {
         line += " " + o.output;
       line += " -Wl,-rpath," + fs::absolute(dir).lexically_normal().string();
     } else {
-      line += " " + o.output + " -ldnnl -lz -fopenmp -lstdc++ -lm";
-      if (b.subwords)
-        line += " -lsentencepiece -lsentencepiece_train";
+      // A C program's driver does not add the C++ library the archive needs.
+      line += " " + o.output;
+      for (const std::string &f : systemLibraries(b.subwords))
+        line += " " + f;
+      line += " -lstdc++";
       if (b.cuda)
         for (auto f = runtime.cuda.begin() + 2; f != runtime.cuda.end(); ++f)
           line += " " + *f;

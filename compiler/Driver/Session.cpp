@@ -184,10 +184,12 @@ const task::PairData &Session::compiledData(bool withValidation) {
   // The validation pairs, split by the checkpoint's tokenizers (its subword models are not
   // trained again).
   if (withValidation && compiledData_->valid.empty() && compiledData_->textWindows[1].empty()) {
-    task::PairData built =
-        trainingData_ ? *trainingData_ : task::buildPairs(dataConfig(), &*compiledData_);
-    compiledData_->valid = std::move(built.valid);
-    compiledData_->textWindows[1] = std::move(built.textWindows[1]); // a language model's
+    std::optional<task::PairData> fresh;
+    const task::PairData &built =
+        trainingData_ ? *trainingData_
+                      : fresh.emplace(task::buildPairs(dataConfig(), &*compiledData_));
+    compiledData_->valid = built.valid;
+    compiledData_->textWindows[1] = built.textWindows[1]; // a language model's
   }
   return *compiledData_;
 }

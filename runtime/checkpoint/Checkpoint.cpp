@@ -354,14 +354,15 @@ void checkSums(const std::string &path, Checkpoint &ckpt) {
   }
   Json sums = Json::parse(written->second, nullptr, /*allow_exceptions=*/false);
   if (!sums.is_object())
-    fail(path, std::string("the metadata's \"") + kChecksumKey + "\" is not a JSON object: the file is damaged");
+    fail(path, std::string("the metadata's \"") + kChecksumKey +
+                   "\" is not a JSON object: the file is damaged");
   for (const auto &[name, tensor] : ckpt.tensors) {
     auto sum = sums.find(name);
     if (sum == sums.end() || !sum->is_string())
       fail(path, describeTensor(name) + " has no checksum in the metadata: the file is damaged");
-    if (sum->get<std::string>() != crc32Of(tensor))
+    if (std::string actual = crc32Of(tensor); actual != sum->get<std::string>())
       fail(path, describeTensor(name) + ": its data does not match the checksum written with it "
-                                        "(CRC-32 " + crc32Of(tensor) + ", written " +
+                                        "(CRC-32 " + actual + ", written " +
                      sum->get<std::string>() + "): the file is damaged");
   }
   ckpt.metadata.erase(written);

@@ -263,9 +263,7 @@ PairIndex PairIndex::open(const std::string &path, const Options &o) {
       ++lineNo;
       uint64_t start = offset;
       offset += line.size() + (in.eof() ? 0 : 1);
-      for (unsigned char c : line)
-        hash = (hash ^ c) * 0x100000001B3ull;
-      hash = (hash ^ (unsigned char)'\n') * 0x100000001B3ull;
+      hash = fnvMore(fnvMore(hash, line.data(), line.size()), "\n", 1);
       if (line.size() > UINT32_MAX)
         throw std::runtime_error(path + ":" + std::to_string(lineNo) +
                                  ": error: the line is over 4 GiB");

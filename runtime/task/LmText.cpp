@@ -2,7 +2,7 @@
 //
 // The text is a token stream: each line's tokens (data.tokens) and then kEndOfLine. It is read
 // in passes and never held: one counts the tokens, one the training part's (the vocabulary),
-// one gathers the windows at positions drawn beforehand. So memory holds data.train +
+// one gathers the windows of both splits at positions drawn beforehand. So memory holds data.train +
 // data.valid windows and the vocabulary, whatever the file's size; data.stream only lifts the
 // in-memory size limit, as for pairs.
 #include "attn/task/Data.h"
@@ -15,7 +15,6 @@
 #include <deque>
 #include <fstream>
 #include <functional>
-#include <numeric>
 #include <stdexcept>
 
 namespace attn::task {
@@ -57,26 +56,38 @@ std::vector<std::string> firstLines(const std::string &path, int64_t count) {
   return lines;
 }
 
-// `count` windows of window + 1 ids starting in [first, last - window], drawn from
-// Rng(seed), gathered in one pass over `path`: row i is the i-th drawn window.
-std::vector<int32_t> gatherWindows(const std::string &path, const PairData &data, bool stream,
-                                   int64_t first, int64_t last, int64_t window, int64_t count,
-                                   uint64_t seed, const std::string &split) {
-  int64_t span = window + 1, starts = last - first - window;
-  if (starts < 1)
-    throw std::runtime_error(path + ": error: the " + split + " text holds " +
-                             std::to_string(std::max<int64_t>(last - first, 0)) +
-                             " tokens: fewer than data.window + 1 = " + std::to_string(span) +
-                             " (one window and its next token)");
-  Rng rng(seed);
-  std::vector<int64_t> start(count);
-  for (int64_t &s : start)
-    s = first + (int64_t)(rng.next() % (uint64_t)starts);
-  std::vector<int64_t> order(count);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return start[a] < start[b]; });
-  std::vector<int32_t> out((size_t)(count * span));
+// Windows of window + 1 ids to draw from the token positions [first, last) of a text: `count`
+// starts, uniform in [first, last - window - 1], from Rng(seed); row i of `out` is the i-th.
+struct Draw {
+  int64_t first, last, count;
+  uint64_t seed;
+  const char *split; // for messages: "training", ...
+  std::vector<int32_t> *out;
+};
+
+// Every draw's windows, gathered in one pass over `path`.
+void gatherWindows(const std::string &path, const PairData &data, bool stream, int64_t window,
+                   const std::vector<Draw> &draws) {
+  int64_t span = window + 1;
+  struct Start {
+    int64_t position, row;
+    std::vector<int32_t> *out;
+  };
+  std::vector<Start> starts;
+  for (const Draw &d : draws) {
+    int64_t choices = d.last - d.first - window;
+    if (choices < 1)
+      throw std::runtime_error(path + ": error: the " + d.split + " text holds " +
+                               std::to_string(std::max<int64_t>(d.last - d.first, 0)) +
+                               " tokens: fewer than data.window + 1 = " + std::to_string(span) +
+                               " (one window and its next token)");
+    d.out->assign((size_t)(d.count * span), 0);
+    Rng rng(d.seed);
+    for (int64_t row = 0; row < d.count; ++row)
+      starts.push_back({d.first + (int64_t)(rng.next() % (uint64_t)choices), row, d.out});
+  }
+  std::stable_sort(starts.begin(), starts.end(),
+                   [](const Start &a, const Start &b) { return a.position < b.position; });
   std::deque<int32_t> recent; // the last `span` ids
   int64_t position = 0;
   size_t next = 0;
@@ -86,12 +97,9 @@ std::vector<int32_t> gatherWindows(const std::string &path, const PairData &data
       recent.pop_front();
     ++position;
     // A window starting at s is complete once the token at s + window is in.
-    while (next < order.size() && start[order[next]] + span == position) {
-      std::copy(recent.begin(), recent.end(), out.begin() + order[next] * span);
-      ++next;
-    }
+    for (; next < starts.size() && starts[next].position + span == position; ++next)
+      std::copy(recent.begin(), recent.end(), starts[next].out->begin() + starts[next].row * span);
   });
-  return out;
 }
 
 } // namespace
@@ -150,17 +158,18 @@ void buildText(const DataConfig &d, PairData &data, const PairData *tokenizers) 
   data.target = data.source;
   data.targetTokens = data.sourceTokens;
   data.sourceLength = data.targetLength = d.window;
-  data.textWindows[0] = gatherWindows(d.path, data, d.stream, 0, cut, d.window, d.train, d.seed,
-                                      "training");
-  if (d.validPath.empty()) {
-    data.textWindows[1] = gatherWindows(d.path, data, d.stream, cut, total, d.window, d.valid,
-                                        d.seed + 1, "held-out (the last tenth)");
+  Draw train{0, cut, d.train, d.seed, "training", &data.textWindows[0]};
+  if (d.validPath.empty()) { // both splits in one pass
+    gatherWindows(d.path, data, d.stream, d.window,
+                  {train, {cut, total, d.valid, d.seed + 1, "held-out (the last tenth)",
+                           &data.textWindows[1]}});
   } else {
+    gatherWindows(d.path, data, d.stream, d.window, {train});
     int64_t validTotal = 0;
     forEachToken(d.validPath, data.sourceTokens, d.stream,
                  [&](const std::string &) { ++validTotal; });
-    data.textWindows[1] = gatherWindows(d.validPath, data, d.stream, 0, validTotal, d.window,
-                                        d.valid, d.seed + 1, "validation");
+    gatherWindows(d.validPath, data, d.stream, d.window,
+                  {{0, validTotal, d.valid, d.seed + 1, "validation", &data.textWindows[1]}});
   }
   data.textFingerprint = std::to_string(total) + "-" + std::to_string(cut);
 }
